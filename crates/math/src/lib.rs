@@ -1,0 +1,36 @@
+#![no_std]
+#![doc = include_str!("../README.md")]
+
+mod binom;
+mod logspace;
+mod normal;
+mod sum;
+
+pub use binom::{ln_binomial, ln_binomial_int, ln_gamma};
+pub use logspace::{
+    log_add_exp, log_logistic, log_sub_exp, log1mexp, logsumexp, logsumexp_iter, softplus,
+};
+pub use normal::{erfc, erfcx, ln_norm_cdf, norm_cdf, norm_pdf, norm_quantile, norm_sf};
+pub use sum::NeumaierSum;
+
+/// `ln(2π)/2`.
+pub const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
+/// `√π`.
+pub const SQRT_PI: f64 = 1.772_453_850_905_516;
+
+/// Splits `a * b` into `hi + lo` exactly (Dekker's product, no FMA, so the result is the same
+/// on every target). Both inputs must be finite and `|a·b|` well inside the f64 range.
+#[inline]
+#[must_use]
+pub fn two_product(a: f64, b: f64) -> (f64, f64) {
+    const SPLIT: f64 = 134_217_729.0; // 2^27 + 1
+    let p = a * b;
+    let ca = SPLIT * a;
+    let ah = ca - (ca - a);
+    let al = a - ah;
+    let cb = SPLIT * b;
+    let bh = cb - (cb - b);
+    let bl = b - bh;
+    let err = ((ah * bh - p) + ah * bl + al * bh) + al * bl;
+    (p, err)
+}

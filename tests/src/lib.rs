@@ -1,0 +1,1 @@
+//! Cross-crate and end-to-end tests for dpinfer live in `tests/tests/`.
