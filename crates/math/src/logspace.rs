@@ -93,7 +93,7 @@ pub fn logsumexp_iter<I: IntoIterator<Item = f64>>(xs: I) -> f64 {
             m = x;
         }
     }
-    if m == f64::NEG_INFINITY || m == f64::INFINITY {
+    if m.is_infinite() {
         return m;
     }
     m + libm::log(s)

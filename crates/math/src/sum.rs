@@ -24,7 +24,10 @@ impl NeumaierSum {
     /// An empty sum (value 0).
     #[must_use]
     pub const fn new() -> Self {
-        Self { sum: 0.0, comp: 0.0 }
+        Self {
+            sum: 0.0,
+            comp: 0.0,
+        }
     }
 
     /// Adds `x` to the running sum.
