@@ -1,5 +1,169 @@
-//! `cargo xtask`: every check the project runs.
+//! `cargo xtask`: every check the project runs (STYLE.md §5.2).
+//!
+//! `cargo xtask ci` runs them all in order and ends with the line `N passed, M failed`; the
+//! exit status is non-zero when any task fails. `cargo xtask help` lists the tasks.
+//! Std only, no dependencies: it is rebuilt on every `cargo xtask` call.
 
-fn main() {
-    println!("xtask: tasks arrive with the foundation issue");
+// The xtask is a std program: the no-std path lints of the workspace do not apply.
+#![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
+
+mod cross;
+mod json;
+mod meta;
+mod tasks;
+mod tidy;
+mod util;
+
+use std::process::ExitCode;
+use std::time::Instant;
+use util::Res;
+
+/// A task: name, what it does, how to run it.
+type Task = (&'static str, &'static str, fn() -> Res);
+
+/// The tasks `ci` runs, in order.
+const TASKS: &[Task] = &[
+    ("fmt", "rustfmt --check (`fmt --fix` rewrites)", || {
+        tasks::fmt(false)
+    }),
+    (
+        "lint",
+        "clippy -D warnings: workspace, then each core crate without std",
+        tasks::lint,
+    ),
+    (
+        "test",
+        "tests (nextest or cargo test), doctests, each core crate without std",
+        tasks::test,
+    ),
+    ("doc", "rustdoc with -D warnings", tasks::doc),
+    (
+        "features",
+        "cargo check of each core crate per feature",
+        tasks::features,
+    ),
+    (
+        "nostd",
+        "cross builds for thumbv7em-none-eabihf and wasm32 (Debian rustc)",
+        cross::nostd,
+    ),
+    (
+        "wasm-smoke",
+        "tests/no-std-smoke verify() under node",
+        cross::wasm_smoke,
+    ),
+    (
+        "msrv",
+        "rust-version 1.89 everywhere, dependencies <= 1.89",
+        tasks::msrv,
+    ),
+    (
+        "tidy",
+        "policy checks (also `cargo test -p xtask`)",
+        tidy::run,
+    ),
+    (
+        "bench-build",
+        "cargo bench --no-run for tests/benches",
+        tasks::bench_build,
+    ),
+];
+
+fn usage() {
+    eprintln!("usage: cargo xtask <task>\n\ntasks:");
+    for (name, what, _) in TASKS {
+        eprintln!("  {name:<12} {what}");
+    }
+    eprintln!(
+        "  {:<12} all of the above in order; ends with `N passed, M failed` \
+         (`ci --fail-fast` stops at the first failure)",
+        "ci"
+    );
+    eprintln!(
+        "\nenvironment: XTASK_CROSS_CARGO, XTASK_CROSS_RUSTC (default /usr/bin/cargo, \
+         /usr/bin/rustc), XTASK_NO_INSTALL=1 (never apt-get install)"
+    );
+}
+
+fn seconds(start: Instant) -> String {
+    format!("{:.1}s", start.elapsed().as_secs_f64())
+}
+
+fn ci(fail_fast: bool) -> ExitCode {
+    let start = Instant::now();
+    let mut results: Vec<(&str, Option<String>, String)> = Vec::new();
+    for (name, _, run) in TASKS {
+        eprintln!("\n==> xtask {name}");
+        let t = Instant::now();
+        let outcome = run().err();
+        let failed = outcome.is_some();
+        if let Some(e) = &outcome {
+            eprintln!("xtask {name}: FAILED: {e}");
+        }
+        results.push((name, outcome, seconds(t)));
+        if failed && fail_fast {
+            break;
+        }
+    }
+    println!("\nci results ({} total):", seconds(start));
+    for (name, outcome, time) in &results {
+        match outcome {
+            None => println!("ok     {name:<12} {time}"),
+            Some(e) => {
+                let first = e.lines().next().unwrap_or("");
+                println!("FAILED {name:<12} {time}  {first}");
+            }
+        }
+    }
+    for (name, _, _) in TASKS.iter().skip(results.len()) {
+        println!("skip   {name:<12} (after a failure, --fail-fast)");
+    }
+    let failed = results.iter().filter(|(_, e, _)| e.is_some()).count()
+        + TASKS.len().saturating_sub(results.len());
+    let passed = TASKS.len() - failed;
+    println!("{passed} passed, {failed} failed");
+    if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let arg = |i: usize| args.get(i).map(String::as_str);
+    match (arg(0), arg(1)) {
+        (Some("ci"), None) => ci(false),
+        (Some("ci"), Some("--fail-fast")) => ci(true),
+        (Some("fmt"), Some("--fix")) => report("fmt", tasks::fmt(true)),
+        (Some(name), None) => match TASKS.iter().find(|(n, _, _)| *n == name) {
+            Some((_, _, run)) => report(name, run()),
+            None if matches!(name, "help" | "-h" | "--help") => {
+                usage();
+                ExitCode::SUCCESS
+            }
+            None => {
+                eprintln!("xtask: unknown task `{name}`\n");
+                usage();
+                ExitCode::from(2)
+            }
+        },
+        _ => {
+            usage();
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn report(name: &str, result: Res) -> ExitCode {
+    match result {
+        Ok(()) => {
+            eprintln!("xtask {name}: ok");
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("xtask {name}: FAILED: {e}");
+            ExitCode::FAILURE
+        }
+    }
 }

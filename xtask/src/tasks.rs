@@ -1,0 +1,288 @@
+//! The tasks that drive the host cargo (STYLE.md §5.2).
+
+use crate::meta::{self, Package};
+use crate::util::{Cmd, Res, cargo, root};
+
+/// The nested workspaces (own `[workspace]`, own lockfile).
+const NESTED: &[&str] = &["tests/no-std-smoke/Cargo.toml", "tests/benches/Cargo.toml"];
+
+/// `cargo xtask fmt [--fix]`: rustfmt check (or rewrite) of the workspace and the nested
+/// workspaces.
+pub(crate) fn fmt(fix: bool) -> Res {
+    let check: &[&str] = if fix { &[] } else { &["--", "--check"] };
+    Cmd::cargo(["fmt", "--all"]).args(check).run()?;
+    for manifest in NESTED {
+        Cmd::cargo(["fmt", "--manifest-path", manifest])
+            .args(check)
+            .run()?;
+    }
+    Ok(())
+}
+
+/// The per-crate feature configurations: none, and the largest no-std set (`alloc` and
+/// every other feature that does not enable `std`).
+fn crate_configs(p: &Package) -> Vec<Vec<String>> {
+    let mut configs = vec![p.core_features()];
+    let no_std = p.no_std_features();
+    if no_std != configs[0] {
+        configs.push(no_std);
+    }
+    configs
+}
+
+/// `cargo xtask lint`: clippy `-D warnings` on the whole workspace with all features and
+/// all targets, then the library of each core crate in each no-std configuration (where
+/// `std_instead_of_core` and `alloc_instead_of_core` bite).
+pub(crate) fn lint() -> Res {
+    let packages = meta::metadata()?;
+    Cmd::cargo([
+        "clippy",
+        "--workspace",
+        "--all-targets",
+        "--all-features",
+        "--locked",
+    ])
+    .args(["--", "-D", "warnings"])
+    .run()?;
+    for c in meta::library_crates()? {
+        let p = meta::find(&packages, &c.name)?;
+        for features in crate_configs(p) {
+            Cmd::cargo(["clippy", "--locked", "-p", &c.name])
+                .args(meta::feature_args(&features))
+                .args(["--", "-D", "warnings"])
+                .run()?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether `cargo nextest` is installed.
+fn has_nextest() -> bool {
+    Cmd::cargo(["nextest", "--version"])
+        .output()
+        .is_ok_and(|(ok, _, _)| ok)
+}
+
+/// `cargo xtask test`: the workspace tests (nextest when installed, else `cargo test`),
+/// doctests, then each core crate's tests without default features and with the largest
+/// no-std feature set.
+pub(crate) fn test() -> Res {
+    let packages = meta::metadata()?;
+    if has_nextest() {
+        Cmd::cargo([
+            "nextest",
+            "run",
+            "--workspace",
+            "--locked",
+            "--no-tests=warn",
+        ])
+        .run()?;
+        Cmd::cargo(["test", "--workspace", "--locked", "--doc"]).run()?;
+    } else {
+        eprintln!("xtask: cargo-nextest not installed, using cargo test");
+        Cmd::cargo(["test", "--workspace", "--locked"]).run()?;
+    }
+    for c in meta::library_crates()? {
+        let p = meta::find(&packages, &c.name)?;
+        for features in crate_configs(p) {
+            Cmd::cargo(["test", "--locked", "-p", &c.name])
+                .args(meta::feature_args(&features))
+                .run()?;
+        }
+    }
+    Ok(())
+}
+
+/// `cargo xtask doc`: rustdoc with warnings denied (broken intra-doc links etc.).
+pub(crate) fn doc() -> Res {
+    Cmd::cargo([
+        "doc",
+        "--workspace",
+        "--no-deps",
+        "--all-features",
+        "--locked",
+    ])
+    .env("RUSTDOCFLAGS", "-D warnings")
+    .run()
+}
+
+/// `cargo xtask features`: `cargo check` of every core crate's library with no features,
+/// each feature alone, and all features (cargo-hack's `--each-feature`, walked by hand;
+/// `cargo check` without `--all-targets` never builds dev-dependencies).
+pub(crate) fn features() -> Res {
+    let packages = meta::metadata()?;
+    for c in meta::library_crates()? {
+        let p = meta::find(&packages, &c.name)?;
+        let mut sets: Vec<Vec<String>> = vec![Vec::new()];
+        sets.extend(
+            p.features
+                .keys()
+                .filter(|f| f.as_str() != "default")
+                .map(|f| vec![f.clone()]),
+        );
+        for set in sets {
+            Cmd::cargo(["check", "--locked", "-p", &c.name])
+                .args(meta::feature_args(&set))
+                .run()?;
+        }
+        Cmd::cargo(["check", "--locked", "-p", &c.name, "--all-features"]).run()?;
+    }
+    Ok(())
+}
+
+/// Parses `major.minor[.patch]`.
+pub(crate) fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
+    let mut parts = v.trim().split('.').map(str::parse::<u64>);
+    let major = parts.next()?.ok()?;
+    let minor = parts.next().unwrap_or(Ok(0)).ok()?;
+    let patch = parts.next().unwrap_or(Ok(0)).ok()?;
+    if parts.next().is_some() {
+        return None;
+    }
+    Some((major, minor, patch))
+}
+
+/// The workspace `rust-version` from the root manifest's `[workspace.package]`.
+fn workspace_msrv() -> Res<String> {
+    let path = root().join("Cargo.toml");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut in_table = false;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.starts_with('[') {
+            in_table = line == "[workspace.package]";
+        } else if in_table
+            && let Some((key, value)) = line.split_once('=')
+            && key.trim() == "rust-version"
+        {
+            return Ok(value.trim().trim_matches('"').to_owned());
+        }
+    }
+    Err("root Cargo.toml: no rust-version in [workspace.package]".to_owned())
+}
+
+/// MSRV violations among `packages` against `msrv` (pure, for testing).
+pub(crate) fn msrv_problems(packages: &[Package], msrv: &str) -> Vec<String> {
+    let Some(ours) = parse_version(msrv) else {
+        return vec![format!("workspace rust-version {msrv:?} is not a version")];
+    };
+    let mut out = Vec::new();
+    for p in packages {
+        match (&p.rust_version, p.member) {
+            (Some(v), true) if v != msrv => out.push(format!(
+                "member {} has rust-version {v}, not the workspace's {msrv}",
+                p.name
+            )),
+            (None, true) => out.push(format!(
+                "member {} does not inherit rust-version ({})",
+                p.name, p.manifest_path
+            )),
+            (Some(v), false) => match parse_version(v) {
+                Some(theirs) if theirs <= ours => {}
+                Some(_) => out.push(format!(
+                    "dependency {} {} needs rust {v} > our MSRV {msrv}",
+                    p.name, p.version
+                )),
+                None => out.push(format!(
+                    "dependency {} has unparsable rust-version {v}",
+                    p.name
+                )),
+            },
+            _ => {}
+        }
+    }
+    out
+}
+
+/// `cargo xtask msrv`: static MSRV check (no older toolchain can be had here). Every
+/// workspace member inherits the workspace `rust-version`, it is 1.89 (ARCHITECTURE.md), and
+/// every package in the lockfile's graph declares a `rust_version` ≤ ours. Clippy's
+/// `incompatible_msrv` (part of `lint`) covers library APIs newer than the MSRV.
+pub(crate) fn msrv() -> Res {
+    const ARCHITECTURE_MSRV: &str = "1.89";
+    let msrv = workspace_msrv()?;
+    let mut problems = Vec::new();
+    if msrv != ARCHITECTURE_MSRV {
+        problems.push(format!(
+            "workspace rust-version is {msrv}, ARCHITECTURE.md fixes {ARCHITECTURE_MSRV}"
+        ));
+    }
+    let packages = meta::metadata()?;
+    problems.extend(msrv_problems(&packages, &msrv));
+    let deps = packages.iter().filter(|p| !p.member).count();
+    if problems.is_empty() {
+        eprintln!(
+            "msrv: {} members inherit {msrv}; {deps} dependencies declare rust_version <= {msrv} or none",
+            packages.len() - deps
+        );
+        Ok(())
+    } else {
+        Err(format!("msrv:\n  {}", problems.join("\n  ")))
+    }
+}
+
+/// `cargo xtask bench-build`: compiles the criterion benches (own workspace and lockfile).
+pub(crate) fn bench_build() -> Res {
+    let cmd = Cmd::cargo([
+        "bench",
+        "--no-run",
+        "--locked",
+        "--manifest-path",
+        "tests/benches/Cargo.toml",
+    ]);
+    let lock = root().join("tests/benches/Cargo.lock");
+    if !lock.is_file() {
+        return Err(format!(
+            "{} is missing: generate it with `{} generate-lockfile --manifest-path \
+             tests/benches/Cargo.toml` and commit it",
+            lock.display(),
+            cargo()
+        ));
+    }
+    cmd.run()
+        .map_err(|e| format!("{e}\n(if cargo said the lock file needs updating: regenerate tests/benches/Cargo.lock and commit it)"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{msrv_problems, parse_version};
+    use crate::meta::Package;
+
+    fn pkg(name: &str, rv: Option<&str>, member: bool) -> Package {
+        Package {
+            name: name.into(),
+            version: "1.0.0".into(),
+            rust_version: rv.map(str::to_owned),
+            features: Default::default(),
+            member,
+            manifest_path: format!("{name}/Cargo.toml"),
+        }
+    }
+
+    #[test]
+    fn versions_compare_numerically() {
+        assert_eq!(parse_version("1.89"), Some((1, 89, 0)));
+        assert_eq!(parse_version("1.9.2"), Some((1, 9, 2)));
+        assert!(parse_version("1.9").unwrap() < parse_version("1.89").unwrap());
+        assert_eq!(parse_version("1.x"), None);
+        assert_eq!(parse_version("1.2.3.4"), None);
+    }
+
+    #[test]
+    fn msrv_flags_new_dependencies_and_non_inheriting_members() {
+        let packages = [
+            pkg("ok-member", Some("1.89"), true),
+            pkg("old-dep", Some("1.63"), false),
+            pkg("no-rv-dep", None, false),
+            pkg("edge-dep", Some("1.89.0"), false),
+            pkg("new-dep", Some("1.90"), false),
+            pkg("bad-member", Some("1.85"), true),
+            pkg("bare-member", None, true),
+        ];
+        let problems = msrv_problems(&packages, "1.89");
+        assert_eq!(problems.len(), 3, "{problems:#?}");
+        assert!(problems[0].contains("new-dep"));
+        assert!(problems[1].contains("bad-member"));
+        assert!(problems[2].contains("bare-member"));
+    }
+}

@@ -1,0 +1,175 @@
+//! Running commands and finding the repository.
+
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Result type of every task: the error is a message for the user.
+pub(crate) type Res<T = ()> = Result<T, String>;
+
+/// The repository root (the parent of the xtask package).
+pub(crate) fn root() -> PathBuf {
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    manifest
+        .parent()
+        .map_or_else(|| manifest.to_path_buf(), Path::to_path_buf)
+}
+
+/// The cargo that runs this xtask (`$CARGO`, set by `cargo run`), else `cargo` from `PATH`.
+pub(crate) fn cargo() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+/// The workspace target directory: `$CARGO_TARGET_DIR` or `<root>/target`.
+pub(crate) fn target_dir() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) if !dir.is_empty() => {
+            let dir = PathBuf::from(dir);
+            if dir.is_absolute() {
+                dir
+            } else {
+                root().join(dir)
+            }
+        }
+        _ => root().join("target"),
+    }
+}
+
+/// A command line under construction, run from the repository root.
+#[derive(Debug)]
+pub(crate) struct Cmd {
+    inner: Command,
+    shown: String,
+}
+
+impl Cmd {
+    /// `program` with no arguments yet.
+    pub(crate) fn new(program: impl AsRef<OsStr>) -> Self {
+        let program = program.as_ref();
+        let mut inner = Command::new(program);
+        inner.current_dir(root());
+        Self {
+            inner,
+            shown: shorten(&program.to_string_lossy()),
+        }
+    }
+
+    /// The host cargo with `args`.
+    pub(crate) fn cargo<I, S>(args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        Self::new(cargo()).args(args)
+    }
+
+    /// Appends arguments.
+    pub(crate) fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<OsStr>,
+    {
+        for arg in args {
+            let arg = arg.as_ref();
+            self.shown.push(' ');
+            self.shown.push_str(&arg.to_string_lossy());
+            self.inner.arg(arg);
+        }
+        self
+    }
+
+    /// Sets an environment variable (shown in the echoed command line).
+    pub(crate) fn env(mut self, key: &str, value: impl AsRef<OsStr>) -> Self {
+        let value = value.as_ref();
+        self.shown = format!("{key}={} {}", value.to_string_lossy(), self.shown);
+        self.inner.env(key, value);
+        self
+    }
+
+    /// Echoes and runs the command with inherited stdio; `Err` unless it exits with 0.
+    pub(crate) fn run(mut self) -> Res {
+        eprintln!("$ {}", self.shown);
+        let status = self
+            .inner
+            .stdin(Stdio::null())
+            .status()
+            .map_err(|e| format!("cannot start `{}`: {e}", self.shown))?;
+        if status.success() {
+            Ok(())
+        } else {
+            Err(format!("`{}` failed ({status})", self.shown))
+        }
+    }
+
+    /// Runs quietly and returns `(success, stdout, stderr)`; `Err` only if it cannot start.
+    pub(crate) fn output(mut self) -> Res<(bool, String, String)> {
+        let out = self
+            .inner
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| format!("cannot start `{}`: {e}", self.shown))?;
+        Ok((
+            out.status.success(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        ))
+    }
+
+    /// The command line as echoed.
+    pub(crate) fn shown(&self) -> &str {
+        &self.shown
+    }
+}
+
+/// Replaces the long `$CARGO` path by `cargo` in echoed command lines.
+fn shorten(program: &str) -> String {
+    if program == cargo() && program.ends_with("/cargo") {
+        "cargo".to_owned()
+    } else {
+        program.to_owned()
+    }
+}
+
+/// `true` when `program` is found as a file in one of the `PATH` directories (or is a path
+/// to an existing file).
+pub(crate) fn on_path(program: &str) -> bool {
+    if program.contains('/') {
+        return Path::new(program).is_file();
+    }
+    std::env::var_os("PATH")
+        .is_some_and(|path| std::env::split_paths(&path).any(|dir| dir.join(program).is_file()))
+}
+
+/// Every `.rs` file under `dir`, recursively, skipping `target` and hidden directories.
+pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if path.is_dir() {
+                if name != "target" && !name.starts_with('.') {
+                    stack.push(path);
+                }
+            } else if name.ends_with(".rs") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `path` relative to the repository root, for messages.
+pub(crate) fn rel(path: &Path) -> String {
+    let root = root();
+    path.strip_prefix(&root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
