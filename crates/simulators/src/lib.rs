@@ -5,3 +5,16 @@
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
+
+pub mod dist;
+mod error;
+pub mod likelihood;
+pub mod prior;
+mod simulator;
+mod stream;
+
+pub use error::SimError;
+pub use likelihood::{ClipSum, RowGradient, RowLikelihood};
+pub use prior::Prior;
+pub use simulator::{IncrementalSimulator, RunEnd, Simulator};
+pub use stream::SimStream;

@@ -1,0 +1,255 @@
+//! The [`RowLikelihood`] and [`RowGradient`] traits used by the DP MCMC samplers, and the fused
+//! clip-and-sum helpers.
+//!
+//! DP-penalty, DP-Barker and DP-HMC (Räisä 2021, thesis ch. 3–4; Heikkilä et al. 2019) bound
+//! each record's influence by clipping the per-row log-likelihood ratio
+//! r_j(θ, θ′) = ln p(x_j | θ′) − ln p(x_j | θ) to `[−b, b]` (or each per-row gradient to L2 norm
+//! `≤ b`) and summing. That pass is the samplers' hot loop, so it has a fused form here.
+
+use crate::error::{SimError, check_len};
+
+/// Rows processed per stack chunk by the default (allocation-free) implementations.
+pub const CHUNK: usize = 256;
+
+/// Result of a clip-and-sum pass.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct ClipSum {
+    /// Σ_j clip(r_j) (finite: at most `rows · b` in absolute value).
+    pub sum: f64,
+    /// Number of rows whose value was changed by clipping (non-finite rows count as clipped).
+    pub clipped: usize,
+}
+
+/// Clips one value to `[−b, b]`. `±∞` go to `±b`; NaN goes to 0 (and is counted as clipped by
+/// the callers) so that no data value can make the sum NaN — the sensitivity stays `b`.
+#[inline]
+#[must_use]
+pub fn clip(x: f64, b: f64) -> f64 {
+    if x.is_nan() { 0.0 } else { x.clamp(-b, b) }
+}
+
+/// Fused "clip each value to `[−b, b]` and sum" over a slice (rows of r_j).
+///
+/// Sensitivity of the returned sum to adding/removing one row is `b`, to substituting one row
+/// `2b`, for any input (NaN → 0, ±∞ → ±b).
+///
+/// # Errors
+/// [`SimError::InvalidParameter`] unless `b` is finite and > 0.
+pub fn clip_sum(values: &[f64], b: f64) -> Result<ClipSum, SimError> {
+    let b = crate::error::positive("b", b)?;
+    let mut sum = 0.0;
+    let mut clipped = 0usize;
+    for &x in values {
+        let c = clip(x, b);
+        clipped += usize::from(x.is_nan() || x.abs() > b);
+        sum += c;
+    }
+    Ok(ClipSum { sum, clipped })
+}
+
+/// A likelihood that factorises over `n_rows` data rows: ln p(X | θ) = Σ_j ℓ_j(θ). Data are
+/// stored column-wise by implementations; rows are addressed by index ranges so a sampler can
+/// evaluate a (shuffled) minibatch or the full data without allocation.
+///
+/// Only [`row_log_lik`](RowLikelihood::row_log_lik) is required; the other methods have
+/// allocation-free default implementations (stack chunks of [`CHUNK`] rows) that fast models
+/// override.
+///
+/// # Privacy
+/// Implementations touch private data. Methods return errors only for *parameter* problems
+/// (θ length, buffer length, range, `b`), never depending on data values.
+pub trait RowLikelihood {
+    /// Dimension of θ.
+    fn dim(&self) -> usize;
+
+    /// Number of rows n.
+    fn n_rows(&self) -> usize;
+
+    /// Writes ℓ_j(θ) for rows `first, …, first + out.len() − 1` into `out`.
+    ///
+    /// # Errors
+    /// [`SimError::DimensionMismatch`] for a wrong θ length or a range past `n_rows`.
+    fn row_log_lik(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError>;
+
+    /// Writes r_j(θ, θ′) = ℓ_j(θ′) − ℓ_j(θ) for rows `first ..first + out.len()`.
+    ///
+    /// # Errors
+    /// As [`row_log_lik`](RowLikelihood::row_log_lik).
+    fn row_log_ratio(
+        &self,
+        theta: &[f64],
+        theta_new: &[f64],
+        first: usize,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
+        let mut tmp = [0.0; CHUNK];
+        let mut start = first;
+        for chunk in out.chunks_mut(CHUNK) {
+            let t = &mut tmp[..chunk.len()];
+            self.row_log_lik(theta, start, t)?;
+            self.row_log_lik(theta_new, start, chunk)?;
+            for (c, &a) in chunk.iter_mut().zip(t.iter()) {
+                *c -= a;
+            }
+            start += chunk.len();
+        }
+        Ok(())
+    }
+
+    /// Fused pass over rows `first ..first + count`: Σ_j clip(r_j(θ, θ′), b) with
+    /// [`clip`] semantics.
+    ///
+    /// # Errors
+    /// As [`row_log_lik`](RowLikelihood::row_log_lik); [`SimError::InvalidParameter`] unless `b`
+    /// is finite and > 0.
+    fn clipped_log_ratio_sum(
+        &self,
+        theta: &[f64],
+        theta_new: &[f64],
+        first: usize,
+        count: usize,
+        b: f64,
+    ) -> Result<ClipSum, SimError> {
+        check_range(first, count, self.n_rows())?;
+        crate::error::positive("b", b)?;
+        let mut buf = [0.0; CHUNK];
+        let mut acc = ClipSum {
+            sum: 0.0,
+            clipped: 0,
+        };
+        let mut start = first;
+        let end = first + count;
+        while start < end {
+            let m = (end - start).min(CHUNK);
+            self.row_log_ratio(theta, theta_new, start, &mut buf[..m])?;
+            let part = clip_sum(&buf[..m], b)?;
+            acc.sum += part.sum;
+            acc.clipped += part.clipped;
+            start += m;
+        }
+        Ok(acc)
+    }
+
+    /// Σ_j ℓ_j(θ) over all rows (the unclipped, non-private log-likelihood; for baselines).
+    ///
+    /// # Errors
+    /// As [`row_log_lik`](RowLikelihood::row_log_lik).
+    fn log_lik(&self, theta: &[f64]) -> Result<f64, SimError> {
+        let n = self.n_rows();
+        let mut buf = [0.0; CHUNK];
+        let mut acc = 0.0;
+        let mut start = 0;
+        while start < n {
+            let m = (n - start).min(CHUNK);
+            self.row_log_lik(theta, start, &mut buf[..m])?;
+            acc += buf[..m].iter().sum::<f64>();
+            start += m;
+        }
+        Ok(acc)
+    }
+}
+
+/// Per-row gradients ∇_θ ℓ_j(θ), for DP-HMC / gradient-based samplers.
+pub trait RowGradient: RowLikelihood {
+    /// Writes ∇_θ ℓ_j(θ) for rows `first ..first + out.len() / dim` into `out`, row-major within
+    /// the call: `out[(j − first) · dim + k] = ∂ℓ_j/∂θ_k`. `out.len()` must be a multiple of
+    /// `dim`.
+    ///
+    /// # Errors
+    /// [`SimError::DimensionMismatch`] for a wrong θ length, an `out` length that is not a
+    /// multiple of `dim`, or a range past `n_rows`.
+    fn row_grad(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError>;
+
+    /// Fused pass: `out = Σ_j clip_{L2 ≤ b}(∇ℓ_j(θ))` over rows `first ..first + count`, where a
+    /// row gradient g is scaled to `g · min(1, b/‖g‖₂)`; rows with a non-finite entry contribute
+    /// 0 and count as clipped. Returns the number of clipped rows.
+    ///
+    /// Sensitivity of `out` (L2) is `b` under add/remove-one and `2b` under substitution.
+    ///
+    /// # Errors
+    /// As [`row_grad`](RowGradient::row_grad); `out.len()` must equal `dim`;
+    /// [`SimError::InvalidParameter`] unless `b` is finite and > 0; [`SimError::InvalidSize`] if
+    /// `dim > CHUNK` (override for such models).
+    fn clipped_grad_sum(
+        &self,
+        theta: &[f64],
+        first: usize,
+        count: usize,
+        b: f64,
+        out: &mut [f64],
+    ) -> Result<usize, SimError> {
+        let d = self.dim();
+        check_len("out", d, out.len())?;
+        check_range(first, count, self.n_rows())?;
+        crate::error::positive("b", b)?;
+        if d == 0 || d > CHUNK {
+            return Err(SimError::InvalidSize {
+                name: "dim",
+                value: d as u64,
+            });
+        }
+        out.fill(0.0);
+        let rows_per = CHUNK / d;
+        let mut buf = [0.0; CHUNK];
+        let mut clipped = 0usize;
+        let mut start = first;
+        let end = first + count;
+        while start < end {
+            let m = (end - start).min(rows_per);
+            let g = &mut buf[..m * d];
+            self.row_grad(theta, start, g)?;
+            for row in g.chunks_exact(d) {
+                clipped += usize::from(accumulate_clipped_row(row, b, out));
+            }
+            start += m;
+        }
+        Ok(clipped)
+    }
+}
+
+/// Adds `row · min(1, b/‖row‖₂)` to `acc`; non-finite rows add nothing. Returns whether the row
+/// was clipped (or dropped).
+#[inline]
+pub fn accumulate_clipped_row(row: &[f64], b: f64, acc: &mut [f64]) -> bool {
+    let n2: f64 = row.iter().map(|x| x * x).sum();
+    if !n2.is_finite() {
+        if !row.iter().all(|x| x.is_finite()) {
+            return true;
+        }
+        // finite entries whose squares overflow: rescale by the largest magnitude.
+        let m = row.iter().fold(0.0_f64, |m, x| m.max(x.abs()));
+        let s: f64 = row.iter().map(|x| (x / m) * (x / m)).sum();
+        let s = b / (m * libm::sqrt(s));
+        for (a, &x) in acc.iter_mut().zip(row) {
+            *a += x * s;
+        }
+        return true;
+    }
+    if n2 <= b * b {
+        for (a, &x) in acc.iter_mut().zip(row) {
+            *a += x;
+        }
+        false
+    } else {
+        let s = b / libm::sqrt(n2);
+        for (a, &x) in acc.iter_mut().zip(row) {
+            *a += x * s;
+        }
+        true
+    }
+}
+
+/// Checks that rows `first .. first + count` lie within `0 .. n`.
+///
+/// # Errors
+/// [`SimError::DimensionMismatch`] (`what = "rows"`) otherwise.
+pub(crate) fn check_range(first: usize, count: usize, n: usize) -> Result<(), SimError> {
+    match first.checked_add(count) {
+        Some(end) if end <= n => Ok(()),
+        _ => Err(SimError::DimensionMismatch {
+            what: "rows",
+            expected: n,
+            got: first.saturating_add(count),
+        }),
+    }
+}

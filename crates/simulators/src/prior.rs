@@ -1,0 +1,397 @@
+//! The [`Prior`] trait and allocation-free building blocks (normal, log-normal, uniform,
+//! i.i.d. normal, symmetric Dirichlet, products).
+
+use crate::dist;
+use crate::error::{SimError, check_len, finite, positive};
+use rand_core::Rng;
+
+/// ln √(2π).
+pub(crate) const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_7;
+
+/// A prior distribution over θ ∈ ℝ^dim.
+///
+/// Implementations validate their parameters in their constructors, so sampling cannot fail on
+/// parameter grounds; the only errors are buffer-length mismatches (and, for truncated priors,
+/// an exhausted rejection budget). Nothing allocates per call.
+pub trait Prior {
+    /// Dimension of θ.
+    fn dim(&self) -> usize;
+
+    /// Draws θ into `out` (length [`dim`](Prior::dim)) using public simulation randomness.
+    ///
+    /// # Errors
+    /// [`SimError::DimensionMismatch`] if `out.len() != self.dim()`; truncated priors may
+    /// return [`SimError::TooManyAttempts`].
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError>;
+
+    /// Log density of θ w.r.t. Lebesgue measure (up to the constant stated by the type's docs);
+    /// `−∞` outside the support, and `−∞` for a θ of the wrong length or with NaN entries.
+    fn ln_density(&self, theta: &[f64]) -> f64;
+
+    /// `true` when θ has the right length and lies in the support (where
+    /// [`ln_density`](Prior::ln_density) is finite).
+    fn in_support(&self, theta: &[f64]) -> bool;
+}
+
+impl<P: Prior + ?Sized> Prior for &P {
+    fn dim(&self) -> usize {
+        (**self).dim()
+    }
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+        (**self).sample(rng, out)
+    }
+    fn ln_density(&self, theta: &[f64]) -> f64 {
+        (**self).ln_density(theta)
+    }
+    fn in_support(&self, theta: &[f64]) -> bool {
+        (**self).in_support(theta)
+    }
+}
+
+/// One-dimensional normal prior N(mean, sd²). The density is normalised.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Normal {
+    mean: f64,
+    sd: f64,
+}
+
+impl Normal {
+    /// N(mean, sd²).
+    ///
+    /// # Errors
+    /// [`SimError::InvalidParameter`] unless `mean` is finite and `sd` finite and > 0.
+    pub fn new(mean: f64, sd: f64) -> Result<Self, SimError> {
+        Ok(Self {
+            mean: finite("mean", mean)?,
+            sd: positive("sd", sd)?,
+        })
+    }
+    /// Mean.
+    #[must_use]
+    pub const fn mean(&self) -> f64 {
+        self.mean
+    }
+    /// Standard deviation.
+    #[must_use]
+    pub const fn sd(&self) -> f64 {
+        self.sd
+    }
+    /// Log density at a scalar.
+    #[must_use]
+    pub fn ln_pdf(&self, x: f64) -> f64 {
+        if !x.is_finite() {
+            return f64::NEG_INFINITY;
+        }
+        let z = (x - self.mean) / self.sd;
+        -0.5 * z * z - libm::log(self.sd) - LN_SQRT_2PI
+    }
+    /// One draw.
+    pub fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        self.mean + self.sd * dist::std_normal(rng)
+    }
+}
+
+impl Prior for Normal {
+    fn dim(&self) -> usize {
+        1
+    }
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+        check_len("out", 1, out.len())?;
+        out[0] = self.draw(rng);
+        Ok(())
+    }
+    fn ln_density(&self, theta: &[f64]) -> f64 {
+        match theta {
+            [x] => self.ln_pdf(*x),
+            _ => f64::NEG_INFINITY,
+        }
+    }
+    fn in_support(&self, theta: &[f64]) -> bool {
+        matches!(theta, [x] if x.is_finite())
+    }
+}
+
+/// One-dimensional log-normal prior: ln θ ~ N(mu, sigma²). Density w.r.t. θ (includes the
+/// Jacobian 1/θ), normalised; support θ > 0.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct LogNormal {
+    inner: Normal,
+}
+
+impl LogNormal {
+    /// ln θ ~ N(mu, sigma²).
+    ///
+    /// # Errors
+    /// [`SimError::InvalidParameter`] unless `mu` is finite and `sigma` finite and > 0.
+    pub fn new(mu: f64, sigma: f64) -> Result<Self, SimError> {
+        Ok(Self {
+            inner: Normal::new(mu, sigma)?,
+        })
+    }
+    /// The normal law of ln θ.
+    #[must_use]
+    pub const fn log_normal(&self) -> Normal {
+        self.inner
+    }
+}
+
+impl Prior for LogNormal {
+    fn dim(&self) -> usize {
+        1
+    }
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+        check_len("out", 1, out.len())?;
+        out[0] = libm::exp(self.inner.draw(rng));
+        Ok(())
+    }
+    fn ln_density(&self, theta: &[f64]) -> f64 {
+        match theta {
+            [x] if *x > 0.0 && x.is_finite() => {
+                let l = libm::log(*x);
+                self.inner.ln_pdf(l) - l
+            }
+            _ => f64::NEG_INFINITY,
+        }
+    }
+    fn in_support(&self, theta: &[f64]) -> bool {
+        matches!(theta, [x] if *x > 0.0 && x.is_finite())
+    }
+}
+
+/// One-dimensional uniform prior U(lo, hi), normalised; support `[lo, hi]`.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Uniform {
+    lo: f64,
+    hi: f64,
+}
+
+impl Uniform {
+    /// U(lo, hi).
+    ///
+    /// # Errors
+    /// [`SimError::InvalidParameter`] unless both are finite and `lo < hi`.
+    pub fn new(lo: f64, hi: f64) -> Result<Self, SimError> {
+        let lo = finite("lo", lo)?;
+        let hi = finite("hi", hi)?;
+        if hi > lo && (hi - lo).is_finite() {
+            Ok(Self { lo, hi })
+        } else {
+            Err(SimError::InvalidParameter {
+                name: "hi",
+                value: hi,
+            })
+        }
+    }
+    /// One draw.
+    pub fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
+        self.lo + (self.hi - self.lo) * dist::uniform01(rng)
+    }
+    /// Lower bound.
+    #[must_use]
+    pub const fn lo(&self) -> f64 {
+        self.lo
+    }
+    /// Upper bound.
+    #[must_use]
+    pub const fn hi(&self) -> f64 {
+        self.hi
+    }
+}
+
+impl Prior for Uniform {
+    fn dim(&self) -> usize {
+        1
+    }
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+        check_len("out", 1, out.len())?;
+        out[0] = self.draw(rng);
+        Ok(())
+    }
+    fn ln_density(&self, theta: &[f64]) -> f64 {
+        if self.in_support(theta) {
+            -libm::log(self.hi - self.lo)
+        } else {
+            f64::NEG_INFINITY
+        }
+    }
+    fn in_support(&self, theta: &[f64]) -> bool {
+        matches!(theta, [x] if *x >= self.lo && *x <= self.hi)
+    }
+}
+
+/// Independent N(mean, sd²) in every one of `dim` coordinates, normalised.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct IidNormal {
+    dim: usize,
+    one: Normal,
+}
+
+impl IidNormal {
+    /// `dim` i.i.d. N(mean, sd²) coordinates.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidSize`] for `dim == 0`; [`SimError::InvalidParameter`] as in
+    /// [`Normal::new`].
+    pub fn new(dim: usize, mean: f64, sd: f64) -> Result<Self, SimError> {
+        if dim == 0 {
+            return Err(SimError::InvalidSize {
+                name: "dim",
+                value: 0,
+            });
+        }
+        Ok(Self {
+            dim,
+            one: Normal::new(mean, sd)?,
+        })
+    }
+}
+
+impl Prior for IidNormal {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+        check_len("out", self.dim, out.len())?;
+        for x in out.iter_mut() {
+            *x = self.one.draw(rng);
+        }
+        Ok(())
+    }
+    fn ln_density(&self, theta: &[f64]) -> f64 {
+        if theta.len() != self.dim {
+            return f64::NEG_INFINITY;
+        }
+        theta.iter().map(|&x| self.one.ln_pdf(x)).sum()
+    }
+    fn in_support(&self, theta: &[f64]) -> bool {
+        theta.len() == self.dim && theta.iter().all(|x| x.is_finite())
+    }
+}
+
+/// Symmetric Dirichlet(α, …, α) over the probability simplex in ℝ^k, represented by all `k`
+/// coordinates (they sum to 1). The density is w.r.t. Lebesgue measure on the first `k − 1`
+/// coordinates, normalised; θ is in the support when every θ_i ≥ 0 (> 0 if α < 1) and
+/// |Σθ_i − 1| ≤ 1e-9.
+///
+/// ABCDP's mixture-of-uniforms toy uses α = 1 with k = 5 (Park et al. 2021, §6.1).
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Dirichlet {
+    k: usize,
+    alpha: f64,
+    ln_norm: f64,
+}
+
+impl Dirichlet {
+    /// Symmetric Dirichlet with `k ≥ 2` components and concentration `alpha > 0`.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidSize`] for `k < 2`; [`SimError::InvalidParameter`] for a non-finite or
+    /// non-positive `alpha`.
+    pub fn new(k: usize, alpha: f64) -> Result<Self, SimError> {
+        if k < 2 {
+            return Err(SimError::InvalidSize {
+                name: "k",
+                value: k as u64,
+            });
+        }
+        let alpha = positive("alpha", alpha)?;
+        #[allow(clippy::cast_precision_loss)]
+        let kf = k as f64;
+        let ln_norm = dpinfer_math::ln_gamma(kf * alpha) - kf * dpinfer_math::ln_gamma(alpha);
+        Ok(Self { k, alpha, ln_norm })
+    }
+}
+
+impl Prior for Dirichlet {
+    fn dim(&self) -> usize {
+        self.k
+    }
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+        check_len("out", self.k, out.len())?;
+        loop {
+            let mut s = 0.0;
+            for x in out.iter_mut() {
+                *x = dist::gamma(rng, self.alpha);
+                s += *x;
+            }
+            if s > 0.0 {
+                for x in out.iter_mut() {
+                    *x /= s;
+                }
+                return Ok(());
+            }
+        }
+    }
+    fn ln_density(&self, theta: &[f64]) -> f64 {
+        if !self.in_support(theta) {
+            return f64::NEG_INFINITY;
+        }
+        let mut acc = self.ln_norm;
+        if (self.alpha - 1.0).abs() > 0.0 {
+            for &x in theta {
+                acc += (self.alpha - 1.0) * libm::log(x);
+            }
+        }
+        acc
+    }
+    fn in_support(&self, theta: &[f64]) -> bool {
+        if theta.len() != self.k {
+            return false;
+        }
+        let strict = self.alpha < 1.0;
+        let mut s = 0.0;
+        for &x in theta {
+            if !(0.0..=1.0).contains(&x) || (strict && x <= 0.0) {
+                return false;
+            }
+            s += x;
+        }
+        (s - 1.0).abs() <= 1e-9
+    }
+}
+
+/// Product of two independent priors: θ = (θ_A, θ_B), density p_A(θ_A) p_B(θ_B). Nest it to
+/// build larger products (`Product<Product<A, B>, C>`); no allocation.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct Product<A, B> {
+    /// First block.
+    pub a: A,
+    /// Second block.
+    pub b: B,
+}
+
+impl<A: Prior, B: Prior> Product<A, B> {
+    /// θ = (θ_A, θ_B).
+    pub const fn new(a: A, b: B) -> Self {
+        Self { a, b }
+    }
+}
+
+impl<A: Prior, B: Prior> Prior for Product<A, B> {
+    fn dim(&self) -> usize {
+        self.a.dim() + self.b.dim()
+    }
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+        check_len("out", self.dim(), out.len())?;
+        let (x, y) = out.split_at_mut(self.a.dim());
+        self.a.sample(rng, x)?;
+        self.b.sample(rng, y)
+    }
+    fn ln_density(&self, theta: &[f64]) -> f64 {
+        if theta.len() != self.dim() {
+            return f64::NEG_INFINITY;
+        }
+        let (x, y) = theta.split_at(self.a.dim());
+        let la = self.a.ln_density(x);
+        if la == f64::NEG_INFINITY {
+            return la;
+        }
+        la + self.b.ln_density(y)
+    }
+    fn in_support(&self, theta: &[f64]) -> bool {
+        theta.len() == self.dim() && {
+            let (x, y) = theta.split_at(self.a.dim());
+            self.a.in_support(x) && self.b.in_support(y)
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! The [`Simulator`] and [`IncrementalSimulator`] traits.
+
+use crate::error::{SimError, check_len};
+use rand_core::Rng;
+
+/// A stochastic model: θ and public simulation randomness → an output vector (raw pseudo-data or
+/// a summary) written into a caller buffer. Nothing allocates per call.
+///
+/// Failures follow nuts-rs: [`SimError::is_recoverable`] errors (degenerate draw, θ outside the
+/// model's support) mean "reject this θ"; all others are fatal.
+pub trait Simulator {
+    /// Length of θ.
+    fn param_dim(&self) -> usize;
+
+    /// Length of the output vector.
+    fn output_dim(&self) -> usize;
+
+    /// Simulates once at θ into `out` (length [`output_dim`](Simulator::output_dim)).
+    ///
+    /// # Errors
+    /// [`SimError::DimensionMismatch`] for wrong slice lengths (fatal); recoverable
+    /// [`SimError::OutsideSupport`] / [`SimError::Degenerate`] for θ the model cannot simulate.
+    fn simulate<R: Rng + ?Sized>(
+        &self,
+        theta: &[f64],
+        rng: &mut R,
+        out: &mut [f64],
+    ) -> Result<(), SimError>;
+}
+
+impl<S: Simulator + ?Sized> Simulator for &S {
+    fn param_dim(&self) -> usize {
+        (**self).param_dim()
+    }
+    fn output_dim(&self) -> usize {
+        (**self).output_dim()
+    }
+    fn simulate<R: Rng + ?Sized>(
+        &self,
+        theta: &[f64],
+        rng: &mut R,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
+        (**self).simulate(theta, rng, out)
+    }
+}
+
+/// How an incremental run ended.
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    /// All blocks were simulated; the output buffer is complete.
+    Completed,
+    /// The caller's stop rule fired after `blocks` blocks; only the first
+    /// `blocks * block_len` output values are written.
+    Abandoned {
+        /// Number of observation blocks simulated.
+        blocks: usize,
+    },
+}
+
+/// A simulator whose output is a sequence of `n_blocks` observation blocks (e.g. the state at
+/// successive observation times), each `block_len` values long, that can be produced one block
+/// at a time. A sampler can then stop a run as soon as a partial distance already exceeds its
+/// tolerance — *exact* early rejection, since distances that are sums over blocks only grow.
+///
+/// Contract: driving [`begin`](IncrementalSimulator::begin) and then
+/// [`next_block`](IncrementalSimulator::next_block) `n_blocks` times with the same RNG writes
+/// exactly (bit for bit) what [`Simulator::simulate`] writes, consuming the same random numbers.
+pub trait IncrementalSimulator: Simulator {
+    /// State of one trajectory between blocks (small, `Copy`-able, no allocation).
+    type Run;
+
+    /// Number of observation blocks; `n_blocks() * block_len() == output_dim()`.
+    fn n_blocks(&self) -> usize;
+
+    /// Values per observation block.
+    fn block_len(&self) -> usize;
+
+    /// Starts a trajectory at θ.
+    ///
+    /// # Errors
+    /// As [`Simulator::simulate`].
+    fn begin(&self, theta: &[f64]) -> Result<Self::Run, SimError>;
+
+    /// Simulates up to the next observation time and writes its block (`block_len` values).
+    ///
+    /// # Errors
+    /// [`SimError::Exhausted`] after `n_blocks` blocks; [`SimError::DimensionMismatch`] for a
+    /// wrong `out` length; recoverable errors as in [`Simulator::simulate`].
+    fn next_block<R: Rng + ?Sized>(
+        &self,
+        run: &mut Self::Run,
+        rng: &mut R,
+        out: &mut [f64],
+    ) -> Result<(), SimError>;
+
+    /// Runs block by block into `out` (length `output_dim`), calling `stop(blocks_done,
+    /// written_prefix)` after each block but the last; as soon as it returns `true` the run is
+    /// abandoned. With a `stop` that never fires, the output equals [`Simulator::simulate`]'s.
+    ///
+    /// # Errors
+    /// As [`next_block`](IncrementalSimulator::next_block).
+    fn simulate_until<R, F>(
+        &self,
+        theta: &[f64],
+        rng: &mut R,
+        out: &mut [f64],
+        mut stop: F,
+    ) -> Result<RunEnd, SimError>
+    where
+        R: Rng + ?Sized,
+        F: FnMut(usize, &[f64]) -> bool,
+    {
+        check_len("out", self.output_dim(), out.len())?;
+        let bl = self.block_len();
+        check_len(
+            "n_blocks * block_len",
+            self.output_dim(),
+            self.n_blocks().saturating_mul(bl),
+        )?;
+        let mut run = self.begin(theta)?;
+        for b in 0..self.n_blocks() {
+            let (_, rest) = out.split_at_mut(b * bl);
+            let (block, _) = rest.split_at_mut(bl);
+            self.next_block(&mut run, rng, block)?;
+            if b + 1 < self.n_blocks() && stop(b + 1, &out[..(b + 1) * bl]) {
+                return Ok(RunEnd::Abandoned { blocks: b + 1 });
+            }
+        }
+        Ok(RunEnd::Completed)
+    }
+}
