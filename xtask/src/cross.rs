@@ -181,7 +181,7 @@ fn selection(packages: &[Package]) -> Res<(Vec<String>, Vec<String>, Vec<String>
     let mut select = Vec::new();
     let mut core = Vec::new();
     let mut no_std = Vec::new();
-    for c in meta::library_crates()? {
+    for c in meta::selected_crates()? {
         let p = meta::find(packages, &c.name)?;
         select.push("-p".to_owned());
         select.push(c.name.clone());

@@ -81,7 +81,8 @@ fn usage() {
     );
     eprintln!(
         "\nenvironment: XTASK_CROSS_CARGO, XTASK_CROSS_RUSTC (default /usr/bin/cargo, \
-         /usr/bin/rustc), XTASK_NO_INSTALL=1 (never apt-get install)"
+         /usr/bin/rustc), XTASK_NO_INSTALL=1 (never apt-get install), XTASK_ONLY=a,b (build tasks on \
+         these library crates only)"
     );
 }
 
@@ -91,6 +92,11 @@ fn seconds(start: Instant) -> String {
 
 fn ci(fail_fast: bool) -> ExitCode {
     let start = Instant::now();
+    if let Ok(only) = std::env::var("XTASK_ONLY")
+        && !only.trim().is_empty()
+    {
+        eprintln!("xtask ci: WARNING: XTASK_ONLY={only} narrows lint/test/features/nostd");
+    }
     let mut results: Vec<(&str, Option<String>, String)> = Vec::new();
     for (name, _, run) in TASKS {
         eprintln!("\n==> xtask {name}");

@@ -63,6 +63,32 @@ pub(crate) fn library_crates() -> Res<Vec<Crate>> {
     Ok(out)
 }
 
+/// The library crates the build tasks work on: all of them, or those named in the
+/// comma-separated `XTASK_ONLY` (for local runs while another crate is mid-edit; `ci`
+/// reports when the selection is narrowed). `tidy` always checks every crate.
+pub(crate) fn selected_crates() -> Res<Vec<Crate>> {
+    let all = library_crates()?;
+    let Some(only) = std::env::var("XTASK_ONLY")
+        .ok()
+        .filter(|v| !v.trim().is_empty())
+    else {
+        return Ok(all);
+    };
+    let names: Vec<&str> = only.split(',').map(str::trim).collect();
+    for name in &names {
+        if !all.iter().any(|c| c.name == *name) {
+            return Err(format!(
+                "XTASK_ONLY names {name}, which is not a library crate"
+            ));
+        }
+    }
+    eprintln!("xtask: XTASK_ONLY={only}: building only these library crates");
+    Ok(all
+        .into_iter()
+        .filter(|c| names.contains(&c.name.as_str()))
+        .collect())
+}
+
 /// One package from `cargo metadata`.
 #[derive(Debug, Clone)]
 pub(crate) struct Package {

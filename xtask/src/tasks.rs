@@ -44,7 +44,7 @@ pub(crate) fn lint() -> Res {
     ])
     .args(["--", "-D", "warnings"])
     .run()?;
-    for c in meta::library_crates()? {
+    for c in meta::selected_crates()? {
         let p = meta::find(&packages, &c.name)?;
         for features in crate_configs(p) {
             Cmd::cargo(["clippy", "--locked", "-p", &c.name])
@@ -82,7 +82,7 @@ pub(crate) fn test() -> Res {
         eprintln!("xtask: cargo-nextest not installed, using cargo test");
         Cmd::cargo(["test", "--workspace", "--locked"]).run()?;
     }
-    for c in meta::library_crates()? {
+    for c in meta::selected_crates()? {
         let p = meta::find(&packages, &c.name)?;
         for features in crate_configs(p) {
             Cmd::cargo(["test", "--locked", "-p", &c.name])
@@ -111,7 +111,7 @@ pub(crate) fn doc() -> Res {
 /// `cargo check` without `--all-targets` never builds dev-dependencies).
 pub(crate) fn features() -> Res {
     let packages = meta::metadata()?;
-    for c in meta::library_crates()? {
+    for c in meta::selected_crates()? {
         let p = meta::find(&packages, &c.name)?;
         let mut sets: Vec<Vec<String>> = vec![Vec::new()];
         sets.extend(
