@@ -13,13 +13,14 @@
 //! - an inner `#![cfg(feature = "std")]` at the top level gates its whole file;
 //! - `mod x;` inside a gated range gates the file `x.rs` / `x/mod.rs` and everything below it;
 //!   files under `src/` reached by no `mod` line are scanned as ungated;
-//! - a cfg gates when it mentions `feature = "std"` or `test` and has no `not(` or `any(`
-//!   (exception: `any(feature = "std", test)`), so `all(feature = "std", …)` gates too.
+//! - a cfg gates when it needs `test` or a feature that enables `std` (`std` itself, or one
+//!   like `parallel = ["std"]`, read from the crate's `[features]`), and has no `not(`;
+//!   `all(…)` gates if one part does, a flat `any(…)` only if every alternative does.
 //!
 //! Not handled (reported as violations, i.e. on the safe side, or simply not seen):
-//! `#[path = …]` module paths, `cfg_attr`, macros that expand to `std::` paths, a `use` of
-//! some other crate's re-export of std, inner `#![cfg]` inside an inline module, and gating
-//! by a feature that merely implies `std`.
+//! `#[path = …]` module paths, `cfg_attr`, nested `any(all(…))`, macros that expand to
+//! `std::` paths, a `use` of some other crate's re-export of std, and inner `#![cfg]` inside
+//! an inline module.
 
 use crate::meta::{self, Crate};
 use crate::util::{Res, rel, root, rust_files};
@@ -163,13 +164,26 @@ pub(crate) fn strip(src: &str) -> Vec<char> {
     out
 }
 
-/// Whether a cfg attribute body (whitespace removed) guarantees std is linked.
-fn gates_std(attr: &str) -> bool {
+/// Whether a cfg attribute body (whitespace removed) guarantees std is linked, given the
+/// crate's features that enable `std` (`std` itself, and e.g. `parallel = ["std"]`).
+fn gates_std(attr: &str, std_features: &[String]) -> bool {
     let Some(inner) = attr.strip_prefix("cfg(") else {
         return false;
     };
-    if inner == "any(feature=\"std\",test))" || inner == "any(test,feature=\"std\"))" {
-        return true;
+    let std_feature = |text: &str| {
+        std_features
+            .iter()
+            .any(|f| text.contains(&format!("feature=\"{f}\"")))
+    };
+    if let Some(alternatives) = inner
+        .strip_prefix("any(")
+        .and_then(|r| r.strip_suffix("))"))
+        && !alternatives.contains('(')
+    {
+        // any(a, b): gates only if every alternative does
+        return alternatives
+            .split(',')
+            .all(|alt| alt == "test" || std_feature(alt));
     }
     if attr.contains("not(") || attr.contains("any(") {
         return false;
@@ -177,7 +191,51 @@ fn gates_std(attr: &str) -> bool {
     let mentions_test = ["(test)", "(test,", ",test)", ",test,"]
         .iter()
         .any(|t| attr.contains(t));
-    attr.contains("feature=\"std\"") || mentions_test
+    std_feature(attr) || mentions_test
+}
+
+/// The crate's features that (transitively, through its own features) enable `std`, read
+/// from the `[features]` table of its manifest; always contains `std`.
+pub(crate) fn std_features(manifest: &str) -> Vec<String> {
+    let mut table: Vec<(String, Vec<String>)> = Vec::new();
+    let mut in_features = false;
+    let mut pending = String::new();
+    for line in manifest.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.starts_with('[') && pending.is_empty() {
+            in_features = line == "[features]";
+            continue;
+        }
+        if !in_features {
+            continue;
+        }
+        pending.push_str(line);
+        if pending.contains('=') && pending.matches('[').count() == pending.matches(']').count() {
+            if let Some((key, value)) = pending.split_once('=') {
+                let deps = value
+                    .trim()
+                    .trim_matches(['[', ']'])
+                    .split(',')
+                    .map(|d| d.trim().trim_matches('"').to_owned())
+                    .filter(|d| !d.is_empty())
+                    .collect();
+                table.push((key.trim().trim_matches('"').to_owned(), deps));
+            }
+            pending.clear();
+        }
+    }
+    let mut out = vec!["std".to_owned()];
+    loop {
+        let before = out.len();
+        for (key, deps) in &table {
+            if !out.contains(key) && deps.iter().any(|d| out.contains(d)) {
+                out.push(key.clone());
+            }
+        }
+        if out.len() == before {
+            return out;
+        }
+    }
 }
 
 /// Finds the index just past the bracket matching `s[open]` (`(`, `[` or `{`).
@@ -200,22 +258,83 @@ fn matching(s: &[char], open: usize) -> usize {
     s.len()
 }
 
-/// The end of the item starting at `start`: past the first `;`/`,` at depth 0, past the
-/// matching `}` of the first `{` at depth 0, or at a closing bracket that leaves depth 0.
+/// Keywords that start a declaration or statement, whose end is a `;` or a `{…}` block
+/// (commas inside, e.g. in `Result<(), E>`, do not end it).
+const DECLARATION_KEYWORDS: &[&str] = &[
+    "fn",
+    "impl",
+    "mod",
+    "struct",
+    "enum",
+    "union",
+    "use",
+    "extern",
+    "const",
+    "static",
+    "type",
+    "trait",
+    "unsafe",
+    "async",
+    "let",
+    "macro_rules",
+    "for",
+    "while",
+    "loop",
+    "if",
+    "match",
+    "return",
+];
+
+/// The end of the item starting at `start`.
+///
+/// Declarations (`fn`, `impl`, `use`, `let`, … optionally after `pub`/`pub(…)`) end past
+/// the first `;` at depth 0 or past the `}` matching the first `{` at depth 0. Anything else
+/// (a struct field, enum variant, match arm, expression) also ends at a `,` at depth 0, and
+/// at a closing bracket that leaves depth 0; in a field (`name: Type`) `<…>` count as
+/// brackets, so `a: Map<K, V>,` is one item.
 fn item_end(s: &[char], start: usize) -> usize {
+    let mut words = Vec::new();
+    let mut k = start;
+    while words.len() < 2 && k < s.len() {
+        while k < s.len() && s[k].is_whitespace() {
+            k += 1;
+        }
+        let w: String = s[k..].iter().take_while(|&&c| is_ident(c)).collect();
+        if w.is_empty() {
+            break;
+        }
+        k += w.len();
+        if w == "pub" {
+            if s.get(k) == Some(&'(') {
+                k = matching(s, k);
+            }
+            continue;
+        }
+        words.push(w);
+    }
+    let declaration = words
+        .first()
+        .is_some_and(|w| DECLARATION_KEYWORDS.contains(&w.as_str()));
+    let rest: String = s[k.min(s.len())..].iter().take(3).collect();
+    let rest = rest.trim_start();
+    let field =
+        !declaration && words.len() == 1 && rest.starts_with(':') && !rest.starts_with("::");
     let mut depth = 0i64;
     let mut j = start;
     while j < s.len() {
         match s[j] {
             '{' if depth == 0 => return matching(s, j),
             '(' | '[' | '{' => depth += 1,
+            '<' if field => depth += 1,
+            '>' if field && j > 0 && s[j - 1] != '-' => depth -= 1,
             ')' | ']' | '}' => {
                 if depth == 0 {
                     return j;
                 }
                 depth -= 1;
             }
-            ';' | ',' if depth == 0 => return j + 1,
+            ';' if depth == 0 => return j + 1,
+            ',' if depth == 0 && !declaration => return j + 1,
             _ => {}
         }
         j += 1;
@@ -227,7 +346,11 @@ fn item_end(s: &[char], start: usize) -> usize {
 ///
 /// `raw` is the original text (attribute bodies are read from it, since stripping blanks
 /// the `"std"` in `feature = "std"`); `s` is [`strip`]ped `raw`, char for char.
-pub(crate) fn gated_ranges(raw: &[char], s: &[char]) -> (Vec<(usize, usize)>, bool) {
+pub(crate) fn gated_ranges(
+    raw: &[char],
+    s: &[char],
+    std_features: &[String],
+) -> (Vec<(usize, usize)>, bool) {
     let mut ranges = Vec::new();
     let mut pending = false;
     let mut depth = 0i64;
@@ -247,7 +370,7 @@ pub(crate) fn gated_ranges(raw: &[char], s: &[char]) -> (Vec<(usize, usize)>, bo
                     .iter()
                     .filter(|c| !c.is_whitespace())
                     .collect();
-                if gates_std(&body) {
+                if gates_std(&body, std_features) {
                     if inner && depth == 0 {
                         return (vec![(0, s.len())], true);
                     } else if !inner {
@@ -361,6 +484,8 @@ fn mod_decls(s: &[char]) -> Vec<(String, usize)> {
 /// Scans a crate's `src/` following `mod` declarations from `lib.rs`; returns
 /// `path:line` violations for ungated `std`.
 pub(crate) fn scan_crate_std(src_dir: &Path) -> Res<Vec<String>> {
+    let manifest = src_dir.parent().unwrap_or(src_dir).join("Cargo.toml");
+    let std_features = std_features(&std::fs::read_to_string(&manifest).unwrap_or_default());
     let mut problems = Vec::new();
     let mut visited: Vec<PathBuf> = Vec::new();
     let mut queue = vec![(src_dir.join("lib.rs"), false)];
@@ -372,7 +497,7 @@ pub(crate) fn scan_crate_std(src_dir: &Path) -> Res<Vec<String>> {
         let text = read(&file)?;
         let s = strip(&text);
         let raw: Vec<char> = text.chars().collect();
-        let (ranges, whole) = gated_ranges(&raw, &s);
+        let (ranges, whole) = gated_ranges(&raw, &s, &std_features);
         let gated = gated_by_parent || whole;
         if !gated {
             for line in ungated_std(&s, &ranges) {
@@ -401,7 +526,7 @@ pub(crate) fn scan_crate_std(src_dir: &Path) -> Res<Vec<String>> {
             let text = read(&file)?;
             let s = strip(&text);
             let raw: Vec<char> = text.chars().collect();
-            let (ranges, whole) = gated_ranges(&raw, &s);
+            let (ranges, whole) = gated_ranges(&raw, &s, &std_features);
             if !whole {
                 for line in ungated_std(&s, &ranges) {
                     problems.push(format!(
@@ -681,7 +806,8 @@ mod tests {
     fn scan(src: &str) -> Vec<usize> {
         let s = strip(src);
         let raw: Vec<char> = src.chars().collect();
-        let (ranges, whole) = gated_ranges(&raw, &s);
+        let std_features = vec!["std".to_owned(), "parallel".to_owned()];
+        let (ranges, whole) = gated_ranges(&raw, &s, &std_features);
         if whole {
             Vec::new()
         } else {
@@ -768,11 +894,24 @@ mod tests {
         assert_eq!(scan(stmt), vec![4]);
         let field = "struct S {\n    #[cfg(feature = \"std\")]\n    a: std::string::String,\n    b: std::string::String,\n}\n";
         assert_eq!(scan(field), vec![4]);
+        let generic = "struct S {\n    #[cfg(feature = \"std\")]\n    pub a: Map<u8, std::string::String>,\n    b: std::string::String,\n}\n";
+        assert_eq!(scan(generic), vec![4]);
+        let sig = "impl S {\n    #[cfg(feature = \"std\")]\n    pub fn f(&self) -> Result<(), E> {\n        std::thread::yield_now();\n    }\n    fn g() { std::process::abort() }\n}\n";
+        assert_eq!(scan(sig), vec![6]);
+        let arms = "match x {\n    #[cfg(feature = \"std\")]\n    A => std::process::abort(),\n    B => std::process::abort(),\n}\n";
+        assert_eq!(scan(arms), vec![4]);
         let tests = "#[cfg(test)]\nmod tests {\n    use std::vec::Vec;\n}\n";
         assert!(scan(tests).is_empty());
         let all = "#[cfg(all(feature = \"std\", target_os = \"linux\"))]\nuse std::fs;\n";
         assert!(scan(all).is_empty());
         assert!(scan("#![cfg(feature = \"std\")]\nuse std::fs;\n").is_empty());
+        // a feature that enables std gates too; any() only when every branch does
+        assert!(scan("#[cfg(feature = \"parallel\")]\nuse std::thread;\n").is_empty());
+        assert!(scan("#[cfg(any(feature = \"parallel\", test))]\nuse std::thread;\n").is_empty());
+        assert_eq!(
+            scan("#[cfg(any(feature = \"parallel\", feature = \"alloc\"))]\nuse std::thread;\n"),
+            vec![2]
+        );
     }
 
     #[test]
@@ -824,6 +963,13 @@ mod tests {
                 "m: needs `rust-version.workspace = true` in [package]",
             ]
         );
+    }
+
+    #[test]
+    fn std_features_are_closed_under_implication() {
+        let m = "[features]\ndefault = [\"std\"]\nalloc = []\nstd = [\"alloc\", \"dep/std\"]\n\
+                 parallel = [\n    \"std\",\n]\nfast = [\"parallel\"]\nother = [\"alloc\"]\n[lints]\nx = [\"std\"]\n";
+        assert_eq!(std_features(m), vec!["std", "default", "parallel", "fast"]);
     }
 
     #[test]
