@@ -1,7 +1,20 @@
 #![no_std]
 #![doc = include_str!("../README.md")]
 
-#[cfg(feature = "alloc")]
+#[cfg(any(feature = "alloc", test))]
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
+
+pub mod analysis;
+mod error;
+#[cfg(any(feature = "alloc", test))]
+mod rng;
+pub mod weights;
+
+pub use error::AbcError;
+pub mod discrepancy;
+#[cfg(feature = "alloc")]
+pub mod rejection;
+#[cfg(feature = "alloc")]
+pub mod smc;

@@ -1,0 +1,120 @@
+//! The crate's error type.
+
+use core::fmt;
+
+/// Everything that can go wrong when building or stepping an ABC sampler.
+///
+/// Errors carry parameter names and parameter values (ε, δ, σ, sizes), never private data or
+/// values derived from it (distances to the observed data are never reported).
+#[derive(Copy, Clone, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum AbcError {
+    /// A numeric parameter is NaN, infinite, or outside its valid range.
+    InvalidParameter {
+        /// Which parameter.
+        name: &'static str,
+        /// The rejected value.
+        value: f64,
+    },
+    /// A count or size parameter is outside its valid range (for example zero particles).
+    InvalidCount {
+        /// Which parameter.
+        name: &'static str,
+        /// The rejected value.
+        value: usize,
+    },
+    /// An input slice is empty where at least one element is needed.
+    Empty {
+        /// Which input.
+        name: &'static str,
+    },
+    /// Two inputs that must agree in length do not.
+    LengthMismatch {
+        /// Which input.
+        name: &'static str,
+        /// The length that was expected.
+        expected: usize,
+        /// The length that was found.
+        found: usize,
+    },
+    /// All importance weights are zero (every log-weight is −∞), so nothing can be normalised.
+    ZeroTotalWeight,
+    /// A public input (parameter draw, simulated summary, log-weight) is NaN or +∞.
+    NonFiniteValue {
+        /// Which input.
+        name: &'static str,
+    },
+    /// The covariance of the particle population is not positive definite even after jitter.
+    DegenerateCovariance,
+    /// A sampler was stepped after it had already finished.
+    Finished,
+    /// The simulation budget was exhausted before the sampler could finish.
+    BudgetExhausted {
+        /// The budget (number of simulations) that was spent.
+        budget: u64,
+    },
+    /// The prior or the simulator reported a failure.
+    Model,
+    /// The privacy accountant rejected a computation (parameters out of its range).
+    Accounting,
+    /// The privacy mechanism rejected its parameters.
+    Mechanism,
+}
+
+impl fmt::Display for AbcError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::InvalidParameter { name, value } => {
+                write!(f, "invalid parameter `{name}` = {value}")
+            }
+            Self::InvalidCount { name, value } => write!(f, "invalid count `{name}` = {value}"),
+            Self::Empty { name } => write!(f, "input `{name}` is empty"),
+            Self::LengthMismatch {
+                name,
+                expected,
+                found,
+            } => write!(f, "input `{name}` has length {found}, expected {expected}"),
+            Self::ZeroTotalWeight => f.write_str("all importance weights are zero"),
+            Self::NonFiniteValue { name } => write!(f, "input `{name}` holds a NaN or +inf"),
+            Self::DegenerateCovariance => {
+                f.write_str("particle covariance is not positive definite")
+            }
+            Self::Finished => f.write_str("the sampler has already finished"),
+            Self::BudgetExhausted { budget } => {
+                write!(f, "simulation budget of {budget} exhausted")
+            }
+            Self::Model => f.write_str("the prior or simulator failed"),
+            Self::Accounting => f.write_str("the privacy accountant rejected the parameters"),
+            Self::Mechanism => f.write_str("the privacy mechanism rejected its parameters"),
+        }
+    }
+}
+
+impl core::error::Error for AbcError {}
+
+/// Checks `x` is finite and `> 0`.
+pub(crate) fn positive(name: &'static str, x: f64) -> Result<f64, AbcError> {
+    if x.is_finite() && x > 0.0 {
+        Ok(x)
+    } else {
+        Err(AbcError::InvalidParameter { name, value: x })
+    }
+}
+
+/// Checks `x` is finite and `>= 0`.
+pub(crate) fn non_negative(name: &'static str, x: f64) -> Result<f64, AbcError> {
+    if x.is_finite() && x >= 0.0 {
+        Ok(x)
+    } else {
+        Err(AbcError::InvalidParameter { name, value: x })
+    }
+}
+
+/// Checks `x` is finite.
+pub(crate) fn finite(name: &'static str, x: f64) -> Result<f64, AbcError> {
+    if x.is_finite() {
+        Ok(x)
+    } else {
+        Err(AbcError::InvalidParameter { name, value: x })
+    }
+}

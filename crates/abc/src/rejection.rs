@@ -1,0 +1,468 @@
+//! Rejection ABC (the non-private baseline; Pritchard et al. 1999): θ ~ π, simulate, accept
+//! if `ρ ≤ ε` (threshold rule) or keep the `k` nearest of a fixed budget (quantile rule).
+//!
+//! The sampler is a state machine: each [`RejectionAbc::step`] is one proposal. Early
+//! rejection through [`IncrementalSimulator`]s is [`RejectionAbc::step_early`]. With the
+//! `parallel` feature, [`RejectionAbc::run_parallel`] evaluates proposals on several threads
+//! with one [`SimStream`] per proposal, so results are bit-identical for any thread count.
+//!
+//! # Privacy
+//!
+//! None: this sampler reads the observation without noise. Use [`crate::svt`] (SVT-ABC) or
+//! [`crate::gaussian`] for private decisions.
+
+use alloc::vec::Vec;
+
+#[cfg(feature = "parallel")]
+use dpinfer_simulators::SimStream;
+use dpinfer_simulators::{IncrementalSimulator, Prior, RunEnd, SimError, Simulator};
+use rand_core::Rng;
+
+use crate::discrepancy::{Discrepancy, PrefixDiscrepancy, sanitize};
+use crate::error::{AbcError, non_negative};
+
+/// Stream domain of the per-proposal streams of [`RejectionAbc::run_parallel`].
+pub const REJECTION_DOMAIN: u64 = 0x5245_4a45_4354; // "REJECT"
+
+/// The acceptance rule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rule {
+    /// Accept a proposal when `ρ ≤ ε`.
+    Threshold(f64),
+    /// Run the whole budget and keep the `k` proposals with the smallest distances (the
+    /// tolerance is then the `k`-th smallest distance, a data-dependent quantile).
+    Nearest(usize),
+}
+
+/// Settings of [`RejectionAbc`] (validated by [`RejectionAbc::new`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RejectionSettings {
+    /// Acceptance rule.
+    pub rule: Rule,
+    /// Maximum number of simulations (proposals), `≥ 1`.
+    pub budget: u64,
+    /// With [`Rule::Threshold`], stop once this many proposals are accepted (`≥ 1`;
+    /// `u64::MAX` for "run the whole budget"). Ignored by [`Rule::Nearest`].
+    pub target: u64,
+}
+
+impl Default for RejectionSettings {
+    fn default() -> Self {
+        Self {
+            rule: Rule::Threshold(0.1),
+            budget: 1_000_000,
+            target: 1000,
+        }
+    }
+}
+
+impl RejectionSettings {
+    /// Checks the settings.
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::InvalidParameter`] for a NaN/negative threshold (`+∞` accepts all);
+    /// [`AbcError::InvalidCount`] for a zero budget, target or `k`.
+    pub fn validate(&self) -> Result<(), AbcError> {
+        match self.rule {
+            Rule::Threshold(eps) => {
+                if eps.is_nan() || eps < 0.0 {
+                    return Err(AbcError::InvalidParameter {
+                        name: "threshold",
+                        value: eps,
+                    });
+                }
+            }
+            Rule::Nearest(0) => {
+                return Err(AbcError::InvalidCount {
+                    name: "k",
+                    value: 0,
+                });
+            }
+            Rule::Nearest(_) => {}
+        }
+        if self.budget == 0 {
+            return Err(AbcError::InvalidCount {
+                name: "budget",
+                value: 0,
+            });
+        }
+        if self.target == 0 {
+            return Err(AbcError::InvalidCount {
+                name: "target",
+                value: 0,
+            });
+        }
+        Ok(())
+    }
+}
+
+/// What one [`RejectionAbc::step`] did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RejectionStep {
+    /// The proposal was accepted (or, under [`Rule::Nearest`], recorded).
+    Accepted,
+    /// The proposal was rejected (distance above the tolerance, or abandoned early).
+    Rejected,
+    /// The simulator reported a recoverable failure; the proposal counts as rejected.
+    Failed,
+    /// The sampler has finished (budget spent or target reached); stepping again is a no-op.
+    Done,
+}
+
+/// Rejection ABC over a [`Prior`], a [`Simulator`] and a [`Discrepancy`].
+#[derive(Debug)]
+pub struct RejectionAbc<P, S, D> {
+    prior: P,
+    sim: S,
+    dist: D,
+    settings: RejectionSettings,
+    theta: Vec<f64>,
+    out: Vec<f64>,
+    simulations: u64,
+    accepted: Vec<f64>,
+    distances: Vec<f64>,
+    tolerance: f64,
+    finished: bool,
+}
+
+fn sim_error(e: SimError) -> Result<RejectionStep, AbcError> {
+    if e.is_recoverable() {
+        Ok(RejectionStep::Failed)
+    } else {
+        Err(AbcError::Model)
+    }
+}
+
+impl<P: Prior, S: Simulator, D: Discrepancy> RejectionAbc<P, S, D> {
+    /// Builds the sampler.
+    ///
+    /// # Errors
+    ///
+    /// As [`RejectionSettings::validate`], plus [`AbcError::LengthMismatch`] if the prior and
+    /// the simulator disagree on the dimension of θ, [`AbcError::InvalidCount`] for a zero
+    /// dimension.
+    pub fn new(prior: P, sim: S, dist: D, settings: RejectionSettings) -> Result<Self, AbcError> {
+        settings.validate()?;
+        let dim = prior.dim();
+        if dim == 0 {
+            return Err(AbcError::InvalidCount {
+                name: "dim",
+                value: 0,
+            });
+        }
+        if sim.param_dim() != dim {
+            return Err(AbcError::LengthMismatch {
+                name: "simulator param_dim",
+                expected: dim,
+                found: sim.param_dim(),
+            });
+        }
+        let out_dim = sim.output_dim();
+        let tolerance = match settings.rule {
+            Rule::Threshold(e) => e,
+            Rule::Nearest(_) => f64::INFINITY,
+        };
+        Ok(Self {
+            prior,
+            sim,
+            dist,
+            settings,
+            theta: alloc::vec![0.0; dim],
+            out: alloc::vec![0.0; out_dim],
+            simulations: 0,
+            accepted: Vec::new(),
+            distances: Vec::new(),
+            tolerance,
+            finished: false,
+        })
+    }
+
+    /// Dimension of θ.
+    #[must_use]
+    pub fn dim(&self) -> usize {
+        self.theta.len()
+    }
+
+    /// Simulations run so far.
+    #[must_use]
+    pub fn simulations(&self) -> u64 {
+        self.simulations
+    }
+
+    /// `true` once the budget is spent or the target reached.
+    #[must_use]
+    pub fn is_finished(&self) -> bool {
+        self.finished
+    }
+
+    /// Accepted θs, row-major (`accepted().len() / dim()` of them). Under [`Rule::Nearest`]
+    /// this holds every proposal until the sampler finishes, then only the `k` nearest.
+    #[must_use]
+    pub fn accepted(&self) -> &[f64] {
+        &self.accepted
+    }
+
+    /// Distances of the accepted θs, in the same order.
+    #[must_use]
+    pub fn distances(&self) -> &[f64] {
+        &self.distances
+    }
+
+    /// The tolerance in force: the threshold, or after a [`Rule::Nearest`] run the `k`-th
+    /// smallest distance.
+    #[must_use]
+    pub fn tolerance(&self) -> f64 {
+        self.tolerance
+    }
+
+    /// Acceptance rate so far (0 before the first simulation).
+    #[must_use]
+    pub fn acceptance_rate(&self) -> f64 {
+        if self.simulations == 0 {
+            return 0.0;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let r = self.distances.len() as f64 / self.simulations as f64;
+        r
+    }
+
+    fn pre_step(&mut self) -> bool {
+        if self.finished {
+            return true;
+        }
+        if self.simulations >= self.settings.budget {
+            self.finish();
+            return true;
+        }
+        false
+    }
+
+    fn record(&mut self, d: f64) -> RejectionStep {
+        let d = sanitize(d);
+        match self.settings.rule {
+            Rule::Threshold(eps) => {
+                if d <= eps {
+                    self.accepted.extend_from_slice(&self.theta);
+                    self.distances.push(d);
+                    if self.distances.len() as u64 >= self.settings.target {
+                        self.finish();
+                    }
+                    RejectionStep::Accepted
+                } else {
+                    RejectionStep::Rejected
+                }
+            }
+            Rule::Nearest(_) => {
+                self.accepted.extend_from_slice(&self.theta);
+                self.distances.push(d);
+                RejectionStep::Accepted
+            }
+        }
+    }
+
+    fn post_step(&mut self) {
+        if self.simulations >= self.settings.budget && !self.finished {
+            self.finish();
+        }
+    }
+
+    /// One proposal: θ ~ π, simulate, compare.
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::Model`] if the prior or simulator fails fatally (recoverable simulator
+    /// failures give [`RejectionStep::Failed`]).
+    pub fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<RejectionStep, AbcError> {
+        if self.pre_step() {
+            return Ok(RejectionStep::Done);
+        }
+        self.prior
+            .sample(rng, &mut self.theta)
+            .map_err(|_| AbcError::Model)?;
+        self.simulations += 1;
+        let r = match self.sim.simulate(&self.theta, rng, &mut self.out) {
+            Ok(()) => {
+                let d = self.dist.distance(&self.out);
+                self.record(d)
+            }
+            Err(e) => sim_error(e)?,
+        };
+        self.post_step();
+        Ok(r)
+    }
+
+    /// Steps until done.
+    ///
+    /// # Errors
+    ///
+    /// As [`RejectionAbc::step`].
+    pub fn run<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<(), AbcError> {
+        while self.step(rng)? != RejectionStep::Done {}
+        Ok(())
+    }
+
+    fn finish(&mut self) {
+        self.finished = true;
+        if let Rule::Nearest(k) = self.settings.rule {
+            let dim = self.theta.len();
+            let n = self.distances.len();
+            let mut idx: Vec<usize> = (0..n).collect();
+            // stable: ties keep proposal order
+            idx.sort_by(|&a, &b| self.distances[a].total_cmp(&self.distances[b]));
+            idx.truncate(k.min(n));
+            let mut th = Vec::with_capacity(idx.len() * dim);
+            let mut ds = Vec::with_capacity(idx.len());
+            for &i in &idx {
+                th.extend_from_slice(&self.accepted[i * dim..(i + 1) * dim]);
+                ds.push(self.distances[i]);
+            }
+            self.tolerance = ds.last().copied().unwrap_or(f64::INFINITY);
+            self.accepted = th;
+            self.distances = ds;
+        }
+    }
+}
+
+impl<P: Prior, S: IncrementalSimulator, D: PrefixDiscrepancy> RejectionAbc<P, S, D> {
+    /// One proposal with exact early rejection: the simulation is abandoned as soon as a
+    /// prefix of the output already exceeds the threshold. Decisions equal those of
+    /// [`RejectionAbc::step`] on the same θ and simulation randomness; an abandoned run
+    /// consumes fewer random numbers, so later proposals see a different stream unless each
+    /// proposal has its own stream. Under [`Rule::Nearest`] it simulates in full.
+    ///
+    /// # Errors
+    ///
+    /// As [`RejectionAbc::step`].
+    pub fn step_early<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<RejectionStep, AbcError> {
+        let Rule::Threshold(eps) = self.settings.rule else {
+            return self.step(rng);
+        };
+        if self.pre_step() {
+            return Ok(RejectionStep::Done);
+        }
+        self.prior
+            .sample(rng, &mut self.theta)
+            .map_err(|_| AbcError::Model)?;
+        self.simulations += 1;
+        let dist = &self.dist;
+        let r = match self
+            .sim
+            .simulate_until(&self.theta, rng, &mut self.out, |_, prefix| {
+                dist.prefix_exceeds(prefix, eps)
+            }) {
+            Ok(RunEnd::Completed) => {
+                let d = self.dist.distance(&self.out);
+                self.record(d)
+            }
+            Ok(RunEnd::Abandoned { .. }) => RejectionStep::Rejected,
+            Err(e) => sim_error(e)?,
+        };
+        self.post_step();
+        Ok(r)
+    }
+}
+
+/// Outcome of one proposal in a parallel batch: θ and its distance, or nothing.
+#[cfg(feature = "parallel")]
+type Outcome = Option<(Vec<f64>, f64)>;
+
+#[cfg(feature = "parallel")]
+impl<P, S, D> RejectionAbc<P, S, D>
+where
+    P: Prior + Sync,
+    S: Simulator + Sync,
+    D: Discrepancy + Sync,
+{
+    fn evaluate_proposal(&self, seed: u64, index: u64) -> Result<Outcome, AbcError> {
+        let mut rng = SimStream::with_domain(seed, REJECTION_DOMAIN, index);
+        let mut theta = alloc::vec![0.0; self.theta.len()];
+        let mut out = alloc::vec![0.0; self.out.len()];
+        self.prior
+            .sample(&mut rng, &mut theta)
+            .map_err(|_| AbcError::Model)?;
+        match self.sim.simulate(&theta, &mut rng, &mut out) {
+            Ok(()) => Ok(Some((theta, sanitize(self.dist.distance(&out))))),
+            Err(e) if e.is_recoverable() => Ok(None),
+            Err(_) => Err(AbcError::Model),
+        }
+    }
+
+    /// Runs to completion with one reproducible stream per proposal
+    /// (`SimStream::with_domain(seed, REJECTION_DOMAIN, proposal index)`), evaluating batches
+    /// of proposals on `threads` threads (`threads ≤ 1` runs on the calling thread). Results
+    /// are merged in proposal order, so they are bit-identical for every thread count.
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::Finished`] if the sampler was already stepped, and as
+    /// [`RejectionAbc::step`].
+    #[cfg(feature = "parallel")]
+    pub fn run_parallel(&mut self, seed: u64, threads: usize) -> Result<(), AbcError> {
+        const BATCH: u64 = 8192;
+        if self.simulations != 0 || self.finished {
+            return Err(AbcError::Finished);
+        }
+        let threads = threads.max(1);
+        while !self.finished {
+            let start = self.simulations;
+            let end = start.saturating_add(BATCH).min(self.settings.budget);
+            let n = usize::try_from(end - start).map_err(|_| AbcError::InvalidCount {
+                name: "batch",
+                value: usize::MAX,
+            })?;
+            let mut results: Vec<Result<Outcome, AbcError>> = Vec::with_capacity(n);
+            if threads == 1 {
+                for i in start..end {
+                    results.push(self.evaluate_proposal(seed, i));
+                }
+            } else {
+                let chunk = n.div_ceil(threads);
+                let this = &*self;
+                let parts: Vec<Vec<Result<Outcome, AbcError>>> = std::thread::scope(|s| {
+                    let handles: Vec<_> = (0..threads)
+                        .map(|t| {
+                            s.spawn(move || {
+                                let lo = start + (t * chunk) as u64;
+                                let hi = (lo + chunk as u64).min(end);
+                                (lo..hi)
+                                    .map(|i| this.evaluate_proposal(seed, i))
+                                    .collect::<Vec<_>>()
+                            })
+                        })
+                        .collect();
+                    handles
+                        .into_iter()
+                        .map(|h| {
+                            h.join()
+                                .unwrap_or_else(|_| alloc::vec![Err(AbcError::Model)])
+                        })
+                        .collect()
+                });
+                for p in parts {
+                    results.extend(p);
+                }
+            }
+            for r in results {
+                self.simulations += 1;
+                if let Some((theta, d)) = r? {
+                    self.theta.copy_from_slice(&theta);
+                    self.record(d);
+                    if self.finished {
+                        break;
+                    }
+                }
+            }
+            self.post_step();
+        }
+        Ok(())
+    }
+}
+
+/// Validates a tolerance-like value (finite or `+∞`, non-negative).
+pub(crate) fn tolerance_ok(name: &'static str, x: f64) -> Result<f64, AbcError> {
+    if x == f64::INFINITY {
+        return Ok(x);
+    }
+    non_negative(name, x)
+}

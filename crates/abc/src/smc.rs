@@ -1,0 +1,762 @@
+//! SMC-ABC (ABC population Monte Carlo, Beaumont, Cornuet, Marin & Robert 2009; Algorithm 3 of
+//! Xiong, Ju & Zhang) with a Gaussian perturbation kernel of **twice** the weighted particle
+//! covariance, Beaumont importance weights computed in log space, ESS-triggered systematic
+//! resampling, tolerance schedules and stopping rules.
+//!
+//! Each [`SmcAbc::step`] runs one generation and returns its [`GenerationStats`].
+//!
+//! # Inference from privatized data
+//!
+//! To target `π(θ | s_dp)` (Xiong, Ju & Zhang §3.1), give the sampler a simulator that runs the
+//! confidential model *and then the public privacy mechanism* on its output, e.g.
+//! [`Privatized`] with [`LaplaceReplicate`]. The mechanism's replicate noise is public
+//! simulation randomness (the analyst re-runs a published mechanism); it is never the data
+//! owner's privacy noise.
+//!
+//! # Privacy
+//!
+//! SMC-ABC itself is not a private mechanism: it post-processes whatever observation it is
+//! given. It is private exactly when the observation is the output of a DP mechanism
+//! (post-processing invariance).
+
+use alloc::vec::Vec;
+use core::ops::ControlFlow;
+
+use dpinfer_simulators::{Prior, SimError, Simulator};
+use rand_core::Rng;
+
+use crate::discrepancy::{Discrepancy, sanitize};
+use crate::error::{AbcError, positive};
+use crate::rng::{standard_normal, u01_open};
+use crate::weights::{
+    cholesky_in_place, effective_sample_size, mahalanobis_sq, normalize_log_weights,
+    systematic_resample, weighted_covariance, weighted_mean,
+};
+
+/// The tolerance sequence ε_1 > ε_2 > … of the generations.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tolerance {
+    /// An explicit list; the run ends after the last entry.
+    List(Vec<f64>),
+    /// `ε_t = initial · factor^(t−1)` (the reference code of Xiong et al. uses
+    /// `initial = 1.0`, `factor = 0.7`), floored at the final tolerance.
+    Geometric {
+        /// ε of the first generation (`> 0`, may be `+∞` for a prior-only first generation).
+        initial: f64,
+        /// Ratio in `(0, 1)`.
+        factor: f64,
+    },
+    /// `ε_{t+1}` = weighted `alpha`-quantile of generation `t`'s accepted distances (Del Moral
+    /// et al. 2012; pyabc's `QuantileEpsilon`), floored at the final tolerance.
+    Quantile {
+        /// ε of the first generation (`> 0`, `+∞` allowed).
+        initial: f64,
+        /// Quantile level in `(0, 1)`.
+        alpha: f64,
+    },
+}
+
+/// Settings of [`SmcAbc`] (public fields; validated by [`SmcAbc::new`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct SmcSettings {
+    /// Number of particles `N ≥ 2`.
+    pub particles: usize,
+    /// Tolerance schedule.
+    pub tolerance: Tolerance,
+    /// Stop after the generation whose tolerance is `≤` this (`≥ 0`).
+    pub final_tolerance: f64,
+    /// Maximum number of generations (`≥ 1`).
+    pub max_generations: usize,
+    /// Maximum total number of simulations (`≥ 1`); the run stops when it is exhausted,
+    /// keeping the last complete generation.
+    pub simulation_budget: u64,
+    /// Stop after a generation whose acceptance rate is below this (`[0, 1]`).
+    pub min_acceptance_rate: f64,
+    /// Resample when `ESS < ess_fraction · N` (`[0, 1]`; 0 never resamples).
+    pub ess_fraction: f64,
+    /// Kernel covariance multiplier (Beaumont et al. 2009: 2).
+    pub kernel_scale: f64,
+}
+
+impl Default for SmcSettings {
+    fn default() -> Self {
+        Self {
+            particles: 1000,
+            tolerance: Tolerance::Quantile {
+                initial: f64::INFINITY,
+                alpha: 0.5,
+            },
+            final_tolerance: 0.0,
+            max_generations: 20,
+            simulation_budget: 10_000_000,
+            min_acceptance_rate: 0.0,
+            ess_fraction: 0.5,
+            kernel_scale: 2.0,
+        }
+    }
+}
+
+fn unit_interval(name: &'static str, x: f64) -> Result<f64, AbcError> {
+    if (0.0..=1.0).contains(&x) {
+        Ok(x)
+    } else {
+        Err(AbcError::InvalidParameter { name, value: x })
+    }
+}
+
+fn first_tolerance(name: &'static str, x: f64) -> Result<f64, AbcError> {
+    if x == f64::INFINITY || (x.is_finite() && x > 0.0) {
+        Ok(x)
+    } else {
+        Err(AbcError::InvalidParameter { name, value: x })
+    }
+}
+
+impl SmcSettings {
+    /// Checks every field.
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::InvalidCount`] for fewer than 2 particles, zero generations or budget;
+    /// [`AbcError::InvalidParameter`] for tolerances, factors or rates out of range;
+    /// [`AbcError::Empty`] for an empty tolerance list.
+    pub fn validate(&self) -> Result<(), AbcError> {
+        if self.particles < 2 {
+            return Err(AbcError::InvalidCount {
+                name: "particles",
+                value: self.particles,
+            });
+        }
+        if self.max_generations == 0 {
+            return Err(AbcError::InvalidCount {
+                name: "max_generations",
+                value: 0,
+            });
+        }
+        if self.simulation_budget == 0 {
+            return Err(AbcError::InvalidCount {
+                name: "simulation_budget",
+                value: 0,
+            });
+        }
+        crate::error::non_negative("final_tolerance", self.final_tolerance)?;
+        unit_interval("min_acceptance_rate", self.min_acceptance_rate)?;
+        unit_interval("ess_fraction", self.ess_fraction)?;
+        positive("kernel_scale", self.kernel_scale)?;
+        match &self.tolerance {
+            Tolerance::List(v) => {
+                if v.is_empty() {
+                    return Err(AbcError::Empty { name: "tolerance" });
+                }
+                for &e in v {
+                    crate::rejection::tolerance_ok("tolerance", e)?;
+                }
+            }
+            Tolerance::Geometric { initial, factor } => {
+                first_tolerance("initial", *initial)?;
+                if !(*factor > 0.0 && *factor < 1.0) {
+                    return Err(AbcError::InvalidParameter {
+                        name: "factor",
+                        value: *factor,
+                    });
+                }
+            }
+            Tolerance::Quantile { initial, alpha } => {
+                first_tolerance("initial", *initial)?;
+                if !(*alpha > 0.0 && *alpha < 1.0) {
+                    return Err(AbcError::InvalidParameter {
+                        name: "alpha",
+                        value: *alpha,
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Why an SMC-ABC run stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StopReason {
+    /// A generation reached the final tolerance.
+    FinalTolerance,
+    /// The tolerance list ran out.
+    ScheduleExhausted,
+    /// `max_generations` generations ran.
+    MaxGenerations,
+    /// The simulation budget ran out during a generation (that generation is discarded).
+    Budget,
+    /// A generation's acceptance rate fell below the minimum.
+    AcceptanceRate,
+    /// An observer asked to stop (e.g. a wall-clock limit).
+    Observer,
+}
+
+/// Per-generation diagnostics.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GenerationStats {
+    /// Generation index, from 0.
+    pub generation: usize,
+    /// Tolerance ε_t used.
+    pub tolerance: f64,
+    /// Simulations in this generation.
+    pub simulations: u64,
+    /// Total simulations so far.
+    pub total_simulations: u64,
+    /// Accepted / simulated in this generation.
+    pub acceptance_rate: f64,
+    /// Effective sample size of the generation's weights (before any resampling).
+    pub ess: f64,
+    /// Whether the population was resampled after this generation.
+    pub resampled: bool,
+}
+
+/// What one [`SmcAbc::step`] did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SmcStep {
+    /// A generation completed.
+    Generation(GenerationStats),
+    /// The run is over (the population is the last complete generation).
+    Done(StopReason),
+}
+
+/// Observes generations; can stop the run. `()` observes nothing.
+pub trait SmcObserver {
+    /// Called after each completed generation; `ControlFlow::Break(())` stops the run.
+    fn on_generation(
+        &mut self,
+        stats: &GenerationStats,
+        particles: &[f64],
+        weights: &[f64],
+    ) -> ControlFlow<()> {
+        let _ = (stats, particles, weights);
+        ControlFlow::Continue(())
+    }
+}
+
+impl SmcObserver for () {}
+
+/// Stops a run once a wall-clock deadline has passed (checked after each generation).
+#[cfg(feature = "std")]
+#[derive(Clone, Copy, Debug)]
+pub struct WallClock {
+    /// The deadline.
+    pub deadline: std::time::Instant,
+}
+
+#[cfg(feature = "std")]
+impl SmcObserver for WallClock {
+    fn on_generation(&mut self, _: &GenerationStats, _: &[f64], _: &[f64]) -> ControlFlow<()> {
+        if std::time::Instant::now() >= self.deadline {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+}
+
+/// The SMC-ABC sampler.
+#[derive(Debug)]
+pub struct SmcAbc<P, S, D, O = ()> {
+    prior: P,
+    sim: S,
+    dist: D,
+    observer: O,
+    settings: SmcSettings,
+    dim: usize,
+    generation: usize,
+    total_sims: u64,
+    epsilon: f64,
+    // current population
+    particles: Vec<f64>,
+    weights: Vec<f64>,
+    distances: Vec<f64>,
+    // scratch
+    new_particles: Vec<f64>,
+    new_log_w: Vec<f64>,
+    new_distances: Vec<f64>,
+    cum: Vec<f64>,
+    chol: Vec<f64>,
+    half_log_det: f64,
+    mean: Vec<f64>,
+    theta: Vec<f64>,
+    diff: Vec<f64>,
+    scratch: Vec<f64>,
+    out: Vec<f64>,
+    idx: Vec<usize>,
+    stats: Vec<GenerationStats>,
+    done: Option<StopReason>,
+}
+
+impl<P: Prior, S: Simulator, D: Discrepancy> SmcAbc<P, S, D, ()> {
+    /// Builds the sampler with no observer.
+    ///
+    /// # Errors
+    ///
+    /// As [`SmcSettings::validate`], plus [`AbcError::LengthMismatch`] if prior and simulator
+    /// disagree on dim θ.
+    pub fn new(prior: P, sim: S, dist: D, settings: SmcSettings) -> Result<Self, AbcError> {
+        Self::with_observer(prior, sim, dist, settings, ())
+    }
+}
+
+impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> {
+    /// Builds the sampler with an observer.
+    ///
+    /// # Errors
+    ///
+    /// As [`SmcAbc::new`].
+    pub fn with_observer(
+        prior: P,
+        sim: S,
+        dist: D,
+        settings: SmcSettings,
+        observer: O,
+    ) -> Result<Self, AbcError> {
+        settings.validate()?;
+        let dim = prior.dim();
+        if dim == 0 {
+            return Err(AbcError::InvalidCount {
+                name: "dim",
+                value: 0,
+            });
+        }
+        if sim.param_dim() != dim {
+            return Err(AbcError::LengthMismatch {
+                name: "simulator param_dim",
+                expected: dim,
+                found: sim.param_dim(),
+            });
+        }
+        let n = settings.particles;
+        let epsilon = match &settings.tolerance {
+            Tolerance::List(v) => v[0],
+            Tolerance::Geometric { initial, .. } | Tolerance::Quantile { initial, .. } => *initial,
+        }
+        .max(settings.final_tolerance);
+        let out_dim = sim.output_dim();
+        Ok(Self {
+            prior,
+            sim,
+            dist,
+            observer,
+            dim,
+            generation: 0,
+            total_sims: 0,
+            epsilon,
+            particles: Vec::new(),
+            weights: Vec::new(),
+            distances: Vec::new(),
+            new_particles: alloc::vec![0.0; n * dim],
+            new_log_w: alloc::vec![0.0; n],
+            new_distances: alloc::vec![0.0; n],
+            cum: alloc::vec![0.0; n],
+            chol: alloc::vec![0.0; dim * dim],
+            half_log_det: 0.0,
+            mean: alloc::vec![0.0; dim],
+            theta: alloc::vec![0.0; dim],
+            diff: alloc::vec![0.0; dim],
+            scratch: alloc::vec![0.0; dim],
+            out: alloc::vec![0.0; out_dim],
+            idx: alloc::vec![0; n],
+            settings,
+            stats: Vec::new(),
+            done: None,
+        })
+    }
+
+    /// The current population, row-major (`particles × dim`); empty before the first step.
+    #[must_use]
+    pub fn particles(&self) -> &[f64] {
+        &self.particles
+    }
+
+    /// Normalised weights of the current population.
+    #[must_use]
+    pub fn weights(&self) -> &[f64] {
+        &self.weights
+    }
+
+    /// Distances of the current population.
+    #[must_use]
+    pub fn distances(&self) -> &[f64] {
+        &self.distances
+    }
+
+    /// Dimension of θ.
+    #[must_use]
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Diagnostics of all completed generations.
+    #[must_use]
+    pub fn history(&self) -> &[GenerationStats] {
+        &self.stats
+    }
+
+    /// Total simulations so far.
+    #[must_use]
+    pub fn simulations(&self) -> u64 {
+        self.total_sims
+    }
+
+    /// Weighted posterior mean of the current population into `out` (length `dim`).
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::Empty`] before the first generation; shape errors as
+    /// [`crate::weights::weighted_mean`].
+    pub fn posterior_mean(&self, out: &mut [f64]) -> Result<(), AbcError> {
+        if self.weights.is_empty() {
+            return Err(AbcError::Empty { name: "population" });
+        }
+        weighted_mean(&self.particles, self.dim, &self.weights, out)
+    }
+
+    /// Runs generations until done; returns the stop reason.
+    ///
+    /// # Errors
+    ///
+    /// As [`SmcAbc::step`].
+    pub fn run<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<StopReason, AbcError> {
+        loop {
+            if let SmcStep::Done(r) = self.step(rng)? {
+                return Ok(r);
+            }
+        }
+    }
+
+    /// Prepares the perturbation kernel `N(·, scale · Σ_w)` from the current population.
+    fn prepare_kernel(&mut self) -> Result<(), AbcError> {
+        weighted_mean(&self.particles, self.dim, &self.weights, &mut self.mean)?;
+        weighted_covariance(
+            &self.particles,
+            self.dim,
+            &self.weights,
+            &self.mean,
+            &mut self.chol,
+        )?;
+        for c in &mut self.chol {
+            *c *= self.settings.kernel_scale;
+        }
+        // Jitter the diagonal if the population has collapsed in some direction.
+        let mut jitter = 0.0;
+        let base: Vec<f64> = self.chol.clone();
+        for _ in 0..8 {
+            self.chol.copy_from_slice(&base);
+            for i in 0..self.dim {
+                let d = base[i * self.dim + i];
+                self.chol[i * self.dim + i] = d + jitter * d.abs().max(1e-300) + jitter;
+            }
+            if let Ok(h) = cholesky_in_place(&mut self.chol, self.dim) {
+                self.half_log_det = h;
+                return Ok(());
+            }
+            jitter = if jitter == 0.0 { 1e-12 } else { jitter * 100.0 };
+        }
+        Err(AbcError::DegenerateCovariance)
+    }
+
+    /// Proposes θ into `self.theta`: from the prior at generation 0, otherwise resample +
+    /// perturb. Returns `false` if the proposal lies outside the prior support.
+    fn propose<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<bool, AbcError> {
+        if self.generation == 0 {
+            self.prior
+                .sample(rng, &mut self.theta)
+                .map_err(|_| AbcError::Model)?;
+            return Ok(true);
+        }
+        let u = u01_open(rng);
+        let n = self.cum.len();
+        let j = self.cum.partition_point(|&c| c < u).min(n - 1);
+        let base = &self.particles[j * self.dim..(j + 1) * self.dim];
+        for z in &mut self.scratch {
+            *z = standard_normal(rng);
+        }
+        for (i, &b) in base.iter().enumerate() {
+            let mut s = b;
+            for k in 0..=i {
+                s += self.chol[i * self.dim + k] * self.scratch[k];
+            }
+            self.theta[i] = s;
+        }
+        Ok(self.prior.in_support(&self.theta))
+    }
+
+    /// `ln Σ_j W_j K(θ | θ_j)` up to the kernel's constant (cancels on normalisation).
+    fn log_mixture(&mut self, theta_row: usize) -> f64 {
+        let dim = self.dim;
+        let mut max = f64::NEG_INFINITY;
+        // two passes: max then sum (log-sum-exp) to avoid underflow of far kernels
+        let n = self.weights.len();
+        let th = &self.new_particles[theta_row * dim..(theta_row + 1) * dim];
+        self.cum.clear();
+        for j in 0..n {
+            let pj = &self.particles[j * dim..(j + 1) * dim];
+            for i in 0..dim {
+                self.diff[i] = th[i] - pj[i];
+            }
+            let q = mahalanobis_sq(&self.chol, dim, &self.diff, &mut self.scratch);
+            let l = libm::log(self.weights[j]) - 0.5 * q;
+            max = max.max(l);
+            self.cum.push(l);
+        }
+        if max == f64::NEG_INFINITY {
+            return max;
+        }
+        let mut s = 0.0;
+        for &l in &self.cum {
+            s += libm::exp(l - max);
+        }
+        max + libm::log(s) - self.half_log_det
+    }
+
+    fn rebuild_cumulative(&mut self) {
+        self.cum.clear();
+        let mut c = 0.0;
+        for &w in &self.weights {
+            c += w;
+            self.cum.push(c);
+        }
+        if let Some(last) = self.cum.last_mut() {
+            *last = f64::INFINITY; // guards rounding: every u ∈ (0,1) finds an index
+        }
+    }
+
+    fn next_tolerance(&self) -> Option<f64> {
+        let fin = self.settings.final_tolerance;
+        let g = self.generation; // index of the generation about to run
+        match &self.settings.tolerance {
+            Tolerance::List(v) => v.get(g).map(|&e| e.max(fin)),
+            Tolerance::Geometric { initial, factor } => {
+                #[allow(clippy::cast_precision_loss)]
+                let e = initial * libm::pow(*factor, g as f64);
+                Some(e.max(fin))
+            }
+            Tolerance::Quantile { alpha, .. } => {
+                let q = weighted_quantile(&self.distances, &self.weights, *alpha);
+                Some(q.min(self.epsilon).max(fin))
+            }
+        }
+    }
+
+    /// Runs one generation.
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::Model`] for a fatal prior/simulator failure,
+    /// [`AbcError::DegenerateCovariance`] if the population collapses,
+    /// [`AbcError::ZeroTotalWeight`] if every new particle has zero weight.
+    pub fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<SmcStep, AbcError> {
+        if let Some(r) = self.done {
+            return Ok(SmcStep::Done(r));
+        }
+        if self.generation >= self.settings.max_generations {
+            return Ok(self.stop(StopReason::MaxGenerations));
+        }
+        if self.generation > 0 {
+            match self.next_tolerance() {
+                Some(e) => self.epsilon = e,
+                None => return Ok(self.stop(StopReason::ScheduleExhausted)),
+            }
+            self.prepare_kernel()?;
+            self.rebuild_cumulative();
+        }
+        let eps = self.epsilon;
+        let n = self.settings.particles;
+        let mut sims = 0u64;
+        for i in 0..n {
+            loop {
+                if self.total_sims >= self.settings.simulation_budget {
+                    return Ok(self.stop(StopReason::Budget));
+                }
+                if !self.propose(rng)? {
+                    continue; // outside the prior support: weight would be 0, no simulation
+                }
+                self.total_sims += 1;
+                sims += 1;
+                match self.sim.simulate(&self.theta, rng, &mut self.out) {
+                    Ok(()) => {}
+                    Err(e) if e.is_recoverable() => continue,
+                    Err(_) => return Err(AbcError::Model),
+                }
+                let d = sanitize(self.dist.distance(&self.out));
+                if d <= eps {
+                    self.new_particles[i * self.dim..(i + 1) * self.dim]
+                        .copy_from_slice(&self.theta);
+                    self.new_distances[i] = d;
+                    break;
+                }
+            }
+        }
+        // Beaumont weights in log space.
+        if self.generation == 0 {
+            self.new_log_w.fill(0.0);
+        } else {
+            for i in 0..n {
+                let lp = self
+                    .prior
+                    .ln_density(&self.new_particles[i * self.dim..(i + 1) * self.dim]);
+                let lm = self.log_mixture(i);
+                self.new_log_w[i] = if lp == f64::NEG_INFINITY || lm.is_nan() {
+                    f64::NEG_INFINITY
+                } else {
+                    lp - lm
+                };
+            }
+        }
+        let mut w = alloc::vec![0.0; n];
+        normalize_log_weights(&self.new_log_w, &mut w)?;
+        core::mem::swap(&mut self.particles, &mut self.new_particles);
+        if self.new_particles.len() != n * self.dim {
+            self.new_particles = alloc::vec![0.0; n * self.dim];
+        }
+        core::mem::swap(&mut self.distances, &mut self.new_distances);
+        if self.new_distances.len() != n {
+            self.new_distances = alloc::vec![0.0; n];
+        }
+        self.weights = w;
+        let ess = effective_sample_size(&self.weights)?;
+        #[allow(clippy::cast_precision_loss)]
+        let resample = ess < self.settings.ess_fraction * n as f64;
+        if resample {
+            let u = u01_open(rng);
+            systematic_resample(&self.weights, u.min(1.0 - f64::EPSILON), &mut self.idx)?;
+            let mut p = alloc::vec![0.0; n * self.dim];
+            let mut d = alloc::vec![0.0; n];
+            for (k, &j) in self.idx.iter().enumerate() {
+                p[k * self.dim..(k + 1) * self.dim]
+                    .copy_from_slice(&self.particles[j * self.dim..(j + 1) * self.dim]);
+                d[k] = self.distances[j];
+            }
+            self.particles = p;
+            self.distances = d;
+            #[allow(clippy::cast_precision_loss)]
+            self.weights.fill(1.0 / n as f64);
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let stats = GenerationStats {
+            generation: self.generation,
+            tolerance: eps,
+            simulations: sims,
+            total_simulations: self.total_sims,
+            acceptance_rate: n as f64 / sims.max(1) as f64,
+            ess,
+            resampled: resample,
+        };
+        self.stats.push(stats);
+        self.generation += 1;
+        if self
+            .observer
+            .on_generation(&stats, &self.particles, &self.weights)
+            .is_break()
+        {
+            self.done = Some(StopReason::Observer);
+        } else if eps <= self.settings.final_tolerance {
+            self.done = Some(StopReason::FinalTolerance);
+        } else if stats.acceptance_rate < self.settings.min_acceptance_rate {
+            self.done = Some(StopReason::AcceptanceRate);
+        }
+        Ok(SmcStep::Generation(stats))
+    }
+
+    fn stop(&mut self, r: StopReason) -> SmcStep {
+        self.done = Some(r);
+        SmcStep::Done(r)
+    }
+}
+
+/// Weighted `alpha`-quantile of `values` (the smallest `v` with weighted CDF `≥ alpha`).
+/// Returns `+∞` for empty input.
+pub(crate) fn weighted_quantile(values: &[f64], weights: &[f64], alpha: f64) -> f64 {
+    if values.is_empty() || values.len() != weights.len() {
+        return f64::INFINITY;
+    }
+    let mut idx: Vec<usize> = (0..values.len()).collect();
+    idx.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    let total: f64 = weights.iter().sum();
+    let mut c = 0.0;
+    for &i in &idx {
+        c += weights[i];
+        if c >= alpha * total {
+            return values[i];
+        }
+    }
+    values[idx[idx.len() - 1]]
+}
+
+/// A public replica of a privacy mechanism, applied by the analyst to simulated confidential
+/// summaries (so that SMC-ABC targets `π(θ | s_dp)`). Uses the *simulation* RNG.
+pub trait PublicMechanism {
+    /// Writes `η(· | s)` into `out` (same length as `s`).
+    fn privatize<R: Rng + ?Sized>(&self, s: &[f64], rng: &mut R, out: &mut [f64]);
+}
+
+/// The Laplace mechanism's public replica: `s + Lap(scale)` per coordinate, where
+/// `scale = Δ₁/ε` of the published release.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LaplaceReplicate {
+    scale: f64,
+}
+
+impl LaplaceReplicate {
+    /// A replica with Laplace scale `scale`.
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::InvalidParameter`] unless `scale` is finite and positive.
+    pub fn new(scale: f64) -> Result<Self, AbcError> {
+        Ok(Self {
+            scale: positive("scale", scale)?,
+        })
+    }
+}
+
+impl PublicMechanism for LaplaceReplicate {
+    fn privatize<R: Rng + ?Sized>(&self, s: &[f64], rng: &mut R, out: &mut [f64]) {
+        for (o, &x) in out.iter_mut().zip(s) {
+            let u = u01_open(rng) - 0.5;
+            *o = x - self.scale * u.signum() * libm::log1p(-2.0 * u.abs());
+        }
+    }
+}
+
+/// "Confidential model + public privacy mechanism" as one simulator (Xiong et al. §3.1).
+#[derive(Clone, Debug)]
+pub struct Privatized<S, M> {
+    sim: S,
+    mech: M,
+}
+
+impl<S: Simulator, M: PublicMechanism> Privatized<S, M> {
+    /// Composes a simulator with a public mechanism replica.
+    pub fn new(sim: S, mech: M) -> Self {
+        Self { sim, mech }
+    }
+}
+
+impl<S: Simulator, M: PublicMechanism> Simulator for Privatized<S, M> {
+    fn param_dim(&self) -> usize {
+        self.sim.param_dim()
+    }
+    fn output_dim(&self) -> usize {
+        self.sim.output_dim()
+    }
+    fn simulate<R: Rng + ?Sized>(
+        &self,
+        theta: &[f64],
+        rng: &mut R,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
+        self.sim.simulate(theta, rng, out)?;
+        // privatize in place through a small stack buffer per chunk
+        let mut buf = [0.0_f64; 32];
+        for chunk in out.chunks_mut(32) {
+            let k = chunk.len();
+            buf[..k].copy_from_slice(chunk);
+            self.mech.privatize(&buf[..k], rng, chunk);
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,202 @@
+//! Rejection ABC and SMC-ABC on the Gaussian-mean toy against exact (ABC) posteriors.
+#![allow(
+    clippy::float_cmp,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_lossless
+)]
+
+mod common;
+
+use common::{AbcPosterior, GaussianMean, exact_posterior, weighted_mean_sd};
+use dpinfer_abc::discrepancy::Euclidean;
+use dpinfer_abc::rejection::{RejectionAbc, RejectionSettings, Rule};
+use dpinfer_abc::smc::{SmcAbc, SmcSettings, StopReason, Tolerance};
+use dpinfer_simulators::prior::Normal;
+use rand::SeedableRng;
+use rand::rngs::Xoshiro256PlusPlus;
+
+const TAU: f64 = 1.0;
+const N: f64 = 100.0;
+const YBAR: f64 = 0.5;
+
+/// KS critical value at α = 1e-6: sqrt(−ln(α/2)/2)/√n (asymptotic Kolmogorov distribution).
+fn ks_crit(n: usize) -> f64 {
+    (-(1e-6_f64 / 2.0).ln() / 2.0).sqrt() / (n as f64).sqrt()
+}
+
+#[test]
+fn rejection_matches_exact_abc_posterior() {
+    let eps = 0.05;
+    let obs = [YBAR];
+    let mut s = RejectionAbc::new(
+        Normal::new(0.0, TAU).unwrap(),
+        GaussianMean { n: N },
+        Euclidean::new(&obs).unwrap(),
+        RejectionSettings {
+            rule: Rule::Threshold(eps),
+            budget: 10_000_000,
+            target: 4000,
+        },
+    )
+    .unwrap();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(20261122);
+    s.run(&mut rng).unwrap();
+    let th = s.accepted();
+    assert_eq!(th.len(), 4000);
+    assert!(s.distances().iter().all(|&d| d <= eps));
+    let post = AbcPosterior::new(TAU, N, YBAR, eps);
+    let n = th.len() as f64;
+    let (m, sd) = weighted_mean_sd(th, &vec![1.0; th.len()]);
+    // Independent draws from π_ε: mean within 6 SE (false failure 2e-9), sd within 6 SE of an
+    // sd estimate (SE ≈ sd/√(2n)).
+    assert!(
+        (m - post.mean).abs() < 6.0 * post.sd / n.sqrt(),
+        "{m} vs {}",
+        post.mean
+    );
+    assert!(
+        (sd - post.sd).abs() < 6.0 * post.sd / (2.0 * n).sqrt(),
+        "{sd} vs {}",
+        post.sd
+    );
+    let d = post.ks(th);
+    assert!(d < ks_crit(th.len()), "KS {d}");
+}
+
+#[test]
+fn rejection_small_tolerance_matches_exact_posterior() {
+    // As ε → 0 the ABC posterior tends to the exact one; at ε = 0.005 (sd of the summary 0.1)
+    // the quadrature difference of the means is < 1e-6, far below the MC error.
+    let eps = 0.005;
+    let obs = [YBAR];
+    let mut s = RejectionAbc::new(
+        Normal::new(0.0, TAU).unwrap(),
+        GaussianMean { n: N },
+        Euclidean::new(&obs).unwrap(),
+        RejectionSettings {
+            rule: Rule::Threshold(eps),
+            budget: 10_000_000,
+            target: 1500,
+        },
+    )
+    .unwrap();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
+    s.run(&mut rng).unwrap();
+    let (em, es) = exact_posterior(TAU, N, YBAR);
+    let th = s.accepted();
+    let n = th.len() as f64;
+    let (m, sd) = weighted_mean_sd(th, &vec![1.0; th.len()]);
+    assert!((m - em).abs() < 6.0 * es / n.sqrt(), "{m} vs {em}");
+    assert!(
+        (sd - es).abs() < 6.0 * es / (2.0 * n).sqrt(),
+        "{sd} vs {es}"
+    );
+}
+
+#[test]
+fn rejection_nearest_keeps_k_smallest() {
+    let obs = [YBAR];
+    let mut s = RejectionAbc::new(
+        Normal::new(0.0, TAU).unwrap(),
+        GaussianMean { n: N },
+        Euclidean::new(&obs).unwrap(),
+        RejectionSettings {
+            rule: Rule::Nearest(100),
+            budget: 20_000,
+            target: u64::MAX,
+        },
+    )
+    .unwrap();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+    s.run(&mut rng).unwrap();
+    assert_eq!(s.simulations(), 20_000);
+    assert_eq!(s.accepted().len(), 100);
+    assert!(s.distances().windows(2).all(|w| w[0] <= w[1]));
+    assert_eq!(s.tolerance(), s.distances()[99]);
+}
+
+#[test]
+fn smc_matches_exact_abc_posterior() {
+    let obs = [YBAR];
+    let settings = SmcSettings {
+        particles: 1000,
+        tolerance: Tolerance::Quantile {
+            initial: f64::INFINITY,
+            alpha: 0.5,
+        },
+        final_tolerance: 0.01,
+        max_generations: 30,
+        ..SmcSettings::default()
+    };
+    let mut s = SmcAbc::new(
+        Normal::new(0.0, TAU).unwrap(),
+        GaussianMean { n: N },
+        Euclidean::new(&obs).unwrap(),
+        settings,
+    )
+    .unwrap();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(77);
+    let reason = s.run(&mut rng).unwrap();
+    assert_eq!(reason, StopReason::FinalTolerance);
+    let last = *s.history().last().unwrap();
+    assert!(last.tolerance <= 0.01 + 1e-15);
+    assert!(s.distances().iter().all(|&d| d <= last.tolerance));
+    let post = AbcPosterior::new(TAU, N, YBAR, last.tolerance);
+    let (m, sd) = weighted_mean_sd(s.particles(), s.weights());
+    // Weighted particles: SE ≈ sd/√ESS; SMC populations are correlated through resampling, so
+    // allow 8 SE for the mean and 8 SE (sd/√(2 ESS)) for the sd — a loose check whose nominal
+    // false-failure probability is < 1e-14 under the ESS approximation.
+    let ess = last.ess.min(1000.0);
+    assert!(
+        (m - post.mean).abs() < 8.0 * post.sd / ess.sqrt(),
+        "{m} vs {}",
+        post.mean
+    );
+    assert!(
+        (sd - post.sd).abs() < 8.0 * post.sd / (2.0 * ess).sqrt(),
+        "{sd} vs {}",
+        post.sd
+    );
+    // tolerances decrease
+    assert!(
+        s.history()
+            .windows(2)
+            .all(|w| w[1].tolerance <= w[0].tolerance)
+    );
+}
+
+#[test]
+fn smc_geometric_schedule_and_budget_stop() {
+    let obs = [YBAR];
+    let settings = SmcSettings {
+        particles: 200,
+        tolerance: Tolerance::Geometric {
+            initial: 1.0,
+            factor: 0.7,
+        },
+        final_tolerance: 0.0,
+        max_generations: 100,
+        simulation_budget: 20_000,
+        ..SmcSettings::default()
+    };
+    let mut s = SmcAbc::new(
+        Normal::new(0.0, TAU).unwrap(),
+        GaussianMean { n: N },
+        Euclidean::new(&obs).unwrap(),
+        settings,
+    )
+    .unwrap();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+    let reason = s.run(&mut rng).unwrap();
+    assert_eq!(reason, StopReason::Budget);
+    assert!(s.simulations() <= 20_000);
+    for (g, st) in s.history().iter().enumerate() {
+        let want = 0.7_f64.powi(g as i32);
+        assert!((st.tolerance - want).abs() < 1e-12 * want.max(1.0));
+    }
+    // the kept population is the last complete generation
+    let tol = s.history().last().unwrap().tolerance;
+    assert!(s.distances().iter().all(|&d| d <= tol));
+}
