@@ -94,6 +94,7 @@ impl PrefixDiscrepancy for Euclidean<'_> {
 }
 
 /// Reads a NaN distance as `+∞`.
+#[cfg_attr(not(feature = "alloc"), allow(dead_code))]
 #[inline]
 pub(crate) fn sanitize(d: f64) -> f64 {
     if d.is_nan() { f64::INFINITY } else { d }

@@ -242,8 +242,14 @@ pub fn cholesky_in_place(a: &mut [f64], dim: usize) -> Result<f64, AbcError> {
     Ok(half_log_det)
 }
 
-/// `‖L⁻¹ x‖²` for a lower-triangular row-major `L` (forward substitution in `scratch`).
-pub(crate) fn mahalanobis_sq(l: &[f64], dim: usize, x: &[f64], scratch: &mut [f64]) -> f64 {
+/// `‖L⁻¹ x‖²` for a lower-triangular row-major `L` (forward substitution; `scratch` receives
+/// `L⁻¹ x`). With `L` from [`cholesky_in_place`] of `Σ` this is `xᵀ Σ⁻¹ x`. All slices must
+/// have at least the lengths `dim × dim`, `dim`, `dim`; shorter slices give NaN (never a panic).
+#[must_use]
+pub fn mahalanobis_sq(l: &[f64], dim: usize, x: &[f64], scratch: &mut [f64]) -> f64 {
+    if dim.checked_mul(dim).is_none_or(|d2| l.len() < d2) || x.len() < dim || scratch.len() < dim {
+        return f64::NAN;
+    }
     let mut q = 0.0;
     for i in 0..dim {
         let mut s = x[i];
