@@ -5,3 +5,30 @@
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
+
+mod accountant;
+mod accountants;
+pub mod composition;
+pub mod convert;
+pub mod curves;
+mod error;
+mod event;
+mod filter;
+mod notions;
+pub mod pld;
+
+pub use accountant::Accountant;
+#[cfg(feature = "alloc")]
+pub use accountants::RdpAccountantVec;
+pub use accountants::{
+    ApproxAccountant, DEFAULT_ORDERS, PldAccountant, PureAccountant, RdpAccountant, ZcdpAccountant,
+};
+pub use error::AccountantError;
+pub use event::{BinomialBound, Event, MAX_EVENT_DEPTH};
+pub use filter::{BudgetFilter, FilterEpsilon};
+#[cfg(feature = "alloc")]
+pub use notions::RdpCurveVec;
+pub use notions::{
+    ApproxDp, Conversion, GaussianPld, Neighbouring, PureDp, ROUNDING_MARGIN, RdpCurve, Report,
+    Zcdp, round_up,
+};

@@ -1,0 +1,525 @@
+//! Accountant implementations, one per notion. All keep O(1) (or O(grid)) memory, use
+//! compensated sums, and compose `count` repetitions by multiplication.
+
+use dpinfer_math::NeumaierSum;
+
+use crate::composition::{KOV_MAX_K, advanced, optimal, optimal_delta};
+use crate::convert::{rdp_to_approx, rdp_to_delta, zcdp_to_approx, zcdp_to_delta};
+use crate::curves::{count_up, event_approx, event_pld, event_pure, event_rdp, event_zcdp};
+use crate::error::{finite, non_negative, open_unit};
+use crate::{
+    Accountant, AccountantError, ApproxDp, Conversion, Event, Neighbouring, Report, round_up,
+};
+
+fn add_scaled(s: &mut NeumaierSum, count: u64, x: f64) -> Result<(), AccountantError> {
+    let v = round_up(count_up(count) * x);
+    let mut t = *s;
+    t.add(v);
+    finite("composition overflow", t.sum())?;
+    *s = t;
+    Ok(())
+}
+
+/// Pure ε-DP accountant: ε adds (Dwork–Roth 2014 Thm 3.14).
+///
+/// Accepts Laplace, pure ε, sparse vector, binomial curve and their subsampled/composed forms.
+///
+/// ```
+/// use dpinfer_accountants::{Accountant, Event, Neighbouring, PureAccountant};
+/// let mut acc = PureAccountant::new(Neighbouring::ReplaceOne);
+/// acc.compose_n(&Event::Laplace { scale: 10.0, sensitivity: 1.0 }, 5)?;
+/// assert!((acc.epsilon(0.0)?.epsilon - 0.5).abs() < 1e-12);
+/// # Ok::<(), dpinfer_accountants::AccountantError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct PureAccountant {
+    relation: Neighbouring,
+    eps: NeumaierSum,
+}
+
+impl PureAccountant {
+    /// An empty accountant for `relation`.
+    #[must_use]
+    pub fn new(relation: Neighbouring) -> Self {
+        Self {
+            relation,
+            eps: NeumaierSum::new(),
+        }
+    }
+    /// The total ε so far (rounded up).
+    #[must_use]
+    pub fn total(&self) -> f64 {
+        round_up(self.eps.sum())
+    }
+}
+
+impl Accountant for PureAccountant {
+    fn relation(&self) -> Neighbouring {
+        self.relation
+    }
+    fn compose_n(&mut self, event: &Event<'_>, count: u64) -> Result<(), AccountantError> {
+        event.validate(self.relation)?;
+        let e = event_pure(event, self.relation, 0)?;
+        add_scaled(&mut self.eps, count, e)
+    }
+    /// Pure DP: ε is the same for every δ ∈ [0, 1).
+    fn epsilon(&self, delta: f64) -> Result<Report, AccountantError> {
+        if !(0.0..1.0).contains(&delta) {
+            return Err(AccountantError::InvalidParameter {
+                name: "delta",
+                value: delta,
+            });
+        }
+        Ok(Report {
+            epsilon: self.total(),
+            delta,
+            conversion: Conversion::Pure,
+        })
+    }
+    /// ε_T-DP implies (ε, δ)-DP with `δ = (e^{ε_T} − e^{ε})/(1 + e^{ε_T})` for ε < ε_T
+    /// (the randomized-response bound, Kairouz–Oh–Viswanath 2015), δ = 0 otherwise.
+    fn delta(&self, epsilon: f64) -> Result<Report, AccountantError> {
+        let eps = non_negative("epsilon", epsilon)?;
+        let t = self.total();
+        let delta = if eps >= t {
+            0.0
+        } else {
+            // −expm1(ε − ε_T) · e^{ε_T}/(1 + e^{ε_T})
+            let sig = 1.0 / (1.0 + libm::exp(-t));
+            round_up(-libm::expm1(eps - t) * sig).min(1.0)
+        };
+        Ok(Report {
+            epsilon: eps,
+            delta,
+            conversion: Conversion::Pure,
+        })
+    }
+}
+
+/// Approximate (ε, δ)-DP accountant: basic composition always; while every composed event
+/// has the same (ε₀, δ₀) it also offers the advanced (DRV) and optimal (KOV) homogeneous
+/// bounds and reports the smallest.
+///
+/// # Privacy
+/// The homogeneous bounds assume the number of repetitions and (ε₀, δ₀) were fixed in
+/// advance; [`crate::BudgetFilter`] therefore uses only basic composition for this
+/// accountant (see [`Accountant`] docs on filters).
+#[derive(Clone, Debug)]
+pub struct ApproxAccountant {
+    relation: Neighbouring,
+    eps: NeumaierSum,
+    delta: NeumaierSum,
+    homogeneous: Option<(f64, f64)>,
+    k: u64,
+    mixed: bool,
+}
+
+impl ApproxAccountant {
+    /// An empty accountant for `relation`.
+    #[must_use]
+    pub fn new(relation: Neighbouring) -> Self {
+        Self {
+            relation,
+            eps: NeumaierSum::new(),
+            delta: NeumaierSum::new(),
+            homogeneous: None,
+            k: 0,
+            mixed: false,
+        }
+    }
+    /// Basic composition only: `(Σε, Σδ)` (always valid, also under fully adaptive choice).
+    #[must_use]
+    pub fn basic(&self) -> Report {
+        Report {
+            epsilon: round_up(self.eps.sum()),
+            delta: round_up(self.delta.sum()).min(1.0),
+            conversion: Conversion::BasicComposition,
+        }
+    }
+}
+
+impl Accountant for ApproxAccountant {
+    fn relation(&self) -> Neighbouring {
+        self.relation
+    }
+    fn compose_n(&mut self, event: &Event<'_>, count: u64) -> Result<(), AccountantError> {
+        event.validate(self.relation)?;
+        if let Event::SelfComposed {
+            event: inner,
+            count: c,
+        } = *event
+        {
+            let total = c.checked_mul(count).ok_or(AccountantError::InvalidCount {
+                name: "count",
+                value: count,
+            })?;
+            return self.compose_n(inner, total);
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        let (e, d) = event_approx(event, self.relation, 0)?;
+        let mut eps = self.eps;
+        let mut del = self.delta;
+        add_scaled(&mut eps, count, e)?;
+        add_scaled(&mut del, count, d)?;
+        self.eps = eps;
+        self.delta = del;
+        match self.homogeneous {
+            None if !self.mixed => {
+                self.homogeneous = Some((e, d));
+                self.k = count;
+            }
+            Some(h) if h == (e, d) => match self.k.checked_add(count) {
+                Some(k) => self.k = k,
+                None => {
+                    self.mixed = true;
+                    self.homogeneous = None;
+                }
+            },
+            _ => {
+                self.mixed = true;
+                self.homogeneous = None;
+            }
+        }
+        Ok(())
+    }
+    fn epsilon(&self, delta: f64) -> Result<Report, AccountantError> {
+        let delta = open_unit("delta", delta)?;
+        let basic = self.basic();
+        if self.k == 0 && !self.mixed {
+            return Ok(Report {
+                epsilon: 0.0,
+                delta,
+                conversion: Conversion::BasicComposition,
+            });
+        }
+        let mut best: Option<Report> = (basic.delta <= delta).then_some(Report { delta, ..basic });
+        if let Some((e0, d0)) = self.homogeneous {
+            let each = ApproxDp::new(e0, d0)?;
+            let mut consider = |r: Result<Report, AccountantError>| {
+                if let Ok(r) = r
+                    && best.is_none_or(|b| r.epsilon < b.epsilon)
+                {
+                    best = Some(r);
+                }
+            };
+            consider(advanced(each, self.k, delta));
+            if self.k <= KOV_MAX_K {
+                consider(optimal(each, self.k, delta));
+            }
+        }
+        best.ok_or(AccountantError::DeltaTooSmall {
+            requested: delta,
+            spent: basic.delta,
+        })
+    }
+    fn delta(&self, epsilon: f64) -> Result<Report, AccountantError> {
+        let eps = non_negative("epsilon", epsilon)?;
+        let basic = self.basic();
+        let mut best = if eps >= basic.epsilon {
+            Report {
+                epsilon: eps,
+                ..basic
+            }
+        } else {
+            Report {
+                epsilon: eps,
+                delta: 1.0,
+                conversion: Conversion::BasicComposition,
+            }
+        };
+        if let Some((e0, d0)) = self.homogeneous
+            && self.k <= KOV_MAX_K
+            && let Ok(r) = optimal_delta(ApproxDp::new(e0, d0)?, self.k, eps)
+            && r.delta < best.delta
+        {
+            best = r;
+        }
+        Ok(best)
+    }
+}
+
+/// ρ-zCDP accountant: ρ adds (Bun–Steinke 2016 Lemma 2.3; thesis Theorem 2.3); conversion
+/// to (ε, δ) by the better of Bun–Steinke and CKS20.
+///
+/// ```
+/// use dpinfer_accountants::{Accountant, Event, Neighbouring, ZcdpAccountant};
+/// let mut acc = ZcdpAccountant::new(Neighbouring::AddRemove);
+/// acc.compose_n(&Event::Gaussian { sigma: 10.0, sensitivity: 1.0 }, 100)?;
+/// assert!((acc.rho() - 0.5).abs() < 1e-12);
+/// # Ok::<(), dpinfer_accountants::AccountantError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct ZcdpAccountant {
+    relation: Neighbouring,
+    rho: NeumaierSum,
+}
+
+impl ZcdpAccountant {
+    /// An empty accountant for `relation`.
+    #[must_use]
+    pub fn new(relation: Neighbouring) -> Self {
+        Self {
+            relation,
+            rho: NeumaierSum::new(),
+        }
+    }
+    /// Total ρ so far (rounded up).
+    #[must_use]
+    pub fn rho(&self) -> f64 {
+        round_up(self.rho.sum())
+    }
+}
+
+impl Accountant for ZcdpAccountant {
+    fn relation(&self) -> Neighbouring {
+        self.relation
+    }
+    fn compose_n(&mut self, event: &Event<'_>, count: u64) -> Result<(), AccountantError> {
+        event.validate(self.relation)?;
+        let r = event_zcdp(event, self.relation, 0)?;
+        add_scaled(&mut self.rho, count, r)
+    }
+    fn epsilon(&self, delta: f64) -> Result<Report, AccountantError> {
+        zcdp_to_approx(self.rho(), delta)
+    }
+    fn delta(&self, epsilon: f64) -> Result<Report, AccountantError> {
+        zcdp_to_delta(self.rho(), epsilon)
+    }
+}
+
+/// Gaussian privacy-loss-distribution accountant: exact for (heterogeneous) Gaussian
+/// mechanisms — μ adds (Sommer–Meiser–Mohammadi 2019 Thm 1; thesis §5.2).
+///
+/// ```
+/// use dpinfer_accountants::{Accountant, Event, Neighbouring, PldAccountant};
+/// let mut acc = PldAccountant::new(Neighbouring::AddRemove);
+/// acc.compose(&Event::Gaussian { sigma: 1.0, sensitivity: 1.0 })?;
+/// let d = acc.delta(1.0)?.delta;
+/// assert!((d - 0.12693673750664397).abs() < 1e-12);
+/// # Ok::<(), dpinfer_accountants::AccountantError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct PldAccountant {
+    relation: Neighbouring,
+    mu: NeumaierSum,
+}
+
+impl PldAccountant {
+    /// An empty accountant for `relation`.
+    #[must_use]
+    pub fn new(relation: Neighbouring) -> Self {
+        Self {
+            relation,
+            mu: NeumaierSum::new(),
+        }
+    }
+    /// Total μ so far (rounded up).
+    #[must_use]
+    pub fn mu(&self) -> f64 {
+        round_up(self.mu.sum())
+    }
+    /// Adds a Gaussian PLD mean directly (e.g. a precomputed `Δ²/(2σ²)`).
+    ///
+    /// # Errors
+    /// [`AccountantError::InvalidParameter`] for a negative or non-finite μ.
+    pub fn add_mu(&mut self, mu: f64) -> Result<(), AccountantError> {
+        add_scaled(&mut self.mu, 1, non_negative("mu", mu)?)
+    }
+}
+
+impl Accountant for PldAccountant {
+    fn relation(&self) -> Neighbouring {
+        self.relation
+    }
+    fn compose_n(&mut self, event: &Event<'_>, count: u64) -> Result<(), AccountantError> {
+        event.validate(self.relation)?;
+        let m = event_pld(event, self.relation, 0)?;
+        add_scaled(&mut self.mu, count, m)
+    }
+    fn epsilon(&self, delta: f64) -> Result<Report, AccountantError> {
+        let e = crate::pld::epsilon_for_delta(self.mu(), delta)?;
+        Ok(Report {
+            epsilon: e,
+            delta,
+            conversion: Conversion::GaussianPld,
+        })
+    }
+    fn delta(&self, epsilon: f64) -> Result<Report, AccountantError> {
+        let d = crate::pld::delta_for_epsilon(self.mu(), epsilon)?;
+        Ok(Report {
+            epsilon,
+            delta: d,
+            conversion: Conversion::GaussianPld,
+        })
+    }
+}
+
+/// Default RDP orders (47 orders from 1.25 to 256, denser where optima usually fall).
+pub const DEFAULT_ORDERS: [f64; 47] = [
+    1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 7.0, 8.0, 9.0, 10.0,
+    11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 18.0, 20.0, 22.0, 24.0, 26.0, 28.0, 32.0, 36.0, 40.0, 48.0,
+    56.0, 64.0, 72.0, 80.0, 96.0, 112.0, 128.0, 144.0, 160.0, 192.0, 208.0, 224.0, 256.0,
+];
+
+/// Rényi-DP accountant over a fixed grid of `N` orders, without allocation: per order, RDP
+/// values add (Mironov 2017 Prop. 1; thesis Theorem 2.2). Conversion to (ε, δ) by the best
+/// of Mironov and Balle/CKS over the grid.
+///
+/// ```
+/// use dpinfer_accountants::{Accountant, Event, Neighbouring, RdpAccountant};
+/// let mut acc = RdpAccountant::new(Neighbouring::AddRemove);
+/// let g = Event::Gaussian { sigma: 1.0, sensitivity: 1.0 };
+/// acc.compose_n(&Event::PoissonSampled { q: 0.01, event: &g }, 10_000)?;
+/// let r = acc.epsilon(1e-5)?;
+/// assert!(r.epsilon > 5.0 && r.epsilon < 10.0);
+/// # Ok::<(), dpinfer_accountants::AccountantError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RdpAccountant<const N: usize> {
+    relation: Neighbouring,
+    orders: [f64; N],
+    sums: [NeumaierSum; N],
+}
+
+impl RdpAccountant<47> {
+    /// An empty accountant on [`DEFAULT_ORDERS`].
+    #[must_use]
+    pub fn new(relation: Neighbouring) -> Self {
+        Self {
+            relation,
+            orders: DEFAULT_ORDERS,
+            sums: [NeumaierSum::new(); 47],
+        }
+    }
+}
+
+impl<const N: usize> RdpAccountant<N> {
+    /// An empty accountant on a custom grid (strictly increasing, all orders > 1, finite).
+    ///
+    /// # Errors
+    /// [`AccountantError::InvalidGrid`].
+    pub fn with_orders(relation: Neighbouring, orders: [f64; N]) -> Result<Self, AccountantError> {
+        crate::notions::check_grid(&orders)?;
+        Ok(Self {
+            relation,
+            orders,
+            sums: [NeumaierSum::new(); N],
+        })
+    }
+    /// The current RDP curve (values rounded up).
+    #[must_use]
+    pub fn curve(&self) -> crate::RdpCurve<N> {
+        let mut values = [0.0; N];
+        for (v, s) in values.iter_mut().zip(&self.sums) {
+            *v = round_up(s.sum());
+        }
+        crate::RdpCurve::from_parts(self.orders, values)
+    }
+}
+
+impl<const N: usize> Accountant for RdpAccountant<N> {
+    fn relation(&self) -> Neighbouring {
+        self.relation
+    }
+    fn compose_n(&mut self, event: &Event<'_>, count: u64) -> Result<(), AccountantError> {
+        event.validate(self.relation)?;
+        let mut new = self.sums;
+        for (s, &a) in new.iter_mut().zip(&self.orders) {
+            let r = event_rdp(event, a, self.relation, 0)?;
+            if r.is_nan() || r < 0.0 {
+                return Err(AccountantError::NumericalFailure { what: "rdp value" });
+            }
+            let v = round_up(count_up(count) * r);
+            if count > 0 {
+                s.add(v);
+            }
+        }
+        self.sums = new;
+        Ok(())
+    }
+    fn epsilon(&self, delta: f64) -> Result<Report, AccountantError> {
+        let c = self.curve();
+        rdp_to_approx(c.orders(), c.values(), delta)
+    }
+    fn delta(&self, epsilon: f64) -> Result<Report, AccountantError> {
+        let c = self.curve();
+        rdp_to_delta(c.orders(), c.values(), epsilon)
+    }
+}
+
+#[cfg(feature = "alloc")]
+pub use vec_rdp::RdpAccountantVec;
+
+#[cfg(feature = "alloc")]
+mod vec_rdp {
+    use alloc::vec::Vec;
+
+    use super::{
+        Accountant, AccountantError, Event, Neighbouring, NeumaierSum, Report, count_up, event_rdp,
+        rdp_to_approx, rdp_to_delta, round_up,
+    };
+
+    /// [`super::RdpAccountant`] over an arbitrary heap-allocated grid (`alloc` feature),
+    /// e.g. orders up to 4096.
+    #[derive(Clone, Debug)]
+    pub struct RdpAccountantVec {
+        relation: Neighbouring,
+        orders: Vec<f64>,
+        sums: Vec<NeumaierSum>,
+    }
+
+    impl RdpAccountantVec {
+        /// An empty accountant on `orders`.
+        ///
+        /// # Errors
+        /// [`AccountantError::InvalidGrid`].
+        pub fn new(relation: Neighbouring, orders: Vec<f64>) -> Result<Self, AccountantError> {
+            crate::notions::check_grid(&orders)?;
+            let sums = alloc::vec![NeumaierSum::new(); orders.len()];
+            Ok(Self {
+                relation,
+                orders,
+                sums,
+            })
+        }
+        /// The current curve.
+        #[must_use]
+        pub fn curve(&self) -> crate::RdpCurveVec {
+            let values = self.sums.iter().map(|s| round_up(s.sum())).collect();
+            crate::RdpCurveVec::from_parts(self.orders.clone(), values)
+        }
+    }
+
+    impl Accountant for RdpAccountantVec {
+        fn relation(&self) -> Neighbouring {
+            self.relation
+        }
+        fn compose_n(&mut self, event: &Event<'_>, count: u64) -> Result<(), AccountantError> {
+            event.validate(self.relation)?;
+            let mut add = Vec::with_capacity(self.orders.len());
+            for &a in &self.orders {
+                let r = event_rdp(event, a, self.relation, 0)?;
+                if r.is_nan() || r < 0.0 {
+                    return Err(AccountantError::NumericalFailure { what: "rdp value" });
+                }
+                add.push(round_up(count_up(count) * r));
+            }
+            if count > 0 {
+                for (s, v) in self.sums.iter_mut().zip(add) {
+                    s.add(v);
+                }
+            }
+            Ok(())
+        }
+        fn epsilon(&self, delta: f64) -> Result<Report, AccountantError> {
+            let v: Vec<f64> = self.sums.iter().map(|s| round_up(s.sum())).collect();
+            rdp_to_approx(&self.orders, &v, delta)
+        }
+        fn delta(&self, epsilon: f64) -> Result<Report, AccountantError> {
+            let v: Vec<f64> = self.sums.iter().map(|s| round_up(s.sum())).collect();
+            rdp_to_delta(&self.orders, &v, epsilon)
+        }
+    }
+}

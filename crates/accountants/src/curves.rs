@@ -1,0 +1,780 @@
+//! Per-mechanism privacy curves and subsampling amplification (low-level free functions,
+//! STYLE E9).
+//!
+//! # References
+//! * Thesis (Raisa 2021) Theorem 4 (Gaussian RDP/zCDP/PLD), Theorems 8–9 (WBK19 formula).
+//! * I. Mironov, "Rényi differential privacy", CSF 2017, Proposition 6 (Laplace).
+//! * I. Mironov, K. Talwar, L. Zhang, "Rényi differential privacy of the sampled Gaussian
+//!   mechanism", 2019 (MTZ19), §3.3.
+//! * Y.-X. Wang, B. Balle, S. Kasiviswanathan, "Subsampled Rényi differential privacy and
+//!   analytical moments accountant", AISTATS 2019 (WBK19), Theorem 9.
+//! * B. Balle, G. Barthe, M. Gaboardi, "Privacy amplification by subsampling", NeurIPS 2018,
+//!   Theorems 9–10; N. Li, W. Qardaji, D. Su, AsiaCCS 2012 (pure-DP amplification).
+//! * Park, Vinaroz, Jitkrittum, "ABCDP", Entropy 2021, Theorem 1 (sparse vector).
+//! * Xiong, Ju, Zhang, "Simulation-based inference with privacy-protected data",
+//!   Proposition 4 (binomial infection curve).
+
+use dpinfer_math::{NeumaierSum, ln_norm_cdf, log_add_exp, log1mexp, logsumexp_iter, softplus};
+
+use crate::error::{AccountantError, finite, non_negative, positive, rate};
+use crate::event::{BinomialBound, Event, MAX_EVENT_DEPTH};
+use crate::{Neighbouring, round_up};
+
+/// `n` as f64, rounded **up** when `n > 2⁵³` is not representable (so counts never shrink).
+#[must_use]
+#[allow(clippy::cast_precision_loss)]
+pub(crate) fn count_up(n: u64) -> f64 {
+    let c = n as f64;
+    // `c as u64` saturates; if the rounded value is below n, step up.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let back = c as u64;
+    if back < n { c.next_up() } else { c }
+}
+
+/// PLD mean / zCDP ρ of one Gaussian mechanism, `μ = Δ²/(2σ²)` (thesis Thm 4.2), rounded up.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] unless `σ > 0` and `Δ ≥ 0` are finite, or if the
+/// result overflows.
+pub fn gaussian_mu(sigma: f64, sensitivity: f64) -> Result<f64, AccountantError> {
+    let s = positive("sigma", sigma)?;
+    let d = non_negative("sensitivity", sensitivity)?;
+    let r = d / s;
+    finite("gaussian mu overflow", round_up(0.5 * r * r))
+}
+
+/// RDP of the Gaussian mechanism at order α: `αΔ²/(2σ²)` (Mironov 2017; thesis Thm 4.1).
+///
+/// # Errors
+/// As [`gaussian_mu`]; α must be finite and `> 1`.
+pub fn gaussian_rdp(sigma: f64, sensitivity: f64, alpha: f64) -> Result<f64, AccountantError> {
+    let a = order(alpha)?;
+    finite(
+        "gaussian rdp overflow",
+        round_up(a * gaussian_mu(sigma, sensitivity)?),
+    )
+}
+
+fn order(alpha: f64) -> Result<f64, AccountantError> {
+    if alpha.is_finite() && alpha > 1.0 {
+        Ok(alpha)
+    } else {
+        Err(AccountantError::InvalidParameter {
+            name: "alpha",
+            value: alpha,
+        })
+    }
+}
+
+/// RDP of the Laplace mechanism (scale b, ℓ₁ sensitivity Δ, λ = b/Δ) at order α > 1
+/// (Mironov 2017, Proposition 6):
+/// `1/(α−1) · ln( α/(2α−1)·e^{(α−1)/λ} + (α−1)/(2α−1)·e^{−α/λ} )`, evaluated in log space,
+/// and never more than the pure bound `1/λ`.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for `b ≤ 0`, `Δ < 0`, non-finite inputs or α ≤ 1.
+pub fn laplace_rdp(scale: f64, sensitivity: f64, alpha: f64) -> Result<f64, AccountantError> {
+    let b = positive("scale", scale)?;
+    let d = non_negative("sensitivity", sensitivity)?;
+    let a = order(alpha)?;
+    if d == 0.0 {
+        return Ok(0.0);
+    }
+    let inv_l = d / b;
+    let den = 2.0 * a - 1.0;
+    let t = log_add_exp(
+        libm::log(a / den) + (a - 1.0) * inv_l,
+        libm::log((a - 1.0) / den) - a * inv_l,
+    );
+    let r = (t / (a - 1.0)).max(0.0);
+    finite("laplace rdp", round_up(r.min(inv_l)))
+}
+
+/// RDP implied by pure ε-DP at order α: `min(ε, αε²/2)` (Bun–Steinke 2016 Prop. 1.4 via
+/// zCDP, and RDP ≤ max divergence).
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for ε < 0, non-finite, or α ≤ 1.
+pub fn pure_rdp(epsilon: f64, alpha: f64) -> Result<f64, AccountantError> {
+    let e = non_negative("epsilon", epsilon)?;
+    let a = order(alpha)?;
+    finite("pure rdp", round_up(e.min(0.5 * a * e * e)))
+}
+
+/// Pure ε of the sparse-vector / SVT-ABC mechanism (ABCDP Theorem 1):
+/// `(c+1)Δ/b` without threshold resampling, `2cΔ/b` with.
+///
+/// # Errors
+/// [`AccountantError::InvalidCount`] for `c = 0`; [`AccountantError::InvalidParameter`] for
+/// `b ≤ 0`, `Δ < 0` or non-finite values.
+pub fn sparse_vector_epsilon(
+    c: u64,
+    scale: f64,
+    sensitivity: f64,
+    resample: bool,
+) -> Result<f64, AccountantError> {
+    if c == 0 {
+        return Err(AccountantError::InvalidCount {
+            name: "c",
+            value: c,
+        });
+    }
+    let b = positive("scale", scale)?;
+    let d = non_negative("sensitivity", sensitivity)?;
+    let k = if resample {
+        2.0 * count_up(c)
+    } else {
+        count_up(c).next_up().max(count_up(c) + 1.0)
+    };
+    finite("sparse vector epsilon", round_up(k * d / b))
+}
+
+/// Pure ε of **one** binomial infection-curve release with `n` trials and pseudo-count `m`
+/// (Xiong et al. Prop. 4): exact `n·ln(1 + 1/m)` or the paper's `n/m`.
+///
+/// # Errors
+/// [`AccountantError::InvalidCount`] for `n = 0`; [`AccountantError::InvalidParameter`] for
+/// `m ≤ 0` or non-finite.
+pub fn binomial_release_epsilon(
+    n: u64,
+    m: f64,
+    bound: BinomialBound,
+) -> Result<f64, AccountantError> {
+    if n == 0 {
+        return Err(AccountantError::InvalidCount {
+            name: "n",
+            value: n,
+        });
+    }
+    let m = positive("m", m)?;
+    let per = match bound {
+        BinomialBound::Exact => libm::log1p(1.0 / m),
+        BinomialBound::Paper => 1.0 / m,
+    };
+    finite("binomial epsilon", round_up(count_up(n) * per))
+}
+
+/// Pure ε of `L` binomial infection-curve releases (Xiong et al. Prop. 4): exact
+/// `L·n·ln(1 + 1/m)` (default) or the paper's `nL/m`. The exact bound is never larger,
+/// because `ln(1 + x) ≤ x`.
+///
+/// # Errors
+/// As [`binomial_release_epsilon`], plus `L = 0`.
+pub fn binomial_curve_epsilon(
+    n: u64,
+    m: f64,
+    releases: u64,
+    bound: BinomialBound,
+) -> Result<f64, AccountantError> {
+    if releases == 0 {
+        return Err(AccountantError::InvalidCount {
+            name: "releases",
+            value: releases,
+        });
+    }
+    let e = binomial_release_epsilon(n, m, bound)?;
+    finite("binomial epsilon", round_up(count_up(releases) * e))
+}
+
+/// Pure-DP amplification by subsampling: `ln(1 + q(e^ε − 1))`. Valid for Poisson sampling
+/// with rate q under add/remove (Li–Qardaji–Su 2012) and for sampling a fraction
+/// `q = m/n` without replacement under replace-one (Balle et al. 2018, Thm 9).
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] unless `q ∈ (0, 1]` and `ε ≥ 0` finite.
+pub fn amplify_pure(q: f64, epsilon: f64) -> Result<f64, AccountantError> {
+    let q = rate("q", q)?;
+    let e = non_negative("epsilon", epsilon)?;
+    if q >= 1.0 {
+        return Ok(e);
+    }
+    let v = if e < 1.0 {
+        libm::log1p(q * libm::expm1(e))
+    } else {
+        log_add_exp(libm::log1p(-q), libm::log(q) + e)
+    };
+    finite("amplified epsilon", round_up(v.min(e)))
+}
+
+/// `ln(e^x − 1)` for `x > 0` without overflow.
+#[inline]
+fn ln_expm1(x: f64) -> f64 {
+    if x > 1.0 {
+        x + log1mexp(-x)
+    } else {
+        libm::log(libm::expm1(x))
+    }
+}
+
+/// RDP at order α of the Poisson-subsampled Gaussian mechanism (rate q, noise multiplier
+/// `z = σ/Δ`) under add/remove, Mironov–Talwar–Zhang 2019:
+/// `ε(α) = ln(A_α)/(α − 1)` with `A_α = E_{x∼N(0,z²)}[(1 − q + q·e^{(2x−1)/(2z²)})^α]`.
+///
+/// * Integer α: `A − 1 = Σ_{k=2}^{α} C(α,k) q^k (1−q)^{α−k} expm1(k(k−1)/(2z²))`, every term
+///   positive and summed in log space, then `ε = log1p(A − 1)/(α − 1)`: no `1 + tiny`
+///   cancellation for q down to 10⁻⁸, no overflow for α ≥ 4096.
+/// * Fractional α: the two-sided MTZ19 series with **signed** binomial coefficients (the
+///   terms alternate once `i > α`), rewritten so that the leading `1` cancels analytically
+///   for `q < ½`, accumulated as separate positive and negative log-sums.
+///
+/// Returns `+∞` only if the exact value overflows f64.
+///
+/// # Privacy
+/// Add/remove relation. `Δ = 0` gives 0. `q = 1` gives the plain Gaussian `α/(2z²)`.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for `q ∉ (0, 1]`, `z ≤ 0`, non-finite, α ≤ 1;
+/// [`AccountantError::NumericalFailure`] if the fractional series does not converge or
+/// cancels below zero.
+pub fn poisson_gaussian_rdp(
+    q: f64,
+    noise_multiplier: f64,
+    alpha: f64,
+) -> Result<f64, AccountantError> {
+    let q = rate("q", q)?;
+    let z = positive("noise_multiplier", noise_multiplier)?;
+    let a = order(alpha)?;
+    let inv2s2 = 0.5 / (z * z);
+    if q >= 1.0 {
+        return finite("gaussian rdp", round_up(a * inv2s2));
+    }
+    let ln_am1 = if a - libm::floor(a) <= 0.0 && a <= 1e7 {
+        integer_log_a_minus_1(q, inv2s2, a)
+    } else {
+        fractional_log_a_minus_1(q, z, inv2s2, a)?
+    };
+    if ln_am1.is_nan() {
+        return Err(AccountantError::NumericalFailure {
+            what: "poisson subsampled gaussian series",
+        });
+    }
+    let eps = softplus(ln_am1) / (a - 1.0);
+    // Never more than the unsubsampled Gaussian (post-processing of the full data release).
+    Ok(round_up(eps.min(a * inv2s2)))
+}
+
+/// `ln(A_α − 1)` for integer α (all terms positive).
+fn integer_log_a_minus_1(q: f64, inv2s2: f64, a: f64) -> f64 {
+    let ln_q = libm::log(q);
+    let ln_1mq = libm::log1p(-q);
+    let mut ln_c = NeumaierSum::new(); // ln C(α, k), built incrementally
+    // k = 1
+    ln_c.add(libm::log(a));
+    let mut k = 2.0_f64;
+    let terms = core::iter::from_fn(|| {
+        if k > a {
+            return None;
+        }
+        ln_c.add(libm::log(a - k + 1.0) - libm::log(k));
+        let t = ln_c.sum() + k * ln_q + (a - k) * ln_1mq + ln_expm1(k * (k - 1.0) * inv2s2);
+        k += 1.0;
+        Some(t)
+    });
+    logsumexp_iter(terms)
+}
+
+/// Signed log-space accumulator: keeps `ln Σ positive` and `ln Σ |negative|`.
+#[derive(Clone, Copy)]
+struct SignedLogSum {
+    pos: f64,
+    neg: f64,
+}
+
+impl SignedLogSum {
+    fn add(&mut self, ln_abs: f64, positive: bool) {
+        if positive {
+            self.pos = log_add_exp(self.pos, ln_abs);
+        } else {
+            self.neg = log_add_exp(self.neg, ln_abs);
+        }
+    }
+}
+
+/// `ln(A_α − 1)` for fractional α by the MTZ19 series.
+///
+/// With `z₀ = z² ln(1/q − 1) + ½`, `b_i = C(α,i) q^i (1−q)^{α−i}`, `c_i = i(i−1)/(2z²)`:
+/// `A = Σ_i b_i e^{c_i} Φ((z₀−i)/z) + Σ_i C(α,i) q^{α−i}(1−q)^i e^{c_{α−i}} Φ((α−i−z₀)/z)`.
+/// For `q < ½`, `Σ_i b_i = 1`, so
+/// `A − 1 = Σ_i b_i (expm1(c_i) Φ((z₀−i)/z) − Φ((i−z₀)/z)) + (second sum)`.
+fn fractional_log_a_minus_1(q: f64, z: f64, inv2s2: f64, a: f64) -> Result<f64, AccountantError> {
+    let ln_q = libm::log(q);
+    let ln_1mq = libm::log1p(-q);
+    let z0 = z * z * (libm::log(1.0 / q - 1.0)) + 0.5;
+    let mut acc = SignedLogSum {
+        pos: f64::NEG_INFINITY,
+        neg: f64::NEG_INFINITY,
+    };
+    let use_identity = q < 0.5;
+    let mut ln_c = NeumaierSum::new(); // ln |C(α, i)|
+    let mut sign = true; // sign of C(α, i)
+    let mut i = 0.0_f64;
+    let mut converged = false;
+    for _ in 0..100_000 {
+        if i > 0.0 {
+            let f = a - i + 1.0;
+            if f < 0.0 {
+                sign = !sign;
+            }
+            ln_c.add(libm::log(f.abs()) - libm::log(i));
+        }
+        let lc = ln_c.sum();
+        let j = a - i;
+        let ln_b = lc + i * ln_q + j * ln_1mq;
+        let ci = i * (i - 1.0) * inv2s2;
+        let cj = j * (j - 1.0) * inv2s2;
+        let ln_p = ln_norm_cdf((z0 - i) / z);
+        let ln_s1 = lc + j * ln_q + i * ln_1mq + cj + ln_norm_cdf((j - z0) / z);
+        let mut biggest = ln_s1;
+        if use_identity {
+            if ci > 0.0 {
+                let t = ln_b + ln_expm1(ci) + ln_p;
+                acc.add(t, sign);
+                biggest = biggest.max(t);
+            }
+            let t = ln_b + ln_norm_cdf((i - z0) / z);
+            acc.add(t, !sign);
+            biggest = biggest.max(t);
+        } else {
+            let t = ln_b + ci + ln_p;
+            acc.add(t, sign);
+            biggest = biggest.max(t);
+        }
+        acc.add(ln_s1, sign);
+        if i > a + 1.0 && biggest < acc.pos.max(acc.neg) - 40.0 {
+            converged = true;
+            break;
+        }
+        i += 1.0;
+    }
+    if !converged {
+        return Err(AccountantError::NumericalFailure {
+            what: "fractional MTZ19 series did not converge",
+        });
+    }
+    // ln(A) or ln(A − 1) depending on the branch.
+    let ln_sum = if acc.pos > acc.neg {
+        acc.pos + log1mexp(acc.neg - acc.pos)
+    } else {
+        return Err(AccountantError::NumericalFailure {
+            what: "fractional MTZ19 series cancelled below zero",
+        });
+    };
+    if use_identity {
+        Ok(ln_sum)
+    } else {
+        // ln(A − 1) from ln A ≥ 0 (A ≥ 1 always).
+        if ln_sum <= 0.0 {
+            return Ok(f64::NEG_INFINITY);
+        }
+        Ok(ln_sum + log1mexp(-ln_sum))
+    }
+}
+
+/// RDP at integer order α ≥ 2 of a mechanism run on a sample drawn **without replacement**
+/// with sampling ratio `q = batch/population`, given the base mechanism's RDP at integer
+/// orders (WBK19 Theorem 9; thesis Theorems 8–9):
+///
+/// `ε(α) = 1/(α−1)·ln(1 + q²C(α,2)·min{4(e^{ε'(2)}−1), 2e^{ε'(2)}} + Σ_{j=3}^{α} 2q^j C(α,j) e^{(j−1)ε'(j)})`
+///
+/// with the sum running **through j = α inclusive**, evaluated in log space, and then the
+/// minimum with the unsubsampled `ε'(α)` (also a valid bound).
+///
+/// # Privacy
+/// Replace-one relation.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for `q ∉ (0, 1]`, [`AccountantError::InvalidCount`]
+/// for α < 2, any error of `base`, [`AccountantError::NumericalFailure`] for a NaN.
+pub fn wor_rdp<F>(q: f64, alpha: u64, mut base: F) -> Result<f64, AccountantError>
+where
+    F: FnMut(u64) -> Result<f64, AccountantError>,
+{
+    let q = rate("q", q)?;
+    if alpha < 2 {
+        return Err(AccountantError::InvalidCount {
+            name: "alpha",
+            value: alpha,
+        });
+    }
+    let a = count_up(alpha);
+    let base_alpha = base(alpha)?;
+    let e2 = base(2)?;
+    let ln_q = libm::log(q);
+    let ln_c2 = libm::log(a) + libm::log(a - 1.0) - core::f64::consts::LN_2;
+    let ln_min = (core::f64::consts::LN_2 * 2.0 + ln_expm1(e2).max(f64::NEG_INFINITY))
+        .min(core::f64::consts::LN_2 + e2);
+    let ln_min = if e2 == 0.0 { f64::NEG_INFINITY } else { ln_min };
+    let mut acc = NeumaierSum::new();
+    acc.add(ln_c2);
+    let mut err: Option<AccountantError> = None;
+    let mut j: u64 = 3;
+    let terms = core::iter::once(0.0)
+        .chain(core::iter::once(2.0 * ln_q + ln_c2 + ln_min))
+        .chain(core::iter::from_fn(|| {
+            if j > alpha || err.is_some() {
+                return None;
+            }
+            let jf = count_up(j);
+            acc.add(libm::log(a - jf + 1.0) - libm::log(jf));
+            let ej = match base(j) {
+                Ok(v) => v,
+                Err(e) => {
+                    err = Some(e);
+                    return None;
+                }
+            };
+            j += 1;
+            Some(core::f64::consts::LN_2 + jf * ln_q + acc.sum() + (jf - 1.0) * ej)
+        }));
+    let ln_sum = logsumexp_iter(terms);
+    if let Some(e) = err {
+        return Err(e);
+    }
+    if ln_sum.is_nan() {
+        return Err(AccountantError::NumericalFailure { what: "WBK19 sum" });
+    }
+    let eps = ln_sum / (a - 1.0);
+    Ok(round_up(eps.min(base_alpha)))
+}
+
+// ----- event evaluation (used by the accountants) -----
+
+/// RDP of an event at order α under `relation`.
+pub(crate) fn event_rdp(
+    ev: &Event<'_>,
+    alpha: f64,
+    relation: Neighbouring,
+    depth: usize,
+) -> Result<f64, AccountantError> {
+    if depth > MAX_EVENT_DEPTH {
+        return Err(AccountantError::TooDeep);
+    }
+    let unsupported = || AccountantError::Unsupported {
+        event: ev.name(),
+        accountant: "RDP",
+    };
+    match *ev {
+        Event::Gaussian { sigma, sensitivity } => gaussian_rdp(sigma, sensitivity, alpha),
+        Event::Laplace { scale, sensitivity } => laplace_rdp(scale, sensitivity, alpha),
+        Event::Zcdp { rho } => {
+            non_negative("rho", rho)?;
+            finite("zcdp rdp", round_up(order(alpha)? * rho))
+        }
+        Event::ApproxDp {
+            epsilon,
+            delta: 0.0,
+        } => pure_rdp(epsilon, alpha),
+        Event::ApproxDp { .. } => Err(unsupported()),
+        Event::PureEpsilon { .. } | Event::SparseVector { .. } => {
+            pure_rdp(event_pure(ev, relation, depth)?, alpha)
+        }
+        Event::BinomialCurve {
+            n,
+            m,
+            releases,
+            bound,
+        } => {
+            if releases == 0 {
+                return Err(AccountantError::InvalidCount {
+                    name: "releases",
+                    value: releases,
+                });
+            }
+            let e1 = binomial_release_epsilon(n, m, bound)?;
+            finite(
+                "binomial rdp",
+                round_up(count_up(releases) * pure_rdp(e1, alpha)?),
+            )
+        }
+        Event::PoissonSampled { q, event } => {
+            ev.validate(relation)?;
+            match *event {
+                Event::Gaussian { sigma, sensitivity } => {
+                    positive("sigma", sigma)?;
+                    if non_negative("sensitivity", sensitivity)? == 0.0 {
+                        return Ok(0.0);
+                    }
+                    poisson_gaussian_rdp(q, sigma / sensitivity, alpha)
+                }
+                _ => match event_pure(event, relation, depth + 1) {
+                    Ok(e) => pure_rdp(amplify_pure(q, e)?, alpha),
+                    Err(AccountantError::Unsupported { .. }) => Err(unsupported()),
+                    Err(e) => Err(e),
+                },
+            }
+        }
+        Event::SampledWithoutReplacement {
+            batch,
+            population,
+            event,
+        } => {
+            ev.validate(relation)?;
+            let a = order(alpha)?;
+            let q = count_up(batch) / count_up(population);
+            let q = if count_up(batch) > q * count_up(population) {
+                q.next_up()
+            } else {
+                q
+            };
+            // Integer orders directly; fractional orders by monotonicity of RDP in α.
+            let ai = libm::ceil(a).max(2.0);
+            if ai > 1e7 {
+                return Err(AccountantError::InvalidParameter {
+                    name: "alpha",
+                    value: alpha,
+                });
+            }
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let ai = ai as u64;
+            wor_rdp(q.min(1.0), ai, |j| {
+                event_rdp(event, count_up(j), relation, depth + 1)
+            })
+        }
+        Event::SelfComposed { event, count } => {
+            if count == 0 {
+                return Ok(0.0);
+            }
+            let r = event_rdp(event, alpha, relation, depth + 1)?;
+            Ok(round_up(count_up(count) * r))
+        }
+        Event::Composed(events) => {
+            let mut s = NeumaierSum::new();
+            for e in events {
+                s.add(event_rdp(e, alpha, relation, depth + 1)?);
+            }
+            Ok(round_up(s.sum()))
+        }
+    }
+}
+
+/// Pure ε of an event under `relation`.
+pub(crate) fn event_pure(
+    ev: &Event<'_>,
+    relation: Neighbouring,
+    depth: usize,
+) -> Result<f64, AccountantError> {
+    if depth > MAX_EVENT_DEPTH {
+        return Err(AccountantError::TooDeep);
+    }
+    let unsupported = || AccountantError::Unsupported {
+        event: ev.name(),
+        accountant: "pure DP",
+    };
+    match *ev {
+        Event::Laplace { scale, sensitivity } => {
+            let b = positive("scale", scale)?;
+            let d = non_negative("sensitivity", sensitivity)?;
+            finite("laplace epsilon", round_up(d / b))
+        }
+        Event::PureEpsilon { epsilon } => non_negative("epsilon", epsilon),
+        Event::ApproxDp {
+            epsilon,
+            delta: 0.0,
+        } => non_negative("epsilon", epsilon),
+        Event::SparseVector {
+            c,
+            scale,
+            sensitivity,
+            resample,
+        } => sparse_vector_epsilon(c, scale, sensitivity, resample),
+        Event::BinomialCurve {
+            n,
+            m,
+            releases,
+            bound,
+        } => binomial_curve_epsilon(n, m, releases, bound),
+        Event::Gaussian {
+            sigma,
+            sensitivity: 0.0,
+        } => {
+            positive("sigma", sigma)?;
+            Ok(0.0)
+        }
+        Event::Gaussian { .. } | Event::Zcdp { .. } | Event::ApproxDp { .. } => Err(unsupported()),
+        Event::PoissonSampled { q, event } => {
+            ev.validate(relation)?;
+            amplify_pure(q, event_pure(event, relation, depth + 1)?)
+        }
+        Event::SampledWithoutReplacement {
+            batch,
+            population,
+            event,
+        } => {
+            ev.validate(relation)?;
+            let q = (count_up(batch) / count_up(population)).next_up().min(1.0);
+            amplify_pure(q, event_pure(event, relation, depth + 1)?)
+        }
+        Event::SelfComposed { event, count } => {
+            if count == 0 {
+                return Ok(0.0);
+            }
+            let e = event_pure(event, relation, depth + 1)?;
+            finite("pure composition", round_up(count_up(count) * e))
+        }
+        Event::Composed(events) => {
+            let mut s = NeumaierSum::new();
+            for e in events {
+                s.add(event_pure(e, relation, depth + 1)?);
+            }
+            finite("pure composition", round_up(s.sum()))
+        }
+    }
+}
+
+/// (ε, δ) of an event for basic composition, under `relation`.
+pub(crate) fn event_approx(
+    ev: &Event<'_>,
+    relation: Neighbouring,
+    depth: usize,
+) -> Result<(f64, f64), AccountantError> {
+    if depth > MAX_EVENT_DEPTH {
+        return Err(AccountantError::TooDeep);
+    }
+    match *ev {
+        Event::ApproxDp { epsilon, delta } => {
+            let p = crate::ApproxDp::new(epsilon, delta)?;
+            Ok((p.epsilon(), p.delta()))
+        }
+        Event::PoissonSampled { q, event } => {
+            ev.validate(relation)?;
+            let (e, d) = event_approx(event, relation, depth + 1)?;
+            Ok((amplify_pure(q, e)?, round_up(q * d).min(1.0)))
+        }
+        Event::SampledWithoutReplacement {
+            batch,
+            population,
+            event,
+        } => {
+            ev.validate(relation)?;
+            let q = (count_up(batch) / count_up(population)).next_up().min(1.0);
+            let (e, d) = event_approx(event, relation, depth + 1)?;
+            Ok((amplify_pure(q, e)?, round_up(q * d).min(1.0)))
+        }
+        Event::SelfComposed { event, count } => {
+            if count == 0 {
+                return Ok((0.0, 0.0));
+            }
+            let (e, d) = event_approx(event, relation, depth + 1)?;
+            let c = count_up(count);
+            Ok((
+                finite("approx composition", round_up(c * e))?,
+                round_up(c * d).min(1.0),
+            ))
+        }
+        Event::Composed(events) => {
+            let mut se = NeumaierSum::new();
+            let mut sd = NeumaierSum::new();
+            for e in events {
+                let (a, b) = event_approx(e, relation, depth + 1)?;
+                se.add(a);
+                sd.add(b);
+            }
+            Ok((
+                finite("approx composition", round_up(se.sum()))?,
+                round_up(sd.sum()).min(1.0),
+            ))
+        }
+        _ => match event_pure(ev, relation, depth) {
+            Ok(e) => Ok((e, 0.0)),
+            Err(AccountantError::Unsupported { .. }) => Err(AccountantError::Unsupported {
+                event: ev.name(),
+                accountant: "approximate DP",
+            }),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// zCDP ρ of an event.
+pub(crate) fn event_zcdp(
+    ev: &Event<'_>,
+    relation: Neighbouring,
+    depth: usize,
+) -> Result<f64, AccountantError> {
+    if depth > MAX_EVENT_DEPTH {
+        return Err(AccountantError::TooDeep);
+    }
+    match *ev {
+        Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
+        Event::Zcdp { rho } => non_negative("rho", rho),
+        Event::BinomialCurve {
+            n,
+            m,
+            releases,
+            bound,
+        } => {
+            if releases == 0 {
+                return Err(AccountantError::InvalidCount {
+                    name: "releases",
+                    value: releases,
+                });
+            }
+            let e = binomial_release_epsilon(n, m, bound)?;
+            finite("binomial zcdp", round_up(count_up(releases) * 0.5 * e * e))
+        }
+        Event::SelfComposed { event, count } => {
+            if count == 0 {
+                return Ok(0.0);
+            }
+            let r = event_zcdp(event, relation, depth + 1)?;
+            finite("zcdp composition", round_up(count_up(count) * r))
+        }
+        Event::Composed(events) => {
+            let mut s = NeumaierSum::new();
+            for e in events {
+                s.add(event_zcdp(e, relation, depth + 1)?);
+            }
+            finite("zcdp composition", round_up(s.sum()))
+        }
+        Event::PoissonSampled { .. } | Event::SampledWithoutReplacement { .. } => {
+            ev.validate(relation)?;
+            Err(AccountantError::Unsupported {
+                event: ev.name(),
+                accountant: "zCDP",
+            })
+        }
+        _ => match event_pure(ev, relation, depth) {
+            Ok(e) => finite("zcdp of pure", round_up(0.5 * e * e)),
+            Err(AccountantError::Unsupported { .. }) => Err(AccountantError::Unsupported {
+                event: ev.name(),
+                accountant: "zCDP",
+            }),
+            Err(e) => Err(e),
+        },
+    }
+}
+
+/// Gaussian-PLD mean μ of an event (Gaussian events and their compositions only).
+pub(crate) fn event_pld(
+    ev: &Event<'_>,
+    relation: Neighbouring,
+    depth: usize,
+) -> Result<f64, AccountantError> {
+    if depth > MAX_EVENT_DEPTH {
+        return Err(AccountantError::TooDeep);
+    }
+    match *ev {
+        Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
+        Event::SelfComposed { event, count } => {
+            if count == 0 {
+                return Ok(0.0);
+            }
+            let r = event_pld(event, relation, depth + 1)?;
+            finite("pld composition", round_up(count_up(count) * r))
+        }
+        Event::Composed(events) => {
+            let mut s = NeumaierSum::new();
+            for e in events {
+                s.add(event_pld(e, relation, depth + 1)?);
+            }
+            finite("pld composition", round_up(s.sum()))
+        }
+        _ => {
+            ev.validate(relation)?;
+            Err(AccountantError::Unsupported {
+                event: ev.name(),
+                accountant: "Gaussian PLD",
+            })
+        }
+    }
+}

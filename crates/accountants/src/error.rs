@@ -1,0 +1,160 @@
+//! The crate's error type.
+
+use core::fmt;
+
+use crate::Neighbouring;
+
+/// Everything that can go wrong in this crate.
+///
+/// Errors carry privacy *parameters* (ε, δ, σ, α, q, counts) and static names, never data.
+/// The enum is `Copy` and `#[non_exhaustive]`: match with a wildcard arm.
+///
+/// ```
+/// use dpinfer_accountants::{AccountantError, Zcdp};
+/// assert!(matches!(Zcdp::new(f64::NAN), Err(AccountantError::InvalidParameter { .. })));
+/// ```
+#[derive(Copy, Clone, PartialEq, Debug)]
+#[non_exhaustive]
+pub enum AccountantError {
+    /// A real-valued parameter was NaN, infinite, negative, zero where zero is invalid, or
+    /// outside its documented range.
+    InvalidParameter {
+        /// Name of the parameter (`"sigma"`, `"delta"`, …).
+        name: &'static str,
+        /// The offending value.
+        value: f64,
+    },
+    /// An integer parameter (count, order, batch size, population) was out of range.
+    InvalidCount {
+        /// Name of the parameter.
+        name: &'static str,
+        /// The offending value.
+        value: u64,
+    },
+    /// The event needs a different neighbouring relation than the accountant uses
+    /// (Poisson sampling is analysed under add/remove, sampling without replacement under
+    /// replace-one).
+    IncompatibleRelation {
+        /// The kind of event.
+        event: &'static str,
+        /// The accountant's relation.
+        relation: Neighbouring,
+    },
+    /// This accountant cannot represent this event (e.g. a Gaussian in a pure-DP accountant).
+    Unsupported {
+        /// The kind of event.
+        event: &'static str,
+        /// The accountant or notion.
+        accountant: &'static str,
+    },
+    /// An RDP grid was empty, unsorted, contained an order `≤ 1`, or two curves had
+    /// different grids.
+    InvalidGrid,
+    /// Composition nested deeper than [`crate::MAX_EVENT_DEPTH`].
+    TooDeep,
+    /// The requested δ is not larger than the δ already spent by approximate-DP events.
+    DeltaTooSmall {
+        /// The requested total δ.
+        requested: f64,
+        /// The δ spent so far (sum of the events' δ).
+        spent: f64,
+    },
+    /// The budget filter refused an event; nothing was recorded.
+    BudgetExceeded {
+        /// ε (at the filter's δ) the composition would have reached.
+        epsilon: f64,
+        /// The filter's ε budget.
+        budget: f64,
+    },
+    /// A numerical routine (series, root search, bracketing) did not produce a
+    /// trustworthy bound. Reported instead of a value that might under-state privacy loss.
+    NumericalFailure {
+        /// What failed.
+        what: &'static str,
+    },
+    /// No parameter value meets the target (e.g. no σ yields the budget within range, or
+    /// not even one step fits the budget).
+    Infeasible {
+        /// What was being calibrated.
+        what: &'static str,
+    },
+}
+
+impl fmt::Display for AccountantError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::InvalidParameter { name, value } => {
+                write!(f, "invalid parameter {name} = {value}")
+            }
+            Self::InvalidCount { name, value } => write!(f, "invalid count {name} = {value}"),
+            Self::IncompatibleRelation { event, relation } => write!(
+                f,
+                "event {event} is not analysed under the {relation} neighbouring relation"
+            ),
+            Self::Unsupported { event, accountant } => {
+                write!(f, "event {event} cannot be accounted by {accountant}")
+            }
+            Self::InvalidGrid => f.write_str(
+                "RDP order grid must be non-empty, strictly increasing, orders > 1, and equal across curves",
+            ),
+            Self::TooDeep => f.write_str("event tree nested too deeply"),
+            Self::DeltaTooSmall { requested, spent } => write!(
+                f,
+                "requested delta {requested} is not larger than the delta already spent {spent}"
+            ),
+            Self::BudgetExceeded { epsilon, budget } => write!(
+                f,
+                "budget exceeded: epsilon would be {epsilon} > budget {budget}; nothing recorded"
+            ),
+            Self::NumericalFailure { what } => write!(f, "numerical failure: {what}"),
+            Self::Infeasible { what } => write!(f, "no feasible solution: {what}"),
+        }
+    }
+}
+
+impl core::error::Error for AccountantError {}
+
+/// Validates a finite, non-negative real.
+pub(crate) fn non_negative(name: &'static str, value: f64) -> Result<f64, AccountantError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(AccountantError::InvalidParameter { name, value })
+    }
+}
+
+/// Validates a finite, strictly positive real.
+pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64, AccountantError> {
+    if value.is_finite() && value > 0.0 {
+        Ok(value)
+    } else {
+        Err(AccountantError::InvalidParameter { name, value })
+    }
+}
+
+/// Validates a probability in the open interval `(0, 1)`.
+pub(crate) fn open_unit(name: &'static str, value: f64) -> Result<f64, AccountantError> {
+    if value > 0.0 && value < 1.0 {
+        Ok(value)
+    } else {
+        Err(AccountantError::InvalidParameter { name, value })
+    }
+}
+
+/// Validates a sampling rate in `(0, 1]`.
+pub(crate) fn rate(name: &'static str, value: f64) -> Result<f64, AccountantError> {
+    if value > 0.0 && value <= 1.0 {
+        Ok(value)
+    } else {
+        Err(AccountantError::InvalidParameter { name, value })
+    }
+}
+
+/// Rejects NaN/±∞ results that would otherwise leak into an `Ok`.
+pub(crate) fn finite(what: &'static str, value: f64) -> Result<f64, AccountantError> {
+    if value.is_finite() {
+        Ok(value)
+    } else {
+        Err(AccountantError::NumericalFailure { what })
+    }
+}

@@ -1,0 +1,255 @@
+//! The event vocabulary: what a mechanism reports to an accountant (in the spirit of
+//! Google `dp_accounting`'s `DpEvent`).
+//!
+//! Events are plain `Copy` values. Nested events (`PoissonSampled`, `SelfComposed`, …) hold
+//! *borrowed* sub-events, and `Composed` a borrowed slice, so a whole event tree can live on
+//! the stack of a `no_std` device. With `alloc`, a `Vec<Event>` borrowed as a slice is the
+//! owned form of `Composed`.
+//!
+//! ```
+//! use dpinfer_accountants::Event;
+//! let step = Event::Gaussian { sigma: 1.0, sensitivity: 1.0 };
+//! let sampled = Event::PoissonSampled { q: 0.01, event: &step };
+//! let run = Event::SelfComposed { event: &sampled, count: 10_000 };
+//! let parts = [run, Event::PureEpsilon { epsilon: 0.1 }];
+//! let all = Event::Composed(&parts);
+//! assert_eq!(all.name(), "Composed");
+//! ```
+
+use crate::Neighbouring;
+use crate::error::{AccountantError, non_negative, positive, rate};
+
+/// Maximum nesting depth of an event tree (deeper trees give [`AccountantError::TooDeep`]).
+pub const MAX_EVENT_DEPTH: usize = 32;
+
+/// Which bound the binomial infection-curve mechanism reports.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Hash, Default)]
+pub enum BinomialBound {
+    /// Exact per-release bound `n·ln(1 + 1/m)` composed over the `L` releases (the ratio
+    /// bound `((1+m)/m)^n` from the proof of Xiong et al. Prop. 4, before it is relaxed).
+    /// Never larger than [`BinomialBound::Paper`]. The default.
+    #[default]
+    Exact,
+    /// The stated bound of Xiong et al. Prop. 4: `ε = nL/m`.
+    Paper,
+}
+
+/// One privacy-relevant release, or a combination of releases.
+///
+/// Sensitivities are ℓ₂ (Gaussian) or ℓ₁ (Laplace) sensitivities *under the accountant's
+/// neighbouring relation* ([`Neighbouring`]).
+#[derive(Copy, Clone, PartialEq, Debug)]
+#[non_exhaustive]
+pub enum Event<'a> {
+    /// Gaussian mechanism `N(f(x), σ²I)` on a query with ℓ₂ sensitivity Δ (thesis Thm 4).
+    Gaussian {
+        /// Noise standard deviation σ > 0.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0.
+        sensitivity: f64,
+    },
+    /// Laplace mechanism with scale b on a query with ℓ₁ sensitivity Δ: ε = Δ/b-DP and the
+    /// RDP curve of Mironov 2017 Prop. 6.
+    Laplace {
+        /// Laplace scale b > 0.
+        scale: f64,
+        /// ℓ₁ sensitivity Δ ≥ 0.
+        sensitivity: f64,
+    },
+    /// Any ε-DP mechanism.
+    PureEpsilon {
+        /// ε ≥ 0.
+        epsilon: f64,
+    },
+    /// Any (ε, δ)-DP mechanism (only the approximate-DP accountant can use it).
+    ApproxDp {
+        /// ε ≥ 0.
+        epsilon: f64,
+        /// δ ∈ [0, 1].
+        delta: f64,
+    },
+    /// Any ρ-zCDP mechanism.
+    Zcdp {
+        /// ρ ≥ 0.
+        rho: f64,
+    },
+    /// Sparse vector / SVT-ABC (ABCDP, Park et al. 2021, Theorem 1): `c` accepted answers
+    /// with Laplace scale `b` on queries of sensitivity Δ. Pure ε = (c+1)Δ/b without
+    /// threshold resampling, 2cΔ/b with.
+    SparseVector {
+        /// Number of above-threshold answers `c ≥ 1`.
+        c: u64,
+        /// Laplace scale b > 0.
+        scale: f64,
+        /// Sensitivity Δ ≥ 0.
+        sensitivity: f64,
+        /// Whether the threshold noise is resampled after each acceptance.
+        resample: bool,
+    },
+    /// Binomial infection-curve release (Xiong et al., Proposition 4): `L` releases of
+    /// `Binomial(n, (I + m)/(K + 2m))`.
+    BinomialCurve {
+        /// Trials per release `n ≥ 1`.
+        n: u64,
+        /// Pseudo-count `m > 0`.
+        m: f64,
+        /// Number of releases `L ≥ 1`.
+        releases: u64,
+        /// Which bound to report (default: exact).
+        bound: BinomialBound,
+    },
+    /// Poisson subsampling with rate `q ∈ (0, 1]` before `event`. Add/remove relation only.
+    PoissonSampled {
+        /// Inclusion probability of each row.
+        q: f64,
+        /// The mechanism run on the sample.
+        event: &'a Event<'a>,
+    },
+    /// Uniform sampling of `batch` rows out of `population` without replacement before
+    /// `event`. Replace-one relation only.
+    SampledWithoutReplacement {
+        /// Sample size `1 ≤ batch ≤ population`.
+        batch: u64,
+        /// Dataset size.
+        population: u64,
+        /// The mechanism run on the sample.
+        event: &'a Event<'a>,
+    },
+    /// `count` adaptive repetitions of `event` (composed without looping).
+    SelfComposed {
+        /// The repeated event.
+        event: &'a Event<'a>,
+        /// Number of repetitions (0 is the empty composition).
+        count: u64,
+    },
+    /// Adaptive composition of several events.
+    Composed(&'a [Event<'a>]),
+}
+
+impl Event<'_> {
+    /// A short static name of the variant (used in errors).
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Gaussian { .. } => "Gaussian",
+            Self::Laplace { .. } => "Laplace",
+            Self::PureEpsilon { .. } => "PureEpsilon",
+            Self::ApproxDp { .. } => "ApproxDp",
+            Self::Zcdp { .. } => "Zcdp",
+            Self::SparseVector { .. } => "SparseVector",
+            Self::BinomialCurve { .. } => "BinomialCurve",
+            Self::PoissonSampled { .. } => "PoissonSampled",
+            Self::SampledWithoutReplacement { .. } => "SampledWithoutReplacement",
+            Self::SelfComposed { .. } => "SelfComposed",
+            Self::Composed(_) => "Composed",
+        }
+    }
+
+    /// Checks every parameter in the tree and that the sampling schemes match `relation`.
+    ///
+    /// # Errors
+    /// [`AccountantError::InvalidParameter`] / [`AccountantError::InvalidCount`] for bad
+    /// parameters, [`AccountantError::IncompatibleRelation`] for Poisson sampling under
+    /// replace-one or sampling without replacement under add/remove,
+    /// [`AccountantError::TooDeep`] beyond [`MAX_EVENT_DEPTH`].
+    pub fn validate(&self, relation: Neighbouring) -> Result<(), AccountantError> {
+        self.validate_at(relation, 0)
+    }
+
+    fn validate_at(&self, relation: Neighbouring, depth: usize) -> Result<(), AccountantError> {
+        if depth > MAX_EVENT_DEPTH {
+            return Err(AccountantError::TooDeep);
+        }
+        match *self {
+            Self::Gaussian { sigma, sensitivity } => {
+                positive("sigma", sigma)?;
+                non_negative("sensitivity", sensitivity)?;
+            }
+            Self::Laplace { scale, sensitivity } => {
+                positive("scale", scale)?;
+                non_negative("sensitivity", sensitivity)?;
+            }
+            Self::PureEpsilon { epsilon } => {
+                non_negative("epsilon", epsilon)?;
+            }
+            Self::ApproxDp { epsilon, delta } => {
+                crate::ApproxDp::new(epsilon, delta)?;
+            }
+            Self::Zcdp { rho } => {
+                non_negative("rho", rho)?;
+            }
+            Self::SparseVector {
+                c,
+                scale,
+                sensitivity,
+                ..
+            } => {
+                if c == 0 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "c",
+                        value: c,
+                    });
+                }
+                positive("scale", scale)?;
+                non_negative("sensitivity", sensitivity)?;
+            }
+            Self::BinomialCurve { n, m, releases, .. } => {
+                if n == 0 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "n",
+                        value: n,
+                    });
+                }
+                if releases == 0 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "releases",
+                        value: releases,
+                    });
+                }
+                positive("m", m)?;
+            }
+            Self::PoissonSampled { q, event } => {
+                rate("q", q)?;
+                if relation != Neighbouring::AddRemove {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "PoissonSampled",
+                        relation,
+                    });
+                }
+                event.validate_at(relation, depth + 1)?;
+            }
+            Self::SampledWithoutReplacement {
+                batch,
+                population,
+                event,
+            } => {
+                if population == 0 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "population",
+                        value: population,
+                    });
+                }
+                if batch == 0 || batch > population {
+                    return Err(AccountantError::InvalidCount {
+                        name: "batch",
+                        value: batch,
+                    });
+                }
+                if relation != Neighbouring::ReplaceOne {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "SampledWithoutReplacement",
+                        relation,
+                    });
+                }
+                event.validate_at(relation, depth + 1)?;
+            }
+            Self::SelfComposed { event, .. } => event.validate_at(relation, depth + 1)?,
+            Self::Composed(events) => {
+                for e in events {
+                    e.validate_at(relation, depth + 1)?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
