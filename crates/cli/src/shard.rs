@@ -1,0 +1,333 @@
+//! Shard files: the public simulation step split into independent pieces.
+//!
+//! A shard holds rows `row_start .. row_start + n_rows` of the table of (θ, simulated output)
+//! pairs of one generation. Row `j` is always simulated from the stream derived from
+//! (run seed, generation, j), so any split into shards gives the same rows, and merging the
+//! shards gives a file byte-identical to the single-process run's.
+//!
+//! Format (little-endian): magic `DPISHRD1`, then `config_hash u64`, `run_seed u64`,
+//! `generation u32`, `shard u32`, `shards u32`, `total_rows u64`, `row_start u64`,
+//! `n_rows u64`, `theta_dim u32`, `out_dim u32`, then `n_rows·(theta_dim+out_dim)` f64 values
+//! row by row (θ first), then the CRC-32 of everything before it. Files are written to a
+//! temporary name in the same folder and renamed into place, so a shard is either complete
+//! or absent.
+
+use anyhow::{Context, Result, bail};
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+const MAGIC: &[u8; 8] = b"DPISHRD1";
+const HEADER_LEN: usize = 8 + 8 + 8 + 4 + 4 + 4 + 8 + 8 + 8 + 4 + 4;
+
+/// What a shard file says about itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShardHeader {
+    /// Hash of the configuration's public simulation part (model, prior, sizes, seed).
+    pub config_hash: u64,
+    /// The run seed of the public simulation randomness.
+    pub run_seed: u64,
+    /// SMC generation (0 for single-generation samplers).
+    pub generation: u32,
+    /// Shard index (0 for a merged file).
+    pub shard: u32,
+    /// Number of shards (1 for a merged file).
+    pub shards: u32,
+    /// Rows in the whole table.
+    pub total_rows: u64,
+    /// First row held.
+    pub row_start: u64,
+    /// Rows held.
+    pub n_rows: u64,
+    /// Parameter dimension.
+    pub theta_dim: u32,
+    /// Output (pseudo-data or summary) length per row.
+    pub out_dim: u32,
+}
+
+impl ShardHeader {
+    /// Values per row.
+    #[must_use]
+    pub fn row_len(&self) -> usize {
+        self.theta_dim as usize + self.out_dim as usize
+    }
+}
+
+/// The rows shard `i` of `n` holds out of `total`: `[i·total/n, (i+1)·total/n)`.
+#[must_use]
+pub fn shard_range(total: u64, i: u32, n: u32) -> (u64, u64) {
+    let t = u128::from(total);
+    let start = t * u128::from(i) / u128::from(n);
+    let end = t * (u128::from(i) + 1) / u128::from(n);
+    #[allow(clippy::cast_possible_truncation)]
+    (start as u64, end as u64)
+}
+
+/// The file name of shard `i` of generation `g`.
+#[must_use]
+pub fn shard_file_name(generation: u32, i: u32, n: u32) -> String {
+    format!("gen{generation:03}-shard{i:05}-of{n:05}.dpshard")
+}
+
+fn encode(h: &ShardHeader, data: &[f64]) -> Vec<u8> {
+    let mut b = Vec::with_capacity(HEADER_LEN + data.len() * 8 + 4);
+    b.extend_from_slice(MAGIC);
+    b.extend_from_slice(&h.config_hash.to_le_bytes());
+    b.extend_from_slice(&h.run_seed.to_le_bytes());
+    b.extend_from_slice(&h.generation.to_le_bytes());
+    b.extend_from_slice(&h.shard.to_le_bytes());
+    b.extend_from_slice(&h.shards.to_le_bytes());
+    b.extend_from_slice(&h.total_rows.to_le_bytes());
+    b.extend_from_slice(&h.row_start.to_le_bytes());
+    b.extend_from_slice(&h.n_rows.to_le_bytes());
+    b.extend_from_slice(&h.theta_dim.to_le_bytes());
+    b.extend_from_slice(&h.out_dim.to_le_bytes());
+    for v in data {
+        b.extend_from_slice(&v.to_le_bytes());
+    }
+    let crc = crc32fast::hash(&b);
+    b.extend_from_slice(&crc.to_le_bytes());
+    b
+}
+
+/// Writes a shard atomically (temporary file, fsync, rename).
+///
+/// # Errors
+/// I/O failures, or `data` not matching the header's size.
+pub fn write_atomic(path: &Path, h: &ShardHeader, data: &[f64]) -> Result<()> {
+    let expect = usize::try_from(h.n_rows)? * h.row_len();
+    if data.len() != expect {
+        bail!("internal: shard data has {} values, header says {expect}", data.len());
+    }
+    let bytes = encode(h, data);
+    write_bytes_atomic(path, &bytes)
+}
+
+/// Writes bytes to `path` atomically: a temporary sibling file, fsync, then rename.
+///
+/// # Errors
+/// I/O failures.
+pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().unwrap_or_else(|| Path::new("."));
+    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        path.file_name().and_then(|s| s.to_str()).unwrap_or("out"),
+        std::process::id()
+    ));
+    {
+        let mut f = fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        f.write_all(bytes)?;
+        f.sync_all()?;
+    }
+    fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
+    Ok(())
+}
+
+fn rd_u32(b: &[u8], o: &mut usize) -> u32 {
+    let v = u32::from_le_bytes([b[*o], b[*o + 1], b[*o + 2], b[*o + 3]]);
+    *o += 4;
+    v
+}
+fn rd_u64(b: &[u8], o: &mut usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[*o..*o + 8]);
+    *o += 8;
+    u64::from_le_bytes(a)
+}
+
+/// Reads and checks a shard file (magic, sizes, CRC).
+///
+/// # Errors
+/// Unreadable, truncated or corrupt files.
+pub fn read(path: &Path) -> Result<(ShardHeader, Vec<f64>)> {
+    let b = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    decode(&b).with_context(|| format!("shard {}", path.display()))
+}
+
+fn decode(b: &[u8]) -> Result<(ShardHeader, Vec<f64>)> {
+    if b.len() < HEADER_LEN + 4 || &b[..8] != MAGIC {
+        bail!("not a dpinfer shard (bad magic or truncated)");
+    }
+    let (body, crc) = b.split_at(b.len() - 4);
+    let crc = u32::from_le_bytes([crc[0], crc[1], crc[2], crc[3]]);
+    if crc32fast::hash(body) != crc {
+        bail!("checksum mismatch (corrupt)");
+    }
+    let mut o = 8;
+    let h = ShardHeader {
+        config_hash: rd_u64(b, &mut o),
+        run_seed: rd_u64(b, &mut o),
+        generation: rd_u32(b, &mut o),
+        shard: rd_u32(b, &mut o),
+        shards: rd_u32(b, &mut o),
+        total_rows: rd_u64(b, &mut o),
+        row_start: rd_u64(b, &mut o),
+        n_rows: rd_u64(b, &mut o),
+        theta_dim: rd_u32(b, &mut o),
+        out_dim: rd_u32(b, &mut o),
+    };
+    let n = usize::try_from(h.n_rows)?
+        .checked_mul(h.row_len())
+        .context("size overflow")?;
+    if body.len() != HEADER_LEN + n * 8 {
+        bail!("size does not match header");
+    }
+    let data = body[HEADER_LEN..]
+        .chunks_exact(8)
+        .map(|c| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(c);
+            f64::from_le_bytes(a)
+        })
+        .collect();
+    Ok((h, data))
+}
+
+/// The outcome of checking a shard folder.
+#[derive(Debug, Default)]
+pub struct VerifyReport {
+    /// Shards present and sound.
+    pub ok: Vec<u32>,
+    /// Shard indices with no file.
+    pub missing: Vec<u32>,
+    /// Files that exist but fail to parse, fail the checksum or disagree with the others.
+    pub corrupt: Vec<(PathBuf, String)>,
+    /// The common header (shard fields from the first sound shard).
+    pub header: Option<ShardHeader>,
+}
+
+impl VerifyReport {
+    /// True when every shard is present and sound.
+    #[must_use]
+    pub fn complete(&self) -> bool {
+        self.missing.is_empty() && self.corrupt.is_empty() && self.header.is_some()
+    }
+}
+
+/// Checks the shards of generation `generation` in `dir`.
+///
+/// # Errors
+/// The folder cannot be listed, or holds no shard of that generation at all.
+pub fn verify_dir(dir: &Path, generation: u32) -> Result<VerifyReport> {
+    let prefix = format!("gen{generation:03}-shard");
+    let mut files: Vec<PathBuf> = fs::read_dir(dir)
+        .with_context(|| format!("listing {}", dir.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| {
+            p.file_name()
+                .and_then(|s| s.to_str())
+                .is_some_and(|s| s.starts_with(&prefix) && s.ends_with(".dpshard"))
+        })
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        bail!("no shards of generation {generation} in {}", dir.display());
+    }
+    let mut rep = VerifyReport::default();
+    let mut seen = std::collections::BTreeSet::new();
+    for f in files {
+        match read(&f) {
+            Ok((h, _)) => {
+                let expect = rep.header.get_or_insert(h);
+                let (s, e) = shard_range(h.total_rows, h.shard, h.shards.max(1));
+                let consistent = h.config_hash == expect.config_hash
+                    && h.run_seed == expect.run_seed
+                    && h.shards == expect.shards
+                    && h.total_rows == expect.total_rows
+                    && h.theta_dim == expect.theta_dim
+                    && h.out_dim == expect.out_dim
+                    && h.shard < h.shards
+                    && h.row_start == s
+                    && h.n_rows == e - s
+                    && f.file_name().and_then(|n| n.to_str())
+                        == Some(shard_file_name(generation, h.shard, h.shards).as_str());
+                if consistent {
+                    seen.insert(h.shard);
+                    rep.ok.push(h.shard);
+                } else {
+                    rep.corrupt.push((f, "header disagrees with the other shards or its name".into()));
+                }
+            }
+            Err(e) => rep.corrupt.push((f, format!("{e:#}"))),
+        }
+    }
+    if let Some(h) = rep.header {
+        rep.missing = (0..h.shards).filter(|i| !seen.contains(i)).collect();
+    }
+    Ok(rep)
+}
+
+/// Merges a complete shard folder into one table with the header of a single-process run.
+///
+/// # Errors
+/// Missing or corrupt shards.
+pub fn merge_dir(dir: &Path, generation: u32) -> Result<(ShardHeader, Vec<f64>)> {
+    let rep = verify_dir(dir, generation)?;
+    if !rep.complete() {
+        bail!(
+            "cannot merge: {} missing and {} corrupt shard(s); run `dpinfer verify {}`",
+            rep.missing.len(),
+            rep.corrupt.len(),
+            dir.display()
+        );
+    }
+    let Some(h0) = rep.header else { bail!("no shards") };
+    let mut data = Vec::new();
+    for i in 0..h0.shards {
+        let (_, d) = read(&dir.join(shard_file_name(generation, i, h0.shards)))?;
+        data.extend_from_slice(&d);
+    }
+    let h = ShardHeader { shard: 0, shards: 1, row_start: 0, n_rows: h0.total_rows, ..h0 };
+    Ok((h, data))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn roundtrip_and_corruption() {
+        let dir = std::env::temp_dir().join(format!("dpinfer-shard-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let h = ShardHeader {
+            config_hash: 7,
+            run_seed: 1,
+            generation: 0,
+            shard: 0,
+            shards: 1,
+            total_rows: 2,
+            row_start: 0,
+            n_rows: 2,
+            theta_dim: 1,
+            out_dim: 2,
+        };
+        let p = dir.join(shard_file_name(0, 0, 1));
+        write_atomic(&p, &h, &[1.0, 2.0, 3.0, 4.0, 5.0, f64::NAN]).unwrap();
+        let (h2, d) = read(&p).unwrap();
+        assert_eq!(h, h2);
+        assert_eq!(d[..5], [1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert!(verify_dir(&dir, 0).unwrap().complete());
+        let mut b = fs::read(&p).unwrap();
+        b[HEADER_LEN + 3] ^= 1;
+        fs::write(&p, &b).unwrap();
+        let rep = verify_dir(&dir, 0).unwrap();
+        assert!(!rep.complete() && rep.corrupt.len() == 1);
+        let _ = fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn ranges_partition_rows() {
+        for total in [0u64, 1, 7, 1000] {
+            for n in [1u32, 3, 64] {
+                let mut next = 0;
+                for i in 0..n {
+                    let (s, e) = shard_range(total, i, n);
+                    assert_eq!(s, next);
+                    next = e;
+                }
+                assert_eq!(next, total);
+            }
+        }
+    }
+}
