@@ -6,7 +6,7 @@
 //! exponential, the square is carried in double-double (Dekker's product) so that the
 //! exponential does not amplify rounding error.
 
-use crate::{SQRT_PI, two_product};
+use crate::two_product;
 
 /// `1/√2` rounded to f64 (high part).
 const FRAC_1_SQRT_2_HI: f64 = core::f64::consts::FRAC_1_SQRT_2;
@@ -16,10 +16,12 @@ const FRAC_1_SQRT_2_LO: f64 = -4.833_646_656_726_457e-17;
 const SQRT_PI_OVER_2: f64 = 1.253_314_137_315_500_1;
 /// `1/√(2π)`.
 const FRAC_1_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
+/// `1/√π`.
+const FRAC_1_SQRT_PI: f64 = 0.564_189_583_547_756_3;
 /// `2/√π`.
 const FRAC_2_SQRT_PI: f64 = core::f64::consts::FRAC_2_SQRT_PI;
-/// Above this, `erfcx` switches from `e^{x²}·erfc(x)` to its asymptotic series.
-const ERFCX_ASYMPTOTIC: f64 = 26.0;
+/// From here up, `erfcx` uses Laplace's continued fraction instead of `e^{x²}·erfc(x)`.
+const ERFCX_CF: f64 = 2.0;
 
 /// The complementary error function `erfc(x) = 1 − erf(x)` (from `libm`).
 #[inline]
@@ -75,7 +77,7 @@ pub fn erfcx(x: f64) -> f64 {
         let ex2 = libm::exp(p) * (1.0 + e);
         return 2.0 * ex2 - erfcx(-x);
     }
-    if x < ERFCX_ASYMPTOTIC {
+    if x < ERFCX_CF {
         let (p, e) = two_product(x, x);
         return libm::exp(p) * (1.0 + e) * libm::erfc(x);
     }
@@ -83,24 +85,30 @@ pub fn erfcx(x: f64) -> f64 {
         return 0.0;
     }
     if x > 1e154 {
-        // 1/(x√π) to full precision; the series' next term is below 1e-308 relative.
-        return (1.0 / x) / SQRT_PI;
+        // 1/(x√π) to full precision; the next term is below 1e-308 relative.
+        return FRAC_1_SQRT_PI / x;
     }
-    // Asymptotic series erfcx(x) = 1/(x√π) · Σ_k (−1)^k (2k−1)!! / (2x²)^k.
-    // For x ≥ 26 the terms fall below 2^-60 relative by k = 8.
-    let inv2x2 = 0.5 / (x * x);
-    let mut term = 1.0;
-    let mut sum = 1.0;
-    let mut k = 1.0;
-    while k < 12.0 {
-        term *= -(2.0 * k - 1.0) * inv2x2;
-        sum += term;
-        if term.abs() < 1e-18 {
-            break;
-        }
-        k += 1.0;
+    // Laplace's continued fraction erfcx(x) = (1/√π)·1/(x + (1/2)/(x + 1/(x + (3/2)/(x + …)))),
+    // evaluated backwards from a fixed depth (stable: every step is a positive quotient).
+    // Depths were chosen so that truncation is below 2^-60 relative on each interval.
+    let depth: u32 = if x < 2.5 {
+        56
+    } else if x < 3.0 {
+        40
+    } else if x < 4.0 {
+        36
+    } else if x < 6.0 {
+        24
+    } else if x < 10.0 {
+        14
+    } else {
+        10
+    };
+    let mut t = 0.0;
+    for n in (1..=depth).rev() {
+        t = (0.5 * f64::from(n)) / (x + t);
     }
-    sum / (x * SQRT_PI)
+    FRAC_1_SQRT_PI / (x + t)
 }
 
 /// The standard normal density `φ(x) = e^{−x²/2}/√(2π)`.
@@ -121,9 +129,12 @@ pub fn norm_pdf(x: f64) -> f64 {
 
 /// The standard normal CDF `Φ(x) = ½·erfc(−x/√2)`.
 ///
-/// For `x < −1` it is evaluated as `½·erfcx(z)·e^{−z²}` with `z = −x/√2` in double-double,
-/// so the relative error stays at a few ulp of the exact value at the given `x` far into the
-/// lower tail (it underflows to 0 only below about −38.5).
+/// For `x < −1` the argument `z = −x/√2` is carried in double-double `h + l` and
+/// `erfc(z) = erfc(h) − l·(2/√π)·e^{−h²}` (first order is exact to double precision since
+/// `|l| ≤ 2⁻⁵³·h`), so the relative error stays at a few ulp of the exact value at the given
+/// `x` far into the lower tail even though the condition number grows like `x²`. Below
+/// `x ≈ −37.5`, where `erfc(h)` would be subnormal, it uses `½·erfcx(z)·e^{−z²}`; the result
+/// underflows to 0 below about −38.5.
 ///
 /// NaN gives NaN; `Φ(−∞) = 0`; `Φ(+∞) = 1`.
 #[must_use]
@@ -138,8 +149,14 @@ pub fn norm_cdf(x: f64) -> f64 {
         return 0.0;
     }
     let (h, l) = div_sqrt2(-x);
+    if h < ERFC_NORMAL_LIMIT {
+        return 0.5 * (libm::erfc(h) - l * FRAC_2_SQRT_PI * libm::exp(-h * h));
+    }
     0.5 * erfcx_dd(h, l) * exp_neg_sq(h, l)
 }
+
+/// Below this, `erfc` is a normal number (`erfc(26.5) ≈ 2.8·10⁻³⁰⁷`).
+const ERFC_NORMAL_LIMIT: f64 = 26.5;
 
 /// `erfcx(h + l)` to first order in the small tail `l`:
 /// `erfcx′(z) = 2z·erfcx(z) − 2/√π`.
@@ -158,8 +175,9 @@ pub fn norm_sf(x: f64) -> f64 {
 
 /// `ln Φ(x)`, accurate for all `x` (tested down to `x = −10⁵`, where it is about `−5·10⁹`).
 ///
-/// Regions: `x > 0` uses `log1p(−Φ(−x))`; `−1 ≤ x ≤ 0` uses `ln Φ(x)`; `x < −1` uses
-/// `ln(½·erfcx(z)) − z²` with `z = −x/√2` and `z²` in double-double.
+/// Regions: `x > 0` uses `log1p(−Φ(−x))`; `−37.5 ≤ x ≤ 0` uses `ln Φ(x)` (Φ is a normal
+/// number there and accurate to a few ulp, see [`norm_cdf`]); below, `ln(½·erfcx(z)) − z²`
+/// with `z = −x/√2` and `z²` in double-double.
 ///
 /// NaN gives NaN; `ln Φ(−∞) = −∞`; `ln Φ(+∞) = 0`.
 #[must_use]
@@ -170,13 +188,13 @@ pub fn ln_norm_cdf(x: f64) -> f64 {
     if x > 0.0 {
         return libm::log1p(-norm_cdf(-x));
     }
-    if x >= -1.0 {
-        return libm::log(norm_cdf(x));
-    }
     if x == f64::NEG_INFINITY {
         return f64::NEG_INFINITY;
     }
     let (h, l) = div_sqrt2(-x);
+    if h < ERFC_NORMAL_LIMIT {
+        return libm::log(norm_cdf(x));
+    }
     let (a, b) = neg_sq(h, l);
     (libm::log(0.5 * erfcx_dd(h, l)) + b) + a
 }

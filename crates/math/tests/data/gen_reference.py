@@ -434,7 +434,50 @@ def ln_binom_int_big(n, k):
         return +(mp.loggamma(N + 1) - mp.loggamma(K + 1) - mp.loggamma(N - K + 1)), 0
 
 
+def dense(n):
+    """Many random points per function (for hunting worst cases; not committed)."""
+    def lu(a, b):  # log-uniform magnitude
+        return 10.0 ** RNG.uniform(a, b)
+    for _ in range(n):
+        x = RNG.choice([RNG.uniform(-38.5, 9.0), RNG.uniform(-3, 1), RNG.uniform(-1.5, -0.5)])
+        X = mpf(x)
+        emit("norm_cdf", [x], ncdf(X), X * npdf(X))
+        x = RNG.uniform(-39, 39)
+        X = mpf(x)
+        emit("norm_pdf", [x], npdf(X), X * X * npdf(X))
+        x = RNG.choice([-lu(-5, 5), RNG.uniform(-40, 40), RNG.uniform(-2, 0)])
+        X = mpf(x)
+        emit("ln_norm_cdf", [x], ln_ncdf(X), X * (npdf(X) / ncdf(X) if x > -1e6 else -X))
+        p = RNG.choice([lu(-323, -0.3), 1 - lu(-16, -0.3), RNG.uniform(0.05, 0.1),
+                        RNG.uniform(0.9, 0.95), RNG.uniform(0, 1)])
+        if 0 < p < 1:
+            P = mpf(p)
+            q = -lower_quantile(1 - P) if p > 0.5 else lower_quantile(P)
+            emit("norm_quantile", [p], q, P / npdf(q))
+        x = RNG.choice([RNG.uniform(-26.6, 30), lu(-5, 300), RNG.uniform(25, 27)])
+        X = mpf(x)
+        v = erfcx(X)
+        emit("erfcx", [x], v, X * (2 * X * v - 2 / SQRT_PI))
+        x = -lu(-20, 3)
+        X = mpf(x)
+        emit("log1mexp", [x], log1mexp(X), X * mp.exp(X) / (-mp.expm1(X)))
+        x = RNG.choice([RNG.uniform(-50, 50), lu(-10, 3), -lu(-10, 3)])
+        X = mpf(x)
+        sp = mp.log1p(mp.exp(X)) if X < 0 else X + mp.log1p(mp.exp(-X))
+        emit("softplus", [x], sp, X / (1 + mp.exp(-X)))
+        nn = RNG.choice([lu(-1, 2), lu(0, 15), lu(0, 300)])
+        kk = RNG.choice([nn * RNG.random(), min(nn, lu(-12, 1)), min(nn, float(RNG.randint(1, 30)))])
+        if 0 <= kk <= nn:
+            v, kap = ln_binom_mp(nn, kk)
+            emit("ln_binomial", [nn, kk], v, kap)
+
+
 def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--dense":
+        dense(int(sys.argv[2]))
+        for line in OUT:
+            sys.stdout.write(line + "\n")
+        return
     gen_norm_cdf()
     gen_norm_pdf()
     gen_ln_norm_cdf()
