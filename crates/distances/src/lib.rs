@@ -5,3 +5,26 @@
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
+
+mod error;
+mod fastexp;
+mod kernel;
+mod median;
+mod mmd;
+mod reference;
+mod rff;
+mod rows;
+pub mod sensitivity;
+mod summary;
+
+pub use error::DistanceError;
+pub use kernel::{BoundedKernel, Gaussian, Kernel, Laplace, Matern32};
+#[cfg(feature = "alloc")]
+pub use median::median_heuristic_vec;
+pub use median::{median_heuristic, median_heuristic_pooled, pair_count};
+pub use mmd::{mmd_biased, mmd_unbiased, mmd2_biased, mmd2_linear, mmd2_unbiased};
+pub use reference::MmdReference;
+pub use rff::{RandomFourierFeatures, RffReference};
+pub use rows::{Rows, sanitize};
+pub use sensitivity::{Neighbouring, Sensitivity};
+pub use summary::{ClippedWeightedL2, TUBERCULOSIS_CLIP, TUBERCULOSIS_WEIGHTS, WeightedL2};

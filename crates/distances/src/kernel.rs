@@ -1,0 +1,295 @@
+//! Kernels: the [`Kernel`] trait, the sealed [`BoundedKernel`] trait that carries `B_k`, and
+//! the Gaussian (RBF), Laplace and Matérn-3/2 kernels.
+
+use crate::DistanceError;
+use crate::fastexp::exp_nonpos;
+use crate::rows::sanitize;
+
+/// A positive-definite kernel `k(x, y)` on rows of `f64`.
+///
+/// Any kernel may be used with the plain estimators ([`crate::mmd2_biased`], …). Only kernels
+/// that also implement [`BoundedKernel`] can be used where a sensitivity is needed
+/// ([`crate::MmdReference`]); that trait is sealed, so an unbounded kernel cannot claim a bound.
+///
+/// ```compile_fail
+/// // A caller-defined, unbounded kernel works with the plain estimators but cannot build
+/// // a sensitivity-carrying reference object:
+/// use dpinfer_distances::{Kernel, MmdReference, Rows};
+/// struct Linear;
+/// impl Kernel for Linear {
+///     fn eval(&self, x: &[f64], y: &[f64]) -> f64 { x.iter().zip(y).map(|(a, b)| a * b).sum() }
+/// }
+/// let obs = Rows::one_dim(&[1.0, 2.0]).unwrap();
+/// let _ = MmdReference::new(Linear, obs); // error: `Linear: BoundedKernel` is not satisfied
+/// ```
+pub trait Kernel {
+    /// `k(x, y)`. `x` and `y` have the same length (the row dimension) when called by this
+    /// crate.
+    fn eval(&self, x: &[f64], y: &[f64]) -> f64;
+
+    /// `Σ_r k(x, y_r)` over the rows of the row-major buffer `ys` (row length `x.len()`).
+    /// Kernels override this with a vectorisable loop; the default calls [`Kernel::eval`].
+    fn row_sum(&self, x: &[f64], ys: &[f64]) -> f64 {
+        let mut s = 0.0;
+        for y in ys.chunks_exact(x.len().max(1)) {
+            s += self.eval(x, y);
+        }
+        s
+    }
+}
+
+pub(crate) mod sealed {
+    /// Seals [`super::BoundedKernel`].
+    #[allow(unreachable_pub)]
+    pub trait Sealed {}
+}
+
+/// A kernel with `sup_{x,y} |k(x, y)| ≤ B_k < ∞`, the hypothesis of Lemma 1 (Park, Vinaroz
+/// & Jitkrittum, *Entropy* 2021) and Lemma 3.1 (Park & Jitkrittum, Gaussian/soft ABCDP).
+///
+/// The trait is sealed: only this crate's kernels, whose bound is proved (and enforced by
+/// clamping the computed value into `[0, B_k]`), implement it. Implementing it is a privacy
+/// claim, so it is not open to callers.
+pub trait BoundedKernel: Kernel + sealed::Sealed {
+    /// `B_k`, an upper bound on `|k(x, y)|` over all inputs.
+    fn bound(&self) -> f64;
+}
+
+#[inline(always)]
+fn sq_dist(x: &[f64], y: &[f64]) -> f64 {
+    let mut s = 0.0;
+    for (a, b) in x.iter().zip(y) {
+        let d = sanitize(*a) - sanitize(*b);
+        s += d * d;
+    }
+    s
+}
+
+/// Sums `f(‖x − y_r‖²)` over rows with four independent accumulators (vectorises; the
+/// summation order is fixed, so results are reproducible).
+#[inline(always)]
+fn radial_row_sum(x: &[f64], ys: &[f64], f: impl Fn(f64) -> f64) -> f64 {
+    let dim = x.len();
+    let mut acc = [0.0f64; 4];
+    if dim == 1 {
+        let xi = sanitize(x[0]);
+        let mut chunks = ys.chunks_exact(4);
+        for c in &mut chunks {
+            for (a, &y) in acc.iter_mut().zip(c) {
+                let d = xi - sanitize(y);
+                *a += f(d * d);
+            }
+        }
+        for (a, &y) in acc.iter_mut().zip(chunks.remainder()) {
+            let d = xi - sanitize(y);
+            *a += f(d * d);
+        }
+    } else if dim > 1 {
+        let mut rows = ys.chunks_exact(dim);
+        let mut lane = 0;
+        for y in &mut rows {
+            acc[lane] += f(sq_dist(x, y));
+            lane = (lane + 1) & 3;
+        }
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3])
+}
+
+fn inv_sq_bandwidth_half(bandwidth: f64) -> Result<f64, DistanceError> {
+    if !(bandwidth.is_finite() && bandwidth > 0.0) {
+        return Err(DistanceError::InvalidBandwidth);
+    }
+    let two_l2 = 2.0 * bandwidth * bandwidth;
+    let c = 1.0 / two_l2;
+    if two_l2.is_finite() && two_l2 > 0.0 && c.is_finite() && c > 0.0 {
+        Ok(c)
+    } else {
+        Err(DistanceError::InvalidBandwidth)
+    }
+}
+
+/// The Gaussian (RBF) kernel `k(x, y) = exp(−‖x − y‖² / (2 l²))` with bandwidth `l`;
+/// `B_k = 1` for every `l > 0` (Park, Vinaroz & Jitkrittum 2021, after Lemma 1;
+/// Raisa 2021, §7.1).
+///
+/// `exp` is the crate's fast exponential (relative error `< 1e-15`, see the README); the
+/// value is clamped into `[0, 1]`, so `B_k = 1` holds for the computed kernel too.
+///
+/// ```
+/// use dpinfer_distances::{Gaussian, Kernel, BoundedKernel};
+/// let k = Gaussian::new(2.0)?;
+/// assert!((k.eval(&[0.0], &[2.0]) - (-0.5f64).exp()).abs() < 1e-15);
+/// assert_eq!(k.bound(), 1.0);
+/// assert!(Gaussian::new(0.0).is_err() && Gaussian::new(f64::NAN).is_err());
+/// # Ok::<(), dpinfer_distances::DistanceError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Gaussian {
+    bandwidth: f64,
+    neg_c: f64,
+}
+
+impl Gaussian {
+    /// A Gaussian kernel with bandwidth `l`.
+    ///
+    /// # Errors
+    /// [`DistanceError::InvalidBandwidth`] unless `l` is finite, positive and `1/(2l²)` is a
+    /// finite positive number (roughly `1e-154 < l < 1e154`).
+    pub fn new(bandwidth: f64) -> Result<Self, DistanceError> {
+        let c = inv_sq_bandwidth_half(bandwidth)?;
+        Ok(Self {
+            bandwidth,
+            neg_c: -c,
+        })
+    }
+
+    /// The bandwidth `l`.
+    #[must_use]
+    pub fn bandwidth(&self) -> f64 {
+        self.bandwidth
+    }
+
+    /// `k` as a function of the squared distance.
+    #[inline(always)]
+    #[must_use]
+    pub fn of_sq_dist(&self, d2: f64) -> f64 {
+        exp_nonpos(d2 * self.neg_c)
+    }
+}
+
+impl Kernel for Gaussian {
+    #[inline]
+    fn eval(&self, x: &[f64], y: &[f64]) -> f64 {
+        self.of_sq_dist(sq_dist(x, y))
+    }
+    #[inline]
+    fn row_sum(&self, x: &[f64], ys: &[f64]) -> f64 {
+        let neg_c = self.neg_c;
+        radial_row_sum(x, ys, |d2| exp_nonpos(d2 * neg_c))
+    }
+}
+impl sealed::Sealed for Gaussian {}
+impl BoundedKernel for Gaussian {
+    fn bound(&self) -> f64 {
+        1.0
+    }
+}
+
+/// The Laplace (exponential) kernel `k(x, y) = exp(−‖x − y‖ / l)`, `B_k = 1`.
+///
+/// ```
+/// use dpinfer_distances::{Laplace, Kernel};
+/// let k = Laplace::new(1.0)?;
+/// assert!((k.eval(&[0.0, 0.0], &[3.0, 4.0]) - (-5.0f64).exp()).abs() < 1e-16);
+/// # Ok::<(), dpinfer_distances::DistanceError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Laplace {
+    bandwidth: f64,
+    neg_inv: f64,
+}
+
+impl Laplace {
+    /// A Laplace kernel with length scale `l`.
+    ///
+    /// # Errors
+    /// [`DistanceError::InvalidBandwidth`] unless `l` is finite, positive and `1/l` finite.
+    pub fn new(bandwidth: f64) -> Result<Self, DistanceError> {
+        let inv = 1.0 / bandwidth;
+        if bandwidth.is_finite() && bandwidth > 0.0 && inv.is_finite() && inv > 0.0 {
+            Ok(Self {
+                bandwidth,
+                neg_inv: -inv,
+            })
+        } else {
+            Err(DistanceError::InvalidBandwidth)
+        }
+    }
+    /// The length scale `l`.
+    #[must_use]
+    pub fn bandwidth(&self) -> f64 {
+        self.bandwidth
+    }
+}
+
+impl Kernel for Laplace {
+    #[inline]
+    fn eval(&self, x: &[f64], y: &[f64]) -> f64 {
+        exp_nonpos(libm::sqrt(sq_dist(x, y)) * self.neg_inv)
+    }
+    #[inline]
+    fn row_sum(&self, x: &[f64], ys: &[f64]) -> f64 {
+        let n = self.neg_inv;
+        radial_row_sum(x, ys, |d2| exp_nonpos(libm::sqrt(d2) * n))
+    }
+}
+impl sealed::Sealed for Laplace {}
+impl BoundedKernel for Laplace {
+    fn bound(&self) -> f64 {
+        1.0
+    }
+}
+
+/// The Matérn-3/2 kernel `k = (1 + √3 r / l) exp(−√3 r / l)`, `r = ‖x − y‖`, `B_k = 1`.
+///
+/// ```
+/// use dpinfer_distances::{Matern32, Kernel};
+/// let k = Matern32::new(1.0)?;
+/// let a = 3f64.sqrt();
+/// assert!((k.eval(&[0.0], &[1.0]) - (1.0 + a) * (-a).exp()).abs() < 1e-15);
+/// # Ok::<(), dpinfer_distances::DistanceError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Matern32 {
+    bandwidth: f64,
+    sqrt3_inv: f64,
+}
+
+impl Matern32 {
+    /// A Matérn-3/2 kernel with length scale `l`.
+    ///
+    /// # Errors
+    /// [`DistanceError::InvalidBandwidth`] unless `l` is finite, positive and `√3/l` finite.
+    pub fn new(bandwidth: f64) -> Result<Self, DistanceError> {
+        let a = libm::sqrt(3.0) / bandwidth;
+        if bandwidth.is_finite() && bandwidth > 0.0 && a.is_finite() && a > 0.0 {
+            Ok(Self {
+                bandwidth,
+                sqrt3_inv: a,
+            })
+        } else {
+            Err(DistanceError::InvalidBandwidth)
+        }
+    }
+    /// The length scale `l`.
+    #[must_use]
+    pub fn bandwidth(&self) -> f64 {
+        self.bandwidth
+    }
+    #[inline(always)]
+    fn of_sq_dist(a_scale: f64, d2: f64) -> f64 {
+        let a = libm::sqrt(d2) * a_scale;
+        // (1 + a) e^{-a} ≤ 1 for a ≥ 0; beyond a = 700 it is below 1e-300: return 0 (also
+        // avoids ∞ · 0).
+        let v = (1.0 + a) * exp_nonpos(-a);
+        if a <= 700.0 { v.min(1.0) } else { 0.0 }
+    }
+}
+
+impl Kernel for Matern32 {
+    #[inline]
+    fn eval(&self, x: &[f64], y: &[f64]) -> f64 {
+        Self::of_sq_dist(self.sqrt3_inv, sq_dist(x, y))
+    }
+    #[inline]
+    fn row_sum(&self, x: &[f64], ys: &[f64]) -> f64 {
+        let s = self.sqrt3_inv;
+        radial_row_sum(x, ys, |d2| Self::of_sq_dist(s, d2))
+    }
+}
+impl sealed::Sealed for Matern32 {}
+impl BoundedKernel for Matern32 {
+    fn bound(&self) -> f64 {
+        1.0
+    }
+}

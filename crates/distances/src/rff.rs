@@ -1,0 +1,334 @@
+//! Random-Fourier-feature MMD with a feature map of norm exactly 1.
+
+use crate::mmd::as_f64;
+use crate::rows::sanitize;
+use crate::sensitivity::{self, Sensitivity};
+use crate::{DistanceError, Rows};
+
+/// Random Fourier features for the Gaussian kernel `exp(−‖x − y‖²/(2l²))` (Rahimi & Recht
+/// 2008; Park & Jitkrittum, Appendix C), in the cos/sin form: with `D/2` frequencies
+/// `ω_j = z_j / l`, `z_j ~ N(0, I_d)` supplied by the caller,
+///
+/// `φ̂(x) = √(2/D) (cos ω_1ᵀx, sin ω_1ᵀx, …, cos ω_{D/2}ᵀx, sin ω_{D/2}ᵀx)`,
+///
+/// so `φ̂(x)ᵀφ̂(y) = (2/D) Σ_j cos(ω_jᵀ(x − y))` is an unbiased estimate of `k(x, y)` and
+/// `‖φ̂(x)‖² = (2/D)(D/2) = 1` exactly (in real arithmetic), for every `x`. That unit norm is
+/// what makes the sensitivity `2/N` ([`sensitivity::rff_mmd`]); the paper's
+/// `√(2/D) cos(ωᵀx + b)` variant has `‖φ̂‖² ≤ 2` and would give `2√2/N`.
+///
+/// The frequencies are public randomness: this crate takes them from the caller (no RNG
+/// dependency). A phase `ω_jᵀx` that is not finite (only possible for non-finite or huge
+/// data) is mapped to 0, which keeps the pair `(cos, sin)` of norm 1.
+///
+/// ```
+/// use dpinfer_distances::RandomFourierFeatures;
+/// let z = [0.3, -1.2, 0.7]; // three standard-normal draws: D = 6 features, d = 1
+/// let f = RandomFourierFeatures::new(&z, 1, 2.0)?;
+/// let mut phi = [0.0; 6];
+/// f.feature_map(&[0.4], &mut phi)?;
+/// let norm2: f64 = phi.iter().map(|v| v * v).sum();
+/// assert!((norm2 - 1.0).abs() < 1e-15);
+/// # Ok::<(), dpinfer_distances::DistanceError>(())
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RandomFourierFeatures<'f> {
+    z: &'f [f64],
+    dim: usize,
+    inv_l: f64,
+    scale: f64,
+}
+
+impl<'f> RandomFourierFeatures<'f> {
+    /// Features from `z` (row-major, `D/2` rows of `dim` standard-normal draws) and bandwidth
+    /// `l`.
+    ///
+    /// # Errors
+    /// [`DistanceError::ZeroDimension`]; [`DistanceError::InvalidFrequencies`] if `z` is
+    /// empty, not whole rows, or holds a non-finite value; [`DistanceError::InvalidBandwidth`]
+    /// unless `l` and `1/l` are finite and positive.
+    pub fn new(z: &'f [f64], dim: usize, bandwidth: f64) -> Result<Self, DistanceError> {
+        if dim == 0 {
+            return Err(DistanceError::ZeroDimension);
+        }
+        if z.is_empty() || !z.len().is_multiple_of(dim) || !z.iter().all(|v| v.is_finite()) {
+            return Err(DistanceError::InvalidFrequencies);
+        }
+        let inv_l = 1.0 / bandwidth;
+        if !(bandwidth.is_finite() && bandwidth > 0.0 && inv_l.is_finite()) {
+            return Err(DistanceError::InvalidBandwidth);
+        }
+        let d_feat = 2 * (z.len() / dim);
+        let scale = libm::sqrt(2.0 / as_f64(d_feat));
+        Ok(Self {
+            z,
+            dim,
+            inv_l,
+            scale,
+        })
+    }
+
+    /// Row dimension `d`.
+    #[must_use]
+    pub fn dim(&self) -> usize {
+        self.dim
+    }
+
+    /// Number of frequencies `D/2`.
+    #[must_use]
+    pub fn num_frequencies(&self) -> usize {
+        self.z.len() / self.dim
+    }
+
+    /// Number of features `D` (even).
+    #[must_use]
+    pub fn num_features(&self) -> usize {
+        2 * self.num_frequencies()
+    }
+
+    #[inline(always)]
+    fn phase(&self, zj: &[f64], x: &[f64]) -> f64 {
+        let mut t = 0.0;
+        for (a, b) in zj.iter().zip(x) {
+            t += a * sanitize(*b);
+        }
+        let t = t * self.inv_l;
+        if t.is_finite() { t } else { 0.0 }
+    }
+
+    /// Writes `φ̂(x)` into `out[..D]`.
+    ///
+    /// # Errors
+    /// [`DistanceError::DimensionMismatch`] if `x.len() ≠ d`; [`DistanceError::BufferTooSmall`]
+    /// if `out.len() < D`.
+    pub fn feature_map(&self, x: &[f64], out: &mut [f64]) -> Result<(), DistanceError> {
+        if x.len() != self.dim {
+            return Err(DistanceError::DimensionMismatch {
+                expected: self.dim,
+                found: x.len(),
+            });
+        }
+        let d = self.num_features();
+        if out.len() < d {
+            return Err(DistanceError::BufferTooSmall {
+                needed: d,
+                found: out.len(),
+            });
+        }
+        for (zj, o) in self.z.chunks_exact(self.dim).zip(out.chunks_exact_mut(2)) {
+            let (s, c) = libm::sincos(self.phase(zj, x));
+            o[0] = self.scale * c;
+            o[1] = self.scale * s;
+        }
+        Ok(())
+    }
+
+    /// Sums of `(cos, sin)` of frequency `zj` over the rows of `x` (divided by nothing).
+    #[inline]
+    fn cos_sin_sums(&self, zj: &[f64], x: Rows<'_>) -> (f64, f64) {
+        let (mut c0, mut s0, mut c1, mut s1) = (0.0, 0.0, 0.0, 0.0);
+        if self.dim == 1 {
+            let w = zj[0] * self.inv_l;
+            let mut it = x.as_slice().chunks_exact(2);
+            for p in &mut it {
+                let t0 = w * sanitize(p[0]);
+                let t1 = w * sanitize(p[1]);
+                let (sa, ca) = libm::sincos(if t0.is_finite() { t0 } else { 0.0 });
+                let (sb, cb) = libm::sincos(if t1.is_finite() { t1 } else { 0.0 });
+                c0 += ca;
+                s0 += sa;
+                c1 += cb;
+                s1 += sb;
+            }
+            for &v in it.remainder() {
+                let t = w * sanitize(v);
+                let (sa, ca) = libm::sincos(if t.is_finite() { t } else { 0.0 });
+                c0 += ca;
+                s0 += sa;
+            }
+        } else {
+            for row in x.iter() {
+                let (s, c) = libm::sincos(self.phase(zj, row));
+                c0 += c;
+                s0 += s;
+            }
+        }
+        (c0 + c1, s0 + s1)
+    }
+
+    /// Writes the mean embedding `(1/n) Σ_i φ̂(x_i)` into `out[..D]`.
+    ///
+    /// # Errors
+    /// [`DistanceError::DimensionMismatch`]; [`DistanceError::BufferTooSmall`].
+    pub fn mean_embedding(&self, x: Rows<'_>, out: &mut [f64]) -> Result<(), DistanceError> {
+        self.check_rows(x)?;
+        let d = self.num_features();
+        if out.len() < d {
+            return Err(DistanceError::BufferTooSmall {
+                needed: d,
+                found: out.len(),
+            });
+        }
+        let k = self.scale / as_f64(x.rows());
+        for (zj, o) in self.z.chunks_exact(self.dim).zip(out.chunks_exact_mut(2)) {
+            let (c, s) = self.cos_sin_sums(zj, x);
+            o[0] = k * c;
+            o[1] = k * s;
+        }
+        Ok(())
+    }
+
+    fn check_rows(&self, x: Rows<'_>) -> Result<(), DistanceError> {
+        if x.dim() == self.dim {
+            Ok(())
+        } else {
+            Err(DistanceError::DimensionMismatch {
+                expected: self.dim,
+                found: x.dim(),
+            })
+        }
+    }
+
+    /// `Σ_j ‖e_j − μ̂_j(y)‖²` where `e` is a precomputed embedding of length `D`.
+    fn sq_dist_to(&self, emb: &[f64], y: Rows<'_>) -> f64 {
+        let k = self.scale / as_f64(y.rows());
+        let mut acc = 0.0;
+        for (zj, e) in self.z.chunks_exact(self.dim).zip(emb.chunks_exact(2)) {
+            let (c, s) = self.cos_sin_sums(zj, y);
+            let dc = e[0] - k * c;
+            let ds = e[1] - k * s;
+            acc += dc * dc + ds * ds;
+        }
+        acc
+    }
+
+    /// RFF estimate of the biased squared MMD, `‖μ̂(x) − μ̂(y)‖²`, without a buffer
+    /// (Park & Jitkrittum, Appendix C).
+    ///
+    /// # Errors
+    /// [`DistanceError::DimensionMismatch`].
+    pub fn mmd2(&self, x: Rows<'_>, y: Rows<'_>) -> Result<f64, DistanceError> {
+        self.check_rows(x)?;
+        self.check_rows(y)?;
+        let (kx, ky) = (self.scale / as_f64(x.rows()), self.scale / as_f64(y.rows()));
+        let mut acc = 0.0;
+        for zj in self.z.chunks_exact(self.dim) {
+            let (cx, sx) = self.cos_sin_sums(zj, x);
+            let (cy, sy) = self.cos_sin_sums(zj, y);
+            let dc = kx * cx - ky * cy;
+            let ds = kx * sx - ky * sy;
+            acc += dc * dc + ds * ds;
+        }
+        Ok(acc.clamp(0.0, 4.0))
+    }
+}
+
+/// The observed side for RFF MMD: the cached mean embedding `μ̂(Y*)` (length `D`), so each
+/// comparison costs `O(m D d)` for the simulated set only.
+///
+/// `E` is the embedding storage: any `AsRef<[f64]>` (a caller array/slice for `no_std`
+/// without `alloc`, via [`RffReference::new_in`]; a `Vec<f64>` via [`RffReference::new`]).
+///
+/// # Privacy
+/// `ρ = ‖μ̂(Y*) − μ̂(Y_t)‖` has sensitivity `2/N` (plus rounding slack) under
+/// [`crate::Neighbouring::ReplaceOne`] on `Y*` and lies in `[0, 2]`.
+///
+/// ```
+/// use dpinfer_distances::{RandomFourierFeatures, RffReference, Rows};
+/// let z = [0.3, -1.2, 0.7, 1.9, -0.1];
+/// let f = RandomFourierFeatures::new(&z, 1, 1.0)?;
+/// let obs = [0.2, 0.4, -0.3];
+/// let r = RffReference::new_in(f, Rows::one_dim(&obs)?, [0.0; 10])?;
+/// let rho = r.mmd(Rows::one_dim(&[0.1, 0.5])?)?;
+/// assert!((0.0..=2.0).contains(&rho));
+/// assert!(r.sensitivity().value() >= 2.0 / 3.0);
+/// # Ok::<(), dpinfer_distances::DistanceError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct RffReference<'f, E> {
+    features: RandomFourierFeatures<'f>,
+    emb: E,
+    n: usize,
+}
+
+impl<'f, E: AsRef<[f64]> + AsMut<[f64]>> RffReference<'f, E> {
+    /// Computes `μ̂(Y*)` into the caller's storage `buf` (length at least `D`).
+    ///
+    /// # Errors
+    /// [`DistanceError::DimensionMismatch`]; [`DistanceError::BufferTooSmall`].
+    pub fn new_in(
+        features: RandomFourierFeatures<'f>,
+        obs: Rows<'_>,
+        mut buf: E,
+    ) -> Result<Self, DistanceError> {
+        features.mean_embedding(obs, buf.as_mut())?;
+        Ok(Self {
+            features,
+            emb: buf,
+            n: obs.rows(),
+        })
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<'f> RffReference<'f, alloc::vec::Vec<f64>> {
+    /// Computes `μ̂(Y*)` into a new `Vec`.
+    ///
+    /// # Errors
+    /// [`DistanceError::DimensionMismatch`].
+    pub fn new(features: RandomFourierFeatures<'f>, obs: Rows<'_>) -> Result<Self, DistanceError> {
+        Self::new_in(features, obs, alloc::vec![0.0; features.num_features()])
+    }
+}
+
+impl<E: AsRef<[f64]>> RffReference<'_, E> {
+    /// The cached observed mean embedding (length `D`).
+    #[must_use]
+    pub fn embedding(&self) -> &[f64] {
+        let d = self.features.num_features();
+        let e = self.emb.as_ref();
+        e.get(..d).unwrap_or(e)
+    }
+
+    /// Squared RFF MMD `‖μ̂(Y*) − μ̂(sim)‖²`, in `[0, 4]`.
+    ///
+    /// # Errors
+    /// [`DistanceError::DimensionMismatch`].
+    pub fn mmd2(&self, sim: Rows<'_>) -> Result<f64, DistanceError> {
+        self.features.check_rows(sim)?;
+        Ok(self
+            .features
+            .sq_dist_to(self.embedding(), sim)
+            .clamp(0.0, 4.0))
+    }
+
+    /// RFF MMD `‖μ̂(Y*) − μ̂(sim)‖`, in `[0, 2]`.
+    ///
+    /// # Errors
+    /// [`DistanceError::DimensionMismatch`].
+    pub fn mmd(&self, sim: Rows<'_>) -> Result<f64, DistanceError> {
+        Ok(libm::sqrt(self.mmd2(sim)?).clamp(0.0, 2.0))
+    }
+
+    /// Sensitivity of [`RffReference::mmd`]: `2/N` plus [`sensitivity::rounding_slack`] for
+    /// simulated sets of up to `N` rows.
+    ///
+    /// # Privacy
+    /// [`crate::Neighbouring::ReplaceOne`] on `Y*`.
+    #[must_use]
+    pub fn sensitivity(&self) -> Sensitivity {
+        self.sensitivity_for(self.n)
+    }
+
+    /// As [`RffReference::sensitivity`] for simulated sets of up to `sim_rows` rows.
+    #[must_use]
+    pub fn sensitivity_for(&self, sim_rows: usize) -> Sensitivity {
+        let dims = self.features.num_features().max(self.features.dim());
+        match (
+            sensitivity::rff_mmd(self.n),
+            sensitivity::rounding_slack(1.0, self.n, sim_rows, dims),
+        ) {
+            (Ok(s), Ok(slack)) => s.plus(slack),
+            _ => Sensitivity::new(f64::MAX, crate::Neighbouring::AnyPair),
+        }
+    }
+}
