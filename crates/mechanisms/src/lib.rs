@@ -5,3 +5,23 @@
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
+
+mod binomial;
+mod error;
+mod gaussian;
+pub mod grid;
+pub mod idealized;
+mod laplace;
+mod rng;
+pub mod sampling;
+mod suffstats;
+mod svt;
+
+pub use binomial::BinomialCurve;
+pub use dpinfer_accountants::{BinomialBound, Event, Neighbouring};
+pub use error::MechanismError;
+pub use gaussian::Gaussian;
+pub use laplace::Laplace;
+pub use rng::NoiseRng;
+pub use suffstats::{MAX_PREDICTORS, QUANT_BITS, RegressionStats, regression_stats_len};
+pub use svt::{SparseVector, SparseVectorSettings};
