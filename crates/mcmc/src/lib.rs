@@ -5,3 +5,29 @@
 extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
+
+pub mod budget;
+#[cfg(feature = "alloc")]
+pub mod diagnostics;
+mod error;
+pub mod model;
+mod rng;
+pub mod vcorr;
+mod vcorr_tables;
+
+#[cfg(feature = "alloc")]
+mod penalty;
+#[cfg(feature = "alloc")]
+mod proposal;
+#[cfg(feature = "alloc")]
+mod sampler;
+
+pub use error::McmcError;
+pub use rng::NoNoise;
+
+#[cfg(feature = "alloc")]
+pub use penalty::{Penalty, PenaltyPrivacy, PenaltySettings};
+#[cfg(feature = "alloc")]
+pub use proposal::Proposal;
+#[cfg(feature = "alloc")]
+pub use sampler::{Observer, Sampler, Step, Trace};

@@ -1,0 +1,222 @@
+//! Model pieces the samplers need beyond `dpinfer-simulators`' traits, and the conjugate
+//! Gaussian-mean toy used to test every sampler against an exact posterior.
+//!
+//! Data enter the samplers only through [`RowLikelihood`] (per-row log-likelihoods, clipped
+//! by the samplers) and [`RowGradient`]; the prior through [`Prior`] and, for Hamiltonian
+//! samplers, [`PriorGradient`].
+
+use dpinfer_simulators::likelihood::CHUNK;
+use dpinfer_simulators::{Prior, RowGradient, RowLikelihood, SimError};
+use rand_core::Rng;
+
+/// Gradient of a prior's log density, for Hamiltonian samplers.
+///
+/// FOLD-LATER: belongs next to `dpinfer_simulators::Prior`; local until the simulators crate
+/// offers prior gradients.
+pub trait PriorGradient: Prior {
+    /// Writes `∇ ln p(θ)` into `out` (length `dim`).
+    fn grad_ln_density(&self, theta: &[f64], out: &mut [f64]);
+}
+
+/// Independent Gaussian prior `θ_j ~ N(mean, sd²)` with gradient.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GaussianPrior {
+    dim: usize,
+    mean: f64,
+    precision: f64,
+    sd: f64,
+}
+
+impl GaussianPrior {
+    /// `dim` i.i.d. `N(mean, sd²)` coordinates.
+    ///
+    /// # Errors
+    ///
+    /// [`crate::McmcError::InvalidSize`] for `dim == 0`; [`crate::McmcError::InvalidParameter`]
+    /// for a non-finite mean or a non-positive / non-finite sd.
+    pub fn new(dim: usize, mean: f64, sd: f64) -> Result<Self, crate::McmcError> {
+        if dim == 0 {
+            return Err(crate::McmcError::InvalidSize { name: "dim", value: 0 });
+        }
+        if !mean.is_finite() {
+            return Err(crate::McmcError::param("mean", mean));
+        }
+        let sd = crate::error::positive("sd", sd)?;
+        Ok(Self { dim, mean, precision: 1.0 / (sd * sd), sd })
+    }
+}
+
+impl Prior for GaussianPrior {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+        if out.len() != self.dim {
+            return Err(SimError::DimensionMismatch { what: "out", expected: self.dim, got: out.len() });
+        }
+        for o in out {
+            *o = self.mean + self.sd * crate::rng::std_normal(rng);
+        }
+        Ok(())
+    }
+    /// Unnormalised: `−½ Σ (θ_j − mean)²/sd²`.
+    fn ln_density(&self, theta: &[f64]) -> f64 {
+        if theta.len() != self.dim || theta.iter().any(|t| t.is_nan()) {
+            return f64::NEG_INFINITY;
+        }
+        -0.5 * self.precision * theta.iter().map(|t| (t - self.mean) * (t - self.mean)).sum::<f64>()
+    }
+    fn in_support(&self, theta: &[f64]) -> bool {
+        theta.len() == self.dim && theta.iter().all(|x| x.is_finite())
+    }
+}
+
+impl PriorGradient for GaussianPrior {
+    fn grad_ln_density(&self, theta: &[f64], out: &mut [f64]) {
+        for (o, t) in out.iter_mut().zip(theta) {
+            *o = -self.precision * (t - self.mean);
+        }
+    }
+}
+
+/// Conjugate Gaussian-mean toy likelihood: `x_ij ~ N(θ_j, s²)` independently, data stored
+/// column-wise. With a [`GaussianPrior`] its (tempered) posterior is Gaussian in closed form
+/// ([`GaussianMean::posterior`]), which is how every sampler is tested.
+#[cfg(feature = "alloc")]
+#[derive(Clone, Debug)]
+pub struct GaussianMean {
+    dim: usize,
+    n: usize,
+    /// Column-major data: `cols[j * n + i]`.
+    cols: alloc::vec::Vec<f64>,
+    noise_precision: f64,
+}
+
+#[cfg(feature = "alloc")]
+impl GaussianMean {
+    /// Builds the model from row-major data (`n × dim`).
+    ///
+    /// # Errors
+    ///
+    /// [`crate::McmcError::InvalidSize`] if `dim == 0` or the data are empty or not a
+    /// multiple of `dim`; [`crate::McmcError::InvalidParameter`] for a bad `noise_sd`.
+    pub fn new(dim: usize, rows: &[f64], noise_sd: f64) -> Result<Self, crate::McmcError> {
+        if dim == 0 {
+            return Err(crate::McmcError::InvalidSize { name: "dim", value: dim });
+        }
+        if rows.is_empty() || rows.len() % dim != 0 {
+            return Err(crate::McmcError::InvalidSize { name: "data length", value: rows.len() });
+        }
+        let s = crate::error::positive("noise_sd", noise_sd)?;
+        let n = rows.len() / dim;
+        let mut cols = alloc::vec![0.0; rows.len()];
+        for i in 0..n {
+            for j in 0..dim {
+                cols[j * n + i] = rows[i * dim + j];
+            }
+        }
+        Ok(Self { dim, n, cols, noise_precision: 1.0 / (s * s) })
+    }
+
+    /// Exact posterior under prior `N(prior_mean, prior_sd²)` per coordinate with the
+    /// likelihood tempered by `temperature`: `(mean, variance)` per coordinate, precision
+    /// `T n / s² + 1 / s₀²`.
+    #[must_use]
+    pub fn posterior(&self, prior_mean: f64, prior_sd: f64, temperature: f64) -> alloc::vec::Vec<(f64, f64)> {
+        #[allow(clippy::cast_precision_loss)]
+        let nf = self.n as f64;
+        let p0 = 1.0 / (prior_sd * prior_sd);
+        (0..self.dim)
+            .map(|j| {
+                let sum: f64 = self.cols[j * self.n..(j + 1) * self.n].iter().sum();
+                let prec = temperature * nf * self.noise_precision + p0;
+                let mean = (temperature * self.noise_precision * sum + p0 * prior_mean) / prec;
+                (mean, 1.0 / prec)
+            })
+            .collect()
+    }
+
+    fn check(&self, theta: &[f64], first: usize, count: usize) -> Result<(), SimError> {
+        if theta.len() != self.dim {
+            return Err(SimError::DimensionMismatch { what: "theta", expected: self.dim, got: theta.len() });
+        }
+        match first.checked_add(count) {
+            Some(e) if e <= self.n => Ok(()),
+            _ => Err(SimError::DimensionMismatch { what: "rows", expected: self.n, got: first.saturating_add(count) }),
+        }
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl RowLikelihood for GaussianMean {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn n_rows(&self) -> usize {
+        self.n
+    }
+    fn row_log_lik(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
+        self.check(theta, first, out.len())?;
+        out.fill(0.0);
+        for (j, &t) in theta.iter().enumerate() {
+            let col = &self.cols[j * self.n + first..j * self.n + first + out.len()];
+            for (o, &x) in out.iter_mut().zip(col) {
+                *o -= 0.5 * self.noise_precision * (x - t) * (x - t);
+            }
+        }
+        Ok(())
+    }
+    fn row_log_ratio(&self, theta: &[f64], theta_new: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
+        self.check(theta, first, out.len())?;
+        self.check(theta_new, first, out.len())?;
+        out.fill(0.0);
+        for j in 0..self.dim {
+            // ½ τ (θ'−θ)(2x − θ − θ')
+            let d = 0.5 * self.noise_precision * (theta_new[j] - theta[j]);
+            let s = theta[j] + theta_new[j];
+            let col = &self.cols[j * self.n + first..j * self.n + first + out.len()];
+            for (o, &x) in out.iter_mut().zip(col) {
+                *o += d * (2.0 * x - s);
+            }
+        }
+        Ok(())
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl RowGradient for GaussianMean {
+    fn row_grad(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
+        if out.len() % self.dim != 0 {
+            return Err(SimError::DimensionMismatch { what: "out", expected: self.dim, got: out.len() });
+        }
+        let rows = out.len() / self.dim;
+        self.check(theta, first, rows)?;
+        for r in 0..rows {
+            for j in 0..self.dim {
+                out[r * self.dim + j] = self.noise_precision * (self.cols[j * self.n + first + r] - theta[j]);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Σ over rows `first..first+count` of the **unclipped** log ratios (exact kernels).
+pub(crate) fn log_ratio_sum<L: RowLikelihood + ?Sized>(
+    lik: &L,
+    theta: &[f64],
+    theta_new: &[f64],
+    first: usize,
+    count: usize,
+) -> Result<f64, SimError> {
+    let mut buf = [0.0; CHUNK];
+    let mut acc = 0.0;
+    let mut start = first;
+    let end = first + count;
+    while start < end {
+        let m = (end - start).min(CHUNK);
+        lik.row_log_ratio(theta, theta_new, start, &mut buf[..m])?;
+        acc += buf[..m].iter().sum::<f64>();
+        start += m;
+    }
+    Ok(acc)
+}

@@ -1,0 +1,281 @@
+//! Random-walk Metropolis–Hastings and the DP penalty algorithm (thesis §2.2, §3.1;
+//! Yildirim & Ermiş 2019).
+
+use alloc::vec::Vec;
+use dpinfer_simulators::{Prior, RowLikelihood};
+use rand_core::{CryptoRng, Rng};
+
+use crate::budget::{self, Accounting};
+use crate::error::positive;
+use crate::model::log_ratio_sum;
+use crate::proposal::{Proposal, ProposalState};
+use crate::rng::{NoNoise, log_uniform, privacy_gaussian};
+use crate::sampler::{Sampler, Step};
+use crate::McmcError;
+
+/// Settings shared by the exact and private random-walk kernels.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PenaltySettings {
+    /// Proposal distribution.
+    pub proposal: Proposal,
+    /// Likelihood temperature `T ∈ (0, 1]` (target `p(X|θ)^T p(θ)`).
+    pub temperature: f64,
+}
+
+/// Privacy parameters of DP penalty.
+///
+/// # Privacy
+///
+/// Substitute-one-row neighbours, public `n`. Per-row ratios are clipped to `±L‖θ'−θ‖₂`, so
+/// the clipped, tempered sum has sensitivity `c = 2TL‖θ'−θ‖₂`; Gaussian noise of standard
+/// deviation `τ n^α c` is added (thesis Theorem 6, normalised sensitivity 1 and noise
+/// multiplier `τ n^α` per release). The number of iterations is the largest the (ε, δ)
+/// target allows under `accounting` (Theorem 6 or 7), and the sampler refuses to step beyond
+/// it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PenaltyPrivacy {
+    /// Per-row log-likelihood-ratio Lipschitz bound `L` (clip bound per unit ‖θ'−θ‖₂).
+    pub clip: f64,
+    /// Noise scale τ.
+    pub tau: f64,
+    /// Exponent α of `n` in the noise multiplier `τ n^α` (YE19 use α = ½ in examples).
+    pub n_exponent: f64,
+    /// Target ε.
+    pub epsilon: f64,
+    /// Target δ.
+    pub delta: f64,
+    /// Accounting used to derive the iteration count.
+    pub accounting: Accounting,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Private {
+    clip: f64,
+    multiplier: f64,
+    max_iterations: u64,
+    accounting: Accounting,
+    delta: f64,
+}
+
+/// Random-walk MH / DP penalty sampler.
+///
+/// * [`Penalty::exact`]: exact Metropolis–Hastings on the (tempered) posterior (RWMH with the
+///   Gaussian proposal); optionally with per-row clipping ([`Penalty::with_clip`], the
+///   thesis §7.2 clipping experiment).
+/// * [`Penalty::private`]: DP penalty: clipped ratios, Gaussian noise from a `CryptoRng`,
+///   penalty-corrected acceptance `min{1, exp(λ̃ − σ²/2)}`. With the clip inactive it
+///   targets the exact tempered posterior (Ceperley & Dewing 1999).
+#[derive(Debug)]
+pub struct Penalty<P, L, N = NoNoise> {
+    prior: P,
+    lik: L,
+    theta: Vec<f64>,
+    proposed: Vec<f64>,
+    log_prior: f64,
+    proposal: ProposalState,
+    temperature: f64,
+    clip: Option<f64>,
+    private: Option<Private>,
+    noise: N,
+    iteration: u64,
+}
+
+pub(crate) fn check_common<P: Prior, L: RowLikelihood>(
+    prior: &P,
+    lik: &L,
+    temperature: f64,
+    init: &[f64],
+) -> Result<f64, McmcError> {
+    let d = lik.dim();
+    if prior.dim() != d {
+        return Err(McmcError::DimensionMismatch { expected: d, got: prior.dim() });
+    }
+    if init.len() != d {
+        return Err(McmcError::DimensionMismatch { expected: d, got: init.len() });
+    }
+    if lik.n_rows() == 0 {
+        return Err(McmcError::InvalidSize { name: "n", value: 0 });
+    }
+    if !(temperature.is_finite() && temperature > 0.0 && temperature <= 1.0) {
+        return Err(McmcError::param("temperature", temperature));
+    }
+    let lp = prior.ln_density(init);
+    if !lp.is_finite() || init.iter().any(|x| !x.is_finite()) {
+        return Err(McmcError::InvalidInitialPoint);
+    }
+    Ok(lp)
+}
+
+impl<P: Prior, L: RowLikelihood> Penalty<P, L, NoNoise> {
+    /// Exact (non-private) random-walk Metropolis–Hastings.
+    ///
+    /// # Errors
+    ///
+    /// Dimension mismatches, `n = 0`, `T ∉ (0, 1]`, bad proposal scales, or an initial point
+    /// with non-finite log prior.
+    pub fn exact(prior: P, lik: L, settings: PenaltySettings, init: &[f64]) -> Result<Self, McmcError> {
+        let lp = check_common(&prior, &lik, settings.temperature, init)?;
+        settings.proposal.validate(init.len())?;
+        Ok(Self {
+            proposal: ProposalState::new(settings.proposal, init.len()),
+            prior,
+            lik,
+            theta: init.to_vec(),
+            proposed: init.to_vec(),
+            log_prior: lp,
+            temperature: settings.temperature,
+            clip: None,
+            private: None,
+            noise: NoNoise,
+            iteration: 0,
+        })
+    }
+
+    /// Clips per-row ratios to `±clip · ‖θ'−θ‖₂` without adding noise (thesis §7.2).
+    ///
+    /// # Errors
+    ///
+    /// `clip` not finite and positive.
+    pub fn with_clip(mut self, clip: f64) -> Result<Self, McmcError> {
+        self.clip = Some(positive("clip", clip)?);
+        Ok(self)
+    }
+}
+
+impl<P: Prior, L: RowLikelihood, N: CryptoRng> Penalty<P, L, N> {
+    /// DP penalty. Privacy noise is drawn from `noise` (a CSPRNG, never the proposal RNG).
+    ///
+    /// # Errors
+    ///
+    /// As [`Penalty::exact`]; invalid privacy parameters; [`McmcError::BudgetExhausted`] if
+    /// the budget allows no iteration.
+    pub fn private(
+        prior: P,
+        lik: L,
+        settings: PenaltySettings,
+        privacy: PenaltyPrivacy,
+        init: &[f64],
+        noise: N,
+    ) -> Result<Self, McmcError> {
+        let lp = check_common(&prior, &lik, settings.temperature, init)?;
+        settings.proposal.validate(init.len())?;
+        positive("clip", privacy.clip)?;
+        let n = lik.n_rows();
+        let k = match privacy.accounting {
+            Accounting::Zcdp => budget::penalty_iterations_zcdp(privacy.epsilon, privacy.delta, privacy.tau, n, privacy.n_exponent)?,
+            Accounting::Pld => budget::penalty_iterations_pld(privacy.epsilon, privacy.delta, privacy.tau, n, privacy.n_exponent)?,
+        };
+        if k == 0 {
+            return Err(McmcError::BudgetExhausted { allowed: 0 });
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let multiplier = privacy.tau * libm::pow(n as f64, privacy.n_exponent);
+        Ok(Self {
+            proposal: ProposalState::new(settings.proposal, init.len()),
+            prior,
+            lik,
+            theta: init.to_vec(),
+            proposed: init.to_vec(),
+            log_prior: lp,
+            temperature: settings.temperature,
+            clip: Some(privacy.clip),
+            private: Some(Private {
+                clip: privacy.clip,
+                multiplier,
+                max_iterations: k,
+                accounting: privacy.accounting,
+                delta: privacy.delta,
+            }),
+            noise,
+            iteration: 0,
+        })
+    }
+}
+
+impl<P, L, N> Penalty<P, L, N> {
+    /// Iterations the budget allows in total (`None` for exact kernels).
+    #[must_use]
+    pub fn max_iterations(&self) -> Option<u64> {
+        self.private.map(|p| p.max_iterations)
+    }
+    /// (ε, δ) spent by the iterations run so far (`None` for exact kernels).
+    ///
+    /// # Errors
+    ///
+    /// Accounting failures.
+    pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
+        match self.private {
+            None => Ok(None),
+            Some(p) => {
+                #[allow(clippy::cast_precision_loss)]
+                let m = self.iteration as f64 / (2.0 * p.multiplier * p.multiplier);
+                Ok(Some((budget::gaussian_epsilon(p.accounting, m, p.delta)?, p.delta)))
+            }
+        }
+    }
+}
+
+impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for Penalty<P, L, N> {
+    fn dim(&self) -> usize {
+        self.theta.len()
+    }
+    fn position(&self) -> &[f64] {
+        &self.theta
+    }
+    fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
+        if let Some(p) = self.private
+            && self.iteration >= p.max_iterations
+        {
+            return Err(McmcError::BudgetExhausted { allowed: p.max_iterations });
+        }
+        self.iteration += 1;
+        let dist = self.proposal.propose(rng, &self.theta, &mut self.proposed);
+        let lp_new = self.prior.ln_density(&self.proposed);
+        let n = self.lik.n_rows();
+        let mut evaluated = 0;
+        let mut clipped = 0;
+        let mut noise_sd = 0.0;
+        let accepted = if !lp_new.is_finite() || !(dist.is_finite()) {
+            false
+        } else if dist == 0.0 {
+            true
+        } else {
+            let sum = match self.clip {
+                Some(l) => {
+                    let cs = self.lik.clipped_log_ratio_sum(&self.theta, &self.proposed, 0, n, l * dist)?;
+                    clipped = cs.clipped;
+                    cs.sum
+                }
+                None => log_ratio_sum(&self.lik, &self.theta, &self.proposed, 0, n)?,
+            };
+            evaluated = n;
+            let mut lambda = self.temperature * sum + lp_new - self.log_prior;
+            let mut penalty = 0.0;
+            if let Some(p) = self.private {
+                // σ = τ n^α · c, c = 2 T L ‖θ'−θ‖ (Theorem 6); noise on the tempered sum.
+                let sd = p.multiplier * 2.0 * self.temperature * p.clip * dist;
+                lambda += privacy_gaussian(&mut self.noise, sd);
+                penalty = 0.5 * sd * sd;
+                noise_sd = sd;
+            }
+            // NaN λ (exact kernel with a NaN row) rejects.
+            log_uniform(rng) < lambda - penalty
+        };
+        if accepted {
+            self.theta.copy_from_slice(&self.proposed);
+            self.log_prior = lp_new;
+        }
+        self.proposal.after(accepted);
+        Ok(Step {
+            position: &self.theta,
+            iteration: self.iteration,
+            accepted,
+            ratios_evaluated: evaluated,
+            ratios_clipped: clipped,
+            gradients_evaluated: 0,
+            gradients_clipped: 0,
+            noise_sd,
+            remaining: self.private.map(|p| p.max_iterations - self.iteration),
+        })
+    }
+}
