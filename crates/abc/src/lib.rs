@@ -15,6 +15,10 @@ pub mod weights;
 pub use error::AbcError;
 pub mod discrepancy;
 #[cfg(feature = "alloc")]
+pub mod pairs;
+#[cfg(feature = "alloc")]
 pub mod rejection;
 #[cfg(feature = "alloc")]
 pub mod smc;
+#[cfg(feature = "alloc")]
+pub mod svt;
