@@ -1,6 +1,7 @@
 //! SVT-ABC private pass: ledger, Proposition 1 flip probability, stopping, and agreement with
 //! rejection ABC at a huge budget.
 #![allow(
+    clippy::unwrap_used,
     clippy::float_cmp,
     clippy::cast_precision_loss,
     clippy::cast_possible_truncation
