@@ -16,6 +16,8 @@ pub mod vcorr;
 mod vcorr_tables;
 
 #[cfg(feature = "alloc")]
+mod hmc;
+#[cfg(feature = "alloc")]
 mod penalty;
 #[cfg(feature = "alloc")]
 mod proposal;
@@ -25,6 +27,8 @@ mod sampler;
 pub use error::McmcError;
 pub use rng::NoNoise;
 
+#[cfg(feature = "alloc")]
+pub use hmc::{Hmc, HmcPrivacy, HmcSettings};
 #[cfg(feature = "alloc")]
 pub use penalty::{Penalty, PenaltyPrivacy, PenaltySettings};
 #[cfg(feature = "alloc")]

@@ -1,0 +1,342 @@
+//! Hamiltonian Monte Carlo (leapfrog, diagonal mass matrix; Neal 2012, thesis §5.1) and DP
+//! HMC (thesis §5.2, Algorithm 3, **without** the friction term, which breaks volume
+//! preservation and hence the acceptance test).
+
+use alloc::vec;
+use alloc::vec::Vec;
+use dpinfer_simulators::likelihood::CHUNK;
+use dpinfer_simulators::{RowGradient, RowLikelihood};
+use rand_core::{CryptoRng, Rng};
+
+use crate::budget::{self, Accounting, GradientCharging};
+use crate::error::positive;
+use crate::model::{PriorGradient, log_ratio_sum};
+use crate::penalty::check_common;
+use crate::rng::{NoNoise, log_uniform, privacy_gaussian, std_normal};
+use crate::sampler::{Sampler, Step};
+use crate::McmcError;
+
+/// Settings of (DP) HMC.
+#[derive(Clone, Debug, PartialEq)]
+pub struct HmcSettings {
+    /// Leapfrog step size η.
+    pub step_size: f64,
+    /// Leapfrog steps per iteration L (≥ 1).
+    pub leapfrog_steps: u32,
+    /// Diagonal of the inverse mass matrix `M⁻¹` (length d).
+    pub inv_mass: Vec<f64>,
+    /// Likelihood temperature `T ∈ (0, 1]`.
+    pub temperature: f64,
+}
+
+/// Privacy parameters of DP HMC (thesis §5.2).
+///
+/// # Privacy
+///
+/// Substitute-one-row neighbours, public `n`. Per-row gradients are clipped to L2 norm
+/// `grad_clip` (sensitivity `2 b_g`) and get noise `N(0, σ_g² I)`, `σ_g = 2τ_g√n b_g`; per-row
+/// log-likelihood ratios are clipped to `±ratio_clip·‖θ'−θ‖₂` (sensitivity `2b_l‖θ'−θ‖`) and get
+/// noise of sd `σ_l = 2τ_l√n b_l‖θ'−θ‖`. Each release is a Gaussian mechanism with PLD
+/// `N(μ, 2μ)`, `μ = 1/(2τ²n)`; the number of iterations is the largest the (ε, δ) target
+/// allows with `charging` gradient releases (thesis §5.2: `k(L+1)` fresh or `kL+1` reused).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HmcPrivacy {
+    /// Per-row log-likelihood-ratio bound per unit distance `b_l`.
+    pub ratio_clip: f64,
+    /// Per-row gradient L2 bound `b_g`.
+    pub grad_clip: f64,
+    /// Noise scale of the ratio releases τ_l.
+    pub tau_l: f64,
+    /// Noise scale of the gradient releases τ_g.
+    pub tau_g: f64,
+    /// Target ε.
+    pub epsilon: f64,
+    /// Target δ.
+    pub delta: f64,
+    /// zCDP or exact PLD.
+    pub accounting: Accounting,
+    /// Fresh start gradient every iteration, or Algorithm 3's reuse.
+    pub charging: GradientCharging,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Private {
+    p: HmcPrivacy,
+    sd_g: f64,
+    sd_l_unit: f64,
+    max_iterations: u64,
+    rho_l: f64,
+    rho_g: f64,
+}
+
+/// HMC / DP HMC sampler.
+#[derive(Debug)]
+pub struct Hmc<P, L, N = NoNoise> {
+    prior: P,
+    lik: L,
+    s: HmcSettings,
+    theta: Vec<f64>,
+    theta_new: Vec<f64>,
+    p: Vec<f64>,
+    grad: Vec<f64>,
+    grad_start: Vec<f64>,
+    grad_buf: Vec<f64>,
+    log_prior: f64,
+    private: Option<Private>,
+    noise: N,
+    iteration: u64,
+    grads_evaluated: usize,
+    grads_clipped: usize,
+}
+
+fn validate(s: &HmcSettings, d: usize) -> Result<(), McmcError> {
+    positive("step_size", s.step_size)?;
+    if s.leapfrog_steps == 0 {
+        return Err(McmcError::InvalidSize { name: "leapfrog_steps", value: 0 });
+    }
+    if s.inv_mass.len() != d {
+        return Err(McmcError::DimensionMismatch { expected: d, got: s.inv_mass.len() });
+    }
+    for &m in &s.inv_mass {
+        positive("inv_mass", m)?;
+    }
+    Ok(())
+}
+
+impl<P: PriorGradient, L: RowGradient> Hmc<P, L, NoNoise> {
+    /// Exact (non-private) HMC.
+    ///
+    /// # Errors
+    ///
+    /// Dimension mismatches, `n = 0`, bad settings or initial point.
+    pub fn exact(prior: P, lik: L, settings: HmcSettings, init: &[f64]) -> Result<Self, McmcError> {
+        Self::build(prior, lik, settings, init, None, NoNoise)
+    }
+}
+
+impl<P: PriorGradient, L: RowGradient, N: CryptoRng> Hmc<P, L, N> {
+    /// DP HMC with noise from the CSPRNG `noise`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Hmc::exact`], invalid privacy parameters, or a budget that allows no iteration.
+    pub fn private(prior: P, lik: L, settings: HmcSettings, privacy: HmcPrivacy, init: &[f64], noise: N) -> Result<Self, McmcError> {
+        positive("ratio_clip", privacy.ratio_clip)?;
+        positive("grad_clip", privacy.grad_clip)?;
+        let n = lik.n_rows();
+        let k = match privacy.accounting {
+            Accounting::Zcdp => budget::dp_hmc_iterations_zcdp(privacy.epsilon, privacy.delta, privacy.tau_l, privacy.tau_g, n, settings.leapfrog_steps, privacy.charging)?,
+            Accounting::Pld => budget::dp_hmc_iterations_pld(privacy.epsilon, privacy.delta, privacy.tau_l, privacy.tau_g, n, settings.leapfrog_steps, privacy.charging)?,
+        };
+        if k == 0 {
+            return Err(McmcError::BudgetExhausted { allowed: 0 });
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let sqrt_n = libm::sqrt(n as f64);
+        #[allow(clippy::cast_precision_loss)]
+        let nf = n as f64;
+        let pr = Private {
+            p: privacy,
+            sd_g: 2.0 * privacy.tau_g * sqrt_n * privacy.grad_clip,
+            sd_l_unit: 2.0 * privacy.tau_l * sqrt_n * privacy.ratio_clip,
+            max_iterations: k,
+            rho_l: 1.0 / (2.0 * privacy.tau_l * privacy.tau_l * nf),
+            rho_g: 1.0 / (2.0 * privacy.tau_g * privacy.tau_g * nf),
+        };
+        Self::build(prior, lik, settings, init, Some(pr), noise)
+    }
+}
+
+impl<P: PriorGradient, L: RowGradient, N: Rng> Hmc<P, L, N> {
+    fn build(prior: P, lik: L, s: HmcSettings, init: &[f64], private: Option<Private>, noise: N) -> Result<Self, McmcError> {
+        let lp = check_common(&prior, &lik, s.temperature, init)?;
+        let d = init.len();
+        validate(&s, d)?;
+        let rows_per = (CHUNK / d).max(1);
+        let mut h = Self {
+            prior,
+            lik,
+            s,
+            theta: init.to_vec(),
+            theta_new: init.to_vec(),
+            p: vec![0.0; d],
+            grad: vec![0.0; d],
+            grad_start: vec![0.0; d],
+            grad_buf: vec![0.0; rows_per * d],
+            log_prior: lp,
+            private,
+            noise,
+            iteration: 0,
+            grads_evaluated: 0,
+            grads_clipped: 0,
+        };
+        if matches!(h.private, Some(p) if p.p.charging == GradientCharging::Reuse) {
+            // Algorithm 3: G_{1,0} released once before the loop (the "+1").
+            let th = h.theta.clone();
+            let mut g = vec![0.0; d];
+            h.gradient(&th, &mut g)?;
+            h.grad_start = g;
+        }
+        Ok(h)
+    }
+
+    /// Gradient of the (tempered, clipped, noisy) log posterior at `theta` into `out`.
+    fn gradient(&mut self, theta: &[f64], out: &mut [f64]) -> Result<(), McmcError> {
+        let n = self.lik.n_rows();
+        let d = theta.len();
+        if !theta.iter().all(|x| x.is_finite()) {
+            // A diverged trajectory: data are not touched; the proposal will be rejected.
+            out.fill(0.0);
+            return Ok(());
+        }
+        match self.private {
+            Some(pr) => {
+                let c = self.lik.clipped_grad_sum(theta, 0, n, pr.p.grad_clip, out)?;
+                self.grads_clipped += c;
+                for o in out.iter_mut() {
+                    *o += privacy_gaussian(&mut self.noise, pr.sd_g);
+                }
+            }
+            None => {
+                out.fill(0.0);
+                let rows_per = self.grad_buf.len() / d;
+                let mut start = 0;
+                while start < n {
+                    let m = (n - start).min(rows_per);
+                    self.lik.row_grad(theta, start, &mut self.grad_buf[..m * d])?;
+                    for row in self.grad_buf[..m * d].chunks_exact(d) {
+                        for (o, g) in out.iter_mut().zip(row) {
+                            *o += g;
+                        }
+                    }
+                    start += m;
+                }
+            }
+        }
+        self.grads_evaluated += n;
+        let mut gp = vec![0.0; d];
+        self.prior.grad_ln_density(theta, &mut gp);
+        for (o, g) in out.iter_mut().zip(&gp) {
+            *o = self.s.temperature * *o + g;
+        }
+        Ok(())
+    }
+
+    /// Iterations the budget allows (`None` for exact HMC).
+    #[must_use]
+    pub fn max_iterations(&self) -> Option<u64> {
+        self.private.map(|p| p.max_iterations)
+    }
+
+    /// (ε, δ) spent so far (`None` for exact HMC).
+    ///
+    /// # Errors
+    ///
+    /// Accounting failures.
+    pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
+        let Some(pr) = self.private else { return Ok(None) };
+        let k = self.iteration;
+        let g = match pr.p.charging {
+            GradientCharging::Fresh => k * (u64::from(self.s.leapfrog_steps) + 1),
+            GradientCharging::Reuse => k * u64::from(self.s.leapfrog_steps) + 1,
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let m = k as f64 * pr.rho_l + g as f64 * pr.rho_g;
+        Ok(Some((budget::gaussian_epsilon(pr.p.accounting, m, pr.p.delta)?, pr.p.delta)))
+    }
+
+    fn kinetic(&self, p: &[f64]) -> f64 {
+        0.5 * p.iter().zip(&self.s.inv_mass).map(|(x, m)| x * x * m).sum::<f64>()
+    }
+}
+
+impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: Rng> Sampler for Hmc<P, L, N> {
+    fn dim(&self) -> usize {
+        self.theta.len()
+    }
+    fn position(&self) -> &[f64] {
+        &self.theta
+    }
+    fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
+        if let Some(p) = self.private
+            && self.iteration >= p.max_iterations
+        {
+            return Err(McmcError::BudgetExhausted { allowed: p.max_iterations });
+        }
+        self.iteration += 1;
+        self.grads_evaluated = 0;
+        self.grads_clipped = 0;
+        let d = self.theta.len();
+        let eta = self.s.step_size;
+        for j in 0..d {
+            self.p[j] = std_normal(rng) / libm::sqrt(self.s.inv_mass[j]);
+        }
+        let k0 = self.kinetic(&self.p);
+        let reuse = matches!(self.private, Some(p) if p.p.charging == GradientCharging::Reuse);
+        let mut g = vec![0.0; d];
+        if reuse {
+            g.copy_from_slice(&self.grad_start);
+        } else {
+            let th = self.theta.clone();
+            self.gradient(&th, &mut g)?;
+            self.grad_start.copy_from_slice(&g);
+        }
+        self.theta_new.copy_from_slice(&self.theta);
+        let mut th = self.theta_new.clone();
+        for _ in 0..self.s.leapfrog_steps {
+            for j in 0..d {
+                self.p[j] += 0.5 * eta * g[j];
+                th[j] += eta * self.s.inv_mass[j] * self.p[j];
+            }
+            self.gradient(&th, &mut g)?;
+            for j in 0..d {
+                self.p[j] += 0.5 * eta * g[j];
+            }
+        }
+        self.theta_new.copy_from_slice(&th);
+        let k1 = self.kinetic(&self.p);
+        let lp_new = self.prior.ln_density(&self.theta_new);
+        let dist = libm::sqrt(self.theta.iter().zip(&self.theta_new).map(|(a, b)| (a - b) * (a - b)).sum::<f64>());
+        let n = self.lik.n_rows();
+        let mut noise_sd = 0.0;
+        let mut evaluated = 0;
+        let mut clipped = 0;
+        let accepted = if !lp_new.is_finite() || !k1.is_finite() || !dist.is_finite() {
+            false
+        } else if dist == 0.0 {
+            true
+        } else {
+            let (sum, var) = match self.private {
+                Some(pr) => {
+                    let cs = self.lik.clipped_log_ratio_sum(&self.theta, &self.theta_new, 0, n, pr.p.ratio_clip * dist)?;
+                    clipped = cs.clipped;
+                    let sd = pr.sd_l_unit * dist;
+                    noise_sd = sd * self.s.temperature;
+                    (cs.sum + privacy_gaussian(&mut self.noise, sd), noise_sd * noise_sd)
+                }
+                None => (log_ratio_sum(&self.lik, &self.theta, &self.theta_new, 0, n)?, 0.0),
+            };
+            evaluated = n;
+            let dh = self.s.temperature * sum + lp_new - self.log_prior + k0 - k1;
+            log_uniform(rng) < dh - 0.5 * var
+        };
+        if accepted {
+            self.theta.copy_from_slice(&self.theta_new);
+            self.log_prior = lp_new;
+            if reuse {
+                self.grad_start.copy_from_slice(&g);
+            }
+        }
+        Ok(Step {
+            position: &self.theta,
+            iteration: self.iteration,
+            accepted,
+            ratios_evaluated: evaluated,
+            ratios_clipped: clipped,
+            gradients_evaluated: self.grads_evaluated,
+            gradients_clipped: self.grads_clipped,
+            noise_sd,
+            remaining: self.private.map(|p| p.max_iterations - self.iteration),
+        })
+    }
+}
