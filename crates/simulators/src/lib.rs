@@ -18,3 +18,4 @@ pub use likelihood::{ClipSum, RowGradient, RowLikelihood};
 pub use prior::Prior;
 pub use simulator::{IncrementalSimulator, RunEnd, Simulator};
 pub use stream::SimStream;
+pub mod models;

@@ -1,0 +1,21 @@
+//! The papers' models. Each comes with its paper defaults (a `paper()` or `Default`
+//! constructor), validated parameters and a citation.
+//!
+//! | model | paper | traits |
+//! |---|---|---|
+//! | [`gaussian::GaussianMean`] | conjugate toy (exact posterior) | `Simulator`, `IncrementalSimulator`, `RowLikelihood`, `RowGradient` |
+//! | [`mixture::UniformMixture`] | ABCDP (Park et al. 2021) eq. 11 | `Simulator`, `IncrementalSimulator` |
+//! | [`cubic::CubicOutbreak`] | ABCDP §6.2, eq. 12 | `Simulator`, `IncrementalSimulator` |
+//! | `tb::Tuberculosis` (`alloc`) | Lintusaari et al. 2019 via ABCDP §6.3 | `Simulator` |
+//! | [`sir::Sir`], [`sir::SirTauLeap`] | Xiong et al. §4.1, App. E.1 | `Simulator`, `IncrementalSimulator` |
+//! | [`linreg::LinearRegression`] | Xiong et al. §4.2, App. E.2 | `Simulator` |
+//! | [`banana::Banana`] | Räisä 2021 thesis §2.3, Theorem 5 | `Simulator`, `RowLikelihood`, `RowGradient` |
+
+pub mod banana;
+pub mod cubic;
+pub mod gaussian;
+pub mod linreg;
+pub mod mixture;
+pub mod sir;
+#[cfg(feature = "alloc")]
+pub mod tb;
