@@ -273,6 +273,9 @@ fn integer_log_a_minus_1(q: f64, inv2s2: f64, a: f64) -> f64 {
     logsumexp_iter(terms)
 }
 
+/// Iteration cap of the fractional-order series.
+const MAX_FRAC_TERMS: usize = 50_000;
+
 /// Signed log-space accumulator: keeps `ln Σ positive` and `ln Σ |negative|`.
 #[derive(Clone, Copy)]
 struct SignedLogSum {
@@ -309,7 +312,11 @@ fn fractional_log_a_minus_1(q: f64, z: f64, inv2s2: f64, a: f64) -> Result<f64, 
     let mut sign = true; // sign of C(α, i)
     let mut i = 0.0_f64;
     let mut converged = false;
-    for _ in 0..100_000 {
+    // The tail (i > α) alternates in sign with |terms| decaying only like i^{−α−2}; the
+    // partial sums are averaged (S_{n−1} + t_n/2), whose error is ≈ |t_n − t_{n+1}|/2
+    // ≈ |t_n|(α+2)/(2n) (alternating-series bound).
+    let mut last: [(f64, bool); 3] = [(f64::NEG_INFINITY, true); 3];
+    for _ in 0..MAX_FRAC_TERMS {
         if i > 0.0 {
             let f = a - i + 1.0;
             if f < 0.0 {
@@ -324,25 +331,30 @@ fn fractional_log_a_minus_1(q: f64, z: f64, inv2s2: f64, a: f64) -> Result<f64, 
         let cj = j * (j - 1.0) * inv2s2;
         let ln_p = ln_norm_cdf((z0 - i) / z);
         let ln_s1 = lc + j * ln_q + i * ln_1mq + cj + ln_norm_cdf((j - z0) / z);
-        let mut biggest = ln_s1;
+        let mut parts = [(f64::NEG_INFINITY, true); 3];
         if use_identity {
             if ci > 0.0 {
-                let t = ln_b + ln_expm1(ci) + ln_p;
-                acc.add(t, sign);
+                parts[0] = (ln_b + ln_expm1(ci) + ln_p, sign);
+            }
+            parts[1] = (ln_b + ln_norm_cdf((i - z0) / z), !sign);
+        } else {
+            parts[0] = (ln_b + ci + ln_p, sign);
+        }
+        parts[2] = (ln_s1, sign);
+        let mut biggest = f64::NEG_INFINITY;
+        for &(t, sg) in &parts {
+            if t > f64::NEG_INFINITY {
+                acc.add(t, sg);
                 biggest = biggest.max(t);
             }
-            let t = ln_b + ln_norm_cdf((i - z0) / z);
-            acc.add(t, !sign);
-            biggest = biggest.max(t);
-        } else {
-            let t = ln_b + ci + ln_p;
-            acc.add(t, sign);
-            biggest = biggest.max(t);
         }
-        acc.add(ln_s1, sign);
-        if i > a + 1.0 && biggest < acc.pos.max(acc.neg) - 40.0 {
-            converged = true;
-            break;
+        last = parts;
+        if i > a + 2.0 && acc.pos > acc.neg {
+            let total = acc.pos + log1mexp(acc.neg - acc.pos);
+            if biggest + libm::log((a + 2.0) / i) < total - 36.0 {
+                converged = true;
+                break;
+            }
         }
         i += 1.0;
     }
@@ -350,6 +362,12 @@ fn fractional_log_a_minus_1(q: f64, z: f64, inv2s2: f64, a: f64) -> Result<f64, 
         return Err(AccountantError::NumericalFailure {
             what: "fractional MTZ19 series did not converge",
         });
+    }
+    // Averaging correction: remove half of the last term (S_n − t_n/2).
+    for &(t, sg) in &last {
+        if t > f64::NEG_INFINITY {
+            acc.add(t - core::f64::consts::LN_2, !sg);
+        }
     }
     // ln(A) or ln(A − 1) depending on the branch.
     let ln_sum = if acc.pos > acc.neg {
@@ -408,24 +426,24 @@ where
     acc.add(ln_c2);
     let mut err: Option<AccountantError> = None;
     let mut j: u64 = 3;
-    let terms = core::iter::once(0.0)
-        .chain(core::iter::once(2.0 * ln_q + ln_c2 + ln_min))
-        .chain(core::iter::from_fn(|| {
-            if j > alpha || err.is_some() {
+    // ln of the sum without its leading 1; ε = log1p(sum)/(α−1) keeps full relative
+    // accuracy when the sum is tiny.
+    let terms = core::iter::once(2.0 * ln_q + ln_c2 + ln_min).chain(core::iter::from_fn(|| {
+        if j > alpha || err.is_some() {
+            return None;
+        }
+        let jf = count_up(j);
+        acc.add(libm::log(a - jf + 1.0) - libm::log(jf));
+        let ej = match base(j) {
+            Ok(v) => v,
+            Err(e) => {
+                err = Some(e);
                 return None;
             }
-            let jf = count_up(j);
-            acc.add(libm::log(a - jf + 1.0) - libm::log(jf));
-            let ej = match base(j) {
-                Ok(v) => v,
-                Err(e) => {
-                    err = Some(e);
-                    return None;
-                }
-            };
-            j += 1;
-            Some(core::f64::consts::LN_2 + jf * ln_q + acc.sum() + (jf - 1.0) * ej)
-        }));
+        };
+        j += 1;
+        Some(core::f64::consts::LN_2 + jf * ln_q + acc.sum() + (jf - 1.0) * ej)
+    }));
     let ln_sum = logsumexp_iter(terms);
     if let Some(e) = err {
         return Err(e);
@@ -433,7 +451,7 @@ where
     if ln_sum.is_nan() {
         return Err(AccountantError::NumericalFailure { what: "WBK19 sum" });
     }
-    let eps = ln_sum / (a - 1.0);
+    let eps = softplus(ln_sum) / (a - 1.0);
     Ok(round_up(eps.min(base_alpha)))
 }
 

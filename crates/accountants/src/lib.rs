@@ -8,6 +8,7 @@ extern crate std;
 
 mod accountant;
 mod accountants;
+pub mod calibrate;
 pub mod composition;
 pub mod convert;
 pub mod curves;

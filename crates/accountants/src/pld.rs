@@ -121,7 +121,8 @@ pub fn epsilon_for_delta(mu: f64, delta: f64) -> Result<f64, AccountantError> {
             x = 0.5 * (lo + hi);
         }
         let fx = f(x);
-        if fx > 0.0 {
+        // Decide on δ itself (ln can round a δ just above the target to ≤ 0).
+        if delta_raw(mu, x) > delta {
             lo = x;
             flo = fx;
             if side == -1 {
