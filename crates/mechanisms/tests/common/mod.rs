@@ -27,7 +27,12 @@ pub(crate) fn chi2_critical(df: usize, alpha: f64) -> f64 {
 
 /// Pearson χ² statistic of integer samples against a pmf on ℤ. Cells with expected count
 /// below 5 are pooled into the two tails. Returns (statistic, degrees of freedom).
-pub(crate) fn chi_square_z(samples: &[i64], pmf: impl Fn(i64) -> f64, lo: i64, hi: i64) -> (f64, usize) {
+pub(crate) fn chi_square_z(
+    samples: &[i64],
+    pmf: impl Fn(i64) -> f64,
+    lo: i64,
+    hi: i64,
+) -> (f64, usize) {
     let n = samples.len() as f64;
     // cells: (-inf, lo), lo..=hi, (hi, inf)
     let width = (hi - lo + 1) as usize;
