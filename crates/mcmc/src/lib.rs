@@ -16,6 +16,10 @@ pub mod vcorr;
 mod vcorr_tables;
 
 #[cfg(feature = "alloc")]
+mod barker;
+#[cfg(feature = "alloc")]
+mod batch;
+#[cfg(feature = "alloc")]
 mod hmc;
 #[cfg(feature = "alloc")]
 mod penalty;
@@ -23,10 +27,14 @@ mod penalty;
 mod proposal;
 #[cfg(feature = "alloc")]
 mod sampler;
+#[cfg(feature = "alloc")]
+mod subsampled;
 
 pub use error::McmcError;
 pub use rng::NoNoise;
 
+#[cfg(feature = "alloc")]
+pub use barker::{BARKER_SIGMA2, Barker, BarkerPrivacy, BarkerSettings};
 #[cfg(feature = "alloc")]
 pub use hmc::{Hmc, HmcPrivacy, HmcSettings};
 #[cfg(feature = "alloc")]
@@ -35,3 +43,7 @@ pub use penalty::{Penalty, PenaltyPrivacy, PenaltySettings};
 pub use proposal::Proposal;
 #[cfg(feature = "alloc")]
 pub use sampler::{Observer, Sampler, Step, Trace};
+#[cfg(feature = "alloc")]
+pub use subsampled::{
+    SubsampledPenalty, SubsampledPenaltyPrivacy, SubsampledPenaltySettings, subsampled_sensitivity,
+};

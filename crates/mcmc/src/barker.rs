@@ -1,0 +1,240 @@
+//! Barker's acceptance test and DP Barker (Heikkilä et al. 2019; thesis §3.2, Algorithm 2,
+//! Theorem 8).
+
+use alloc::vec::Vec;
+use dpinfer_simulators::{Prior, RowLikelihood};
+use rand_core::{CryptoRng, Rng};
+
+use crate::batch::{Batcher, batch_clipped};
+use crate::budget;
+use crate::model::log_ratio_sum;
+use crate::penalty::check_common;
+use crate::proposal::{Proposal, ProposalState};
+use crate::rng::{NoNoise, logistic, privacy_gaussian};
+use crate::sampler::{Sampler, Step};
+use crate::vcorr::VCorr;
+use crate::McmcError;
+
+/// Settings of (DP) Barker.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BarkerSettings {
+    /// Proposal distribution.
+    pub proposal: Proposal,
+    /// Likelihood temperature `T = n₀/n ∈ (0, 1]`.
+    pub temperature: f64,
+}
+
+/// Privacy parameters of DP Barker.
+///
+/// # Privacy
+///
+/// Substitute-one-row neighbours, public `n`; batches of fixed size `|B|` drawn without
+/// replacement (WBK19 amplification with `q = |B|/n`). Tempered per-row ratios are clipped
+/// to `T|r_j| ≤ √|B|/n`, i.e. `|r_j| ≤ √|B|/n₀` (thesis §3.2). The total noise variance is
+/// σ² = 2 (the setting of HJDH19's Theorem 8); the run length is the largest `k` whose RDP
+/// bound (Theorem 8 + Theorem 1 conversion, orders `2 ≤ α < |B|/5`) meets (ε, δ).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BarkerPrivacy {
+    /// Batch size |B| (> 10, ≤ n).
+    pub batch: usize,
+    /// Target ε.
+    pub epsilon: f64,
+    /// Target δ.
+    pub delta: f64,
+}
+
+/// Total noise variance of the DP Barker test.
+pub const BARKER_SIGMA2: f64 = 2.0;
+
+#[derive(Clone, Debug)]
+struct Private {
+    batcher: Batcher,
+    bound: f64,
+    vcorr: VCorr,
+    max_iterations: u64,
+    n: usize,
+    batch: usize,
+    delta: f64,
+}
+
+/// Barker / DP Barker sampler. [`Barker::exact`] is the exact Barker kernel (full data,
+/// logistic test); [`Barker::private`] is DP Barker.
+#[derive(Debug)]
+pub struct Barker<P, L, N = NoNoise> {
+    prior: P,
+    lik: L,
+    theta: Vec<f64>,
+    proposed: Vec<f64>,
+    log_prior: f64,
+    proposal: ProposalState,
+    temperature: f64,
+    private: Option<Private>,
+    noise: N,
+    iteration: u64,
+    last_batch_var: f64,
+}
+
+impl<P: Prior, L: RowLikelihood> Barker<P, L, NoNoise> {
+    /// Exact Barker kernel: accept iff `λ + V_log > 0`, `V_log ~ Logistic(0, 1)`.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::Penalty::exact`].
+    pub fn exact(prior: P, lik: L, settings: BarkerSettings, init: &[f64]) -> Result<Self, McmcError> {
+        let lp = check_common(&prior, &lik, settings.temperature, init)?;
+        settings.proposal.validate(init.len())?;
+        Ok(Self {
+            proposal: ProposalState::new(settings.proposal, init.len()),
+            prior,
+            lik,
+            theta: init.to_vec(),
+            proposed: init.to_vec(),
+            log_prior: lp,
+            temperature: settings.temperature,
+            private: None,
+            noise: NoNoise,
+            iteration: 0,
+            last_batch_var: 0.0,
+        })
+    }
+}
+
+impl<P: Prior, L: RowLikelihood, N: CryptoRng> Barker<P, L, N> {
+    /// DP Barker; Gaussian noise and the `V_corr` draw come from `noise`.
+    ///
+    /// # Errors
+    ///
+    /// As [`Barker::exact`]; invalid ε, δ or batch (`|B| ≤ 10` or `> n`); zero budget.
+    pub fn private(prior: P, lik: L, settings: BarkerSettings, privacy: BarkerPrivacy, init: &[f64], noise: N) -> Result<Self, McmcError> {
+        let mut b = Barker::exact(prior, lik, settings, init)?;
+        let n = b.lik.n_rows();
+        let k = budget::barker_iterations(privacy.epsilon, privacy.delta, n, privacy.batch)?;
+        if k == 0 {
+            return Err(McmcError::BudgetExhausted { allowed: 0 });
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let bound = libm::sqrt(privacy.batch as f64) / (n as f64 * b.temperature);
+        let private = Private {
+            batcher: Batcher::new(n, privacy.batch),
+            bound,
+            vcorr: VCorr::new(BARKER_SIGMA2)?,
+            max_iterations: k,
+            n,
+            batch: privacy.batch,
+            delta: privacy.delta,
+        };
+        Ok(Barker {
+            prior: b.prior,
+            lik: b.lik,
+            theta: core::mem::take(&mut b.theta),
+            proposed: core::mem::take(&mut b.proposed),
+            log_prior: b.log_prior,
+            proposal: b.proposal,
+            temperature: b.temperature,
+            private: Some(private),
+            noise,
+            iteration: 0,
+            last_batch_var: 0.0,
+        })
+    }
+}
+
+impl<P, L, N> Barker<P, L, N> {
+    /// Iterations the budget allows (`None` for the exact kernel).
+    #[must_use]
+    pub fn max_iterations(&self) -> Option<u64> {
+        self.private.as_ref().map(|p| p.max_iterations)
+    }
+    /// Batch variance σ_b² of the last private step.
+    #[must_use]
+    pub fn last_batch_variance(&self) -> f64 {
+        self.last_batch_var
+    }
+    /// (ε, δ) spent so far by the RDP accounting (`None` for the exact kernel).
+    ///
+    /// # Errors
+    ///
+    /// Accounting failures.
+    pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
+        let Some(p) = &self.private else { return Ok(None) };
+        let ld = -libm::log(p.delta);
+        let max_alpha = u32::try_from((p.batch - 1) / 5).unwrap_or(u32::MAX).min(budget::MAX_RDP_ORDER);
+        let mut best = f64::INFINITY;
+        for a in 2..=max_alpha {
+            #[allow(clippy::cast_precision_loss)]
+            let e = self.iteration as f64 * budget::barker_rdp(a, p.n, p.batch)? + ld / f64::from(a - 1);
+            best = best.min(e);
+        }
+        Ok(Some((best, p.delta)))
+    }
+}
+
+impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for Barker<P, L, N> {
+    fn dim(&self) -> usize {
+        self.theta.len()
+    }
+    fn position(&self) -> &[f64] {
+        &self.theta
+    }
+    fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
+        if let Some(p) = &self.private
+            && self.iteration >= p.max_iterations
+        {
+            return Err(McmcError::BudgetExhausted { allowed: p.max_iterations });
+        }
+        self.iteration += 1;
+        self.proposal.propose(rng, &self.theta, &mut self.proposed);
+        let lp_new = self.prior.ln_density(&self.proposed);
+        let mut evaluated = 0;
+        let mut clipped = 0;
+        let mut noise_sd = 0.0;
+        let accepted = if lp_new.is_finite() {
+            match &mut self.private {
+                None => {
+                    let n = self.lik.n_rows();
+                    let sum = log_ratio_sum(&self.lik, &self.theta, &self.proposed, 0, n)?;
+                    evaluated = n;
+                    let lambda = self.temperature * sum + lp_new - self.log_prior;
+                    lambda + logistic(rng) > 0.0
+                }
+                Some(p) => {
+                    let rows = p.batcher.draw(rng);
+                    let (s, s2, c) = batch_clipped(&self.lik, &self.theta, &self.proposed, rows, p.bound)?;
+                    evaluated = rows.len();
+                    clipped = c;
+                    #[allow(clippy::cast_precision_loss)]
+                    let (bf, nf) = (p.batch as f64, p.n as f64);
+                    let scale = nf * self.temperature / bf;
+                    let lambda = scale * s + lp_new - self.log_prior;
+                    // σ_b² = (nT)²/|B| · popvar(r) ≤ 1 under the clip bound.
+                    let popvar = (s2 / bf - (s / bf) * (s / bf)).max(0.0);
+                    let sb2 = (nf * self.temperature) * (nf * self.temperature) / bf * popvar;
+                    self.last_batch_var = sb2;
+                    let sd = libm::sqrt((BARKER_SIGMA2 - sb2).max(0.0));
+                    noise_sd = sd;
+                    let z = privacy_gaussian(&mut self.noise, sd);
+                    let corr = p.vcorr.sample(&mut self.noise);
+                    lambda + z + corr > 0.0
+                }
+            }
+        } else {
+            false
+        };
+        if accepted {
+            self.theta.copy_from_slice(&self.proposed);
+            self.log_prior = lp_new;
+        }
+        self.proposal.after(accepted);
+        Ok(Step {
+            position: &self.theta,
+            iteration: self.iteration,
+            accepted,
+            ratios_evaluated: evaluated,
+            ratios_clipped: clipped,
+            gradients_evaluated: 0,
+            gradients_clipped: 0,
+            noise_sd,
+            remaining: self.private.as_ref().map(|p| p.max_iterations - self.iteration),
+        })
+    }
+}

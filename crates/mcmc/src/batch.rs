@@ -1,0 +1,51 @@
+//! Batches without replacement by a partial Fisher–Yates shuffle (O(|B|) per batch).
+
+use alloc::vec::Vec;
+use rand_core::Rng;
+
+use crate::rng::below;
+
+#[derive(Clone, Debug)]
+pub(crate) struct Batcher {
+    perm: Vec<usize>,
+    size: usize,
+}
+
+impl Batcher {
+    pub(crate) fn new(n: usize, size: usize) -> Self {
+        Self { perm: (0..n).collect(), size }
+    }
+    /// A uniformly random `size`-subset of `0..n` (any starting arrangement of `perm` gives
+    /// a uniform subset after the partial shuffle).
+    pub(crate) fn draw<R: Rng + ?Sized>(&mut self, rng: &mut R) -> &[usize] {
+        let n = self.perm.len();
+        for i in 0..self.size {
+            let j = i + below(rng, n - i);
+            self.perm.swap(i, j);
+        }
+        &self.perm[..self.size]
+    }
+}
+
+/// Clipped per-row ratios on `rows`: returns (Σ c_j, Σ c_j², clipped count).
+pub(crate) fn batch_clipped<L: dpinfer_simulators::RowLikelihood + ?Sized>(
+    lik: &L,
+    theta: &[f64],
+    theta_new: &[f64],
+    rows: &[usize],
+    bound: f64,
+) -> Result<(f64, f64, usize), crate::McmcError> {
+    let mut s = 0.0;
+    let mut s2 = 0.0;
+    let mut clipped = 0;
+    let mut one = [0.0];
+    for &j in rows {
+        lik.row_log_ratio(theta, theta_new, j, &mut one)?;
+        let r = one[0];
+        let c = dpinfer_simulators::likelihood::clip(r, bound);
+        clipped += usize::from(r.is_nan() || r.abs() > bound);
+        s += c;
+        s2 += c * c;
+    }
+    Ok((s, s2, clipped))
+}

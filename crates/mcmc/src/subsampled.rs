@@ -1,0 +1,232 @@
+//! DP penalty with subsampling (thesis §4.1, Lemma 1, Theorem 9).
+
+use alloc::vec::Vec;
+use dpinfer_simulators::{Prior, RowLikelihood};
+use rand_core::{CryptoRng, Rng};
+
+use crate::batch::{Batcher, batch_clipped};
+use crate::budget;
+use crate::error::positive;
+use crate::penalty::check_common;
+use crate::proposal::{Proposal, ProposalState};
+use crate::rng::{NoNoise, log_uniform, privacy_gaussian};
+use crate::sampler::{Sampler, Step};
+use crate::McmcError;
+
+/// Settings of subsampled (DP) penalty.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SubsampledPenaltySettings {
+    /// Proposal distribution.
+    pub proposal: Proposal,
+    /// Likelihood temperature `T ∈ (0, 1]`.
+    pub temperature: f64,
+    /// Batch size `b = |B|` (≥ 2, ≤ n), drawn without replacement every iteration.
+    pub batch: usize,
+    /// Per-row clip bound per unit distance `L` (ratios clipped to `±L‖θ'−θ‖₂`).
+    pub clip: f64,
+}
+
+/// Privacy parameters of subsampled DP penalty.
+///
+/// # Privacy
+///
+/// Substitute-one-row neighbours, public `n`, batches without replacement. The released
+/// quantity is `λ* − σ_b²/2` with sensitivity `c = Δ_λ + Δ_σ` (Theorem 9, Lemma 1) and noise
+/// variance `τc²`, so each step is `(α, α/(2τ))`-RDP before amplification; WBK19 (sum through
+/// `j = α`) gives the per-iteration RDP, and the run length is the largest `k` meeting
+/// (ε, δ) over orders `2..=256`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SubsampledPenaltyPrivacy {
+    /// Noise variance multiplier τ (noise variance `τ c(θ, θ')²`).
+    pub tau: f64,
+    /// Target ε.
+    pub epsilon: f64,
+    /// Target δ.
+    pub delta: f64,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Private {
+    tau: f64,
+    max_iterations: u64,
+    delta: f64,
+}
+
+/// Subsampled penalty sampler: accept with probability
+/// `min{1, exp(λ* − (σ² + σ_b²)/2)}`, `λ* = (nT/|B|) Σ_B clip(r_j) + ln p(θ')/p(θ)`,
+/// `σ_b² = (nT)²/|B|² Σ_B (r_j − R/|B|)²` (thesis §4.1). Without privacy noise (σ² = 0) it
+/// is the penalty method's correction for subsampling error alone (a CLT approximation).
+#[derive(Debug)]
+pub struct SubsampledPenalty<P, L, N = NoNoise> {
+    prior: P,
+    lik: L,
+    theta: Vec<f64>,
+    proposed: Vec<f64>,
+    log_prior: f64,
+    proposal: ProposalState,
+    s: SubsampledPenaltySettings,
+    batcher: Batcher,
+    private: Option<Private>,
+    noise: N,
+    iteration: u64,
+}
+
+/// Sensitivity `c(θ, θ') = Δ_λ + Δ_σ` of `λ* − σ_b²/2` (thesis Theorem 9 / Lemma 1) for
+/// `n` rows, batch `b`, temperature `T`, clip `L` and distance `‖θ'−θ‖₂`.
+#[must_use]
+pub fn subsampled_sensitivity(n: usize, b: usize, temperature: f64, clip: f64, dist: f64) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let (nf, bf) = (n as f64, b as f64);
+    let r = clip * dist;
+    let k = nf * temperature / bf;
+    let d_lambda = 2.0 * k * r;
+    let d_sigma = k * k * (1.0 - 1.0 / bf).abs() * r * r + 2.0 * (bf - 1.0) / bf * k * k * r * r;
+    d_lambda + d_sigma
+}
+
+impl<P: Prior, L: RowLikelihood> SubsampledPenalty<P, L, NoNoise> {
+    /// Without privacy noise.
+    ///
+    /// # Errors
+    ///
+    /// As [`crate::Penalty::exact`]; batch outside `2..=n`; bad clip.
+    pub fn exact(prior: P, lik: L, settings: SubsampledPenaltySettings, init: &[f64]) -> Result<Self, McmcError> {
+        let lp = check_common(&prior, &lik, settings.temperature, init)?;
+        settings.proposal.validate(init.len())?;
+        positive("clip", settings.clip)?;
+        let n = lik.n_rows();
+        if settings.batch < 2 || settings.batch > n {
+            return Err(McmcError::InvalidSize { name: "batch", value: settings.batch });
+        }
+        Ok(Self {
+            proposal: ProposalState::new(settings.proposal.clone(), init.len()),
+            batcher: Batcher::new(n, settings.batch),
+            prior,
+            lik,
+            theta: init.to_vec(),
+            proposed: init.to_vec(),
+            log_prior: lp,
+            s: settings,
+            private: None,
+            noise: NoNoise,
+            iteration: 0,
+        })
+    }
+}
+
+impl<P: Prior, L: RowLikelihood, N: CryptoRng> SubsampledPenalty<P, L, N> {
+    /// Subsampled DP penalty with noise from the CSPRNG `noise`.
+    ///
+    /// # Errors
+    ///
+    /// As [`SubsampledPenalty::exact`]; invalid τ, ε, δ; zero budget.
+    pub fn private(prior: P, lik: L, settings: SubsampledPenaltySettings, privacy: SubsampledPenaltyPrivacy, init: &[f64], noise: N) -> Result<Self, McmcError> {
+        let e = SubsampledPenalty::exact(prior, lik, settings, init)?;
+        let n = e.lik.n_rows();
+        let k = budget::subsampled_penalty_iterations(privacy.epsilon, privacy.delta, privacy.tau, n, e.s.batch)?;
+        if k == 0 {
+            return Err(McmcError::BudgetExhausted { allowed: 0 });
+        }
+        Ok(SubsampledPenalty {
+            prior: e.prior,
+            lik: e.lik,
+            theta: e.theta,
+            proposed: e.proposed,
+            log_prior: e.log_prior,
+            proposal: e.proposal,
+            s: e.s,
+            batcher: e.batcher,
+            private: Some(Private { tau: privacy.tau, max_iterations: k, delta: privacy.delta }),
+            noise,
+            iteration: 0,
+        })
+    }
+}
+
+impl<P, L: RowLikelihood, N> SubsampledPenalty<P, L, N> {
+    /// Iterations the budget allows (`None` without privacy).
+    #[must_use]
+    pub fn max_iterations(&self) -> Option<u64> {
+        self.private.map(|p| p.max_iterations)
+    }
+    /// (ε, δ) spent so far (RDP accounting; `None` without privacy).
+    ///
+    /// # Errors
+    ///
+    /// Accounting failures.
+    pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
+        let Some(p) = self.private else { return Ok(None) };
+        let ld = -libm::log(p.delta);
+        let mut best = f64::INFINITY;
+        for a in 2..=budget::MAX_RDP_ORDER {
+            let r = budget::subsampled_penalty_rdp(a, p.tau, self.lik.n_rows(), self.s.batch)?;
+            #[allow(clippy::cast_precision_loss)]
+            let e = self.iteration as f64 * r + ld / f64::from(a - 1);
+            best = best.min(e);
+        }
+        Ok(Some((best, p.delta)))
+    }
+}
+
+impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for SubsampledPenalty<P, L, N> {
+    fn dim(&self) -> usize {
+        self.theta.len()
+    }
+    fn position(&self) -> &[f64] {
+        &self.theta
+    }
+    fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
+        if let Some(p) = self.private
+            && self.iteration >= p.max_iterations
+        {
+            return Err(McmcError::BudgetExhausted { allowed: p.max_iterations });
+        }
+        self.iteration += 1;
+        let dist = self.proposal.propose(rng, &self.theta, &mut self.proposed);
+        let lp_new = self.prior.ln_density(&self.proposed);
+        let n = self.lik.n_rows();
+        let b = self.s.batch;
+        let (mut evaluated, mut clipped, mut noise_sd) = (0, 0, 0.0);
+        let accepted = if !lp_new.is_finite() || !dist.is_finite() {
+            false
+        } else if dist == 0.0 {
+            true
+        } else {
+            let rows = self.batcher.draw(rng);
+            let (s, s2, c) = batch_clipped(&self.lik, &self.theta, &self.proposed, rows, self.s.clip * dist)?;
+            evaluated = b;
+            clipped = c;
+            #[allow(clippy::cast_precision_loss)]
+            let (nf, bf) = (n as f64, b as f64);
+            let k = nf * self.s.temperature / bf;
+            let lambda = k * s + lp_new - self.log_prior;
+            // σ_b² = (nT/b)² (Σ r² − R²/b)
+            let sb2 = (k * k * (s2 - s * s / bf)).max(0.0);
+            let mut released = lambda - 0.5 * sb2;
+            let mut var = 0.0;
+            if let Some(p) = self.private {
+                let c = subsampled_sensitivity(n, b, self.s.temperature, self.s.clip, dist);
+                var = p.tau * c * c;
+                noise_sd = libm::sqrt(var);
+                released += privacy_gaussian(&mut self.noise, noise_sd);
+            }
+            log_uniform(rng) < released - 0.5 * var
+        };
+        if accepted {
+            self.theta.copy_from_slice(&self.proposed);
+            self.log_prior = lp_new;
+        }
+        self.proposal.after(accepted);
+        Ok(Step {
+            position: &self.theta,
+            iteration: self.iteration,
+            accepted,
+            ratios_evaluated: evaluated,
+            ratios_clipped: clipped,
+            gradients_evaluated: 0,
+            gradients_clipped: 0,
+            noise_sd,
+            remaining: self.private.map(|p| p.max_iterations - self.iteration),
+        })
+    }
+}
