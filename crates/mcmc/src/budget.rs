@@ -44,7 +44,8 @@ pub fn zcdp_rho(epsilon: f64, delta: f64) -> Result<f64, McmcError> {
     let l = -libm::log(delta);
     // (√(ε+l) − √l)² = ε² / (√(ε+l) + √l)², cancellation-free.
     let d = libm::sqrt(epsilon + l) + libm::sqrt(l);
-    Ok(epsilon * epsilon / (d * d))
+    let r = epsilon / d;
+    Ok(r * r)
 }
 
 /// ε of a ρ-zCDP mechanism at δ (thesis Theorem 1): `ρ + 2√(ρ ln(1/δ))`.
