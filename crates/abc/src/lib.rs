@@ -14,11 +14,14 @@ pub mod weights;
 
 pub use error::AbcError;
 pub mod discrepancy;
+pub mod gaussian;
 #[cfg(feature = "alloc")]
 pub mod pairs;
 #[cfg(feature = "alloc")]
 pub mod rejection;
 #[cfg(feature = "alloc")]
 pub mod smc;
+#[cfg(feature = "alloc")]
+pub mod soft;
 #[cfg(feature = "alloc")]
 pub mod svt;
