@@ -8,7 +8,8 @@ mod common;
 use common::rng;
 use dpinfer_mechanisms::grid::Grid;
 use dpinfer_mechanisms::{
-    BinomialCurve, Gaussian, Laplace, RegressionStats, SparseVector, SparseVectorSettings,
+    BinomialCurve, Gaussian, GaussianRejection, Laplace, RegressionStats, SparseVector,
+    SparseVectorSettings, rejection_h, rejection_h_inverse,
 };
 use proptest::prelude::*;
 
@@ -75,6 +76,23 @@ proptest! {
             let mut out = [0.0; 3];
             m.release_into(&x, &x, &mut out, &mut rng(4)).unwrap();
             prop_assert!(out.iter().all(|v| v.is_finite()));
+        }
+    }
+
+    #[test]
+    fn rejection_constructors_never_panic(s in any_f64(), d in any_f64(), b in any_f64(), t in any_f64(), e in any_f64(), q in any_f64()) {
+        if let Ok(h) = rejection_h(s, d, b, t) {
+            prop_assert!(h > 0.0 && !h.is_nan());
+        }
+        if let Ok(s) = rejection_h_inverse(e, d, b, t) {
+            prop_assert!(s > 0.0 && s.is_finite());
+        }
+        if let Ok(m) = GaussianRejection::new(s, d, b, t) {
+            prop_assert!(m.epsilon().is_finite() && m.epsilon() > 0.0);
+            prop_assert!(m.decide(q, &mut rng(6)).is_ok());
+        }
+        if let Ok(m) = GaussianRejection::from_epsilon(e, d, b, t) {
+            prop_assert!(m.epsilon() <= e);
         }
     }
 
