@@ -5,6 +5,7 @@ use alloc::vec::Vec;
 use dpinfer_simulators::{Prior, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
+use crate::McmcError;
 use crate::batch::{Batcher, batch_clipped};
 use crate::budget;
 use crate::model::log_ratio_sum;
@@ -13,7 +14,6 @@ use crate::proposal::{Proposal, ProposalState};
 use crate::rng::{NoNoise, logistic, privacy_gaussian};
 use crate::sampler::{Sampler, Step};
 use crate::vcorr::VCorr;
-use crate::McmcError;
 
 /// Settings of (DP) Barker.
 #[derive(Clone, Debug, PartialEq)]
@@ -80,7 +80,12 @@ impl<P: Prior, L: RowLikelihood> Barker<P, L, NoNoise> {
     /// # Errors
     ///
     /// As [`crate::Penalty::exact`].
-    pub fn exact(prior: P, lik: L, settings: BarkerSettings, init: &[f64]) -> Result<Self, McmcError> {
+    pub fn exact(
+        prior: P,
+        lik: L,
+        settings: BarkerSettings,
+        init: &[f64],
+    ) -> Result<Self, McmcError> {
         let lp = check_common(&prior, &lik, settings.temperature, init)?;
         settings.proposal.validate(init.len())?;
         Ok(Self {
@@ -105,7 +110,14 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Barker<P, L, N> {
     /// # Errors
     ///
     /// As [`Barker::exact`]; invalid ε, δ or batch (`|B| ≤ 10` or `> n`); zero budget.
-    pub fn private(prior: P, lik: L, settings: BarkerSettings, privacy: BarkerPrivacy, init: &[f64], noise: N) -> Result<Self, McmcError> {
+    pub fn private(
+        prior: P,
+        lik: L,
+        settings: BarkerSettings,
+        privacy: BarkerPrivacy,
+        init: &[f64],
+        noise: N,
+    ) -> Result<Self, McmcError> {
         let mut b = Barker::exact(prior, lik, settings, init)?;
         let n = b.lik.n_rows();
         let k = budget::barker_iterations(privacy.epsilon, privacy.delta, n, privacy.batch)?;
@@ -156,13 +168,18 @@ impl<P, L, N> Barker<P, L, N> {
     ///
     /// Accounting failures.
     pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
-        let Some(p) = &self.private else { return Ok(None) };
+        let Some(p) = &self.private else {
+            return Ok(None);
+        };
         let ld = -libm::log(p.delta);
-        let max_alpha = u32::try_from((p.batch - 1) / 5).unwrap_or(u32::MAX).min(budget::MAX_RDP_ORDER);
+        let max_alpha = u32::try_from((p.batch - 1) / 5)
+            .unwrap_or(u32::MAX)
+            .min(budget::MAX_RDP_ORDER);
         let mut best = f64::INFINITY;
         for a in 2..=max_alpha {
             #[allow(clippy::cast_precision_loss)]
-            let e = self.iteration as f64 * budget::barker_rdp(a, p.n, p.batch)? + ld / f64::from(a - 1);
+            let e = self.iteration as f64 * budget::barker_rdp(a, p.n, p.batch)?
+                + ld / f64::from(a - 1);
             best = best.min(e);
         }
         Ok(Some((best, p.delta)))
@@ -180,7 +197,9 @@ impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for Barker<P, L, N> {
         if let Some(p) = &self.private
             && self.iteration >= p.max_iterations
         {
-            return Err(McmcError::BudgetExhausted { allowed: p.max_iterations });
+            return Err(McmcError::BudgetExhausted {
+                allowed: p.max_iterations,
+            });
         }
         self.iteration += 1;
         self.proposal.propose(rng, &self.theta, &mut self.proposed);
@@ -199,7 +218,8 @@ impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for Barker<P, L, N> {
                 }
                 Some(p) => {
                     let rows = p.batcher.draw(rng);
-                    let (s, s2, c) = batch_clipped(&self.lik, &self.theta, &self.proposed, rows, p.bound)?;
+                    let (s, s2, c) =
+                        batch_clipped(&self.lik, &self.theta, &self.proposed, rows, p.bound)?;
                     evaluated = rows.len();
                     clipped = c;
                     #[allow(clippy::cast_precision_loss)]
@@ -234,7 +254,10 @@ impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for Barker<P, L, N> {
             gradients_evaluated: 0,
             gradients_clipped: 0,
             noise_sd,
-            remaining: self.private.as_ref().map(|p| p.max_iterations - self.iteration),
+            remaining: self
+                .private
+                .as_ref()
+                .map(|p| p.max_iterations - self.iteration),
         })
     }
 }

@@ -13,7 +13,10 @@ pub(crate) struct Batcher {
 
 impl Batcher {
     pub(crate) fn new(n: usize, size: usize) -> Self {
-        Self { perm: (0..n).collect(), size }
+        Self {
+            perm: (0..n).collect(),
+            size,
+        }
     }
     /// A uniformly random `size`-subset of `0..n` (any starting arrangement of `perm` gives
     /// a uniform subset after the partial shuffle).

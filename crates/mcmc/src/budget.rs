@@ -120,7 +120,10 @@ fn as_f64(n: usize) -> f64 {
 fn penalty_multiplier(tau: f64, n: usize, n_exponent: f64) -> Result<f64, McmcError> {
     positive("tau", tau)?;
     if n == 0 {
-        return Err(McmcError::InvalidSize { name: "n", value: n });
+        return Err(McmcError::InvalidSize {
+            name: "n",
+            value: n,
+        });
     }
     if !(n_exponent.is_finite() && n_exponent >= 0.0) {
         return Err(McmcError::param("n_exponent", n_exponent));
@@ -155,8 +158,8 @@ fn iterations_from_rho(
     epsilon: f64,
     delta: f64,
 ) -> Result<u64, McmcError> {
-    let raw = ((rho - rho0) / rho_step).floor();
-    if !(raw >= 1.0) {
+    let raw = libm::floor((rho - rho0) / rho_step);
+    if raw.is_nan() || raw < 1.0 {
         return Ok(0);
     }
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
@@ -261,7 +264,7 @@ fn iterations_from_rdp(
         if e <= 0.0 {
             continue;
         }
-        let k = (room / e).floor();
+        let k = libm::floor(room / e);
         if k >= 1.0 {
             #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
             let mut k = k.min(4.0e15) as u64;
@@ -281,7 +284,12 @@ fn iterations_from_rdp(
 /// # Errors
 ///
 /// Invalid τ, `alpha < 2`, `batch = 0` or `batch > n`.
-pub fn subsampled_penalty_rdp(alpha: u32, tau: f64, n: usize, batch: usize) -> Result<f64, McmcError> {
+pub fn subsampled_penalty_rdp(
+    alpha: u32,
+    tau: f64,
+    n: usize,
+    batch: usize,
+) -> Result<f64, McmcError> {
     positive("tau", tau)?;
     let q = sampling_ratio(n, batch)?;
     wbk19_subsampled_rdp(alpha, q, |j| f64::from(j) / (2.0 * tau))
@@ -289,10 +297,16 @@ pub fn subsampled_penalty_rdp(alpha: u32, tau: f64, n: usize, batch: usize) -> R
 
 fn sampling_ratio(n: usize, batch: usize) -> Result<f64, McmcError> {
     if n == 0 {
-        return Err(McmcError::InvalidSize { name: "n", value: n });
+        return Err(McmcError::InvalidSize {
+            name: "n",
+            value: n,
+        });
     }
     if batch == 0 || batch > n {
-        return Err(McmcError::InvalidSize { name: "batch", value: batch });
+        return Err(McmcError::InvalidSize {
+            name: "batch",
+            value: batch,
+        });
     }
     Ok(as_f64(batch) / as_f64(n))
 }
@@ -313,7 +327,9 @@ pub fn subsampled_penalty_iterations(
     check_eps_delta(epsilon, delta)?;
     positive("tau", tau)?;
     sampling_ratio(n, batch)?;
-    iterations_from_rdp(epsilon, delta, MAX_RDP_ORDER, |a| subsampled_penalty_rdp(a, tau, n, batch))
+    iterations_from_rdp(epsilon, delta, MAX_RDP_ORDER, |a| {
+        subsampled_penalty_rdp(a, tau, n, batch)
+    })
 }
 
 /// Base RDP of one DP Barker test on a batch (thesis Theorem 8; HJDH19):
@@ -328,7 +344,9 @@ pub fn barker_base_rdp(alpha: u32, batch: usize) -> Result<f64, McmcError> {
     if alpha < 2 || 5.0 * a >= b {
         return Err(McmcError::param("alpha", a));
     }
-    Ok(5.0 / (2.0 * b) + libm::log(2.0 * b / (b - 5.0 * a)) / (2.0 * (a - 1.0)) + 2.0 * a / (b - 5.0 * a))
+    Ok(5.0 / (2.0 * b)
+        + libm::log(2.0 * b / (b - 5.0 * a)) / (2.0 * (a - 1.0))
+        + 2.0 * a / (b - 5.0 * a))
 }
 
 /// Per-iteration RDP of DP Barker: WBK19 amplification of [`barker_base_rdp`] with
@@ -340,7 +358,9 @@ pub fn barker_base_rdp(alpha: u32, batch: usize) -> Result<f64, McmcError> {
 pub fn barker_rdp(alpha: u32, n: usize, batch: usize) -> Result<f64, McmcError> {
     let q = sampling_ratio(n, batch)?;
     barker_base_rdp(alpha, batch)?;
-    wbk19_subsampled_rdp(alpha, q, |j| barker_base_rdp(j, batch).unwrap_or(f64::INFINITY))
+    wbk19_subsampled_rdp(alpha, q, |j| {
+        barker_base_rdp(j, batch).unwrap_or(f64::INFINITY)
+    })
 }
 
 /// DP Barker iterations for (ε, δ) (thesis Theorem 8 + Theorem 1), over integer orders
@@ -355,12 +375,22 @@ pub fn barker_rdp(alpha: u32, n: usize, batch: usize) -> Result<f64, McmcError> 
 /// # Errors
 ///
 /// Invalid ε, δ, sizes, or `|B| ≤ 10` (no valid order).
-pub fn barker_iterations(epsilon: f64, delta: f64, n: usize, batch: usize) -> Result<u64, McmcError> {
+pub fn barker_iterations(
+    epsilon: f64,
+    delta: f64,
+    n: usize,
+    batch: usize,
+) -> Result<u64, McmcError> {
     check_eps_delta(epsilon, delta)?;
     sampling_ratio(n, batch)?;
-    let max_alpha = u32::try_from((batch.saturating_sub(1)) / 5).unwrap_or(u32::MAX).min(MAX_RDP_ORDER);
+    let max_alpha = u32::try_from((batch.saturating_sub(1)) / 5)
+        .unwrap_or(u32::MAX)
+        .min(MAX_RDP_ORDER);
     if max_alpha < 2 {
-        return Err(McmcError::InvalidSize { name: "batch", value: batch });
+        return Err(McmcError::InvalidSize {
+            name: "batch",
+            value: batch,
+        });
     }
     iterations_from_rdp(epsilon, delta, max_alpha, |a| barker_rdp(a, n, batch))
 }
@@ -379,10 +409,16 @@ fn hmc_units(tau_l: f64, tau_g: f64, n: usize) -> Result<(f64, f64), McmcError> 
     positive("tau_l", tau_l)?;
     positive("tau_g", tau_g)?;
     if n == 0 {
-        return Err(McmcError::InvalidSize { name: "n", value: n });
+        return Err(McmcError::InvalidSize {
+            name: "n",
+            value: n,
+        });
     }
     let nf = as_f64(n);
-    Ok((1.0 / (2.0 * tau_l * tau_l * nf), 1.0 / (2.0 * tau_g * tau_g * nf)))
+    Ok((
+        1.0 / (2.0 * tau_l * tau_l * nf),
+        1.0 / (2.0 * tau_g * tau_g * nf),
+    ))
 }
 
 fn gradient_releases(k: u64, leapfrog: u64, charging: GradientCharging) -> u64 {
@@ -410,11 +446,16 @@ pub fn dp_hmc_iterations_zcdp(
     let rho = zcdp_rho(epsilon, delta)?;
     let (rl, rg) = hmc_units(tau_l, tau_g, n)?;
     if leapfrog == 0 {
-        return Err(McmcError::InvalidSize { name: "leapfrog", value: 0 });
+        return Err(McmcError::InvalidSize {
+            name: "leapfrog",
+            value: 0,
+        });
     }
     let l = f64::from(leapfrog);
     match charging {
-        GradientCharging::Fresh => iterations_from_rho(rho, rl + (l + 1.0) * rg, 0.0, epsilon, delta),
+        GradientCharging::Fresh => {
+            iterations_from_rho(rho, rl + (l + 1.0) * rg, 0.0, epsilon, delta)
+        }
         GradientCharging::Reuse => iterations_from_rho(rho, rl + l * rg, rg, epsilon, delta),
     }
 }
@@ -437,7 +478,10 @@ pub fn dp_hmc_iterations_pld(
     check_eps_delta(epsilon, delta)?;
     let (rl, rg) = hmc_units(tau_l, tau_g, n)?;
     if leapfrog == 0 {
-        return Err(McmcError::InvalidSize { name: "leapfrog", value: 0 });
+        return Err(McmcError::InvalidSize {
+            name: "leapfrog",
+            value: 0,
+        });
     }
     #[allow(clippy::cast_precision_loss)]
     largest_k(|k| {
@@ -467,7 +511,11 @@ pub fn gaussian_pld_epsilon(m: f64, delta: f64) -> Result<f64, McmcError> {
     let mut lo = 0.0;
     for _ in 0..200 {
         let mid = 0.5 * (lo + hi);
-        if gaussian_pld_delta(mid, m)? > delta { lo = mid } else { hi = mid }
+        if gaussian_pld_delta(mid, m)? > delta {
+            lo = mid
+        } else {
+            hi = mid
+        }
         if hi - lo <= 1e-12 * hi {
             break;
         }

@@ -30,7 +30,11 @@ fn var(x: &[f64]) -> f64 {
 
 fn usable(chains: &[&[f64]]) -> Option<usize> {
     let n = chains.first()?.len();
-    if n < 4 || chains.iter().any(|c| c.len() != n || c.iter().any(|x| !x.is_finite())) {
+    if n < 4
+        || chains
+            .iter()
+            .any(|c| c.len() != n || c.iter().any(|x| !x.is_finite()))
+    {
         return None;
     }
     Some(n)
@@ -74,11 +78,16 @@ fn ess_raw(chains: &[Vec<f64>]) -> Option<f64> {
     let w = vars.iter().sum::<f64>() / mf;
     let b_over_n = if m > 1 { var(&means) } else { 0.0 };
     let var_plus = (nf - 1.0) / nf * w + b_over_n;
-    if !(var_plus > 0.0) || !var_plus.is_finite() {
+    if var_plus.is_nan() || var_plus <= 0.0 || !var_plus.is_finite() {
         return None;
     }
     let rho = |t: usize| -> f64 {
-        let acov: f64 = chains.iter().zip(&means).map(|(c, &mu)| autocov(c, mu, t)).sum::<f64>() / mf;
+        let acov: f64 = chains
+            .iter()
+            .zip(&means)
+            .map(|(c, &mu)| autocov(c, mu, t))
+            .sum::<f64>()
+            / mf;
         1.0 - (w - acov) / var_plus
     };
     // Geyer: pairs P_k = ρ_{2k} + ρ_{2k+1}, stop at the first non-positive pair,
@@ -155,7 +164,11 @@ pub fn ess_bulk(chains: &[&[f64]]) -> Option<f64> {
 fn quantile(chains: &[&[f64]], p: f64) -> f64 {
     let mut all: Vec<f64> = chains.iter().flat_map(|c| c.iter().copied()).collect();
     all.sort_by(f64::total_cmp);
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    #[allow(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss
+    )]
     let i = ((all.len() - 1) as f64 * p).round() as usize;
     all[i]
 }
@@ -167,7 +180,10 @@ pub fn ess_tail(chains: &[&[f64]]) -> Option<f64> {
     let mut best = f64::INFINITY;
     for p in [0.05, 0.95] {
         let q = quantile(chains, p);
-        let ind: Vec<Vec<f64>> = chains.iter().map(|c| c.iter().map(|&x| f64::from(u8::from(x <= q))).collect()).collect();
+        let ind: Vec<Vec<f64>> = chains
+            .iter()
+            .map(|c| c.iter().map(|&x| f64::from(u8::from(x <= q))).collect())
+            .collect();
         let refs: Vec<&[f64]> = ind.iter().map(Vec::as_slice).collect();
         best = best.min(ess_raw(&split(&refs))?);
     }
@@ -188,7 +204,10 @@ pub fn rank_rhat(chains: &[&[f64]]) -> Option<f64> {
     usable(chains)?;
     let bulk = rhat_raw(&rank_normalise(chains))?;
     let med = quantile(chains, 0.5);
-    let folded: Vec<Vec<f64>> = chains.iter().map(|c| c.iter().map(|x| (x - med).abs()).collect()).collect();
+    let folded: Vec<Vec<f64>> = chains
+        .iter()
+        .map(|c| c.iter().map(|x| (x - med).abs()).collect())
+        .collect();
     let refs: Vec<&[f64]> = folded.iter().map(Vec::as_slice).collect();
     let tail = rhat_raw(&rank_normalise(&refs))?;
     Some(bulk.max(tail))
@@ -207,7 +226,7 @@ fn rhat_raw(chains: &[Vec<f64>]) -> Option<f64> {
     let w = chains.iter().map(|c| var(c)).sum::<f64>() / m as f64;
     let b = nf * var(&means);
     let var_plus = (nf - 1.0) / nf * w + b / nf;
-    if !(w > 0.0) {
+    if w.is_nan() || w <= 0.0 {
         return None;
     }
     Some(libm::sqrt(var_plus / w))
@@ -248,7 +267,11 @@ pub fn summarize(chains: &[&[f64]]) -> Option<Summary> {
         mcse: mcse_mean(chains)?,
         ess_bulk: ess_bulk(chains)?,
         ess_tail: ess_tail(chains)?,
-        rhat: if chains.len() >= 2 { rank_rhat(chains)? } else { split_rhat(chains)? },
+        rhat: if chains.len() >= 2 {
+            rank_rhat(chains)?
+        } else {
+            split_rhat(chains)?
+        },
     })
 }
 
@@ -257,7 +280,13 @@ pub fn summarize(chains: &[&[f64]]) -> Option<Summary> {
 /// 2012). Returns `None` for empty input, `d = 0`, mismatched lengths or bad `h`.
 #[must_use]
 pub fn mmd2(x: &[f64], y: &[f64], d: usize, h: f64) -> Option<f64> {
-    if d == 0 || x.is_empty() || y.is_empty() || x.len() % d != 0 || y.len() % d != 0 || !(h > 0.0 && h.is_finite()) {
+    if d == 0
+        || x.is_empty()
+        || y.is_empty()
+        || !x.len().is_multiple_of(d)
+        || !y.len().is_multiple_of(d)
+        || !(h > 0.0 && h.is_finite())
+    {
         return None;
     }
     let k = |a: &[f64], b: &[f64]| {
@@ -282,8 +311,20 @@ pub fn mmd2(x: &[f64], y: &[f64], d: usize, h: f64) -> Option<f64> {
 /// Thesis bandwidth rule (§7.1, after Gretton et al. 2012): the median of the pairwise
 /// distances between `m` points drawn with replacement from each sample (indices from
 /// `rng`; the thesis uses m = 50).
-pub fn median_bandwidth<R: rand_core::Rng + ?Sized>(x: &[f64], y: &[f64], d: usize, m: usize, rng: &mut R) -> Option<f64> {
-    if d == 0 || m == 0 || x.len() < d || y.len() < d || x.len() % d != 0 || y.len() % d != 0 {
+pub fn median_bandwidth<R: rand_core::Rng + ?Sized>(
+    x: &[f64],
+    y: &[f64],
+    d: usize,
+    m: usize,
+    rng: &mut R,
+) -> Option<f64> {
+    if d == 0
+        || m == 0
+        || x.len() < d
+        || y.len() < d
+        || !x.len().is_multiple_of(d)
+        || !y.len().is_multiple_of(d)
+    {
         return None;
     }
     let mut pts: Vec<&[f64]> = Vec::with_capacity(2 * m);
@@ -297,7 +338,11 @@ pub fn median_bandwidth<R: rand_core::Rng + ?Sized>(x: &[f64], y: &[f64], d: usi
     let mut dists = Vec::new();
     for i in 0..pts.len() {
         for j in i + 1..pts.len() {
-            let s: f64 = pts[i].iter().zip(pts[j]).map(|(u, v)| (u - v) * (u - v)).sum();
+            let s: f64 = pts[i]
+                .iter()
+                .zip(pts[j])
+                .map(|(u, v)| (u - v) * (u - v))
+                .sum();
             dists.push(libm::sqrt(s));
         }
     }

@@ -8,13 +8,13 @@ use dpinfer_simulators::likelihood::CHUNK;
 use dpinfer_simulators::{RowGradient, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
+use crate::McmcError;
 use crate::budget::{self, Accounting, GradientCharging};
 use crate::error::positive;
 use crate::model::{PriorGradient, log_ratio_sum};
 use crate::penalty::check_common;
 use crate::rng::{NoNoise, log_uniform, privacy_gaussian, std_normal};
 use crate::sampler::{Sampler, Step};
-use crate::McmcError;
 
 /// Settings of (DP) HMC.
 #[derive(Clone, Debug, PartialEq)]
@@ -91,10 +91,16 @@ pub struct Hmc<P, L, N = NoNoise> {
 fn validate(s: &HmcSettings, d: usize) -> Result<(), McmcError> {
     positive("step_size", s.step_size)?;
     if s.leapfrog_steps == 0 {
-        return Err(McmcError::InvalidSize { name: "leapfrog_steps", value: 0 });
+        return Err(McmcError::InvalidSize {
+            name: "leapfrog_steps",
+            value: 0,
+        });
     }
     if s.inv_mass.len() != d {
-        return Err(McmcError::DimensionMismatch { expected: d, got: s.inv_mass.len() });
+        return Err(McmcError::DimensionMismatch {
+            expected: d,
+            got: s.inv_mass.len(),
+        });
     }
     for &m in &s.inv_mass {
         positive("inv_mass", m)?;
@@ -119,13 +125,36 @@ impl<P: PriorGradient, L: RowGradient, N: CryptoRng> Hmc<P, L, N> {
     /// # Errors
     ///
     /// As [`Hmc::exact`], invalid privacy parameters, or a budget that allows no iteration.
-    pub fn private(prior: P, lik: L, settings: HmcSettings, privacy: HmcPrivacy, init: &[f64], noise: N) -> Result<Self, McmcError> {
+    pub fn private(
+        prior: P,
+        lik: L,
+        settings: HmcSettings,
+        privacy: HmcPrivacy,
+        init: &[f64],
+        noise: N,
+    ) -> Result<Self, McmcError> {
         positive("ratio_clip", privacy.ratio_clip)?;
         positive("grad_clip", privacy.grad_clip)?;
         let n = lik.n_rows();
         let k = match privacy.accounting {
-            Accounting::Zcdp => budget::dp_hmc_iterations_zcdp(privacy.epsilon, privacy.delta, privacy.tau_l, privacy.tau_g, n, settings.leapfrog_steps, privacy.charging)?,
-            Accounting::Pld => budget::dp_hmc_iterations_pld(privacy.epsilon, privacy.delta, privacy.tau_l, privacy.tau_g, n, settings.leapfrog_steps, privacy.charging)?,
+            Accounting::Zcdp => budget::dp_hmc_iterations_zcdp(
+                privacy.epsilon,
+                privacy.delta,
+                privacy.tau_l,
+                privacy.tau_g,
+                n,
+                settings.leapfrog_steps,
+                privacy.charging,
+            )?,
+            Accounting::Pld => budget::dp_hmc_iterations_pld(
+                privacy.epsilon,
+                privacy.delta,
+                privacy.tau_l,
+                privacy.tau_g,
+                n,
+                settings.leapfrog_steps,
+                privacy.charging,
+            )?,
         };
         if k == 0 {
             return Err(McmcError::BudgetExhausted { allowed: 0 });
@@ -147,7 +176,14 @@ impl<P: PriorGradient, L: RowGradient, N: CryptoRng> Hmc<P, L, N> {
 }
 
 impl<P: PriorGradient, L: RowGradient, N: Rng> Hmc<P, L, N> {
-    fn build(prior: P, lik: L, s: HmcSettings, init: &[f64], private: Option<Private>, noise: N) -> Result<Self, McmcError> {
+    fn build(
+        prior: P,
+        lik: L,
+        s: HmcSettings,
+        init: &[f64],
+        private: Option<Private>,
+        noise: N,
+    ) -> Result<Self, McmcError> {
         let lp = check_common(&prior, &lik, s.temperature, init)?;
         let d = init.len();
         validate(&s, d)?;
@@ -189,7 +225,9 @@ impl<P: PriorGradient, L: RowGradient, N: Rng> Hmc<P, L, N> {
         }
         match self.private {
             Some(pr) => {
-                let c = self.lik.clipped_grad_sum(theta, 0, n, pr.p.grad_clip, out)?;
+                let c = self
+                    .lik
+                    .clipped_grad_sum(theta, 0, n, pr.p.grad_clip, out)?;
                 self.grads_clipped += c;
                 for o in out.iter_mut() {
                     *o += privacy_gaussian(&mut self.noise, pr.sd_g);
@@ -201,7 +239,8 @@ impl<P: PriorGradient, L: RowGradient, N: Rng> Hmc<P, L, N> {
                 let mut start = 0;
                 while start < n {
                     let m = (n - start).min(rows_per);
-                    self.lik.row_grad(theta, start, &mut self.grad_buf[..m * d])?;
+                    self.lik
+                        .row_grad(theta, start, &mut self.grad_buf[..m * d])?;
                     for row in self.grad_buf[..m * d].chunks_exact(d) {
                         for (o, g) in out.iter_mut().zip(row) {
                             *o += g;
@@ -232,7 +271,9 @@ impl<P: PriorGradient, L: RowGradient, N: Rng> Hmc<P, L, N> {
     ///
     /// Accounting failures.
     pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
-        let Some(pr) = self.private else { return Ok(None) };
+        let Some(pr) = self.private else {
+            return Ok(None);
+        };
         let k = self.iteration;
         let g = match pr.p.charging {
             GradientCharging::Fresh => k * (u64::from(self.s.leapfrog_steps) + 1),
@@ -240,11 +281,18 @@ impl<P: PriorGradient, L: RowGradient, N: Rng> Hmc<P, L, N> {
         };
         #[allow(clippy::cast_precision_loss)]
         let m = k as f64 * pr.rho_l + g as f64 * pr.rho_g;
-        Ok(Some((budget::gaussian_epsilon(pr.p.accounting, m, pr.p.delta)?, pr.p.delta)))
+        Ok(Some((
+            budget::gaussian_epsilon(pr.p.accounting, m, pr.p.delta)?,
+            pr.p.delta,
+        )))
     }
 
     fn kinetic(&self, p: &[f64]) -> f64 {
-        0.5 * p.iter().zip(&self.s.inv_mass).map(|(x, m)| x * x * m).sum::<f64>()
+        0.5 * p
+            .iter()
+            .zip(&self.s.inv_mass)
+            .map(|(x, m)| x * x * m)
+            .sum::<f64>()
     }
 }
 
@@ -259,7 +307,9 @@ impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: Rng> Sampler for Hmc<P
         if let Some(p) = self.private
             && self.iteration >= p.max_iterations
         {
-            return Err(McmcError::BudgetExhausted { allowed: p.max_iterations });
+            return Err(McmcError::BudgetExhausted {
+                allowed: p.max_iterations,
+            });
         }
         self.iteration += 1;
         self.grads_evaluated = 0;
@@ -287,14 +337,20 @@ impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: Rng> Sampler for Hmc<P
                 th[j] += eta * self.s.inv_mass[j] * self.p[j];
             }
             self.gradient(&th, &mut g)?;
-            for j in 0..d {
-                self.p[j] += 0.5 * eta * g[j];
+            for (pj, gj) in self.p.iter_mut().zip(&g) {
+                *pj += 0.5 * eta * gj;
             }
         }
         self.theta_new.copy_from_slice(&th);
         let k1 = self.kinetic(&self.p);
         let lp_new = self.prior.ln_density(&self.theta_new);
-        let dist = libm::sqrt(self.theta.iter().zip(&self.theta_new).map(|(a, b)| (a - b) * (a - b)).sum::<f64>());
+        let dist = libm::sqrt(
+            self.theta
+                .iter()
+                .zip(&self.theta_new)
+                .map(|(a, b)| (a - b) * (a - b))
+                .sum::<f64>(),
+        );
         let n = self.lik.n_rows();
         let mut noise_sd = 0.0;
         let mut evaluated = 0;
@@ -306,13 +362,25 @@ impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: Rng> Sampler for Hmc<P
         } else {
             let (sum, var) = match self.private {
                 Some(pr) => {
-                    let cs = self.lik.clipped_log_ratio_sum(&self.theta, &self.theta_new, 0, n, pr.p.ratio_clip * dist)?;
+                    let cs = self.lik.clipped_log_ratio_sum(
+                        &self.theta,
+                        &self.theta_new,
+                        0,
+                        n,
+                        pr.p.ratio_clip * dist,
+                    )?;
                     clipped = cs.clipped;
                     let sd = pr.sd_l_unit * dist;
                     noise_sd = sd * self.s.temperature;
-                    (cs.sum + privacy_gaussian(&mut self.noise, sd), noise_sd * noise_sd)
+                    (
+                        cs.sum + privacy_gaussian(&mut self.noise, sd),
+                        noise_sd * noise_sd,
+                    )
                 }
-                None => (log_ratio_sum(&self.lik, &self.theta, &self.theta_new, 0, n)?, 0.0),
+                None => (
+                    log_ratio_sum(&self.lik, &self.theta, &self.theta_new, 0, n)?,
+                    0.0,
+                ),
             };
             evaluated = n;
             let dh = self.s.temperature * sum + lp_new - self.log_prior + k0 - k1;

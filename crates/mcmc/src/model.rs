@@ -5,8 +5,11 @@
 //! by the samplers) and [`RowGradient`]; the prior through [`Prior`] and, for Hamiltonian
 //! samplers, [`PriorGradient`].
 
+#[cfg(feature = "alloc")]
 use dpinfer_simulators::likelihood::CHUNK;
-use dpinfer_simulators::{Prior, RowGradient, RowLikelihood, SimError};
+use dpinfer_simulators::{Prior, SimError};
+#[cfg(feature = "alloc")]
+use dpinfer_simulators::{RowGradient, RowLikelihood};
 use rand_core::Rng;
 
 /// Gradient of a prior's log density, for Hamiltonian samplers.
@@ -36,13 +39,21 @@ impl GaussianPrior {
     /// for a non-finite mean or a non-positive / non-finite sd.
     pub fn new(dim: usize, mean: f64, sd: f64) -> Result<Self, crate::McmcError> {
         if dim == 0 {
-            return Err(crate::McmcError::InvalidSize { name: "dim", value: 0 });
+            return Err(crate::McmcError::InvalidSize {
+                name: "dim",
+                value: 0,
+            });
         }
         if !mean.is_finite() {
             return Err(crate::McmcError::param("mean", mean));
         }
         let sd = crate::error::positive("sd", sd)?;
-        Ok(Self { dim, mean, precision: 1.0 / (sd * sd), sd })
+        Ok(Self {
+            dim,
+            mean,
+            precision: 1.0 / (sd * sd),
+            sd,
+        })
     }
 }
 
@@ -52,7 +63,11 @@ impl Prior for GaussianPrior {
     }
     fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
         if out.len() != self.dim {
-            return Err(SimError::DimensionMismatch { what: "out", expected: self.dim, got: out.len() });
+            return Err(SimError::DimensionMismatch {
+                what: "out",
+                expected: self.dim,
+                got: out.len(),
+            });
         }
         for o in out {
             *o = self.mean + self.sd * crate::rng::std_normal(rng);
@@ -64,7 +79,11 @@ impl Prior for GaussianPrior {
         if theta.len() != self.dim || theta.iter().any(|t| t.is_nan()) {
             return f64::NEG_INFINITY;
         }
-        -0.5 * self.precision * theta.iter().map(|t| (t - self.mean) * (t - self.mean)).sum::<f64>()
+        -0.5 * self.precision
+            * theta
+                .iter()
+                .map(|t| (t - self.mean) * (t - self.mean))
+                .sum::<f64>()
     }
     fn in_support(&self, theta: &[f64]) -> bool {
         theta.len() == self.dim && theta.iter().all(|x| x.is_finite())
@@ -102,10 +121,16 @@ impl GaussianMean {
     /// multiple of `dim`; [`crate::McmcError::InvalidParameter`] for a bad `noise_sd`.
     pub fn new(dim: usize, rows: &[f64], noise_sd: f64) -> Result<Self, crate::McmcError> {
         if dim == 0 {
-            return Err(crate::McmcError::InvalidSize { name: "dim", value: dim });
+            return Err(crate::McmcError::InvalidSize {
+                name: "dim",
+                value: dim,
+            });
         }
-        if rows.is_empty() || rows.len() % dim != 0 {
-            return Err(crate::McmcError::InvalidSize { name: "data length", value: rows.len() });
+        if rows.is_empty() || !rows.len().is_multiple_of(dim) {
+            return Err(crate::McmcError::InvalidSize {
+                name: "data length",
+                value: rows.len(),
+            });
         }
         let s = crate::error::positive("noise_sd", noise_sd)?;
         let n = rows.len() / dim;
@@ -115,14 +140,24 @@ impl GaussianMean {
                 cols[j * n + i] = rows[i * dim + j];
             }
         }
-        Ok(Self { dim, n, cols, noise_precision: 1.0 / (s * s) })
+        Ok(Self {
+            dim,
+            n,
+            cols,
+            noise_precision: 1.0 / (s * s),
+        })
     }
 
     /// Exact posterior under prior `N(prior_mean, prior_sd²)` per coordinate with the
     /// likelihood tempered by `temperature`: `(mean, variance)` per coordinate, precision
     /// `T n / s² + 1 / s₀²`.
     #[must_use]
-    pub fn posterior(&self, prior_mean: f64, prior_sd: f64, temperature: f64) -> alloc::vec::Vec<(f64, f64)> {
+    pub fn posterior(
+        &self,
+        prior_mean: f64,
+        prior_sd: f64,
+        temperature: f64,
+    ) -> alloc::vec::Vec<(f64, f64)> {
         #[allow(clippy::cast_precision_loss)]
         let nf = self.n as f64;
         let p0 = 1.0 / (prior_sd * prior_sd);
@@ -138,11 +173,19 @@ impl GaussianMean {
 
     fn check(&self, theta: &[f64], first: usize, count: usize) -> Result<(), SimError> {
         if theta.len() != self.dim {
-            return Err(SimError::DimensionMismatch { what: "theta", expected: self.dim, got: theta.len() });
+            return Err(SimError::DimensionMismatch {
+                what: "theta",
+                expected: self.dim,
+                got: theta.len(),
+            });
         }
         match first.checked_add(count) {
             Some(e) if e <= self.n => Ok(()),
-            _ => Err(SimError::DimensionMismatch { what: "rows", expected: self.n, got: first.saturating_add(count) }),
+            _ => Err(SimError::DimensionMismatch {
+                what: "rows",
+                expected: self.n,
+                got: first.saturating_add(count),
+            }),
         }
     }
 }
@@ -166,7 +209,13 @@ impl RowLikelihood for GaussianMean {
         }
         Ok(())
     }
-    fn row_log_ratio(&self, theta: &[f64], theta_new: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
+    fn row_log_ratio(
+        &self,
+        theta: &[f64],
+        theta_new: &[f64],
+        first: usize,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
         self.check(theta, first, out.len())?;
         self.check(theta_new, first, out.len())?;
         out.fill(0.0);
@@ -186,14 +235,19 @@ impl RowLikelihood for GaussianMean {
 #[cfg(feature = "alloc")]
 impl RowGradient for GaussianMean {
     fn row_grad(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
-        if out.len() % self.dim != 0 {
-            return Err(SimError::DimensionMismatch { what: "out", expected: self.dim, got: out.len() });
+        if !out.len().is_multiple_of(self.dim) {
+            return Err(SimError::DimensionMismatch {
+                what: "out",
+                expected: self.dim,
+                got: out.len(),
+            });
         }
         let rows = out.len() / self.dim;
         self.check(theta, first, rows)?;
         for r in 0..rows {
             for j in 0..self.dim {
-                out[r * self.dim + j] = self.noise_precision * (self.cols[j * self.n + first + r] - theta[j]);
+                out[r * self.dim + j] =
+                    self.noise_precision * (self.cols[j * self.n + first + r] - theta[j]);
             }
         }
         Ok(())
@@ -201,6 +255,7 @@ impl RowGradient for GaussianMean {
 }
 
 /// Σ over rows `first..first+count` of the **unclipped** log ratios (exact kernels).
+#[cfg(feature = "alloc")]
 pub(crate) fn log_ratio_sum<L: RowLikelihood + ?Sized>(
     lik: &L,
     theta: &[f64],

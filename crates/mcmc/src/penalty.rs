@@ -5,13 +5,13 @@ use alloc::vec::Vec;
 use dpinfer_simulators::{Prior, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
+use crate::McmcError;
 use crate::budget::{self, Accounting};
 use crate::error::positive;
 use crate::model::log_ratio_sum;
 use crate::proposal::{Proposal, ProposalState};
 use crate::rng::{NoNoise, log_uniform, privacy_gaussian};
 use crate::sampler::{Sampler, Step};
-use crate::McmcError;
 
 /// Settings shared by the exact and private random-walk kernels.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,13 +88,22 @@ pub(crate) fn check_common<P: Prior, L: RowLikelihood>(
 ) -> Result<f64, McmcError> {
     let d = lik.dim();
     if prior.dim() != d {
-        return Err(McmcError::DimensionMismatch { expected: d, got: prior.dim() });
+        return Err(McmcError::DimensionMismatch {
+            expected: d,
+            got: prior.dim(),
+        });
     }
     if init.len() != d {
-        return Err(McmcError::DimensionMismatch { expected: d, got: init.len() });
+        return Err(McmcError::DimensionMismatch {
+            expected: d,
+            got: init.len(),
+        });
     }
     if lik.n_rows() == 0 {
-        return Err(McmcError::InvalidSize { name: "n", value: 0 });
+        return Err(McmcError::InvalidSize {
+            name: "n",
+            value: 0,
+        });
     }
     if !(temperature.is_finite() && temperature > 0.0 && temperature <= 1.0) {
         return Err(McmcError::param("temperature", temperature));
@@ -113,7 +122,12 @@ impl<P: Prior, L: RowLikelihood> Penalty<P, L, NoNoise> {
     ///
     /// Dimension mismatches, `n = 0`, `T ∉ (0, 1]`, bad proposal scales, or an initial point
     /// with non-finite log prior.
-    pub fn exact(prior: P, lik: L, settings: PenaltySettings, init: &[f64]) -> Result<Self, McmcError> {
+    pub fn exact(
+        prior: P,
+        lik: L,
+        settings: PenaltySettings,
+        init: &[f64],
+    ) -> Result<Self, McmcError> {
         let lp = check_common(&prior, &lik, settings.temperature, init)?;
         settings.proposal.validate(init.len())?;
         Ok(Self {
@@ -162,8 +176,20 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Penalty<P, L, N> {
         positive("clip", privacy.clip)?;
         let n = lik.n_rows();
         let k = match privacy.accounting {
-            Accounting::Zcdp => budget::penalty_iterations_zcdp(privacy.epsilon, privacy.delta, privacy.tau, n, privacy.n_exponent)?,
-            Accounting::Pld => budget::penalty_iterations_pld(privacy.epsilon, privacy.delta, privacy.tau, n, privacy.n_exponent)?,
+            Accounting::Zcdp => budget::penalty_iterations_zcdp(
+                privacy.epsilon,
+                privacy.delta,
+                privacy.tau,
+                n,
+                privacy.n_exponent,
+            )?,
+            Accounting::Pld => budget::penalty_iterations_pld(
+                privacy.epsilon,
+                privacy.delta,
+                privacy.tau,
+                n,
+                privacy.n_exponent,
+            )?,
         };
         if k == 0 {
             return Err(McmcError::BudgetExhausted { allowed: 0 });
@@ -209,7 +235,10 @@ impl<P, L, N> Penalty<P, L, N> {
             Some(p) => {
                 #[allow(clippy::cast_precision_loss)]
                 let m = self.iteration as f64 / (2.0 * p.multiplier * p.multiplier);
-                Ok(Some((budget::gaussian_epsilon(p.accounting, m, p.delta)?, p.delta)))
+                Ok(Some((
+                    budget::gaussian_epsilon(p.accounting, m, p.delta)?,
+                    p.delta,
+                )))
             }
         }
     }
@@ -226,7 +255,9 @@ impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for Penalty<P, L, N> {
         if let Some(p) = self.private
             && self.iteration >= p.max_iterations
         {
-            return Err(McmcError::BudgetExhausted { allowed: p.max_iterations });
+            return Err(McmcError::BudgetExhausted {
+                allowed: p.max_iterations,
+            });
         }
         self.iteration += 1;
         let dist = self.proposal.propose(rng, &self.theta, &mut self.proposed);
@@ -242,7 +273,13 @@ impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for Penalty<P, L, N> {
         } else {
             let sum = match self.clip {
                 Some(l) => {
-                    let cs = self.lik.clipped_log_ratio_sum(&self.theta, &self.proposed, 0, n, l * dist)?;
+                    let cs = self.lik.clipped_log_ratio_sum(
+                        &self.theta,
+                        &self.proposed,
+                        0,
+                        n,
+                        l * dist,
+                    )?;
                     clipped = cs.clipped;
                     cs.sum
                 }

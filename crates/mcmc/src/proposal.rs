@@ -34,7 +34,10 @@ impl Proposal {
     pub(crate) fn validate(&self, dim: usize) -> Result<(), McmcError> {
         let s = self.scale();
         if s.len() != dim {
-            return Err(McmcError::DimensionMismatch { expected: dim, got: s.len() });
+            return Err(McmcError::DimensionMismatch {
+                expected: dim,
+                got: s.len(),
+            });
         }
         for &x in s {
             crate::error::positive("proposal scale", x)?;
@@ -60,7 +63,11 @@ pub(crate) struct ProposalState {
 
 impl ProposalState {
     pub(crate) fn new(proposal: Proposal, dim: usize) -> Self {
-        Self { proposal, directions: alloc::vec![1.0; dim], last_coord: 0 }
+        Self {
+            proposal,
+            directions: alloc::vec![1.0; dim],
+            last_coord: 0,
+        }
     }
 
     /// Writes θ' into `out`; returns ‖θ' − θ‖₂.

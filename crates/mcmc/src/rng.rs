@@ -27,6 +27,7 @@ pub(crate) fn std_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     StandardNormal.sample(rng)
 }
 
+#[cfg(feature = "alloc")]
 /// Standard logistic draw: `ln(u / (1 - u))`.
 #[inline]
 pub(crate) fn logistic<R: Rng + ?Sized>(rng: &mut R) -> f64 {
@@ -38,6 +39,7 @@ pub(crate) fn logistic<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     }
 }
 
+#[cfg(feature = "alloc")]
 /// Log of a uniform draw on `(0, 1]`, for Metropolis tests `ln u < a`.
 #[inline]
 pub(crate) fn log_uniform<R: Rng + ?Sized>(rng: &mut R) -> f64 {
@@ -67,6 +69,7 @@ impl rand_core::TryRng for NoNoise {
     }
 }
 
+#[cfg(feature = "alloc")]
 /// Gaussian privacy noise `N(0, sd²)` drawn from the caller's CSPRNG.
 ///
 /// FOLD-LATER: private stand-in until `dpinfer-mechanisms` exposes its secure Gaussian

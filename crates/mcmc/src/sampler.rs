@@ -96,7 +96,10 @@ impl Trace {
     /// An empty trace that discards the first `burn_in` draws (counters include them).
     #[must_use]
     pub fn with_burn_in(burn_in: u64) -> Self {
-        Self { burn_in, ..Self::default() }
+        Self {
+            burn_in,
+            ..Self::default()
+        }
     }
     /// Acceptance rate over all observed iterations.
     #[must_use]
@@ -116,7 +119,7 @@ impl Trace {
     /// Number of recorded draws.
     #[must_use]
     pub fn len(&self) -> usize {
-        if self.dim == 0 { 0 } else { self.draws.len() / self.dim }
+        self.draws.len().checked_div(self.dim).unwrap_or(0)
     }
     /// No draws recorded.
     #[must_use]
@@ -129,7 +132,12 @@ impl Trace {
         if j >= self.dim {
             return Vec::new();
         }
-        self.draws.iter().skip(j).step_by(self.dim).copied().collect()
+        self.draws
+            .iter()
+            .skip(j)
+            .step_by(self.dim)
+            .copied()
+            .collect()
     }
 }
 

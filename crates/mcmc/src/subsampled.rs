@@ -4,6 +4,7 @@ use alloc::vec::Vec;
 use dpinfer_simulators::{Prior, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
+use crate::McmcError;
 use crate::batch::{Batcher, batch_clipped};
 use crate::budget;
 use crate::error::positive;
@@ -11,7 +12,6 @@ use crate::penalty::check_common;
 use crate::proposal::{Proposal, ProposalState};
 use crate::rng::{NoNoise, log_uniform, privacy_gaussian};
 use crate::sampler::{Sampler, Step};
-use crate::McmcError;
 
 /// Settings of subsampled (DP) penalty.
 #[derive(Clone, Debug, PartialEq)]
@@ -90,13 +90,21 @@ impl<P: Prior, L: RowLikelihood> SubsampledPenalty<P, L, NoNoise> {
     /// # Errors
     ///
     /// As [`crate::Penalty::exact`]; batch outside `2..=n`; bad clip.
-    pub fn exact(prior: P, lik: L, settings: SubsampledPenaltySettings, init: &[f64]) -> Result<Self, McmcError> {
+    pub fn exact(
+        prior: P,
+        lik: L,
+        settings: SubsampledPenaltySettings,
+        init: &[f64],
+    ) -> Result<Self, McmcError> {
         let lp = check_common(&prior, &lik, settings.temperature, init)?;
         settings.proposal.validate(init.len())?;
         positive("clip", settings.clip)?;
         let n = lik.n_rows();
         if settings.batch < 2 || settings.batch > n {
-            return Err(McmcError::InvalidSize { name: "batch", value: settings.batch });
+            return Err(McmcError::InvalidSize {
+                name: "batch",
+                value: settings.batch,
+            });
         }
         Ok(Self {
             proposal: ProposalState::new(settings.proposal.clone(), init.len()),
@@ -120,10 +128,23 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> SubsampledPenalty<P, L, N> {
     /// # Errors
     ///
     /// As [`SubsampledPenalty::exact`]; invalid τ, ε, δ; zero budget.
-    pub fn private(prior: P, lik: L, settings: SubsampledPenaltySettings, privacy: SubsampledPenaltyPrivacy, init: &[f64], noise: N) -> Result<Self, McmcError> {
+    pub fn private(
+        prior: P,
+        lik: L,
+        settings: SubsampledPenaltySettings,
+        privacy: SubsampledPenaltyPrivacy,
+        init: &[f64],
+        noise: N,
+    ) -> Result<Self, McmcError> {
         let e = SubsampledPenalty::exact(prior, lik, settings, init)?;
         let n = e.lik.n_rows();
-        let k = budget::subsampled_penalty_iterations(privacy.epsilon, privacy.delta, privacy.tau, n, e.s.batch)?;
+        let k = budget::subsampled_penalty_iterations(
+            privacy.epsilon,
+            privacy.delta,
+            privacy.tau,
+            n,
+            e.s.batch,
+        )?;
         if k == 0 {
             return Err(McmcError::BudgetExhausted { allowed: 0 });
         }
@@ -136,7 +157,11 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> SubsampledPenalty<P, L, N> {
             proposal: e.proposal,
             s: e.s,
             batcher: e.batcher,
-            private: Some(Private { tau: privacy.tau, max_iterations: k, delta: privacy.delta }),
+            private: Some(Private {
+                tau: privacy.tau,
+                max_iterations: k,
+                delta: privacy.delta,
+            }),
             noise,
             iteration: 0,
         })
@@ -155,7 +180,9 @@ impl<P, L: RowLikelihood, N> SubsampledPenalty<P, L, N> {
     ///
     /// Accounting failures.
     pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
-        let Some(p) = self.private else { return Ok(None) };
+        let Some(p) = self.private else {
+            return Ok(None);
+        };
         let ld = -libm::log(p.delta);
         let mut best = f64::INFINITY;
         for a in 2..=budget::MAX_RDP_ORDER {
@@ -179,7 +206,9 @@ impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for SubsampledPenalty<P, L, N> 
         if let Some(p) = self.private
             && self.iteration >= p.max_iterations
         {
-            return Err(McmcError::BudgetExhausted { allowed: p.max_iterations });
+            return Err(McmcError::BudgetExhausted {
+                allowed: p.max_iterations,
+            });
         }
         self.iteration += 1;
         let dist = self.proposal.propose(rng, &self.theta, &mut self.proposed);
@@ -193,7 +222,13 @@ impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for SubsampledPenalty<P, L, N> 
             true
         } else {
             let rows = self.batcher.draw(rng);
-            let (s, s2, c) = batch_clipped(&self.lik, &self.theta, &self.proposed, rows, self.s.clip * dist)?;
+            let (s, s2, c) = batch_clipped(
+                &self.lik,
+                &self.theta,
+                &self.proposed,
+                rows,
+                self.s.clip * dist,
+            )?;
             evaluated = b;
             clipped = c;
             #[allow(clippy::cast_precision_loss)]

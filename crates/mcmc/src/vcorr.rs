@@ -66,13 +66,19 @@ impl VCorr {
     /// Mixture components as `(weight, mean, sd)`.
     pub fn components(&self) -> impl Iterator<Item = (f64, f64, f64)> + '_ {
         let sd = self.table.component_sd;
-        self.table.weights.iter().zip(self.table.means).map(move |(&w, &m)| (w, m, sd))
+        self.table
+            .weights
+            .iter()
+            .zip(self.table.means)
+            .map(move |(&w, &m)| (w, m, sd))
     }
     /// CDF of `N(0, σ²) + V_corr` at `x` (closed form: a Gaussian mixture).
     #[must_use]
     pub fn convolved_cdf(&self, x: f64) -> f64 {
         let v = libm::sqrt(self.table.sigma2 + self.table.component_sd * self.table.component_sd);
-        self.components().map(|(w, m, _)| w * dpinfer_math::norm_cdf((x - m) / v)).sum()
+        self.components()
+            .map(|(w, m, _)| w * dpinfer_math::norm_cdf((x - m) / v))
+            .sum()
     }
     /// Alias-table probabilities and aliases (for inspection and tests).
     #[must_use]
@@ -83,7 +89,11 @@ impl VCorr {
     pub fn sample<R: Rng + ?Sized>(&self, rng: &mut R) -> f64 {
         let m = self.table.means.len();
         let i = below(rng, m);
-        let k = if uniform01(rng) < self.table.prob[i] { i } else { usize::from(self.table.alias[i]) };
+        let k = if uniform01(rng) < self.table.prob[i] {
+            i
+        } else {
+            usize::from(self.table.alias[i])
+        };
         self.table.means[k] + self.table.component_sd * std_normal(rng)
     }
 }

@@ -1,11 +1,20 @@
 //! Barker, DP Barker and subsampled penalty on the conjugate toy.
+#![allow(
+    clippy::unwrap_used,
+    clippy::float_cmp,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    missing_docs
+)]
 mod common;
 
 use common::*;
 use dpinfer_mcmc::budget;
 use dpinfer_mcmc::{
-    Barker, BarkerPrivacy, BarkerSettings, McmcError, Proposal, Sampler, SubsampledPenalty, SubsampledPenaltyPrivacy,
-    SubsampledPenaltySettings, Trace,
+    Barker, BarkerPrivacy, BarkerSettings, McmcError, Proposal, Sampler, SubsampledPenalty,
+    SubsampledPenaltyPrivacy, SubsampledPenaltySettings, Trace,
 };
 use rand::SeedableRng;
 use rand::rngs::{ChaCha20Rng, Xoshiro256PlusPlus};
@@ -14,7 +23,12 @@ use rand::rngs::{ChaCha20Rng, Xoshiro256PlusPlus};
 fn exact_barker_matches_posterior() {
     let (prior, lik) = toy(100, 2, 1);
     let post = lik.posterior(PRIOR_MEAN, PRIOR_SD, 1.0);
-    let settings = BarkerSettings { proposal: Proposal::Gaussian { scale: vec![0.12, 0.12] }, temperature: 1.0 };
+    let settings = BarkerSettings {
+        proposal: Proposal::Gaussian {
+            scale: vec![0.12, 0.12],
+        },
+        temperature: 1.0,
+    };
     let mut s = Barker::exact(prior, lik, settings, &[0.5, 0.5]).unwrap();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(51);
     let mut tr = Trace::with_burn_in(2000);
@@ -31,15 +45,34 @@ fn dp_barker_targets_tempered_posterior() {
     let (prior, lik) = toy(2000, 1, 5);
     let t = 100.0 / 2000.0; // n0 = 100
     let post = lik.posterior(PRIOR_MEAN, PRIOR_SD, t);
-    let settings = BarkerSettings { proposal: Proposal::Gaussian { scale: vec![0.12] }, temperature: t };
-    let privacy = BarkerPrivacy { batch: 1000, epsilon: 3.0e4, delta: 1e-6 };
-    let mut s = Barker::private(prior, lik, settings, privacy, &[0.9], ChaCha20Rng::seed_from_u64(52)).unwrap();
+    let settings = BarkerSettings {
+        proposal: Proposal::Gaussian { scale: vec![0.12] },
+        temperature: t,
+    };
+    let privacy = BarkerPrivacy {
+        batch: 1000,
+        epsilon: 3.0e4,
+        delta: 1e-6,
+    };
+    let mut s = Barker::private(
+        prior,
+        lik,
+        settings,
+        privacy,
+        &[0.9],
+        ChaCha20Rng::seed_from_u64(52),
+    )
+    .unwrap();
     eprintln!("dp-barker k = {}", s.max_iterations().unwrap());
     assert!(s.max_iterations().unwrap() >= 30_000);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(53);
     let mut tr = Trace::with_burn_in(1000);
     s.run(30_000, &mut rng, &mut tr).unwrap();
-    eprintln!("dp-barker clip fraction {:.4}, acceptance {:.3}", tr.clip_fraction(), tr.acceptance_rate());
+    eprintln!(
+        "dp-barker clip fraction {:.4}, acceptance {:.3}",
+        tr.clip_fraction(),
+        tr.acceptance_rate()
+    );
     assert!(tr.clip_fraction() < 0.05);
     check_moments(&tr.coordinate(0), post[0].0, post[0].1, "dp-barker");
 }
@@ -49,15 +82,33 @@ fn dp_barker_budget_enforced() {
     let (prior, lik) = toy(2000, 1, 5);
     let k = budget::barker_iterations(1.0, 1e-5, 2000, 100).unwrap();
     assert!(k > 0);
-    let settings = BarkerSettings { proposal: Proposal::Gaussian { scale: vec![0.1] }, temperature: 0.05 };
-    let privacy = BarkerPrivacy { batch: 100, epsilon: 1.0, delta: 1e-5 };
-    let mut s = Barker::private(prior, lik, settings, privacy, &[0.9], ChaCha20Rng::seed_from_u64(1)).unwrap();
+    let settings = BarkerSettings {
+        proposal: Proposal::Gaussian { scale: vec![0.1] },
+        temperature: 0.05,
+    };
+    let privacy = BarkerPrivacy {
+        batch: 100,
+        epsilon: 1.0,
+        delta: 1e-5,
+    };
+    let mut s = Barker::private(
+        prior,
+        lik,
+        settings,
+        privacy,
+        &[0.9],
+        ChaCha20Rng::seed_from_u64(1),
+    )
+    .unwrap();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(2);
     s.run(k, &mut rng, &mut ()).unwrap();
     assert!(s.last_batch_variance() <= 1.0 + 1e-12);
     let (eps, _) = s.epsilon_spent().unwrap().unwrap();
     assert!(eps <= 1.0, "{eps}");
-    assert_eq!(s.step(&mut rng).unwrap_err(), McmcError::BudgetExhausted { allowed: k });
+    assert_eq!(
+        s.step(&mut rng).unwrap_err(),
+        McmcError::BudgetExhausted { allowed: k }
+    );
 }
 
 /// Subsampled penalty without noise: the σ_b² correction (CLT) keeps the chain near the
@@ -67,25 +118,55 @@ fn dp_barker_budget_enforced() {
 fn subsampled_penalty_approximates_posterior() {
     let (prior, lik) = toy(4000, 1, 6);
     let post = lik.posterior(PRIOR_MEAN, PRIOR_SD, 1.0);
-    let settings = SubsampledPenaltySettings { proposal: Proposal::Gaussian { scale: vec![0.016] }, temperature: 1.0, batch: 200, clip: 50.0 };
+    let settings = SubsampledPenaltySettings {
+        proposal: Proposal::Gaussian { scale: vec![0.016] },
+        temperature: 1.0,
+        batch: 200,
+        clip: 50.0,
+    };
     let mut s = SubsampledPenalty::exact(prior, lik, settings, &[0.9]).unwrap();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(61);
     let mut tr = Trace::with_burn_in(1000);
     s.run(40_000, &mut rng, &mut tr).unwrap();
-    check_moments(&tr.coordinate(0), post[0].0, post[0].1, "subsampled penalty");
+    check_moments(
+        &tr.coordinate(0),
+        post[0].0,
+        post[0].1,
+        "subsampled penalty",
+    );
 }
 
 #[test]
 fn subsampled_dp_penalty_budget_enforced() {
     let (prior, lik) = toy(1000, 1, 6);
-    let settings = SubsampledPenaltySettings { proposal: Proposal::Gaussian { scale: vec![0.05] }, temperature: 0.1, batch: 100, clip: 5.0 };
-    let privacy = SubsampledPenaltyPrivacy { tau: 20.0, epsilon: 1.0, delta: 1e-5 };
+    let settings = SubsampledPenaltySettings {
+        proposal: Proposal::Gaussian { scale: vec![0.05] },
+        temperature: 0.1,
+        batch: 100,
+        clip: 5.0,
+    };
+    let privacy = SubsampledPenaltyPrivacy {
+        tau: 20.0,
+        epsilon: 1.0,
+        delta: 1e-5,
+    };
     let k = budget::subsampled_penalty_iterations(1.0, 1e-5, 20.0, 1000, 100).unwrap();
-    let mut s = SubsampledPenalty::private(prior, lik, settings, privacy, &[0.9], ChaCha20Rng::seed_from_u64(1)).unwrap();
+    let mut s = SubsampledPenalty::private(
+        prior,
+        lik,
+        settings,
+        privacy,
+        &[0.9],
+        ChaCha20Rng::seed_from_u64(1),
+    )
+    .unwrap();
     assert_eq!(s.max_iterations(), Some(k));
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(2);
     s.run(k, &mut rng, &mut ()).unwrap();
     let (eps, _) = s.epsilon_spent().unwrap().unwrap();
     assert!(eps <= 1.0, "{eps}");
-    assert_eq!(s.step(&mut rng).unwrap_err(), McmcError::BudgetExhausted { allowed: k });
+    assert_eq!(
+        s.step(&mut rng).unwrap_err(),
+        McmcError::BudgetExhausted { allowed: k }
+    );
 }

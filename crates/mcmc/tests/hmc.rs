@@ -1,4 +1,13 @@
 //! HMC / DP HMC against the exact conjugate posterior.
+#![allow(
+    clippy::unwrap_used,
+    clippy::float_cmp,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    missing_docs
+)]
 mod common;
 
 use common::*;
@@ -8,7 +17,12 @@ use rand::SeedableRng;
 use rand::rngs::{ChaCha20Rng, Xoshiro256PlusPlus};
 
 fn settings(t: f64) -> HmcSettings {
-    HmcSettings { step_size: 0.03, leapfrog_steps: 5, inv_mass: vec![1.0, 1.0], temperature: t }
+    HmcSettings {
+        step_size: 0.03,
+        leapfrog_steps: 5,
+        inv_mass: vec![1.0, 1.0],
+        temperature: t,
+    }
 }
 
 #[test]
@@ -28,7 +42,16 @@ fn hmc_matches_posterior() {
 }
 
 fn privacy(charging: GradientCharging) -> HmcPrivacy {
-    HmcPrivacy { ratio_clip: 10.0, grad_clip: 10.0, tau_l: 0.05, tau_g: 0.05, epsilon: 1.0e6, delta: 1e-6, accounting: Accounting::Zcdp, charging }
+    HmcPrivacy {
+        ratio_clip: 10.0,
+        grad_clip: 10.0,
+        tau_l: 0.05,
+        tau_g: 0.05,
+        epsilon: 1.0e6,
+        delta: 1e-6,
+        accounting: Accounting::Zcdp,
+        charging,
+    }
 }
 
 /// Noisy clipped gradients keep the leapfrog volume-preserving and reversible (thesis
@@ -39,7 +62,15 @@ fn dp_hmc_targets_posterior_when_clip_inactive() {
     for (charging, seed) in [(GradientCharging::Fresh, 41), (GradientCharging::Reuse, 42)] {
         let (prior, lik) = toy(100, 2, 1);
         let post = lik.posterior(PRIOR_MEAN, PRIOR_SD, 1.0);
-        let mut s = Hmc::private(prior, lik, settings(1.0), privacy(charging), &[0.5, 0.5], ChaCha20Rng::seed_from_u64(seed)).unwrap();
+        let mut s = Hmc::private(
+            prior,
+            lik,
+            settings(1.0),
+            privacy(charging),
+            &[0.5, 0.5],
+            ChaCha20Rng::seed_from_u64(seed),
+        )
+        .unwrap();
         assert!(s.max_iterations().unwrap() >= 10_000);
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed + 7);
         let mut tr = Trace::with_burn_in(500);
@@ -48,7 +79,12 @@ fn dp_hmc_targets_posterior_when_clip_inactive() {
         assert_eq!(tr.gradient_clip_fraction(), 0.0);
         assert!(tr.noise_sd.iter().sum::<f64>() > 0.0);
         for (j, &(mu, v)) in post.iter().enumerate() {
-            check_moments(&tr.coordinate(j), mu, v, &format!("dp-hmc {charging:?} coord {j}"));
+            check_moments(
+                &tr.coordinate(j),
+                mu,
+                v,
+                &format!("dp-hmc {charging:?} coord {j}"),
+            );
         }
     }
 }
@@ -58,18 +94,39 @@ fn dp_hmc_budget_is_enforced_and_matches_accountant() {
     for charging in [GradientCharging::Fresh, GradientCharging::Reuse] {
         for accounting in [Accounting::Zcdp, Accounting::Pld] {
             let (prior, lik) = toy(100, 2, 1);
-            let p = HmcPrivacy { tau_l: 2.0, tau_g: 2.0, epsilon: 2.0, accounting, ..privacy(charging) };
-            let k = match accounting {
-                Accounting::Zcdp => budget::dp_hmc_iterations_zcdp(2.0, 1e-6, 2.0, 2.0, 100, 5, charging).unwrap(),
-                Accounting::Pld => budget::dp_hmc_iterations_pld(2.0, 1e-6, 2.0, 2.0, 100, 5, charging).unwrap(),
+            let p = HmcPrivacy {
+                tau_l: 2.0,
+                tau_g: 2.0,
+                epsilon: 2.0,
+                accounting,
+                ..privacy(charging)
             };
-            let mut s = Hmc::private(prior, lik, settings(1.0), p, &[0.5, 0.5], ChaCha20Rng::seed_from_u64(1)).unwrap();
+            let k = match accounting {
+                Accounting::Zcdp => {
+                    budget::dp_hmc_iterations_zcdp(2.0, 1e-6, 2.0, 2.0, 100, 5, charging).unwrap()
+                }
+                Accounting::Pld => {
+                    budget::dp_hmc_iterations_pld(2.0, 1e-6, 2.0, 2.0, 100, 5, charging).unwrap()
+                }
+            };
+            let mut s = Hmc::private(
+                prior,
+                lik,
+                settings(1.0),
+                p,
+                &[0.5, 0.5],
+                ChaCha20Rng::seed_from_u64(1),
+            )
+            .unwrap();
             assert_eq!(s.max_iterations(), Some(k));
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(2);
             s.run(k, &mut rng, &mut ()).unwrap();
             let (eps, _) = s.epsilon_spent().unwrap().unwrap();
             assert!(eps <= 2.0, "{eps}");
-            assert_eq!(s.step(&mut rng).unwrap_err(), McmcError::BudgetExhausted { allowed: k });
+            assert_eq!(
+                s.step(&mut rng).unwrap_err(),
+                McmcError::BudgetExhausted { allowed: k }
+            );
         }
     }
 }

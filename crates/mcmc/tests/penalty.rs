@@ -1,4 +1,13 @@
 //! RWMH / DP penalty against the exact conjugate posterior.
+#![allow(
+    clippy::unwrap_used,
+    clippy::float_cmp,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    missing_docs
+)]
 mod common;
 
 use common::*;
@@ -10,39 +19,82 @@ use rand::rngs::{ChaCha20Rng, Xoshiro256PlusPlus};
 fn run_exact(proposal: Proposal, temperature: f64, iters: u64, seed: u64) {
     let (prior, lik) = toy(100, 2, 1);
     let post = lik.posterior(PRIOR_MEAN, PRIOR_SD, temperature);
-    let settings = PenaltySettings { proposal, temperature };
+    let settings = PenaltySettings {
+        proposal,
+        temperature,
+    };
     let mut s = Penalty::exact(prior, lik, settings, &[0.5, 0.5]).unwrap();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
     let mut tr = Trace::with_burn_in(2000);
     s.run(iters, &mut rng, &mut tr).unwrap();
     for (j, &(mu, v)) in post.iter().enumerate() {
-        check_moments(&tr.coordinate(j), mu, v, &format!("exact T={temperature} coord {j}"));
+        check_moments(
+            &tr.coordinate(j),
+            mu,
+            v,
+            &format!("exact T={temperature} coord {j}"),
+        );
     }
     assert_eq!(tr.clip_fraction(), 0.0);
 }
 
 #[test]
 fn rwmh_gaussian_matches_posterior() {
-    run_exact(Proposal::Gaussian { scale: vec![0.15, 0.15] }, 1.0, 30_000, 11);
+    run_exact(
+        Proposal::Gaussian {
+            scale: vec![0.15, 0.15],
+        },
+        1.0,
+        30_000,
+        11,
+    );
 }
 
 #[test]
 fn rwmh_one_coordinate_matches_posterior() {
-    run_exact(Proposal::OneCoordinate { scale: vec![0.2, 0.2] }, 1.0, 40_000, 12);
+    run_exact(
+        Proposal::OneCoordinate {
+            scale: vec![0.2, 0.2],
+        },
+        1.0,
+        40_000,
+        12,
+    );
 }
 
 #[test]
 fn guided_random_walk_matches_posterior() {
-    run_exact(Proposal::GuidedRandomWalk { scale: vec![0.15, 0.15] }, 1.0, 40_000, 13);
+    run_exact(
+        Proposal::GuidedRandomWalk {
+            scale: vec![0.15, 0.15],
+        },
+        1.0,
+        40_000,
+        13,
+    );
 }
 
 #[test]
 fn tempered_rwmh_matches_tempered_posterior() {
-    run_exact(Proposal::Gaussian { scale: vec![0.4, 0.4] }, 0.1, 30_000, 14);
+    run_exact(
+        Proposal::Gaussian {
+            scale: vec![0.4, 0.4],
+        },
+        0.1,
+        30_000,
+        14,
+    );
 }
 
 fn private_settings(accounting: Accounting) -> PenaltyPrivacy {
-    PenaltyPrivacy { clip: 10.0, tau: 0.03, n_exponent: 0.5, epsilon: 3.0e5, delta: 1e-6, accounting }
+    PenaltyPrivacy {
+        clip: 10.0,
+        tau: 0.03,
+        n_exponent: 0.5,
+        epsilon: 3.0e5,
+        delta: 1e-6,
+        accounting,
+    }
 }
 
 /// With the clip inactive, the penalty correction makes DP penalty target the exact
@@ -50,24 +102,56 @@ fn private_settings(accounting: Accounting) -> PenaltyPrivacy {
 #[test]
 fn dp_penalty_targets_posterior_when_clip_inactive() {
     for (temperature, proposal, seed) in [
-        (1.0, Proposal::Gaussian { scale: vec![0.1, 0.1] }, 21),
-        (0.5, Proposal::GuidedRandomWalk { scale: vec![0.1, 0.1] }, 22),
+        (
+            1.0,
+            Proposal::Gaussian {
+                scale: vec![0.1, 0.1],
+            },
+            21,
+        ),
+        (
+            0.5,
+            Proposal::GuidedRandomWalk {
+                scale: vec![0.1, 0.1],
+            },
+            22,
+        ),
     ] {
         let (prior, lik) = toy(100, 2, 1);
         let post = lik.posterior(PRIOR_MEAN, PRIOR_SD, temperature);
-        let settings = PenaltySettings { proposal, temperature };
+        let settings = PenaltySettings {
+            proposal,
+            temperature,
+        };
         let privacy = private_settings(Accounting::Zcdp);
-        let mut s = Penalty::private(prior, lik, settings, privacy, &[0.5, 0.5], ChaCha20Rng::seed_from_u64(seed)).unwrap();
+        let mut s = Penalty::private(
+            prior,
+            lik,
+            settings,
+            privacy,
+            &[0.5, 0.5],
+            ChaCha20Rng::seed_from_u64(seed),
+        )
+        .unwrap();
         let k = s.max_iterations().unwrap();
         assert!(k >= 40_000, "{k}");
         let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed + 100);
         let mut tr = Trace::with_burn_in(2000);
         s.run(40_000, &mut rng, &mut tr).unwrap();
-        assert_eq!(tr.clip_fraction(), 0.0, "clipping must be inactive for this check");
+        assert_eq!(
+            tr.clip_fraction(),
+            0.0,
+            "clipping must be inactive for this check"
+        );
         let mean_sd = tr.noise_sd.iter().sum::<f64>() / tr.noise_sd.len() as f64;
         assert!(mean_sd > 0.15, "noise must actually be on: {mean_sd}");
         for (j, &(mu, v)) in post.iter().enumerate() {
-            check_moments(&tr.coordinate(j), mu, v, &format!("dp-penalty T={temperature} coord {j}"));
+            check_moments(
+                &tr.coordinate(j),
+                mu,
+                v,
+                &format!("dp-penalty T={temperature} coord {j}"),
+            );
         }
     }
 }
@@ -75,41 +159,113 @@ fn dp_penalty_targets_posterior_when_clip_inactive() {
 #[test]
 fn dp_penalty_refuses_to_exceed_budget() {
     let (prior, lik) = toy(100, 1, 2);
-    let privacy = PenaltyPrivacy { clip: 10.0, tau: 3.0, n_exponent: 0.5, epsilon: 1.0, delta: 1e-6, accounting: Accounting::Pld };
+    let privacy = PenaltyPrivacy {
+        clip: 10.0,
+        tau: 3.0,
+        n_exponent: 0.5,
+        epsilon: 1.0,
+        delta: 1e-6,
+        accounting: Accounting::Pld,
+    };
     let k = budget::penalty_iterations_pld(1.0, 1e-6, 3.0, 100, 0.5).unwrap();
-    let settings = PenaltySettings { proposal: Proposal::Gaussian { scale: vec![0.1] }, temperature: 1.0 };
-    let mut s = Penalty::private(prior, lik, settings, privacy, &[0.5], ChaCha20Rng::seed_from_u64(3)).unwrap();
+    let settings = PenaltySettings {
+        proposal: Proposal::Gaussian { scale: vec![0.1] },
+        temperature: 1.0,
+    };
+    let mut s = Penalty::private(
+        prior,
+        lik,
+        settings,
+        privacy,
+        &[0.5],
+        ChaCha20Rng::seed_from_u64(3),
+    )
+    .unwrap();
     assert_eq!(s.max_iterations(), Some(k));
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(4);
     s.run(k, &mut rng, &mut ()).unwrap();
     let (eps, delta) = s.epsilon_spent().unwrap().unwrap();
     assert!(eps <= 1.0 && delta == 1e-6, "{eps}");
-    assert_eq!(s.step(&mut rng).unwrap_err(), McmcError::BudgetExhausted { allowed: k });
+    assert_eq!(
+        s.step(&mut rng).unwrap_err(),
+        McmcError::BudgetExhausted { allowed: k }
+    );
 }
 
 #[test]
 fn constructors_validate() {
     let (prior, lik) = toy(10, 2, 3);
     let bad = [
-        PenaltySettings { proposal: Proposal::Gaussian { scale: vec![0.1] }, temperature: 1.0 },
-        PenaltySettings { proposal: Proposal::Gaussian { scale: vec![0.1, f64::NAN] }, temperature: 1.0 },
-        PenaltySettings { proposal: Proposal::Gaussian { scale: vec![0.1, 0.1] }, temperature: 0.0 },
-        PenaltySettings { proposal: Proposal::Gaussian { scale: vec![0.1, 0.1] }, temperature: 1.5 },
+        PenaltySettings {
+            proposal: Proposal::Gaussian { scale: vec![0.1] },
+            temperature: 1.0,
+        },
+        PenaltySettings {
+            proposal: Proposal::Gaussian {
+                scale: vec![0.1, f64::NAN],
+            },
+            temperature: 1.0,
+        },
+        PenaltySettings {
+            proposal: Proposal::Gaussian {
+                scale: vec![0.1, 0.1],
+            },
+            temperature: 0.0,
+        },
+        PenaltySettings {
+            proposal: Proposal::Gaussian {
+                scale: vec![0.1, 0.1],
+            },
+            temperature: 1.5,
+        },
     ];
     for s in bad {
         assert!(Penalty::exact(prior, lik.clone(), s, &[0.0, 0.0]).is_err());
     }
-    let ok = PenaltySettings { proposal: Proposal::Gaussian { scale: vec![0.1, 0.1] }, temperature: 1.0 };
+    let ok = PenaltySettings {
+        proposal: Proposal::Gaussian {
+            scale: vec![0.1, 0.1],
+        },
+        temperature: 1.0,
+    };
     assert!(Penalty::exact(prior, lik.clone(), ok.clone(), &[f64::NAN, 0.0]).is_err());
     assert!(Penalty::exact(prior, lik.clone(), ok.clone(), &[0.0]).is_err());
     for p in [
-        PenaltyPrivacy { epsilon: -1.0, ..private_settings(Accounting::Pld) },
-        PenaltyPrivacy { delta: 1.0, ..private_settings(Accounting::Pld) },
-        PenaltyPrivacy { clip: f64::INFINITY, ..private_settings(Accounting::Pld) },
-        PenaltyPrivacy { tau: 0.0, ..private_settings(Accounting::Pld) },
-        PenaltyPrivacy { n_exponent: f64::NAN, ..private_settings(Accounting::Pld) },
-        PenaltyPrivacy { epsilon: 1e-9, ..private_settings(Accounting::Pld) },
+        PenaltyPrivacy {
+            epsilon: -1.0,
+            ..private_settings(Accounting::Pld)
+        },
+        PenaltyPrivacy {
+            delta: 1.0,
+            ..private_settings(Accounting::Pld)
+        },
+        PenaltyPrivacy {
+            clip: f64::INFINITY,
+            ..private_settings(Accounting::Pld)
+        },
+        PenaltyPrivacy {
+            tau: 0.0,
+            ..private_settings(Accounting::Pld)
+        },
+        PenaltyPrivacy {
+            n_exponent: f64::NAN,
+            ..private_settings(Accounting::Pld)
+        },
+        PenaltyPrivacy {
+            epsilon: 1e-9,
+            ..private_settings(Accounting::Pld)
+        },
     ] {
-        assert!(Penalty::private(prior, lik.clone(), ok.clone(), p, &[0.0, 0.0], ChaCha20Rng::seed_from_u64(1)).is_err());
+        assert!(
+            Penalty::private(
+                prior,
+                lik.clone(),
+                ok.clone(),
+                p,
+                &[0.0, 0.0],
+                ChaCha20Rng::seed_from_u64(1)
+            )
+            .is_err()
+        );
     }
 }

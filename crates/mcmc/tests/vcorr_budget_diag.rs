@@ -1,9 +1,19 @@
 //! V_corr tables, budget integers and diagnostics against independent computations.
+#![allow(
+    clippy::unwrap_used,
+    clippy::float_cmp,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_possible_wrap,
+    missing_docs,
+    clippy::imprecise_flops
+)]
 
+use dpinfer_mcmc::McmcError;
 use dpinfer_mcmc::budget::{self, GradientCharging};
 use dpinfer_mcmc::diagnostics::{ess, ess_bulk, ess_tail, mmd2, rank_rhat, split_rhat};
 use dpinfer_mcmc::vcorr::VCorr;
-use dpinfer_mcmc::McmcError;
 use proptest::prelude::*;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -28,7 +38,10 @@ fn vcorr_tables_match_logistic() {
             sup = sup.max((v.convolved_cdf(x) - logistic_cdf(x)).abs());
             x += 0.0007;
         }
-        eprintln!("sigma2 {s2}: sup-CDF error {sup:.3e} (stored {:.3e})", v.sup_cdf_error());
+        eprintln!(
+            "sigma2 {s2}: sup-CDF error {sup:.3e} (stored {:.3e})",
+            v.sup_cdf_error()
+        );
         assert!(sup <= v.sup_cdf_error() * 1.05 + 1e-9, "{s2}: {sup}");
         if s2 <= 1.0 {
             assert!(sup < 1e-6);
@@ -47,7 +60,10 @@ fn vcorr_tables_match_logistic() {
         }
     }
     for bad in [0.0, -1.0, 0.3, 2.25, 3.0, f64::NAN, f64::INFINITY] {
-        assert!(matches!(VCorr::new(bad), Err(McmcError::VcorrUnavailable { .. })));
+        assert!(matches!(
+            VCorr::new(bad),
+            Err(McmcError::VcorrUnavailable { .. })
+        ));
     }
 }
 
@@ -59,7 +75,7 @@ fn vcorr_sampling_ks() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(77);
     for s2 in [0.5, 1.0, 2.0] {
         let v = VCorr::new(s2).unwrap();
-        let n = 200_000;
+        let n: usize = 200_000;
         let mut xs: Vec<f64> = (0..n)
             .map(|_| {
                 let z: f64 = StandardNormal.sample(&mut rng);
@@ -70,7 +86,9 @@ fn vcorr_sampling_ks() {
         let mut d: f64 = 0.0;
         for (i, &x) in xs.iter().enumerate() {
             let f = logistic_cdf(x);
-            d = d.max((f - i as f64 / n as f64).abs()).max(((i + 1) as f64 / n as f64 - f).abs());
+            d = d
+                .max((f - i as f64 / n as f64).abs())
+                .max(((i + 1) as f64 / n as f64 - f).abs());
         }
         let crit = 1.95 / (n as f64).sqrt() + v.sup_cdf_error();
         eprintln!("sigma2 {s2}: KS D = {d:.2e} (crit {crit:.2e})");
@@ -101,7 +119,10 @@ fn penalty_budgets_zcdp_below_pld() {
         let l = -delta.ln();
         let rho = ((eps + l).sqrt() - l.sqrt()).powi(2);
         let kz_direct = (2.0 * tau * tau * n as f64 * rho).floor() as u64;
-        assert!(kz == kz_direct || kz + 1 == kz_direct, "{kz} vs {kz_direct}");
+        assert!(
+            kz == kz_direct || kz + 1 == kz_direct,
+            "{kz} vs {kz_direct}"
+        );
         let mu = 1.0 / (2.0 * tau * tau * n as f64);
         assert!(delta_direct(eps, kp as f64 * mu) <= delta * (1.0 + 1e-9));
         assert!(delta_direct(eps, (kp + 1) as f64 * mu) > delta);
@@ -114,16 +135,29 @@ fn penalty_budgets_zcdp_below_pld() {
 /// including the j = α term.
 #[test]
 fn wbk19_matches_direct_sum() {
-    let binom = |a: u32, j: u32| -> f64 { (1..=j).map(|i| f64::from(a - j + i) / f64::from(i)).product() };
-    for (alpha, q, tau) in [(2u32, 0.01, 1.0), (5, 0.05, 2.0), (12, 0.1, 5.0), (30, 0.02, 10.0)] {
+    let binom = |a: u32, j: u32| -> f64 {
+        (1..=j)
+            .map(|i| f64::from(a - j + i) / f64::from(i))
+            .product()
+    };
+    for (alpha, q, tau) in [
+        (2u32, 0.01, 1.0),
+        (5, 0.05, 2.0),
+        (12, 0.1, 5.0),
+        (30, 0.02, 10.0),
+    ] {
         let e = |j: u32| f64::from(j) / (2.0 * tau);
-        let mut s = 1.0 + q * q * binom(alpha, 2) * (4.0 * (e(2).exp() - 1.0)).min(2.0 * e(2).exp());
+        let mut s =
+            1.0 + q * q * binom(alpha, 2) * (4.0 * (e(2).exp() - 1.0)).min(2.0 * e(2).exp());
         for j in 3..=alpha {
             s += 2.0 * q.powi(j as i32) * binom(alpha, j) * (f64::from(j - 1) * e(j)).exp();
         }
         let direct = s.ln() / f64::from(alpha - 1);
         let ours = budget::wbk19_subsampled_rdp(alpha, q, e).unwrap();
-        assert!((ours - direct).abs() <= 1e-10 * direct.max(1e-300), "{alpha}: {ours} vs {direct}");
+        assert!(
+            (ours - direct).abs() <= 1e-10 * direct.max(1e-300),
+            "{alpha}: {ours} vs {direct}"
+        );
         assert!(ours >= direct);
     }
 }
@@ -131,9 +165,36 @@ fn wbk19_matches_direct_sum() {
 #[test]
 fn dp_hmc_charging_orders() {
     for eps in [1.0, 3.0, 6.0] {
-        let f = budget::dp_hmc_iterations_pld(eps, 1e-6, 0.05, 0.05, 100_000, 10, GradientCharging::Fresh).unwrap();
-        let r = budget::dp_hmc_iterations_pld(eps, 1e-6, 0.05, 0.05, 100_000, 10, GradientCharging::Reuse).unwrap();
-        let z = budget::dp_hmc_iterations_zcdp(eps, 1e-6, 0.05, 0.05, 100_000, 10, GradientCharging::Reuse).unwrap();
+        let f = budget::dp_hmc_iterations_pld(
+            eps,
+            1e-6,
+            0.05,
+            0.05,
+            100_000,
+            10,
+            GradientCharging::Fresh,
+        )
+        .unwrap();
+        let r = budget::dp_hmc_iterations_pld(
+            eps,
+            1e-6,
+            0.05,
+            0.05,
+            100_000,
+            10,
+            GradientCharging::Reuse,
+        )
+        .unwrap();
+        let z = budget::dp_hmc_iterations_zcdp(
+            eps,
+            1e-6,
+            0.05,
+            0.05,
+            100_000,
+            10,
+            GradientCharging::Reuse,
+        )
+        .unwrap();
         assert!(f <= r && z <= r, "{f} {r} {z}");
         // Independent check of the reuse PLD integer.
         let unit = 1.0 / (2.0 * 0.05 * 0.05 * 1e5);
@@ -165,9 +226,15 @@ fn ess_of_ar1() {
             .collect();
         let refs: Vec<&[f64]> = chains.iter().map(Vec::as_slice).collect();
         let want = 200_000.0 * (1.0 - phi) / (1.0 + phi);
-        for (name, got) in [("ess", ess(&refs).unwrap()), ("bulk", ess_bulk(&refs).unwrap())] {
+        for (name, got) in [
+            ("ess", ess(&refs).unwrap()),
+            ("bulk", ess_bulk(&refs).unwrap()),
+        ] {
             eprintln!("phi {phi}: {name} {got:.0} (exact {want:.0})");
-            assert!((got / want - 1.0).abs() < 0.1, "{name} phi {phi}: {got} vs {want}");
+            assert!(
+                (got / want - 1.0).abs() < 0.1,
+                "{name} phi {phi}: {got} vs {want}"
+            );
         }
         let tail = ess_tail(&refs).unwrap();
         // Quantile indicators of an AR(1) are less autocorrelated than x itself.
@@ -181,7 +248,9 @@ fn ess_of_ar1() {
 fn rhat_detects_disagreeing_chains() {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(6);
     let nd = Normal::new(0.0, 1.0).unwrap();
-    let mut chains: Vec<Vec<f64>> = (0..4).map(|_| (0..2000).map(|_| nd.sample(&mut rng)).collect()).collect();
+    let mut chains: Vec<Vec<f64>> = (0..4)
+        .map(|_| (0..2000).map(|_| nd.sample(&mut rng)).collect())
+        .collect();
     let same: Vec<&[f64]> = chains.iter().map(Vec::as_slice).collect();
     assert!((split_rhat(&same).unwrap() - 1.0).abs() < 0.01);
     // Identical chains: between-chain variance 0, R̂ = sqrt((n−1)/n) ≈ 1.

@@ -1,4 +1,5 @@
 #![allow(dead_code)]
+#![allow(clippy::unwrap_used)]
 //! Shared helpers for the statistical tests.
 
 use dpinfer_mcmc::diagnostics::ess;
@@ -33,11 +34,26 @@ pub(crate) fn check_moments(draws: &[f64], mu: f64, v: f64, what: &str) {
     let ess_m = ess(&[draws]).unwrap();
     let se_m = (var / ess_m).sqrt();
     let sq_mean = sq.iter().sum::<f64>() / n;
-    let sq_var = sq.iter().map(|s| (s - sq_mean) * (s - sq_mean)).sum::<f64>() / (n - 1.0);
+    let sq_var = sq
+        .iter()
+        .map(|s| (s - sq_mean) * (s - sq_mean))
+        .sum::<f64>()
+        / (n - 1.0);
     let ess_v = ess(&[&sq]).unwrap();
     let se_v = (sq_var / ess_v).sqrt();
-    eprintln!("{what}: mean {m:.5} (exact {mu:.5}, se {se_m:.2e}, ess {ess_m:.0}); var {var:.3e} (exact {v:.3e}, se {se_v:.2e}, ess {ess_v:.0})");
-    assert!(ess_m > 200.0 && ess_v > 200.0, "{what}: too few effective draws ({ess_m}, {ess_v})");
-    assert!((m - mu).abs() <= 4.5 * se_m, "{what}: mean {m} vs {mu} (se {se_m})");
-    assert!((var - v).abs() <= 4.5 * se_v, "{what}: var {var} vs {v} (se {se_v})");
+    eprintln!(
+        "{what}: mean {m:.5} (exact {mu:.5}, se {se_m:.2e}, ess {ess_m:.0}); var {var:.3e} (exact {v:.3e}, se {se_v:.2e}, ess {ess_v:.0})"
+    );
+    assert!(
+        ess_m > 200.0 && ess_v > 200.0,
+        "{what}: too few effective draws ({ess_m}, {ess_v})"
+    );
+    assert!(
+        (m - mu).abs() <= 4.5 * se_m,
+        "{what}: mean {m} vs {mu} (se {se_m})"
+    );
+    assert!(
+        (var - v).abs() <= 4.5 * se_v,
+        "{what}: var {var} vs {v} (se {se_v})"
+    );
 }
