@@ -68,7 +68,7 @@ impl IncrementalSimulator for Walk {
 
 #[test]
 fn early_rejection_gives_identical_decisions() {
-    let obs: Vec<f64> = (1..=10).map(|i| 0.5 * i as f64).collect();
+    let obs: Vec<f64> = (1..=10).map(|i| 0.5 * f64::from(i)).collect();
     let settings = RejectionSettings {
         rule: Rule::Threshold(1.5),
         budget: 5000,
