@@ -10,7 +10,10 @@ pub use binom::{ln_binomial, ln_binomial_int, ln_gamma};
 pub use logspace::{
     log_add_exp, log_logistic, log_sub_exp, log1mexp, logsumexp, logsumexp_iter, softplus,
 };
-pub use normal::{erfc, erfcx, ln_norm_cdf, norm_cdf, norm_pdf, norm_quantile, norm_sf};
+pub use normal::{
+    erfc, erfcx, ln_norm_cdf, ln_norm_cdf_sub_exp, ln_norm_sf, norm_cdf, norm_cdf_diff,
+    norm_cdf_sub_exp, norm_pdf, norm_quantile, norm_sf,
+};
 pub use sum::NeumaierSum;
 
 /// `ln(2π)/2`.

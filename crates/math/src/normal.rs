@@ -158,12 +158,14 @@ pub fn norm_cdf(x: f64) -> f64 {
 /// Below this, `erfc` is a normal number (`erfc(26.5) ≈ 2.8·10⁻³⁰⁷`).
 const ERFC_NORMAL_LIMIT: f64 = 26.5;
 
-/// `erfcx(h + l)` to first order in the small tail `l`:
-/// `erfcx′(z) = 2z·erfcx(z) − 2/√π`.
+/// `erfcx(h + l)` to first order in the small tail `l`, for `h ≥ 26`:
+/// `erfcx′(z) = 2z·erfcx(z) − 2/√π = −(1/√π)·z⁻²·(1 − 3/(2z²) + O(z⁻⁴))`. The asymptotic form
+/// avoids the cancellation in `2z·erfcx(z) − 2/√π`, whose rounding error times `l ≈ 2⁻⁵³z`
+/// would swamp `erfcx(z) ≈ 1/(z√π)` once `z` is large.
 #[inline]
 fn erfcx_dd(h: f64, l: f64) -> f64 {
-    let e = erfcx(h);
-    e + l * (2.0 * h * e - FRAC_2_SQRT_PI)
+    let inv_h2 = 1.0 / (h * h);
+    erfcx(h) - l * FRAC_1_SQRT_PI * inv_h2 * (1.0 - 1.5 * inv_h2)
 }
 
 /// The standard normal survival function `1 − Φ(x) = Φ(−x)`, accurate in the upper tail.
@@ -188,7 +190,8 @@ pub fn ln_norm_cdf(x: f64) -> f64 {
     if x > 0.0 {
         return libm::log1p(-norm_cdf(-x));
     }
-    if x == f64::NEG_INFINITY {
+    if x < -1.9e154 {
+        // −x²/2 < −f64::MAX (this includes x = −∞).
         return f64::NEG_INFINITY;
     }
     let (h, l) = div_sqrt2(-x);
@@ -196,7 +199,161 @@ pub fn ln_norm_cdf(x: f64) -> f64 {
         return libm::log(norm_cdf(x));
     }
     let (a, b) = neg_sq(h, l);
+    if a.is_infinite() {
+        // x²/2 > f64::MAX: ln Φ(x) ≈ −x²/2 is below −f64::MAX.
+        return f64::NEG_INFINITY;
+    }
     (libm::log(0.5 * erfcx_dd(h, l)) + b) + a
+}
+
+/// `ln(1 − Φ(x)) = ln Φ(−x)`, the log survival function, accurate for all `x` (see
+/// [`ln_norm_cdf`]).
+///
+/// NaN gives NaN; `ln_norm_sf(−∞) = 0`; `ln_norm_sf(+∞) = −∞`.
+#[inline]
+#[must_use]
+pub fn ln_norm_sf(x: f64) -> f64 {
+    ln_norm_cdf(-x)
+}
+
+/// `Φ(a) − Φ(b)` (negative when `a < b`), without the cancellation of the two CDF values:
+/// upper-tail survival functions when both arguments are positive, `½(erf(a/√2) − erf(b/√2))`
+/// (a sum of two magnitudes) when they straddle zero.
+///
+/// NaN in either argument gives NaN; `Φ(+∞) − Φ(−∞) = 1`.
+#[must_use]
+pub fn norm_cdf_diff(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        return f64::NAN;
+    }
+    if a >= 0.0 && b >= 0.0 {
+        norm_sf(b) - norm_sf(a)
+    } else if a <= 0.0 && b <= 0.0 {
+        norm_cdf(a) - norm_cdf(b)
+    } else {
+        0.5 * (libm::erf(a * FRAC_1_SQRT_2_HI) - libm::erf(b * FRAC_1_SQRT_2_HI))
+    }
+}
+
+/// `ln Φ(a) − ln Φ(b) − ε` for `a, b < −1`, accurate even when the two log-CDFs are huge and
+/// nearly equal: with `ln Φ(x) = ln(½·erfcx(−x/√2)) − x²/2`, the difference is
+/// `(b − a)(b + a)/2 + ln(erfcx(−a/√2)/erfcx(−b/√2)) − ε`, where `b − a` is exact for close
+/// arguments and the `erfcx` ratio is near one.
+fn tail_log_gap(a: f64, b: f64, eps: f64) -> f64 {
+    let quad = 0.5 * (b - a) * (b + a);
+    let ratio = erfcx(-a * FRAC_1_SQRT_2_HI) / erfcx(-b * FRAC_1_SQRT_2_HI);
+    (quad - eps) + libm::log(ratio)
+}
+
+/// Whether `(a, b, ε)` should take the both-tails route of [`tail_log_gap`].
+fn both_tails(a: f64, b: f64, eps: f64) -> bool {
+    a < -1.0 && b < -1.0 && a > -1e150 && b > -1e150 && eps.is_finite()
+}
+
+/// `e^ε·Φ(b)`, directly when both factors are ordinary numbers, else via logs.
+fn exp_times_cdf(eps: f64, b: f64) -> f64 {
+    let pb = norm_cdf(b);
+    let t = libm::exp(eps) * pb;
+    if pb >= f64::MIN_POSITIVE && (f64::MIN_POSITIVE..=f64::MAX).contains(&t) {
+        t
+    } else {
+        libm::exp(eps + ln_norm_cdf(b))
+    }
+}
+
+/// `ln(Φ(a) − e^ε·Φ(b))`, finite and accurate when both terms (or their difference)
+/// underflow.
+///
+/// This is the shape of the Gaussian mechanism's privacy profile,
+/// `δ(ε) = Φ(μ/2 − ε/μ) − e^ε·Φ(−μ/2 − ε/μ)` (Balle & Wang 2018, Theorem 8), and of the
+/// Gaussian PLD's `δ(ε)`. When `a, b < −1` the gap `ln Φ(a) − ln Φ(b) − ε` is formed without
+/// subtracting the two huge log-CDFs, and the result is `ln Φ(a) + log1mexp(−gap)`; elsewhere
+/// it is `ln` of [`norm_cdf_sub_exp`] (`log1p` of the complement `Φ(−a) + e^ε·Φ(b)` when the
+/// value exceeds ½) or, if that underflows, `log_sub_exp(ln Φ(a), ε + ln Φ(b))`. Errors are those of a backward-stable
+/// evaluation: a few ulp of the inputs, amplified only by the inherent cancellation.
+///
+/// NaN in any argument gives NaN; NaN also when `Φ(a) < e^ε·Φ(b)` (the log of a negative
+/// number) and when `ε = +∞` meets `Φ(b) = 0`; `−∞` when the two terms are equal.
+///
+/// # References
+/// B. Balle and Y.-X. Wang, "Improving the Gaussian mechanism for differential privacy:
+/// analytical calibration and optimal denoising", ICML 2018, Theorem 8.
+#[must_use]
+pub fn ln_norm_cdf_sub_exp(a: f64, b: f64, eps: f64) -> f64 {
+    if a.is_nan() || b.is_nan() || eps.is_nan() {
+        return f64::NAN;
+    }
+    if both_tails(a, b, eps) {
+        let gap = tail_log_gap(a, b, eps);
+        if gap < 0.0 {
+            return f64::NAN;
+        }
+        return ln_norm_cdf(a) + crate::log1mexp(-gap);
+    }
+    let v = norm_cdf_sub_exp(a, b, eps);
+    if v > 0.5 {
+        // δ = 1 − (Φ(−a) + e^ε·Φ(b)): take log1p of the small complement, a sum of two
+        // positive terms, so ln δ keeps its relative accuracy as δ → 1.
+        return libm::log1p(-(norm_sf(a) + exp_times_cdf(eps, b)));
+    }
+    if v >= f64::MIN_POSITIVE {
+        return libm::log(v);
+    }
+    if v < 0.0 {
+        return f64::NAN;
+    }
+    crate::log_sub_exp(ln_norm_cdf(a), eps + ln_norm_cdf(b))
+}
+
+/// `Φ(a) − e^ε·Φ(b)` (may be negative), without overflow and without needless cancellation.
+///
+/// Routes: when `a, b < −1`, `Φ(a)·(1 − e^{−gap})` with the gap `ln Φ(a) − ln Φ(b) − ε` formed
+/// as in [`ln_norm_cdf_sub_exp`]; otherwise `(Φ(a) − Φ(b)) − expm1(ε)·Φ(b)` with
+/// [`norm_cdf_diff`] (so `ε = 0` and `a = −b` small stay accurate); when a term is out of
+/// range, `±exp` of the log-space difference.
+///
+/// NaN in any argument gives NaN, as does `ε = +∞` with `Φ(b) = 0`.
+///
+/// # References
+/// B. Balle and Y.-X. Wang, ICML 2018, Theorem 8 (the Gaussian privacy profile).
+#[must_use]
+pub fn norm_cdf_sub_exp(a: f64, b: f64, eps: f64) -> f64 {
+    if a.is_nan() || b.is_nan() || eps.is_nan() {
+        return f64::NAN;
+    }
+    if both_tails(a, b, eps) {
+        let gap = tail_log_gap(a, b, eps);
+        if gap >= 0.0 {
+            let pa = norm_cdf(a);
+            if pa >= f64::MIN_POSITIVE {
+                return pa * -libm::expm1(-gap);
+            }
+            return libm::exp(ln_norm_cdf(a) + crate::log1mexp(-gap));
+        }
+        // e^ε·Φ(b) is the larger term: −e^ε·Φ(b)·(1 − e^{gap}).
+        let tb = exp_times_cdf(eps, b);
+        if tb.is_finite() && tb >= f64::MIN_POSITIVE {
+            return -tb * -libm::expm1(gap);
+        }
+        return -libm::exp(eps + ln_norm_cdf(b) + crate::log1mexp(gap));
+    }
+    let pb = norm_cdf(b);
+    if eps.is_finite() {
+        let direct = norm_cdf_diff(a, b) - libm::expm1(eps) * pb;
+        if direct.is_finite() && (pb >= f64::MIN_POSITIVE || pb == 0.0) {
+            return direct;
+        }
+    }
+    let la = ln_norm_cdf(a);
+    let lb = eps + ln_norm_cdf(b);
+    if lb.is_nan() {
+        return f64::NAN;
+    }
+    if la >= lb {
+        libm::exp(crate::log_sub_exp(la, lb))
+    } else {
+        -libm::exp(crate::log_sub_exp(lb, la))
+    }
 }
 
 /// The standard normal quantile function `Φ⁻¹(p)`, to full double precision on `(0, 1)`
@@ -225,6 +382,9 @@ pub fn norm_quantile(p: f64) -> f64 {
         return f64::INFINITY;
     }
     let q = p - 0.5;
+    if q == 0.0 {
+        return 0.0;
+    }
     if q.abs() <= 0.425 {
         let mut x = if q < 0.0 {
             as_guess(p)
@@ -242,7 +402,10 @@ pub fn norm_quantile(p: f64) -> f64 {
         }
         // One more step at convergence makes the result correct to within rounding.
         let (h, _) = div_sqrt2(x);
-        return x - (0.5 * libm::erf(h) - q) / norm_pdf(x);
+        let x = x - (0.5 * libm::erf(h) - q) / norm_pdf(x);
+        // Snap to the smallest double whose (monotone) residual reaches q: makes Φ⁻¹
+        // non-decreasing across adjacent p, at the cost of at most the residual's plateau.
+        return snap_up(x, q, |t| 0.5 * libm::erf(t * FRAC_1_SQRT_2_HI));
     }
     if q > 0.0 {
         return -lower_tail_quantile(1.0 - p);
@@ -265,7 +428,34 @@ fn lower_tail_quantile(p: f64) -> f64 {
     }
     let f = ln_norm_cdf(x) - lp;
     let (h, _) = div_sqrt2(-x);
-    x - f * SQRT_PI_OVER_2 * erfcx(h)
+    let x = x - f * SQRT_PI_OVER_2 * erfcx(h);
+    // ln Φ is monotone and steep enough here that snapping costs no accuracy.
+    snap_up(x, lp, ln_norm_cdf)
+}
+
+/// The smallest double `y` near `x` with `f(y) ≥ target`, for a non-decreasing `f` (at most
+/// eight steps either way; Newton has already put `x` within a couple of ulp). Because the
+/// answer depends only on `f` and `target`, the quantile inherits the monotonicity of `f`.
+fn snap_up(x: f64, target: f64, f: impl Fn(f64) -> f64) -> f64 {
+    let mut x = x;
+    if f(x) >= target {
+        for _ in 0..8 {
+            let y = x.next_down();
+            if f(y) >= target {
+                x = y;
+            } else {
+                break;
+            }
+        }
+    } else {
+        for _ in 0..8 {
+            x = x.next_up();
+            if f(x) >= target {
+                break;
+            }
+        }
+    }
+    x
 }
 
 /// Abramowitz & Stegun 26.2.23 for `0 < p ≤ ½` (returns a value ≤ 0).

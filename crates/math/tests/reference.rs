@@ -24,9 +24,9 @@
 )]
 
 use dpinfer_math::{
-    erfc, erfcx, ln_binomial, ln_binomial_int, ln_gamma, ln_norm_cdf, log_add_exp, log_logistic,
-    log_sub_exp, log1mexp, logsumexp, logsumexp_iter, norm_cdf, norm_pdf, norm_quantile, norm_sf,
-    softplus,
+    erfc, erfcx, ln_binomial, ln_binomial_int, ln_gamma, ln_norm_cdf, ln_norm_cdf_sub_exp,
+    log_add_exp, log_logistic, log_sub_exp, log1mexp, logsumexp, logsumexp_iter, norm_cdf,
+    norm_cdf_diff, norm_cdf_sub_exp, norm_pdf, norm_quantile, norm_sf, softplus,
 };
 
 const DATA: &str = include_str!("data/reference.txt");
@@ -49,6 +49,24 @@ const TOLERANCES: &[(&str, Measure, f64, &str)] = &[
         Measure::Ulp,
         4.0,
         "p ∈ [5e−324, 1 − 1e−16]",
+    ),
+    (
+        "norm_cdf_sub_exp",
+        Measure::CondUlp,
+        8.0,
+        "Gaussian profiles μ ∈ [1e−3, 1e3], ε ∈ [0, 3000]; random",
+    ),
+    (
+        "ln_norm_cdf_sub_exp",
+        Measure::CondUlp,
+        8.0,
+        "same, where Φ(a) > e^ε Φ(b)",
+    ),
+    (
+        "norm_cdf_diff",
+        Measure::CondUlp,
+        4.0,
+        "a, b ∈ [−38, 39], close pairs, both signs",
     ),
     ("erfcx", Measure::Ulp, 4.0, "x ∈ [−26.6, 1.7e308]"),
     ("erfc", Measure::Ulp, 4.0, "x ∈ [−6, 26.5]"),
@@ -82,7 +100,7 @@ const TOLERANCES: &[(&str, Measure, f64, &str)] = &[
     (
         "ln_binomial",
         Measure::CondUlp,
-        4.0,
+        5.0,
         "0 ≤ k ≤ n ≤ 1e300, real",
     ),
     ("ln_binomial_int", Measure::Ulp, 4.0, "0 ≤ k ≤ n < 2⁶⁴"),
@@ -127,6 +145,9 @@ fn eval(c: &Case<'_>) -> f64 {
         "norm_pdf" => norm_pdf(a(0)),
         "ln_norm_cdf" => ln_norm_cdf(a(0)),
         "norm_quantile" => norm_quantile(a(0)),
+        "norm_cdf_sub_exp" => norm_cdf_sub_exp(a(0), a(1), a(2)),
+        "ln_norm_cdf_sub_exp" => ln_norm_cdf_sub_exp(a(0), a(1), a(2)),
+        "norm_cdf_diff" => norm_cdf_diff(a(0), a(1)),
         "erfcx" => erfcx(a(0)),
         "erfc" => erfc(a(0)),
         "log_add_exp" => log_add_exp(a(0), a(1)),

@@ -160,6 +160,7 @@ def gen_ln_norm_cdf():
     xs = [-(10.0**u) for u in linspace(-300.0, 5.0, 120)]
     xs += linspace(-40.0, 40.0, 100) + uniform(-60.0, 10.0, 40)
     xs += around(-1.0) + around(0.0, 1) + [-1e5, 1e-300, 5.0, 38.0, 40.0]
+    xs += [-(10.0**u) for u in linspace(5.0, 154.0, 16)] + [-1.8e154]
     for x in dedup(xs):
         X = mpf(x)
         v = ln_ncdf(X)
@@ -220,6 +221,51 @@ def gen_erfc():
     for x in dedup(xs):
         X = mpf(x)
         emit("erfc", [x], mp.erfc(X), X * 2 / SQRT_PI * mp.exp(-X * X))
+
+
+def gen_norm_cdf_diff():
+    pairs = [(RNG.uniform(-38, 9), RNG.uniform(-38, 9)) for _ in range(80)]
+    for _ in range(60):  # straddling zero, small: erf route
+        t = 10.0 ** RNG.uniform(-12, 0.5)
+        pairs.append((t * RNG.uniform(0.1, 1), -t * RNG.uniform(0.1, 1)))
+    for _ in range(40):  # both in the upper tail
+        a = RNG.uniform(0, 38)
+        pairs.append((a, a + RNG.expovariate(1.0)))
+    for _ in range(30):  # both in the lower tail, close
+        a = RNG.uniform(-38, -1)
+        pairs.append((a, a - 10.0 ** RNG.uniform(-8, 0)))
+    for a, b in pairs:
+        with mp.workdps(DPS + 40):
+            A, B = mpf(a), mpf(b)
+            if a >= 0 and b >= 0:
+                v = ncdf(-B) - ncdf(-A)
+            else:
+                v = ncdf(A) - ncdf(B)
+            emit("norm_cdf_diff", [a, b], v, abs(A * npdf(A)) + abs(B * npdf(B)))
+
+
+def gen_norm_cdf_sub_exp():
+    """Phi(a) - e^eps Phi(b): the Gaussian mechanism's privacy profile (a - b = mu,
+    a = mu/2 - eps/mu) and random triples."""
+    cases = []
+    for mu in logspace(-3.0, 3.0, 19):
+        for eps in [0.0, 0.01, 0.1, 0.5, 1.0, 3.0, 10.0, 50.0, 300.0, 3000.0]:
+            cases.append((mu / 2 - eps / mu, -mu / 2 - eps / mu, eps))
+    for _ in range(60):
+        a = RNG.uniform(-40, 10)
+        cases.append((a, a - RNG.expovariate(0.5), RNG.uniform(0, 20)))
+    for a, b, eps in cases:
+        with mp.workdps(DPS + 40):
+            A, B, E = mpf(a), mpf(b), mpf(eps)
+            pa, pb = ncdf(A), ncdf(B)
+            v = pa - mp.exp(E) * pb
+            kap = abs(A * npdf(A)) + abs(B * mp.exp(E) * npdf(B)) + abs(E * mp.exp(E) * pb)
+            emit("norm_cdf_sub_exp", [a, b, eps], v, kap)
+            if v > 0.5:  # log1p of the exact complement: no rounding of 1 - tiny
+                lv = mp.log1p(-(ncdf(-A) + mp.exp(E) * pb))
+                emit("ln_norm_cdf_sub_exp", [a, b, eps], lv, kap / v)
+            elif v > 0:
+                emit("ln_norm_cdf_sub_exp", [a, b, eps], mp.log(v), kap / v)
 
 
 # ---------------------------------------------------------------- log space
@@ -482,7 +528,9 @@ def main():
     gen_norm_pdf()
     gen_ln_norm_cdf()
     gen_norm_quantile()
+    gen_norm_cdf_sub_exp()
     gen_erfcx()
+    gen_norm_cdf_diff()
     gen_erfc()
     gen_log_add_exp()
     gen_log_sub_exp()
