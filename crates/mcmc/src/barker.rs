@@ -171,18 +171,8 @@ impl<P, L, N> Barker<P, L, N> {
         let Some(p) = &self.private else {
             return Ok(None);
         };
-        let ld = -libm::log(p.delta);
-        let max_alpha = u32::try_from((p.batch - 1) / 5)
-            .unwrap_or(u32::MAX)
-            .min(budget::MAX_RDP_ORDER);
-        let mut best = f64::INFINITY;
-        for a in 2..=max_alpha {
-            #[allow(clippy::cast_precision_loss)]
-            let e = self.iteration as f64 * budget::barker_rdp(a, p.n, p.batch)?
-                + ld / f64::from(a - 1);
-            best = best.min(e);
-        }
-        Ok(Some((best, p.delta)))
+        let e = budget::barker_epsilon(self.iteration, p.delta, p.n, p.batch)?;
+        Ok(Some((e, p.delta)))
     }
 }
 

@@ -1,9 +1,11 @@
 //! Iteration budgets: how many iterations a private sampler may run for a target (ε, δ).
 //!
 //! Every function returns the **largest** iteration count whose privacy guarantee is at most
-//! the requested (ε, δ); all bounds are upper bounds on the privacy loss, rounded to the safe
-//! side (a count is only returned after the guarantee of that count has been re-evaluated and
-//! found to satisfy the target).
+//! the requested (ε, δ). The numbers come from `dpinfer-accountants` (thesis Theorems 6–9
+//! max-steps, WBK19 subsampled RDP with the sum through `j = α`, exact Gaussian PLD, RDP →
+//! (ε, δ) conversions), which rounds every bound to the safe side; this module adds the
+//! sampler-facing pieces (DP HMC with fresh start gradients, subsampled-penalty iterations,
+//! ε spent so far).
 //!
 //! # Privacy
 //!
@@ -11,15 +13,13 @@
 //! differing in one row), as in the thesis (§2.1, Definition 2) for DP penalty, DP HMC and
 //! the sampling-without-replacement amplification of WBK19 (DP Barker, subsampled penalty).
 //!
-//! FOLD-LATER: the zCDP conversion, Gaussian PLD and WBK19 subsampled RDP here are minimal
-//! private implementations; `dpinfer-accountants` will own them and these functions will
-//! call it.
-//!
 //! # References
 //!
 //! Räisä (2021) thesis, Theorems 1, 4, 6, 7, 8, 9 and §5.2; Bun & Steinke (2016);
 //! Sommer, Meiser & Mohammadi (2019) Lemmas 11–12; Wang, Balle & Kasiviswanathan (2019)
 //! Theorem 9 (WBK19); Heikkilä et al. (2019) (HJDH19).
+
+use dpinfer_accountants::{calibrate, convert, curves, pld};
 
 use crate::McmcError;
 use crate::error::{open_unit, positive};
@@ -33,22 +33,32 @@ fn check_eps_delta(epsilon: f64, delta: f64) -> Result<(), McmcError> {
     Ok(())
 }
 
-/// zCDP budget ρ whose (ε, δ) conversion (thesis Theorem 1) equals the target:
-/// `ρ = (√(ε − ln δ) − √(−ln δ))²`.
+fn rows(n: usize) -> Result<u64, McmcError> {
+    if n == 0 {
+        return Err(McmcError::InvalidSize {
+            name: "n",
+            value: n,
+        });
+    }
+    u64::try_from(n).map_err(|_| McmcError::InvalidSize {
+        name: "n",
+        value: n,
+    })
+}
+
+/// zCDP budget ρ whose (ε, δ) conversion (thesis Theorem 1) meets the target:
+/// `ρ = (√(ε − ln δ) − √(−ln δ))²`, rounded down (accountants `convert::rho_for_approx`).
 ///
 /// # Errors
 ///
 /// [`McmcError::InvalidParameter`] unless `ε > 0` is finite and `0 < δ < 1`.
 pub fn zcdp_rho(epsilon: f64, delta: f64) -> Result<f64, McmcError> {
     check_eps_delta(epsilon, delta)?;
-    let l = -libm::log(delta);
-    // (√(ε+l) − √l)² = ε² / (√(ε+l) + √l)², cancellation-free.
-    let d = libm::sqrt(epsilon + l) + libm::sqrt(l);
-    let r = epsilon / d;
-    Ok(r * r)
+    Ok(convert::rho_for_approx(epsilon, delta)?)
 }
 
-/// ε of a ρ-zCDP mechanism at δ (thesis Theorem 1): `ρ + 2√(ρ ln(1/δ))`.
+/// ε of a ρ-zCDP mechanism at δ (thesis Theorem 1): `ρ + 2√(ρ ln(1/δ))`, nudged up by a
+/// relative 1e-12.
 ///
 /// # Errors
 ///
@@ -58,13 +68,11 @@ pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64, McmcError> {
         return Err(McmcError::param("rho", rho));
     }
     open_unit("delta", delta)?;
-    Ok(rho + 2.0 * libm::sqrt(rho * -libm::log(delta)))
+    Ok((rho + 2.0 * libm::sqrt(rho * -libm::log(delta))) * (1.0 + 1e-12))
 }
 
 /// δ(ε) of a Gaussian privacy-loss distribution `N(m, 2m)` (SMM19 Lemma 12; thesis
-/// Theorems 4 and 7): `½ erfc((ε − m)/(2√m)) − ½ e^ε erfc((ε + m)/(2√m))`.
-///
-/// `m` is the sum of `Δ²/(2σ²)` over all composed Gaussian releases.
+/// Theorems 4 and 7), rounded up (accountants `pld::delta_for_epsilon`).
 ///
 /// # Errors
 ///
@@ -76,17 +84,20 @@ pub fn gaussian_pld_delta(epsilon: f64, m: f64) -> Result<f64, McmcError> {
     if !(m.is_finite() && m >= 0.0) {
         return Err(McmcError::param("m", m));
     }
-    if m == 0.0 {
-        return Ok(0.0);
+    Ok(pld::delta_for_epsilon(m, epsilon)?)
+}
+
+/// Smallest ε with `δ(ε) ≤ delta` for the PLD `N(m, 2m)` (rounded up).
+///
+/// # Errors
+///
+/// Invalid `m` or δ.
+pub fn gaussian_pld_epsilon(m: f64, delta: f64) -> Result<f64, McmcError> {
+    open_unit("delta", delta)?;
+    if !(m.is_finite() && m >= 0.0) {
+        return Err(McmcError::param("m", m));
     }
-    let s = 2.0 * libm::sqrt(m);
-    let z1 = (epsilon - m) / s;
-    let z2 = (epsilon + m) / s;
-    // e^ε erfc(z2) = exp(ε − z2²) erfcx(z2) for z2 > 0 (no overflow).
-    let second = libm::exp(epsilon - z2 * z2) * dpinfer_math::erfcx(z2);
-    let d = 0.5 * (dpinfer_math::erfc(z1) - second);
-    // Round up by a relative 1e-12 to cover evaluation error.
-    Ok((d.max(0.0) * (1.0 + 1e-12)).min(1.0))
+    Ok(pld::epsilon_for_delta(m, delta)?)
 }
 
 /// Largest `k ≤ 2^52` with `ok(k)`, for a predicate that is monotone (true then false).
@@ -105,38 +116,21 @@ fn largest_k(mut ok: impl FnMut(u64) -> Result<bool, McmcError>) -> Result<u64, 
     }
     while hi - lo > 1 {
         let mid = lo + (hi - lo) / 2;
-        if ok(mid)? { lo = mid } else { hi = mid }
+        if ok(mid)? {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
     }
     Ok(lo)
 }
 
-#[allow(clippy::cast_precision_loss)]
-fn as_f64(n: usize) -> f64 {
-    n as f64
-}
-
-/// Per-iteration noise multiplier of DP penalty, `τ n^α`: the noise standard deviation is
-/// `τ n^α · c(θ, θ')` (thesis Theorem 6).
-fn penalty_multiplier(tau: f64, n: usize, n_exponent: f64) -> Result<f64, McmcError> {
-    positive("tau", tau)?;
-    if n == 0 {
-        return Err(McmcError::InvalidSize {
-            name: "n",
-            value: n,
-        });
-    }
-    if !(n_exponent.is_finite() && n_exponent >= 0.0) {
-        return Err(McmcError::param("n_exponent", n_exponent));
-    }
-    let m = tau * libm::pow(as_f64(n), n_exponent);
-    positive("tau * n^alpha", m)
-}
-
-/// DP penalty iterations by zCDP (thesis Theorem 6): `k = ⌊2τ²n^{2α}ρ⌋`.
+/// DP penalty iterations by zCDP (thesis Theorem 6): `k = ⌊2τ²n^{2α}ρ⌋`
+/// (accountants `calibrate::dp_penalty_max_steps_zcdp`).
 ///
 /// # Errors
 ///
-/// Invalid ε, δ, τ, `n = 0` or a negative / non-finite exponent.
+/// Invalid ε, δ, τ, `n = 0` or a non-positive / non-finite exponent.
 pub fn penalty_iterations_zcdp(
     epsilon: f64,
     delta: f64,
@@ -144,35 +138,19 @@ pub fn penalty_iterations_zcdp(
     n: usize,
     n_exponent: f64,
 ) -> Result<u64, McmcError> {
-    let rho = zcdp_rho(epsilon, delta)?;
-    let m = penalty_multiplier(tau, n, n_exponent)?;
-    let rho_step = 1.0 / (2.0 * m * m);
-    iterations_from_rho(rho, rho_step, 0.0, epsilon, delta)
-}
-
-/// `⌊(ρ − ρ₀)/ρ_step⌋`, then verified: decreased until `ε(ρ₀ + kρ_step) ≤ ε`.
-fn iterations_from_rho(
-    rho: f64,
-    rho_step: f64,
-    rho0: f64,
-    epsilon: f64,
-    delta: f64,
-) -> Result<u64, McmcError> {
-    let raw = libm::floor((rho - rho0) / rho_step);
-    if raw.is_nan() || raw < 1.0 {
-        return Ok(0);
-    }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let mut k = raw.min(4.0e15) as u64;
-    #[allow(clippy::cast_precision_loss)]
-    while k > 0 && zcdp_epsilon(rho0 + k as f64 * rho_step, delta)? > epsilon {
-        k -= 1;
-    }
-    Ok(k)
+    check_eps_delta(epsilon, delta)?;
+    positive("n_exponent", n_exponent)?;
+    Ok(calibrate::dp_penalty_max_steps_zcdp(
+        epsilon,
+        delta,
+        tau,
+        rows(n)?,
+        n_exponent,
+    )?)
 }
 
 /// DP penalty iterations by the exact Gaussian PLD (thesis Theorem 7): the largest `k` with
-/// `δ(ε; kμ) ≤ δ`, `μ = 1/(2τ²n^{2α})`.
+/// `δ(ε; kμ) ≤ δ`, `μ = 1/(2τ²n^{2α})` (accountants `calibrate::dp_penalty_max_steps_pld`).
 ///
 /// # Errors
 ///
@@ -185,97 +163,53 @@ pub fn penalty_iterations_pld(
     n_exponent: f64,
 ) -> Result<u64, McmcError> {
     check_eps_delta(epsilon, delta)?;
-    let m = penalty_multiplier(tau, n, n_exponent)?;
-    let mu = 1.0 / (2.0 * m * m);
-    #[allow(clippy::cast_precision_loss)]
-    largest_k(|k| Ok(gaussian_pld_delta(epsilon, k as f64 * mu)? <= delta))
+    positive("n_exponent", n_exponent)?;
+    Ok(calibrate::dp_penalty_max_steps_pld(
+        epsilon,
+        delta,
+        tau,
+        rows(n)?,
+        n_exponent,
+    )?)
 }
 
-/// Subsampled RDP of WBK19 Theorem 9 (sampling without replacement, ratio `q`), as written
-/// in thesis Theorems 8–9, for integer order `alpha ≥ 2`, with the sum running through
-/// `j = α` inclusive:
-///
-/// `ε(α) = 1/(α−1) · ln(1 + q²C(α,2) min{4(e^{ε'(2)}−1), 2e^{ε'(2)}} + Σ_{j=3}^{α} 2 q^j C(α,j) e^{(j−1)ε'(j)})`.
+/// Subsampled RDP of WBK19 Theorem 9 (sampling without replacement, ratio `q`) as written in
+/// thesis Theorems 8–9, for integer order `alpha ≥ 2`, with the sum through `j = α`
+/// inclusive (accountants `curves::wor_rdp`, which also takes the minimum with the
+/// unsubsampled `ε'(α)`).
 ///
 /// # Errors
 ///
-/// [`McmcError::InvalidParameter`] for `q ∉ (0, 1]`, `alpha < 2`, or a non-finite/negative
-/// `ε'(j)`.
+/// [`McmcError::Accountant`] for `q ∉ (0, 1]`, `alpha < 2`, or a NaN / negative `ε'(j)`.
 pub fn wbk19_subsampled_rdp(
     alpha: u32,
     q: f64,
     base: impl Fn(u32) -> f64,
 ) -> Result<f64, McmcError> {
-    if !(q.is_finite() && q > 0.0 && q <= 1.0) {
-        return Err(McmcError::param("q", q));
-    }
-    if alpha < 2 {
-        return Err(McmcError::param("alpha", f64::from(alpha)));
-    }
-    let lq = libm::log(q);
-    let e2 = base(2);
-    if !(e2.is_finite() && e2 >= 0.0) {
-        return Err(McmcError::param("base rdp", e2));
-    }
-    let a = u64::from(alpha);
-    let t2 = 2.0 * lq
-        + dpinfer_math::ln_binomial_int(a, 2)
-        + libm::log((4.0 * libm::expm1(e2)).min(2.0 * libm::exp(e2)));
-    // Streaming logsumexp over {0, t2, t3, …, tα}.
-    let mut mx = 0.0f64.max(t2);
-    let mut s = libm::exp(-mx) + libm::exp(t2 - mx);
-    for j in 3..=alpha {
-        let ej = base(j);
-        if !(ej.is_finite() && ej >= 0.0) {
-            return Err(McmcError::param("base rdp", ej));
-        }
-        let t = core::f64::consts::LN_2
-            + f64::from(j) * lq
-            + dpinfer_math::ln_binomial_int(a, u64::from(j))
-            + f64::from(j - 1) * ej;
-        if t > mx {
-            s = s * libm::exp(mx - t) + 1.0;
-            mx = t;
+    Ok(curves::wor_rdp(q, u64::from(alpha), |j| {
+        let v = u32::try_from(j).map_or(f64::NAN, &base);
+        if v.is_nan() || v < 0.0 {
+            Err(dpinfer_accountants::AccountantError::InvalidParameter {
+                name: "base rdp",
+                value: v,
+            })
         } else {
-            s += libm::exp(t - mx);
+            Ok(v)
         }
-    }
-    let total = mx + libm::log(s);
-    let e = total / f64::from(alpha - 1);
-    Ok(e * (1.0 + 1e-12) + 1e-300)
+    })?)
 }
 
-/// Largest `k` such that `min_α k ε(α) + ln(1/δ)/(α−1) ≤ ε` (thesis Theorem 1 conversion),
-/// given per-iteration RDP `rdp(α)` on orders `2..=max_order`.
-fn iterations_from_rdp(
-    epsilon: f64,
-    delta: f64,
-    max_order: u32,
-    rdp: impl Fn(u32) -> Result<f64, McmcError>,
-) -> Result<u64, McmcError> {
-    let ld = -libm::log(delta);
-    let mut best = 0u64;
-    for alpha in 2..=max_order {
-        let room = epsilon - ld / f64::from(alpha - 1);
-        if room <= 0.0 {
-            continue;
-        }
-        let e = rdp(alpha)?;
-        if e <= 0.0 {
-            continue;
-        }
-        let k = libm::floor(room / e);
-        if k >= 1.0 {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let mut k = k.min(4.0e15) as u64;
-            #[allow(clippy::cast_precision_loss)]
-            while k > 0 && k as f64 * e + ld / f64::from(alpha - 1) > epsilon {
-                k -= 1;
-            }
-            best = best.max(k);
-        }
+fn sampling_ratio(n: usize, batch: usize) -> Result<f64, McmcError> {
+    rows(n)?;
+    if batch == 0 || batch > n {
+        return Err(McmcError::InvalidSize {
+            name: "batch",
+            value: batch,
+        });
     }
-    Ok(best)
+    #[allow(clippy::cast_precision_loss)]
+    let q = (batch as f64 / n as f64).next_up().min(1.0);
+    Ok(q)
 }
 
 /// Per-iteration RDP of subsampled DP penalty (thesis Theorem 9): WBK19 with base
@@ -295,24 +229,63 @@ pub fn subsampled_penalty_rdp(
     wbk19_subsampled_rdp(alpha, q, |j| f64::from(j) / (2.0 * tau))
 }
 
-fn sampling_ratio(n: usize, batch: usize) -> Result<f64, McmcError> {
-    if n == 0 {
-        return Err(McmcError::InvalidSize {
-            name: "n",
-            value: n,
-        });
+/// ε at δ after `k` compositions of a mechanism with per-step RDP `rdp(α)` on orders
+/// `2..=max_order` (best of Mironov's and Balle et al.'s conversions; accountants
+/// `convert::rdp_to_approx`).
+fn rdp_epsilon(k: u64, delta: f64, per_step: &[(f64, f64)]) -> Result<f64, McmcError> {
+    #[allow(clippy::cast_precision_loss)]
+    let kf = k as f64;
+    let mut orders = alloc_free::Buf::new();
+    let mut values = alloc_free::Buf::new();
+    for &(a, r) in per_step {
+        orders.push(a);
+        values.push(kf * r);
     }
-    if batch == 0 || batch > n {
-        return Err(McmcError::InvalidSize {
-            name: "batch",
-            value: batch,
-        });
+    Ok(convert::rdp_to_approx(orders.as_slice(), values.as_slice(), delta)?.epsilon)
+}
+
+/// Fixed-capacity buffers (no allocator needed) for the order grid.
+mod alloc_free {
+    pub(super) struct Buf {
+        data: [f64; super::MAX_RDP_ORDER as usize],
+        len: usize,
     }
-    Ok(as_f64(batch) / as_f64(n))
+    impl Buf {
+        pub(super) fn new() -> Self {
+            Self {
+                data: [0.0; super::MAX_RDP_ORDER as usize],
+                len: 0,
+            }
+        }
+        pub(super) fn push(&mut self, x: f64) {
+            if self.len < self.data.len() {
+                self.data[self.len] = x;
+                self.len += 1;
+            }
+        }
+        pub(super) fn as_slice(&self) -> &[f64] {
+            &self.data[..self.len]
+        }
+    }
+}
+
+/// Per-step RDP curve on orders `2..=top` (at most `MAX_RDP_ORDER − 1` orders).
+fn curve(
+    top: u32,
+    rdp: impl Fn(u32) -> Result<f64, McmcError>,
+) -> Result<([(f64, f64); MAX_RDP_ORDER as usize], usize), McmcError> {
+    let mut out = [(0.0, 0.0); MAX_RDP_ORDER as usize];
+    let mut len = 0;
+    for a in 2..=top.min(MAX_RDP_ORDER) {
+        out[len] = (f64::from(a), rdp(a)?);
+        len += 1;
+    }
+    Ok((out, len))
 }
 
 /// Subsampled DP penalty iterations (thesis Theorem 9, WBK19 accounting over orders
-/// `2..=MAX_RDP_ORDER`).
+/// `2..=MAX_RDP_ORDER`, RDP → (ε, δ) by the better of Mironov's and Balle et al.'s
+/// conversions): the largest `k` whose ε at δ is at most the target.
 ///
 /// # Errors
 ///
@@ -327,9 +300,25 @@ pub fn subsampled_penalty_iterations(
     check_eps_delta(epsilon, delta)?;
     positive("tau", tau)?;
     sampling_ratio(n, batch)?;
-    iterations_from_rdp(epsilon, delta, MAX_RDP_ORDER, |a| {
-        subsampled_penalty_rdp(a, tau, n, batch)
-    })
+    let (c, len) = curve(MAX_RDP_ORDER, |a| subsampled_penalty_rdp(a, tau, n, batch))?;
+    largest_k(|k| Ok(rdp_epsilon(k, delta, &c[..len])? <= epsilon))
+}
+
+/// ε at δ spent by `k` iterations of subsampled DP penalty.
+///
+/// # Errors
+///
+/// As [`subsampled_penalty_iterations`].
+pub fn subsampled_penalty_epsilon(
+    k: u64,
+    delta: f64,
+    tau: f64,
+    n: usize,
+    batch: usize,
+) -> Result<f64, McmcError> {
+    open_unit("delta", delta)?;
+    let (c, len) = curve(MAX_RDP_ORDER, |a| subsampled_penalty_rdp(a, tau, n, batch))?;
+    rdp_epsilon(k, delta, &c[..len])
 }
 
 /// Base RDP of one DP Barker test on a batch (thesis Theorem 8; HJDH19):
@@ -337,16 +326,12 @@ pub fn subsampled_penalty_iterations(
 ///
 /// # Errors
 ///
-/// [`McmcError::InvalidParameter`] if `α < 2` or `5α ≥ |B|`.
+/// `α < 2` or `5α ≥ |B|`.
 pub fn barker_base_rdp(alpha: u32, batch: usize) -> Result<f64, McmcError> {
-    let b = as_f64(batch);
-    let a = f64::from(alpha);
-    if alpha < 2 || 5.0 * a >= b {
-        return Err(McmcError::param("alpha", a));
-    }
-    Ok(5.0 / (2.0 * b)
-        + libm::log(2.0 * b / (b - 5.0 * a)) / (2.0 * (a - 1.0))
-        + 2.0 * a / (b - 5.0 * a))
+    Ok(calibrate::dp_barker_base_rdp(
+        rows(batch)?,
+        u64::from(alpha),
+    )?)
 }
 
 /// Per-iteration RDP of DP Barker: WBK19 amplification of [`barker_base_rdp`] with
@@ -356,20 +341,34 @@ pub fn barker_base_rdp(alpha: u32, batch: usize) -> Result<f64, McmcError> {
 ///
 /// As [`barker_base_rdp`] plus invalid sizes.
 pub fn barker_rdp(alpha: u32, n: usize, batch: usize) -> Result<f64, McmcError> {
-    let q = sampling_ratio(n, batch)?;
-    barker_base_rdp(alpha, batch)?;
-    wbk19_subsampled_rdp(alpha, q, |j| {
-        barker_base_rdp(j, batch).unwrap_or(f64::INFINITY)
-    })
+    Ok(calibrate::dp_barker_rdp(
+        rows(batch)?,
+        rows(n)?,
+        u64::from(alpha),
+    )?)
 }
 
-/// DP Barker iterations for (ε, δ) (thesis Theorem 8 + Theorem 1), over integer orders
-/// `2 ≤ α < |B|/5` (capped at [`MAX_RDP_ORDER`]).
+fn barker_top(batch: usize) -> Result<u32, McmcError> {
+    let top = u32::try_from(batch.saturating_sub(1) / 5)
+        .unwrap_or(u32::MAX)
+        .min(MAX_RDP_ORDER);
+    if top < 2 {
+        return Err(McmcError::InvalidSize {
+            name: "batch",
+            value: batch,
+        });
+    }
+    Ok(top)
+}
+
+/// DP Barker iterations for (ε, δ) (thesis Theorem 8, accountants
+/// `calibrate::dp_barker_max_steps`), over integer orders `2 ≤ α < |B|/5` (capped at
+/// [`MAX_RDP_ORDER`]).
 ///
 /// # Privacy
 ///
 /// Valid for the per-row bound `T|r_j| ≤ √|B|/n` (enforced by clipping in [`crate::Barker`])
-/// and total noise variance σ² = 2, for which HJDH19 derive Theorem 8 (under the bound the
+/// and total noise variance σ² = 2, the setting of HJDH19's Theorem 8 (under the bound the
 /// batch variance satisfies σ_b² ≤ 1, so the added `N(0, 2 − σ_b²)` has variance ≥ 1).
 ///
 /// # Errors
@@ -383,16 +382,27 @@ pub fn barker_iterations(
 ) -> Result<u64, McmcError> {
     check_eps_delta(epsilon, delta)?;
     sampling_ratio(n, batch)?;
-    let max_alpha = u32::try_from((batch.saturating_sub(1)) / 5)
-        .unwrap_or(u32::MAX)
-        .min(MAX_RDP_ORDER);
-    if max_alpha < 2 {
-        return Err(McmcError::InvalidSize {
-            name: "batch",
-            value: batch,
-        });
-    }
-    iterations_from_rdp(epsilon, delta, max_alpha, |a| barker_rdp(a, n, batch))
+    barker_top(batch)?;
+    Ok(calibrate::dp_barker_max_steps(
+        epsilon,
+        delta,
+        rows(batch)?,
+        rows(n)?,
+        u64::from(MAX_RDP_ORDER),
+    )?
+    .0)
+}
+
+/// ε at δ spent by `k` DP Barker iterations.
+///
+/// # Errors
+///
+/// As [`barker_iterations`].
+pub fn barker_epsilon(k: u64, delta: f64, n: usize, batch: usize) -> Result<f64, McmcError> {
+    open_unit("delta", delta)?;
+    sampling_ratio(n, batch)?;
+    let (c, len) = curve(barker_top(batch)?, |a| barker_rdp(a, n, batch))?;
+    rdp_epsilon(k, delta, &c[..len])
 }
 
 /// How DP HMC's gradient releases are charged (thesis §5.2).
@@ -405,31 +415,52 @@ pub enum GradientCharging {
     Reuse,
 }
 
-fn hmc_units(tau_l: f64, tau_g: f64, n: usize) -> Result<(f64, f64), McmcError> {
+/// Per-release PLD means / zCDP costs `(ρ_l, ρ_g) = (1/(2τ_l²n), 1/(2τ_g²n))`, rounded up.
+pub(crate) fn hmc_units(tau_l: f64, tau_g: f64, n: usize) -> Result<(f64, f64), McmcError> {
     positive("tau_l", tau_l)?;
     positive("tau_g", tau_g)?;
-    if n == 0 {
-        return Err(McmcError::InvalidSize {
-            name: "n",
-            value: n,
-        });
-    }
-    let nf = as_f64(n);
-    Ok((
-        1.0 / (2.0 * tau_l * tau_l * nf),
-        1.0 / (2.0 * tau_g * tau_g * nf),
-    ))
+    #[allow(clippy::cast_precision_loss)]
+    let nf = rows(n)? as f64;
+    let rl = (1.0 / (2.0 * tau_l * tau_l * nf)) * (1.0 + 1e-12);
+    let rg = (1.0 / (2.0 * tau_g * tau_g * nf)) * (1.0 + 1e-12);
+    positive("rho_l", rl)?;
+    positive("rho_g", rg)?;
+    Ok((rl, rg))
 }
 
-fn gradient_releases(k: u64, leapfrog: u64, charging: GradientCharging) -> u64 {
+/// Gradient releases after `k` iterations with `leapfrog` steps.
+#[must_use]
+pub fn gradient_releases(k: u64, leapfrog: u64, charging: GradientCharging) -> u64 {
     match charging {
         GradientCharging::Fresh => k.saturating_mul(leapfrog + 1),
         GradientCharging::Reuse => k.saturating_mul(leapfrog).saturating_add(1),
     }
 }
 
+/// Total PLD mean (= zCDP ρ) of `k` DP HMC iterations.
+///
+/// # Errors
+///
+/// Invalid τ's or `n`.
+pub fn dp_hmc_cost(
+    k: u64,
+    tau_l: f64,
+    tau_g: f64,
+    n: usize,
+    leapfrog: u32,
+    charging: GradientCharging,
+) -> Result<f64, McmcError> {
+    let (rl, rg) = hmc_units(tau_l, tau_g, n)?;
+    let g = gradient_releases(k, u64::from(leapfrog), charging);
+    #[allow(clippy::cast_precision_loss)]
+    let m = k as f64 * rl + g as f64 * rg;
+    Ok(m * (1.0 + 1e-12))
+}
+
 /// DP HMC iterations by zCDP (thesis §5.2): per release `ρ_l = 1/(2τ_l²n)`,
 /// `ρ_g = 1/(2τ_g²n)`; `k` iterations cost `kρ_l + G(k)ρ_g` with `G` from `charging`.
+/// `Reuse` is the thesis formula `⌊(ρ − ρ_g)/(ρ_l + Lρ_g)⌋` (accountants
+/// `calibrate::dp_hmc_max_steps_zcdp`).
 ///
 /// # Errors
 ///
@@ -443,25 +474,33 @@ pub fn dp_hmc_iterations_zcdp(
     leapfrog: u32,
     charging: GradientCharging,
 ) -> Result<u64, McmcError> {
-    let rho = zcdp_rho(epsilon, delta)?;
-    let (rl, rg) = hmc_units(tau_l, tau_g, n)?;
+    check_eps_delta(epsilon, delta)?;
     if leapfrog == 0 {
         return Err(McmcError::InvalidSize {
             name: "leapfrog",
             value: 0,
         });
     }
-    let l = f64::from(leapfrog);
     match charging {
+        GradientCharging::Reuse => Ok(calibrate::dp_hmc_max_steps_zcdp(
+            epsilon,
+            delta,
+            tau_l,
+            tau_g,
+            rows(n)?,
+            u64::from(leapfrog),
+        )?),
         GradientCharging::Fresh => {
-            iterations_from_rho(rho, rl + (l + 1.0) * rg, 0.0, epsilon, delta)
+            let rho = zcdp_rho(epsilon, delta)?;
+            hmc_units(tau_l, tau_g, n)?;
+            largest_k(|k| Ok(dp_hmc_cost(k, tau_l, tau_g, n, leapfrog, charging)? <= rho))
         }
-        GradientCharging::Reuse => iterations_from_rho(rho, rl + l * rg, rg, epsilon, delta),
     }
 }
 
 /// DP HMC iterations by the Gaussian PLD (thesis §5.2): PLD `N(m, 2m)` with
-/// `m = kρ_l + G(k)ρ_g`; the largest `k` with `δ(ε; m) ≤ δ`.
+/// `m = kρ_l + G(k)ρ_g`; the largest `k` with `δ(ε; m) ≤ δ` (`Reuse`: accountants
+/// `calibrate::dp_hmc_max_steps_pld`).
 ///
 /// # Errors
 ///
@@ -476,51 +515,31 @@ pub fn dp_hmc_iterations_pld(
     charging: GradientCharging,
 ) -> Result<u64, McmcError> {
     check_eps_delta(epsilon, delta)?;
-    let (rl, rg) = hmc_units(tau_l, tau_g, n)?;
     if leapfrog == 0 {
         return Err(McmcError::InvalidSize {
             name: "leapfrog",
             value: 0,
         });
     }
-    #[allow(clippy::cast_precision_loss)]
-    largest_k(|k| {
-        let g = gradient_releases(k, u64::from(leapfrog), charging);
-        gaussian_pld_delta(epsilon, k as f64 * rl + g as f64 * rg).map(|d| d <= delta)
-    })
-}
-
-/// ε spent by `k` DP HMC iterations under the Gaussian PLD at δ (bisection on ε; returned
-/// value is an upper bound).
-///
-/// # Errors
-///
-/// As [`dp_hmc_iterations_zcdp`].
-pub fn gaussian_pld_epsilon(m: f64, delta: f64) -> Result<f64, McmcError> {
-    open_unit("delta", delta)?;
-    if m == 0.0 {
-        return Ok(0.0);
-    }
-    let mut hi = 1.0;
-    while gaussian_pld_delta(hi, m)? > delta {
-        hi *= 2.0;
-        if hi > 1e12 {
-            return Err(McmcError::AccountingFailed);
+    match charging {
+        GradientCharging::Reuse => Ok(calibrate::dp_hmc_max_steps_pld(
+            epsilon,
+            delta,
+            tau_l,
+            tau_g,
+            rows(n)?,
+            u64::from(leapfrog),
+        )?),
+        GradientCharging::Fresh => {
+            hmc_units(tau_l, tau_g, n)?;
+            largest_k(|k| {
+                Ok(gaussian_pld_delta(
+                    epsilon,
+                    dp_hmc_cost(k, tau_l, tau_g, n, leapfrog, charging)?,
+                )? <= delta)
+            })
         }
     }
-    let mut lo = 0.0;
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if gaussian_pld_delta(mid, m)? > delta {
-            lo = mid
-        } else {
-            hi = mid
-        }
-        if hi - lo <= 1e-12 * hi {
-            break;
-        }
-    }
-    Ok(hi)
 }
 
 /// Which bound converts a DP penalty / DP HMC budget into iterations.

@@ -45,6 +45,14 @@ pub enum McmcError {
     AccountingFailed,
     /// The model reported a (parameter) error.
     Model(dpinfer_simulators::SimError),
+    /// The accountant rejected a parameter or failed numerically.
+    Accountant(dpinfer_accountants::AccountantError),
+}
+
+impl From<dpinfer_accountants::AccountantError> for McmcError {
+    fn from(e: dpinfer_accountants::AccountantError) -> Self {
+        Self::Accountant(e)
+    }
 }
 
 impl From<dpinfer_simulators::SimError> for McmcError {
@@ -79,6 +87,7 @@ impl fmt::Display for McmcError {
             ),
             Self::AccountingFailed => f.write_str("privacy accounting search did not converge"),
             Self::Model(e) => write!(f, "model error: {e}"),
+            Self::Accountant(e) => write!(f, "accountant error: {e}"),
         }
     }
 }

@@ -65,8 +65,6 @@ struct Private {
     sd_g: f64,
     sd_l_unit: f64,
     max_iterations: u64,
-    rho_l: f64,
-    rho_g: f64,
 }
 
 /// HMC / DP HMC sampler.
@@ -161,15 +159,11 @@ impl<P: PriorGradient, L: RowGradient, N: CryptoRng> Hmc<P, L, N> {
         }
         #[allow(clippy::cast_precision_loss)]
         let sqrt_n = libm::sqrt(n as f64);
-        #[allow(clippy::cast_precision_loss)]
-        let nf = n as f64;
         let pr = Private {
             p: privacy,
             sd_g: 2.0 * privacy.tau_g * sqrt_n * privacy.grad_clip,
             sd_l_unit: 2.0 * privacy.tau_l * sqrt_n * privacy.ratio_clip,
             max_iterations: k,
-            rho_l: 1.0 / (2.0 * privacy.tau_l * privacy.tau_l * nf),
-            rho_g: 1.0 / (2.0 * privacy.tau_g * privacy.tau_g * nf),
         };
         Self::build(prior, lik, settings, init, Some(pr), noise)
     }
@@ -274,13 +268,14 @@ impl<P: PriorGradient, L: RowGradient, N: Rng> Hmc<P, L, N> {
         let Some(pr) = self.private else {
             return Ok(None);
         };
-        let k = self.iteration;
-        let g = match pr.p.charging {
-            GradientCharging::Fresh => k * (u64::from(self.s.leapfrog_steps) + 1),
-            GradientCharging::Reuse => k * u64::from(self.s.leapfrog_steps) + 1,
-        };
-        #[allow(clippy::cast_precision_loss)]
-        let m = k as f64 * pr.rho_l + g as f64 * pr.rho_g;
+        let m = budget::dp_hmc_cost(
+            self.iteration,
+            pr.p.tau_l,
+            pr.p.tau_g,
+            self.lik.n_rows(),
+            self.s.leapfrog_steps,
+            pr.p.charging,
+        )?;
         Ok(Some((
             budget::gaussian_epsilon(pr.p.accounting, m, pr.p.delta)?,
             pr.p.delta,

@@ -183,15 +183,14 @@ impl<P, L: RowLikelihood, N> SubsampledPenalty<P, L, N> {
         let Some(p) = self.private else {
             return Ok(None);
         };
-        let ld = -libm::log(p.delta);
-        let mut best = f64::INFINITY;
-        for a in 2..=budget::MAX_RDP_ORDER {
-            let r = budget::subsampled_penalty_rdp(a, p.tau, self.lik.n_rows(), self.s.batch)?;
-            #[allow(clippy::cast_precision_loss)]
-            let e = self.iteration as f64 * r + ld / f64::from(a - 1);
-            best = best.min(e);
-        }
-        Ok(Some((best, p.delta)))
+        let e = budget::subsampled_penalty_epsilon(
+            self.iteration,
+            p.delta,
+            p.tau,
+            self.lik.n_rows(),
+            self.s.batch,
+        )?;
+        Ok(Some((e, p.delta)))
     }
 }
 
