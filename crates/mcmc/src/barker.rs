@@ -9,9 +9,10 @@ use crate::McmcError;
 use crate::batch::{Batcher, batch_clipped};
 use crate::budget;
 use crate::model::log_ratio_sum;
+use crate::noise::PrivacyNoise;
 use crate::penalty::check_common;
 use crate::proposal::{Proposal, ProposalState};
-use crate::rng::{NoNoise, logistic, privacy_gaussian};
+use crate::rng::{NoNoise, logistic};
 use crate::sampler::{Sampler, Step};
 use crate::vcorr::VCorr;
 
@@ -176,7 +177,7 @@ impl<P, L, N> Barker<P, L, N> {
     }
 }
 
-impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for Barker<P, L, N> {
+impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L, N> {
     fn dim(&self) -> usize {
         self.theta.len()
     }
@@ -215,16 +216,19 @@ impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for Barker<P, L, N> {
                     #[allow(clippy::cast_precision_loss)]
                     let (bf, nf) = (p.batch as f64, p.n as f64);
                     let scale = nf * self.temperature / bf;
-                    let lambda = scale * s + lp_new - self.log_prior;
                     // σ_b² = (nT)²/|B| · popvar(r) ≤ 1 under the clip bound.
                     let popvar = (s2 / bf - (s / bf) * (s / bf)).max(0.0);
                     let sb2 = (nf * self.temperature) * (nf * self.temperature) / bf * popvar;
                     self.last_batch_var = sb2;
-                    let sd = libm::sqrt((BARKER_SIGMA2 - sb2).max(0.0));
-                    noise_sd = sd;
-                    let z = privacy_gaussian(&mut self.noise, sd);
+                    // sd ≥ 1 because σ_b² ≤ 1 < σ² = 2.
+                    let sd = libm::sqrt((BARKER_SIGMA2 - sb2).max(1.0));
+                    let range = nf * self.temperature * p.bound;
+                    let (noisy, sd_eff) =
+                        self.noise
+                            .release(scale * s, sd, 2.0 * scale * p.bound, range)?;
+                    noise_sd = sd_eff;
                     let corr = p.vcorr.sample(&mut self.noise);
-                    lambda + z + corr > 0.0
+                    noisy + lp_new - self.log_prior + corr > 0.0
                 }
             }
         } else {

@@ -47,6 +47,14 @@ pub enum McmcError {
     Model(dpinfer_simulators::SimError),
     /// The accountant rejected a parameter or failed numerically.
     Accountant(dpinfer_accountants::AccountantError),
+    /// The noise mechanism rejected a parameter or the noise RNG failed.
+    Mechanism(dpinfer_mechanisms::MechanismError),
+}
+
+impl From<dpinfer_mechanisms::MechanismError> for McmcError {
+    fn from(e: dpinfer_mechanisms::MechanismError) -> Self {
+        Self::Mechanism(e)
+    }
 }
 
 impl From<dpinfer_accountants::AccountantError> for McmcError {
@@ -88,6 +96,7 @@ impl fmt::Display for McmcError {
             Self::AccountingFailed => f.write_str("privacy accounting search did not converge"),
             Self::Model(e) => write!(f, "model error: {e}"),
             Self::Accountant(e) => write!(f, "accountant error: {e}"),
+            Self::Mechanism(e) => write!(f, "mechanism error: {e}"),
         }
     }
 }

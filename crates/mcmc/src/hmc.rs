@@ -12,8 +12,9 @@ use crate::McmcError;
 use crate::budget::{self, Accounting, GradientCharging};
 use crate::error::positive;
 use crate::model::{PriorGradient, log_ratio_sum};
+use crate::noise::PrivacyNoise;
 use crate::penalty::check_common;
-use crate::rng::{NoNoise, log_uniform, privacy_gaussian, std_normal};
+use crate::rng::{NoNoise, log_uniform, std_normal};
 use crate::sampler::{Sampler, Step};
 
 /// Settings of (DP) HMC.
@@ -169,7 +170,7 @@ impl<P: PriorGradient, L: RowGradient, N: CryptoRng> Hmc<P, L, N> {
     }
 }
 
-impl<P: PriorGradient, L: RowGradient, N: Rng> Hmc<P, L, N> {
+impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
     fn build(
         prior: P,
         lik: L,
@@ -223,9 +224,11 @@ impl<P: PriorGradient, L: RowGradient, N: Rng> Hmc<P, L, N> {
                     .lik
                     .clipped_grad_sum(theta, 0, n, pr.p.grad_clip, out)?;
                 self.grads_clipped += c;
-                for o in out.iter_mut() {
-                    *o += privacy_gaussian(&mut self.noise, pr.sd_g);
-                }
+                // ℓ₂ sensitivity 2b_g; every coordinate of the clipped sum lies in ±n b_g.
+                #[allow(clippy::cast_precision_loss)]
+                let bound = n as f64 * pr.p.grad_clip;
+                self.noise
+                    .release_vec(out, pr.sd_g, 2.0 * pr.p.grad_clip, bound)?;
             }
             None => {
                 out.fill(0.0);
@@ -291,7 +294,7 @@ impl<P: PriorGradient, L: RowGradient, N: Rng> Hmc<P, L, N> {
     }
 }
 
-impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: Rng> Sampler for Hmc<P, L, N> {
+impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: PrivacyNoise> Sampler for Hmc<P, L, N> {
     fn dim(&self) -> usize {
         self.theta.len()
     }
@@ -366,11 +369,12 @@ impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: Rng> Sampler for Hmc<P
                     )?;
                     clipped = cs.clipped;
                     let sd = pr.sd_l_unit * dist;
-                    noise_sd = sd * self.s.temperature;
-                    (
-                        cs.sum + privacy_gaussian(&mut self.noise, sd),
-                        noise_sd * noise_sd,
-                    )
+                    let c = 2.0 * pr.p.ratio_clip * dist;
+                    #[allow(clippy::cast_precision_loss)]
+                    let bound = n as f64 * pr.p.ratio_clip * dist;
+                    let (noisy, sd_eff) = self.noise.release(cs.sum, sd, c, bound)?;
+                    noise_sd = sd_eff * self.s.temperature;
+                    (noisy, noise_sd * noise_sd)
                 }
                 None => (
                     log_ratio_sum(&self.lik, &self.theta, &self.theta_new, 0, n)?,

@@ -22,6 +22,8 @@ mod batch;
 #[cfg(feature = "alloc")]
 mod hmc;
 #[cfg(feature = "alloc")]
+mod noise;
+#[cfg(feature = "alloc")]
 mod penalty;
 #[cfg(feature = "alloc")]
 mod proposal;
@@ -31,6 +33,8 @@ mod sampler;
 mod subsampled;
 
 pub use error::McmcError;
+#[cfg(feature = "alloc")]
+pub use noise::PrivacyNoise;
 pub use rng::NoNoise;
 
 #[cfg(feature = "alloc")]

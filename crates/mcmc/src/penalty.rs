@@ -9,8 +9,9 @@ use crate::McmcError;
 use crate::budget::{self, Accounting};
 use crate::error::positive;
 use crate::model::log_ratio_sum;
+use crate::noise::PrivacyNoise;
 use crate::proposal::{Proposal, ProposalState};
-use crate::rng::{NoNoise, log_uniform, privacy_gaussian};
+use crate::rng::{NoNoise, log_uniform};
 use crate::sampler::{Sampler, Step};
 
 /// Settings shared by the exact and private random-walk kernels.
@@ -244,7 +245,7 @@ impl<P, L, N> Penalty<P, L, N> {
     }
 }
 
-impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for Penalty<P, L, N> {
+impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
     fn dim(&self) -> usize {
         self.theta.len()
     }
@@ -286,15 +287,20 @@ impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for Penalty<P, L, N> {
                 None => log_ratio_sum(&self.lik, &self.theta, &self.proposed, 0, n)?,
             };
             evaluated = n;
-            let mut lambda = self.temperature * sum + lp_new - self.log_prior;
+            let mut sum = sum;
             let mut penalty = 0.0;
             if let Some(p) = self.private {
-                // σ = τ n^α · c, c = 2 T L ‖θ'−θ‖ (Theorem 6); noise on the tempered sum.
-                let sd = p.multiplier * 2.0 * self.temperature * p.clip * dist;
-                lambda += privacy_gaussian(&mut self.noise, sd);
-                penalty = 0.5 * sd * sd;
-                noise_sd = sd;
+                // Sensitivity of the clipped sum c = 2L‖θ'−θ‖, noise sd τ n^α c (Theorem 6);
+                // |sum| ≤ n L ‖θ'−θ‖ is the public range. Tempering is post-processing.
+                let c = 2.0 * p.clip * dist;
+                #[allow(clippy::cast_precision_loss)]
+                let bound = n as f64 * p.clip * dist;
+                let (noisy, sd_eff) = self.noise.release(sum, p.multiplier * c, c, bound)?;
+                sum = noisy;
+                noise_sd = self.temperature * sd_eff;
+                penalty = 0.5 * noise_sd * noise_sd;
             }
+            let lambda = self.temperature * sum + lp_new - self.log_prior;
             // NaN λ (exact kernel with a NaN row) rejects.
             log_uniform(rng) < lambda - penalty
         };

@@ -68,13 +68,3 @@ impl rand_core::TryRng for NoNoise {
         Ok(())
     }
 }
-
-#[cfg(feature = "alloc")]
-/// Gaussian privacy noise `N(0, sd²)` drawn from the caller's CSPRNG.
-///
-/// FOLD-LATER: private stand-in until `dpinfer-mechanisms` exposes its secure Gaussian
-/// sampler; it uses `rand_distr`'s ziggurat on the `CryptoRng` stream.
-#[inline]
-pub(crate) fn privacy_gaussian<N: Rng + ?Sized>(noise: &mut N, sd: f64) -> f64 {
-    sd * std_normal(noise)
-}

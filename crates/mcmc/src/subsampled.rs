@@ -8,9 +8,10 @@ use crate::McmcError;
 use crate::batch::{Batcher, batch_clipped};
 use crate::budget;
 use crate::error::positive;
+use crate::noise::PrivacyNoise;
 use crate::penalty::check_common;
 use crate::proposal::{Proposal, ProposalState};
-use crate::rng::{NoNoise, log_uniform, privacy_gaussian};
+use crate::rng::{NoNoise, log_uniform};
 use crate::sampler::{Sampler, Step};
 
 /// Settings of subsampled (DP) penalty.
@@ -194,7 +195,7 @@ impl<P, L: RowLikelihood, N> SubsampledPenalty<P, L, N> {
     }
 }
 
-impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for SubsampledPenalty<P, L, N> {
+impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for SubsampledPenalty<P, L, N> {
     fn dim(&self) -> usize {
         self.theta.len()
     }
@@ -233,17 +234,21 @@ impl<P: Prior, L: RowLikelihood, N: Rng> Sampler for SubsampledPenalty<P, L, N> 
             #[allow(clippy::cast_precision_loss)]
             let (nf, bf) = (n as f64, b as f64);
             let k = nf * self.s.temperature / bf;
-            let lambda = k * s + lp_new - self.log_prior;
             // σ_b² = (nT/b)² (Σ r² − R²/b)
             let sb2 = (k * k * (s2 - s * s / bf)).max(0.0);
-            let mut released = lambda - 0.5 * sb2;
+            // The data-dependent part λ*_data − σ_b²/2 is what is released (Theorem 9).
+            let mut data = k * s - 0.5 * sb2;
             let mut var = 0.0;
             if let Some(p) = self.private {
                 let c = subsampled_sensitivity(n, b, self.s.temperature, self.s.clip, dist);
-                var = p.tau * c * c;
-                noise_sd = libm::sqrt(var);
-                released += privacy_gaussian(&mut self.noise, noise_sd);
+                let r = self.s.clip * dist;
+                let bound = nf * self.s.temperature * r + k * k * bf * r * r;
+                let (noisy, sd_eff) = self.noise.release(data, libm::sqrt(p.tau) * c, c, bound)?;
+                data = noisy;
+                noise_sd = sd_eff;
+                var = sd_eff * sd_eff;
             }
+            let released = data + lp_new - self.log_prior;
             log_uniform(rng) < released - 0.5 * var
         };
         if accepted {
