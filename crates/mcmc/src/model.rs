@@ -275,3 +275,61 @@ pub(crate) fn log_ratio_sum<L: RowLikelihood + ?Sized>(
     }
     Ok(acc)
 }
+
+/// The banana prior `Ban(0, σ₀²I, a, b, m)` of `dpinfer-simulators` with its gradient
+/// (thesis Definition 8, Theorem 5), for HMC on the banana model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BananaPriorGrad {
+    prior: dpinfer_simulators::models::banana::BananaPrior,
+    a: f64,
+    b: f64,
+    m: f64,
+    tau0: f64,
+}
+
+impl BananaPriorGrad {
+    /// Wraps the prior of `model`.
+    #[must_use]
+    pub fn new(model: &dpinfer_simulators::models::banana::Banana) -> Self {
+        let s = model.settings();
+        Self {
+            prior: model.prior(),
+            a: s.a,
+            b: s.b,
+            m: s.m,
+            tau0: 1.0 / s.sigma0_sq,
+        }
+    }
+}
+
+impl Prior for BananaPriorGrad {
+    fn dim(&self) -> usize {
+        self.prior.dim()
+    }
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+        self.prior.sample(rng, out)
+    }
+    fn ln_density(&self, theta: &[f64]) -> f64 {
+        self.prior.ln_density(theta)
+    }
+    fn in_support(&self, theta: &[f64]) -> bool {
+        self.prior.in_support(theta)
+    }
+}
+
+impl PriorGradient for BananaPriorGrad {
+    /// `∇ −½τ₀(θ₁² + u² + Σ_{i≥3} θ_i²)`, `u = θ₂ + a(θ₁ − m)² + b`.
+    fn grad_ln_density(&self, theta: &[f64], out: &mut [f64]) {
+        if theta.len() < 2 || out.len() != theta.len() {
+            out.fill(0.0);
+            return;
+        }
+        let d1 = theta[0] - self.m;
+        let u = theta[1] + self.a * d1 * d1 + self.b;
+        out[0] = -self.tau0 * (theta[0] + 2.0 * self.a * d1 * u);
+        out[1] = -self.tau0 * u;
+        for (o, t) in out.iter_mut().zip(theta).skip(2) {
+            *o = -self.tau0 * t;
+        }
+    }
+}
