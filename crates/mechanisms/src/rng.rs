@@ -21,8 +21,15 @@ use crate::MechanismError;
 /// A cryptographically secure (possibly fallible) RNG that may be used for privacy noise.
 ///
 /// Blanket-implemented for every [`TryCryptoRng`] (which includes every
-/// [`rand_core::CryptoRng`]); see the [module docs](self) for why the noise RNG must
-/// never be the simulation RNG.
+/// [`rand_core::CryptoRng`], e.g. `chacha20::ChaCha20Rng`). When a fallible generator fails,
+/// samplers return [`MechanismError::Entropy`] and release nothing.
+///
+/// # Two RNGs, never one stream
+///
+/// Privacy noise must come from a secret CSPRNG stream. Simulations, priors and proposals
+/// use a *separate* seedable RNG whose seed may be published for reproducibility. Never
+/// derive the noise RNG from the simulation seed and never pass the simulation RNG here:
+/// anyone who knows a published seed could subtract the noise and recover the data.
 pub trait NoiseRng: TryCryptoRng {}
 
 impl<R: TryCryptoRng + ?Sized> NoiseRng for R {}
