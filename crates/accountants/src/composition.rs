@@ -96,7 +96,8 @@ fn kov_walk(eps0: f64, k: u64, mut visit: impl FnMut(u64, f64) -> bool) {
 
 /// Optimal composition of `k` adaptive (ε₀, δ₀)-DP mechanisms (Kairouz–Oh–Viswanath 2015,
 /// Theorem 3.3): the composition is `((k−2i)ε₀, 1 − (1−δ₀)^k (1−δ_i))`-DP for every
-/// `i ∈ {0, …, ⌊k/2⌋}`; this returns the smallest such ε whose δ is at most `delta_total`.
+/// `i ∈ {0, …, ⌊k/2⌋}`; this returns the smallest such ε whose δ is at most `delta_total`,
+/// also over the corner points of the `(k+1)`-fold composition (which dominates).
 /// O(k) time, prefix sums in log space.
 ///
 /// # Privacy
@@ -107,6 +108,19 @@ fn kov_walk(eps0: f64, k: u64, mut visit: impl FnMut(u64, f64) -> bool) {
 /// for `k > KOV_MAX_K`, [`AccountantError::DeltaTooSmall`] if even `i = 0` (basic
 /// composition) exceeds `delta_total`.
 pub fn optimal(each: ApproxDp, k: u64, delta_total: f64) -> Result<Report, AccountantError> {
+    let a = optimal_at(each, k, delta_total);
+    // The (k+1)-fold composition dominates the k-fold one, so its bound is also valid for k;
+    // taking the minimum removes the parity staircase of the corner points (ε levels are
+    // (k − 2i)ε₀) and makes the reported ε monotone in k.
+    match (a, optimal_at(each, k.saturating_add(1), delta_total)) {
+        (Ok(x), Ok(y)) => Ok(if y.epsilon < x.epsilon { y } else { x }),
+        (Ok(x), Err(_)) => Ok(x),
+        (Err(_), Ok(y)) if k < KOV_MAX_K => Ok(y),
+        (Err(e), _) => Err(e),
+    }
+}
+
+fn optimal_at(each: ApproxDp, k: u64, delta_total: f64) -> Result<Report, AccountantError> {
     let dt = open_unit("delta", delta_total)?;
     if k > KOV_MAX_K {
         return Err(AccountantError::InvalidCount {

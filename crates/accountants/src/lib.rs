@@ -17,6 +17,8 @@ mod event;
 mod filter;
 mod notions;
 pub mod pld;
+#[cfg(feature = "testkit")]
+pub mod testkit;
 
 pub use accountant::Accountant;
 #[cfg(feature = "alloc")]

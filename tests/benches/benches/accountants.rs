@@ -1,7 +1,65 @@
-//! Benchmarks of dpinfer-accountants (the crate's issue fills this in).
-use criterion::{Criterion, criterion_group, criterion_main};
+//! Benchmarks of dpinfer-accountants (issue 3 targets: (a) ≤ 100 µs, (b) ≤ 5 ms, (c) ≤ 5 ms).
+use std::hint::black_box;
 
-fn bench(_c: &mut Criterion) {}
+use criterion::{Criterion, criterion_group, criterion_main};
+use dpinfer_accountants::{
+    Accountant, DEFAULT_ORDERS, Event, Neighbouring, PldAccountant, RdpAccountant, calibrate,
+};
+
+fn bench(c: &mut Criterion) {
+    // (a) ε at δ = 1e-5 after 10^4 Poisson-subsampled Gaussian steps, q = 0.01, σ = 1, RDP.
+    c.bench_function("a_rdp_poisson_gaussian_1e4_steps_eps", |b| {
+        b.iter(|| {
+            let g = Event::Gaussian {
+                sigma: black_box(1.0),
+                sensitivity: 1.0,
+            };
+            let p = Event::PoissonSampled {
+                q: black_box(0.01),
+                event: &g,
+            };
+            let mut acc = RdpAccountant::new(Neighbouring::AddRemove);
+            acc.compose_n(&p, 10_000).unwrap();
+            acc.epsilon(1e-5).unwrap().epsilon
+        })
+    });
+
+    // (b) Gaussian PLD δ(ε) for 10^6 heterogeneous σ, including the composition.
+    let sigmas: Vec<f64> = (0..1_000_000).map(|i| 1.0 + f64::from(i % 1000) / 100.0).collect();
+    c.bench_function("b_pld_1e6_heterogeneous_compose_and_delta", |b| {
+        b.iter(|| {
+            let mut acc = PldAccountant::new(Neighbouring::AddRemove);
+            for &s in black_box(&sigmas) {
+                acc.compose(&Event::Gaussian {
+                    sigma: s,
+                    sensitivity: 1.0,
+                })
+                .unwrap();
+            }
+            acc.delta(black_box(3000.0)).unwrap().delta
+        })
+    });
+
+    // (c) σ calibration for a 10^4-step budget.
+    c.bench_function("c_calibrate_sigma_rdp_poisson_1e4_steps", |b| {
+        b.iter(|| {
+            calibrate::poisson_gaussian_sigma_rdp(black_box(2.0), 1e-5, 10_000, 0.01, &DEFAULT_ORDERS)
+                .unwrap()
+        })
+    });
+    c.bench_function("c_calibrate_sigma_pld_1e4_steps", |b| {
+        b.iter(|| {
+            calibrate::gaussian_sigma(black_box(1.0), 1e-5, 10_000, 1.0, calibrate::Method::Pld)
+                .unwrap()
+        })
+    });
+    c.bench_function("c_calibrate_sigma_zcdp_1e4_steps", |b| {
+        b.iter(|| {
+            calibrate::gaussian_sigma(black_box(1.0), 1e-5, 10_000, 1.0, calibrate::Method::Zcdp)
+                .unwrap()
+        })
+    });
+}
 
 criterion_group!(benches, bench);
 criterion_main!(benches);
