@@ -282,6 +282,8 @@ pub struct SmcAbc<P, S, D, O = ()> {
     theta: Vec<f64>,
     diff: Vec<f64>,
     scratch: Vec<f64>,
+    white: Vec<f64>,
+    logs: Vec<f64>,
     out: Vec<f64>,
     idx: Vec<usize>,
     stats: Vec<GenerationStats>,
@@ -357,6 +359,8 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
             theta: alloc::vec![0.0; dim],
             diff: alloc::vec![0.0; dim],
             scratch: alloc::vec![0.0; dim],
+            white: Vec::new(),
+            logs: Vec::new(),
             out: alloc::vec![0.0; out_dim],
             idx: alloc::vec![0; n],
             settings,
@@ -484,32 +488,64 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
         Ok(self.prior.in_support(&self.theta))
     }
 
+    /// Whitens the current population with the kernel's Cholesky factor (`z_j = L⁻¹ θ_j`), so
+    /// that each kernel evaluation in [`Self::log_mixture`] is a plain squared distance.
+    fn whiten_population(&mut self) {
+        let dim = self.dim;
+        let n = self.weights.len();
+        self.white.clear();
+        self.white.resize(n * dim, 0.0);
+        for j in 0..n {
+            let _ = mahalanobis_sq(
+                &self.chol,
+                dim,
+                &self.particles[j * dim..(j + 1) * dim],
+                &mut self.scratch,
+            );
+            self.white[j * dim..(j + 1) * dim].copy_from_slice(&self.scratch);
+        }
+    }
+
     /// `ln Σ_j W_j K(θ | θ_j)` up to the kernel's constant (cancels on normalisation).
+    /// Linear-space sum on whitened particles; exact log-sum-exp fallback when it underflows.
     fn log_mixture(&mut self, theta_row: usize) -> f64 {
         let dim = self.dim;
-        let mut max = f64::NEG_INFINITY;
-        // two passes: max then sum (log-sum-exp) to avoid underflow of far kernels
-        let n = self.weights.len();
         let th = &self.new_particles[theta_row * dim..(theta_row + 1) * dim];
-        self.cum.clear();
-        for j in 0..n {
-            let pj = &self.particles[j * dim..(j + 1) * dim];
-            for i in 0..dim {
-                self.diff[i] = th[i] - pj[i];
-            }
-            let q = mahalanobis_sq(&self.chol, dim, &self.diff, &mut self.scratch);
-            let l = libm::log(self.weights[j]) - 0.5 * q;
-            max = max.max(l);
-            self.cum.push(l);
-        }
-        if max == f64::NEG_INFINITY {
-            return max;
-        }
+        let _ = mahalanobis_sq(&self.chol, dim, th, &mut self.diff);
+        let z = &self.diff;
         let mut s = 0.0;
-        for &l in &self.cum {
-            s += libm::exp(l - max);
+        for (wj, zj) in self.weights.iter().zip(self.white.chunks_exact(dim)) {
+            let mut q = 0.0;
+            for (a, b) in z.iter().zip(zj) {
+                let d = a - b;
+                q += d * d;
+            }
+            s += wj * libm::exp(-0.5 * q);
         }
-        max + libm::log(s) - self.half_log_det
+        if s.is_finite() && s > 1e-280 {
+            return libm::log(s) - self.half_log_det;
+        }
+        // Fallback: every kernel underflowed; redo in log space with the maximum shifted out.
+        let mut max = f64::NEG_INFINITY;
+        self.logs.clear();
+        for (wj, zj) in self.weights.iter().zip(self.white.chunks_exact(dim)) {
+            let mut q = 0.0;
+            for (a, b) in z.iter().zip(zj) {
+                let d = a - b;
+                q += d * d;
+            }
+            let l = libm::log(*wj) - 0.5 * q;
+            max = max.max(l);
+            self.logs.push(l);
+        }
+        if max == f64::NEG_INFINITY || max.is_nan() {
+            return f64::NEG_INFINITY;
+        }
+        let mut t = 0.0;
+        for &l in &self.logs {
+            t += libm::exp(l - max);
+        }
+        max + libm::log(t) - self.half_log_det
     }
 
     fn rebuild_cumulative(&mut self) {
@@ -561,6 +597,7 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
                 None => return Ok(self.stop(StopReason::ScheduleExhausted)),
             }
             self.prepare_kernel()?;
+            self.whiten_population();
             self.rebuild_cumulative();
         }
         let eps = self.epsilon;
