@@ -190,8 +190,11 @@ impl BinomialCurve {
         #[allow(clippy::cast_precision_loss)]
         let (l, n, m) = (releases as f64, self.n as f64, self.m as f64);
         let per = libm::log1p(1.0 / m);
-        // libm::log1p is accurate to < 1 ulp; pad generously upward.
-        (l * n * per * (1.0 + 4.0 * f64::EPSILON)).next_up()
+        // libm::log1p is accurate to < 1 ulp; pad generously upward. ln(1 + 1/m) ≤ 1/m, so
+        // the paper's bound is also an upper bound: never report more than it.
+        (l * n * per * (1.0 + 4.0 * f64::EPSILON))
+            .next_up()
+            .min(self.epsilon_paper(releases))
     }
 
     /// The paper's stated cost `nL/m` (Prop. 4), rounded up.

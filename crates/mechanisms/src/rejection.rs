@@ -34,10 +34,16 @@ pub fn rejection_h(
     let sensitivity = positive(sensitivity, "sensitivity")?;
     let bound = positive(bound, "bound")?;
     let threshold = finite(threshold, "threshold")?;
-    let num = (sensitivity / (SQRT_2PI * sigma)).min(1.0);
+    // In log space so that neither factor under- or overflows on its own; rounded up.
+    let ln_num = (libm::log(sensitivity) - libm::log(SQRT_2PI) - libm::log(sigma)).min(0.0);
     let arg = (threshold - bound).min(-threshold) / sigma;
-    let den = dpinfer_math::norm_cdf(arg);
-    Ok(if den > 0.0 { num / den } else { f64::INFINITY })
+    let ln_den = dpinfer_math::ln_norm_cdf(arg);
+    if !ln_den.is_finite() {
+        return Ok(f64::INFINITY);
+    }
+    let h = libm::exp(ln_num - ln_den) * (1.0 + 1e-13);
+    // A true value below the smallest subnormal is reported as that subnormal, never 0.
+    Ok(h.max(f64::from_bits(1)))
 }
 
 /// `σ = h⁻¹(ε)` by bisection on `log σ` (h is strictly decreasing): the smallest σ (to

@@ -81,7 +81,8 @@ impl<'a> RegressionStats<'a> {
     ///
     /// [`MechanismError::OutOfRange`] for `p == 0`, `p > MAX_PREDICTORS` or `n == 0`;
     /// non-finite, empty or too wide bounds (`hi − lo` must be finite);
-    /// non-finite or non-positive `epsilon`.
+    /// non-finite or non-positive `epsilon`, or `epsilon` so small (below about 2⁻⁴⁰) that the
+    /// grid step would exceed the sensitivity.
     pub fn new(
         x_bounds: &'a [(f64, f64)],
         y_bounds: (f64, f64),
@@ -118,6 +119,11 @@ impl<'a> RegressionStats<'a> {
         let mut scale = positive((inflated / epsilon).next_up(), "scale")?;
         for _ in 0..64 {
             let (t, s) = grid.dyadic_units(scale)?;
+            // For ε below ~2⁻⁴⁰ the grid step exceeds Δ₁ and the inflated noise would be
+            // more than 2⁵⁰ grid steps (risking `i64` overflow at release): refuse.
+            if u128::from(t) > u128::from(s) << 50 {
+                return Err(MechanismError::OutOfRange { param: "epsilon" });
+            }
             if pure_epsilon(sens_units, t, s) <= epsilon {
                 return Ok(Self {
                     x_bounds,
