@@ -153,6 +153,14 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Barker<P, L, N> {
 }
 
 impl<P, L, N> Barker<P, L, N> {
+    /// Lowers the iteration limit to `cap` (never raises it); used to split one budget over
+    /// several chains (see [`crate::Ledger`]). No effect on exact kernels.
+    pub fn cap_iterations(&mut self, cap: u64) {
+        if let Some(p) = self.private.as_mut() {
+            p.max_iterations = p.max_iterations.min(cap);
+        }
+    }
+
     /// Iterations the budget allows (`None` for the exact kernel).
     #[must_use]
     pub fn max_iterations(&self) -> Option<u64> {

@@ -20,6 +20,8 @@ mod barker;
 #[cfg(feature = "alloc")]
 mod batch;
 #[cfg(feature = "alloc")]
+mod chains;
+#[cfg(feature = "alloc")]
 mod hmc;
 #[cfg(feature = "alloc")]
 mod noise;
@@ -39,6 +41,8 @@ pub use rng::NoNoise;
 
 #[cfg(feature = "alloc")]
 pub use barker::{BARKER_SIGMA2, Barker, BarkerPrivacy, BarkerSettings};
+#[cfg(feature = "alloc")]
+pub use chains::{Budgeted, Ledger, MultiChain};
 #[cfg(feature = "alloc")]
 pub use hmc::{Hmc, HmcPrivacy, HmcSettings};
 #[cfg(feature = "alloc")]

@@ -220,6 +220,14 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Penalty<P, L, N> {
 }
 
 impl<P, L, N> Penalty<P, L, N> {
+    /// Lowers the iteration limit to `cap` (never raises it); used to split one budget over
+    /// several chains (see [`crate::Ledger`]). No effect on exact kernels.
+    pub fn cap_iterations(&mut self, cap: u64) {
+        if let Some(p) = self.private.as_mut() {
+            p.max_iterations = p.max_iterations.min(cap);
+        }
+    }
+
     /// Iterations the budget allows in total (`None` for exact kernels).
     #[must_use]
     pub fn max_iterations(&self) -> Option<u64> {

@@ -1,0 +1,164 @@
+//! Several chains on one privacy budget.
+//!
+//! # Privacy
+//!
+//! Every chain of a private sampler reads the same private data, so the chains **compose**:
+//! `m` chains of `k₁, …, k_m` iterations cost exactly what one chain of `Σ k_i` iterations
+//! costs (the per-iteration releases are identical Gaussian mechanisms; zCDP, PLD and RDP all
+//! compose additively). The [`Ledger`] therefore splits the iteration count that the whole
+//! budget allows over the chains, and [`MultiChain`] caps each chain at its share, so the run
+//! as a whole refuses to exceed the budget. Each chain needs its own proposal RNG stream and
+//! its own noise CSPRNG.
+
+use alloc::vec::Vec;
+use rand_core::Rng;
+
+use crate::sampler::{Sampler, Trace};
+use crate::{Barker, Hmc, McmcError, Penalty, SubsampledPenalty};
+
+/// Samplers whose run length is limited by a privacy budget.
+pub trait Budgeted: Sampler {
+    /// Iterations the budget allows in total (`None`: exact kernel, unlimited).
+    fn limit(&self) -> Option<u64>;
+    /// Lowers the limit to `cap`.
+    fn cap(&mut self, cap: u64);
+}
+
+macro_rules! budgeted {
+    ($t:ident, $($b:tt)*) => {
+        impl<P, L, N> Budgeted for $t<P, L, N>
+        where
+            $t<P, L, N>: Sampler,
+            $($b)*
+        {
+            fn limit(&self) -> Option<u64> {
+                self.max_iterations()
+            }
+            fn cap(&mut self, cap: u64) {
+                self.cap_iterations(cap);
+            }
+        }
+    };
+}
+budgeted!(Penalty,);
+budgeted!(Barker,);
+budgeted!(SubsampledPenalty, L: dpinfer_simulators::RowLikelihood);
+budgeted!(Hmc, L: dpinfer_simulators::RowGradient, P: crate::model::PriorGradient, N: crate::noise::PrivacyNoise);
+
+/// Splits one run's iteration budget over chains.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Ledger {
+    /// Iterations allowed in total, over all chains.
+    pub total: u64,
+    /// Each chain's share (sums to at most `total`).
+    pub shares: Vec<u64>,
+}
+
+impl Ledger {
+    /// Splits `total` iterations as evenly as possible over `chains` chains.
+    ///
+    /// # Errors
+    ///
+    /// [`McmcError::InvalidSize`] for `chains == 0`.
+    pub fn split(total: u64, chains: usize) -> Result<Self, McmcError> {
+        let m = u64::try_from(chains).map_err(|_| McmcError::InvalidSize {
+            name: "chains",
+            value: chains,
+        })?;
+        if m == 0 {
+            return Err(McmcError::InvalidSize {
+                name: "chains",
+                value: 0,
+            });
+        }
+        let base = total / m;
+        let extra = total % m;
+        let shares = (0..m).map(|i| base + u64::from(i < extra)).collect();
+        Ok(Self { total, shares })
+    }
+}
+
+/// Several chains of the same private sampler sharing one budget.
+#[derive(Debug)]
+pub struct MultiChain<S> {
+    chains: Vec<S>,
+    ledger: Option<Ledger>,
+}
+
+impl<S: Budgeted> MultiChain<S> {
+    /// Takes chains built with the **same** privacy parameters (so each one's own limit is the
+    /// whole budget's iteration count) and caps each at an equal share of that count.
+    ///
+    /// # Errors
+    ///
+    /// [`McmcError::InvalidSize`] for no chains; [`McmcError::InvalidParameter`] if the chains
+    /// disagree on private/exact or on their limits; [`McmcError::BudgetExhausted`] if a
+    /// share is 0.
+    pub fn new(mut chains: Vec<S>) -> Result<Self, McmcError> {
+        let first = chains
+            .first()
+            .ok_or(McmcError::InvalidSize {
+                name: "chains",
+                value: 0,
+            })?
+            .limit();
+        if chains.iter().any(|c| c.limit() != first) {
+            return Err(McmcError::param("chain limits", f64::NAN));
+        }
+        let ledger = match first {
+            None => None,
+            Some(total) => {
+                let l = Ledger::split(total, chains.len())?;
+                if l.shares.contains(&0) {
+                    return Err(McmcError::BudgetExhausted { allowed: total });
+                }
+                for (c, &s) in chains.iter_mut().zip(&l.shares) {
+                    c.cap(s);
+                }
+                Some(l)
+            }
+        };
+        Ok(Self { chains, ledger })
+    }
+
+    /// The budget split (`None` for exact kernels).
+    #[must_use]
+    pub fn ledger(&self) -> Option<&Ledger> {
+        self.ledger.as_ref()
+    }
+
+    /// The chains.
+    #[must_use]
+    pub fn chains(&self) -> &[S] {
+        &self.chains
+    }
+
+    /// Runs chain `i` for `iterations` with `rngs[i]` (one independent stream per chain);
+    /// private chains stop at their share. Returns one trace per chain.
+    ///
+    /// # Errors
+    ///
+    /// [`McmcError::DimensionMismatch`] if `rngs.len()` differs from the number of chains;
+    /// the first sampler error other than the budget running out.
+    pub fn run<R: Rng>(
+        &mut self,
+        iterations: u64,
+        burn_in: u64,
+        rngs: &mut [R],
+    ) -> Result<Vec<Trace>, McmcError> {
+        if rngs.len() != self.chains.len() {
+            return Err(McmcError::DimensionMismatch {
+                expected: self.chains.len(),
+                got: rngs.len(),
+            });
+        }
+        let mut out = Vec::with_capacity(self.chains.len());
+        for (c, rng) in self.chains.iter_mut().zip(rngs.iter_mut()) {
+            let n = c.limit().map_or(iterations, |l| l.min(iterations));
+            let mut t = Trace::with_burn_in(burn_in);
+            c.run(n, rng, &mut t)?;
+            out.push(t);
+        }
+        Ok(out)
+    }
+}
