@@ -282,11 +282,11 @@ pub struct Dirichlet {
 }
 
 impl Dirichlet {
-    /// Symmetric Dirichlet with `k ≥ 2` components and concentration `alpha > 0`.
+    /// Symmetric Dirichlet with `k ≥ 2` components and concentration `alpha ∈ [1e-3, 1e6]`.
     ///
     /// # Errors
-    /// [`SimError::InvalidSize`] for `k < 2`; [`SimError::InvalidParameter`] for a non-finite or
-    /// non-positive `alpha`.
+    /// [`SimError::InvalidSize`] for `k < 2`; [`SimError::InvalidParameter`] for `alpha`
+    /// outside `[1e-3, 1e6]` (below, draws underflow to vertices of the simplex in `f64`).
     pub fn new(k: usize, alpha: f64) -> Result<Self, SimError> {
         if k < 2 {
             return Err(SimError::InvalidSize {
@@ -294,7 +294,12 @@ impl Dirichlet {
                 value: k as u64,
             });
         }
-        let alpha = positive("alpha", alpha)?;
+        if !(1e-3..=1e6).contains(&alpha) {
+            return Err(SimError::InvalidParameter {
+                name: "alpha",
+                value: alpha,
+            });
+        }
         #[allow(clippy::cast_precision_loss)]
         let kf = k as f64;
         let ln_norm = dpinfer_math::ln_gamma(kf * alpha) - kf * dpinfer_math::ln_gamma(alpha);
@@ -308,6 +313,42 @@ impl Prior for Dirichlet {
     }
     fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
         check_len("out", self.k, out.len())?;
+        if self.alpha < 1.0 {
+            // log-space: ln G = ln G(α + 1) + ln(U)/α avoids underflow for small α.
+            let mut mx = f64::NEG_INFINITY;
+            for x in out.iter_mut() {
+                *x = libm::log(dist::gamma(rng, self.alpha + 1.0))
+                    + libm::log(dist::uniform_open01(rng)) / self.alpha;
+                mx = mx.max(*x);
+            }
+            let mut s = 0.0;
+            for x in out.iter_mut() {
+                *x = libm::exp(*x - mx);
+                s += *x;
+            }
+            for x in out.iter_mut() {
+                *x /= s;
+            }
+            return Ok(());
+        }
+        if self.alpha < 1.0 {
+            // log-space: ln G = ln G(α + 1) + ln(U)/α avoids underflow for small α.
+            let mut mx = f64::NEG_INFINITY;
+            for x in out.iter_mut() {
+                *x = libm::log(dist::gamma(rng, self.alpha + 1.0))
+                    + libm::log(dist::uniform_open01(rng)) / self.alpha;
+                mx = mx.max(*x);
+            }
+            let mut s = 0.0;
+            for x in out.iter_mut() {
+                *x = libm::exp(*x - mx);
+                s += *x;
+            }
+            for x in out.iter_mut() {
+                *x /= s;
+            }
+            return Ok(());
+        }
         loop {
             let mut s = 0.0;
             for x in out.iter_mut() {
