@@ -577,8 +577,10 @@ fn check_manifests() -> Res<Vec<String>> {
 }
 
 /// Policy problems in one manifest's text (a line-based reading of TOML: one key per line,
-/// inline tables on one line).
+/// inline tables on one line). A crate's dev-dependency on itself (`path = "."`, to switch
+/// on a test-only feature) is not an internal dependency and may use a path.
 pub(crate) fn manifest_problems(name: &str, text: &str) -> Vec<String> {
+    let own = meta::package_name(text).unwrap_or_default();
     let mut out = Vec::new();
     let mut section = String::new();
     let mut lints_workspace = false;
@@ -597,6 +599,7 @@ pub(crate) fn manifest_problems(name: &str, text: &str) -> Vec<String> {
             section = squashed.trim_matches(['[', ']']).to_owned();
             if let Some((_, dep)) = section.rsplit_once("dependencies.")
                 && dep.starts_with("dpinfer")
+                && dep != own
             {
                 dep_table = Some((dep.to_owned(), n + 1, false));
             }
@@ -619,8 +622,8 @@ pub(crate) fn manifest_problems(name: &str, text: &str) -> Vec<String> {
         if section.ends_with("dependencies") && squashed.starts_with("dpinfer") {
             let inherits =
                 squashed.contains(".workspace=true") || squashed.contains("workspace=true");
-            if !inherits {
-                let dep = squashed.split(['=', '.']).next().unwrap_or("");
+            let dep = squashed.split(['=', '.']).next().unwrap_or("");
+            if !inherits && dep != own {
                 out.push(format!(
                     "{name}:{}: {dep} must use `workspace = true`",
                     n + 1
@@ -946,9 +949,10 @@ mod tests {
 
     #[test]
     fn manifest_rules() {
-        let good = "[package]\nname = \"x\"\nrust-version.workspace = true\n\
+        let good = "[package]\nname = \"dpinfer-x\"\nrust-version.workspace = true\n\
                     [dependencies]\ndpinfer-math = { workspace = true }\nlibm = { workspace = true }\n\
                     [dev-dependencies]\ndpinfer-accountants = { workspace = true, features = [\"std\"] }\n\
+                    dpinfer-x = { path = \".\", features = [\"testkit\"] }\n\
                     [lints]\nworkspace = true\n";
         assert!(manifest_problems("m", good).is_empty());
         let bad = "[package]\nname = \"x\"\nrust-version = \"1.89\"\n\
