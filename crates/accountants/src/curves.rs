@@ -258,19 +258,30 @@ fn integer_log_a_minus_1(q: f64, inv2s2: f64, a: f64) -> f64 {
     let ln_q = libm::log(q);
     let ln_1mq = libm::log1p(-q);
     let mut ln_c = NeumaierSum::new(); // ln C(α, k), built incrementally
-    // k = 1
-    ln_c.add(libm::log(a));
+    ln_c.add(libm::log(a)); // k = 1
+    // Streaming log-sum-exp (max-shifted) with one `exp` per term.
+    let mut m = f64::NEG_INFINITY;
+    let mut s = 0.0_f64;
     let mut k = 2.0_f64;
-    let terms = core::iter::from_fn(|| {
-        if k > a {
-            return None;
+    while k <= a {
+        ln_c.add(libm::log((a - k + 1.0) / k));
+        let x = k * (k - 1.0) * inv2s2;
+        // ln(e^x − 1) = x + ln(1 − e^{−x}); the correction is below 2⁻⁶⁰ for x > 42.
+        let lx = if x > 42.0 { x } else { ln_expm1(x) };
+        let t = ln_c.sum() + k * ln_q + (a - k) * ln_1mq + lx;
+        if t <= m {
+            s += libm::exp(t - m);
+        } else {
+            s = s * libm::exp(m - t) + 1.0;
+            m = t;
         }
-        ln_c.add(libm::log(a - k + 1.0) - libm::log(k));
-        let t = ln_c.sum() + k * ln_q + (a - k) * ln_1mq + ln_expm1(k * (k - 1.0) * inv2s2);
         k += 1.0;
-        Some(t)
-    });
-    logsumexp_iter(terms)
+    }
+    if s > 0.0 {
+        m + libm::log(s)
+    } else {
+        f64::NEG_INFINITY
+    }
 }
 
 /// Iteration cap of the fractional-order series.
@@ -316,6 +327,12 @@ fn fractional_log_a_minus_1(q: f64, z: f64, inv2s2: f64, a: f64) -> Result<f64, 
     // partial sums are averaged (S_{n−1} + t_n/2), whose error is ≈ |t_n − t_{n+1}|/2
     // ≈ |t_n|(α+2)/(2n) (alternating-series bound).
     let mut last: [(f64, bool); 3] = [(f64::NEG_INFINITY, true); 3];
+    const EULER: usize = 8;
+    let mut hist = [0.0_f64; EULER];
+    let mut filled = 0usize;
+    let mut reference = f64::NEG_INFINITY;
+    let mut prev_est = f64::NAN;
+    let mut accelerated: Option<f64> = None;
     for _ in 0..MAX_FRAC_TERMS {
         if i > 0.0 {
             let f = a - i + 1.0;
@@ -355,8 +372,40 @@ fn fractional_log_a_minus_1(q: f64, z: f64, inv2s2: f64, a: f64) -> Result<f64, 
                 converged = true;
                 break;
             }
+            // Euler–van Wijngaarden repeated averaging of the last EULER partial sums of the
+            // alternating tail (linear scale relative to `reference`).
+            if reference == f64::NEG_INFINITY {
+                reference = acc.pos;
+            }
+            hist.copy_within(1.., 0);
+            hist[EULER - 1] = libm::exp(acc.pos - reference) - libm::exp(acc.neg - reference);
+            filled += 1;
+            if filled >= EULER {
+                let mut t = hist;
+                for level in 1..EULER {
+                    for jx in 0..EULER - level {
+                        t[jx] = 0.5 * (t[jx] + t[jx + 1]);
+                    }
+                }
+                let est = t[0];
+                if est > 0.0 && (est - prev_est).abs() <= 1e-14 * est {
+                    accelerated = Some(reference + libm::log(est));
+                    converged = true;
+                    break;
+                }
+                prev_est = est;
+            }
         }
         i += 1.0;
+    }
+    if let Some(ln_sum) = accelerated {
+        return Ok(if use_identity {
+            ln_sum
+        } else if ln_sum <= 0.0 {
+            f64::NEG_INFINITY
+        } else {
+            ln_sum + log1mexp(-ln_sum)
+        });
     }
     if !converged {
         return Err(AccountantError::NumericalFailure {

@@ -24,7 +24,8 @@ pub use accountant::Accountant;
 #[cfg(feature = "alloc")]
 pub use accountants::RdpAccountantVec;
 pub use accountants::{
-    ApproxAccountant, DEFAULT_ORDERS, PldAccountant, PureAccountant, RdpAccountant, ZcdpAccountant,
+    ApproxAccountant, DEFAULT_ORDER_COUNT, DEFAULT_ORDERS, PldAccountant, PureAccountant,
+    RdpAccountant, ZcdpAccountant,
 };
 pub use error::AccountantError;
 pub use event::{BinomialBound, Event, MAX_EVENT_DEPTH};

@@ -76,7 +76,13 @@ fn eval(c: &Case<'_>) -> Option<(f64, f64)> {
         "zcdp_bs" => return None,
         "rho_inv" => (convert::rho_for_approx(p[0], p[1]).unwrap(), 1e-12),
         "rdp_conv_gauss" => {
-            let orders = dpinfer_accountants::DEFAULT_ORDERS;
+            // the 47-order grid of gen_golden.py
+            let orders: [f64; 47] = [
+                1.25, 1.5, 1.75, 2.0, 2.25, 2.5, 2.75, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 7.0, 8.0,
+                9.0, 10.0, 11.0, 12.0, 13.0, 14.0, 15.0, 16.0, 18.0, 20.0, 22.0, 24.0, 26.0, 28.0,
+                32.0, 36.0, 40.0, 48.0, 56.0, 64.0, 72.0, 80.0, 96.0, 112.0, 128.0, 144.0, 160.0,
+                192.0, 208.0, 224.0, 256.0,
+            ];
             let vals = orders.map(|a| a * p[0]);
             (
                 convert::rdp_to_approx(&orders, &vals, p[1])

@@ -19,7 +19,7 @@ use proptest::prelude::*;
 
 const AR: Neighbouring = Neighbouring::AddRemove;
 
-fn rdp() -> RdpAccountant<47> {
+fn rdp() -> RdpAccountant<{ dpinfer_accountants::DEFAULT_ORDER_COUNT }> {
     RdpAccountant::new(AR)
 }
 fn zcdp() -> ZcdpAccountant {
