@@ -19,12 +19,16 @@ pub(crate) fn fmt(fix: bool) -> Res {
     Ok(())
 }
 
-/// The per-crate feature configurations: none, and the largest no-std set (`alloc` and
-/// every other feature that does not enable `std`).
+/// The per-crate feature configurations, all without default features: none, `alloc`
+/// (when the crate has it), and the largest no-std set (`alloc` plus every other feature
+/// that does not enable `std`, e.g. the facade's crate switches) when that differs.
 fn crate_configs(p: &Package) -> Vec<Vec<String>> {
-    let mut configs = vec![p.core_features()];
+    let mut configs = vec![Vec::new()];
+    if p.features.contains_key("alloc") {
+        configs.push(vec!["alloc".to_owned()]);
+    }
     let no_std = p.no_std_features();
-    if no_std != configs[0] {
+    if !configs.contains(&no_std) {
         configs.push(no_std);
     }
     configs
