@@ -14,11 +14,12 @@
 
 extern crate alloc;
 
+mod accountants;
 mod math;
 
 /// Check modules: `(module number, check function)`. The module number becomes the
 /// thousands of the failure code. Other crates append theirs here.
-const CHECKS: &[(u32, fn() -> u32)] = &[(1, math::verify)];
+const CHECKS: &[(u32, fn() -> u32)] = &[(1, math::verify), (2, accountants::verify)];
 
 /// Runs every check; `0` on success, else `module * 1000 + failing check index`.
 #[unsafe(no_mangle)]
