@@ -113,8 +113,8 @@ fn main() {
     println!(
         "| ε | DP penalty (k) | DP penalty GRW | DP HMC L=10 (k) | DP Barker T=1e-2, |B|=1000 (k, clip frac) |\n|---|---|---|---|---|"
     );
-    for e in 1..=6 {
-        let eps = f64::from(e);
+    for e in 1u64..=6 {
+        let eps = e as f64;
         let mut row = format!("| {e} |");
         for (i, prop) in [
             Proposal::Gaussian {
@@ -145,17 +145,13 @@ fn main() {
                 settings,
                 privacy,
                 &start,
-                ChaCha20Rng::seed_from_u64(100 + e as u64),
+                ChaCha20Rng::seed_from_u64(100 + e),
             )
             .unwrap();
             let k = s.max_iterations().unwrap();
             let mut tr = Trace::default();
-            s.run(
-                k,
-                &mut Xoshiro256PlusPlus::seed_from_u64(200 + e as u64),
-                &mut tr,
-            )
-            .unwrap();
+            s.run(k, &mut Xoshiro256PlusPlus::seed_from_u64(200 + e), &mut tr)
+                .unwrap();
             let m = mmd(&second_half_thinned(&tr), &reference, 12);
             if i == 0 {
                 row += &format!(" {m:.4} ({k}, clip {:.3}) |", tr.clip_fraction());
@@ -185,17 +181,13 @@ fn main() {
             hs,
             hp,
             &start,
-            ChaCha20Rng::seed_from_u64(300 + e as u64),
+            ChaCha20Rng::seed_from_u64(300 + e),
         ) {
             Ok(mut s) => {
                 let k = s.max_iterations().unwrap();
                 let mut tr = Trace::default();
-                s.run(
-                    k,
-                    &mut Xoshiro256PlusPlus::seed_from_u64(400 + e as u64),
-                    &mut tr,
-                )
-                .unwrap();
+                s.run(k, &mut Xoshiro256PlusPlus::seed_from_u64(400 + e), &mut tr)
+                    .unwrap();
                 row += &format!(
                     " {:.4} ({k}, clip {:.3}/{:.3}) |",
                     mmd(&second_half_thinned(&tr), &reference, 13),
@@ -221,17 +213,13 @@ fn main() {
                 delta: 1e-6,
             },
             &start,
-            ChaCha20Rng::seed_from_u64(500 + e as u64),
+            ChaCha20Rng::seed_from_u64(500 + e),
         ) {
             Ok(mut s) => {
                 let k = s.max_iterations().unwrap();
                 let mut tr = Trace::default();
-                s.run(
-                    k,
-                    &mut Xoshiro256PlusPlus::seed_from_u64(600 + e as u64),
-                    &mut tr,
-                )
-                .unwrap();
+                s.run(k, &mut Xoshiro256PlusPlus::seed_from_u64(600 + e), &mut tr)
+                    .unwrap();
                 row += &format!(
                     " {:.4} ({k}, {:.3}) |",
                     mmd(&second_half_thinned(&tr), &reference_t, 14),

@@ -230,6 +230,10 @@ impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
                 self.noise
                     .release_vec(out, pr.sd_g, 2.0 * pr.p.grad_clip, bound)?;
             }
+            None if d <= CHUNK => {
+                // The model's fused pass with an inactive bound (only non-finite rows change).
+                self.lik.clipped_grad_sum(theta, 0, n, f64::MAX, out)?;
+            }
             None => {
                 out.fill(0.0);
                 let rows_per = self.grad_buf.len() / d;

@@ -5,8 +5,6 @@
 //! by the samplers) and [`RowGradient`]; the prior through [`Prior`] and, for Hamiltonian
 //! samplers, [`PriorGradient`].
 
-#[cfg(feature = "alloc")]
-use dpinfer_simulators::likelihood::CHUNK;
 use dpinfer_simulators::{Prior, SimError};
 #[cfg(feature = "alloc")]
 use dpinfer_simulators::{RowGradient, RowLikelihood};
@@ -254,7 +252,9 @@ impl RowGradient for GaussianMean {
     }
 }
 
-/// Σ over rows `first..first+count` of the **unclipped** log ratios (exact kernels).
+/// Σ over rows `first..first+count` of the log ratios for the exact kernels: the model's fused
+/// pass with bound `f64::MAX`, so finite values are never clipped (NaN rows count 0 and ±∞
+/// rows ±`f64::MAX`, the simulators crate's clip semantics).
 #[cfg(feature = "alloc")]
 pub(crate) fn log_ratio_sum<L: RowLikelihood + ?Sized>(
     lik: &L,
@@ -263,17 +263,9 @@ pub(crate) fn log_ratio_sum<L: RowLikelihood + ?Sized>(
     first: usize,
     count: usize,
 ) -> Result<f64, SimError> {
-    let mut buf = [0.0; CHUNK];
-    let mut acc = 0.0;
-    let mut start = first;
-    let end = first + count;
-    while start < end {
-        let m = (end - start).min(CHUNK);
-        lik.row_log_ratio(theta, theta_new, start, &mut buf[..m])?;
-        acc += buf[..m].iter().sum::<f64>();
-        start += m;
-    }
-    Ok(acc)
+    Ok(lik
+        .clipped_log_ratio_sum(theta, theta_new, first, count, f64::MAX)?
+        .sum)
 }
 
 /// The banana prior `Ban(0, σ₀²I, a, b, m)` of `dpinfer-simulators` with its gradient
