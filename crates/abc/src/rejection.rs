@@ -3,8 +3,8 @@
 //!
 //! The sampler is a state machine: each [`RejectionAbc::step`] is one proposal. Early
 //! rejection through [`IncrementalSimulator`]s is [`RejectionAbc::step_early`]. With the
-//! `parallel` feature, [`RejectionAbc::run_parallel`] evaluates proposals on several threads
-//! with one [`SimStream`] per proposal, so results are bit-identical for any thread count.
+//! `parallel` feature, `RejectionAbc::run_parallel` evaluates proposals on several threads
+//! with one `dpinfer_simulators::SimStream` per proposal, so results are bit-identical for any thread count.
 //!
 //! # Privacy
 //!
@@ -21,7 +21,7 @@ use rand_core::Rng;
 use crate::discrepancy::{Discrepancy, PrefixDiscrepancy, sanitize};
 use crate::error::{AbcError, non_negative};
 
-/// Stream domain of the per-proposal streams of [`RejectionAbc::run_parallel`].
+/// Stream domain of the per-proposal streams of `RejectionAbc::run_parallel` (feature `parallel`).
 pub const REJECTION_DOMAIN: u64 = 0x5245_4a45_4354; // "REJECT"
 
 /// The acceptance rule.

@@ -151,7 +151,7 @@ pub fn weighted_mean(
 /// correction) into `cov` (row-major `dim × dim`), given the weighted mean.
 ///
 /// Beaumont et al. (2009) use **twice** this matrix as the covariance of the Gaussian
-/// perturbation kernel; [`crate::smc`] applies the factor.
+/// perturbation kernel; the `smc` module applies the factor.
 ///
 /// # Errors
 ///

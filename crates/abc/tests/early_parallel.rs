@@ -1,4 +1,5 @@
 //! Early rejection with incremental simulators and bit-identical parallel rejection ABC.
+#![cfg(feature = "alloc")]
 #![allow(
     clippy::unwrap_used,
     clippy::float_cmp,

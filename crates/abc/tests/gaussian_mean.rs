@@ -1,4 +1,5 @@
 //! Rejection ABC and SMC-ABC on the Gaussian-mean toy against exact (ABC) posteriors.
+#![cfg(feature = "alloc")]
 #![allow(
     clippy::float_cmp,
     clippy::cast_precision_loss,

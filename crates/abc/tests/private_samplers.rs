@@ -1,5 +1,6 @@
 //! Gaussian rejection ABCDP and soft-ABCDP: ledgers against the accountants crate and the
 //! papers' closed forms, and noise behaviour against Monte Carlo.
+#![cfg(feature = "alloc")]
 #![allow(
     clippy::unwrap_used,
     clippy::float_cmp,

@@ -2,6 +2,7 @@
 //! model + public Laplace mechanism", so SMC-ABC targets π(θ | s_dp). The exact private-data
 //! posterior is computed independently by quadrature; the naive plug-in posterior (treating
 //! s_dp as the confidential mean) is shown to be wrong.
+#![cfg(feature = "alloc")]
 #![allow(
     clippy::unwrap_used,
     clippy::float_cmp,

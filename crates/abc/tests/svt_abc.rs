@@ -1,5 +1,6 @@
 //! SVT-ABC private pass: ledger, Proposition 1 flip probability, stopping, and agreement with
 //! rejection ABC at a huge budget.
+#![cfg(feature = "alloc")]
 #![allow(
     clippy::unwrap_used,
     clippy::float_cmp,
