@@ -308,9 +308,9 @@ pub fn ln_norm_cdf_sub_exp(a: f64, b: f64, eps: f64) -> f64 {
 /// `Φ(a) − e^ε·Φ(b)` (may be negative), without overflow and without needless cancellation.
 ///
 /// Routes: when `a, b < −1`, `Φ(a)·(1 − e^{−gap})` with the gap `ln Φ(a) − ln Φ(b) − ε` formed
-/// as in [`ln_norm_cdf_sub_exp`]; otherwise `(Φ(a) − Φ(b)) − expm1(ε)·Φ(b)` with
-/// [`norm_cdf_diff`] (so `ε = 0` and `a = −b` small stay accurate); when a term is out of
-/// range, `±exp` of the log-space difference.
+/// as in [`ln_norm_cdf_sub_exp`]; otherwise for `|ε| ≤ 1` `(Φ(a) − Φ(b)) − expm1(ε)·Φ(b)` with
+/// [`norm_cdf_diff`] (so `ε = 0` and `a = −b` small stay accurate), for larger `|ε|` the plain
+/// difference; when a term is subnormal or out of range, `±exp` of the log-space difference.
 ///
 /// NaN in any argument gives NaN, as does `ε = +∞` with `Φ(b) = 0`.
 ///
@@ -337,11 +337,20 @@ pub fn norm_cdf_sub_exp(a: f64, b: f64, eps: f64) -> f64 {
         }
         return -libm::exp(eps + ln_norm_cdf(b) + crate::log1mexp(gap));
     }
+    // The linear routes need every term to be 0 or a normal number (subnormals have lost
+    // relative precision) and at least one term to be normal; otherwise use logs.
+    let ordinary = |v: f64| v == 0.0 || v >= f64::MIN_POSITIVE;
     let pb = norm_cdf(b);
-    if eps.is_finite() {
-        let direct = norm_cdf_diff(a, b) - libm::expm1(eps) * pb;
-        if direct.is_finite() && (pb >= f64::MIN_POSITIVE || pb == 0.0) {
-            return direct;
+    if eps.abs() <= 1.0 {
+        // Near ε = 0 the two terms nearly cancel when a ≈ b: split off Φ(a) − Φ(b).
+        if pb >= f64::MIN_POSITIVE {
+            return norm_cdf_diff(a, b) - libm::expm1(eps) * pb;
+        }
+    } else if eps < 700.0 {
+        let pa = norm_cdf(a);
+        let t = libm::exp(eps) * pb;
+        if ordinary(pa) && ordinary(t) && pa.max(t) >= f64::MIN_POSITIVE {
+            return pa - t;
         }
     }
     let la = ln_norm_cdf(a);

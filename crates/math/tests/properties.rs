@@ -424,6 +424,10 @@ proptest! {
                 prop_assert!(l.is_nan());
             }
         }
+        if a.is_finite() && b.is_finite() && eps.is_finite() {
+            prop_assert!(!v.is_nan(), "Φ({a}) − e^{eps}·Φ({b}) gave NaN");
+            prop_assert!(!l.is_nan() || v <= 0.0, "ln(Φ({a}) − e^{eps}·Φ({b})) gave NaN, linear {v}");
+        }
     }
 
     #[test]

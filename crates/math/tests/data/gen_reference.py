@@ -254,6 +254,10 @@ def gen_norm_cdf_sub_exp():
     for _ in range(60):
         a = RNG.uniform(-40, 10)
         cases.append((a, a - RNG.expovariate(0.5), RNG.uniform(0, 20)))
+    neg = random.Random(7)  # own stream, so the other functions' points stay put
+    for _ in range(30):  # negative eps (PLD evaluations at eps < 0)
+        a = neg.uniform(-30, 5)
+        cases.append((a, a - neg.expovariate(0.5), -neg.uniform(0, 40)))
     for a, b, eps in cases:
         with mp.workdps(DPS + 40):
             A, B, E = mpf(a), mpf(b), mpf(eps)
