@@ -217,8 +217,8 @@ pub fn ln_norm_sf(x: f64) -> f64 {
 }
 
 /// `Φ(a) − Φ(b)` (negative when `a < b`), without the cancellation of the two CDF values:
-/// upper-tail survival functions when both arguments are positive, `½(erf(a/√2) − erf(b/√2))`
-/// (a sum of two magnitudes) when they straddle zero.
+/// `½(erf(a/√2) − erf(b/√2))` when the arguments straddle zero (a sum of two magnitudes) or
+/// both lie in `(−1, 1)`, otherwise the difference of the two lower (or upper) tails.
 ///
 /// NaN in either argument gives NaN; `Φ(+∞) − Φ(−∞) = 1`.
 #[must_use]
@@ -226,12 +226,14 @@ pub fn norm_cdf_diff(a: f64, b: f64) -> f64 {
     if a.is_nan() || b.is_nan() {
         return f64::NAN;
     }
-    if a >= 0.0 && b >= 0.0 {
-        norm_sf(b) - norm_sf(a)
-    } else if a <= 0.0 && b <= 0.0 {
-        norm_cdf(a) - norm_cdf(b)
-    } else {
+    // Difference the representation whose two values are smallest: erf near the centre
+    // (and whenever the signs differ, where it is a sum of magnitudes), the tails outside.
+    if (a >= 0.0) != (b >= 0.0) || a.abs().max(b.abs()) < 1.0 {
         0.5 * (libm::erf(a * FRAC_1_SQRT_2_HI) - libm::erf(b * FRAC_1_SQRT_2_HI))
+    } else if a >= 0.0 {
+        norm_sf(b) - norm_sf(a)
+    } else {
+        norm_cdf(a) - norm_cdf(b)
     }
 }
 

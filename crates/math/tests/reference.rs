@@ -53,13 +53,13 @@ const TOLERANCES: &[(&str, Measure, f64, &str)] = &[
     (
         "norm_cdf_sub_exp",
         Measure::CondUlp,
-        8.0,
+        4.0,
         "Gaussian profiles μ ∈ [1e−3, 1e3], ε ∈ [0, 3000]; random, ε ∈ [−40, 20]",
     ),
     (
         "ln_norm_cdf_sub_exp",
         Measure::CondUlp,
-        8.0,
+        4.0,
         "same, where Φ(a) > e^ε Φ(b)",
     ),
     (

@@ -515,6 +515,39 @@ def dense(n):
         X = mpf(x)
         sp = mp.log1p(mp.exp(X)) if X < 0 else X + mp.log1p(mp.exp(-X))
         emit("softplus", [x], sp, X / (1 + mp.exp(-X)))
+        a = RNG.choice([RNG.uniform(-40, 10), -lu(-3, 3)])
+        b = a - RNG.choice([lu(-12, 1), RNG.expovariate(0.5)])
+        eps = RNG.choice([RNG.uniform(-40, 40), lu(-10, 3), 0.0])
+        with mp.workdps(DPS + 40):
+            A, B, E = mpf(a), mpf(b), mpf(eps)
+            pa, pb = ncdf(A), ncdf(B)
+            v = pa - mp.exp(E) * pb
+            kap = abs(A * npdf(A)) + abs(B * mp.exp(E) * npdf(B)) + abs(E * mp.exp(E) * pb)
+            emit("norm_cdf_sub_exp", [a, b, eps], v, kap)
+            if v > 0.5:
+                emit("ln_norm_cdf_sub_exp", [a, b, eps],
+                     mp.log1p(-(ncdf(-A) + mp.exp(E) * pb)), kap / v)
+            elif v > 0:
+                emit("ln_norm_cdf_sub_exp", [a, b, eps], mp.log(v), kap / v)
+            a2, b2 = RNG.uniform(-38, 38), RNG.uniform(-38, 38)
+            if RNG.random() < 0.5:
+                b2 = a2 + RNG.uniform(-1e-3, 1e-3) if RNG.random() < 0.5 else -a2 * RNG.uniform(0.5, 2)
+            A2, B2 = mpf(a2), mpf(b2)
+            v2 = ncdf(-B2) - ncdf(-A2) if a2 >= 0 and b2 >= 0 else ncdf(A2) - ncdf(B2)
+            emit("norm_cdf_diff", [a2, b2], v2, abs(A2 * npdf(A2)) + abs(B2 * npdf(B2)))
+        x, y = RNG.uniform(-50, 50), RNG.uniform(-50, 50)
+        w = weights([x, y])
+        emit("log_add_exp", [x, y], lae(x, y), abs(x) * w[0] + abs(y) * w[1])
+        hi_, lo_ = max(x, y), min(x, y) - RNG.choice([0.0, lu(-14, 0)])
+        if hi_ > lo_:
+            H, L = mpf(hi_), mpf(lo_)
+            eb = mp.exp(L - H)
+            emit("log_sub_exp", [hi_, lo_], H + log1mexp(L - H),
+                 (abs(H) + abs(L) * eb) / -mp.expm1(L - H))
+        xg = RNG.choice([lu(-5, 3), RNG.uniform(0.5, 3)])
+        with mp.workdps(DPS + 10):
+            XG = mpf(xg)
+            emit("ln_gamma", [xg], mp.loggamma(XG), XG * mp.digamma(XG))
         nn = RNG.choice([lu(-1, 2), lu(0, 15), lu(0, 300)])
         kk = RNG.choice([nn * RNG.random(), min(nn, lu(-12, 1)), min(nn, float(RNG.randint(1, 30)))])
         if 0 <= kk <= nn:
