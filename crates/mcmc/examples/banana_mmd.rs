@@ -61,6 +61,119 @@ fn mmd(sample: &[f64], reference: &[f64], seed: u64) -> f64 {
     mmd2(sample, reference, 2, h).unwrap().sqrt()
 }
 
+struct Setup {
+    model: Banana,
+    x: Vec<f64>,
+    sd: Vec<f64>,
+    sd_t: Vec<f64>,
+    start: [f64; 2],
+    reference: Vec<f64>,
+    reference_t: Vec<f64>,
+}
+
+/// One private run at `eps`; returns (MMD, iterations, ratio clip fraction, acceptance).
+fn run_one(
+    st: &Setup,
+    which: usize,
+    eps: f64,
+    seed: u64,
+) -> Result<(f64, u64, f64, f64), dpinfer_mcmc::McmcError> {
+    let (model, x, sd) = (&st.model, &st.x, &st.sd);
+    let noise = ChaCha20Rng::seed_from_u64(1000 + seed);
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(2000 + seed);
+    let mut tr = Trace::default();
+    let small = vec![0.3 * sd[0], 0.3 * sd[1]];
+    let (k, reference) = match which {
+        0 | 1 => {
+            let proposal = if which == 0 {
+                Proposal::Gaussian { scale: small }
+            } else {
+                Proposal::GuidedRandomWalk { scale: small }
+            };
+            let privacy = PenaltyPrivacy {
+                clip: 1.0,
+                tau: 0.1,
+                n_exponent: 0.5,
+                epsilon: eps,
+                delta: 1e-6,
+                accounting: Accounting::Pld,
+            };
+            let mut s = Penalty::private(
+                model.prior(),
+                model.data(x)?,
+                PenaltySettings {
+                    proposal,
+                    temperature: 1.0,
+                },
+                privacy,
+                &st.start,
+                noise,
+            )?;
+            let k = s.max_iterations().unwrap_or(0);
+            s.run(k, &mut rng, &mut tr)?;
+            (k, &st.reference)
+        }
+        2 => {
+            let hs = HmcSettings {
+                step_size: 0.2,
+                leapfrog_steps: 10,
+                inv_mass: vec![sd[0] * sd[0], 4.0 * sd[1] * sd[1]],
+                temperature: 1.0,
+            };
+            let hp = HmcPrivacy {
+                ratio_clip: 1.0,
+                grad_clip: 2.0,
+                tau_l: 0.1,
+                tau_g: 0.1,
+                epsilon: eps,
+                delta: 1e-6,
+                accounting: Accounting::Pld,
+                charging: GradientCharging::Reuse,
+            };
+            let mut s = Hmc::private(
+                BananaPriorGrad::new(model),
+                model.data(x)?,
+                hs,
+                hp,
+                &st.start,
+                noise,
+            )?;
+            let k = s.max_iterations().unwrap_or(0);
+            s.run(k, &mut rng, &mut tr)?;
+            (k, &st.reference)
+        }
+        _ => {
+            let bs = BarkerSettings {
+                proposal: Proposal::Gaussian {
+                    scale: vec![0.15 * st.sd_t[0], 0.3 * st.sd_t[1]],
+                },
+                temperature: 1000.0 / 100_000.0,
+            };
+            let mut s = Barker::private(
+                model.prior(),
+                model.data(x)?,
+                bs,
+                BarkerPrivacy {
+                    batch: 1000,
+                    epsilon: eps,
+                    delta: 1e-6,
+                },
+                &st.start,
+                noise,
+            )?;
+            let k = s.max_iterations().unwrap_or(0);
+            s.run(k, &mut rng, &mut tr)?;
+            (k, &st.reference_t)
+        }
+    };
+    Ok((
+        mmd(&second_half_thinned(&tr), reference, 3000 + seed),
+        k,
+        tr.clip_fraction(),
+        tr.acceptance_rate(),
+    ))
+}
+
 fn main() {
     let model = Banana::new(BananaSettings::thesis_2d()).unwrap();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(2021);
@@ -68,8 +181,7 @@ fn main() {
     model.simulate(&[0.0, 3.0], &mut rng, &mut x).unwrap();
     let data = model.data(&x).unwrap();
     let post = model.posterior(&data, 1.0).unwrap();
-    let n = 100_000.0;
-    let t_barker = 1000.0 / n;
+    let t_barker = 1000.0 / 100_000.0;
     let post_t = model.posterior(&data, t_barker).unwrap();
     let reference = posterior_draws(&post, 2000, 1);
     let reference_t = posterior_draws(&post_t, 2000, 2);
@@ -79,154 +191,83 @@ fn main() {
         "exact-posterior baseline MMD: {baseline:.4} (tempered T = {t_barker}: {baseline_t:.4})"
     );
     let sd = post.sd().to_vec();
-    let scale = vec![1.5 * sd[0], 3.0 * sd[1]];
     let start = [
         post.mu()[0],
         post.mu()[1] - 20.0 * post.mu()[0] * post.mu()[0],
     ];
+    let st = Setup {
+        sd_t: post_t.sd().to_vec(),
+        model,
+        x,
+        sd: sd.clone(),
+        start,
+        reference,
+        reference_t,
+    };
 
     println!(
-        "\n## Clipping (non-private RWMH, 3000 iterations)\n\n| clip bound b | clip fraction | MMD |\n|---|---|---|"
+        "\n## Clipping (non-private RWMH, 3000 iterations, mean of 3 seeds)\n\n| clip bound b | clip fraction | MMD |\n|---|---|---|"
     );
-    for b in [0.5, 1.0, 2.0, 5.0, 10.0, 50.0] {
-        let settings = PenaltySettings {
-            proposal: Proposal::Gaussian {
-                scale: scale.clone(),
-            },
-            temperature: 1.0,
-        };
-        let mut s = Penalty::exact(model.prior(), model.data(&x).unwrap(), settings, &start)
+    for b in [0.1, 0.2, 0.5, 1.0, 2.0, 5.0] {
+        let (mut m, mut c) = (0.0, 0.0);
+        for seed in 0..3 {
+            let settings = PenaltySettings {
+                proposal: Proposal::Gaussian {
+                    scale: vec![1.5 * sd[0], 3.0 * sd[1]],
+                },
+                temperature: 1.0,
+            };
+            let mut s = Penalty::exact(
+                st.model.prior(),
+                st.model.data(&st.x).unwrap(),
+                settings,
+                &start,
+            )
             .unwrap()
             .with_clip(b)
             .unwrap();
-        let mut tr = Trace::default();
-        s.run(3000, &mut Xoshiro256PlusPlus::seed_from_u64(10), &mut tr)
+            let mut tr = Trace::default();
+            s.run(
+                3000,
+                &mut Xoshiro256PlusPlus::seed_from_u64(10 + seed),
+                &mut tr,
+            )
             .unwrap();
-        println!(
-            "| {b} | {:.4} | {:.4} |",
-            tr.clip_fraction(),
-            mmd(&second_half_thinned(&tr), &reference, 11)
-        );
+            m += mmd(&second_half_thinned(&tr), &st.reference, 11 + seed) / 3.0;
+            c += tr.clip_fraction() / 3.0;
+        }
+        println!("| {b} | {c:.4} | {m:.4} |");
     }
 
-    println!("\n## MMD vs ε (δ = 1e-6; iterations from the PLD budget)\n");
     println!(
-        "| ε | DP penalty (k) | DP penalty GRW | DP HMC L=10 (k) | DP Barker T=1e-2, |B|=1000 (k, clip frac) |\n|---|---|---|---|---|"
+        "\n## MMD vs ε (δ = 1e-6, PLD/RDP budgets, mean of 3 seeds; k = iterations, clip = ratio clip fraction, acc = acceptance)\n"
+    );
+    println!(
+        "| ε | DP penalty | DP penalty GRW | DP HMC L=10 | DP Barker T=1e-2, |B|=1000 |\n|---|---|---|---|---|"
     );
     for e in 1u64..=6 {
         let eps = e as f64;
         let mut row = format!("| {e} |");
-        for (i, prop) in [
-            Proposal::Gaussian {
-                scale: scale.clone(),
-            },
-            Proposal::GuidedRandomWalk {
-                scale: scale.clone(),
-            },
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            let privacy = PenaltyPrivacy {
-                clip: 5.0,
-                tau: 0.1,
-                n_exponent: 0.5,
-                epsilon: eps,
-                delta: 1e-6,
-                accounting: Accounting::Pld,
-            };
-            let settings = PenaltySettings {
-                proposal: prop,
-                temperature: 1.0,
-            };
-            let mut s = Penalty::private(
-                model.prior(),
-                model.data(&x).unwrap(),
-                settings,
-                privacy,
-                &start,
-                ChaCha20Rng::seed_from_u64(100 + e),
-            )
-            .unwrap();
-            let k = s.max_iterations().unwrap();
-            let mut tr = Trace::default();
-            s.run(k, &mut Xoshiro256PlusPlus::seed_from_u64(200 + e), &mut tr)
-                .unwrap();
-            let m = mmd(&second_half_thinned(&tr), &reference, 12);
-            if i == 0 {
-                row += &format!(" {m:.4} ({k}, clip {:.3}) |", tr.clip_fraction());
-            } else {
-                row += &format!(" {m:.4} |");
+        for which in 0..4 {
+            let mut acc = (0.0, 0, 0.0, 0.0);
+            let mut err = None;
+            for seed in 0..3 {
+                match run_one(&st, which, eps, 100 * e + 10 * which as u64 + seed) {
+                    Ok((m, k, c, a)) => {
+                        acc = (acc.0 + m / 3.0, k, acc.2 + c / 3.0, acc.3 + a / 3.0)
+                    }
+                    Err(x) => err = Some(x),
+                }
             }
-        }
-        let hs = HmcSettings {
-            step_size: 0.2,
-            leapfrog_steps: 10,
-            inv_mass: vec![sd[0] * sd[0], 4.0 * sd[1] * sd[1]],
-            temperature: 1.0,
-        };
-        let hp = HmcPrivacy {
-            ratio_clip: 5.0,
-            grad_clip: 5.0,
-            tau_l: 0.1,
-            tau_g: 0.1,
-            epsilon: eps,
-            delta: 1e-6,
-            accounting: Accounting::Pld,
-            charging: GradientCharging::Reuse,
-        };
-        match Hmc::private(
-            BananaPriorGrad::new(&model),
-            model.data(&x).unwrap(),
-            hs,
-            hp,
-            &start,
-            ChaCha20Rng::seed_from_u64(300 + e),
-        ) {
-            Ok(mut s) => {
-                let k = s.max_iterations().unwrap();
-                let mut tr = Trace::default();
-                s.run(k, &mut Xoshiro256PlusPlus::seed_from_u64(400 + e), &mut tr)
-                    .unwrap();
-                row += &format!(
-                    " {:.4} ({k}, clip {:.3}/{:.3}) |",
-                    mmd(&second_half_thinned(&tr), &reference, 13),
-                    tr.clip_fraction(),
-                    tr.gradient_clip_fraction()
-                );
+            match err {
+                None => {
+                    row += &format!(
+                        " {:.3} (k {}, clip {:.2}, acc {:.2}) |",
+                        acc.0, acc.1, acc.2, acc.3
+                    )
+                }
+                Some(x) => row += &format!(" – ({x}) |"),
             }
-            Err(err) => row += &format!(" – ({err}) |"),
-        }
-        let bs = BarkerSettings {
-            proposal: Proposal::Gaussian {
-                scale: vec![0.15 * post_t.sd()[0], 0.3 * post_t.sd()[1]],
-            },
-            temperature: t_barker,
-        };
-        match Barker::private(
-            model.prior(),
-            model.data(&x).unwrap(),
-            bs,
-            BarkerPrivacy {
-                batch: 1000,
-                epsilon: eps,
-                delta: 1e-6,
-            },
-            &start,
-            ChaCha20Rng::seed_from_u64(500 + e),
-        ) {
-            Ok(mut s) => {
-                let k = s.max_iterations().unwrap();
-                let mut tr = Trace::default();
-                s.run(k, &mut Xoshiro256PlusPlus::seed_from_u64(600 + e), &mut tr)
-                    .unwrap();
-                row += &format!(
-                    " {:.4} ({k}, {:.3}) |",
-                    mmd(&second_half_thinned(&tr), &reference_t, 14),
-                    tr.clip_fraction()
-                );
-            }
-            Err(err) => row += &format!(" – ({err}) |"),
         }
         println!("{row}");
     }
