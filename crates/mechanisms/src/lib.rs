@@ -7,6 +7,7 @@ extern crate alloc;
 extern crate std;
 
 mod binomial;
+mod clamped;
 mod error;
 mod gaussian;
 pub mod grid;
@@ -19,6 +20,7 @@ mod suffstats;
 mod svt;
 
 pub use binomial::BinomialCurve;
+pub use clamped::ClampedStat;
 pub use dpinfer_accountants::{BinomialBound, Event, Neighbouring};
 pub use error::MechanismError;
 pub use gaussian::Gaussian;

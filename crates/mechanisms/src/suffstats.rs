@@ -310,7 +310,7 @@ fn entry_pair(p: usize, e: usize) -> (usize, usize) {
 }
 
 /// `⌈big_p / (n · 2^k)⌉` exactly.
-fn ceil_div_pow2(big_p: u64, n: u64, k: i32) -> Result<u64, MechanismError> {
+pub(crate) fn ceil_div_pow2(big_p: u64, n: u64, k: i32) -> Result<u64, MechanismError> {
     let (num, den) = if k <= 0 {
         let sh = u32::try_from(-k).map_err(|_| MechanismError::Overflow)?;
         if sh > 60 {
@@ -328,7 +328,7 @@ fn ceil_div_pow2(big_p: u64, n: u64, k: i32) -> Result<u64, MechanismError> {
 }
 
 /// `⌊S/(n·2^e) + ½⌋` exactly (round half up).
-fn round_ratio(sum: i128, n: u64, e: i32) -> Result<i64, MechanismError> {
+pub(crate) fn round_ratio(sum: i128, n: u64, e: i32) -> Result<i64, MechanismError> {
     let n = i128::from(n);
     let v = if e >= 0 {
         if e > 100 {

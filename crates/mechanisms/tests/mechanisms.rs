@@ -16,8 +16,8 @@ mod common;
 use common::{Z_1E6, chi2_critical, rng, z_score};
 use dpinfer_mechanisms::grid::Grid;
 use dpinfer_mechanisms::{
-    BinomialBound, BinomialCurve, Event, Gaussian, Laplace, MechanismError, Neighbouring,
-    RegressionStats, SparseVector, SparseVectorSettings,
+    BinomialBound, BinomialCurve, ClampedStat, Event, Gaussian, Laplace, MechanismError,
+    Neighbouring, RegressionStats, SparseVector, SparseVectorSettings,
 };
 
 /// `v` is exactly `j·g` for an integer `|j| ≤ 2^53`.
@@ -511,6 +511,59 @@ fn regression_stats_sensitivity_exhaustive_p1_p2() {
             "p={p}: worst {worst} vs (p+1)(p+2)/(2n) {tight}"
         );
     }
+}
+
+#[test]
+fn clamped_mean_and_sum() {
+    let mean = ClampedStat::mean(-1.0, 3.0, 4, 0.7).unwrap();
+    assert!(mean.epsilon() <= 0.7 && mean.epsilon() > 0.7 * (1.0 - 1e-9));
+    assert_eq!(mean.relation(), Neighbouring::ReplaceOne);
+    // Δ = (hi − lo)/n = 1, up to one grid step.
+    let d = mean.effective_sensitivity();
+    assert!((1.0..=1.0 + mean.grid().spacing()).contains(&d), "{d}");
+    let x = [0.5, 2.0, 9.0, f64::NAN]; // clamps to 0.5, 2, 3, −1
+    assert!((mean.statistic(&x).unwrap() - 1.125).abs() < 1e-12);
+    let mut r = rng(21);
+    let reps = 20_000;
+    let mut acc = 0.0;
+    for _ in 0..reps {
+        let y = mean.release(&x, &mut r).unwrap();
+        assert!(on_grid(y, mean.grid()));
+        acc += y;
+    }
+    let b = mean.scale();
+    assert!(
+        (acc / f64::from(reps) - 1.125).abs() < Z_1E6 * 2f64.sqrt() * b / f64::from(reps).sqrt()
+    );
+    assert!(mean.release(&x[..3], &mut r).is_err());
+
+    // Exhaustive replace-one check of the exact statistic against Δ′.
+    let vals = [-1.0, -0.3, 0.0, 1.7, 3.0, 50.0, f64::NAN];
+    for &a in &vals {
+        for &bb in &vals {
+            let d0 = mean.statistic(&[a, 1.0, 2.0, 0.0]).unwrap();
+            let d1 = mean.statistic(&[bb, 1.0, 2.0, 0.0]).unwrap();
+            assert!((d0 - d1).abs() <= mean.effective_sensitivity() + 1e-15);
+        }
+    }
+
+    let sum = ClampedStat::sum(0.0, 10.0, 1000, Neighbouring::AddRemove, 1.0).unwrap();
+    assert!(sum.epsilon() <= 1.0);
+    let d = sum.effective_sensitivity();
+    assert!((10.0..=10.0 + sum.grid().spacing()).contains(&d), "{d}");
+    let data = [1.0, 2.5, 11.0];
+    assert!((sum.statistic(&data).unwrap() - 13.5).abs() < 1e-12);
+    // add/remove: dropping a record moves the sum by at most Δ′.
+    let diff = sum.statistic(&data).unwrap() - sum.statistic(&data[..2]).unwrap();
+    assert!(diff.abs() <= d);
+    let y = sum.release(&data, &mut r).unwrap();
+    assert!(on_grid(y, sum.grid()));
+    let replace = ClampedStat::sum(-2.0, 10.0, 1000, Neighbouring::ReplaceOne, 1.0).unwrap();
+    assert!(replace.effective_sensitivity() >= 12.0);
+    assert!(ClampedStat::sum(0.0, 1.0, 0, Neighbouring::AddRemove, 1.0).is_err());
+    assert!(ClampedStat::sum(0.0, 1e300, u64::MAX, Neighbouring::AddRemove, 1.0).is_err());
+    assert!(ClampedStat::mean(1.0, 0.0, 3, 1.0).is_err());
+    assert!(ClampedStat::mean(0.0, 1.0, 3, 0.0).is_err());
 }
 
 #[test]

@@ -8,8 +8,8 @@ mod common;
 use common::rng;
 use dpinfer_mechanisms::grid::Grid;
 use dpinfer_mechanisms::{
-    BinomialCurve, Gaussian, GaussianRejection, Laplace, RegressionStats, SparseVector,
-    SparseVectorSettings, rejection_h, rejection_h_inverse,
+    BinomialCurve, ClampedStat, Gaussian, GaussianRejection, Laplace, RegressionStats,
+    SparseVector, SparseVectorSettings, rejection_h, rejection_h_inverse,
 };
 use proptest::prelude::*;
 
@@ -93,6 +93,20 @@ proptest! {
         }
         if let Ok(m) = GaussianRejection::from_epsilon(e, d, b, t) {
             prop_assert!(m.epsilon() <= e);
+        }
+    }
+
+    #[test]
+    fn clamped_constructors_never_panic(lo in any_f64(), hi in any_f64(), e in any_f64(), n in any::<u64>(), add: bool, q in any_f64()) {
+        let rel = if add { dpinfer_mechanisms::Neighbouring::AddRemove } else { dpinfer_mechanisms::Neighbouring::ReplaceOne };
+        if let Ok(m) = ClampedStat::sum(lo, hi, n, rel, e) {
+            prop_assert!(m.epsilon() <= e && m.epsilon() > 0.0);
+            let y = m.release(&[q, q], &mut rng(7));
+            prop_assert!(y.is_ok_and(f64::is_finite) || n < 2);
+        }
+        if let Ok(m) = ClampedStat::mean(lo, hi, 2, e) {
+            prop_assert!(m.epsilon() <= e);
+            prop_assert!(m.release(&[q, hi], &mut rng(8)).is_ok_and(f64::is_finite));
         }
     }
 

@@ -7,8 +7,8 @@ use chacha20::ChaCha20Rng;
 use chacha20::rand_core::SeedableRng;
 use dpinfer_mechanisms::grid::{Bridge, Grid};
 use dpinfer_mechanisms::{
-    BinomialCurve, Gaussian, GaussianRejection, Laplace, RegressionStats, SparseVector,
-    SparseVectorSettings,
+    BinomialCurve, ClampedStat, Gaussian, GaussianRejection, Laplace, RegressionStats,
+    SparseVector, SparseVectorSettings,
 };
 use libfuzzer_sys::fuzz_target;
 
@@ -85,6 +85,23 @@ fuzz_target!(|data: &[u8]| {
         m.release_into(&[x, b], &[b, x], &mut out, &mut rng)
             .unwrap();
         assert!(out.iter().all(|v| v.is_finite()));
+    }
+    if let Ok(m) = ClampedStat::sum(
+        lo,
+        hi,
+        u(data, 6),
+        dpinfer_mechanisms::Neighbouring::AddRemove,
+        a,
+    ) {
+        assert!(m.epsilon() <= a);
+        if let Ok(y) = m.release(&[x, b], &mut rng) {
+            assert!(y.is_finite() && on_grid(y, m.grid()));
+        }
+    }
+    if let Ok(m) = ClampedStat::mean(lo, hi, 2, a) {
+        assert!(m.epsilon() <= a);
+        let y = m.release(&[x, b], &mut rng).unwrap();
+        assert!(y.is_finite() && on_grid(y, m.grid()));
     }
     // The grid bridge.
     let k = i32::try_from(u(data, 6) % 2200).unwrap_or(0) - 1100;
