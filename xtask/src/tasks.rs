@@ -9,12 +9,16 @@ const NESTED: &[&str] = &["tests/no-std-smoke/Cargo.toml", "tests/benches/Cargo.
 /// `cargo xtask fmt [--fix]`: rustfmt check (or rewrite) of the workspace and the nested
 /// workspaces.
 pub(crate) fn fmt(fix: bool) -> Res {
+    // rustfmt takes about a second here; a pathological file must not stall CI forever.
+    const LIMIT: std::time::Duration = std::time::Duration::from_secs(120);
     let check: &[&str] = if fix { &[] } else { &["--", "--check"] };
-    Cmd::cargo(["fmt", "--all"]).args(check).run()?;
+    Cmd::cargo(["fmt", "--all"])
+        .args(check)
+        .run_with_timeout(LIMIT)?;
     for manifest in NESTED {
         Cmd::cargo(["fmt", "--manifest-path", manifest])
             .args(check)
-            .run()?;
+            .run_with_timeout(LIMIT)?;
     }
     Ok(())
 }

@@ -101,6 +101,44 @@ impl Cmd {
         }
     }
 
+    /// Like [`Cmd::run`], but kills the command's whole process group after `limit` (a
+    /// hang must fail CI, not stall it: rustfmt can take exponential time on deeply nested
+    /// expressions).
+    pub(crate) fn run_with_timeout(mut self, limit: std::time::Duration) -> Res {
+        use std::os::unix::process::CommandExt;
+        eprintln!("$ {}", self.shown);
+        let mut child = self
+            .inner
+            .stdin(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("cannot start `{}`: {e}", self.shown))?;
+        let start = std::time::Instant::now();
+        loop {
+            if let Some(status) = child
+                .try_wait()
+                .map_err(|e| format!("waiting for `{}`: {e}", self.shown))?
+            {
+                return if status.success() {
+                    Ok(())
+                } else {
+                    Err(format!("`{}` failed ({status})", self.shown))
+                };
+            }
+            if start.elapsed() > limit {
+                let group = format!("-{}", child.id());
+                let _ = Command::new("kill").args(["-KILL", "--", &group]).status();
+                let _ = child.wait();
+                return Err(format!(
+                    "`{}` did not finish within {} s and was killed",
+                    self.shown,
+                    limit.as_secs()
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+
     /// Runs quietly and returns `(success, stdout, stderr)`; `Err` only if it cannot start.
     pub(crate) fn output(mut self) -> Res<(bool, String, String)> {
         let out = self
@@ -172,4 +210,29 @@ pub(crate) fn rel(path: &Path) -> String {
         .unwrap_or(path)
         .display()
         .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Cmd;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn timeout_kills_a_hanging_command_and_passes_a_quick_one() {
+        let start = Instant::now();
+        let err = Cmd::new("sh")
+            .args(["-c", "sleep 30; true"])
+            .run_with_timeout(Duration::from_millis(300))
+            .unwrap_err();
+        assert!(err.contains("killed"), "{err}");
+        assert!(start.elapsed() < Duration::from_secs(10));
+        Cmd::new("true")
+            .run_with_timeout(Duration::from_secs(10))
+            .unwrap();
+        assert!(
+            Cmd::new("false")
+                .run_with_timeout(Duration::from_secs(10))
+                .is_err()
+        );
+    }
 }
