@@ -593,3 +593,41 @@ const PINNED: (u64, u64, u64, [bool; 4]) = (
     51,
     [true, true, false, true],
 );
+
+#[test]
+fn events_compose_in_the_accountants() {
+    use dpinfer_accountants::{Accountant, PureAccountant, RdpAccountant, ZcdpAccountant};
+    let rel = Neighbouring::ReplaceOne;
+    let close = |a: f64, b: f64| (a - b).abs() <= 1e-9 * b.max(1e-300);
+    // Pure-ε mechanisms: the accountant's total equals the mechanism's own ε.
+    let lap = Laplace::from_epsilon(0.3, 1.0, 0.0, 10.0).unwrap();
+    let svt = SparseVector::from_epsilon(svt_settings(3, true), 0.8).unwrap();
+    let svt_plain = SparseVector::from_epsilon(svt_settings(4, false), 0.5).unwrap();
+    let bin = BinomialCurve::new(1000, 1000, 10_000).unwrap();
+    let paper = bin.with_bound(BinomialBound::Paper);
+    for (event, eps) in [
+        (lap.event(), lap.epsilon()),
+        (svt.event(), svt.epsilon()),
+        (svt_plain.event(), svt_plain.epsilon()),
+        (bin.event(10), bin.epsilon_exact(10)),
+        (paper.event(10), paper.epsilon_paper(10)),
+    ] {
+        event.validate(rel).unwrap();
+        let mut acc = PureAccountant::new(rel);
+        acc.compose(&event).unwrap();
+        assert!(
+            close(acc.total(), eps),
+            "{event:?}: {} vs {eps}",
+            acc.total()
+        );
+    }
+    // The Gaussian's zCDP event composes in zCDP and RDP accountants.
+    let g = Gaussian::from_zcdp(0.125, 1.0, -5.0, 5.0).unwrap();
+    let mut z = ZcdpAccountant::new(rel);
+    z.compose_n(&g.event(), 4).unwrap();
+    assert!(close(z.rho(), 4.0 * g.rho()));
+    let mut r = RdpAccountant::new(rel);
+    r.compose(&g.event()).unwrap();
+    let report = r.epsilon(1e-6).unwrap();
+    assert!(report.epsilon.is_finite() && report.epsilon > 0.0);
+}
