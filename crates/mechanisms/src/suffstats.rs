@@ -330,22 +330,33 @@ pub(crate) fn ceil_div_pow2(big_p: u64, n: u64, k: i32) -> Result<u64, Mechanism
 /// `⌊S/(n·2^e) + ½⌋` exactly (round half up).
 pub(crate) fn round_ratio(sum: i128, n: u64, e: i32) -> Result<i64, MechanismError> {
     let n = i128::from(n);
-    let v = if e >= 0 {
+    let (num, den) = if e >= 0 {
         if e > 100 {
+            // |sum| < n·2^99 for every caller, so the ratio rounds to 0.
             return Ok(0);
         }
-        let d = n.checked_mul(1i128 << e).ok_or(MechanismError::Overflow)?;
-        (2 * sum + d).div_euclid(2 * d)
+        (
+            sum,
+            n.checked_mul(1i128 << e).ok_or(MechanismError::Overflow)?,
+        )
     } else {
         let sh = -e;
         if sh > 60 {
             return Err(MechanismError::Overflow);
         }
-        let num = sum
-            .checked_mul(1i128 << sh)
-            .ok_or(MechanismError::Overflow)?;
-        (2 * num + n).div_euclid(2 * n)
+        (
+            sum.checked_mul(1i128 << sh)
+                .ok_or(MechanismError::Overflow)?,
+            n,
+        )
     };
+    // ⌊(2·num + den) / (2·den)⌋ with checked arithmetic.
+    let v = num
+        .checked_mul(2)
+        .and_then(|a| a.checked_add(den))
+        .zip(den.checked_mul(2))
+        .map(|(a, b)| a.div_euclid(b))
+        .ok_or(MechanismError::Overflow)?;
     i64::try_from(v).map_err(|_| MechanismError::Overflow)
 }
 
