@@ -26,6 +26,12 @@ use dpinfer_simulators::{Prior, SimError, Simulator};
 use rand_core::Rng;
 
 use crate::discrepancy::{Discrepancy, sanitize};
+
+/// Stream domain base of [`SmcAbc::step_parallel`] (plus the generation index).
+pub const SMC_DOMAIN: u64 = 0x0053_4d43_0000_0000; // "SMC"
+
+/// Consecutive out-of-support proposals after which a particle gives up (budget stop).
+const MAX_MISSES: u64 = 1_000_000;
 use crate::error::{AbcError, positive};
 use crate::rng::{standard_normal, u01_open};
 use crate::weights::{
@@ -462,30 +468,71 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
         Err(AbcError::DegenerateCovariance)
     }
 
-    /// Proposes θ into `self.theta`: from the prior at generation 0, otherwise resample +
-    /// perturb. Returns `false` if the proposal lies outside the prior support.
-    fn propose<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<bool, AbcError> {
+    /// Proposes θ into `theta` (with `z` as scratch for standard normals): from the prior at
+    /// generation 0, otherwise resample + perturb. Returns `false` if the proposal lies outside
+    /// the prior support. Reads the sampler state only.
+    fn propose_into<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        theta: &mut [f64],
+        z: &mut [f64],
+    ) -> Result<bool, AbcError> {
         if self.generation == 0 {
-            self.prior
-                .sample(rng, &mut self.theta)
-                .map_err(|_| AbcError::Model)?;
+            self.prior.sample(rng, theta).map_err(|_| AbcError::Model)?;
             return Ok(true);
         }
         let u = u01_open(rng);
         let n = self.cum.len();
         let j = self.cum.partition_point(|&c| c < u).min(n - 1);
         let base = &self.particles[j * self.dim..(j + 1) * self.dim];
-        for z in &mut self.scratch {
-            *z = standard_normal(rng);
+        for zi in z.iter_mut() {
+            *zi = standard_normal(rng);
         }
         for (i, &b) in base.iter().enumerate() {
-            let mut s = b;
-            for k in 0..=i {
-                s += self.chol[i * self.dim + k] * self.scratch[k];
-            }
-            self.theta[i] = s;
+            let row = &self.chol[i * self.dim..=i * self.dim + i];
+            let s: f64 = row.iter().zip(z.iter()).map(|(l, zk)| l * zk).sum();
+            theta[i] = b + s;
         }
-        Ok(self.prior.in_support(&self.theta))
+        Ok(self.prior.in_support(theta))
+    }
+
+    /// One accepted particle: proposes, simulates and compares until `ρ ≤ eps`. Returns the
+    /// number of simulations, or `None` once `cap` simulations (or `MAX_MISSES` consecutive
+    /// out-of-support proposals) are used up.
+    fn accept_one<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        eps: f64,
+        cap: u64,
+        theta: &mut [f64],
+        z: &mut [f64],
+        out: &mut [f64],
+    ) -> Result<Option<(f64, u64)>, AbcError> {
+        let mut sims = 0u64;
+        let mut misses = 0u64;
+        loop {
+            if sims >= cap {
+                return Ok(None);
+            }
+            if !self.propose_into(rng, theta, z)? {
+                misses += 1;
+                if misses >= MAX_MISSES {
+                    return Ok(None);
+                }
+                continue; // outside the prior support: weight would be 0, no simulation
+            }
+            misses = 0;
+            sims += 1;
+            match self.sim.simulate(theta, rng, out) {
+                Ok(()) => {}
+                Err(e) if e.is_recoverable() => continue,
+                Err(_) => return Err(AbcError::Model),
+            }
+            let d = sanitize(self.dist.distance(out));
+            if d <= eps {
+                return Ok(Some((d, sims)));
+            }
+        }
     }
 
     /// Whitens the current population with the kernel's Cholesky factor (`z_j = L⁻¹ θ_j`), so
@@ -577,7 +624,27 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
         }
     }
 
-    /// Runs one generation.
+    /// Checks the stopping rules and prepares the kernel; `Some` if the run is over.
+    fn begin_generation(&mut self) -> Result<Option<SmcStep>, AbcError> {
+        if let Some(r) = self.done {
+            return Ok(Some(SmcStep::Done(r)));
+        }
+        if self.generation >= self.settings.max_generations {
+            return Ok(Some(self.stop(StopReason::MaxGenerations)));
+        }
+        if self.generation > 0 {
+            match self.next_tolerance() {
+                Some(e) => self.epsilon = e,
+                None => return Ok(Some(self.stop(StopReason::ScheduleExhausted))),
+            }
+            self.prepare_kernel()?;
+            self.whiten_population();
+            self.rebuild_cumulative();
+        }
+        Ok(None)
+    }
+
+    /// Runs one generation, drawing from `rng` sequentially.
     ///
     /// # Errors
     ///
@@ -585,48 +652,162 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
     /// [`AbcError::DegenerateCovariance`] if the population collapses,
     /// [`AbcError::ZeroTotalWeight`] if every new particle has zero weight.
     pub fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<SmcStep, AbcError> {
-        if let Some(r) = self.done {
-            return Ok(SmcStep::Done(r));
-        }
-        if self.generation >= self.settings.max_generations {
-            return Ok(self.stop(StopReason::MaxGenerations));
-        }
-        if self.generation > 0 {
-            match self.next_tolerance() {
-                Some(e) => self.epsilon = e,
-                None => return Ok(self.stop(StopReason::ScheduleExhausted)),
-            }
-            self.prepare_kernel()?;
-            self.whiten_population();
-            self.rebuild_cumulative();
+        if let Some(s) = self.begin_generation()? {
+            return Ok(s);
         }
         let eps = self.epsilon;
         let n = self.settings.particles;
+        let dim = self.dim;
+        let mut theta = core::mem::take(&mut self.theta);
+        let mut z = core::mem::take(&mut self.scratch);
+        let mut out = core::mem::take(&mut self.out);
         let mut sims = 0u64;
+        let mut res = Ok(true);
         for i in 0..n {
-            loop {
-                if self.total_sims >= self.settings.simulation_budget {
-                    return Ok(self.stop(StopReason::Budget));
-                }
-                if !self.propose(rng)? {
-                    continue; // outside the prior support: weight would be 0, no simulation
-                }
-                self.total_sims += 1;
-                sims += 1;
-                match self.sim.simulate(&self.theta, rng, &mut self.out) {
-                    Ok(()) => {}
-                    Err(e) if e.is_recoverable() => continue,
-                    Err(_) => return Err(AbcError::Model),
-                }
-                let d = sanitize(self.dist.distance(&self.out));
-                if d <= eps {
-                    self.new_particles[i * self.dim..(i + 1) * self.dim]
-                        .copy_from_slice(&self.theta);
+            let cap = self
+                .settings
+                .simulation_budget
+                .saturating_sub(self.total_sims + sims);
+            match self.accept_one(rng, eps, cap, &mut theta, &mut z, &mut out) {
+                Ok(Some((d, k))) => {
+                    sims += k;
+                    self.new_particles[i * dim..(i + 1) * dim].copy_from_slice(&theta);
                     self.new_distances[i] = d;
+                }
+                Ok(None) => {
+                    res = Ok(false);
+                    break;
+                }
+                Err(e) => {
+                    res = Err(e);
                     break;
                 }
             }
         }
+        self.theta = theta;
+        self.scratch = z;
+        self.out = out;
+        if !res? {
+            self.total_sims = self.settings.simulation_budget;
+            return Ok(self.stop(StopReason::Budget));
+        }
+        let u = u01_open(rng);
+        self.finish_generation(eps, sims, u)
+    }
+
+    /// Runs one generation with one reproducible stream per particle
+    /// (`SimStream::with_domain(seed, SMC_DOMAIN + generation, particle)`; the resampling
+    /// uniform uses particle index `u64::MAX`), evaluating particles on `threads` threads.
+    /// The result is bit-identical for every thread count (but differs from [`SmcAbc::step`],
+    /// which draws from one sequential stream). If the generation would exceed the
+    /// simulation budget it is discarded and the run stops with [`StopReason::Budget`].
+    ///
+    /// # Errors
+    ///
+    /// As [`SmcAbc::step`].
+    #[cfg(feature = "parallel")]
+    pub fn step_parallel(&mut self, seed: u64, threads: usize) -> Result<SmcStep, AbcError>
+    where
+        P: Sync,
+        S: Sync,
+        D: Sync,
+        O: Sync,
+    {
+        use dpinfer_simulators::SimStream;
+        if let Some(s) = self.begin_generation()? {
+            return Ok(s);
+        }
+        let eps = self.epsilon;
+        let n = self.settings.particles;
+        let dim = self.dim;
+        let out_dim = self.out.len();
+        let domain = SMC_DOMAIN.wrapping_add(self.generation as u64);
+        let cap = self
+            .settings
+            .simulation_budget
+            .saturating_sub(self.total_sims);
+        let threads = threads.clamp(1, n);
+        let chunk = n.div_ceil(threads);
+        type Part = Vec<Result<Option<(Vec<f64>, f64, u64)>, AbcError>>;
+        let this = &*self;
+        let work = move |lo: usize, hi: usize| -> Part {
+            let mut theta = alloc::vec![0.0; dim];
+            let mut z = alloc::vec![0.0; dim];
+            let mut out = alloc::vec![0.0; out_dim];
+            (lo..hi)
+                .map(|i| {
+                    let mut rng = SimStream::with_domain(seed, domain, i as u64);
+                    this.accept_one(&mut rng, eps, cap, &mut theta, &mut z, &mut out)
+                        .map(|r| r.map(|(d, k)| (theta.clone(), d, k)))
+                })
+                .collect()
+        };
+        let parts: Vec<Part> = if threads == 1 {
+            alloc::vec![work(0, n)]
+        } else {
+            std::thread::scope(|sc| {
+                let hs: Vec<_> = (0..threads)
+                    .map(|t| {
+                        let lo = (t * chunk).min(n);
+                        let hi = (lo + chunk).min(n);
+                        sc.spawn(move || work(lo, hi))
+                    })
+                    .collect();
+                hs.into_iter()
+                    .map(|h| {
+                        h.join()
+                            .unwrap_or_else(|_| alloc::vec![Err(AbcError::Model)])
+                    })
+                    .collect()
+            })
+        };
+        let mut sims = 0u64;
+        let mut i = 0;
+        for r in parts.into_iter().flatten() {
+            match r? {
+                Some((th, d, k)) => {
+                    sims = sims.saturating_add(k);
+                    self.new_particles[i * dim..(i + 1) * dim].copy_from_slice(&th);
+                    self.new_distances[i] = d;
+                    i += 1;
+                }
+                None => {
+                    return Ok(self.stop(StopReason::Budget));
+                }
+            }
+        }
+        if self.total_sims.saturating_add(sims) > self.settings.simulation_budget {
+            return Ok(self.stop(StopReason::Budget));
+        }
+        let u = u01_open(&mut SimStream::with_domain(seed, domain, u64::MAX));
+        self.finish_generation(eps, sims, u)
+    }
+
+    /// Runs [`SmcAbc::step_parallel`] until done.
+    ///
+    /// # Errors
+    ///
+    /// As [`SmcAbc::step`].
+    #[cfg(feature = "parallel")]
+    pub fn run_parallel(&mut self, seed: u64, threads: usize) -> Result<StopReason, AbcError>
+    where
+        P: Sync,
+        S: Sync,
+        D: Sync,
+        O: Sync,
+    {
+        loop {
+            if let SmcStep::Done(r) = self.step_parallel(seed, threads)? {
+                return Ok(r);
+            }
+        }
+    }
+
+    /// Weights, ESS, resampling (with the uniform `u`), diagnostics and stopping rules of a
+    /// completed generation whose particles are in `new_particles`/`new_distances`.
+    fn finish_generation(&mut self, eps: f64, sims: u64, u: f64) -> Result<SmcStep, AbcError> {
+        let n = self.settings.particles;
+        self.total_sims += sims;
         // Beaumont weights in log space.
         if self.generation == 0 {
             self.new_log_w.fill(0.0);
@@ -658,7 +839,6 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
         #[allow(clippy::cast_precision_loss)]
         let resample = ess < self.settings.ess_fraction * n as f64;
         if resample {
-            let u = u01_open(rng);
             systematic_resample(&self.weights, u.min(1.0 - f64::EPSILON), &mut self.idx)?;
             let mut p = alloc::vec![0.0; n * self.dim];
             let mut d = alloc::vec![0.0; n];

@@ -127,3 +127,54 @@ fn parallel_is_bit_identical_for_any_thread_count() {
     assert_eq!(run(2), one);
     assert_eq!(run(3), one);
 }
+
+#[cfg(feature = "parallel")]
+#[test]
+fn parallel_smc_is_bit_identical_and_correct() {
+    use common::{AbcPosterior, GaussianMean, weighted_mean_sd};
+    use dpinfer_abc::smc::{SmcAbc, SmcSettings, StopReason, Tolerance};
+    let obs = [0.5];
+    let run = |threads| {
+        let mut s = SmcAbc::new(
+            Normal::new(0.0, 1.0).unwrap(),
+            GaussianMean { n: 100.0 },
+            Euclidean::new(&obs).unwrap(),
+            SmcSettings {
+                particles: 500,
+                tolerance: Tolerance::Quantile {
+                    initial: f64::INFINITY,
+                    alpha: 0.5,
+                },
+                final_tolerance: 0.02,
+                ..SmcSettings::default()
+            },
+        )
+        .unwrap();
+        let r = s.run_parallel(17, threads).unwrap();
+        (
+            r,
+            s.particles().to_vec(),
+            s.weights().to_vec(),
+            s.simulations(),
+            s.history().last().copied().unwrap(),
+        )
+    };
+    let one = run(1);
+    assert_eq!(one.0, StopReason::FinalTolerance);
+    assert_eq!(run(2), one);
+    assert_eq!(run(3), one);
+    let post = AbcPosterior::new(1.0, 100.0, 0.5, one.4.tolerance);
+    let (m, sd) = weighted_mean_sd(&one.1, &one.2);
+    // 8 SE under the ESS approximation, as in gaussian_mean.rs.
+    let ess = one.4.ess;
+    assert!(
+        (m - post.mean).abs() < 8.0 * post.sd / ess.sqrt(),
+        "{m} vs {}",
+        post.mean
+    );
+    assert!(
+        (sd - post.sd).abs() < 8.0 * post.sd / (2.0 * ess).sqrt(),
+        "{sd} vs {}",
+        post.sd
+    );
+}
