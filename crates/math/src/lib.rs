@@ -22,7 +22,14 @@ pub const LN_SQRT_2PI: f64 = 0.918_938_533_204_672_8;
 pub const SQRT_PI: f64 = 1.772_453_850_905_516;
 
 /// Splits `a * b` into `hi + lo` exactly (Dekker's product, no FMA, so the result is the same
-/// on every target). Both inputs must be finite and `|a·b|` well inside the f64 range.
+/// on every target). Exact when both inputs are finite with `|a|, |b| < 2⁹⁹⁵` (the splitting
+/// multiplies by `2²⁷ + 1`) and `a·b` neither overflows nor falls below about `2⁻⁹⁶⁹` (where
+/// `lo` would be subnormal); otherwise `hi` is still the rounded product and `lo` may be
+/// inexact or NaN.
+///
+/// # References
+/// T. J. Dekker, "A floating-point technique for extending the available precision",
+/// *Numerische Mathematik* 18 (1971) 224–242.
 #[inline]
 #[must_use]
 pub fn two_product(a: f64, b: f64) -> (f64, f64) {
