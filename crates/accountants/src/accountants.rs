@@ -330,9 +330,14 @@ impl PldAccountant {
 }
 
 impl Accountant for PldAccountant {
+    #[inline]
+    fn compose(&mut self, event: &Event<'_>) -> Result<(), AccountantError> {
+        self.compose_n(event, 1)
+    }
     fn relation(&self) -> Neighbouring {
         self.relation
     }
+    #[inline]
     fn compose_n(&mut self, event: &Event<'_>, count: u64) -> Result<(), AccountantError> {
         // Fast path for the common single Gaussian: μ = Δ²/(2σ²) summed unrounded; the
         // per-term rounding error (≤ 2 ulp, all terms ≥ 0) is covered by the single

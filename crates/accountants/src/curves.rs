@@ -284,6 +284,10 @@ fn integer_log_a_minus_1(q: f64, inv2s2: f64, a: f64) -> f64 {
     }
 }
 
+/// Relative convergence tolerance of the Euler-accelerated fractional tail (the result is
+/// inflated by twice this, so it stays an upper bound).
+const EULER_TOL: f64 = 1e-11;
+
 /// Iteration cap of the fractional-order series.
 const MAX_FRAC_TERMS: usize = 50_000;
 
@@ -388,8 +392,13 @@ fn fractional_log_a_minus_1(q: f64, z: f64, inv2s2: f64, a: f64) -> Result<f64, 
                     }
                 }
                 let est = t[0];
-                if est > 0.0 && (est - prev_est).abs() <= 1e-14 * est {
-                    accelerated = Some(reference + libm::log(est));
+                // Converged when the accelerated estimate moves less than EULER_TOL relative or
+                // less than the rounding floor of the cancelling positive/negative sums.
+                let floor = 1e-15 * libm::exp(acc.pos.max(acc.neg) - reference);
+                if est > 0.0 && (est - prev_est).abs() <= EULER_TOL * est + floor {
+                    // Inflate by twice the tolerance so the truncation error cannot make the
+                    // value smaller than the exact one.
+                    accelerated = Some(reference + libm::log(est) + 2.0 * EULER_TOL);
                     converged = true;
                     break;
                 }

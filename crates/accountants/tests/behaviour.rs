@@ -438,3 +438,59 @@ fn pld_extreme_ranges() {
         }
     }
 }
+
+#[test]
+fn delta_direction_round_trips() {
+    // zCDP: δ(ε(δ)) ≤ δ and ε(δ(ε)) ≤ ε (both directions are valid bounds of one curve).
+    for rho in [1e-4, 0.05, 0.5, 3.0] {
+        for delta in [1e-3, 1e-6, 1e-12] {
+            let e = convert::zcdp_to_approx(rho, delta).unwrap().epsilon;
+            let d = convert::zcdp_to_delta(rho, e).unwrap().delta;
+            assert!(d <= delta * (1.0 + 1e-6), "{rho} {delta} {e} {d}");
+            assert!(
+                d >= delta * 0.5,
+                "zcdp_to_delta too loose: {rho} {delta} {d}"
+            );
+        }
+    }
+    // RDP curve of a Gaussian.
+    let orders = dpinfer_accountants::DEFAULT_ORDERS;
+    let vals = orders.map(|a| a * 0.05);
+    for delta in [1e-3, 1e-8] {
+        let e = convert::rdp_to_approx(&orders, &vals, delta)
+            .unwrap()
+            .epsilon;
+        let d = convert::rdp_to_delta(&orders, &vals, e).unwrap().delta;
+        assert!(d <= delta * (1.0 + 1e-9));
+    }
+    // KOV both directions.
+    let each = dpinfer_accountants::ApproxDp::new(0.1, 0.0).unwrap();
+    let r = dpinfer_accountants::composition::optimal(each, 100, 1e-5).unwrap();
+    let d = dpinfer_accountants::composition::optimal_delta(each, 100, r.epsilon).unwrap();
+    assert!(d.delta <= 1e-5);
+    // PLD accountant both directions.
+    let mut p = PldAccountant::new(AR);
+    p.compose_n(
+        &Event::Gaussian {
+            sigma: 3.0,
+            sensitivity: 1.0,
+        },
+        50,
+    )
+    .unwrap();
+    let e = p.epsilon(1e-7).unwrap().epsilon;
+    assert!(p.delta(e).unwrap().delta <= 1e-7 * (1.0 + 1e-9));
+}
+
+#[test]
+fn laplace_rdp_in_rdp_accountant_beats_pure_composition() {
+    let l = Event::Laplace {
+        scale: 10.0,
+        sensitivity: 1.0,
+    };
+    let mut r = RdpAccountant::new(AR);
+    r.compose_n(&l, 1000).unwrap();
+    let mut p = PureAccountant::new(AR);
+    p.compose_n(&l, 1000).unwrap();
+    assert!(r.epsilon(1e-6).unwrap().epsilon < p.epsilon(0.0).unwrap().epsilon);
+}
