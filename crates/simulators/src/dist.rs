@@ -35,10 +35,29 @@ pub fn uniform_open01<R: Rng + ?Sized>(rng: &mut R) -> f64 {
     (m + 0.5) * TWO_M53
 }
 
-/// Standard exponential, `−ln U` with `U ∈ (0, 1)`.
+/// Standard exponential by the 256-layer ziggurat of Marsaglia & Tsang (2000): one 64-bit
+/// draw and a table lookup in ≈ 99 % of calls; the wedges use `libm::exp` and the tail beyond
+/// r = 7.697 is r + Exp(1) (memorylessness) drawn as `−ln U`. Exact in distribution; tables are
+/// generated with mpmath by `tools/ziggurat_exp.py`.
 #[inline]
 pub fn exponential<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    -libm::log(uniform_open01(rng))
+    use crate::ziggurat_tables::{ZIG_EXP_F as F, ZIG_EXP_R, ZIG_EXP_X as X};
+    loop {
+        let bits = rng.next_u64();
+        let i = (bits & 0xff) as usize;
+        #[allow(clippy::cast_precision_loss)] // < 2^53: exact
+        let u = (bits >> 11) as f64 * TWO_M53;
+        let x = u * X[i];
+        if x < X[i + 1] {
+            return x;
+        }
+        if i == 0 {
+            return ZIG_EXP_R - libm::log(uniform_open01(rng));
+        }
+        if F[i] + uniform01(rng) * (F[i + 1] - F[i]) < libm::exp(-x) {
+            return x;
+        }
+    }
 }
 
 /// Standard normal by the Marsaglia–Bray polar method (the second variate is discarded so the

@@ -12,6 +12,7 @@ pub mod likelihood;
 pub mod prior;
 mod simulator;
 mod stream;
+mod ziggurat_tables;
 
 pub use error::SimError;
 pub use likelihood::{ClipSum, RowGradient, RowLikelihood};

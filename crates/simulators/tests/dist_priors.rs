@@ -37,6 +37,36 @@ fn std_normal_ks() {
 }
 
 #[test]
+fn exponential_ziggurat_bins_and_tail() {
+    // 400 000 draws binned at the quantiles of Exp(1) for probabilities 1/50 (50 equiprobable
+    // bins) plus the tail beyond the ziggurat's r = 7.697 split off the last bin: Pearson χ²
+    // against exact probabilities, one-sided α = 1e-6; the tail mass e^{-r} = 4.5e-4 gets a
+    // z-test at two-sided α = 1e-6.
+    let n = 400_000;
+    let mut r = rng(13);
+    let edges: Vec<f64> = (1..50).map(|k| -(1.0 - k as f64 / 50.0).ln()).collect();
+    let r_tail = 7.69711747013105;
+    let mut counts = vec![0.0; 51];
+    for _ in 0..n {
+        let x = dist::exponential(&mut r);
+        assert!(x >= 0.0 && x.is_finite());
+        let k = edges.partition_point(|&e| e <= x);
+        if k == 49 && x > r_tail {
+            counts[50] += 1.0
+        } else {
+            counts[k] += 1.0
+        }
+    }
+    let pt = (-r_tail).exp();
+    let mut exp = vec![n as f64 / 50.0; 51];
+    exp[49] -= pt * n as f64;
+    exp[50] = pt * n as f64;
+    assert!(chi2(&counts, &exp) < chi2_crit_1e6(50));
+    let z = (counts[50] - exp[50]) / (exp[50] * (1.0 - pt)).sqrt();
+    assert!(z.abs() < Z2_1E6, "tail z = {z}");
+}
+
+#[test]
 fn exponential_and_gamma_ks() {
     // KS at α = 1e-6 each: Exp(1) = Gamma(1); Gamma(2) has CDF 1 − (1 + x)e^{−x}.
     let n = 20_000;

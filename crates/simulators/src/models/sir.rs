@@ -202,8 +202,9 @@ impl Sir {
         let (mut s, mut i, mut t) = (run.s, run.i, run.t);
         let mut events = 0u64;
         while i > 0.0 {
-            let a_inf = bk * s * i;
-            let a0 = a_inf + g * i;
+            // per-infected rates: infection c = β S/K, recovery γ; total a₀ = I (c + γ)
+            let c = bk * s;
+            let a0 = i * (c + g);
             if a0 <= 0.0 {
                 break; // γ = 0 and S = 0 (or β = 0): the state is absorbing.
             }
@@ -213,12 +214,13 @@ impl Sir {
             }
             t += dt;
             events += 1;
-            if dist::uniform01(rng) * a0 < a_inf {
-                s -= 1.0;
-                i += 1.0;
-            } else {
-                i -= 1.0;
-            }
+            // Infection iff U·a₀ < I·c ⇔ c(1 − U) > U γ. Written branch-free and without I so
+            // the loop-carried dependency is one multiply and a compare (the reaction choice is
+            // a coin flip the CPU cannot predict).
+            let u = dist::uniform01(rng);
+            let infect = f64::from(u8::from(c * (1.0 - u) > u * g));
+            s -= infect;
+            i += 2.0 * infect - 1.0;
         }
         run.s = s;
         run.i = i;

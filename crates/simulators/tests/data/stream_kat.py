@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
-"""Independent known answers for dpinfer_simulators::SimStream (pure-Python ChaCha8).
+"""Independent known answers for dpinfer_simulators::SimStream (pure Python).
 
-SimStream(run_seed, domain, job) = ChaCha with 8 rounds, key = run_seed (8 bytes LE) ||
+SimStream(run_seed, domain, job): ChaCha with 8 rounds, key = run_seed (8 bytes LE) ||
 domain (8 bytes LE) || b"dpinfer-sim-v1\0\0", 64-bit block counter in words 12-13 (starting at
-0), 64-bit stream id = job in words 14-15 (D. J. Bernstein's original layout). next_u64 is two
-consecutive output words, low word first. Run: python3 chacha8_kat.py > chacha8_kat.txt
+0), 64-bit stream id = job in words 14-15 (D. J. Bernstein's original layout); its first four
+64-bit outputs (two consecutive words each, low word first) are the state of a Xoshiro256++
+generator (Blackman & Vigna), whose outputs are the stream.
+Run: python3 stream_kat.py > stream_kat.txt   (columns: seed domain job then 40 outputs)
 """
 import struct
 
@@ -38,8 +40,22 @@ def u64s(seed, domain, job, count):
         ctr += 1
     return [words[2 * i] | (words[2 * i + 1] << 32) for i in range(count)]
 
+M64 = 2**64 - 1
+
+def rotl64(x, k):
+    return ((x << k) | (x >> (64 - k))) & M64
+
+def xoshiro256pp(s, count):
+    s = list(s)
+    out = []
+    for _ in range(count):
+        out.append((rotl64((s[0] + s[3]) & M64, 23) + s[0]) & M64)
+        t = (s[1] << 17) & M64
+        s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t
+        s[3] = rotl64(s[3], 45)
+    return out
+
 if __name__ == '__main__':
-    # 40 values cover more than two 64-byte blocks (block boundaries included).
     for seed, domain, job in [(0, 0, 0), (42, 0, 7), (2**64 - 1, 3, 2**63 + 5)]:
-        vals = u64s(seed, domain, job, 40)
+        vals = xoshiro256pp(u64s(seed, domain, job, 4), 40)
         print(f"{seed} {domain} {job} " + " ".join(str(v) for v in vals))
