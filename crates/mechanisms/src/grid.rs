@@ -287,7 +287,7 @@ impl Bridge {
     pub fn to_grid(&self, x: f64) -> i64 {
         let c = clamp_private(x, self.lo, self.hi);
         // round is monotone and both bounds round without overflow, so this cannot fail;
-        // fall back to the rounded lower bound deterministically anyway.
+        // the `0` fallback is unreachable but deterministic (never data-dependent errors).
         self.grid.round(c).unwrap_or(0)
     }
 
