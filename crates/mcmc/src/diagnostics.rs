@@ -169,7 +169,7 @@ fn quantile(chains: &[&[f64]], p: f64) -> f64 {
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss
     )]
-    let i = ((all.len() - 1) as f64 * p).round() as usize;
+    let i = libm::round((all.len() - 1) as f64 * p) as usize;
     all[i]
 }
 
