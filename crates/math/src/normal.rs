@@ -433,9 +433,16 @@ fn lower_tail_quantile(p: f64) -> f64 {
         as_guess(p)
     };
     for _ in 0..12 {
-        let f = ln_norm_cdf(x) - lp;
+        // Newton on ln Φ(x) = ln p: the step is (ln Φ(x) − ln p)·Φ(x)/φ(x). While Φ is a
+        // normal number the Mills ratio Φ/φ comes from the values at hand; deeper, from
+        // √(π/2)·erfcx(−x/√2). The derivative only needs a few digits near convergence.
         let (h, _) = div_sqrt2(-x);
-        let dx = f * SQRT_PI_OVER_2 * erfcx(h);
+        let dx = if h < ERFC_NORMAL_LIMIT {
+            let c = norm_cdf(x);
+            (libm::log(c) - lp) * (c / norm_pdf(x))
+        } else {
+            (ln_norm_cdf(x) - lp) * SQRT_PI_OVER_2 * erfcx(h)
+        };
         x -= dx;
         if dx.abs() <= 1e-15 * x.abs() {
             break;
