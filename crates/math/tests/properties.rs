@@ -545,3 +545,24 @@ fn quantile_monotone_across_branch_switches() {
         }
     }
 }
+
+#[test]
+fn cdf_and_log_cdf_monotone_across_branch_switches() {
+    // Φ switches formula at x = −1 and at −x/√2 = 26.5 (x ≈ −37.48); ln Φ also at 0. Walk
+    // 20 000 adjacent doubles through each switch: neither may ever decrease.
+    let deep = -26.5 * core::f64::consts::SQRT_2;
+    for x0 in [-1.0, deep, 0.0, -40.0] {
+        let mut x = x0;
+        for _ in 0..10_000 {
+            x = x.next_down();
+        }
+        let (mut c, mut l) = (norm_cdf(x), ln_norm_cdf(x));
+        for _ in 0..20_000 {
+            x = x.next_up();
+            let (c2, l2) = (norm_cdf(x), ln_norm_cdf(x));
+            assert!(c2 >= c, "Φ decreases at {x:e}: {c:e} then {c2:e}");
+            assert!(l2 >= l, "ln Φ decreases at {x:e}: {l:e} then {l2:e}");
+            (c, l) = (c2, l2);
+        }
+    }
+}
