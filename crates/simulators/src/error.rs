@@ -154,6 +154,29 @@ pub(crate) fn finite(name: &'static str, value: f64) -> Result<f64, SimError> {
     }
 }
 
+/// Largest accepted clip bound: sums of up to 2⁶⁴ clipped rows stay finite.
+pub(crate) const MAX_CLIP_BOUND: f64 = 1e250;
+
+/// Validates a clip bound `b ∈ (0, 1e250]`.
+pub(crate) fn clip_bound(b: f64) -> Result<f64, SimError> {
+    if b > 0.0 && b <= MAX_CLIP_BOUND {
+        Ok(b)
+    } else {
+        Err(SimError::InvalidParameter {
+            name: "b",
+            value: b,
+        })
+    }
+}
+
+/// θ must be finite for the likelihood methods (a parameter check, never a data check).
+pub(crate) fn finite_theta(theta: &[f64]) -> Result<(), SimError> {
+    match theta.iter().position(|x| !x.is_finite()) {
+        Some(index) => Err(SimError::OutsideSupport { index }),
+        None => Ok(()),
+    }
+}
+
 /// Validates a finite, strictly positive parameter.
 pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64, SimError> {
     if value.is_finite() && value > 0.0 {

@@ -39,10 +39,10 @@ pub fn clip(x: f64, b: f64) -> f64 {
 /// `2b`, for any input.
 ///
 /// # Errors
-/// [`SimError::InvalidParameter`] unless `b` is finite and > 0.
+/// [`SimError::InvalidParameter`] unless `0 < b ≤ 1e250`.
 #[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(|x| <= b)` is true for NaN on purpose
 pub fn clip_sum(values: &[f64], b: f64) -> Result<ClipSum, SimError> {
-    let b = crate::error::positive("b", b)?;
+    let b = crate::error::clip_bound(b)?;
     let mut acc = [0.0; 4];
     let mut cnt = [0usize; 4];
     let mut chunks = values.chunks_exact(4);
@@ -118,7 +118,7 @@ pub trait RowLikelihood {
     ///
     /// # Errors
     /// As [`row_log_lik`](RowLikelihood::row_log_lik); [`SimError::InvalidParameter`] unless `b`
-    /// is finite and > 0.
+    /// is in `(0, 1e250]`.
     fn clipped_log_ratio_sum(
         &self,
         theta: &[f64],
@@ -128,7 +128,7 @@ pub trait RowLikelihood {
         b: f64,
     ) -> Result<ClipSum, SimError> {
         check_range(first, count, self.n_rows())?;
-        crate::error::positive("b", b)?;
+        crate::error::clip_bound(b)?;
         let mut buf = [0.0; CHUNK];
         let mut acc = ClipSum {
             sum: 0.0,
@@ -185,7 +185,7 @@ pub trait RowGradient: RowLikelihood {
     ///
     /// # Errors
     /// As [`row_grad`](RowGradient::row_grad); `out.len()` must equal `dim`;
-    /// [`SimError::InvalidParameter`] unless `b` is finite and > 0; [`SimError::InvalidSize`] if
+    /// [`SimError::InvalidParameter`] unless `0 < b ≤ 1e250`; [`SimError::InvalidSize`] if
     /// `dim > CHUNK` (override for such models).
     fn clipped_grad_sum(
         &self,
@@ -198,7 +198,7 @@ pub trait RowGradient: RowLikelihood {
         let d = self.dim();
         check_len("out", d, out.len())?;
         check_range(first, count, self.n_rows())?;
-        crate::error::positive("b", b)?;
+        crate::error::clip_bound(b)?;
         if d == 0 || d > CHUNK {
             return Err(SimError::InvalidSize {
                 name: "dim",
@@ -278,7 +278,7 @@ pub(crate) fn check_range(first: usize, count: usize, n: usize) -> Result<(), Si
 ///
 /// # Errors
 /// [`SimError::DimensionMismatch`] if `cols` and `alpha` differ in length or the columns differ
-/// in length; [`SimError::InvalidParameter`] unless `b` is finite and > 0.
+/// in length; [`SimError::InvalidParameter`] unless `0 < b ≤ 1e250`.
 pub fn affine_clip_sum(
     cols: &[&[f64]],
     alpha: &[f64],
@@ -290,7 +290,7 @@ pub fn affine_clip_sum(
     for col in cols {
         check_len("column", n, col.len())?;
     }
-    crate::error::positive("b", b)?;
+    crate::error::clip_bound(b)?;
     let mut buf = [0.0; CHUNK];
     let mut total = ClipSum {
         sum: 0.0,

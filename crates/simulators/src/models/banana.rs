@@ -239,6 +239,11 @@ impl Simulator for Banana {
                 *x = mean + sd * dist::std_normal(rng);
             }
         }
+        if out.iter().any(|x| !x.is_finite()) {
+            return Err(SimError::Degenerate {
+                what: "banana data overflow",
+            });
+        }
         Ok(())
     }
 }
@@ -320,6 +325,7 @@ impl RowLikelihood for BananaData<'_> {
     fn row_log_lik(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
         let d = self.model.s.dim;
         check_len("theta", d, theta.len())?;
+        crate::error::finite_theta(theta)?;
         check_range(first, out.len(), self.n)?;
         let mut c = 0.0;
         for k in 0..d {
@@ -356,6 +362,8 @@ impl RowLikelihood for BananaData<'_> {
         let d = self.model.s.dim;
         check_len("theta", d, theta.len())?;
         check_len("theta_new", d, theta_new.len())?;
+        crate::error::finite_theta(theta)?;
+        crate::error::finite_theta(theta_new)?;
         check_range(first, count, self.n)?;
         if d > MAX_DIM {
             return generic_clip(self, theta, theta_new, first, count, b);
@@ -386,7 +394,7 @@ fn generic_clip(
     count: usize,
     b: f64,
 ) -> Result<ClipSum, SimError> {
-    positive("b", b)?;
+    crate::error::clip_bound(b)?;
     let mut buf = [0.0; crate::likelihood::CHUNK];
     let mut acc = ClipSum {
         sum: 0.0,
@@ -410,6 +418,7 @@ impl RowGradient for BananaData<'_> {
     fn row_grad(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
         let d = self.model.s.dim;
         check_len("theta", d, theta.len())?;
+        crate::error::finite_theta(theta)?;
         if !out.len().is_multiple_of(d) {
             return Err(SimError::DimensionMismatch {
                 what: "out",

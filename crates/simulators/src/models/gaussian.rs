@@ -103,6 +103,11 @@ impl Simulator for GaussianMean {
         for y in out.iter_mut() {
             *y = mu + self.sigma * dist::std_normal(rng);
         }
+        if out.iter().any(|x| !x.is_finite()) {
+            return Err(SimError::Degenerate {
+                what: "gaussian data overflow",
+            });
+        }
         Ok(())
     }
 }
@@ -142,7 +147,13 @@ impl IncrementalSimulator for GaussianMean {
         if run.done >= self.n {
             return Err(SimError::Exhausted);
         }
-        out[0] = run.mu + self.sigma * dist::std_normal(rng);
+        let y = run.mu + self.sigma * dist::std_normal(rng);
+        if !y.is_finite() {
+            return Err(SimError::Degenerate {
+                what: "gaussian data overflow",
+            });
+        }
+        out[0] = y;
         run.done += 1;
         Ok(())
     }
@@ -167,6 +178,7 @@ impl RowLikelihood for GaussianMeanData<'_> {
     }
     fn row_log_lik(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
         check_len("theta", 1, theta.len())?;
+        crate::error::finite_theta(theta)?;
         check_range(first, out.len(), self.x.len())?;
         let c = -libm::log(self.sigma) - LN_SQRT_2PI;
         let inv = 1.0 / self.sigma;
@@ -187,6 +199,8 @@ impl RowLikelihood for GaussianMeanData<'_> {
     ) -> Result<ClipSum, SimError> {
         check_len("theta", 1, theta.len())?;
         check_len("theta_new", 1, theta_new.len())?;
+        crate::error::finite_theta(theta)?;
+        crate::error::finite_theta(theta_new)?;
         check_range(first, count, self.x.len())?;
         let s2 = self.sigma * self.sigma;
         let alpha = (theta_new[0] - theta[0]) / s2;
@@ -198,6 +212,7 @@ impl RowLikelihood for GaussianMeanData<'_> {
 impl RowGradient for GaussianMeanData<'_> {
     fn row_grad(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
         check_len("theta", 1, theta.len())?;
+        crate::error::finite_theta(theta)?;
         check_range(first, out.len(), self.x.len())?;
         let s2 = self.sigma * self.sigma;
         for (o, &x) in out.iter_mut().zip(&self.x[first..]) {

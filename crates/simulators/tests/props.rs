@@ -1,0 +1,112 @@
+//! "No panic on any input": every public entry point returns `Ok` with finite values or a
+//! typed `Err` for arbitrary f64 (NaN, ±0, ±∞, subnormals, huge).
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::cast_possible_truncation,
+    clippy::cast_precision_loss,
+    clippy::cast_sign_loss,
+    clippy::float_cmp,
+    clippy::panic
+)]
+
+use dpinfer_simulators::likelihood::{affine_clip_sum, clip_sum};
+use dpinfer_simulators::models::banana::{Banana, BananaSettings};
+use dpinfer_simulators::models::cubic::CubicOutbreak;
+use dpinfer_simulators::models::gaussian::GaussianMean;
+use dpinfer_simulators::models::linreg::{LinRegSettings, LinearRegression};
+use dpinfer_simulators::models::mixture::UniformMixture;
+use dpinfer_simulators::models::sir::{Sir, SirSettings, SirTauLeap};
+use dpinfer_simulators::{RowGradient, RowLikelihood, SimStream, Simulator};
+use proptest::prelude::*;
+
+fn any_f64() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(f64::NEG_INFINITY),
+        Just(0.0),
+        Just(-0.0),
+        Just(5e-324),
+        Just(f64::MAX),
+        Just(-f64::MAX),
+        any::<f64>(),
+        -5.0..5.0f64,
+        0.0..1.0f64,
+    ]
+}
+
+fn finite_or_err(
+    r: Result<(), dpinfer_simulators::SimError>,
+    out: &[f64],
+) -> Result<(), TestCaseError> {
+    if r.is_ok() {
+        prop_assert!(
+            out.iter().all(|x| x.is_finite()),
+            "non-finite output {out:?}"
+        );
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn simulators_never_panic(a in any_f64(), b in any_f64(), c in any_f64(), d in any_f64(), e in any_f64(), seed in any::<u64>()) {
+        let mut r = SimStream::new(seed, 0);
+        let mut out = vec![0.0; 64];
+        let g = GaussianMean::new(8, 1.0, 0.0, 1.0).unwrap();
+        finite_or_err(g.simulate(&[a], &mut r, &mut out[..8]), &out[..8])?;
+        let m = UniformMixture::new(5, 16).unwrap();
+        finite_or_err(m.simulate(&[a, b, c, d, e], &mut r, &mut out[..16]), &out[..16])?;
+        finite_or_err(CubicOutbreak::paper().simulate(&[a, b, c, d], &mut r, &mut out[..18]), &out[..18])?;
+        let s = SirSettings { population: 50, t_end: 10.0, n_obs: 4 };
+        finite_or_err(Sir::new(s).unwrap().simulate(&[a, b], &mut r, &mut out[..4]), &out[..4])?;
+        finite_or_err(SirTauLeap::new(s, 0.5).unwrap().simulate(&[a.abs().min(1e3), b], &mut r, &mut out[..4]), &out[..4])?;
+        let lr = LinearRegression::new(LinRegSettings { n: 5, ..LinRegSettings::paper() }).unwrap();
+        finite_or_err(lr.simulate(&[a, b, c], &mut r, &mut out[..9]), &out[..9])?;
+        let bn = Banana::new(BananaSettings { n: 4, ..BananaSettings::thesis_2d() }).unwrap();
+        finite_or_err(bn.simulate(&[a, b], &mut r, &mut out[..8]), &out[..8])?;
+        // wrong lengths are typed errors
+        prop_assert!(g.simulate(&[a, b], &mut r, &mut out[..8]).is_err());
+        prop_assert!(m.simulate(&[a], &mut r, &mut out[..16]).is_err());
+    }
+
+    #[test]
+    fn settings_constructors_never_panic(a in any_f64(), b in any_f64(), n in 0usize..5, k in any::<u64>()) {
+        let _ = GaussianMean::new(n, a, b, a);
+        let _ = UniformMixture::new(n, n);
+        let _ = CubicOutbreak::new(n, a, b);
+        let _ = Sir::new(SirSettings { population: k, t_end: a, n_obs: n });
+        let _ = SirTauLeap::new(SirSettings::paper(), a);
+        let _ = LinearRegression::new(LinRegSettings { noise_var: a, x_bound: b, ..LinRegSettings::paper() });
+        let _ = Banana::new(BananaSettings { a, b, sigma1_sq: a, dim: n, ..BananaSettings::thesis_2d() });
+    }
+
+    #[test]
+    fn row_likelihoods_never_panic_or_nan(t1 in any_f64(), t2 in any_f64(), u1 in any_f64(), u2 in any_f64(), bound in any_f64(), x0 in any_f64(), first in 0usize..40, count in 0usize..40) {
+        let mut x = vec![0.3; 64];
+        x[5] = x0;
+        let bn = Banana::new(BananaSettings { n: 32, ..BananaSettings::thesis_2d() }).unwrap();
+        let data = bn.data(&x).unwrap();
+        if let Ok(s) = data.clipped_log_ratio_sum(&[t1, t2], &[u1, u2], first, count, bound) {
+            prop_assert!(s.sum.is_finite() && s.sum.abs() <= count as f64 * bound * (1.0 + 1e-12));
+        }
+        let mut acc = [0.0; 2];
+        if data.clipped_grad_sum(&[t1, t2], first, count, bound, &mut acc).is_ok() {
+            prop_assert!(acc.iter().all(|v| v.is_finite()));
+        }
+        let g = GaussianMean::new(8, 1.0, 0.0, 1.0).unwrap();
+        let gd = g.likelihood(&x[..32]).unwrap();
+        if let Ok(s) = gd.clipped_log_ratio_sum(&[t1], &[u1], first, count, bound) {
+            prop_assert!(s.sum.is_finite());
+        }
+        if let Ok(s) = clip_sum(&[t1, t2, u1, x0], bound) {
+            prop_assert!(s.sum.is_finite());
+        }
+        if let Ok(s) = affine_clip_sum(&[&x[..8], &x[8..16]], &[t1, t2], u1, bound) {
+            prop_assert!(s.sum.is_finite());
+        }
+    }
+}
