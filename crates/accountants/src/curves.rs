@@ -372,6 +372,14 @@ fn fractional_log_a_minus_1(q: f64, z: f64, inv2s2: f64, a: f64) -> Result<f64, 
         last = parts;
         if i > a + 2.0 && acc.pos > acc.neg {
             let total = acc.pos + log1mexp(acc.neg - acc.pos);
+            // ln(A − 1): the sum itself in the identity branch, else from ln A.
+            let total = if use_identity {
+                total
+            } else if total > 0.0 {
+                total + log1mexp(-total)
+            } else {
+                f64::NEG_INFINITY
+            };
             if biggest + libm::log((a + 2.0) / i) < total - 36.0 {
                 converged = true;
                 break;
@@ -392,13 +400,18 @@ fn fractional_log_a_minus_1(q: f64, z: f64, inv2s2: f64, a: f64) -> Result<f64, 
                     }
                 }
                 let est = t[0];
-                // Converged when the accelerated estimate moves less than EULER_TOL relative or
-                // less than the rounding floor of the cancelling positive/negative sums.
+                // The quantity whose relative accuracy matters is A − 1: `est` itself in the
+                // identity branch, `est − e^{−reference}` (= (A − 1)·e^{−reference}) otherwise.
+                let target = if use_identity {
+                    est
+                } else {
+                    est - libm::exp(-reference)
+                };
                 let floor = 1e-15 * libm::exp(acc.pos.max(acc.neg) - reference);
-                if est > 0.0 && (est - prev_est).abs() <= EULER_TOL * est + floor {
+                if target > 0.0 && (est - prev_est).abs() <= EULER_TOL * target + floor {
                     // Inflate by twice the tolerance so the truncation error cannot make the
                     // value smaller than the exact one.
-                    accelerated = Some(reference + libm::log(est) + 2.0 * EULER_TOL);
+                    accelerated = Some(reference + libm::log(target) + 2.0 * EULER_TOL);
                     converged = true;
                     break;
                 }
@@ -407,14 +420,8 @@ fn fractional_log_a_minus_1(q: f64, z: f64, inv2s2: f64, a: f64) -> Result<f64, 
         }
         i += 1.0;
     }
-    if let Some(ln_sum) = accelerated {
-        return Ok(if use_identity {
-            ln_sum
-        } else if ln_sum <= 0.0 {
-            f64::NEG_INFINITY
-        } else {
-            ln_sum + log1mexp(-ln_sum)
-        });
+    if let Some(ln_am1) = accelerated {
+        return Ok(ln_am1);
     }
     if !converged {
         return Err(AccountantError::NumericalFailure {

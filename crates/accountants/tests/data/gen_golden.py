@@ -87,6 +87,11 @@ for q in ["1e-8", "1e-3", "0.01", "0.2"]:
         for a in ["1.01", "1.25", "1.5", "2.5", "5.5", "12.5"]:
             A = a_frac(q, s, a)
             emit("pg_rdp", q, s, a, rdp_from_a(A, a))
+for q in ["0.5", "0.9", "0.9999"]:
+    for s in ["1", "3"]:
+        for a in ["1.25", "2.5", "7.5"]:
+            A = a_frac(q, s, a)
+            emit("pg_rdp", q, s, a, rdp_from_a(A, a))
 # integer order through the integral too (consistency of the two references)
 for q, s, a in [("0.01", "1", 3), ("0.2", "2", 8)]:
     assert abs(a_frac(q, s, a) / a_int(q, s, a) - 1) < mp.mpf("1e-30")
