@@ -127,6 +127,8 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Barker<P, L, N> {
         }
         #[allow(clippy::cast_precision_loss)]
         let bound = libm::sqrt(privacy.batch as f64) / (n as f64 * b.temperature);
+        let bound =
+            crate::model::usable_bound(bound).ok_or(McmcError::param("per-row bound", bound))?;
         let private = Private {
             batcher: Batcher::new(n, privacy.batch),
             bound,

@@ -162,3 +162,44 @@ impl<S: Budgeted> MultiChain<S> {
         Ok(out)
     }
 }
+
+#[cfg(feature = "parallel")]
+impl<S: Budgeted + Send> MultiChain<S> {
+    /// As [`MultiChain::run`], one thread per chain (`std::thread::scope`). Each chain only
+    /// uses its own RNG streams, so the traces are bit-identical to [`MultiChain::run`].
+    ///
+    /// # Errors
+    ///
+    /// As [`MultiChain::run`]; [`McmcError::WorkerFailed`] if a worker thread panicked.
+    pub fn run_parallel<R: Rng + Send>(
+        &mut self,
+        iterations: u64,
+        burn_in: u64,
+        rngs: &mut [R],
+    ) -> Result<Vec<Trace>, McmcError> {
+        if rngs.len() != self.chains.len() {
+            return Err(McmcError::DimensionMismatch {
+                expected: self.chains.len(),
+                got: rngs.len(),
+            });
+        }
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = self
+                .chains
+                .iter_mut()
+                .zip(rngs.iter_mut())
+                .map(|(c, rng)| {
+                    scope.spawn(move || {
+                        let n = c.limit().map_or(iterations, |l| l.min(iterations));
+                        let mut t = Trace::with_burn_in(burn_in);
+                        c.run(n, rng, &mut t).map(|()| t)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().map_err(|_| McmcError::WorkerFailed)?)
+                .collect()
+        })
+    }
+}

@@ -49,6 +49,8 @@ pub enum McmcError {
     Accountant(dpinfer_accountants::AccountantError),
     /// The noise mechanism rejected a parameter or the noise RNG failed.
     Mechanism(dpinfer_mechanisms::MechanismError),
+    /// A worker thread of a parallel run panicked.
+    WorkerFailed,
 }
 
 impl From<dpinfer_mechanisms::MechanismError> for McmcError {
@@ -97,6 +99,7 @@ impl fmt::Display for McmcError {
             Self::Model(e) => write!(f, "model error: {e}"),
             Self::Accountant(e) => write!(f, "accountant error: {e}"),
             Self::Mechanism(e) => write!(f, "mechanism error: {e}"),
+            Self::WorkerFailed => f.write_str("a worker thread of a parallel run failed"),
         }
     }
 }

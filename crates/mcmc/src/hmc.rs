@@ -134,6 +134,9 @@ impl<P: PriorGradient, L: RowGradient, N: CryptoRng> Hmc<P, L, N> {
     ) -> Result<Self, McmcError> {
         positive("ratio_clip", privacy.ratio_clip)?;
         positive("grad_clip", privacy.grad_clip)?;
+        if crate::model::usable_bound(privacy.grad_clip).is_none() {
+            return Err(McmcError::param("grad_clip", privacy.grad_clip));
+        }
         let n = lik.n_rows();
         let k = match privacy.accounting {
             Accounting::Zcdp => budget::dp_hmc_iterations_zcdp(
@@ -232,7 +235,8 @@ impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
             }
             None if d <= CHUNK => {
                 // The model's fused pass with an inactive bound (only non-finite rows change).
-                self.lik.clipped_grad_sum(theta, 0, n, f64::MAX, out)?;
+                self.lik
+                    .clipped_grad_sum(theta, 0, n, crate::model::MAX_CLIP, out)?;
             }
             None => {
                 out.fill(0.0);
@@ -369,6 +373,11 @@ impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: PrivacyNoise> Sampler 
             false
         } else if dist == 0.0 {
             true
+        } else if self
+            .private
+            .is_some_and(|pr| crate::model::usable_bound(pr.p.ratio_clip * dist).is_none())
+        {
+            false
         } else {
             let (sum, var) = match self.private {
                 Some(pr) => {

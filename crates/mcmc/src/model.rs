@@ -252,9 +252,21 @@ impl RowGradient for GaussianMean {
     }
 }
 
+/// Largest clip bound the simulators' fused passes accept; the exact kernels use it as an
+/// inactive bound.
+pub(crate) const MAX_CLIP: f64 = 1e250;
+
+/// A per-row clip bound `L‖θ'−θ‖` usable by the fused passes: `None` when it is not a normal
+/// positive number ≤ [`MAX_CLIP`] (a decision on public values only; the proposal is then
+/// rejected without touching the data).
+#[must_use]
+pub(crate) fn usable_bound(b: f64) -> Option<f64> {
+    (b.is_normal() && b > 0.0 && b <= MAX_CLIP).then_some(b)
+}
+
 /// Σ over rows `first..first+count` of the log ratios for the exact kernels: the model's fused
-/// pass with bound `f64::MAX`, so finite values are never clipped (NaN rows count 0 and ±∞
-/// rows ±`f64::MAX`, the simulators crate's clip semantics).
+/// pass with bound [`MAX_CLIP`] = 1e250, so finite values are in effect never clipped (NaN
+/// rows count 0 and ±∞ rows ±1e250, the simulators crate's clip semantics).
 #[cfg(feature = "alloc")]
 pub(crate) fn log_ratio_sum<L: RowLikelihood + ?Sized>(
     lik: &L,
@@ -264,7 +276,7 @@ pub(crate) fn log_ratio_sum<L: RowLikelihood + ?Sized>(
     count: usize,
 ) -> Result<f64, SimError> {
     Ok(lik
-        .clipped_log_ratio_sum(theta, theta_new, first, count, f64::MAX)?
+        .clipped_log_ratio_sum(theta, theta_new, first, count, MAX_CLIP)?
         .sum)
 }
 

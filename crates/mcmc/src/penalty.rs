@@ -279,6 +279,11 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
             false
         } else if dist == 0.0 {
             true
+        } else if self
+            .clip
+            .is_some_and(|l| crate::model::usable_bound(l * dist).is_none())
+        {
+            false
         } else {
             let sum = match self.clip {
                 Some(l) => {

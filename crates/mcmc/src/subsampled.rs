@@ -228,6 +228,8 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for SubsampledPenalty<
             false
         } else if dist == 0.0 {
             true
+        } else if crate::model::usable_bound(self.s.clip * dist).is_none() {
+            false
         } else {
             let rows = self.batcher.draw(rng);
             let (s, s2, c) = batch_clipped(
