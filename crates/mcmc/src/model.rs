@@ -254,11 +254,13 @@ impl RowGradient for GaussianMean {
 
 /// Largest clip bound the simulators' fused passes accept; the exact kernels use it as an
 /// inactive bound.
+#[cfg(feature = "alloc")]
 pub(crate) const MAX_CLIP: f64 = 1e250;
 
 /// A per-row clip bound `L‖θ'−θ‖` usable by the fused passes: `None` when it is not a normal
 /// positive number ≤ [`MAX_CLIP`] (a decision on public values only; the proposal is then
 /// rejected without touching the data).
+#[cfg(feature = "alloc")]
 #[must_use]
 pub(crate) fn usable_bound(b: f64) -> Option<f64> {
     (b.is_normal() && b > 0.0 && b <= MAX_CLIP).then_some(b)
