@@ -389,9 +389,9 @@ pub const DEFAULT_ORDER_COUNT: usize = 34;
 /// Custom grids (e.g. up to 4096, or opacus' 1.1…10.9 fractional grid) go through
 /// [`RdpAccountant::with_orders`] or `RdpAccountantVec`.
 pub const DEFAULT_ORDERS: [f64; DEFAULT_ORDER_COUNT] = [
-    1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0,
-    13.0, 14.0, 16.0, 18.0, 20.0, 22.0, 24.0, 28.0, 32.0, 40.0, 48.0, 56.0, 64.0, 80.0, 96.0,
-    128.0, 256.0,
+    1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 12.0, 13.0,
+    14.0, 16.0, 18.0, 20.0, 22.0, 24.0, 28.0, 32.0, 40.0, 48.0, 56.0, 64.0, 80.0, 96.0, 128.0,
+    256.0,
 ];
 
 /// Rényi-DP accountant over a fixed grid of `N` orders, without allocation: per order, RDP

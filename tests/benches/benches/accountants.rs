@@ -25,7 +25,9 @@ fn bench(c: &mut Criterion) {
     });
 
     // (b) Gaussian PLD δ(ε) for 10^6 heterogeneous σ, including the composition.
-    let sigmas: Vec<f64> = (0..1_000_000).map(|i| 100.0 + f64::from(i % 1000) / 10.0).collect();
+    let sigmas: Vec<f64> = (0..1_000_000)
+        .map(|i| 100.0 + f64::from(i % 1000) / 10.0)
+        .collect();
     c.bench_function("b_pld_1e6_heterogeneous_compose_and_delta", |b| {
         b.iter(|| {
             let mut acc = PldAccountant::new(Neighbouring::AddRemove);
@@ -43,8 +45,14 @@ fn bench(c: &mut Criterion) {
     // (c) σ calibration for a 10^4-step budget.
     c.bench_function("c_calibrate_sigma_rdp_poisson_1e4_steps", |b| {
         b.iter(|| {
-            calibrate::poisson_gaussian_sigma_rdp(black_box(2.0), 1e-5, 10_000, 0.01, &DEFAULT_ORDERS)
-                .unwrap()
+            calibrate::poisson_gaussian_sigma_rdp(
+                black_box(2.0),
+                1e-5,
+                10_000,
+                0.01,
+                &DEFAULT_ORDERS,
+            )
+            .unwrap()
         })
     });
     c.bench_function("c_calibrate_sigma_pld_1e4_steps", |b| {

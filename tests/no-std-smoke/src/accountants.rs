@@ -33,21 +33,55 @@ pub(crate) fn verify() -> u32 {
         .is_ok_and(|x| x.epsilon.is_finite() && x.epsilon > 0.0);
     let rows: [(f64, f64, f64); 10] = [
         (pld_delta, 0.126936737506643945800829624758, 1e-12),
-        (ok(pld::delta_for_epsilon(1e-10, 1e-6)), 5.15599727897991567132993067566e-6, 1e-9),
-        (ok(pld::epsilon_for_delta(0.5, 1e-5)), 4.37717809568122462765011629324, 1e-9),
-        (ok(curves::poisson_gaussian_rdp(0.01, 1.0, 8.0)), 0.000893643907606031847345140480713, 1e-9),
-        (ok(curves::poisson_gaussian_rdp(1e-8, 1.0, 2048.0)), 1005.5703203890501003971906341, 1e-9),
-        (ok(curves::poisson_gaussian_rdp(0.2, 10.0, 1.25)), 0.000250900847246459620453720640969, 1e-9),
         (
-            ok(curves::wor_rdp(0.01, 1024, |j| curves::gaussian_rdp(1.0, 1.0, j as f64))),
+            ok(pld::delta_for_epsilon(1e-10, 1e-6)),
+            5.15599727897991567132993067566e-6,
+            1e-9,
+        ),
+        (
+            ok(pld::epsilon_for_delta(0.5, 1e-5)),
+            4.37717809568122462765011629324,
+            1e-9,
+        ),
+        (
+            ok(curves::poisson_gaussian_rdp(0.01, 1.0, 8.0)),
+            0.000893643907606031847345140480713,
+            1e-9,
+        ),
+        (
+            ok(curves::poisson_gaussian_rdp(1e-8, 1.0, 2048.0)),
+            1005.5703203890501003971906341,
+            1e-9,
+        ),
+        (
+            ok(curves::poisson_gaussian_rdp(0.2, 10.0, 1.25)),
+            0.000250900847246459620453720640969,
+            1e-9,
+        ),
+        (
+            ok(curves::wor_rdp(0.01, 1024, |j| {
+                curves::gaussian_rdp(1.0, 1.0, j as f64)
+            })),
             507.391005744602887961329981166,
             1e-9,
         ),
-        (ok(convert::zcdp_to_approx(0.5, 1e-5).map(|x| x.epsilon)), 4.72838698494331389997054898848, 1e-9),
-        (ok(convert::rho_for_approx(1e-12, 1e-5)), 2.17147240951616483240713879274e-26, 1e-12),
+        (
+            ok(convert::zcdp_to_approx(0.5, 1e-5).map(|x| x.epsilon)),
+            4.72838698494331389997054898848,
+            1e-9,
+        ),
+        (
+            ok(convert::rho_for_approx(1e-12, 1e-5)),
+            2.17147240951616483240713879274e-26,
+            1e-12,
+        ),
         // ε after 10^4 Poisson-subsampled Gaussian steps (q = 0.01, σ = 1, δ = 1e-5) on the
         // default grid: the host value (libm everywhere, so the same bits are expected).
-        (if vec_ok { rdp_eps } else { f64::NAN }, 6.719402117939477, 1e-12),
+        (
+            if vec_ok { rdp_eps } else { f64::NAN },
+            6.719402117939477,
+            1e-12,
+        ),
     ];
     crate::first_failure(&rows)
 }
