@@ -26,7 +26,11 @@ pub struct ClipSum {
 #[inline]
 #[must_use]
 pub fn clip(x: f64, b: f64) -> f64 {
-    x.max(-b).min(b)
+    // Written as compare-and-select so it compiles to `maxpd`/`minpd` (whose operand order
+    // returns the bound for NaN) and vectorises; equal to `x.max(-b).min(b)`.
+    let nb = -b;
+    let y = if x > nb { x } else { nb };
+    if y < b { y } else { b }
 }
 
 /// Fused "clip each value to `[−b, b]` and sum" over a slice (rows of r_j), with [`clip`]
@@ -40,27 +44,30 @@ pub fn clip(x: f64, b: f64) -> f64 {
 ///
 /// # Errors
 /// [`SimError::InvalidParameter`] unless `0 < b ≤ 1e250`.
-#[allow(clippy::neg_cmp_op_on_partial_ord)] // `!(|x| <= b)` is true for NaN on purpose
 pub fn clip_sum(values: &[f64], b: f64) -> Result<ClipSum, SimError> {
     let b = crate::error::clip_bound(b)?;
-    let mut acc = [0.0; 4];
-    let mut cnt = [0usize; 4];
+    // 4 lanes of sums and of clipped counts (counted in f64 so every lane is an f64 and the
+    // loop vectorises; exact below 2⁵³ rows per call).
+    let mut acc = [0.0f64; 4];
+    let mut cnt = [0.0f64; 4];
     let mut chunks = values.chunks_exact(4);
     for c in &mut chunks {
         for k in 0..4 {
             acc[k] += clip(c[k], b);
-            cnt[k] += usize::from(!(c[k].abs() <= b));
+            cnt[k] += if c[k].abs() <= b { 0.0 } else { 1.0 };
         }
     }
     let mut tail = 0.0;
-    let mut tail_cnt = 0;
+    let mut tail_cnt = 0.0;
     for &x in chunks.remainder() {
         tail += clip(x, b);
-        tail_cnt += usize::from(!(x.abs() <= b));
+        tail_cnt += if x.abs() <= b { 0.0 } else { 1.0 };
     }
+    let clipped = ((cnt[0] + cnt[1]) + (cnt[2] + cnt[3])) + tail_cnt;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // integral, ≥ 0
     Ok(ClipSum {
         sum: ((acc[0] + acc[1]) + (acc[2] + acc[3])) + tail,
-        clipped: cnt.iter().sum::<usize>() + tail_cnt,
+        clipped: clipped as usize,
     })
 }
 
@@ -290,7 +297,14 @@ pub fn affine_clip_sum(
     for col in cols {
         check_len("column", n, col.len())?;
     }
-    crate::error::clip_bound(b)?;
+    let b = crate::error::clip_bound(b)?;
+    // Single-pass kernels for the common low dimensions (no intermediate buffer).
+    match (cols, alpha) {
+        ([x0], [a0]) => return Ok(fused([*x0], [*a0], c, b)),
+        ([x0, x1], [a0, a1]) => return Ok(fused([*x0, *x1], [*a0, *a1], c, b)),
+        ([x0, x1, x2], [a0, a1, a2]) => return Ok(fused([*x0, *x1, *x2], [*a0, *a1, *a2], c, b)),
+        _ => {}
+    }
     let mut buf = [0.0; CHUNK];
     let mut total = ClipSum {
         sum: 0.0,
@@ -312,4 +326,46 @@ pub fn affine_clip_sum(
         start += m;
     }
     Ok(total)
+}
+
+/// Lanes of the fused kernel (independent accumulators; fixed combination order).
+const LANES: usize = 8;
+
+/// One pass over `D` equal-length columns: Σ_j clip(c + Σ_k α_k x_k[j], b) with `LANES`
+/// accumulators combined pairwise in a fixed order (deterministic, vectorisable).
+#[inline]
+#[allow(clippy::needless_range_loop)] // index arithmetic over D columns
+fn fused<const D: usize>(cols: [&[f64]; D], alpha: [f64; D], c: f64, b: f64) -> ClipSum {
+    let n = cols[0].len();
+    let mut acc = [0.0f64; LANES];
+    let mut cnt = [0.0f64; LANES];
+    let full = n - n % LANES;
+    let mut j = 0;
+    while j < full {
+        for l in 0..LANES {
+            let mut v = c;
+            for k in 0..D {
+                v += alpha[k] * cols[k][j + l];
+            }
+            acc[l] += clip(v, b);
+            cnt[l] += if v.abs() <= b { 0.0 } else { 1.0 };
+        }
+        j += LANES;
+    }
+    let mut tail = 0.0;
+    let mut tail_cnt = 0.0;
+    for jj in full..n {
+        let mut v = c;
+        for k in 0..D {
+            v += alpha[k] * cols[k][jj];
+        }
+        tail += clip(v, b);
+        tail_cnt += if v.abs() <= b { 0.0 } else { 1.0 };
+    }
+    let pair = |a: [f64; LANES]| ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)] // integral, ≥ 0
+    ClipSum {
+        sum: pair(acc) + tail,
+        clipped: (pair(cnt) + tail_cnt) as usize,
+    }
 }

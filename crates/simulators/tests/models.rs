@@ -671,3 +671,38 @@ fn banana_gradients_and_clip_sums() {
     assert!(data.clipped_log_ratio_sum(&theta, &t2, 0, 1, 0.0).is_err());
     assert!(data.row_grad(&theta, 0, &mut [0.0; 9]).is_err());
 }
+
+#[test]
+fn fused_kernels_match_naive_in_low_dimensions() {
+    // The single-pass kernels (d = 2, 3) against per-row ratios clipped one by one.
+    for dim in [2usize, 3] {
+        let s = BananaSettings {
+            n: 1003,
+            dim,
+            ..BananaSettings::thesis_2d()
+        };
+        let model = Banana::new(s).unwrap();
+        let mut th = vec![0.1; dim];
+        th[1] = 3.0;
+        let mut x = vec![0.0; dim * s.n];
+        model
+            .simulate(&th, &mut rng(50 + dim as u64), &mut x)
+            .unwrap();
+        let data = model.data(&x).unwrap();
+        let mut t2 = th.clone();
+        t2[0] += 0.004;
+        t2[dim - 1] -= 0.01;
+        for b in [1e-4, 0.02, 5.0] {
+            let fast = data.clipped_log_ratio_sum(&th, &t2, 1, 1001, b).unwrap();
+            let mut r = vec![0.0; 1001];
+            data.row_log_ratio(&th, &t2, 1, &mut r).unwrap();
+            let plain: f64 = r.iter().map(|&v| clip(v, b)).sum();
+            assert!(
+                (fast.sum - plain).abs() < 1e-9 * (1.0 + plain.abs()),
+                "d={dim} b={b}: {} vs {plain}",
+                fast.sum
+            );
+            assert_eq!(fast.clipped, r.iter().filter(|v| !(v.abs() <= b)).count());
+        }
+    }
+}

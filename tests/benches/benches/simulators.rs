@@ -74,9 +74,11 @@ fn sir(c: &mut Criterion) {
     });
     let tau = SirTauLeap::new(SirSettings::paper(), 0.1).unwrap();
     g.bench_function("tau-leap K=1e6 tau=0.1 (approximate)", |b| {
+        let mut job = 0;
         let mut out = [0.0; 10];
         b.iter(|| {
-            tau.simulate(&th, &mut SimStream::new(5, 0), &mut out).unwrap();
+            job += 1;
+            tau.simulate(&th, &mut SimStream::new(5, job % 8), &mut out).unwrap();
             black_box(out[9])
         })
     });
