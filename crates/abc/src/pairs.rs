@@ -163,17 +163,13 @@ impl PublicPairs {
     /// θ_t (empty slice for `t` out of range).
     #[must_use]
     pub fn theta(&self, t: usize) -> &[f64] {
-        self.thetas
-            .get(t * self.theta_dim..(t + 1) * self.theta_dim)
-            .unwrap_or(&[])
+        row(&self.thetas, t, self.theta_dim)
     }
 
     /// Y_t (empty slice for `t` out of range).
     #[must_use]
     pub fn output(&self, t: usize) -> &[f64] {
-        self.outputs
-            .get(t * self.output_dim..(t + 1) * self.output_dim)
-            .unwrap_or(&[])
+        row(&self.outputs, t, self.output_dim)
     }
 
     /// All θs, row-major.
@@ -186,5 +182,16 @@ impl PublicPairs {
     #[must_use]
     pub fn outputs(&self) -> &[f64] {
         &self.outputs
+    }
+}
+
+/// Row `t` of a row-major buffer with rows of length `d` (empty if out of range; no overflow).
+fn row(buf: &[f64], t: usize, d: usize) -> &[f64] {
+    match (
+        t.checked_mul(d),
+        t.checked_add(1).and_then(|u| u.checked_mul(d)),
+    ) {
+        (Some(a), Some(b)) => buf.get(a..b).unwrap_or(&[]),
+        _ => &[],
     }
 }

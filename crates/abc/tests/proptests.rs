@@ -117,3 +117,16 @@ proptest! {
         let _ = PublicPairs::from_parts(n, n, vec![a; n * 2], vec![b; n]);
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn pairs_accessors_never_panic(t in any::<usize>()) {
+        let pairs = PublicPairs::from_parts(2, 1, vec![0.0, 1.0, 2.0, 3.0], vec![0.2, 0.4]).unwrap();
+        let th = pairs.theta(t);
+        prop_assert!(th.is_empty() || th.len() == 2);
+        let y = pairs.output(t);
+        prop_assert!(y.is_empty() || y.len() == 1);
+    }
+}
