@@ -494,3 +494,23 @@ fn laplace_rdp_in_rdp_accountant_beats_pure_composition() {
     p.compose_n(&l, 1000).unwrap();
     assert!(r.epsilon(1e-6).unwrap().epsilon < p.epsilon(0.0).unwrap().epsilon);
 }
+
+#[test]
+fn bulk_gaussian_composition_matches_events() {
+    let sigmas: Vec<f64> = (0..10_007).map(|i| 0.5 + f64::from(i % 97) / 7.0).collect();
+    let mut a = PldAccountant::new(AR);
+    a.compose_gaussians(&sigmas, 1.3).unwrap();
+    let mut b = PldAccountant::new(AR);
+    for &s in &sigmas {
+        b.compose(&Event::Gaussian {
+            sigma: s,
+            sensitivity: 1.3,
+        })
+        .unwrap();
+    }
+    assert!(rel(a.mu(), b.mu()) < 1e-13);
+    // atomic on a bad σ
+    let before = a.mu();
+    assert!(a.compose_gaussians(&[1.0, f64::NAN], 1.0).is_err());
+    assert_eq!(a.mu(), before);
+}

@@ -42,6 +42,14 @@ fn bench(c: &mut Criterion) {
         })
     });
 
+    c.bench_function("b_pld_1e6_heterogeneous_bulk_compose_and_delta", |b| {
+        b.iter(|| {
+            let mut acc = PldAccountant::new(Neighbouring::AddRemove);
+            acc.compose_gaussians(black_box(&sigmas), 1.0).unwrap();
+            acc.delta(black_box(30.0)).unwrap().delta
+        })
+    });
+
     // (c) σ calibration for a 10^4-step budget.
     c.bench_function("c_calibrate_sigma_rdp_poisson_1e4_steps", |b| {
         b.iter(|| {

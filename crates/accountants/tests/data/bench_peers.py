@@ -107,6 +107,6 @@ if len(sys.argv) > 4:
 print("| job | peer | peer time | value | ratio peer/dpinfer |")
 print("|---|---|---|---|---|")
 for job, peer, t, val in rows:
-    ratio = f"{t / rust[job]:.0f}x" if job in rust else "-"
+    ratio = f"{t / rust[job]:.2g}x" if job in rust else "-"
     v = val if not isinstance(val, tuple) else val[0]
     print(f"| ({job}) | {peer} | {t * 1e3:.2f} ms | {v} | {ratio} |")
