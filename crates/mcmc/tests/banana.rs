@@ -50,20 +50,58 @@ fn check(model: &Banana, x: &[f64], tr: &Trace, t: f64, what: &str) {
     check_moments(&u, post.mu()[1], post.sd()[1].powi(2), &format!("{what} u"));
 }
 
+/// 2-D banana with milder curvature a = 2 (CI-sized, n = 1000): HMC against the exact
+/// posterior.
 #[test]
 fn hmc_on_banana_matches_exact_posterior() {
-    let (model, x) = setup(1000);
-    let data = model.data(&x).unwrap();
+    let model = Banana::new(BananaSettings {
+        n: 1000,
+        a: 2.0,
+        ..BananaSettings::thesis_2d()
+    })
+    .unwrap();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(2021);
+    let mut x = vec![0.0; model.output_dim()];
+    model.simulate(&[0.0, 3.0], &mut rng, &mut x).unwrap();
     let settings = HmcSettings {
         step_size: 0.05,
         leapfrog_steps: 30,
+        inv_mass: vec![0.02, 0.01],
+        temperature: 1.0,
+    };
+    let mut s = Hmc::exact(
+        BananaPriorGrad::new(&model),
+        model.data(&x).unwrap(),
+        settings,
+        &[0.0, 3.0],
+    )
+    .unwrap();
+    let mut tr = Trace::with_burn_in(300);
+    s.run(3000, &mut Xoshiro256PlusPlus::seed_from_u64(1), &mut tr)
+        .unwrap();
+    eprintln!("hmc banana a=2 acceptance {:.3}", tr.acceptance_rate());
+    check(&model, &x, &tr, 1.0, "hmc banana a=2");
+}
+
+/// The thesis' 2-D banana (a = 20). Step 0.02: with 0.05 the banana's tips
+/// (|θ₁ − μ₁| > 2 sd) see ~50 % rejections and are under-visited in finite runs (θ₁ variance
+/// −10 % over 40 000 iterations, the usual HMC high-curvature pathology); at 0.02 tip
+/// rejections drop to ~5 %. Long: `--ignored`.
+#[test]
+#[ignore = "long: 40k HMC iterations with L = 75"]
+fn hmc_on_thesis_banana_matches_exact_posterior() {
+    let (model, x) = setup(1000);
+    let data = model.data(&x).unwrap();
+    let settings = HmcSettings {
+        step_size: 0.02,
+        leapfrog_steps: 75,
         inv_mass: vec![0.02, 0.3],
         temperature: 1.0,
     };
     let mut s = Hmc::exact(BananaPriorGrad::new(&model), data, settings, &[0.0, 3.0]).unwrap();
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-    let mut tr = Trace::with_burn_in(300);
-    s.run(4000, &mut rng, &mut tr).unwrap();
+    let mut tr = Trace::with_burn_in(500);
+    s.run(40_000, &mut rng, &mut tr).unwrap();
     eprintln!("hmc banana acceptance {:.3}", tr.acceptance_rate());
     check(&model, &x, &tr, 1.0, "hmc banana");
 }
@@ -87,4 +125,55 @@ fn rwmh_on_banana_matches_exact_posterior() {
     s.run(600_000, &mut rng, &mut tr).unwrap();
     eprintln!("rwmh banana acceptance {:.3}", tr.acceptance_rate());
     check(&model, &x, &tr, t, "rwmh banana");
+}
+
+/// 10-D banana (thesis §7 variances σ₃² = … = σ₁₀² = 1), CI-sized (n = 1000) and with milder
+/// curvature a = 2 (at a = 20 and n = 1000 a fixed-length diagonal-mass HMC under-visits the
+/// banana's tips within a CI budget): HMC against the exact posterior on (θ₁, u) and on two
+/// of the Gaussian coordinates.
+#[test]
+fn hmc_on_10d_banana_matches_exact_posterior() {
+    let model = Banana::new(BananaSettings {
+        n: 1000,
+        a: 2.0,
+        ..BananaSettings::thesis_10d()
+    })
+    .unwrap();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(2022);
+    let mut x = vec![0.0; model.output_dim()];
+    let mut truth = vec![0.0; 10];
+    truth[1] = 3.0;
+    model.simulate(&truth, &mut rng, &mut x).unwrap();
+    let data = model.data(&x).unwrap();
+    let post = model.posterior(&data, 1.0).unwrap();
+    let mut inv_mass = vec![0.02, 0.01];
+    inv_mass.extend(post.sd()[2..].iter().map(|s| s * s));
+    let settings = HmcSettings {
+        step_size: 0.05,
+        leapfrog_steps: 30,
+        inv_mass,
+        temperature: 1.0,
+    };
+    let mut init = post.mu().to_vec();
+    init[1] -= 2.0 * init[0] * init[0];
+    let mut s = Hmc::exact(
+        BananaPriorGrad::new(&model),
+        model.data(&x).unwrap(),
+        settings,
+        &init,
+    )
+    .unwrap();
+    let mut tr = Trace::with_burn_in(300);
+    s.run(3000, &mut Xoshiro256PlusPlus::seed_from_u64(3), &mut tr)
+        .unwrap();
+    eprintln!("hmc 10-d banana acceptance {:.3}", tr.acceptance_rate());
+    check(&model, &x, &tr, 1.0, "hmc 10-d banana");
+    for j in [2, 9] {
+        check_moments(
+            &tr.coordinate(j),
+            post.mu()[j],
+            post.sd()[j].powi(2),
+            &format!("hmc 10-d banana theta{}", j + 1),
+        );
+    }
 }

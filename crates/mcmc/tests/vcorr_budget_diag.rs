@@ -325,3 +325,33 @@ proptest! {
         }
     }
 }
+
+/// Thesis Theorem 8's base RDP against a direct evaluation, and DP Barker's iteration count
+/// against an independent Mironov-conversion lower bound (the accountant may only do better).
+#[test]
+fn barker_base_rdp_matches_theorem_8() {
+    for (b, a) in [(100usize, 2u32), (1000, 3), (1000, 50), (5000, 200)] {
+        let (bf, af) = (b as f64, f64::from(a));
+        let direct = 5.0 / (2.0 * bf)
+            + (2.0 * bf / (bf - 5.0 * af)).ln() / (2.0 * (af - 1.0))
+            + 2.0 * af / (bf - 5.0 * af);
+        let ours = budget::barker_base_rdp(a, b).unwrap();
+        assert!(
+            (ours - direct).abs() <= 1e-12 * direct && ours >= direct,
+            "{b} {a}: {ours} vs {direct}"
+        );
+    }
+    assert!(budget::barker_base_rdp(20, 100).is_err());
+    let (n, b, eps, delta) = (100_000usize, 1000usize, 2.0, 1e-6);
+    let k = budget::barker_iterations(eps, delta, n, b).unwrap();
+    let mironov_best = (2..=199u32)
+        .map(|a| {
+            let r = budget::barker_rdp(a, n, b).unwrap();
+            ((eps + delta.ln() / f64::from(a - 1)) / r).floor().max(0.0) as u64
+        })
+        .max()
+        .unwrap();
+    assert!(k >= mironov_best, "{k} < {mironov_best}");
+    assert!(budget::barker_epsilon(k, delta, n, b).unwrap() <= eps);
+    assert!(budget::barker_epsilon(k + 1, delta, n, b).unwrap() > eps * (1.0 - 1e-9));
+}
