@@ -60,6 +60,11 @@ fn ok_finite(r: Result<f64, AccountantError>) -> Result<(), TestCaseError> {
     Ok(())
 }
 
+fn ok_u64(r: Result<u64, AccountantError>) -> Result<(), TestCaseError> {
+    let _ = r;
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
@@ -113,6 +118,15 @@ proptest! {
         ok_finite(GaussianPld::new(a).and_then(|p| p.epsilon(b)))?;
         ok_finite(Zcdp::new(a).and_then(|z| z.to_approx_dp(b)).map(|r| r.epsilon))?;
         ok_finite(RdpCurve::new([1.5, 4.0], [a, b]).and_then(|c2| c2.to_approx_dp(c)).map(|r| r.epsilon))?;
+        let n = if c.is_finite() { (c.abs() % 1e6) as u64 } else { 7 };
+        ok_u64(calibrate::dp_penalty_max_steps_zcdp(a, b, c, n, a))?;
+        ok_u64(calibrate::dp_penalty_max_steps_pld(a, b, c, n, 0.5))?;
+        ok_u64(calibrate::dp_hmc_max_steps_zcdp(a, b, c, a, n, 3))?;
+        ok_u64(calibrate::dp_hmc_max_steps_pld(a, b, c, a, n, 3))?;
+        ok_finite(calibrate::dp_barker_base_rdp(n, n % 11))?;
+        ok_finite(calibrate::dp_barker_rdp(n % 300, n, n % 11))?;
+        let _ = calibrate::dp_barker_max_steps(a, b, n % 300, n, 6);
+        ok_finite(calibrate::poisson_gaussian_sigma_rdp(a, b, 3, c, &[2.0, 8.0]))?;
         if let Ok(e) = dpinfer_accountants::ApproxDp::new(a.abs() % 3.0, b.abs() % 1e-3) {
             ok_finite(composition::advanced(e, 100, c).map(|r| r.epsilon))?;
             ok_finite(composition::optimal(e, 100, c).map(|r| r.epsilon))?;
@@ -163,6 +177,16 @@ proptest! {
                 ok_finite(ap.delta(delta).map(|x| x.delta))?;
             }
         }
+    }
+
+    #[test]
+    fn mixed_rdp_composition_is_order_independent(sigma in 0.5f64..10.0, q in 1e-4f64..1.0, b in 0.5f64..20.0) {
+        let g = Event::Gaussian { sigma, sensitivity: 1.0 };
+        let p = Event::PoissonSampled { q, event: &g };
+        let l = Event::Laplace { scale: b, sensitivity: 1.0 };
+        testkit::order_independent(rdp, &p, &l, 1e-6).unwrap();
+        testkit::monotone_in_steps(rdp, &p, 100, 1e-6).unwrap();
+        testkit::monotone_in_delta(rdp, &p, 100, 1e-9, 1e-3).unwrap();
     }
 
     #[test]
