@@ -123,6 +123,14 @@ pub trait RowLikelihood {
     /// Fused pass over rows `first ..first + count`: Σ_j clip(r_j(θ, θ′), b) with
     /// [`clip`] semantics.
     ///
+    /// # Privacy
+    /// Every row contributes a value in `[−b, b]` whatever its data: a row with non-finite
+    /// values contributes some deterministic value in that range (which one may differ between
+    /// this default and a model's fast path). Hence the sum changes by at most `b` when one row
+    /// is added or removed and by at most `2b` when one row is replaced — the sensitivity the
+    /// DP-penalty / DP-Barker noise must be calibrated to. Errors depend only on θ, θ′, the row
+    /// range and `b`, never on data.
+    ///
     /// # Errors
     /// As [`row_log_lik`](RowLikelihood::row_log_lik); [`SimError::InvalidParameter`] unless `b`
     /// is in `(0, 1e250]`.

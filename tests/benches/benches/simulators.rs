@@ -18,7 +18,7 @@ use rand::Rng;
 fn stream(c: &mut Criterion) {
     let mut g = c.benchmark_group("stream");
     g.throughput(Throughput::Elements(1_000_000));
-    g.bench_function("SimStream(ChaCha8) 1e6 u64", |b| {
+    g.bench_function("SimStream 1e6 u64", |b| {
         let mut r = SimStream::new(1, 2);
         b.iter(|| {
             let mut acc = 0u64;
