@@ -170,3 +170,44 @@ fn subsampled_dp_penalty_budget_enforced() {
         McmcError::BudgetExhausted { allowed: k }
     );
 }
+
+/// Theorem 9 / Lemma 1: the released data part `nT/b Σ c_j − σ_b²/2` changes by at most
+/// `c = Δ_λ + Δ_σ` when one batch element is substituted, for clipped values in `[−r, r]`
+/// (random batches and the adversarial all-at-the-bound batches).
+#[test]
+fn subsampled_sensitivity_bounds_released_quantity() {
+    use dpinfer_mcmc::subsampled_sensitivity;
+    use rand::RngExt;
+    let released = |c: &[f64], n: usize, t: f64| {
+        let b = c.len() as f64;
+        let k = n as f64 * t / b;
+        let s: f64 = c.iter().sum();
+        let s2: f64 = c.iter().map(|x| x * x).sum();
+        k * s - 0.5 * (k * k * (s2 - s * s / b)).max(0.0)
+    };
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+    for (n, b, t, clip, dist) in [
+        (1000usize, 10usize, 1.0, 1.0, 0.1),
+        (10_000, 100, 0.01, 3.0, 0.05),
+        (500, 2, 0.5, 2.0, 1.0),
+    ] {
+        let r = clip * dist;
+        let bound = subsampled_sensitivity(n, b, t, clip, dist);
+        let mut worst: f64 = 0.0;
+        for trial in 0..2000 {
+            let mut c: Vec<f64> = if trial < 2 {
+                vec![if trial == 0 { r } else { -r }; b]
+            } else {
+                (0..b).map(|_| rng.random_range(-r..=r)).collect()
+            };
+            let before = released(&c, n, t);
+            c[0] = if trial < 2 {
+                -c[0]
+            } else {
+                rng.random_range(-r..=r)
+            };
+            worst = worst.max((released(&c, n, t) - before).abs());
+        }
+        assert!(worst <= bound, "n {n} b {b}: {worst} > {bound}");
+    }
+}
