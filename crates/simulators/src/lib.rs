@@ -11,7 +11,7 @@ mod error;
 pub mod likelihood;
 pub mod prior;
 mod simulator;
-mod stream;
+pub mod stream;
 mod ziggurat_tables;
 
 pub use error::SimError;

@@ -287,7 +287,7 @@ pub(crate) fn check_range(first: usize, count: usize, n: usize) -> Result<(), Si
 }
 
 /// Fused clip-and-sum for likelihoods whose log-ratio is *affine* in the data:
-/// Σ_j clip(c + Σ_k α_k · cols[k][j], b) with [`clip`] semantics. Gaussian-family models
+/// `Σ_j clip(c + Σ_k α_k · cols[k][j], b)` with [`clip`] semantics. Gaussian-family models
 /// (the Gaussian-mean toy, the banana model) reduce r_j(θ, θ′) to this form, which evaluates
 /// column by column in stack chunks and vectorises.
 ///

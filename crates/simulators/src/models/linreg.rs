@@ -13,7 +13,7 @@
 //! every entry of x̃ (intercept included) and ỹ lies in [−1, 1]. The paper defers the bounds to
 //! its supplement, which we could not access; we use x_bound = y_bound = 10, the values
 //! implied by the paper's own s̃ at θ* (e.g. (x̃ᵀx̃/n)₁₂ = mean(x₁)/x_bound = 0.0938 with
-//! mean(x₁) ≈ 0.9, and ỹᵀỹ/n = E[y²]/y_bound² ≈ 23.9/100 ≈ 0.2499 at θ*). Both are settings.
+//! mean(x₁) ≈ 0.9, and ỹᵀỹ/n = `E[y²]`/y_bound² ≈ 23.9/100 ≈ 0.2499 at θ*). Both are settings.
 //! The refined L1 sensitivity of s̃ under this normalisation is Δ = (p² + 3p + 3)/n (paper).
 
 use crate::dist;
