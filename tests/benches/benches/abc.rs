@@ -178,6 +178,19 @@ fn svt(c: &mut Criterion) {
             black_box(p.indicators().len())
         });
     });
+    let t6 = 1_000_000usize;
+    let pairs6 = PublicPairs::generate(&prior, &Null, t6, 5).unwrap();
+    g.throughput(Throughput::Elements(t6 as u64));
+    g.bench_function("1e6_pairs_abs_distance", |b| {
+        let mut noise = ChaCha20Rng::seed_from_u64(6);
+        b.iter(|| {
+            let s = SvtAbcSettings { epsilon_abc: 0.001, epsilon_total: 1.0, c: 10_000_000,
+                sensitivity: 1e-4, clip: 4.0, resample: Resample::Never };
+            let mut p = SvtAbc::new(&pairs6, |y: &[f64]| (y[0] - obs).abs(), s).unwrap();
+            p.run(&mut noise).unwrap();
+            black_box(p.indicators().len())
+        });
+    });
     g.finish();
 }
 
