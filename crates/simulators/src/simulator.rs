@@ -4,7 +4,8 @@ use crate::error::{SimError, check_len};
 use rand_core::Rng;
 
 /// A stochastic model: θ and public simulation randomness → an output vector (raw pseudo-data or
-/// a summary) written into a caller buffer. Nothing allocates per call.
+/// a summary) written into a caller buffer. The interface needs no allocation; all models
+/// except the tuberculosis model (whose population is unbounded) allocate nothing per call.
 ///
 /// Failures follow nuts-rs: [`SimError::is_recoverable`] errors (degenerate draw, θ outside the
 /// model's support) mean "reject this θ"; all others are fatal.
