@@ -169,6 +169,10 @@ impl<P, L, N> Barker<P, L, N> {
         self.private.as_ref().map(|p| p.max_iterations)
     }
     /// Batch variance σ_b² of the last private step.
+    ///
+    /// # Privacy
+    ///
+    /// Computed from private data and **not** privatised: a diagnostic for the data owner.
     #[must_use]
     pub fn last_batch_variance(&self) -> f64 {
         self.last_batch_var

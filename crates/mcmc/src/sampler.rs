@@ -6,6 +6,14 @@ use rand_core::Rng;
 use crate::McmcError;
 
 /// What one iteration did. Borrowed from the sampler; copy what you need.
+///
+/// # Privacy
+///
+/// `position`, `accepted`, `noise_sd` and the counters of *evaluated* rows are functions of the
+/// noisy releases and public values (post-processing). The **clip counts**
+/// (`ratios_clipped`, `gradients_clipped`) are computed from the private data and are **not**
+/// privatised: they are diagnostics for the data owner (thesis §7.2) and must not be
+/// published with the chain.
 #[derive(Clone, Copy, Debug)]
 pub struct Step<'a> {
     /// The chain's position after this iteration.
@@ -72,6 +80,10 @@ pub trait Observer {
 impl Observer for () {}
 
 /// Records draws (row-major, `iterations × d`) and running counters.
+///
+/// # Privacy
+///
+/// The clip fractions are **not** differentially private (see [`Step`]); everything else is.
 #[derive(Clone, Debug, Default)]
 pub struct Trace {
     /// Row-major draws.
