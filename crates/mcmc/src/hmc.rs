@@ -81,6 +81,7 @@ pub struct Hmc<P, L, N = NoNoise> {
     grad_buf: Vec<f64>,
     log_prior: f64,
     private: Option<Private>,
+    clip: Option<f64>,
     noise: N,
     iteration: u64,
     grads_evaluated: usize,
@@ -115,6 +116,19 @@ impl<P: PriorGradient, L: RowGradient> Hmc<P, L, NoNoise> {
     /// Dimension mismatches, `n = 0`, bad settings or initial point.
     pub fn exact(prior: P, lik: L, settings: HmcSettings, init: &[f64]) -> Result<Self, McmcError> {
         Self::build(prior, lik, settings, init, None, NoNoise)
+    }
+}
+
+impl<P, L> Hmc<P, L, NoNoise> {
+    /// Clips per-row log-likelihood ratios in the acceptance test to `±clip · ‖θ'−θ‖₂` without
+    /// adding noise (the thesis §7.2 clipping experiment for HMC).
+    ///
+    /// # Errors
+    ///
+    /// `clip` not finite and positive.
+    pub fn with_ratio_clip(mut self, clip: f64) -> Result<Self, McmcError> {
+        self.clip = Some(positive("clip", clip)?);
+        Ok(self)
     }
 }
 
@@ -197,6 +211,7 @@ impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
             grad_buf: vec![0.0; rows_per * d],
             log_prior: lp,
             private,
+            clip: None,
             noise,
             iteration: 0,
             grads_evaluated: 0,
@@ -397,10 +412,23 @@ impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: PrivacyNoise> Sampler 
                     noise_sd = sd_eff * self.s.temperature;
                     (noisy, noise_sd * noise_sd)
                 }
-                None => (
-                    log_ratio_sum(&self.lik, &self.theta, &self.theta_new, 0, n)?,
-                    0.0,
-                ),
+                None => match self.clip.and_then(|l| crate::model::usable_bound(l * dist)) {
+                    Some(b) => {
+                        let cs = self.lik.clipped_log_ratio_sum(
+                            &self.theta,
+                            &self.theta_new,
+                            0,
+                            n,
+                            b,
+                        )?;
+                        clipped = cs.clipped;
+                        (cs.sum, 0.0)
+                    }
+                    None => (
+                        log_ratio_sum(&self.lik, &self.theta, &self.theta_new, 0, n)?,
+                        0.0,
+                    ),
+                },
             };
             evaluated = n;
             let dh = self.s.temperature * sum + lp_new - self.log_prior + k0 - k1;

@@ -130,3 +130,40 @@ fn dp_hmc_budget_is_enforced_and_matches_accountant() {
         }
     }
 }
+
+/// Thesis §7.2 for HMC: the acceptance test's ratio clipping is reported; a loose bound leaves
+/// the exact posterior intact, a tight one clips most rows.
+#[test]
+fn hmc_ratio_clipping_is_reported() {
+    let (prior, lik) = toy(100, 2, 1);
+    let post = lik.posterior(PRIOR_MEAN, PRIOR_SD, 1.0);
+    let mut s = Hmc::exact(prior, lik.clone(), settings(1.0), &[0.5, 0.5])
+        .unwrap()
+        .with_ratio_clip(1e6)
+        .unwrap();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(91);
+    let mut tr = Trace::with_burn_in(500);
+    s.run(8_000, &mut rng, &mut tr).unwrap();
+    assert_eq!(tr.clip_fraction(), 0.0);
+    for (j, &(mu, v)) in post.iter().enumerate() {
+        check_moments(
+            &tr.coordinate(j),
+            mu,
+            v,
+            &format!("hmc loose clip coord {j}"),
+        );
+    }
+    let mut s = Hmc::exact(prior, lik, settings(1.0), &[0.5, 0.5])
+        .unwrap()
+        .with_ratio_clip(0.01)
+        .unwrap();
+    let mut tr = Trace::default();
+    s.run(500, &mut rng, &mut tr).unwrap();
+    assert!(tr.clip_fraction() > 0.5, "{}", tr.clip_fraction());
+    assert!(
+        Hmc::exact(prior, toy(10, 2, 1).1, settings(1.0), &[0.5, 0.5])
+            .unwrap()
+            .with_ratio_clip(f64::NAN)
+            .is_err()
+    );
+}
