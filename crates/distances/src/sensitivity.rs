@@ -74,6 +74,15 @@ fn up(v: f64) -> f64 {
     v.next_up()
 }
 
+/// Rejects bounds that overflowed (e.g. `B_k` near `f64::MAX`).
+fn finite(s: Sensitivity) -> Result<Sensitivity, DistanceError> {
+    if s.value.is_finite() && s.value > 0.0 {
+        Ok(s)
+    } else {
+        Err(DistanceError::InvalidKernelBound)
+    }
+}
+
 /// Sensitivity of the biased MMD `ρ = √(MMD²_b)` with a kernel bounded by `B_k` and `N`
 /// observed rows: `Δ_ρ = 2√B_k / N`.
 ///
@@ -86,8 +95,8 @@ fn up(v: f64) -> f64 {
 /// Park, Vinaroz & Jitkrittum (2021), Lemma 1 and Appendix B; Park & Jitkrittum, Lemma 3.1.
 ///
 /// # Errors
-/// [`DistanceError::InvalidKernelBound`] unless `B_k` is finite and positive;
-/// [`DistanceError::InvalidSize`] if `N = 0`.
+/// [`DistanceError::InvalidKernelBound`] unless `B_k` is finite and positive (and the bound
+/// does not overflow); [`DistanceError::InvalidSize`] if `N = 0`.
 ///
 /// ```
 /// let s = dpinfer_distances::sensitivity::mmd(1.0, 5000)?;
@@ -97,7 +106,7 @@ fn up(v: f64) -> f64 {
 pub fn mmd(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
     check_b(b_k)?;
     check_n(n, 1)?;
-    Ok(Sensitivity::new(
+    finite(Sensitivity::new(
         up(up(2.0 * libm::sqrt(b_k)) / as_f64(n)),
         Neighbouring::ReplaceOne,
     ))
@@ -110,7 +119,12 @@ pub fn mmd(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
 /// [`DistanceError::InvalidKernelBound`] unless `B_k` is finite and positive.
 pub fn mmd_upper_bound(b_k: f64) -> Result<f64, DistanceError> {
     check_b(b_k)?;
-    Ok(up(2.0 * libm::sqrt(b_k)))
+    let v = up(2.0 * libm::sqrt(b_k));
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(DistanceError::InvalidKernelBound)
+    }
 }
 
 /// Sensitivity of the biased **squared** MMD: `8 B_k / N`.
@@ -127,7 +141,7 @@ pub fn mmd_upper_bound(b_k: f64) -> Result<f64, DistanceError> {
 pub fn mmd2(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
     check_b(b_k)?;
     check_n(n, 1)?;
-    Ok(Sensitivity::new(
+    finite(Sensitivity::new(
         up(up(8.0 * b_k) / as_f64(n)),
         Neighbouring::ReplaceOne,
     ))
@@ -148,7 +162,7 @@ pub fn mmd2(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
 pub fn mmd2_unbiased(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
     check_b(b_k)?;
     check_n(n, 2)?;
-    Ok(Sensitivity::new(
+    finite(Sensitivity::new(
         up(up(8.0 * b_k) / as_f64(n)),
         Neighbouring::ReplaceOne,
     ))
@@ -165,7 +179,7 @@ pub fn mmd2_unbiased(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
 /// As [`mmd2_unbiased`].
 pub fn mmd_unbiased(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
     let s = mmd2_unbiased(b_k, n)?;
-    Ok(Sensitivity::new(
+    finite(Sensitivity::new(
         up(libm::sqrt(s.value())),
         Neighbouring::ReplaceOne,
     ))
@@ -183,7 +197,7 @@ pub fn mmd_unbiased(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
 pub fn mmd2_linear(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
     check_b(b_k)?;
     check_n(n, 2)?;
-    Ok(Sensitivity::new(
+    finite(Sensitivity::new(
         up(up(4.0 * b_k) / as_f64(n / 2)),
         Neighbouring::ReplaceOne,
     ))
@@ -203,7 +217,7 @@ pub fn mmd2_linear(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
 /// [`DistanceError::InvalidSize`] if `N = 0`.
 pub fn rff_mmd(n: usize) -> Result<Sensitivity, DistanceError> {
     check_n(n, 1)?;
-    Ok(Sensitivity::new(
+    finite(Sensitivity::new(
         up(2.0 / as_f64(n)),
         Neighbouring::ReplaceOne,
     ))
@@ -246,7 +260,7 @@ pub fn clipped(c: f64) -> Result<Sensitivity, DistanceError> {
 pub fn clipped_mean(c: f64, n: usize) -> Result<Sensitivity, DistanceError> {
     check_c(c)?;
     check_n(n, 1)?;
-    Ok(Sensitivity::new(
+    finite(Sensitivity::new(
         up(c / as_f64(n)),
         Neighbouring::ReplaceOneOrAddRemove,
     ))
@@ -287,5 +301,10 @@ pub fn rounding_slack(b_k: f64, n: usize, m: usize, d: usize) -> Result<f64, Dis
     let u = f64::EPSILON / 2.0;
     let size = as_f64(n.max(m)) + as_f64(d) + 64.0;
     let eta = up(4.0 * b_k * u * size + 4.0 * b_k * 1e-15);
-    Ok(up(2.0 * up(libm::sqrt(eta))))
+    let v = up(2.0 * up(libm::sqrt(eta)));
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(DistanceError::InvalidKernelBound)
+    }
 }
