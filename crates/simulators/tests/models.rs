@@ -663,6 +663,31 @@ fn banana_gradients_and_clip_sums() {
         .unwrap();
     assert!(acc.iter().map(|v| v * v).sum::<f64>().sqrt() <= 3000.0 * 0.5 + 1e-9);
     assert!(clipped >= 1); // the NaN row at least
+    // fast path equals row_grad + per-row clipping done by hand
+    let mut g = vec![0.0; 3000 * 10];
+    data.row_grad(&theta, 0, &mut g).unwrap();
+    let mut manual = [0.0; 10];
+    let mut manual_clipped = 0;
+    for row in g.chunks_exact(10) {
+        let norm = row.iter().map(|v| v * v).sum::<f64>().sqrt();
+        if !norm.is_finite() {
+            manual_clipped += 1;
+            continue;
+        }
+        let sc = if norm > 0.5 {
+            manual_clipped += 1;
+            0.5 / norm
+        } else {
+            1.0
+        };
+        for k in 0..10 {
+            manual[k] += row[k] * sc;
+        }
+    }
+    assert_eq!(clipped, manual_clipped);
+    for k in 0..10 {
+        assert!((acc[k] - manual[k]).abs() < 1e-9 * (1.0 + manual[k].abs()));
+    }
     // errors are parameter-only
     assert!(
         data.clipped_log_ratio_sum(&theta, &t2, 2999, 2, 1.0)
@@ -703,6 +728,51 @@ fn fused_kernels_match_naive_in_low_dimensions() {
                 fast.sum
             );
             assert_eq!(fast.clipped, r.iter().filter(|v| !(v.abs() <= b)).count());
+        }
+    }
+}
+
+#[test]
+fn banana_2d_clipped_grad_fast_path_matches_manual() {
+    let s = BananaSettings {
+        n: 2001,
+        ..BananaSettings::thesis_2d()
+    };
+    let model = Banana::new(s).unwrap();
+    let mut x = vec![0.0; 2 * s.n];
+    model.simulate(&[0.0, 3.0], &mut rng(60), &mut x).unwrap();
+    x[11] = f64::INFINITY;
+    x[s.n + 12] = 1e300; // finite entry whose squared gradient overflows: rescaled, clipped
+    let data = model.data(&x).unwrap();
+    let th = [0.02, 2.9];
+    for b in [0.01, 1.0, 100.0] {
+        let mut acc = [0.0; 2];
+        let clipped = data.clipped_grad_sum(&th, 1, 2000, b, &mut acc).unwrap();
+        let mut g = vec![0.0; 2 * 2000];
+        data.row_grad(&th, 1, &mut g).unwrap();
+        let (mut m, mut mc) = ([0.0; 2], 0);
+        for row in g.chunks_exact(2) {
+            if !row.iter().all(|v| v.is_finite()) {
+                mc += 1;
+                continue;
+            }
+            let big = row[0].abs().max(row[1].abs());
+            let norm = big * ((row[0] / big).powi(2) + (row[1] / big).powi(2)).sqrt();
+            let sc = if norm > b {
+                mc += 1;
+                b / norm
+            } else {
+                1.0
+            };
+            m[0] += row[0] * sc;
+            m[1] += row[1] * sc;
+        }
+        assert_eq!(clipped, mc, "b = {b}");
+        for k in 0..2 {
+            assert!(
+                (acc[k] - m[k]).abs() < 1e-9 * (1.0 + m[k].abs()),
+                "b = {b}: {acc:?} vs {m:?}"
+            );
         }
     }
 }
