@@ -234,13 +234,17 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L,
                     let popvar = (s2 / bf - (s / bf) * (s / bf)).max(0.0);
                     let sb2 = (nf * self.temperature) * (nf * self.temperature) / bf * popvar;
                     self.last_batch_var = sb2;
-                    // sd ≥ 1 because σ_b² ≤ 1 < σ² = 2.
-                    let sd = libm::sqrt((BARKER_SIGMA2 - sb2).max(1.0));
+                    // N(0, 2 − σ_b²) = N(0, 1) + N(0, 1 − σ_b²) (σ_b² ≤ 1 under the bound).
+                    // The N(0, 1) part goes through the grid mechanism with a σ that does not
+                    // depend on the data (so the grid cannot reveal σ_b²); the data-dependent
+                    // remainder is a continuous Gaussian from the same CSPRNG.
                     let range = nf * self.temperature * p.bound;
                     let (noisy, sd_eff) =
                         self.noise
-                            .release(scale * s, sd, 2.0 * scale * p.bound, range)?;
-                    noise_sd = sd_eff;
+                            .release(scale * s, 1.0, 2.0 * scale * p.bound, range)?;
+                    let rest = libm::sqrt((BARKER_SIGMA2 - sd_eff * sd_eff - sb2).max(0.0));
+                    let noisy = noisy + rest * self.noise.std_normal();
+                    noise_sd = libm::sqrt(sd_eff * sd_eff + rest * rest);
                     let corr = p.vcorr.sample(&mut self.noise);
                     noisy + lp_new - self.log_prior + corr > 0.0
                 }

@@ -47,6 +47,9 @@ pub trait PrivacyNoise: sealed::Sealed {
     ) -> Result<f64, McmcError>;
     /// One uniform `u64` from the noise stream (for the V_corr draw).
     fn noise_u64(&mut self) -> u64;
+    /// One continuous standard normal draw from the noise stream (the data-dependent part
+    /// of DP Barker's noise; 0 for [`NoNoise`]).
+    fn std_normal(&mut self) -> f64;
 }
 
 impl PrivacyNoise for NoNoise {
@@ -58,6 +61,9 @@ impl PrivacyNoise for NoNoise {
     }
     fn noise_u64(&mut self) -> u64 {
         0
+    }
+    fn std_normal(&mut self) -> f64 {
+        0.0
     }
 }
 
@@ -109,6 +115,9 @@ impl<R: rand_core::CryptoRng + ?Sized> PrivacyNoise for R {
     }
     fn noise_u64(&mut self) -> u64 {
         self.next_u64()
+    }
+    fn std_normal(&mut self) -> f64 {
+        crate::rng::std_normal(self)
     }
 }
 
