@@ -7,7 +7,7 @@
 //! that cargo is called by full path and `RUSTC` is set explicitly.
 
 use crate::meta::{self, Package};
-use crate::util::{Cmd, Res, on_path, root, target_dir};
+use crate::util::{Cmd, Failures, Res, on_path, root, target_dir};
 use std::path::{Path, PathBuf};
 
 /// Debian packages that provide the cross toolchain (`lld` provides `wasm-ld`).
@@ -201,6 +201,7 @@ pub(crate) fn nostd() -> Res {
     let cross = Cross::locate()?;
     let packages = meta::metadata()?;
     let (select, core, no_std) = selection(&packages)?;
+    let mut failures = Failures::default();
     for &(target, short) in TARGETS {
         for features in [&core, &no_std] {
             let mut args: Vec<&str> = select.iter().map(String::as_str).collect();
@@ -210,15 +211,17 @@ pub(crate) fn nostd() -> Res {
                 args.push("--features");
                 args.push(&joined);
             }
-            cross.cargo(target, short, &args).run()?;
+            failures.check(cross.cargo(target, short, &args).run());
         }
         let manifest = root().join(SMOKE_MANIFEST);
         let manifest = manifest.to_string_lossy();
-        cross
-            .cargo(target, short, &["--release", "--manifest-path", &manifest])
-            .run()?;
+        failures.check(
+            cross
+                .cargo(target, short, &["--release", "--manifest-path", &manifest])
+                .run(),
+        );
     }
-    Ok(())
+    failures.finish()
 }
 
 /// `cargo xtask wasm-smoke`: builds `tests/no-std-smoke` for wasm32 and runs its exported

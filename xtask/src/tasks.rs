@@ -1,7 +1,7 @@
 //! The tasks that drive the host cargo (STYLE.md §5.2).
 
 use crate::meta::{self, Package};
-use crate::util::{Cmd, Res, cargo, root};
+use crate::util::{Cmd, Failures, Res, cargo, root};
 
 /// The nested workspaces (own `[workspace]`, own lockfile).
 const NESTED: &[&str] = &["tests/no-std-smoke/Cargo.toml", "tests/benches/Cargo.toml"];
@@ -43,25 +43,30 @@ fn crate_configs(p: &Package) -> Vec<Vec<String>> {
 /// `std_instead_of_core` and `alloc_instead_of_core` bite).
 pub(crate) fn lint() -> Res {
     let packages = meta::metadata()?;
-    Cmd::cargo([
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--all-features",
-        "--locked",
-    ])
-    .args(["--", "-D", "warnings"])
-    .run()?;
+    let mut failures = Failures::default();
+    failures.check(
+        Cmd::cargo([
+            "clippy",
+            "--workspace",
+            "--all-targets",
+            "--all-features",
+            "--locked",
+        ])
+        .args(["--", "-D", "warnings"])
+        .run(),
+    );
     for c in meta::selected_crates()? {
         let p = meta::find(&packages, &c.name)?;
         for features in crate_configs(p) {
-            Cmd::cargo(["clippy", "--locked", "-p", &c.name])
-                .args(meta::feature_args(&features))
-                .args(["--", "-D", "warnings"])
-                .run()?;
+            failures.check(
+                Cmd::cargo(["clippy", "--locked", "-p", &c.name])
+                    .args(meta::feature_args(&features))
+                    .args(["--", "-D", "warnings"])
+                    .run(),
+            );
         }
     }
-    Ok(())
+    failures.finish()
 }
 
 /// Whether `cargo nextest` is installed.
@@ -76,29 +81,34 @@ fn has_nextest() -> bool {
 /// no-std feature set.
 pub(crate) fn test() -> Res {
     let packages = meta::metadata()?;
+    let mut failures = Failures::default();
     if has_nextest() {
-        Cmd::cargo([
-            "nextest",
-            "run",
-            "--workspace",
-            "--locked",
-            "--no-tests=warn",
-        ])
-        .run()?;
-        Cmd::cargo(["test", "--workspace", "--locked", "--doc"]).run()?;
+        failures.check(
+            Cmd::cargo([
+                "nextest",
+                "run",
+                "--workspace",
+                "--locked",
+                "--no-tests=warn",
+            ])
+            .run(),
+        );
+        failures.check(Cmd::cargo(["test", "--workspace", "--locked", "--doc"]).run());
     } else {
         eprintln!("xtask: cargo-nextest not installed, using cargo test");
-        Cmd::cargo(["test", "--workspace", "--locked"]).run()?;
+        failures.check(Cmd::cargo(["test", "--workspace", "--locked"]).run());
     }
     for c in meta::selected_crates()? {
         let p = meta::find(&packages, &c.name)?;
         for features in crate_configs(p) {
-            Cmd::cargo(["test", "--locked", "-p", &c.name])
-                .args(meta::feature_args(&features))
-                .run()?;
+            failures.check(
+                Cmd::cargo(["test", "--locked", "-p", &c.name])
+                    .args(meta::feature_args(&features))
+                    .run(),
+            );
         }
     }
-    Ok(())
+    failures.finish()
 }
 
 /// `cargo xtask doc`: rustdoc with warnings denied (broken intra-doc links etc.).
@@ -119,6 +129,7 @@ pub(crate) fn doc() -> Res {
 /// `cargo check` without `--all-targets` never builds dev-dependencies).
 pub(crate) fn features() -> Res {
     let packages = meta::metadata()?;
+    let mut failures = Failures::default();
     for c in meta::selected_crates()? {
         let p = meta::find(&packages, &c.name)?;
         let mut sets: Vec<Vec<String>> = vec![Vec::new()];
@@ -129,13 +140,15 @@ pub(crate) fn features() -> Res {
                 .map(|f| vec![f.clone()]),
         );
         for set in sets {
-            Cmd::cargo(["check", "--locked", "-p", &c.name])
-                .args(meta::feature_args(&set))
-                .run()?;
+            failures.check(
+                Cmd::cargo(["check", "--locked", "-p", &c.name])
+                    .args(meta::feature_args(&set))
+                    .run(),
+            );
         }
-        Cmd::cargo(["check", "--locked", "-p", &c.name, "--all-features"]).run()?;
+        failures.check(Cmd::cargo(["check", "--locked", "-p", &c.name, "--all-features"]).run());
     }
-    Ok(())
+    failures.finish()
 }
 
 /// Parses `major.minor[.patch]`.

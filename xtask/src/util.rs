@@ -168,6 +168,34 @@ fn shorten(program: &str) -> String {
     }
 }
 
+/// Collects the failures of several commands so one task reports all of them (a broken
+/// crate must not hide the results for the others).
+#[derive(Debug, Default)]
+pub(crate) struct Failures(Vec<String>);
+
+impl Failures {
+    /// Records the outcome of one step.
+    pub(crate) fn check(&mut self, result: Res) {
+        if let Err(e) = result {
+            eprintln!("xtask: step failed (continuing): {e}");
+            self.0.push(e);
+        }
+    }
+
+    /// `Ok` when every step passed, else the failures (first one first).
+    pub(crate) fn finish(self) -> Res {
+        match self.0.len() {
+            0 => Ok(()),
+            1 => Err(self.0.join("")),
+            n => Err(format!(
+                "{n} steps failed; first: {}\n  {}",
+                self.0[0],
+                self.0[1..].join("\n  ")
+            )),
+        }
+    }
+}
+
 /// `true` when `program` is found as a file in one of the `PATH` directories (or is a path
 /// to an existing file).
 pub(crate) fn on_path(program: &str) -> bool {
