@@ -127,13 +127,7 @@ impl Cross {
                 "CARGO_TARGET_WASM32_UNKNOWN_UNKNOWN_LINKER",
                 &self.wasm_linker,
             )
-            .args([
-                "build",
-                "-Zbuild-std=core,alloc",
-                "--locked",
-                "--target",
-                target,
-            ])
+            .args(["build", "-Zbuild-std=core,alloc", "--target", target])
             .args([std::ffi::OsStr::new("--target-dir"), target_dir.as_os_str()])
             .args(args)
     }
@@ -176,6 +170,28 @@ pub(crate) fn ensure_apt_packages(packages: &[&str], why: &str) -> Res {
         .run()
 }
 
+/// Seeds `tests/no-std-smoke/Cargo.lock` from the root `Cargo.lock`, so the smoke crate
+/// builds with exactly the dependency versions the workspace has committed, with no second
+/// lockfile to keep in step (cargo keeps every locked version that still fits and drops the
+/// rest). The copy is generated, ignored by git, and the smoke build runs without `--locked`.
+fn seed_smoke_lockfile() -> Res {
+    let from = root().join("Cargo.lock");
+    let to = root().join("tests/no-std-smoke/Cargo.lock");
+    std::fs::copy(&from, &to)
+        .map(|_| ())
+        .map_err(|e| format!("cannot copy {} to {}: {e}", from.display(), to.display()))
+}
+
+/// Cargo arguments building the smoke crate in release mode.
+fn smoke_args() -> Vec<String> {
+    let manifest = root().join(SMOKE_MANIFEST);
+    vec![
+        "--release".to_owned(),
+        "--manifest-path".to_owned(),
+        manifest.to_string_lossy().into_owned(),
+    ]
+}
+
 /// `-p` arguments and `--features` lists for the cross builds.
 fn selection(packages: &[Package]) -> Res<(Vec<String>, Vec<String>, Vec<String>)> {
     let mut select = Vec::new();
@@ -205,6 +221,7 @@ pub(crate) fn nostd() -> Res {
     for &(target, short) in TARGETS {
         for features in [&core, &no_std] {
             let mut args: Vec<&str> = select.iter().map(String::as_str).collect();
+            args.push("--locked");
             args.push("--no-default-features");
             let joined = features.join(",");
             if !features.is_empty() {
@@ -213,13 +230,10 @@ pub(crate) fn nostd() -> Res {
             }
             failures.check(cross.cargo(target, short, &args).run());
         }
-        let manifest = root().join(SMOKE_MANIFEST);
-        let manifest = manifest.to_string_lossy();
-        failures.check(
-            cross
-                .cargo(target, short, &["--release", "--manifest-path", &manifest])
-                .run(),
-        );
+        let smoke = smoke_args();
+        let smoke: Vec<&str> = smoke.iter().map(String::as_str).collect();
+        failures
+            .check(seed_smoke_lockfile().and_then(|()| cross.cargo(target, short, &smoke).run()));
     }
     failures.finish()
 }
@@ -231,14 +245,11 @@ pub(crate) fn wasm_smoke() -> Res {
     if !on_path("node") {
         ensure_apt_packages(&["nodejs"], "node (runs the wasm module)")?;
     }
-    let manifest = root().join(SMOKE_MANIFEST);
-    let manifest = manifest.to_string_lossy();
+    seed_smoke_lockfile()?;
+    let smoke = smoke_args();
+    let smoke: Vec<&str> = smoke.iter().map(String::as_str).collect();
     cross
-        .cargo(
-            "wasm32-unknown-unknown",
-            "wasm32",
-            &["--release", "--manifest-path", &manifest],
-        )
+        .cargo("wasm32-unknown-unknown", "wasm32", &smoke)
         .run()?;
     let wasm =
         target_dir().join("cross-wasm32/wasm32-unknown-unknown/release/dpinfer_no_std_smoke.wasm");
