@@ -36,9 +36,10 @@ const C12: f64 = 1.0 / 479_001_600.0;
 #[inline(always)]
 #[must_use]
 pub(crate) fn exp_nonpos(x0: f64) -> f64 {
-    // `max`/`min` map NaN to the other operand, so no NaN survives (`clamp` would keep it).
-    #[allow(clippy::manual_clamp)]
-    let x = x0.max(-708.0).min(0.0);
+    // Plain comparisons (they vectorise as compare + blend); NaN fails `x0 >= -708` and is
+    // replaced by the lower end, so no NaN survives.
+    let x = if x0 >= -708.0 { x0 } else { -708.0 };
+    let x = if x > 0.0 { 0.0 } else { x };
     let t = x * LOG2E + SHIFT;
     let kf = t - SHIFT;
     let r = (x - kf * LN2_HI) - kf * LN2_LO;
@@ -58,7 +59,7 @@ pub(crate) fn exp_nonpos(x0: f64) -> f64 {
     let v = p * scale;
     // `x0 >= -708.0` is false for NaN and for anything below the cut.
     let v = if x0 >= -708.0 { v } else { 0.0 };
-    v.min(1.0)
+    if v > 1.0 { 1.0 } else { v }
 }
 
 #[cfg(test)]

@@ -1,7 +1,79 @@
-//! Benchmarks of dpinfer-distances (the crate's issue fills this in).
-use criterion::{Criterion, criterion_group, criterion_main};
+//! Benchmarks of dpinfer-distances: exact MMD (cached reference vs free function), 5-D MMD,
+//! RFF MMD (ABCDP toy: 100 features, 5000 points), median heuristic, clipped weighted L2.
+use core::hint::black_box;
 
-fn bench(_c: &mut Criterion) {}
+use criterion::{Criterion, criterion_group, criterion_main};
+use dpinfer_distances::{
+    ClippedWeightedL2, Gaussian, MmdReference, RandomFourierFeatures, RffReference, Rows,
+    TUBERCULOSIS_CLIP, TUBERCULOSIS_WEIGHTS, median_heuristic, mmd2_biased,
+};
+use rand::rngs::Xoshiro256PlusPlus;
+use rand::{RngExt, SeedableRng};
+
+fn normals(rng: &mut Xoshiro256PlusPlus, n: usize, mean: f64) -> Vec<f64> {
+    (0..n)
+        .map(|_| {
+            // Box–Muller (benchmark data only).
+            let u: f64 = rng.random::<f64>().max(1e-300);
+            let v: f64 = rng.random::<f64>();
+            mean + (-2.0 * u.ln()).sqrt() * (2.0 * core::f64::consts::PI * v).cos()
+        })
+        .collect()
+}
+
+fn bench(c: &mut Criterion) {
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(42);
+    let g = Gaussian::new(1.0).unwrap();
+
+    for n in [1000usize, 5000] {
+        let x = normals(&mut rng, n, 0.0);
+        let y = normals(&mut rng, n, 0.3);
+        let (xr, yr) = (Rows::one_dim(&x).unwrap(), Rows::one_dim(&y).unwrap());
+        let r = MmdReference::new(g, xr).unwrap();
+        c.bench_function(&format!("mmd_reference_1d_n{n}"), |b| {
+            b.iter(|| r.mmd(black_box(yr)).unwrap())
+        });
+        if n == 1000 {
+            c.bench_function("mmd2_biased_free_1d_n1000", |b| {
+                b.iter(|| mmd2_biased(&g, black_box(xr), black_box(yr)).unwrap())
+            });
+        }
+    }
+
+    let x5 = normals(&mut rng, 5000, 0.0);
+    let y5 = normals(&mut rng, 5000, 0.2);
+    let (x5r, y5r) = (Rows::new(&x5, 5).unwrap(), Rows::new(&y5, 5).unwrap());
+    let g5 = Gaussian::new(2.0).unwrap();
+    let r5 = MmdReference::new(g5, x5r).unwrap();
+    c.bench_function("mmd_reference_5d_n1000", |b| b.iter(|| r5.mmd(black_box(y5r)).unwrap()));
+
+    let z = normals(&mut rng, 50, 0.0);
+    let f = RandomFourierFeatures::new(&z, 1, 1.0).unwrap();
+    let obs = normals(&mut rng, 5000, 0.0);
+    let sim = normals(&mut rng, 5000, 0.5);
+    let rr = RffReference::new(f, Rows::one_dim(&obs).unwrap()).unwrap();
+    let simr = Rows::one_dim(&sim).unwrap();
+    c.bench_function("rff_mmd_D100_n5000", |b| b.iter(|| rr.mmd(black_box(simr)).unwrap()));
+
+    let mut buf = vec![0.0; 2000 * 1999 / 2];
+    for s in [1000usize, 2000] {
+        c.bench_function(&format!("median_heuristic_n5000_sub{s}"), |b| {
+            b.iter(|| median_heuristic(black_box(simr), s, &mut buf).unwrap())
+        });
+    }
+
+    let cl = ClippedWeightedL2::new(&TUBERCULOSIS_WEIGHTS, TUBERCULOSIS_CLIP).unwrap();
+    let a = normals(&mut rng, 8, 0.0);
+    let bb = normals(&mut rng, 8, 1.0);
+    c.bench_function("clipped_weighted_l2_k8", |b| {
+        b.iter(|| cl.distance(black_box(&a), black_box(&bb)).unwrap())
+    });
+    let obs_s = normals(&mut rng, 8 * 1000, 0.0);
+    let (o, s1) = (Rows::new(&obs_s, 8).unwrap(), Rows::new(&bb, 8).unwrap());
+    c.bench_function("clipped_weighted_l2_mean_n1000", |b| {
+        b.iter(|| cl.mean_distance(black_box(o), black_box(s1)).unwrap())
+    });
+}
 
 criterion_group!(benches, bench);
 criterion_main!(benches);
