@@ -97,7 +97,17 @@ fn radial_row_sum(x: &[f64], ys: &[f64], f: impl Fn(f64) -> f64) -> f64 {
             let d = xi - sanitize(y);
             acc[i & 3] += f(d * d);
         }
-    } else if dim > 1 {
+    } else if dim <= 8 {
+        match dim {
+            2 => fixed_dim::<2>(x, ys, &f, &mut acc),
+            3 => fixed_dim::<3>(x, ys, &f, &mut acc),
+            4 => fixed_dim::<4>(x, ys, &f, &mut acc),
+            5 => fixed_dim::<5>(x, ys, &f, &mut acc),
+            6 => fixed_dim::<6>(x, ys, &f, &mut acc),
+            7 => fixed_dim::<7>(x, ys, &f, &mut acc),
+            _ => fixed_dim::<8>(x, ys, &f, &mut acc),
+        }
+    } else {
         const B: usize = 32;
         let mut t = [0.0f64; B];
         let mut blocks = ys.chunks_exact(B * dim);
@@ -120,6 +130,44 @@ fn radial_row_sum(x: &[f64], ys: &[f64], f: impl Fn(f64) -> f64) -> f64 {
         }
     }
     (acc[0] + acc[1]) + (acc[2] + acc[3])
+}
+
+/// The blocked loop of [`radial_row_sum`] for a compile-time dimension `D` (2..=8), so the
+/// per-row squared distance is fully unrolled. Same summation order as the generic path.
+#[inline(always)]
+fn fixed_dim<const D: usize>(x: &[f64], ys: &[f64], f: &impl Fn(f64) -> f64, acc: &mut [f64; 4]) {
+    const B: usize = 32;
+    let mut xs = [0.0f64; D];
+    for (a, b) in xs.iter_mut().zip(x) {
+        *a = sanitize(*b);
+    }
+    let sq = |y: &[f64]| {
+        let mut s = 0.0;
+        for (a, b) in xs.iter().zip(y) {
+            let d = a - sanitize(*b);
+            s += d * d;
+        }
+        s
+    };
+    let mut t = [0.0f64; B];
+    let mut blocks = ys.chunks_exact(B * D);
+    for blk in &mut blocks {
+        for (ti, y) in t.iter_mut().zip(blk.chunks_exact(D)) {
+            *ti = sq(y);
+        }
+        for ti in &mut t {
+            *ti = f(*ti);
+        }
+        for q in t.chunks_exact(4) {
+            acc[0] += q[0];
+            acc[1] += q[1];
+            acc[2] += q[2];
+            acc[3] += q[3];
+        }
+    }
+    for (i, y) in blocks.remainder().chunks_exact(D).enumerate() {
+        acc[i & 3] += f(sq(y));
+    }
 }
 
 fn inv_sq_bandwidth_half(bandwidth: f64) -> Result<f64, DistanceError> {
