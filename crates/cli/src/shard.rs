@@ -97,7 +97,10 @@ fn encode(h: &ShardHeader, data: &[f64]) -> Vec<u8> {
 pub fn write_atomic(path: &Path, h: &ShardHeader, data: &[f64]) -> Result<()> {
     let expect = usize::try_from(h.n_rows)? * h.row_len();
     if data.len() != expect {
-        bail!("internal: shard data has {} values, header says {expect}", data.len());
+        bail!(
+            "internal: shard data has {} values, header says {expect}",
+            data.len()
+        );
     }
     let bytes = encode(h, data);
     write_bytes_atomic(path, &bytes)
@@ -116,7 +119,8 @@ pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         std::process::id()
     ));
     {
-        let mut f = fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
+        let mut f =
+            fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
         f.write_all(bytes)?;
         f.sync_all()?;
     }
@@ -246,7 +250,10 @@ pub fn verify_dir(dir: &Path, generation: u32) -> Result<VerifyReport> {
                     seen.insert(h.shard);
                     rep.ok.push(h.shard);
                 } else {
-                    rep.corrupt.push((f, "header disagrees with the other shards or its name".into()));
+                    rep.corrupt.push((
+                        f,
+                        "header disagrees with the other shards or its name".into(),
+                    ));
                 }
             }
             Err(e) => rep.corrupt.push((f, format!("{e:#}"))),
@@ -272,13 +279,21 @@ pub fn merge_dir(dir: &Path, generation: u32) -> Result<(ShardHeader, Vec<f64>)>
             dir.display()
         );
     }
-    let Some(h0) = rep.header else { bail!("no shards") };
+    let Some(h0) = rep.header else {
+        bail!("no shards")
+    };
     let mut data = Vec::new();
     for i in 0..h0.shards {
         let (_, d) = read(&dir.join(shard_file_name(generation, i, h0.shards)))?;
         data.extend_from_slice(&d);
     }
-    let h = ShardHeader { shard: 0, shards: 1, row_start: 0, n_rows: h0.total_rows, ..h0 };
+    let h = ShardHeader {
+        shard: 0,
+        shards: 1,
+        row_start: 0,
+        n_rows: h0.total_rows,
+        ..h0
+    };
     Ok((h, data))
 }
 

@@ -47,7 +47,12 @@ fn weighted_quantiles(vals: &[f64], w: &[f64], levels: &[f64; 5]) -> [f64; 5] {
 
 /// Summarises columns of samples with optional normalised-or-not weights.
 #[must_use]
-pub fn summarise(names: &[String], cols: &[Vec<f64>], weights: Option<&[f64]>, truth: Option<&[f64]>) -> Vec<Marginal> {
+pub fn summarise(
+    names: &[String],
+    cols: &[Vec<f64>],
+    weights: Option<&[f64]>,
+    truth: Option<&[f64]>,
+) -> Vec<Marginal> {
     cols.iter()
         .enumerate()
         .map(|(j, c)| {
@@ -60,7 +65,12 @@ pub fn summarise(names: &[String], cols: &[Vec<f64>], weights: Option<&[f64]>, t
             };
             let sw: f64 = w.iter().sum();
             let mean = c.iter().zip(w).map(|(x, w)| x * w).sum::<f64>() / sw;
-            let var = c.iter().zip(w).map(|(x, w)| w * (x - mean) * (x - mean)).sum::<f64>() / sw;
+            let var = c
+                .iter()
+                .zip(w)
+                .map(|(x, w)| w * (x - mean) * (x - mean))
+                .sum::<f64>()
+                / sw;
             Marginal {
                 name: names.get(j).cloned().unwrap_or_else(|| format!("theta{j}")),
                 mean,
@@ -88,7 +98,8 @@ pub fn table(m: &[Marginal]) -> String {
             r.quantiles[0],
             r.quantiles[2],
             r.quantiles[4],
-            r.truth.map_or_else(|| "-".to_string(), |t| format!("{t:.5}"))
+            r.truth
+                .map_or_else(|| "-".to_string(), |t| format!("{t:.5}"))
         ));
     }
     s

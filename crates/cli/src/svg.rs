@@ -190,9 +190,16 @@ fn histogram_into(
     #[allow(clippy::cast_precision_loss)]
     let dens: Vec<f64> = counts.iter().map(|&c| c as f64 / (n * width)).collect();
     #[allow(clippy::cast_precision_loss)]
-    let grid: Vec<f64> = (0..=120).map(|i| lo + (hi - lo) * i as f64 / 120.0).collect();
+    let grid: Vec<f64> = (0..=120)
+        .map(|i| lo + (hi - lo) * i as f64 / 120.0)
+        .collect();
     let k = kde(&vals, &grid);
-    let ymax = dens.iter().chain(k.iter()).fold(0.0_f64, |a, &b| a.max(b)).max(1e-300) * 1.08;
+    let ymax = dens
+        .iter()
+        .chain(k.iter())
+        .fold(0.0_f64, |a, &b| a.max(b))
+        .max(1e-300)
+        * 1.08;
     let f = Frame {
         x0: frame_box.0,
         y0: frame_box.1,
@@ -236,21 +243,38 @@ fn histogram_into(
             f.y0 + f.h
         );
     }
-    f.axes(out, labels.0, if labels.1 { "density" } else { "" }, labels.1);
+    f.axes(
+        out,
+        labels.0,
+        if labels.1 { "density" } else { "" },
+        labels.1,
+    );
 }
 
 /// Histogram (density scale) with a KDE curve and an optional dashed line at the true value.
 #[must_use]
 pub fn histogram(title: &str, xlabel: &str, vals: &[f64], truth: Option<f64>) -> String {
     let mut out = header(480.0, 340.0, title);
-    histogram_into(&mut out, (60.0, 35.0, 390.0, 250.0), vals, 40, truth, (xlabel, true));
+    histogram_into(
+        &mut out,
+        (60.0, 35.0, 390.0, 250.0),
+        vals,
+        40,
+        truth,
+        (xlabel, true),
+    );
     out.push_str("</svg>\n");
     out
 }
 
 /// Pair plot: histograms on the diagonal, scatter plots below it, true θ marked in red.
 #[must_use]
-pub fn pair_plot(title: &str, names: &[String], cols: &[Vec<f64>], truth: Option<&[f64]>) -> String {
+pub fn pair_plot(
+    title: &str,
+    names: &[String],
+    cols: &[Vec<f64>],
+    truth: Option<&[f64]>,
+) -> String {
     let d = cols.len().max(1);
     let cell = if d <= 3 { 180.0 } else { 130.0 };
     #[allow(clippy::cast_precision_loss)]
@@ -260,20 +284,47 @@ pub fn pair_plot(title: &str, names: &[String], cols: &[Vec<f64>], truth: Option
         .iter()
         .enumerate()
         .map(|(i, c)| {
-            finite_range(c.iter().copied().chain(truth.and_then(|t| t.get(i).copied())))
-                .unwrap_or((0.0, 1.0))
+            finite_range(
+                c.iter()
+                    .copied()
+                    .chain(truth.and_then(|t| t.get(i).copied())),
+            )
+            .unwrap_or((0.0, 1.0))
         })
         .collect();
     for i in 0..d.min(cols.len()) {
         for j in 0..=i {
             #[allow(clippy::cast_precision_loss)]
-            let bx = (60.0 + cell * j as f64, 35.0 + cell * i as f64, cell - 24.0, cell - 34.0);
-            let xl = if i + 1 == d { names.get(j).map_or("", String::as_str) } else { "" };
+            let bx = (
+                60.0 + cell * j as f64,
+                35.0 + cell * i as f64,
+                cell - 24.0,
+                cell - 34.0,
+            );
+            let xl = if i + 1 == d {
+                names.get(j).map_or("", String::as_str)
+            } else {
+                ""
+            };
             if i == j {
-                histogram_into(&mut out, bx, &cols[i], 25, truth.and_then(|t| t.get(i).copied()), (xl, false));
+                histogram_into(
+                    &mut out,
+                    bx,
+                    &cols[i],
+                    25,
+                    truth.and_then(|t| t.get(i).copied()),
+                    (xl, false),
+                );
                 continue;
             }
-            let f = Frame { x0: bx.0, y0: bx.1, w: bx.2, h: bx.3, xr: ranges[j], yr: ranges[i] };
+            let f = Frame {
+                x0: bx.0,
+                y0: bx.1,
+                w: bx.2,
+                h: bx.3,
+                xr: ranges[j],
+                yr: ranges[i],
+            };
             let step = (cols[i].len() / 1500).max(1);
             for (x, y) in cols[j].iter().zip(&cols[i]).step_by(step) {
                 if x.is_finite() && y.is_finite() {
@@ -295,7 +346,11 @@ pub fn pair_plot(title: &str, names: &[String], cols: &[Vec<f64>], truth: Option
                     );
                 }
             }
-            let yl = if j == 0 { names.get(i).map_or("", String::as_str) } else { "" };
+            let yl = if j == 0 {
+                names.get(i).map_or("", String::as_str)
+            } else {
+                ""
+            };
             f.axes(&mut out, xl, yl, j == 0);
         }
     }
@@ -306,12 +361,32 @@ pub fn pair_plot(title: &str, names: &[String], cols: &[Vec<f64>], truth: Option
 /// Line chart of several series sharing axes (traces, tolerance/ESS/acceptance schedules,
 /// cumulative ε). `log_y` plots log10 of positive values.
 #[must_use]
-pub fn line_chart(title: &str, xlabel: &str, ylabel: &str, series: &[Series], log_y: bool) -> String {
+pub fn line_chart(
+    title: &str,
+    xlabel: &str,
+    ylabel: &str,
+    series: &[Series],
+    log_y: bool,
+) -> String {
     let mut out = header(640.0, 360.0, title);
-    let tr = |v: f64| if log_y { if v > 0.0 { v.log10() } else { f64::NAN } } else { v };
+    let tr = |v: f64| {
+        if log_y {
+            if v > 0.0 { v.log10() } else { f64::NAN }
+        } else {
+            v
+        }
+    };
     let xr = finite_range(series.iter().flat_map(|s| s.x.iter().copied())).unwrap_or((0.0, 1.0));
-    let yr = finite_range(series.iter().flat_map(|s| s.y.iter().map(|&v| tr(v)))).unwrap_or((0.0, 1.0));
-    let f = Frame { x0: 70.0, y0: 35.0, w: 420.0, h: 260.0, xr, yr };
+    let yr =
+        finite_range(series.iter().flat_map(|s| s.y.iter().map(|&v| tr(v)))).unwrap_or((0.0, 1.0));
+    let f = Frame {
+        x0: 70.0,
+        y0: 35.0,
+        w: 420.0,
+        h: 260.0,
+        xr,
+        yr,
+    };
     for (k, s) in series.iter().enumerate() {
         let color = PALETTE[k % PALETTE.len()];
         let mut path = String::new();
@@ -323,7 +398,13 @@ pub fn line_chart(title: &str, xlabel: &str, ylabel: &str, series: &[Series], lo
                 pen_up = true;
                 continue;
             }
-            let _ = write!(path, "{}{:.2},{:.2} ", if pen_up { "M" } else { "L" }, f.px(*x), f.py(y));
+            let _ = write!(
+                path,
+                "{}{:.2},{:.2} ",
+                if pen_up { "M" } else { "L" },
+                f.px(*x),
+                f.py(y)
+            );
             pen_up = false;
         }
         let _ = write!(
@@ -340,7 +421,11 @@ pub fn line_chart(title: &str, xlabel: &str, ylabel: &str, series: &[Series], lo
             esc(&s.label)
         );
     }
-    let yl = if log_y { format!("log10 {ylabel}") } else { ylabel.to_string() };
+    let yl = if log_y {
+        format!("log10 {ylabel}")
+    } else {
+        ylabel.to_string()
+    };
     f.axes(&mut out, xlabel, &yl, true);
     out.push_str("</svg>\n");
     out
@@ -366,7 +451,11 @@ mod tests {
             "x",
             "i",
             "y",
-            &[Series { label: "a".into(), x: vec![0.0, 1.0, 2.0], y: vec![1.0, f64::NAN, 3.0] }],
+            &[Series {
+                label: "a".into(),
+                x: vec![0.0, 1.0, 2.0],
+                y: vec![1.0, f64::NAN, 3.0],
+            }],
             true,
         );
         assert_eq!(s.matches("class=\"series\"").count(), 1);

@@ -43,15 +43,19 @@ pub(crate) fn exp_nonpos(x0: f64) -> f64 {
     let t = x * LOG2E + SHIFT;
     let kf = t - SHIFT;
     let r = (x - kf * LN2_HI) - kf * LN2_LO;
-    let p = 1.0
-        + r * (1.0
-            + r * (C2
-                + r * (C3
-                    + r * (C4
-                        + r * (C5
-                            + r * (C6
-                                + r * (C7
-                                    + r * (C8 + r * (C9 + r * (C10 + r * (C11 + r * C12)))))))))));
+    // Horner, innermost coefficient first (same operation order as the nested form).
+    let mut p = C11 + r * C12;
+    p = C10 + r * p;
+    p = C9 + r * p;
+    p = C8 + r * p;
+    p = C7 + r * p;
+    p = C6 + r * p;
+    p = C5 + r * p;
+    p = C4 + r * p;
+    p = C3 + r * p;
+    p = C2 + r * p;
+    p = 1.0 + r * p;
+    p = 1.0 + r * p;
     // k ∈ [−1022, 0]; bits(t) − bits(SHIFT) = k in two's complement, so the biased exponent
     // k + 1023 ∈ [1, 1023] is formed with wrapping integer arithmetic.
     let k_biased = t.to_bits().wrapping_sub(SHIFT.to_bits()).wrapping_add(1023);

@@ -1,3 +1,4 @@
+#![cfg(feature = "alloc")] // uses the crate's alloc API
 //! Property tests over all f64 (NaN, ±0, ±∞, subnormals): public entry points return `Ok`
 //! with finite values inside their stated range, or a typed `Err`; never panic, never NaN.
 #![allow(

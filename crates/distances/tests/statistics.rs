@@ -1,3 +1,4 @@
+#![cfg(feature = "alloc")] // uses the crate's alloc API
 //! Closed forms, invariances, sensitivity bounds checked on (adversarial) neighbouring
 //! pairs, RFF convergence to the exact MMD and U-statistic unbiasedness (seeded).
 #![allow(clippy::unwrap_used, clippy::float_cmp, clippy::cast_precision_loss)]

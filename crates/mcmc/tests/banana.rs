@@ -1,3 +1,4 @@
+#![cfg(feature = "alloc")] // uses the crate's alloc API
 //! Banana model (thesis §2.3, §7): exact kernels against the exact posterior.
 //!
 //! The tempered banana posterior is `Ban(μ, Σ, a, b, m)` (thesis Theorem 5), so under the map

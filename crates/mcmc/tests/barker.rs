@@ -1,3 +1,4 @@
+#![cfg(feature = "alloc")] // uses the crate's alloc API
 //! Barker, DP Barker and subsampled penalty on the conjugate toy.
 #![allow(
     clippy::unwrap_used,

@@ -1,3 +1,4 @@
+#![cfg(feature = "alloc")] // uses the crate's alloc API
 //! HMC / DP HMC against the exact conjugate posterior.
 #![allow(
     clippy::unwrap_used,

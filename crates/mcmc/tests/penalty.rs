@@ -1,3 +1,4 @@
+#![cfg(feature = "alloc")] // uses the crate's alloc API
 //! RWMH / DP penalty against the exact conjugate posterior.
 #![allow(
     clippy::unwrap_used,

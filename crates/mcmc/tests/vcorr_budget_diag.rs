@@ -1,3 +1,4 @@
+#![cfg(feature = "alloc")] // uses the crate's alloc API
 //! V_corr tables, budget integers and diagnostics against independent computations.
 #![allow(
     clippy::unwrap_used,

@@ -1,3 +1,4 @@
+#![cfg(feature = "alloc")] // uses the crate's alloc API
 //! The papers' models against independent values (closed forms, numerical integration,
 //! finite differences, exact small-population probabilities). Seeded; false-alarm rates stated.
 #![allow(
