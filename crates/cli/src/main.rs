@@ -1,9 +1,120 @@
-//! The `dpinfer` command-line program.
+//! The `dpinfer` command: private simulation-based inference from a config file, the
+//! accountants from the command line, and sharded public simulation for clusters.
+#![allow(clippy::print_stderr)]
 
-mod shard;
-mod summary;
-mod svg;
+use dpinfer_cli::{account, jobs};
 
-fn main() {
-    println!("dpinfer {}", env!("CARGO_PKG_VERSION"));
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Differentially private simulation-based Bayesian inference.
+#[derive(Debug, Parser)]
+#[command(name = "dpinfer", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    cmd: Cmd,
+}
+
+#[derive(Debug, Subcommand)]
+enum Cmd {
+    /// Run a whole inference described by CONFIG.toml and write a results folder.
+    Run {
+        /// The run configuration.
+        config: PathBuf,
+        /// Results folder (overrides output.dir).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Worker threads of the public simulation step (overrides output.threads).
+        #[arg(long)]
+        threads: Option<usize>,
+    },
+    /// Privacy accounting: ε/δ of a composition, σ for a budget, maximum steps.
+    Account(account::AccountArgs),
+    /// Compute one shard of the public (θ, summary) pairs and write it atomically.
+    Simulate {
+        /// The run configuration.
+        config: PathBuf,
+        /// Shard index i (0-based).
+        #[arg(long)]
+        shard: u32,
+        /// Number of shards N.
+        #[arg(long)]
+        shards: u32,
+        /// Shard folder.
+        #[arg(long)]
+        out: PathBuf,
+        /// Generation (SMC-ABC); 0 for single-pass samplers.
+        #[arg(long, default_value_t = 0)]
+        generation: u32,
+        /// Worker threads.
+        #[arg(long, default_value_t = 1)]
+        threads: usize,
+    },
+    /// List missing or corrupt shards in a folder (exit 1 unless complete).
+    Verify {
+        /// Shard folder.
+        dir: PathBuf,
+        /// Generation.
+        #[arg(long, default_value_t = 0)]
+        generation: u32,
+    },
+    /// Assemble complete shards into one pairs file.
+    Merge {
+        /// Shard folder.
+        dir: PathBuf,
+        /// Merged file.
+        #[arg(long)]
+        out: PathBuf,
+        /// Generation.
+        #[arg(long, default_value_t = 0)]
+        generation: u32,
+    },
+    /// The data owner's private pass over merged pairs and the observed data.
+    PrivateStep {
+        /// The run configuration.
+        config: PathBuf,
+        /// Merged pairs file (from `dpinfer merge`).
+        #[arg(long)]
+        pairs: PathBuf,
+        /// Results folder (overrides output.dir).
+        #[arg(long)]
+        out: Option<PathBuf>,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let r = match &cli.cmd {
+        Cmd::Run {
+            config,
+            out,
+            threads,
+        } => jobs::run(config, out.as_deref(), *threads),
+        Cmd::Account(a) => account::run(a).map(|()| ExitCode::SUCCESS),
+        Cmd::Simulate {
+            config,
+            shard,
+            shards,
+            out,
+            generation,
+            threads,
+        } => jobs::simulate(config, *shard, *shards, out, *generation, *threads),
+        Cmd::Verify { dir, generation } => jobs::verify(dir, *generation),
+        Cmd::Merge {
+            dir,
+            out,
+            generation,
+        } => jobs::merge(dir, out, *generation),
+        Cmd::PrivateStep { config, pairs, out } => jobs::private_step(config, pairs, out.as_deref()),
+    };
+    match r {
+        Ok(code) => code,
+        Err(e) => {
+            let msg = format!("{e:#}").replace('\n', " ");
+            eprintln!("error: {msg}");
+            ExitCode::from(2)
+        }
+    }
 }

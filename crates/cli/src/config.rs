@@ -1,0 +1,472 @@
+//! The run configuration (`CONFIG.toml`): model, data, distance, sampler, privacy, seeds, output.
+//!
+//! Every table rejects unknown keys, and [`Config::validate`] checks every number before any
+//! work starts, so a bad config costs one clear error line and writes nothing.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+
+/// A whole run, as read from TOML.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Which built-in model.
+    pub model: ModelConfig,
+    /// Observed data (default: the model's embedded data set).
+    #[serde(default)]
+    pub data: DataConfig,
+    /// Distance between simulated and observed data (ABC samplers).
+    #[serde(default)]
+    pub distance: DistanceConfig,
+    /// Sampler and its settings.
+    pub sampler: SamplerConfig,
+    /// Privacy budget.
+    #[serde(default)]
+    pub privacy: PrivacyConfig,
+    /// Seeds.
+    #[serde(default)]
+    pub seeds: SeedConfig,
+    /// Results folder.
+    #[serde(default)]
+    pub output: OutputConfig,
+}
+
+/// `[model]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct ModelConfig {
+    /// `gaussian-mean`, `uniform-mixture`, `cubic-outbreak`, `sir`, `banana`.
+    pub name: String,
+    /// Observations per data set (model default when absent).
+    pub n: Option<usize>,
+    /// gaussian-mean: known noise sd (default 1).
+    pub sigma: Option<f64>,
+    /// gaussian-mean: prior mean (default 0).
+    pub prior_mean: Option<f64>,
+    /// gaussian-mean: prior sd (default 10).
+    pub prior_sd: Option<f64>,
+    /// sir: population size (default 10⁶).
+    pub population: Option<u64>,
+    /// sir: tau-leaping step (default 0.5 days).
+    pub tau: Option<f64>,
+}
+
+/// `[data]`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct DataConfig {
+    /// CSV file of observations (one row per observation, no header), relative to the config.
+    pub path: Option<PathBuf>,
+    /// Seed of the embedded data set when the model simulates it at its true θ.
+    pub seed: Option<u64>,
+}
+
+/// `[distance]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DistanceConfig {
+    /// `rff-mmd` (random-feature MMD between data sets) or `l2` (clipped weighted L2 on the
+    /// simulator output as summary vector).
+    pub kind: String,
+    /// rff-mmd: number of features D (even; D/2 frequencies).
+    pub features: usize,
+    /// rff-mmd: Gaussian-kernel bandwidth; default: median heuristic on one public
+    /// prior-predictive data set.
+    pub bandwidth: Option<f64>,
+    /// l2: weights per summary (default all 1).
+    pub weights: Option<Vec<f64>>,
+    /// l2: clip C of the distance (required for l2).
+    pub clip: Option<f64>,
+}
+
+impl Default for DistanceConfig {
+    fn default() -> Self {
+        Self {
+            kind: "rff-mmd".into(),
+            features: 100,
+            bandwidth: None,
+            weights: None,
+            clip: None,
+        }
+    }
+}
+
+/// `[sampler]`: one flat table; which keys apply depends on `kind`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct SamplerConfig {
+    /// `rejection`, `svt-abc`, `soft-abc`, `gaussian-abc`, `smc-abc`, `rwmh`, `dp-penalty`,
+    /// `dp-barker`, `dp-hmc`.
+    pub kind: String,
+    /// ABC: number of public (θ, simulation) pairs T.
+    pub pairs: Option<usize>,
+    /// ABC: threshold ε_abc.
+    pub epsilon_abc: Option<f64>,
+    /// svt-abc: maximum number of accepted pairs c.
+    pub c: Option<u64>,
+    /// svt-abc: RESAMPLE (fresh threshold noise after each acceptance).
+    pub resample: Option<bool>,
+    /// svt-abc / gaussian-abc / soft-abc: clipping bound of the distance (default: the
+    /// distance's own bound).
+    pub clip: Option<f64>,
+    /// rejection: keep the `accept` closest pairs (default T/100).
+    pub accept: Option<usize>,
+    /// smc-abc: particles.
+    pub particles: Option<usize>,
+    /// smc-abc: final tolerance.
+    pub final_tolerance: Option<f64>,
+    /// smc-abc: maximum generations.
+    pub generations: Option<usize>,
+    /// smc-abc: quantile α of the adaptive tolerance schedule.
+    pub alpha: Option<f64>,
+    /// smc-abc: simulation budget.
+    pub simulations: Option<u64>,
+    /// MCMC: iterations (private samplers: capped by the budget).
+    pub iterations: Option<u64>,
+    /// MCMC: burn-in iterations dropped from the samples.
+    pub burn_in: Option<u64>,
+    /// MCMC: random-walk proposal scale.
+    pub proposal_scale: Option<f64>,
+    /// MCMC: independent chains.
+    pub chains: Option<usize>,
+    /// dp-penalty / dp-hmc: log-likelihood-ratio clip.
+    pub ratio_clip: Option<f64>,
+    /// dp-penalty: noise multiplier τ.
+    pub tau: Option<f64>,
+    /// dp-barker: minibatch size.
+    pub batch: Option<usize>,
+    /// dp-hmc: leapfrog step size.
+    pub step_size: Option<f64>,
+    /// dp-hmc: leapfrog steps.
+    pub leapfrog_steps: Option<u32>,
+    /// dp-hmc: gradient clip.
+    pub grad_clip: Option<f64>,
+    /// dp-hmc: gradient noise multiplier.
+    pub tau_g: Option<f64>,
+    /// dp-hmc: log-likelihood noise multiplier.
+    pub tau_l: Option<f64>,
+    /// Private MCMC accounting: `pld` (default, tight) or `zcdp`.
+    pub accounting: Option<String>,
+}
+
+/// `[privacy]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PrivacyConfig {
+    /// Total ε (required by private samplers; no default).
+    pub epsilon: f64,
+    /// Total δ (0 for pure-DP samplers).
+    pub delta: f64,
+}
+
+impl Default for PrivacyConfig {
+    fn default() -> Self {
+        Self {
+            epsilon: f64::NAN,
+            delta: 0.0,
+        }
+    }
+}
+
+/// Where the data owner's privacy noise comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub enum NoiseSeed {
+    /// The operating system's CSPRNG (the only private choice).
+    Os,
+    /// A fixed seed: reproducible, **not private** (tests and demonstrations).
+    Fixed(u64),
+}
+
+impl<'de> Deserialize<'de> for NoiseSeed {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            S(String),
+            N(u64),
+        }
+        match Raw::deserialize(d)? {
+            Raw::S(s) if s == "os" => Ok(Self::Os),
+            Raw::S(s) => Err(serde::de::Error::custom(format!(
+                "seeds.noise must be \"os\" or an integer, not {s:?}"
+            ))),
+            Raw::N(n) => Ok(Self::Fixed(n)),
+        }
+    }
+}
+
+/// `[seeds]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SeedConfig {
+    /// Seed of all public randomness (prior draws, simulations, proposals).
+    pub run: u64,
+    /// Privacy noise: `"os"` (default) or an integer (not private).
+    pub noise: NoiseSeed,
+}
+
+impl Default for SeedConfig {
+    fn default() -> Self {
+        Self {
+            run: 2021,
+            noise: NoiseSeed::Os,
+        }
+    }
+}
+
+/// `[output]`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OutputConfig {
+    /// Results folder, relative to the working directory.
+    pub dir: PathBuf,
+    /// Worker threads of the public simulation step (0 = all cores).
+    pub threads: usize,
+}
+
+impl Default for OutputConfig {
+    fn default() -> Self {
+        Self {
+            dir: PathBuf::from("results"),
+            threads: 0,
+        }
+    }
+}
+
+/// The sampler families.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SamplerKind {
+    /// Non-private rejection ABC over the public pairs (nearest `accept`).
+    Rejection,
+    /// ABCDP: sparse vector over the pairs (Park et al. 2021, Algorithm 1).
+    SvtAbc,
+    /// Soft ABCDP: Gaussian noisy distances, weights.
+    SoftAbc,
+    /// Gaussian rejection ABCDP.
+    GaussianAbc,
+    /// SMC-ABC (non-private, or on privatized data).
+    SmcAbc,
+    /// Random-walk Metropolis (non-private).
+    Rwmh,
+    /// DP penalty algorithm.
+    DpPenalty,
+    /// DP Barker.
+    DpBarker,
+    /// DP HMC.
+    DpHmc,
+}
+
+impl SamplerKind {
+    /// Parses the `kind` string.
+    ///
+    /// # Errors
+    /// Unknown names.
+    pub fn parse(s: &str) -> Result<Self> {
+        Ok(match s {
+            "rejection" => Self::Rejection,
+            "svt-abc" => Self::SvtAbc,
+            "soft-abc" => Self::SoftAbc,
+            "gaussian-abc" => Self::GaussianAbc,
+            "smc-abc" => Self::SmcAbc,
+            "rwmh" => Self::Rwmh,
+            "dp-penalty" => Self::DpPenalty,
+            "dp-barker" => Self::DpBarker,
+            "dp-hmc" => Self::DpHmc,
+            other => bail!(
+                "unknown sampler.kind {other:?} (expected rejection, svt-abc, soft-abc, \
+                 gaussian-abc, smc-abc, rwmh, dp-penalty, dp-barker, dp-hmc)"
+            ),
+        })
+    }
+
+    /// Samplers whose only private step is a pass over public pairs (shardable).
+    #[must_use]
+    pub fn uses_pairs(self) -> bool {
+        matches!(
+            self,
+            Self::Rejection | Self::SvtAbc | Self::SoftAbc | Self::GaussianAbc
+        )
+    }
+
+    /// MCMC samplers (need a per-row likelihood).
+    #[must_use]
+    pub fn is_mcmc(self) -> bool {
+        matches!(
+            self,
+            Self::Rwmh | Self::DpPenalty | Self::DpBarker | Self::DpHmc
+        )
+    }
+
+    /// Samplers that release something computed from private data.
+    #[must_use]
+    pub fn is_private(self) -> bool {
+        !matches!(self, Self::Rejection | Self::Rwmh)
+    }
+}
+
+fn finite_pos(name: &str, v: f64) -> Result<f64> {
+    if v.is_finite() && v > 0.0 {
+        Ok(v)
+    } else {
+        bail!("{name} must be a finite number > 0, got {v}")
+    }
+}
+
+impl Config {
+    /// Reads and validates a config file. Relative data paths are resolved against the
+    /// config file's folder.
+    ///
+    /// # Errors
+    /// I/O, TOML syntax, unknown keys, invalid values.
+    pub fn load(path: &Path) -> Result<Self> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config {}", path.display()))?;
+        let mut c: Self =
+            toml::from_str(&text).with_context(|| format!("invalid config {}", path.display()))?;
+        if let Some(p) = &c.data.path
+            && p.is_relative()
+        {
+            let base = path.parent().unwrap_or_else(|| Path::new("."));
+            c.data.path = Some(base.join(p));
+        }
+        c.validate()
+            .with_context(|| format!("invalid config {}", path.display()))?;
+        Ok(c)
+    }
+
+    /// The sampler kind.
+    ///
+    /// # Errors
+    /// Unknown kind.
+    pub fn kind(&self) -> Result<SamplerKind> {
+        SamplerKind::parse(&self.sampler.kind)
+    }
+
+    /// Checks every value; the model-specific checks happen when the model is built.
+    ///
+    /// # Errors
+    /// The first invalid value, named.
+    pub fn validate(&self) -> Result<()> {
+        let kind = self.kind()?;
+        let p = &self.privacy;
+        if kind.is_private() {
+            if p.epsilon.is_nan() {
+                bail!("privacy.epsilon is required for the private sampler {}", self.sampler.kind);
+            }
+            finite_pos("privacy.epsilon", p.epsilon)?;
+        }
+        if !(p.delta.is_finite() && (0.0..1.0).contains(&p.delta)) {
+            bail!("privacy.delta must be in [0, 1), got {}", p.delta);
+        }
+        let s = &self.sampler;
+        if kind.uses_pairs() {
+            match s.pairs {
+                Some(t) if t > 0 => {}
+                _ => bail!("sampler.pairs must be a positive integer for {}", s.kind),
+            }
+        }
+        if matches!(
+            kind,
+            SamplerKind::SvtAbc | SamplerKind::SoftAbc | SamplerKind::GaussianAbc
+        ) {
+            finite_pos(
+                "sampler.epsilon_abc",
+                s.epsilon_abc
+                    .context("sampler.epsilon_abc is required for this sampler")?,
+            )?;
+        }
+        if kind == SamplerKind::SvtAbc && s.c.unwrap_or(0) == 0 {
+            bail!("sampler.c (maximum accepted pairs) must be a positive integer for svt-abc");
+        }
+        if matches!(
+            kind,
+            SamplerKind::SoftAbc | SamplerKind::DpPenalty | SamplerKind::DpBarker | SamplerKind::DpHmc
+        ) && !(p.delta > 0.0)
+        {
+            bail!(
+                "privacy.delta must be > 0 for {} (an (ε, δ) sampler)",
+                s.kind
+            );
+        }
+        for (name, v) in [
+            ("sampler.clip", s.clip),
+            ("sampler.final_tolerance", s.final_tolerance),
+            ("sampler.proposal_scale", s.proposal_scale),
+            ("sampler.ratio_clip", s.ratio_clip),
+            ("sampler.tau", s.tau),
+            ("sampler.step_size", s.step_size),
+            ("sampler.grad_clip", s.grad_clip),
+            ("sampler.tau_g", s.tau_g),
+            ("sampler.tau_l", s.tau_l),
+            ("model.sigma", self.model.sigma),
+            ("model.prior_sd", self.model.prior_sd),
+            ("model.tau", self.model.tau),
+            ("distance.bandwidth", self.distance.bandwidth),
+            ("distance.clip", self.distance.clip),
+        ] {
+            if let Some(v) = v {
+                finite_pos(name, v)?;
+            }
+        }
+        if let Some(m) = self.model.prior_mean
+            && !m.is_finite()
+        {
+            bail!("model.prior_mean must be finite, got {m}");
+        }
+        if let Some(a) = s.alpha
+            && !(a > 0.0 && a < 1.0)
+        {
+            bail!("sampler.alpha must be in (0, 1), got {a}");
+        }
+        if let Some(w) = &self.distance.weights
+            && w.iter().any(|x| !(x.is_finite() && *x >= 0.0))
+        {
+            bail!("distance.weights must be finite and non-negative");
+        }
+        match self.distance.kind.as_str() {
+            "rff-mmd" => {
+                if self.distance.features < 2 || self.distance.features % 2 != 0 {
+                    bail!(
+                        "distance.features must be an even number ≥ 2, got {}",
+                        self.distance.features
+                    );
+                }
+            }
+            "l2" => {
+                if kind.uses_pairs() && kind != SamplerKind::Rejection && self.distance.clip.is_none() {
+                    bail!("distance.clip is required for the l2 distance of a private sampler");
+                }
+            }
+            other => bail!("unknown distance.kind {other:?} (expected rff-mmd or l2)"),
+        }
+        if let Some(a) = &s.accounting
+            && a != "pld"
+            && a != "zcdp"
+        {
+            bail!("sampler.accounting must be \"pld\" or \"zcdp\", got {a:?}");
+        }
+        Ok(())
+    }
+
+    /// A stable hash of everything the public simulation step depends on (model, data size,
+    /// distance, pair count, run seed) — shards of different configs never mix.
+    #[must_use]
+    pub fn public_hash(&self) -> u64 {
+        let public = (
+            &self.model,
+            &self.distance,
+            self.sampler.pairs,
+            self.seeds.run,
+        );
+        let s = serde_json::to_string(&public).unwrap_or_default();
+        // FNV-1a 64.
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for b in s.bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        h
+    }
+}

@@ -1,0 +1,280 @@
+//! The commands: `run`, `simulate`, `verify`, `merge`, `private-step`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::config::{Config, SamplerKind};
+use crate::model::{Model, read_data};
+use crate::public::Public;
+use crate::results::Outcome;
+use crate::shard::{self, ShardHeader};
+
+/// Seed offset of the embedded data set when `data.seed` is not given.
+const DEFAULT_DATA_SEED: u64 = 0x0DA7_A5E7;
+
+/// Builds the model and loads the observed data (file or embedded default).
+///
+/// # Errors
+/// Unknown model, unreadable or malformed data, mismatched dimensions.
+pub fn load(cfg: &Config) -> Result<(Model, Vec<f64>)> {
+    let model = Model::build(&cfg.model, None)?;
+    let Some(path) = &cfg.data.path else {
+        let data = model.default_data(cfg.data.seed.unwrap_or(DEFAULT_DATA_SEED))?;
+        return Ok((model, data));
+    };
+    let rd = model.row_dim();
+    let data = read_data(path, rd)?;
+    if model.iid_rows() {
+        if data.len() % rd != 0 {
+            bail!(
+                "data file {}: {} values do not form rows of dimension {rd}",
+                path.display(),
+                data.len()
+            );
+        }
+        let n = data.len() / rd;
+        let model = if cfg.model.n.is_none() {
+            Model::build(&cfg.model, Some(n))?
+        } else {
+            model
+        };
+        Ok((model, data))
+    } else {
+        if data.len() != rd {
+            bail!(
+                "data file {} holds {} values, the {} model observes {rd}",
+                path.display(),
+                data.len(),
+                model.name()
+            );
+        }
+        Ok((model, data))
+    }
+}
+
+fn bar(total: u64, what: &str) -> ProgressBar {
+    let pb = ProgressBar::new(total);
+    if let Ok(style) =
+        ProgressStyle::with_template("{msg} [{elapsed_precise}] {wide_bar} {pos}/{len} (eta {eta})")
+    {
+        pb.set_style(style);
+    }
+    pb.set_message(what.to_string());
+    pb
+}
+
+fn out_dir(cfg: &Config, out: Option<&Path>) -> PathBuf {
+    out.map_or_else(|| cfg.output.dir.clone(), Path::to_path_buf)
+}
+
+/// `dpinfer run CONFIG`.
+///
+/// # Errors
+/// Any failure; nothing is written before the config, data and settings are checked.
+pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<ExitCode> {
+    let cfg = Config::load(config)?;
+    let kind = cfg.kind()?;
+    let (model, obs) = load(&cfg)?;
+    let dir = out_dir(&cfg, out);
+    let threads = threads.unwrap_or(cfg.output.threads);
+    let t0 = Instant::now();
+    let outcome = if kind.uses_pairs() {
+        let public = Public::new(&cfg, model)?;
+        // The private step's own checks run before any simulation is spent.
+        crate::private::check(&cfg, &public, &obs)?;
+        let pb = bar(public.total, "simulating pairs");
+        let rows = public.rows(0, 0, public.total, threads, &|k| pb.inc(k))?;
+        pb.finish_and_clear();
+        eprintln!(
+            "public step: {} pairs in {:.1} s",
+            public.total,
+            t0.elapsed().as_secs_f64()
+        );
+        let (release, reproduced) = crate::private::private_step(&cfg, &public, &rows, &obs, &dir)?;
+        let h = header(&public, 0, 0, 1, 0, public.total);
+        shard::write_atomic(&dir.join("pairs-gen000.dpshard"), &h, &rows)?;
+        Outcome {
+            model: public.model.name().into(),
+            sampler: cfg.sampler.kind.clone(),
+            names: public.model.names(),
+            samples: release.samples,
+            weights: release.weights,
+            truth: public.model.truth(),
+            ledger: release.ledger,
+            facts: release.facts,
+            diagnostics: Vec::new(),
+            charts: Vec::new(),
+            reproduced,
+        }
+    } else if kind == SamplerKind::SmcAbc {
+        crate::smc::run(&cfg, &model, &obs, &dir)?
+    } else {
+        crate::mcmc::run(&cfg, &model, &obs, &dir)?
+    };
+    let files = outcome.write(&dir)?;
+    print!("{}", outcome.report());
+    println!(
+        "\nresults in {} ({} files) after {:.1} s",
+        dir.display(),
+        files.len(),
+        t0.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn header(public: &Public, generation: u32, shard: u32, shards: u32, start: u64, end: u64) -> ShardHeader {
+    ShardHeader {
+        config_hash: public.config_hash,
+        run_seed: public.seed,
+        generation,
+        shard,
+        shards,
+        total_rows: public.total,
+        row_start: start,
+        n_rows: end - start,
+        theta_dim: public.theta_dim() as u32,
+        out_dim: public.summary_dim() as u32,
+    }
+}
+
+fn pairs_public(cfg: &Config) -> Result<Public> {
+    let kind = cfg.kind()?;
+    if !kind.uses_pairs() {
+        bail!(
+            "sampler {} does not use a public pairs table (shards serve rejection, svt-abc, \
+             soft-abc and gaussian-abc)",
+            cfg.sampler.kind
+        );
+    }
+    // The public step needs the model (and its size) but never the private data values.
+    let model = if cfg.data.path.is_some() {
+        load(cfg)?.0
+    } else {
+        Model::build(&cfg.model, None)?
+    };
+    Public::new(cfg, model)
+}
+
+/// `dpinfer simulate CONFIG --shard i --shards N --out DIR`.
+///
+/// # Errors
+/// Bad shard indices, simulator failures, I/O.
+pub fn simulate(
+    config: &Path,
+    i: u32,
+    n: u32,
+    out: &Path,
+    generation: u32,
+    threads: usize,
+) -> Result<ExitCode> {
+    if n == 0 || i >= n {
+        bail!("--shard must be in 0..--shards (got shard {i} of {n})");
+    }
+    if generation != 0 {
+        bail!("--generation {generation}: only generation 0 exists for pairs-based samplers");
+    }
+    let cfg = Config::load(config)?;
+    let public = pairs_public(&cfg)?;
+    if u64::from(n) > public.total {
+        bail!("{n} shards for {} rows: some shards would be empty", public.total);
+    }
+    let (start, end) = shard::shard_range(public.total, i, n);
+    let rows = public.rows(generation, start, end, threads, &|_| {})?;
+    let path = out.join(shard::shard_file_name(generation, i, n));
+    shard::write_atomic(&path, &header(&public, generation, i, n, start, end), &rows)?;
+    eprintln!("shard {i}/{n}: rows {start}..{end} -> {}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dpinfer verify DIR`.
+///
+/// # Errors
+/// I/O; an incomplete folder is exit code 1, not an error.
+pub fn verify(dir: &Path, generation: u32) -> Result<ExitCode> {
+    let rep = shard::verify_dir(dir, generation)?;
+    let Some(h) = rep.header else {
+        bail!("no readable shard in {}", dir.display());
+    };
+    for i in &rep.missing {
+        println!("missing {}", shard::shard_file_name(generation, *i, h.shards));
+    }
+    for (p, why) in &rep.corrupt {
+        println!("corrupt {} ({why})", p.display());
+    }
+    if rep.complete() {
+        println!(
+            "complete: {} shards, {} rows, generation {generation}",
+            h.shards, h.total_rows
+        );
+        Ok(ExitCode::SUCCESS)
+    } else {
+        println!(
+            "incomplete: {} of {} shards ok, {} missing, {} corrupt",
+            rep.ok.len(),
+            h.shards,
+            rep.missing.len(),
+            rep.corrupt.len()
+        );
+        Ok(ExitCode::from(1))
+    }
+}
+
+/// `dpinfer merge DIR --out FILE`.
+///
+/// # Errors
+/// Incomplete or inconsistent shards, I/O.
+pub fn merge(dir: &Path, out: &Path, generation: u32) -> Result<ExitCode> {
+    let (h, data) = shard::merge_dir(dir, generation)?;
+    shard::write_atomic(out, &h, &data)?;
+    println!("merged {} rows into {}", h.total_rows, out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dpinfer private-step CONFIG --pairs FILE`.
+///
+/// # Errors
+/// Pairs that do not belong to this config, refused restarts, invalid settings.
+pub fn private_step(config: &Path, pairs: &Path, out: Option<&Path>) -> Result<ExitCode> {
+    let cfg = Config::load(config)?;
+    let public = pairs_public(&cfg)?;
+    let (_, obs) = load(&cfg)?;
+    crate::private::check(&cfg, &public, &obs)?;
+    let (h, rows) = shard::read(pairs).context("reading the merged pairs")?;
+    if h.config_hash != public.config_hash || h.run_seed != public.seed {
+        bail!(
+            "{} was simulated for a different configuration (hash {:016x}, this config {:016x})",
+            pairs.display(),
+            h.config_hash,
+            public.config_hash
+        );
+    }
+    if h.row_start != 0 || h.n_rows != public.total || h.shards != 1 {
+        bail!(
+            "{} is a single shard, not the merged table (run `dpinfer merge`)",
+            pairs.display()
+        );
+    }
+    let dir = out_dir(&cfg, out);
+    let (release, reproduced) = crate::private::private_step(&cfg, &public, &rows, &obs, &dir)?;
+    let outcome = Outcome {
+        model: public.model.name().into(),
+        sampler: cfg.sampler.kind.clone(),
+        names: public.model.names(),
+        samples: release.samples,
+        weights: release.weights,
+        truth: public.model.truth(),
+        ledger: release.ledger,
+        facts: release.facts,
+        diagnostics: Vec::new(),
+        charts: Vec::new(),
+        reproduced,
+    };
+    outcome.write(&dir)?;
+    print!("{}", outcome.report());
+    println!("\nresults in {}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,22 @@
+//! `dpinfer-cli`: the library behind the `dpinfer` command — config schema, built-in
+//! models, the sharded public simulation step, the data owner's restart-safe private step,
+//! MCMC and SMC drivers, results folders and SVG plots. See the README for the commands.
+#![allow(
+    clippy::print_stdout,
+    clippy::print_stderr,
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation
+)]
+
+pub mod account;
+pub mod config;
+pub mod jobs;
+pub mod mcmc;
+pub mod model;
+pub mod private;
+pub mod public;
+pub mod results;
+pub mod shard;
+pub mod smc;
+pub mod summary;
+pub mod svg;

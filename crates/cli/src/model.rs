@@ -1,0 +1,327 @@
+//! The built-in models behind one enum: prior draws, simulation, the embedded data sets and
+//! the true θ where the paper knows it.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use dpinfer::simulators::models::banana::{Banana, BananaSettings};
+use dpinfer::simulators::models::cubic::{CubicOutbreak, NETHERLANDS_CASES};
+use dpinfer::simulators::models::gaussian::GaussianMean;
+use dpinfer::simulators::models::mixture::{PAPER_N, THETA_STAR, UniformMixture};
+use dpinfer::simulators::models::sir::{self, SirSettings, SirTauLeap};
+use dpinfer::simulators::prior::{Dirichlet, IidNormal, LogNormal, Normal, Product};
+use dpinfer::simulators::{Prior, SimError, SimStream, Simulator};
+use rand::Rng;
+
+use crate::config::ModelConfig;
+
+/// Stream domain of the embedded observed data set.
+pub const OBS_DOMAIN: u64 = 0x4f42_5300; // "OBS"
+
+/// True mean of the embedded gaussian-mean data set.
+pub const GAUSSIAN_TRUE_MEAN: f64 = 1.0;
+
+/// A built-in model with its prior.
+#[derive(Debug, Clone)]
+pub enum Model {
+    /// y_i ~ N(μ, σ²), μ ~ N(μ₀, τ₀²): conjugate, exact posterior.
+    GaussianMean(GaussianMean),
+    /// Mixture of uniforms, θ ~ Dirichlet(1) (ABCDP §6.1).
+    UniformMixture(UniformMixture, Dirichlet),
+    /// Cubic outbreak curve (ABCDP §6.2), data: the Netherlands 2009 case counts.
+    Cubic(CubicOutbreak, IidNormal),
+    /// SIR by tau-leaping (Xiong et al. §4.1).
+    Sir(SirTauLeap, Product<LogNormal, LogNormal>),
+    /// Banana (Räisä 2021 §2.3), for MCMC.
+    Banana(Banana),
+}
+
+/// Parameters the enum delegates to.
+pub struct ModelPrior<'a>(pub &'a Model);
+/// Simulator view of a [`Model`].
+pub struct ModelSim<'a>(pub &'a Model);
+
+fn sim_err(e: SimError) -> anyhow::Error {
+    anyhow::anyhow!("model: {e}")
+}
+
+impl Model {
+    /// Builds the model named in the config; `n_override` is the observed data size when a
+    /// data file decides it.
+    ///
+    /// # Errors
+    /// Unknown model name or invalid model parameters.
+    pub fn build(c: &ModelConfig, n_override: Option<usize>) -> Result<Self> {
+        let n = n_override.or(c.n);
+        Ok(match c.name.as_str() {
+            "gaussian-mean" => Self::GaussianMean(
+                GaussianMean::new(
+                    n.unwrap_or(100),
+                    c.sigma.unwrap_or(1.0),
+                    c.prior_mean.unwrap_or(0.0),
+                    c.prior_sd.unwrap_or(10.0),
+                )
+                .map_err(sim_err)?,
+            ),
+            "uniform-mixture" => {
+                let m = UniformMixture::new(5, n.unwrap_or(PAPER_N)).map_err(sim_err)?;
+                let p = m.prior().map_err(sim_err)?;
+                Self::UniformMixture(m, p)
+            }
+            "cubic-outbreak" => {
+                let m = CubicOutbreak::paper();
+                if let Some(n) = n
+                    && n != NETHERLANDS_CASES.len()
+                {
+                    bail!(
+                        "model.n = {n}: the cubic-outbreak curve has {} points",
+                        NETHERLANDS_CASES.len()
+                    );
+                }
+                let p = m.prior().map_err(sim_err)?;
+                Self::Cubic(m, p)
+            }
+            "sir" => {
+                let mut s = SirSettings::paper();
+                if let Some(k) = c.population {
+                    s.population = k;
+                }
+                if let Some(n) = n {
+                    s.n_obs = n;
+                }
+                let m = SirTauLeap::new(s, c.tau.unwrap_or(0.5)).map_err(sim_err)?;
+                Self::Sir(m, sir::paper_prior().map_err(sim_err)?)
+            }
+            "banana" => {
+                let mut s = BananaSettings::thesis_2d();
+                s.n = n.unwrap_or(10_000);
+                Self::Banana(Banana::new(s).map_err(sim_err)?)
+            }
+            other => bail!(
+                "unknown model.name {other:?} (expected gaussian-mean, uniform-mixture, \
+                 cubic-outbreak, sir, banana)"
+            ),
+        })
+    }
+
+    /// Config name.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::GaussianMean(_) => "gaussian-mean",
+            Self::UniformMixture(..) => "uniform-mixture",
+            Self::Cubic(..) => "cubic-outbreak",
+            Self::Sir(..) => "sir",
+            Self::Banana(_) => "banana",
+        }
+    }
+
+    /// dim θ.
+    #[must_use]
+    pub fn dim(&self) -> usize {
+        ModelSim(self).param_dim()
+    }
+
+    /// Parameter names.
+    #[must_use]
+    pub fn names(&self) -> Vec<String> {
+        match self {
+            Self::GaussianMean(_) => vec!["mu".into()],
+            Self::UniformMixture(..) => (1..=5).map(|i| format!("theta{i}")).collect(),
+            Self::Cubic(..) => (0..4).map(|i| format!("a{i}")).collect(),
+            Self::Sir(..) => vec!["beta".into(), "gamma".into()],
+            Self::Banana(b) => (1..=b.settings().dim).map(|i| format!("theta{i}")).collect(),
+        }
+    }
+
+    /// The true θ of the embedded data set, when there is one.
+    #[must_use]
+    pub fn truth(&self) -> Option<Vec<f64>> {
+        match self {
+            Self::GaussianMean(_) => Some(vec![GAUSSIAN_TRUE_MEAN]),
+            Self::UniformMixture(..) => Some(THETA_STAR.to_vec()),
+            Self::Cubic(..) => None,
+            Self::Sir(..) => Some(sir::theta_star().to_vec()),
+            Self::Banana(b) => {
+                let mut t = vec![0.0; b.settings().dim];
+                t[0] = dpinfer::simulators::models::banana::THESIS_THETA_1;
+                t[1] = dpinfer::simulators::models::banana::THESIS_THETA_2;
+                Some(t)
+            }
+        }
+    }
+
+    /// Length of one observation row (the data set is `n × row_dim`, row-major). Curve
+    /// models are one row: the whole curve.
+    #[must_use]
+    pub fn row_dim(&self) -> usize {
+        match self {
+            Self::GaussianMean(_) | Self::UniformMixture(..) => 1,
+            Self::Cubic(..) | Self::Sir(..) => ModelSim(self).output_dim(),
+            Self::Banana(b) => b.settings().dim,
+        }
+    }
+
+    /// Whether a data file decides the simulated data size (i.i.d. models).
+    #[must_use]
+    pub fn iid_rows(&self) -> bool {
+        matches!(
+            self,
+            Self::GaussianMean(_) | Self::UniformMixture(..) | Self::Banana(_)
+        )
+    }
+
+    /// The embedded observed data set: the paper's data, or one simulation at the true θ
+    /// from `SimStream::with_domain(seed, OBS_DOMAIN, 0)`.
+    ///
+    /// # Errors
+    /// Simulator failures.
+    pub fn default_data(&self, seed: u64) -> Result<Vec<f64>> {
+        if let Self::Cubic(..) = self {
+            return Ok(NETHERLANDS_CASES.to_vec());
+        }
+        let truth = self.truth().context("model has no true θ")?;
+        let mut out = vec![0.0; ModelSim(self).output_dim()];
+        let mut rng = SimStream::with_domain(seed, OBS_DOMAIN, 0);
+        ModelSim(self)
+            .simulate(&truth, &mut rng, &mut out)
+            .map_err(sim_err)?;
+        Ok(out)
+    }
+}
+
+impl Prior for ModelPrior<'_> {
+    fn dim(&self) -> usize {
+        match self.0 {
+            Model::GaussianMean(m) => m.prior().dim(),
+            Model::UniformMixture(_, p) => p.dim(),
+            Model::Cubic(_, p) => p.dim(),
+            Model::Sir(_, p) => p.dim(),
+            Model::Banana(b) => b.prior().dim(),
+        }
+    }
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+        match self.0 {
+            Model::GaussianMean(m) => m.prior().sample(rng, out),
+            Model::UniformMixture(_, p) => p.sample(rng, out),
+            Model::Cubic(_, p) => p.sample(rng, out),
+            Model::Sir(_, p) => p.sample(rng, out),
+            Model::Banana(b) => b.prior().sample(rng, out),
+        }
+    }
+    fn ln_density(&self, theta: &[f64]) -> f64 {
+        match self.0 {
+            Model::GaussianMean(m) => m.prior().ln_density(theta),
+            Model::UniformMixture(_, p) => p.ln_density(theta),
+            Model::Cubic(_, p) => p.ln_density(theta),
+            Model::Sir(_, p) => p.ln_density(theta),
+            Model::Banana(b) => b.prior().ln_density(theta),
+        }
+    }
+    fn in_support(&self, theta: &[f64]) -> bool {
+        match self.0 {
+            Model::GaussianMean(m) => m.prior().in_support(theta),
+            Model::UniformMixture(_, p) => p.in_support(theta),
+            Model::Cubic(_, p) => p.in_support(theta),
+            Model::Sir(_, p) => p.in_support(theta),
+            Model::Banana(b) => b.prior().in_support(theta),
+        }
+    }
+}
+
+impl Simulator for ModelSim<'_> {
+    fn param_dim(&self) -> usize {
+        match self.0 {
+            Model::GaussianMean(m) => m.param_dim(),
+            Model::UniformMixture(m, _) => m.param_dim(),
+            Model::Cubic(m, _) => m.param_dim(),
+            Model::Sir(m, _) => m.param_dim(),
+            Model::Banana(m) => m.param_dim(),
+        }
+    }
+    fn output_dim(&self) -> usize {
+        match self.0 {
+            Model::GaussianMean(m) => m.output_dim(),
+            Model::UniformMixture(m, _) => m.output_dim(),
+            Model::Cubic(m, _) => m.output_dim(),
+            Model::Sir(m, _) => m.output_dim(),
+            Model::Banana(m) => m.output_dim(),
+        }
+    }
+    fn simulate<R: Rng + ?Sized>(
+        &self,
+        theta: &[f64],
+        rng: &mut R,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
+        match self.0 {
+            Model::GaussianMean(m) => m.simulate(theta, rng, out),
+            Model::UniformMixture(m, _) => m.simulate(theta, rng, out),
+            Model::Cubic(m, _) => m.simulate(theta, rng, out),
+            Model::Sir(m, _) => m.simulate(theta, rng, out),
+            Model::Banana(m) => m.simulate(theta, rng, out),
+        }
+    }
+}
+
+/// Reads a CSV of numbers (no header; `#` comments and blank lines skipped) into row-major
+/// values, checking that every row has `row_dim` values and every value is finite.
+///
+/// # Errors
+/// I/O, parse errors, ragged rows, non-finite values — each names the line.
+pub fn read_data(path: &Path, row_dim: usize) -> Result<Vec<f64>> {
+    let text = std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read data file {}", path.display()))?;
+    let mut vals = Vec::new();
+    let mut per_row: Option<usize> = None;
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let mut k = 0;
+        for f in line.split([',', ' ', '\t']).filter(|s| !s.is_empty()) {
+            let v: f64 = f.trim().parse().with_context(|| {
+                format!("data file {} line {}: {f:?} is not a number", path.display(), i + 1)
+            })?;
+            if !v.is_finite() {
+                bail!(
+                    "data file {} line {}: non-finite value {v}",
+                    path.display(),
+                    i + 1
+                );
+            }
+            vals.push(v);
+            k += 1;
+        }
+        match per_row {
+            None => per_row = Some(k),
+            Some(p) if p != k => bail!(
+                "data file {} line {}: {k} values, earlier rows have {p}",
+                path.display(),
+                i + 1
+            ),
+            Some(_) => {}
+        }
+    }
+    if vals.is_empty() {
+        bail!("data file {} holds no values", path.display());
+    }
+    if row_dim > 1 && vals.len() % row_dim != 0 {
+        bail!(
+            "data file {}: {} values do not form rows of the model's dimension {row_dim}",
+            path.display(),
+            vals.len()
+        );
+    }
+    Ok(vals)
+}
+
+/// Prior mean and sd of the marginals, for plots (by simulation from a fixed stream).
+#[must_use]
+pub fn prior_normal_hint(model: &Model) -> Option<Normal> {
+    match model {
+        Model::GaussianMean(m) => Some(m.prior()),
+        _ => None,
+    }
+}

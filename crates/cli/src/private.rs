@@ -1,0 +1,535 @@
+//! The data owner's private pass over the public pairs: rejection (non-private reference),
+//! SVT-ABC, soft-ABC and Gaussian rejection ABCDP, with a restart-safe ledger.
+//!
+//! # Restart safety
+//!
+//! Privacy noise is drawn at most once per (pairs, observed data, settings). Before the first
+//! noise draw the step writes `private-step.json` with status `started` and the input's
+//! fingerprint (fsynced); after the release it writes `release.json` and marks the ledger
+//! `released` with the release's checksum. A second invocation on the same input
+//! **reproduces the stored release** without drawing noise; one that finds a `started`
+//! ledger (a crash after noise may have been drawn) or a ledger of a different input
+//! **refuses** — drawing again would spend the budget twice.
+
+use std::path::Path;
+
+use anyhow::{Context, Result, bail};
+use dpinfer::abc::analysis::Resample;
+use dpinfer::abc::gaussian::{GaussianRejectionAbcdp, GaussianRejectionSettings};
+use dpinfer::abc::pairs::PublicPairs;
+use dpinfer::abc::soft::{SoftAbcdp, SoftAbcdpSettings};
+use dpinfer::abc::svt::{SvtAbc, SvtAbcSettings};
+use dpinfer::accountants::Neighbouring;
+use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows};
+use rand::SeedableRng;
+use serde::{Deserialize, Serialize};
+
+use crate::config::{Config, NoiseSeed, SamplerKind};
+use crate::public::Public;
+use crate::shard::write_bytes_atomic;
+
+/// The privacy ledger of a release.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct Ledger {
+    /// ε charged (`"inf"` in JSON for a non-private run).
+    #[serde(with = "inf_as_string")]
+    pub epsilon: f64,
+    /// δ charged.
+    pub delta: f64,
+    /// Which accountant / theorem produced (ε, δ).
+    pub accountant: String,
+    /// How the bound was converted to (ε, δ), if it was.
+    pub conversion: String,
+    /// Neighbouring relation of the guarantee.
+    pub neighbouring: String,
+    /// Mechanism and its calibration.
+    pub mechanism: String,
+    /// Where the noise came from.
+    pub noise: String,
+}
+
+/// JSON has no ∞: a non-finite ε is written as the string `"inf"`.
+mod inf_as_string {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+        if v.is_finite() {
+            s.serialize_f64(*v)
+        } else {
+            s.serialize_str("inf")
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            N(f64),
+            S(String),
+        }
+        match Raw::deserialize(d)? {
+            Raw::N(v) => Ok(v),
+            Raw::S(s) if s == "inf" => Ok(f64::INFINITY),
+            Raw::S(s) => Err(serde::de::Error::custom(format!("bad epsilon {s:?}"))),
+        }
+    }
+}
+
+impl Ledger {
+    /// The ledger of a run that touched private data without protecting it.
+    #[must_use]
+    pub fn not_private(what: &str) -> Self {
+        Self {
+            epsilon: f64::INFINITY,
+            delta: 0.0,
+            accountant: "none".into(),
+            conversion: "none".into(),
+            neighbouring: "-".into(),
+            mechanism: format!("{what} (NOT differentially private)"),
+            noise: "-".into(),
+        }
+    }
+}
+
+/// What a private pass releases: (weighted) θ samples and the ledger.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Release {
+    /// Sampler kind.
+    pub sampler: String,
+    /// dim θ.
+    pub dim: usize,
+    /// Released θ, row-major.
+    pub samples: Vec<f64>,
+    /// Normalised weights (soft-ABC), else none.
+    pub weights: Option<Vec<f64>>,
+    /// Privacy ledger.
+    pub ledger: Ledger,
+    /// Sampler facts (noise scales, counts).
+    pub facts: Vec<(String, f64)>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+struct StepLedger {
+    status: String,
+    fingerprint: String,
+    release_crc: Option<u32>,
+}
+
+const LEDGER_FILE: &str = "private-step.json";
+const RELEASE_FILE: &str = "release.json";
+
+fn fnv(h: &mut u64, bytes: &[u8]) {
+    for b in bytes {
+        *h ^= u64::from(*b);
+        *h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+}
+
+/// Fingerprint of the private step's whole input.
+fn fingerprint(cfg: &Config, pairs: &[f64], obs: &[f64]) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for v in pairs.iter().chain(obs) {
+        fnv(&mut h, &v.to_le_bytes());
+    }
+    let settings = serde_json::to_string(&(
+        &cfg.sampler,
+        &cfg.privacy,
+        &cfg.distance,
+        &cfg.model,
+        cfg.seeds.noise,
+    ))
+    .unwrap_or_default();
+    fnv(&mut h, settings.as_bytes());
+    format!("{h:016x}")
+}
+
+/// Builds the noise generator: ChaCha20 seeded from the OS CSPRNG, or from a fixed seed.
+///
+/// # Errors
+/// OS entropy failure.
+pub fn noise_rng(seed: NoiseSeed) -> Result<chacha20::ChaCha20Rng> {
+    match seed {
+        NoiseSeed::Os => chacha20::ChaCha20Rng::try_from_rng(&mut rand::rngs::SysRng)
+            .map_err(|e| anyhow::anyhow!("OS entropy unavailable: {e}")),
+        NoiseSeed::Fixed(s) => Ok(chacha20::ChaCha20Rng::seed_from_u64(s)),
+    }
+}
+
+fn noise_label(seed: NoiseSeed) -> String {
+    match seed {
+        NoiseSeed::Os => "ChaCha20 seeded from the OS CSPRNG".into(),
+        NoiseSeed::Fixed(s) => format!("ChaCha20 from FIXED seed {s} (reproducible, NOT private)"),
+    }
+}
+
+/// The observed side of the distance and its sensitivity.
+struct Observed {
+    /// Observed summary (RFF embedding, or the data itself for l2).
+    summary: Vec<f64>,
+    /// Δ of the (clipped) distance.
+    sensitivity: f64,
+    /// Upper bound of the distance (default clip).
+    bound: f64,
+    /// Weights of the l2 distance.
+    weights: Option<Vec<f64>>,
+    relation: &'static str,
+}
+
+fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> {
+    match public.features()? {
+        Some(f) => {
+            let rd = public.model.row_dim();
+            let r = RffReference::new(f, Rows::new(obs, rd)?)?;
+            let s = r.sensitivity_for(public.pseudo_rows());
+            Ok(Observed {
+                summary: r.embedding().to_vec(),
+                sensitivity: s.value(),
+                bound: 2.0,
+                weights: None,
+                relation: "replace-one (one observation of Y* changed)",
+            })
+        }
+        None => {
+            let dim = public.summary_dim();
+            if obs.len() != dim {
+                bail!(
+                    "observed data have {} values, the model's summary has {dim}",
+                    obs.len()
+                );
+            }
+            let w = cfg
+                .distance
+                .weights
+                .clone()
+                .unwrap_or_else(|| vec![1.0; dim]);
+            if w.len() != dim {
+                bail!(
+                    "distance.weights has {} entries, the summary has {dim}",
+                    w.len()
+                );
+            }
+            let clip = cfg.distance.clip.unwrap_or(f64::MAX);
+            let d = ClippedWeightedL2::new(&w, clip)?;
+            Ok(Observed {
+                summary: obs.to_vec(),
+                sensitivity: d.sensitivity().value(),
+                bound: clip,
+                weights: Some(w),
+                relation: "any pair of data sets (Δ = C bounds the clipped distance)",
+            })
+        }
+    }
+}
+
+/// Runs the private pass (or reproduces the stored release) into `out_dir`.
+///
+/// Returns the release and whether it was reproduced from a previous invocation.
+///
+/// # Errors
+/// Invalid settings, a refused restart, I/O.
+pub fn private_step(
+    cfg: &Config,
+    public: &Public,
+    pairs: &[f64],
+    obs: &[f64],
+    out_dir: &Path,
+) -> Result<(Release, bool)> {
+    let kind = cfg.kind()?;
+    if !kind.uses_pairs() {
+        bail!(
+            "sampler {} has no pairs-based private step (use `dpinfer run`)",
+            cfg.sampler.kind
+        );
+    }
+    let fp = fingerprint(cfg, pairs, obs);
+    let ledger_path = out_dir.join(LEDGER_FILE);
+    let release_path = out_dir.join(RELEASE_FILE);
+    if ledger_path.exists() {
+        let text = std::fs::read_to_string(&ledger_path)
+            .with_context(|| format!("reading {}", ledger_path.display()))?;
+        let l: StepLedger = serde_json::from_str(&text)
+            .with_context(|| format!("corrupt ledger {}", ledger_path.display()))?;
+        if l.fingerprint != fp {
+            bail!(
+                "{} already holds a private release of a different input; refusing to \
+                 overwrite it (choose another output folder)",
+                out_dir.display()
+            );
+        }
+        if l.status == "released" {
+            let bytes = std::fs::read(&release_path)
+                .with_context(|| format!("reading {}", release_path.display()))?;
+            if Some(crc32fast::hash(&bytes)) != l.release_crc {
+                bail!(
+                    "{} does not match its ledger checksum; refusing to draw new noise \
+                     (the budget for this input is spent)",
+                    release_path.display()
+                );
+            }
+            let r: Release = serde_json::from_slice(&bytes)?;
+            return Ok((r, true));
+        }
+        bail!(
+            "a private step on this input started in {} and did not finish: its noise may \
+             already have been drawn, so drawing again could spend the budget twice. \
+             Refusing. (Remove {} only if you accept charging the budget again.)",
+            out_dir.display(),
+            ledger_path.display()
+        );
+    }
+    let started = StepLedger {
+        status: "started".into(),
+        fingerprint: fp.clone(),
+        release_crc: None,
+    };
+    // Written after every check and before the first noise draw.
+    let mut mark_started = || -> Result<()> {
+        write_bytes_atomic(&ledger_path, serde_json::to_string_pretty(&started)?.as_bytes())
+    };
+    let release = run_pass(cfg, kind, public, pairs, obs, &mut mark_started)?;
+    let bytes = serde_json::to_vec_pretty(&release)?;
+    write_bytes_atomic(&release_path, &bytes)?;
+    let done = StepLedger {
+        status: "released".into(),
+        fingerprint: fp,
+        release_crc: Some(crc32fast::hash(&bytes)),
+    };
+    write_bytes_atomic(&ledger_path, serde_json::to_string_pretty(&done)?.as_bytes())?;
+    Ok((release, false))
+}
+
+fn run_pass(
+    cfg: &Config,
+    kind: SamplerKind,
+    public: &Public,
+    pairs: &[f64],
+    obs: &[f64],
+    before_noise: &mut dyn FnMut() -> Result<()>,
+) -> Result<Release> {
+    let d = public.theta_dim();
+    let sd = public.summary_dim();
+    let width = d + sd;
+    if pairs.len() % width != 0 || pairs.is_empty() {
+        bail!("pairs table does not have rows of θ ({d}) + summary ({sd}) values");
+    }
+    let t = pairs.len() / width;
+    let mut thetas = Vec::with_capacity(t * d);
+    let mut outs = Vec::with_capacity(t * sd);
+    for row in pairs.chunks_exact(width) {
+        thetas.extend_from_slice(&row[..d]);
+        outs.extend_from_slice(&row[d..]);
+    }
+    let pp = PublicPairs::from_parts(d, sd, thetas, outs)?;
+    let o = observed(cfg, public, obs)?;
+    let obs_summary = o.summary.clone();
+    let l2 = match &o.weights {
+        Some(w) => Some(ClippedWeightedL2::new(w, o.bound)?),
+        None => None,
+    };
+    // ρ(Y*, Y_t); a failure (impossible after the checks above) reads as +∞ (rejected).
+    let dist = |s: &[f64]| -> f64 {
+        match &l2 {
+            None => s
+                .iter()
+                .zip(&obs_summary)
+                .map(|(a, b)| (a - b) * (a - b))
+                .sum::<f64>()
+                .sqrt(),
+            Some(l2) => l2.distance(s, &obs_summary).unwrap_or(f64::INFINITY),
+        }
+    };
+    let s = &cfg.sampler;
+    let clip = s.clip.unwrap_or(o.bound).min(o.bound);
+    let eps = cfg.privacy.epsilon;
+    let noise_src = noise_label(cfg.seeds.noise);
+    let mut facts = vec![
+        ("pairs".to_string(), t as f64),
+        ("sensitivity".to_string(), o.sensitivity),
+        ("clip".to_string(), clip),
+    ];
+    let release = match kind {
+        SamplerKind::Rejection => {
+            before_noise()?;
+            let mut idx: Vec<(f64, usize)> = (0..t).map(|i| (dist(pp.output(i)), i)).collect();
+            idx.sort_by(|a, b| a.0.total_cmp(&b.0));
+            let k = s.accept.unwrap_or((t / 100).max(1)).min(t);
+            let samples = idx[..k]
+                .iter()
+                .flat_map(|&(_, i)| pp.theta(i).to_vec())
+                .collect();
+            facts.push(("tolerance".into(), idx[k - 1].0));
+            facts.push(("accepted".into(), k as f64));
+            Release {
+                sampler: s.kind.clone(),
+                dim: d,
+                samples,
+                weights: None,
+                ledger: Ledger::not_private("rejection ABC: k nearest pairs"),
+                facts,
+            }
+        }
+        SamplerKind::SvtAbc => {
+            let settings = SvtAbcSettings {
+                epsilon_abc: s.epsilon_abc.unwrap_or(0.0),
+                epsilon_total: eps,
+                c: s.c.unwrap_or(0),
+                sensitivity: o.sensitivity,
+                clip,
+                resample: if s.resample.unwrap_or(false) {
+                    Resample::AfterAccept
+                } else {
+                    Resample::Never
+                },
+            };
+            let mut pass = SvtAbc::new(&pp, dist, settings)?;
+            before_noise()?;
+            let mut noise = noise_rng(cfg.seeds.noise)?;
+            pass.run(&mut noise)?;
+            let samples = pass.accepted_thetas();
+            facts.push(("laplace_scale_b".into(), pass.noise_scale()));
+            facts.push(("accepted".into(), (samples.len() / d) as f64));
+            facts.push(("examined".into(), pass.indicators().len() as f64));
+            Release {
+                sampler: s.kind.clone(),
+                dim: d,
+                samples,
+                weights: None,
+                ledger: Ledger {
+                    epsilon: pass.epsilon(),
+                    delta: 0.0,
+                    accountant: "sparse vector, ABCDP Theorem 1 (Park et al. 2021)".into(),
+                    conversion: "pure ε (none)".into(),
+                    neighbouring: o.relation.into(),
+                    mechanism: format!(
+                        "SVT, discrete Laplace on a grid, c = {}, RESAMPLE = {}",
+                        settings.c,
+                        settings.resample == Resample::AfterAccept
+                    ),
+                    noise: noise_src,
+                },
+                facts,
+            }
+        }
+        SamplerKind::SoftAbc => {
+            let settings = SoftAbcdpSettings {
+                epsilon_abc: s.epsilon_abc.unwrap_or(0.0),
+                epsilon_total: eps,
+                delta_total: cfg.privacy.delta,
+                sensitivity: o.sensitivity,
+                bound: clip,
+                floor: 0.0_f64.max(1e-12),
+            };
+            let mut pass = SoftAbcdp::new(&pp, dist, settings, Neighbouring::ReplaceOne)?;
+            before_noise()?;
+            let mut noise = noise_rng(cfg.seeds.noise)?;
+            pass.run(&mut noise)?;
+            let mut w = vec![0.0; pass.noisy_distances().len()];
+            pass.weights(&mut w)?;
+            let ess = 1.0 / w.iter().map(|x| x * x).sum::<f64>();
+            facts.push(("gaussian_sigma".into(), pass.sigma()));
+            facts.push(("ess".into(), ess));
+            let epsilon = pass.epsilon()?;
+            Release {
+                sampler: s.kind.clone(),
+                dim: d,
+                samples: pp.thetas()[..w.len() * d].to_vec(),
+                weights: Some(w),
+                ledger: Ledger {
+                    epsilon,
+                    delta: cfg.privacy.delta,
+                    accountant: "zCDP (T Gaussian releases, Park & Jitkrittum 2022 §2.3)".into(),
+                    conversion: "zCDP → (ε, δ)".into(),
+                    neighbouring: o.relation.into(),
+                    mechanism: "Gaussian noisy scaled distances, soft kernel exp(−ρ/ε_abc)"
+                        .into(),
+                    noise: noise_src,
+                },
+                facts,
+            }
+        }
+        SamplerKind::GaussianAbc => {
+            let settings = GaussianRejectionSettings {
+                epsilon_abc: s.epsilon_abc.unwrap_or(0.0),
+                epsilon_total: eps,
+                sensitivity: o.sensitivity,
+                bound: clip,
+            };
+            let mut pass = GaussianRejectionAbcdp::new(&pp, dist, settings)?;
+            before_noise()?;
+            let mut noise = noise_rng(cfg.seeds.noise)?;
+            pass.run(&mut noise)?;
+            let samples = pass.accepted_thetas();
+            facts.push(("gaussian_sigma".into(), pass.sigma()));
+            facts.push(("step_epsilon".into(), pass.step_epsilon()));
+            facts.push(("accepted".into(), (samples.len() / d) as f64));
+            Release {
+                sampler: s.kind.clone(),
+                dim: d,
+                samples,
+                weights: None,
+                ledger: Ledger {
+                    epsilon: pass.epsilon(),
+                    delta: 0.0,
+                    accountant: "pure ε per decision, Theorem 3.1 with grid correction, \
+                                 linear composition over T"
+                        .into(),
+                    conversion: "pure ε (none)".into(),
+                    neighbouring: o.relation.into(),
+                    mechanism: "Gaussian rejection ABCDP".into(),
+                    noise: noise_src,
+                },
+                facts,
+            }
+        }
+        _ => bail!("sampler {} is not a pairs-based sampler", s.kind),
+    };
+    if kind.is_private() && !(release.ledger.epsilon <= eps) {
+        bail!(
+            "internal: the pass charged ε = {} > budget {eps}; nothing released",
+            release.ledger.epsilon
+        );
+    }
+    Ok(release)
+}
+
+/// Raised by [`check`]'s dry run once every constructor accepted the settings.
+#[derive(Debug)]
+struct ChecksPassed;
+
+impl std::fmt::Display for ChecksPassed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("checks passed")
+    }
+}
+
+impl std::error::Error for ChecksPassed {}
+
+/// Largest dry-run table (values) [`check`] builds; bigger runs are checked after simulation
+/// (still before any noise is drawn).
+const CHECK_LIMIT: usize = 1 << 24;
+
+/// Validates the private pass (observed data against the model, distance, sensitivity and
+/// sampler calibration) before the public step spends any simulation: a dry run over a
+/// placeholder table of the same size that stops before the first noise draw.
+///
+/// # Errors
+/// Whatever the real pass would reject.
+pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
+    let kind = cfg.kind()?;
+    let width = public.theta_dim() + public.summary_dim();
+    let t = usize::try_from(public.total)?;
+    let Some(len) = t.checked_mul(width) else {
+        bail!("{t} pairs of {width} values do not fit in memory");
+    };
+    if len > CHECK_LIMIT {
+        return observed(cfg, public, obs).map(|_| ());
+    }
+    let dummy = vec![0.0; len];
+    match run_pass(cfg, kind, public, &dummy, obs, &mut || {
+        Err(anyhow::Error::new(ChecksPassed))
+    }) {
+        Err(e) if e.is::<ChecksPassed>() => Ok(()),
+        Err(e) => Err(e),
+        Ok(_) => Ok(()),
+    }
+}

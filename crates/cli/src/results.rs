@@ -1,0 +1,288 @@
+//! The results folder: samples (CSV), diagnostics (CSV), a machine-readable summary (JSON)
+//! and SVG plots.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::private::Ledger;
+use crate::shard::write_bytes_atomic;
+use crate::summary::{Marginal, summarise, table};
+use crate::svg::{Series, histogram, line_chart, pair_plot};
+
+/// A finished inference, ready to be written.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// Model name.
+    pub model: String,
+    /// Sampler kind.
+    pub sampler: String,
+    /// Parameter names.
+    pub names: Vec<String>,
+    /// Samples, row-major.
+    pub samples: Vec<f64>,
+    /// Optional weights (normalised or not).
+    pub weights: Option<Vec<f64>>,
+    /// The true θ, when known.
+    pub truth: Option<Vec<f64>>,
+    /// The privacy ledger.
+    pub ledger: Ledger,
+    /// Sampler facts.
+    pub facts: Vec<(String, f64)>,
+    /// Diagnostic tables: (file stem, column names, rows).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Extra line charts: (file stem, title, x label, y label, series, log y).
+    pub charts: Vec<Chart>,
+    /// Whether the release was reproduced from an earlier invocation.
+    pub reproduced: bool,
+}
+
+/// A diagnostics table written as CSV.
+#[derive(Debug, Clone)]
+pub struct Diagnostic {
+    /// File stem.
+    pub stem: String,
+    /// Column names.
+    pub columns: Vec<String>,
+    /// Rows.
+    pub rows: Vec<Vec<f64>>,
+}
+
+/// A line chart written as SVG.
+#[derive(Debug, Clone)]
+pub struct Chart {
+    /// File stem.
+    pub stem: String,
+    /// Title.
+    pub title: String,
+    /// x label.
+    pub xlabel: String,
+    /// y label.
+    pub ylabel: String,
+    /// Series.
+    pub series: Vec<Series>,
+    /// log10 y axis.
+    pub log_y: bool,
+}
+
+#[derive(Serialize)]
+struct SummaryJson<'a> {
+    model: &'a str,
+    sampler: &'a str,
+    samples: usize,
+    weighted: bool,
+    reproduced_release: bool,
+    parameters: &'a [Marginal],
+    privacy: &'a Ledger,
+    facts: serde_json::Map<String, serde_json::Value>,
+}
+
+impl Outcome {
+    /// Columns of the samples.
+    #[must_use]
+    pub fn columns(&self) -> Vec<Vec<f64>> {
+        let d = self.names.len().max(1);
+        (0..d)
+            .map(|j| self.samples.chunks_exact(d).map(|r| r[j]).collect())
+            .collect()
+    }
+
+    /// Posterior marginals.
+    #[must_use]
+    pub fn marginals(&self) -> Vec<Marginal> {
+        summarise(
+            &self.names,
+            &self.columns(),
+            self.weights.as_deref(),
+            self.truth.as_deref(),
+        )
+    }
+
+    /// The text printed at the end of a run.
+    #[must_use]
+    pub fn report(&self) -> String {
+        let n = self.samples.len() / self.names.len().max(1);
+        let mut s = format!(
+            "{} on {}: {n} {} samples{}\n\n",
+            self.sampler,
+            self.model,
+            if self.weights.is_some() { "weighted" } else { "posterior" },
+            if self.reproduced {
+                " (stored release reproduced; no new noise drawn, no new privacy cost)"
+            } else {
+                ""
+            }
+        );
+        if n == 0 {
+            s.push_str("no samples were released (nothing accepted)\n");
+        } else {
+            s.push_str(&table(&self.marginals()));
+        }
+        let l = &self.ledger;
+        let _ = write!(
+            s,
+            "\nprivacy: ε = {}, δ = {}\n  accountant: {}\n  conversion: {}\n  neighbouring: {}\n  mechanism: {}\n  noise: {}\n",
+            fmt_eps(l.epsilon),
+            l.delta,
+            l.accountant,
+            l.conversion,
+            l.neighbouring,
+            l.mechanism,
+            l.noise
+        );
+        if !self.facts.is_empty() {
+            s.push_str("facts:");
+            for (k, v) in &self.facts {
+                let _ = write!(s, " {k} = {v:.6}");
+            }
+            s.push('\n');
+        }
+        s
+    }
+
+    /// Writes the folder: `samples.csv`, `summary.json`, diagnostics CSVs and SVG plots.
+    ///
+    /// # Errors
+    /// I/O.
+    pub fn write(&self, dir: &Path) -> Result<Vec<String>> {
+        std::fs::create_dir_all(dir)?;
+        let mut files = Vec::new();
+        let d = self.names.len().max(1);
+        // samples.csv
+        let mut csv = self.names.join(",");
+        if self.weights.is_some() {
+            csv.push_str(",weight");
+        }
+        csv.push('\n');
+        for (i, row) in self.samples.chunks_exact(d).enumerate() {
+            let mut first = true;
+            for v in row {
+                if !first {
+                    csv.push(',');
+                }
+                first = false;
+                let _ = write!(csv, "{v:?}");
+            }
+            if let Some(w) = &self.weights {
+                let _ = write!(csv, ",{:?}", w.get(i).copied().unwrap_or(f64::NAN));
+            }
+            csv.push('\n');
+        }
+        put(dir, "samples.csv", csv.as_bytes(), &mut files)?;
+        // summary.json
+        let marg = self.marginals();
+        let facts = self
+            .facts
+            .iter()
+            .map(|(k, v)| (k.clone(), json_num(*v)))
+            .collect();
+        let js = SummaryJson {
+            model: &self.model,
+            sampler: &self.sampler,
+            samples: self.samples.len() / d,
+            weighted: self.weights.is_some(),
+            reproduced_release: self.reproduced,
+            parameters: &marg,
+            privacy: &self.ledger,
+            facts,
+        };
+        let v = serde_json::to_value(&js)?;
+        put(
+            dir,
+            "summary.json",
+            serde_json::to_string_pretty(&v)?.as_bytes(),
+            &mut files,
+        )?;
+        // diagnostics
+        for t in &self.diagnostics {
+            let mut csv = t.columns.join(",");
+            csv.push('\n');
+            for r in &t.rows {
+                let line: Vec<String> = r.iter().map(|v| format!("{v:?}")).collect();
+                csv.push_str(&line.join(","));
+                csv.push('\n');
+            }
+            put(dir, &format!("{}.csv", t.stem), csv.as_bytes(), &mut files)?;
+        }
+        // plots
+        let cols = self.columns();
+        if !self.samples.is_empty() {
+            for (j, name) in self.names.iter().enumerate() {
+                let svg = histogram(
+                    &format!("posterior of {name} ({})", self.sampler),
+                    name,
+                    &resample_for_plot(&cols[j], self.weights.as_deref()),
+                    self.truth.as_ref().and_then(|t| t.get(j).copied()),
+                );
+                put(dir, &format!("marginal-{name}.svg"), svg.as_bytes(), &mut files)?;
+            }
+            if d > 1 {
+                let plot_cols: Vec<Vec<f64>> = cols
+                    .iter()
+                    .map(|c| resample_for_plot(c, self.weights.as_deref()))
+                    .collect();
+                let svg = pair_plot(
+                    &format!("{} posterior, {} (true θ in red)", self.model, self.sampler),
+                    &self.names,
+                    &plot_cols,
+                    self.truth.as_deref(),
+                );
+                put(dir, "pairs.svg", svg.as_bytes(), &mut files)?;
+            }
+        }
+        for c in &self.charts {
+            let svg = line_chart(&c.title, &c.xlabel, &c.ylabel, &c.series, c.log_y);
+            put(dir, &format!("{}.svg", c.stem), svg.as_bytes(), &mut files)?;
+        }
+        Ok(files)
+    }
+}
+
+fn put(dir: &Path, name: &str, bytes: &[u8], files: &mut Vec<String>) -> Result<()> {
+    write_bytes_atomic(&dir.join(name), bytes)?;
+    files.push(name.to_string());
+    Ok(())
+}
+
+fn fmt_eps(e: f64) -> String {
+    if e.is_finite() {
+        format!("{e:.6}")
+    } else {
+        "∞ (not private)".into()
+    }
+}
+
+fn json_num(v: f64) -> serde_json::Value {
+    serde_json::Number::from_f64(v).map_or_else(
+        || serde_json::Value::String(format!("{v}")),
+        serde_json::Value::Number,
+    )
+}
+
+/// Weighted samples become an unweighted set for histograms by systematic resampling
+/// (deterministic; plots only).
+fn resample_for_plot(vals: &[f64], w: Option<&[f64]>) -> Vec<f64> {
+    let Some(w) = w else {
+        return vals.to_vec();
+    };
+    let total: f64 = w.iter().filter(|x| x.is_finite()).sum();
+    if !(total > 0.0) || vals.is_empty() {
+        return vals.to_vec();
+    }
+    let m = vals.len().min(5000);
+    let mut out = Vec::with_capacity(m);
+    let mut acc = 0.0;
+    let mut i = 0;
+    for k in 0..m {
+        #[allow(clippy::cast_precision_loss)]
+        let u = (k as f64 + 0.5) / m as f64 * total;
+        while i + 1 < vals.len() && acc + w[i] < u {
+            acc += w[i];
+            i += 1;
+        }
+        out.push(vals[i]);
+    }
+    out
+}
