@@ -129,8 +129,13 @@ pub struct SamplerConfig {
     pub burn_in: Option<u64>,
     /// MCMC: random-walk proposal scale.
     pub proposal_scale: Option<f64>,
-    /// MCMC: independent chains.
-    pub chains: Option<usize>,
+    /// MCMC: per-coordinate proposal scales (overrides `proposal_scale`).
+    pub proposal_scales: Option<Vec<f64>>,
+    /// MCMC: initial θ (a public choice; default: the prior's centre).
+    pub init: Option<Vec<f64>>,
+    /// MCMC: temperature of the target π(θ)·L(θ)^temperature (DP Barker: batch/n in the
+    /// thesis experiments).
+    pub temperature: Option<f64>,
     /// dp-penalty / dp-hmc: log-likelihood-ratio clip.
     pub ratio_clip: Option<f64>,
     /// dp-penalty: noise multiplier τ.
@@ -139,6 +144,8 @@ pub struct SamplerConfig {
     pub batch: Option<usize>,
     /// dp-hmc: leapfrog step size.
     pub step_size: Option<f64>,
+    /// dp-hmc: diagonal inverse mass matrix (default all 1).
+    pub inv_mass: Option<Vec<f64>>,
     /// dp-hmc: leapfrog steps.
     pub leapfrog_steps: Option<u32>,
     /// dp-hmc: gradient clip.
@@ -302,7 +309,7 @@ impl SamplerKind {
     /// Samplers that release something computed from private data.
     #[must_use]
     pub fn is_private(self) -> bool {
-        !matches!(self, Self::Rejection | Self::Rwmh)
+        !matches!(self, Self::Rejection | Self::Rwmh | Self::SmcAbc)
     }
 }
 
@@ -353,7 +360,10 @@ impl Config {
         let p = &self.privacy;
         if kind.is_private() {
             if p.epsilon.is_nan() {
-                bail!("privacy.epsilon is required for the private sampler {}", self.sampler.kind);
+                bail!(
+                    "privacy.epsilon is required for the private sampler {}",
+                    self.sampler.kind
+                );
             }
             finite_pos("privacy.epsilon", p.epsilon)?;
         }
@@ -382,8 +392,11 @@ impl Config {
         }
         if matches!(
             kind,
-            SamplerKind::SoftAbc | SamplerKind::DpPenalty | SamplerKind::DpBarker | SamplerKind::DpHmc
-        ) && !(p.delta > 0.0)
+            SamplerKind::SoftAbc
+                | SamplerKind::DpPenalty
+                | SamplerKind::DpBarker
+                | SamplerKind::DpHmc
+        ) && p.delta <= 0.0
         {
             bail!(
                 "privacy.delta must be > 0 for {} (an (ε, δ) sampler)",
@@ -394,6 +407,7 @@ impl Config {
             ("sampler.clip", s.clip),
             ("sampler.final_tolerance", s.final_tolerance),
             ("sampler.proposal_scale", s.proposal_scale),
+            ("sampler.temperature", s.temperature),
             ("sampler.ratio_clip", s.ratio_clip),
             ("sampler.tau", s.tau),
             ("sampler.step_size", s.step_size),
@@ -420,6 +434,21 @@ impl Config {
         {
             bail!("sampler.alpha must be in (0, 1), got {a}");
         }
+        if let Some(v) = &s.proposal_scales
+            && v.iter().any(|x| !(x.is_finite() && *x > 0.0))
+        {
+            bail!("sampler.proposal_scales must be finite and positive");
+        }
+        if let Some(v) = &s.inv_mass
+            && v.iter().any(|x| !(x.is_finite() && *x > 0.0))
+        {
+            bail!("sampler.inv_mass must be finite and positive");
+        }
+        if let Some(v) = &s.init
+            && v.iter().any(|x| !x.is_finite())
+        {
+            bail!("sampler.init must be finite");
+        }
         if let Some(w) = &self.distance.weights
             && w.iter().any(|x| !(x.is_finite() && *x >= 0.0))
         {
@@ -427,7 +456,7 @@ impl Config {
         }
         match self.distance.kind.as_str() {
             "rff-mmd" => {
-                if self.distance.features < 2 || self.distance.features % 2 != 0 {
+                if self.distance.features < 2 || !self.distance.features.is_multiple_of(2) {
                     bail!(
                         "distance.features must be an even number ≥ 2, got {}",
                         self.distance.features
@@ -435,7 +464,10 @@ impl Config {
                 }
             }
             "l2" => {
-                if kind.uses_pairs() && kind != SamplerKind::Rejection && self.distance.clip.is_none() {
+                if kind.uses_pairs()
+                    && kind != SamplerKind::Rejection
+                    && self.distance.clip.is_none()
+                {
                     bail!("distance.clip is required for the l2 distance of a private sampler");
                 }
             }

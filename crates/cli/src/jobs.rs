@@ -44,9 +44,10 @@ pub fn load(cfg: &Config) -> Result<(Model, Vec<f64>)> {
         };
         Ok((model, data))
     } else {
-        if data.len() != rd {
+        let len = model.output_len();
+        if data.len() != len {
             bail!(
-                "data file {} holds {} values, the {} model observes {rd}",
+                "data file {} holds {} values, the {} model observes {len}",
                 path.display(),
                 data.len(),
                 model.name()
@@ -126,7 +127,14 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
     Ok(ExitCode::SUCCESS)
 }
 
-fn header(public: &Public, generation: u32, shard: u32, shards: u32, start: u64, end: u64) -> ShardHeader {
+fn header(
+    public: &Public,
+    generation: u32,
+    shard: u32,
+    shards: u32,
+    start: u64,
+    end: u64,
+) -> ShardHeader {
     ShardHeader {
         config_hash: public.config_hash,
         run_seed: public.seed,
@@ -180,7 +188,10 @@ pub fn simulate(
     let cfg = Config::load(config)?;
     let public = pairs_public(&cfg)?;
     if u64::from(n) > public.total {
-        bail!("{n} shards for {} rows: some shards would be empty", public.total);
+        bail!(
+            "{n} shards for {} rows: some shards would be empty",
+            public.total
+        );
     }
     let (start, end) = shard::shard_range(public.total, i, n);
     let rows = public.rows(generation, start, end, threads, &|_| {})?;
@@ -200,7 +211,10 @@ pub fn verify(dir: &Path, generation: u32) -> Result<ExitCode> {
         bail!("no readable shard in {}", dir.display());
     };
     for i in &rep.missing {
-        println!("missing {}", shard::shard_file_name(generation, *i, h.shards));
+        println!(
+            "missing {}",
+            shard::shard_file_name(generation, *i, h.shards)
+        );
     }
     for (p, why) in &rep.corrupt {
         println!("corrupt {} ({why})", p.display());

@@ -5,7 +5,9 @@
     clippy::print_stdout,
     clippy::print_stderr,
     clippy::cast_precision_loss,
-    clippy::cast_possible_truncation
+    clippy::cast_possible_truncation,
+    clippy::std_instead_of_core,
+    clippy::std_instead_of_alloc
 )]
 
 pub mod account;

@@ -38,7 +38,9 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
         Model::GaussianMean(m) => {
             let p = m.prior();
             let prior = GaussianPrior::new(1, p.mean(), p.sd()).map_err(mcmc_err)?;
-            let lik = m.likelihood(obs).map_err(|e| anyhow::anyhow!("data: {e}"))?;
+            let lik = m
+                .likelihood(obs)
+                .map_err(|e| anyhow::anyhow!("data: {e}"))?;
             drive(cfg, model, prior, lik, &[p.mean()])
         }
         Model::Banana(b) => {
@@ -56,6 +58,9 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
     }
 }
 
+/// Reads (ε, δ) spent from a chain.
+type Spent<S> = dyn Fn(&S) -> Result<Option<(f64, f64)>, McmcError>;
+
 struct Run {
     trace: Trace,
     eps: Vec<(f64, f64)>,
@@ -68,7 +73,7 @@ fn segments<S: Sampler>(
     total: u64,
     burn_in: u64,
     rng: &mut SimStream,
-    spent: &dyn Fn(&S) -> Result<Option<(f64, f64)>, McmcError>,
+    spent: &Spent<S>,
 ) -> Result<(Trace, Vec<(f64, f64)>)> {
     let mut trace = Trace::with_burn_in(burn_in);
     let mut eps = vec![(0.0, 0.0)];
@@ -111,7 +116,19 @@ where
     if burn_in >= iterations {
         bail!("sampler.burn_in ({burn_in}) must be below sampler.iterations ({iterations})");
     }
-    let scale = vec![s.proposal_scale.unwrap_or(0.05); d];
+    let init = match &s.init {
+        Some(v) if v.len() != d => bail!("sampler.init has {} values, θ has {d}", v.len()),
+        Some(v) => v.as_slice(),
+        None => init,
+    };
+    let scale = match &s.proposal_scales {
+        Some(v) if v.len() != d => {
+            bail!("sampler.proposal_scales has {} values, θ has {d}", v.len())
+        }
+        Some(v) => v.clone(),
+        None => vec![s.proposal_scale.unwrap_or(0.05); d],
+    };
+    let temperature = s.temperature.unwrap_or(1.0);
     let mut rng = SimStream::with_domain(cfg.seeds.run, MCMC_DOMAIN, 0);
     let (eps_total, delta) = (cfg.privacy.epsilon, cfg.privacy.delta);
     let noise_src = match cfg.seeds.noise {
@@ -126,7 +143,7 @@ where
         SamplerKind::Rwmh => {
             let settings = PenaltySettings {
                 proposal: Proposal::Gaussian { scale },
-                temperature: 1.0,
+                temperature,
             };
             let mut chain = Penalty::exact(prior, lik, settings, init).map_err(mcmc_err)?;
             let (trace, _) = segments(&mut chain, iterations, burn_in, &mut rng, &|_| Ok(None))?;
@@ -141,7 +158,7 @@ where
             let (acc, conv) = accounting(cfg);
             let settings = PenaltySettings {
                 proposal: Proposal::GuidedRandomWalk { scale },
-                temperature: 1.0,
+                temperature,
             };
             let privacy = PenaltyPrivacy {
                 clip: s.ratio_clip.unwrap_or(5.0),
@@ -151,13 +168,20 @@ where
                 delta,
                 accounting: acc,
             };
-            let mut chain =
-                Penalty::private(prior, lik, settings, privacy, init, noise_rng(cfg.seeds.noise)?)
-                    .map_err(mcmc_err)?;
+            let mut chain = Penalty::private(
+                prior,
+                lik,
+                settings,
+                privacy,
+                init,
+                noise_rng(cfg.seeds.noise)?,
+            )
+            .map_err(mcmc_err)?;
             let k = cap(&mut chain.max_iterations(), iterations, burn_in)?;
             chain.cap_iterations(k);
-            let (trace, eps) =
-                segments(&mut chain, k, burn_in.min(k / 2), &mut rng, &|c| c.epsilon_spent())?;
+            let (trace, eps) = segments(&mut chain, k, burn_in.min(k / 2), &mut rng, &|c| {
+                c.epsilon_spent()
+            })?;
             let (e, dl) = chain
                 .epsilon_spent()
                 .map_err(mcmc_err)?
@@ -185,20 +209,27 @@ where
         SamplerKind::DpBarker => {
             let settings = BarkerSettings {
                 proposal: Proposal::Gaussian { scale },
-                temperature: 1.0,
+                temperature,
             };
             let privacy = BarkerPrivacy {
                 batch: s.batch.unwrap_or(1000),
                 epsilon: eps_total,
                 delta,
             };
-            let mut chain =
-                Barker::private(prior, lik, settings, privacy, init, noise_rng(cfg.seeds.noise)?)
-                    .map_err(mcmc_err)?;
+            let mut chain = Barker::private(
+                prior,
+                lik,
+                settings,
+                privacy,
+                init,
+                noise_rng(cfg.seeds.noise)?,
+            )
+            .map_err(mcmc_err)?;
             let k = cap(&mut chain.max_iterations(), iterations, burn_in)?;
             chain.cap_iterations(k);
-            let (trace, eps) =
-                segments(&mut chain, k, burn_in.min(k / 2), &mut rng, &|c| c.epsilon_spent())?;
+            let (trace, eps) = segments(&mut chain, k, burn_in.min(k / 2), &mut rng, &|c| {
+                c.epsilon_spent()
+            })?;
             let (e, dl) = chain
                 .epsilon_spent()
                 .map_err(mcmc_err)?
@@ -209,7 +240,9 @@ where
                 ledger: Ledger {
                     epsilon: e,
                     delta: dl,
-                    accountant: "RDP of subsampled Barker tests (Heikkilä et al. 2019; thesis Theorem 9)".into(),
+                    accountant:
+                        "RDP of subsampled Barker tests (Heikkilä et al. 2019; thesis Theorem 9)"
+                            .into(),
                     conversion: "RDP → (ε, δ)".into(),
                     neighbouring: relation,
                     mechanism: format!("DP Barker, batch {}, {k} iterations", privacy.batch),
@@ -223,8 +256,14 @@ where
             let settings = HmcSettings {
                 step_size: s.step_size.unwrap_or(0.01),
                 leapfrog_steps: s.leapfrog_steps.unwrap_or(10),
-                inv_mass: vec![1.0; d],
-                temperature: 1.0,
+                inv_mass: match &s.inv_mass {
+                    Some(v) if v.len() != d => {
+                        bail!("sampler.inv_mass has {} values, θ has {d}", v.len())
+                    }
+                    Some(v) => v.clone(),
+                    None => vec![1.0; d],
+                },
+                temperature,
             };
             let privacy = HmcPrivacy {
                 ratio_clip: s.ratio_clip.unwrap_or(5.0),
@@ -236,13 +275,20 @@ where
                 accounting: acc,
                 charging: GradientCharging::Reuse,
             };
-            let mut chain =
-                Hmc::private(prior, lik, settings, privacy, init, noise_rng(cfg.seeds.noise)?)
-                    .map_err(mcmc_err)?;
+            let mut chain = Hmc::private(
+                prior,
+                lik,
+                settings,
+                privacy,
+                init,
+                noise_rng(cfg.seeds.noise)?,
+            )
+            .map_err(mcmc_err)?;
             let k = cap(&mut chain.max_iterations(), iterations, burn_in)?;
             chain.cap_iterations(k);
-            let (trace, eps) =
-                segments(&mut chain, k, burn_in.min(k / 2), &mut rng, &|c| c.epsilon_spent())?;
+            let (trace, eps) = segments(&mut chain, k, burn_in.min(k / 2), &mut rng, &|c| {
+                c.epsilon_spent()
+            })?;
             let (e, dl) = chain
                 .epsilon_spent()
                 .map_err(mcmc_err)?
@@ -253,7 +299,9 @@ where
                 ledger: Ledger {
                     epsilon: e,
                     delta: dl,
-                    accountant: "DP HMC, Gaussian noise on clipped log-ratio and gradient sums (thesis §5)".into(),
+                    accountant:
+                        "DP HMC, Gaussian noise on clipped log-ratio and gradient sums (thesis §5)"
+                            .into(),
                     conversion: conv.into(),
                     neighbouring: relation,
                     mechanism: format!(

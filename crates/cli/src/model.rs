@@ -9,7 +9,7 @@ use dpinfer::simulators::models::cubic::{CubicOutbreak, NETHERLANDS_CASES};
 use dpinfer::simulators::models::gaussian::GaussianMean;
 use dpinfer::simulators::models::mixture::{PAPER_N, THETA_STAR, UniformMixture};
 use dpinfer::simulators::models::sir::{self, SirSettings, SirTauLeap};
-use dpinfer::simulators::prior::{Dirichlet, IidNormal, LogNormal, Normal, Product};
+use dpinfer::simulators::prior::{Dirichlet, IidNormal, LogNormal, Product};
 use dpinfer::simulators::{Prior, SimError, SimStream, Simulator};
 use rand::Rng;
 
@@ -36,9 +36,11 @@ pub enum Model {
     Banana(Banana),
 }
 
-/// Parameters the enum delegates to.
+/// Prior view of a [`Model`].
+#[derive(Debug, Clone, Copy)]
 pub struct ModelPrior<'a>(pub &'a Model);
 /// Simulator view of a [`Model`].
+#[derive(Debug, Clone, Copy)]
 pub struct ModelSim<'a>(pub &'a Model);
 
 fn sim_err(e: SimError) -> anyhow::Error {
@@ -130,7 +132,9 @@ impl Model {
             Self::UniformMixture(..) => (1..=5).map(|i| format!("theta{i}")).collect(),
             Self::Cubic(..) => (0..4).map(|i| format!("a{i}")).collect(),
             Self::Sir(..) => vec!["beta".into(), "gamma".into()],
-            Self::Banana(b) => (1..=b.settings().dim).map(|i| format!("theta{i}")).collect(),
+            Self::Banana(b) => (1..=b.settings().dim)
+                .map(|i| format!("theta{i}"))
+                .collect(),
         }
     }
 
@@ -151,15 +155,21 @@ impl Model {
         }
     }
 
-    /// Length of one observation row (the data set is `n × row_dim`, row-major). Curve
-    /// models are one row: the whole curve.
+    /// Length of one observation row: the data set is `rows × row_dim`, row-major, and the
+    /// MMD compares the sets of rows. Curves (cubic, SIR) are sets of 1-D values for the MMD
+    /// and one summary vector for the L2 distance.
     #[must_use]
     pub fn row_dim(&self) -> usize {
         match self {
-            Self::GaussianMean(_) | Self::UniformMixture(..) => 1,
-            Self::Cubic(..) | Self::Sir(..) => ModelSim(self).output_dim(),
             Self::Banana(b) => b.settings().dim,
+            _ => 1,
         }
+    }
+
+    /// Values in one simulated data set.
+    #[must_use]
+    pub fn output_len(&self) -> usize {
+        ModelSim(self).output_dim()
     }
 
     /// Whether a data file decides the simulated data size (i.i.d. models).
@@ -282,7 +292,11 @@ pub fn read_data(path: &Path, row_dim: usize) -> Result<Vec<f64>> {
         let mut k = 0;
         for f in line.split([',', ' ', '\t']).filter(|s| !s.is_empty()) {
             let v: f64 = f.trim().parse().with_context(|| {
-                format!("data file {} line {}: {f:?} is not a number", path.display(), i + 1)
+                format!(
+                    "data file {} line {}: {f:?} is not a number",
+                    path.display(),
+                    i + 1
+                )
             })?;
             if !v.is_finite() {
                 bail!(
@@ -315,13 +329,4 @@ pub fn read_data(path: &Path, row_dim: usize) -> Result<Vec<f64>> {
         );
     }
     Ok(vals)
-}
-
-/// Prior mean and sd of the marginals, for plots (by simulation from a fixed stream).
-#[must_use]
-pub fn prior_normal_hint(model: &Model) -> Option<Normal> {
-    match model {
-        Model::GaussianMean(m) => Some(m.prior()),
-        _ => None,
-    }
 }

@@ -52,7 +52,7 @@ pub struct Ledger {
 mod inf_as_string {
     use serde::{Deserialize, Deserializer, Serializer};
 
-    pub fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
         if v.is_finite() {
             s.serialize_f64(*v)
         } else {
@@ -60,7 +60,7 @@ mod inf_as_string {
         }
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Raw {
@@ -284,7 +284,10 @@ pub fn private_step(
     };
     // Written after every check and before the first noise draw.
     let mut mark_started = || -> Result<()> {
-        write_bytes_atomic(&ledger_path, serde_json::to_string_pretty(&started)?.as_bytes())
+        write_bytes_atomic(
+            &ledger_path,
+            serde_json::to_string_pretty(&started)?.as_bytes(),
+        )
     };
     let release = run_pass(cfg, kind, public, pairs, obs, &mut mark_started)?;
     let bytes = serde_json::to_vec_pretty(&release)?;
@@ -294,7 +297,10 @@ pub fn private_step(
         fingerprint: fp,
         release_crc: Some(crc32fast::hash(&bytes)),
     };
-    write_bytes_atomic(&ledger_path, serde_json::to_string_pretty(&done)?.as_bytes())?;
+    write_bytes_atomic(
+        &ledger_path,
+        serde_json::to_string_pretty(&done)?.as_bytes(),
+    )?;
     Ok((release, false))
 }
 
@@ -309,7 +315,7 @@ fn run_pass(
     let d = public.theta_dim();
     let sd = public.summary_dim();
     let width = d + sd;
-    if pairs.len() % width != 0 || pairs.is_empty() {
+    if !pairs.len().is_multiple_of(width) || pairs.is_empty() {
         bail!("pairs table does not have rows of θ ({d}) + summary ({sd}) values");
     }
     let t = pairs.len() / width;
@@ -440,8 +446,7 @@ fn run_pass(
                     accountant: "zCDP (T Gaussian releases, Park & Jitkrittum 2022 §2.3)".into(),
                     conversion: "zCDP → (ε, δ)".into(),
                     neighbouring: o.relation.into(),
-                    mechanism: "Gaussian noisy scaled distances, soft kernel exp(−ρ/ε_abc)"
-                        .into(),
+                    mechanism: "Gaussian noisy scaled distances, soft kernel exp(−ρ/ε_abc)".into(),
                     noise: noise_src,
                 },
                 facts,
@@ -483,7 +488,7 @@ fn run_pass(
         }
         _ => bail!("sampler {} is not a pairs-based sampler", s.kind),
     };
-    if kind.is_private() && !(release.ledger.epsilon <= eps) {
+    if kind.is_private() && (release.ledger.epsilon.is_nan() || release.ledger.epsilon > eps) {
         bail!(
             "internal: the pass charged ε = {} > budget {eps}; nothing released",
             release.ledger.epsilon

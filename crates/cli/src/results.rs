@@ -108,7 +108,11 @@ impl Outcome {
             "{} on {}: {n} {} samples{}\n\n",
             self.sampler,
             self.model,
-            if self.weights.is_some() { "weighted" } else { "posterior" },
+            if self.weights.is_some() {
+                "weighted"
+            } else {
+                "posterior"
+            },
             if self.reproduced {
                 " (stored release reproduced; no new noise drawn, no new privacy cost)"
             } else {
@@ -216,7 +220,12 @@ impl Outcome {
                     &resample_for_plot(&cols[j], self.weights.as_deref()),
                     self.truth.as_ref().and_then(|t| t.get(j).copied()),
                 );
-                put(dir, &format!("marginal-{name}.svg"), svg.as_bytes(), &mut files)?;
+                put(
+                    dir,
+                    &format!("marginal-{name}.svg"),
+                    svg.as_bytes(),
+                    &mut files,
+                )?;
             }
             if d > 1 {
                 let plot_cols: Vec<Vec<f64>> = cols
@@ -268,7 +277,7 @@ fn resample_for_plot(vals: &[f64], w: Option<&[f64]>) -> Vec<f64> {
         return vals.to_vec();
     };
     let total: f64 = w.iter().filter(|x| x.is_finite()).sum();
-    if !(total > 0.0) || vals.is_empty() {
+    if total.is_nan() || total <= 0.0 || vals.is_empty() {
         return vals.to_vec();
     }
     let m = vals.len().min(5000);

@@ -18,7 +18,7 @@ use dpinfer::simulators::SimStream;
 use crate::config::Config;
 use crate::model::{Model, ModelPrior, ModelSim};
 use crate::private::Ledger;
-use crate::public::{Public, SETUP_DOMAIN};
+use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
 use crate::svg::Series;
 
@@ -75,10 +75,10 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
             None => l2.distance(sim, obs).unwrap_or(f64::INFINITY),
         }
     };
-    let _ = SETUP_DOMAIN;
     let mut smc = SmcAbc::new(ModelPrior(model), ModelSim(model), dist, settings)?;
     let mut rng = SimStream::with_domain(cfg.seeds.run, SMC_RUN_DOMAIN, 0);
     let stop = smc.run(&mut rng)?;
+    eprintln!("SMC-ABC stopped: {stop:?}");
     let hist = smc.history().to_vec();
     let rows: Vec<Vec<f64>> = hist
         .iter()
@@ -136,7 +136,10 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
         facts: vec![
             ("generations".into(), hist.len() as f64),
             ("simulations".into(), smc.simulations() as f64),
-            ("final_tolerance".into(), hist.last().map_or(f64::NAN, |g| g.tolerance)),
+            (
+                "final_tolerance".into(),
+                hist.last().map_or(f64::NAN, |g| g.tolerance),
+            ),
         ],
         diagnostics: vec![Diagnostic {
             stem: "smc-generations".into(),
@@ -156,10 +159,6 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
         }],
         charts,
         reproduced: false,
-    })
-    .map(|mut o| {
-        o.facts.push(("stop_reason_code".into(), stop as u8 as f64));
-        o
     })
 }
 

@@ -191,7 +191,7 @@ fn histogram_into(
     let dens: Vec<f64> = counts.iter().map(|&c| c as f64 / (n * width)).collect();
     #[allow(clippy::cast_precision_loss)]
     let grid: Vec<f64> = (0..=120)
-        .map(|i| lo + (hi - lo) * i as f64 / 120.0)
+        .map(|i| lo + (hi - lo) * f64::from(i) / 120.0)
         .collect();
     let k = kde(&vals, &grid);
     let ymax = dens
@@ -336,15 +336,15 @@ pub fn pair_plot(
                     );
                 }
             }
-            if let Some(t) = truth {
-                if let (Some(tx), Some(ty)) = (t.get(j), t.get(i)) {
-                    let _ = write!(
-                        out,
-                        r##"<circle class="truth" cx="{:.1}" cy="{:.1}" r="4" fill="#d62728" stroke="white"/>"##,
-                        f.px(*tx),
-                        f.py(*ty)
-                    );
-                }
+            if let Some(t) = truth
+                && let (Some(tx), Some(ty)) = (t.get(j), t.get(i))
+            {
+                let _ = write!(
+                    out,
+                    r##"<circle class="truth" cx="{:.1}" cy="{:.1}" r="4" fill="#d62728" stroke="white"/>"##,
+                    f.px(*tx),
+                    f.py(*ty)
+                );
             }
             let yl = if j == 0 {
                 names.get(i).map_or("", String::as_str)
