@@ -107,7 +107,9 @@ fn main() -> ExitCode {
             out,
             generation,
         } => jobs::merge(dir, out, *generation),
-        Cmd::PrivateStep { config, pairs, out } => jobs::private_step(config, pairs, out.as_deref()),
+        Cmd::PrivateStep { config, pairs, out } => {
+            jobs::private_step(config, pairs, out.as_deref())
+        }
     };
     match r {
         Ok(code) => code,

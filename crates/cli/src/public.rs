@@ -231,7 +231,9 @@ fn simulate_one(model: &Model, rng: &mut SimStream) -> Result<Vec<f64>> {
     let mut th = vec![0.0; prior.dim()];
     let mut sim = vec![0.0; simulator.output_dim()];
     for _ in 0..MAX_REDRAWS {
-        prior.sample(rng, &mut th).map_err(|e| anyhow::anyhow!("{e}"))?;
+        prior
+            .sample(rng, &mut th)
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
         match simulator.simulate(&th, rng, &mut sim) {
             Ok(()) => return Ok(sim),
             Err(e) if e.is_recoverable() => {}
