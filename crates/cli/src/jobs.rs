@@ -27,7 +27,7 @@ pub fn load(cfg: &Config) -> Result<(Model, Vec<f64>)> {
         return Ok((model, data));
     };
     let rd = model.row_dim();
-    let data = read_data(path, rd)?;
+    let data = read_data(path, rd, model.iid_rows())?;
     if model.iid_rows() {
         if data.len() % rd != 0 {
             bail!(
@@ -211,10 +211,11 @@ pub fn verify(dir: &Path, generation: u32) -> Result<ExitCode> {
         bail!("no readable shard in {}", dir.display());
     };
     for i in &rep.missing {
-        println!(
-            "missing {}",
-            shard::shard_file_name(generation, *i, h.shards)
-        );
+        let name = shard::shard_file_name(generation, *i, h.shards);
+        // A damaged file is reported once, as corrupt.
+        if !rep.corrupt.iter().any(|(p, _)| p.ends_with(&name)) {
+            println!("missing {name}");
+        }
     }
     for (p, why) in &rep.corrupt {
         println!("corrupt {} ({why})", p.display());

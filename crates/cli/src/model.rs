@@ -275,11 +275,12 @@ impl Simulator for ModelSim<'_> {
 }
 
 /// Reads a CSV of numbers (no header; `#` comments and blank lines skipped) into row-major
-/// values, checking that every row has `row_dim` values and every value is finite.
+/// values, checking that every value is finite, every line has the same number of values and,
+/// with `strict_rows` (one observation per line), that this number is `row_dim`.
 ///
 /// # Errors
 /// I/O, parse errors, ragged rows, non-finite values — each names the line.
-pub fn read_data(path: &Path, row_dim: usize) -> Result<Vec<f64>> {
+pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f64>> {
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read data file {}", path.display()))?;
     let mut vals = Vec::new();
@@ -307,6 +308,13 @@ pub fn read_data(path: &Path, row_dim: usize) -> Result<Vec<f64>> {
             }
             vals.push(v);
             k += 1;
+        }
+        if strict_rows && k != row_dim {
+            bail!(
+                "data file {} line {}: {k} values, the model's rows have dimension {row_dim}",
+                path.display(),
+                i + 1
+            );
         }
         match per_row {
             None => per_row = Some(k),

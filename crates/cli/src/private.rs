@@ -347,6 +347,14 @@ fn run_pass(
     let s = &cfg.sampler;
     let clip = s.clip.unwrap_or(o.bound).min(o.bound);
     let eps = cfg.privacy.epsilon;
+    if let Some(e) = s.epsilon_abc
+        && e >= clip
+    {
+        bail!(
+            "sampler.epsilon_abc = {e} must be below the distance's clipping bound {clip}: \
+             every pair would pass"
+        );
+    }
     let noise_src = noise_label(cfg.seeds.noise);
     let mut facts = vec![
         ("pairs".to_string(), t as f64),

@@ -256,7 +256,7 @@ pub fn verify_dir(dir: &Path, generation: u32) -> Result<VerifyReport> {
                     ));
                 }
             }
-            Err(e) => rep.corrupt.push((f, format!("{e:#}"))),
+            Err(e) => rep.corrupt.push((f, e.root_cause().to_string())),
         }
     }
     if let Some(h) = rep.header {

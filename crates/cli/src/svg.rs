@@ -75,7 +75,12 @@ impl Frame {
                 self.y0 + self.h,
                 self.y0 + self.h + 4.0,
                 self.y0 + self.h + 15.0,
-                fmt_tick(xv)
+                // Narrow panels label every other tick so the numbers do not collide.
+                if self.w >= 250.0 || i % 2 == 0 {
+                    fmt_tick(xv)
+                } else {
+                    String::new()
+                }
             );
             if yticks {
                 let yv = self.yr.0 + t * (self.yr.1 - self.yr.0);
@@ -326,11 +331,17 @@ pub fn pair_plot(
                 yr: ranges[i],
             };
             let step = (cols[i].len() / 1500).max(1);
+            // Few points are drawn big and solid, many small and translucent.
+            let (r, op) = match cols[i].len() {
+                0..200 => (3.0, 0.8),
+                200..2000 => (2.0, 0.5),
+                _ => (1.3, 0.35),
+            };
             for (x, y) in cols[j].iter().zip(&cols[i]).step_by(step) {
                 if x.is_finite() && y.is_finite() {
                     let _ = write!(
                         out,
-                        r##"<circle class="pt" cx="{:.1}" cy="{:.1}" r="1.3" fill="#1f77b4" fill-opacity="0.35"/>"##,
+                        r##"<circle class="pt" cx="{:.1}" cy="{:.1}" r="{r}" fill="#1f77b4" fill-opacity="{op}"/>"##,
                         f.px(*x),
                         f.py(*y)
                     );

@@ -1,0 +1,543 @@
+//! End-to-end tests of the `dpinfer` binary: every example config (shrunk), bad configs,
+//! restart safety of the private step, shards (bit-identical merge, damage detection) and the
+//! plots.
+
+mod common;
+
+use common::{assert_svg, dpinfer, example, fresh_dir, root, set, show, write_config};
+use std::path::Path;
+
+/// Shrinks an example so the whole suite stays fast in the test profile.
+fn shrink(text: &str) -> String {
+    let mut t = text.to_string();
+    for (key, small) in [
+        ("pairs", 300_u64),
+        ("particles", 100),
+        ("generations", 3),
+        ("simulations", 30_000),
+        ("iterations", 600),
+        ("burn_in", 200),
+    ] {
+        let present = t.lines().find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == key)
+                .then(|| v.split('#').next().unwrap_or("").trim().parse::<u64>().ok())?
+        });
+        if let Some(v) = present
+            && v > small
+        {
+            t = set(&t, "sampler", key, &small.to_string());
+        }
+    }
+    t
+}
+
+fn json(path: &Path) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn every_example_config_runs_and_writes_a_results_folder() {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .filter_map(|e| {
+            let n = e.ok()?.file_name().into_string().ok()?;
+            n.ends_with(".toml").then_some(n)
+        })
+        .collect();
+    names.sort();
+    assert!(names.len() >= 8, "{names:?}");
+    for name in names {
+        let dir = fresh_dir("example");
+        let out = dir.join("results");
+        let cfg_text = shrink(&example(&name, &out));
+        let cfg = write_config(&dir, &name, &cfg_text);
+        let o = dpinfer(&["run", cfg.to_str().unwrap()], &dir);
+        assert!(o.status.success(), "{name}: {}", show(&o));
+        let stdout = String::from_utf8_lossy(&o.stdout);
+        assert!(stdout.contains("privacy: ε ="), "{name}: {stdout}");
+        let s = json(&out.join("summary.json"));
+        let params = s["parameters"].as_array().unwrap();
+        assert!(!params.is_empty(), "{name}");
+        // The ledger never exceeds the configured budget.
+        let budget: Option<f64> = cfg_text.lines().find_map(|l| {
+            let (k, v) = l.split_once('=')?;
+            (k.trim() == "epsilon").then(|| v.trim().parse().ok())?
+        });
+        if let (Some(b), Some(e)) = (budget, s["privacy"]["epsilon"].as_f64()) {
+            assert!(e <= b, "{name}: ε {e} > budget {b}");
+            assert!(e > 0.0);
+        }
+        // samples.csv header names the parameters.
+        let csv = std::fs::read_to_string(out.join("samples.csv")).unwrap();
+        let header = csv.lines().next().unwrap();
+        for p in params {
+            assert!(
+                header.contains(p["name"].as_str().unwrap()),
+                "{name}: {header}"
+            );
+        }
+        // Every plot parses as SVG; marginals carry the histogram and KDE series.
+        let mut svgs = 0;
+        for e in std::fs::read_dir(&out).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "svg") {
+                let s = assert_svg(&p);
+                if p.file_name()
+                    .unwrap()
+                    .to_str()
+                    .unwrap()
+                    .starts_with("marginal-")
+                {
+                    assert!(
+                        s.contains("<rect") && s.contains("<path"),
+                        "{}",
+                        p.display()
+                    );
+                }
+                svgs += 1;
+            }
+        }
+        let samples = s["samples"].as_u64().unwrap();
+        assert!(samples == 0 || svgs >= params.len(), "{name}: {svgs} plots");
+    }
+}
+
+#[test]
+fn the_readme_main_job_config_runs_as_written() {
+    // README: `cargo run --release -p dpinfer-cli -- run examples/abcdp-toy.toml`; here the
+    // same binary and config from the workspace root, into a temporary results folder.
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    assert!(
+        readme.contains("cargo run --release -p dpinfer-cli -- run examples/abcdp-toy.toml"),
+        "README lost its main-job command"
+    );
+    let dir = fresh_dir("readme");
+    let o = dpinfer(
+        &[
+            "run",
+            "examples/abcdp-toy.toml",
+            "--out",
+            dir.join("r").to_str().unwrap(),
+        ],
+        &root(),
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let s = json(&dir.join("r/summary.json"));
+    assert_eq!(
+        s["privacy"]["epsilon"].as_f64().unwrap().min(1.0),
+        s["privacy"]["epsilon"].as_f64().unwrap()
+    );
+    assert_eq!(s["samples"].as_u64(), Some(10), "c = 10 accepted");
+    assert!(
+        s["privacy"]["noise"]
+            .as_str()
+            .unwrap()
+            .contains("OS CSPRNG")
+    );
+}
+
+/// A bad config: one `error:` line on stderr, exit code 2, no panic, no results folder.
+fn assert_clean_failure(dir: &Path, text: &str, expect: &str) {
+    let cfg = write_config(dir, "bad.toml", text);
+    let o = dpinfer(&["run", cfg.to_str().unwrap()], dir);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{expect}: {}", show(&o));
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(err.trim_end().lines().count(), 1, "one line: {err}");
+    assert!(err.starts_with("error: "), "{err}");
+    assert!(err.contains(expect), "expected {expect:?} in {err}");
+    assert!(
+        !dir.join("results").exists(),
+        "partial results folder for {expect}"
+    );
+}
+
+#[test]
+fn bad_configs_fail_with_one_clear_line_and_write_nothing() {
+    let dir = fresh_dir("bad");
+    let out = dir.join("results");
+    let good = shrink(&example("abcdp-toy.toml", &out));
+    assert_clean_failure(
+        &dir,
+        &set(&good, "model", "name", "\"no-such-model\""),
+        "unknown model.name",
+    );
+    assert_clean_failure(
+        &dir,
+        &set(&good, "privacy", "epsilon", "-1.0"),
+        "privacy.epsilon",
+    );
+    assert_clean_failure(
+        &dir,
+        &set(&good, "privacy", "epsilon", "nan"),
+        "privacy.epsilon",
+    );
+    assert_clean_failure(
+        &dir,
+        &set(&good, "sampler", "kind", "\"svt\""),
+        "unknown sampler.kind",
+    );
+    assert_clean_failure(
+        &dir,
+        &set(&good, "sampler", "typo_key", "1"),
+        "unknown field",
+    );
+    assert_clean_failure(
+        &dir,
+        &set(&good, "data", "path", "\"missing.csv\""),
+        "cannot read data file",
+    );
+    std::fs::write(dir.join("nan.csv"), "0.5\n1.5\nNaN\n2.5\n").unwrap();
+    assert_clean_failure(
+        &dir,
+        &set(&good, "data", "path", "\"nan.csv\""),
+        "non-finite value",
+    );
+    std::fs::write(dir.join("ragged.csv"), "0.5\n1.5,2.5\n").unwrap();
+    assert_clean_failure(
+        &dir,
+        &set(&good, "data", "path", "\"ragged.csv\""),
+        "rows have dimension 1",
+    );
+    // Mismatched dimensions: a 3-value curve for the 18-point cubic model; banana rows of 3.
+    let cubic = shrink(&example("cubic-outbreak.toml", &out));
+    std::fs::write(dir.join("short.csv"), "1\n2\n3\n").unwrap();
+    assert_clean_failure(
+        &dir,
+        &set(&cubic, "data", "path", "\"short.csv\""),
+        "observes 18",
+    );
+    let banana = example("dp-barker-banana.toml", &out);
+    std::fs::write(dir.join("rows3.csv"), "1,2,3\n4,5,6\n").unwrap();
+    assert_clean_failure(
+        &dir,
+        &set(&banana, "data", "path", "\"rows3.csv\""),
+        "dimension 2",
+    );
+    let init3 = set(&banana, "sampler", "init", "[0.0, 1.0, 2.0]");
+    assert_clean_failure(&dir, &init3, "sampler.init has 3 values");
+    assert_clean_failure(
+        &dir,
+        &set(&good, "sampler", "epsilon_abc", "3.0"),
+        "epsilon_abc",
+    );
+    assert_clean_failure(&dir, "this is not toml", "invalid config");
+    // A missing config file.
+    let o = dpinfer(&["run", "nope.toml"], &dir);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("cannot read config"));
+}
+
+#[test]
+fn a_data_file_replaces_the_embedded_data() {
+    let dir = fresh_dir("datafile");
+    let out = dir.join("results");
+    let text = shrink(&example("dp-penalty-gaussian.toml", &out));
+    // 2000 rows around 3.0: the posterior mean moves there (n decided by the file).
+    let rows: String = (0..2000)
+        .map(|i| format!("{}\n", 3.0 + (f64::from(i % 41) - 20.0) / 20.0))
+        .collect();
+    std::fs::write(dir.join("obs.csv"), rows).unwrap();
+    let text = set(&text, "data", "path", "\"obs.csv\"");
+    let text = set(
+        &set(&text, "sampler", "init", "[3.0]"),
+        "model",
+        "n",
+        "2000",
+    );
+    let cfg = write_config(&dir, "c.toml", &text);
+    let o = dpinfer(&["run", cfg.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let s = json(&out.join("summary.json"));
+    let mean = s["parameters"][0]["mean"].as_f64().unwrap();
+    // Posterior sd ≈ 1/√2000 = 0.022; the chain is short and noisy: 0.2 is ~9 sd.
+    assert!((mean - 3.0).abs() < 0.2, "mean {mean}");
+}
+
+#[test]
+fn private_step_reproduces_or_refuses_and_never_redraws_noise() {
+    let dir = fresh_dir("restart");
+    let out = dir.join("results");
+    let text = shrink(&example("abcdp-toy.toml", &out));
+    // OS noise: a second draw would (almost surely) differ, so equality proves reuse.
+    let text = set(&text, "seeds", "noise", "\"os\"");
+    let cfg = write_config(&dir, "c.toml", &text);
+    let shards = dir.join("shards");
+    let c = cfg.to_str().unwrap();
+    for i in 0..3 {
+        let o = dpinfer(
+            &[
+                "simulate",
+                c,
+                "--shard",
+                &i.to_string(),
+                "--shards",
+                "3",
+                "--out",
+                shards.to_str().unwrap(),
+            ],
+            &dir,
+        );
+        assert!(o.status.success(), "{}", show(&o));
+    }
+    let merged = dir.join("pairs.dpshard");
+    let o = dpinfer(
+        &[
+            "merge",
+            shards.to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let o = dpinfer(
+        &["private-step", c, "--pairs", merged.to_str().unwrap()],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let first = std::fs::read(out.join("release.json")).unwrap();
+    // Again: the stored release is reproduced byte for byte, no new noise.
+    let o = dpinfer(
+        &["private-step", c, "--pairs", merged.to_str().unwrap()],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("stored release reproduced"));
+    assert_eq!(std::fs::read(out.join("release.json")).unwrap(), first);
+    // `run` on the same input also reproduces it.
+    let o = dpinfer(&["run", c], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(std::fs::read(out.join("release.json")).unwrap(), first);
+    // A different input (another ε) into the same folder is refused.
+    let other = write_config(&dir, "other.toml", &set(&text, "privacy", "epsilon", "2.0"));
+    let o = dpinfer(
+        &[
+            "private-step",
+            other.to_str().unwrap(),
+            "--pairs",
+            merged.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("different input"));
+    // A crash after the ledger said "started" (noise possibly drawn): refuse.
+    let ledger = out.join("private-step.json");
+    let l = std::fs::read_to_string(&ledger).unwrap();
+    std::fs::write(&ledger, l.replace("\"released\"", "\"started\"")).unwrap();
+    let o = dpinfer(
+        &["private-step", c, "--pairs", merged.to_str().unwrap()],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("did not finish"));
+    // A tampered release is refused too.
+    std::fs::write(&ledger, l).unwrap();
+    let mut r = first.clone();
+    let last = r.len() - 3;
+    r[last] ^= 1;
+    std::fs::write(out.join("release.json"), r).unwrap();
+    let o = dpinfer(
+        &["private-step", c, "--pairs", merged.to_str().unwrap()],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("checksum"));
+    // A single shard is not the merged table.
+    let one = shards.join("gen000-shard00001-of00003.dpshard");
+    let o = dpinfer(
+        &[
+            "private-step",
+            c,
+            "--pairs",
+            one.to_str().unwrap(),
+            "--out",
+            dir.join("x").to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(!dir.join("x").exists());
+}
+
+#[test]
+fn any_sharding_merges_bit_identical_and_verify_finds_damage() {
+    let dir = fresh_dir("shards");
+    let out = dir.join("results");
+    let text = shrink(&example("cubic-outbreak.toml", &out));
+    let cfg = write_config(&dir, "c.toml", &text);
+    let c = cfg.to_str().unwrap();
+    let mut merged = Vec::new();
+    for n in [1_u32, 4, 7] {
+        let sd = dir.join(format!("s{n}"));
+        for i in (0..n).rev() {
+            let o = dpinfer(
+                &[
+                    "simulate",
+                    c,
+                    "--shard",
+                    &i.to_string(),
+                    "--shards",
+                    &n.to_string(),
+                    "--out",
+                    sd.to_str().unwrap(),
+                    "--threads",
+                    "2",
+                ],
+                &dir,
+            );
+            assert!(o.status.success(), "{}", show(&o));
+        }
+        let o = dpinfer(&["verify", sd.to_str().unwrap()], &dir);
+        assert!(o.status.success(), "{}", show(&o));
+        let m = dir.join(format!("m{n}.dpshard"));
+        let o = dpinfer(
+            &["merge", sd.to_str().unwrap(), "--out", m.to_str().unwrap()],
+            &dir,
+        );
+        assert!(o.status.success(), "{}", show(&o));
+        merged.push(std::fs::read(&m).unwrap());
+    }
+    assert_eq!(merged[0], merged[1]);
+    assert_eq!(merged[0], merged[2]);
+    // The single-process `run` writes the same table.
+    let o = dpinfer(&["run", c], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(
+        std::fs::read(out.join("pairs-gen000.dpshard")).unwrap(),
+        merged[0]
+    );
+
+    // Damage: delete one shard, flip a byte in another, truncate a third.
+    let sd = dir.join("s7");
+    std::fs::remove_file(sd.join("gen000-shard00002-of00007.dpshard")).unwrap();
+    let p = sd.join("gen000-shard00004-of00007.dpshard");
+    let mut b = std::fs::read(&p).unwrap();
+    b[100] ^= 0x10;
+    std::fs::write(&p, b).unwrap();
+    let p = sd.join("gen000-shard00005-of00007.dpshard");
+    let b = std::fs::read(&p).unwrap();
+    std::fs::write(&p, &b[..b.len() / 2]).unwrap();
+    let o = dpinfer(&["verify", sd.to_str().unwrap()], &dir);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+    let rep = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        rep.contains("missing gen000-shard00002-of00007.dpshard"),
+        "{rep}"
+    );
+    assert!(
+        rep.contains("gen000-shard00004-of00007.dpshard (checksum"),
+        "{rep}"
+    );
+    assert!(rep.contains("gen000-shard00005-of00007.dpshard"), "{rep}");
+    let o = dpinfer(
+        &[
+            "merge",
+            sd.to_str().unwrap(),
+            "--out",
+            dir.join("bad.dpshard").to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(!dir.join("bad.dpshard").exists());
+    // Re-running exactly the broken shards repairs the folder.
+    for i in [2, 4, 5] {
+        let o = dpinfer(
+            &[
+                "simulate",
+                c,
+                "--shard",
+                &i.to_string(),
+                "--shards",
+                "7",
+                "--out",
+                sd.to_str().unwrap(),
+            ],
+            &dir,
+        );
+        assert!(o.status.success(), "{}", show(&o));
+    }
+    let m = dir.join("again.dpshard");
+    let o = dpinfer(
+        &["merge", sd.to_str().unwrap(), "--out", m.to_str().unwrap()],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(std::fs::read(&m).unwrap(), merged[0]);
+    // Bad shard arguments.
+    for args in [
+        ["--shard", "7", "--shards", "7"],
+        ["--shard", "0", "--shards", "0"],
+    ] {
+        let mut a = vec!["simulate", c];
+        a.extend_from_slice(&args);
+        a.extend_from_slice(&["--out", sd.to_str().unwrap()]);
+        let o = dpinfer(&a, &dir);
+        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    }
+    // Shards of another config are not mixed in.
+    let other = write_config(&dir, "o.toml", &set(&text, "seeds", "run", "99"));
+    let o = dpinfer(
+        &[
+            "simulate",
+            other.to_str().unwrap(),
+            "--shard",
+            "3",
+            "--shards",
+            "7",
+            "--out",
+            sd.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert!(o.status.success());
+    let o = dpinfer(&["verify", sd.to_str().unwrap()], &dir);
+    assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+}
+
+#[test]
+fn a_plot_renders_to_png() {
+    let dir = fresh_dir("png");
+    let out = dir.join("results");
+    let text = set(
+        &example("rejection-toy.toml", &out),
+        "sampler",
+        "pairs",
+        "1000",
+    );
+    let cfg = write_config(&dir, "c.toml", &text);
+    let o = dpinfer(&["run", cfg.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let svg = std::fs::read_to_string(out.join("pairs.svg")).unwrap();
+    // Labels render when the machine has fonts (DejaVu on Debian); the checks below do not
+    // depend on text.
+    let mut opt = resvg::usvg::Options::default();
+    opt.fontdb_mut().load_system_fonts();
+    opt.fontdb_mut().set_sans_serif_family("DejaVu Sans");
+    opt.font_family = "DejaVu Sans".into();
+    let tree = resvg::usvg::Tree::from_str(&svg, &opt).unwrap();
+    let size = tree.size().to_int_size();
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height()).unwrap();
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::default(),
+        &mut pixmap.as_mut(),
+    );
+    let px = pixmap.pixels();
+    let ink = px
+        .iter()
+        .filter(|p| p.alpha() > 0 && (p.red() < 200 || p.green() < 200 || p.blue() < 200))
+        .count();
+    let red = px
+        .iter()
+        .filter(|p| p.red() > 180 && p.green() < 90 && p.blue() < 90)
+        .count();
+    // Something is drawn (axes, points, bars) and the true θ markers are red.
+    assert!(ink > px.len() / 100, "ink {ink} of {}", px.len());
+    assert!(red > 20, "red {red}");
+    let png = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pairs-plot.png");
+    pixmap.save_png(&png).unwrap();
+}
