@@ -6,12 +6,12 @@ use std::process::{Command, Output};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The workspace root.
-pub fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
 /// A fresh, empty folder under cargo's per-test temporary folder.
-pub fn fresh_dir(name: &str) -> PathBuf {
+pub(crate) fn fresh_dir(name: &str) -> PathBuf {
     static N: AtomicU32 = AtomicU32::new(0);
     let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
         "{name}-{}-{}",
@@ -24,7 +24,7 @@ pub fn fresh_dir(name: &str) -> PathBuf {
 }
 
 /// Runs `dpinfer args…` in `cwd`.
-pub fn dpinfer(args: &[&str], cwd: &Path) -> Output {
+pub(crate) fn dpinfer(args: &[&str], cwd: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_dpinfer"))
         .args(args)
         .current_dir(cwd)
@@ -33,7 +33,7 @@ pub fn dpinfer(args: &[&str], cwd: &Path) -> Output {
 }
 
 /// stdout and stderr of a run, for assertion messages.
-pub fn show(o: &Output) -> String {
+pub(crate) fn show(o: &Output) -> String {
     format!(
         "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
         o.status.code(),
@@ -43,7 +43,7 @@ pub fn show(o: &Output) -> String {
 }
 
 /// Sets `key = value` in `[table]` of a TOML text (adds the key, or the table, if missing).
-pub fn set(text: &str, table: &str, key: &str, value: &str) -> String {
+pub(crate) fn set(text: &str, table: &str, key: &str, value: &str) -> String {
     let mut out = Vec::new();
     let mut in_table = false;
     let mut done = false;
@@ -82,7 +82,7 @@ pub fn set(text: &str, table: &str, key: &str, value: &str) -> String {
 
 /// Reads an example config, pins the noise seed (test only: NOT private) and points the
 /// output at `out`.
-pub fn example(name: &str, out: &Path) -> String {
+pub(crate) fn example(name: &str, out: &Path) -> String {
     let text = std::fs::read_to_string(root().join("examples").join(name)).unwrap();
     let text = set(&text, "seeds", "noise", "424242");
     set(
@@ -94,14 +94,14 @@ pub fn example(name: &str, out: &Path) -> String {
 }
 
 /// Writes a config text into `dir/name` and returns its path.
-pub fn write_config(dir: &Path, name: &str, text: &str) -> PathBuf {
+pub(crate) fn write_config(dir: &Path, name: &str, text: &str) -> PathBuf {
     let p = dir.join(name);
     std::fs::write(&p, text).unwrap();
     p
 }
 
 /// A well-formed standalone SVG document.
-pub fn assert_svg(path: &Path) -> String {
+pub(crate) fn assert_svg(path: &Path) -> String {
     let s = std::fs::read_to_string(path).unwrap();
     assert!(
         s.starts_with("<svg") || s.starts_with("<?xml"),
