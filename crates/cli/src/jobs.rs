@@ -111,6 +111,8 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
             charts: Vec::new(),
             reproduced,
         }
+    } else if kind == SamplerKind::SmcAbc && cfg.sampler.pairs.is_some() {
+        crate::pmc::run(&cfg, &model, &obs, &dir, threads)?
     } else if kind == SamplerKind::SmcAbc {
         crate::smc::run(&cfg, &model, &obs, &dir)?
     } else {
@@ -149,12 +151,19 @@ fn header(
     }
 }
 
-fn pairs_public(cfg: &Config) -> Result<Public> {
+fn pairs_public(cfg: &Config, generation: u32, population: Option<&Path>) -> Result<Public> {
     let kind = cfg.kind()?;
-    if !kind.uses_pairs() {
+    let smc = kind == SamplerKind::SmcAbc && cfg.sampler.pairs.is_some();
+    if !kind.uses_pairs() && !smc {
         bail!(
             "sampler {} does not use a public pairs table (shards serve rejection, svt-abc, \
-             soft-abc and gaussian-abc)",
+             soft-abc, gaussian-abc, and smc-abc with sampler.pairs set)",
+            cfg.sampler.kind
+        );
+    }
+    if !smc && (generation != 0 || population.is_some()) {
+        bail!(
+            "--generation/--population belong to smc-abc; {} has one pass",
             cfg.sampler.kind
         );
     }
@@ -164,7 +173,12 @@ fn pairs_public(cfg: &Config) -> Result<Public> {
     } else {
         Model::build(&cfg.model, None)?
     };
-    Public::new(cfg, model)
+    if smc {
+        let pop = population.map(crate::pmc::Population::read).transpose()?;
+        crate::pmc::public_for(cfg, model, generation, pop.as_ref())
+    } else {
+        Public::new(cfg, model)
+    }
 }
 
 /// `dpinfer simulate CONFIG --shard i --shards N --out DIR`.
@@ -177,16 +191,14 @@ pub fn simulate(
     n: u32,
     out: &Path,
     generation: u32,
+    population: Option<&Path>,
     threads: usize,
 ) -> Result<ExitCode> {
     if n == 0 || i >= n {
         bail!("--shard must be in 0..--shards (got shard {i} of {n})");
     }
-    if generation != 0 {
-        bail!("--generation {generation}: only generation 0 exists for pairs-based samplers");
-    }
     let cfg = Config::load(config)?;
-    let public = pairs_public(&cfg)?;
+    let public = pairs_public(&cfg, generation, population)?;
     if u64::from(n) > public.total {
         bail!(
             "{n} shards for {} rows: some shards would be empty",
@@ -255,7 +267,7 @@ pub fn merge(dir: &Path, out: &Path, generation: u32) -> Result<ExitCode> {
 /// Pairs that do not belong to this config, refused restarts, invalid settings.
 pub fn private_step(config: &Path, pairs: &Path, out: Option<&Path>) -> Result<ExitCode> {
     let cfg = Config::load(config)?;
-    let public = pairs_public(&cfg)?;
+    let public = pairs_public(&cfg, 0, None)?;
     let (_, obs) = load(&cfg)?;
     crate::private::check(&cfg, &public, &obs)?;
     let (h, rows) = shard::read(pairs).context("reading the merged pairs")?;
@@ -291,5 +303,49 @@ pub fn private_step(config: &Path, pairs: &Path, out: Option<&Path>) -> Result<E
     outcome.write(&dir)?;
     print!("{}", outcome.report());
     println!("\nresults in {}", dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `dpinfer smc-step CONFIG --pairs MERGED --generation g [--population POP] --out DIR`: the
+/// central (non-private) step of a sharded SMC-ABC generation.
+///
+/// # Errors
+/// Pairs of another config or generation, a missing population, invalid settings.
+pub fn smc_step(
+    config: &Path,
+    pairs: &Path,
+    generation: u32,
+    population: Option<&Path>,
+    out: Option<&Path>,
+) -> Result<ExitCode> {
+    let cfg = Config::load(config)?;
+    let public = pairs_public(&cfg, generation, population)?;
+    if cfg.kind()? != SamplerKind::SmcAbc {
+        bail!("smc-step needs sampler.kind = \"smc-abc\"");
+    }
+    let (_, obs) = load(&cfg)?;
+    let (h, rows) = shard::read(pairs).context("reading the merged pairs")?;
+    if h.config_hash != public.config_hash || h.generation != generation {
+        bail!(
+            "{} is not the generation-{generation} table of this config and population",
+            pairs.display()
+        );
+    }
+    if h.row_start != 0 || h.n_rows != public.total {
+        bail!(
+            "{} is a single shard, not the merged table (run `dpinfer merge`)",
+            pairs.display()
+        );
+    }
+    let dir = out_dir(&cfg, out);
+    let p = crate::pmc::step(&cfg, &public, &rows, &obs, generation)?;
+    p.write(&dir)?;
+    println!(
+        "generation {generation}: tolerance {:.6}, ESS {:.1} -> {}",
+        p.tolerance,
+        p.ess,
+        dir.join(crate::pmc::Population::file_name(generation))
+            .display()
+    );
     Ok(ExitCode::SUCCESS)
 }

@@ -15,6 +15,7 @@ pub mod config;
 pub mod jobs;
 pub mod mcmc;
 pub mod model;
+pub mod pmc;
 pub mod private;
 pub mod public;
 pub mod results;

@@ -48,6 +48,9 @@ enum Cmd {
         /// Generation (SMC-ABC); 0 for single-pass samplers.
         #[arg(long, default_value_t = 0)]
         generation: u32,
+        /// SMC-ABC generation g ≥ 1: the population file of generation g−1.
+        #[arg(long)]
+        population: Option<PathBuf>,
         /// Worker threads.
         #[arg(long, default_value_t = 1)]
         threads: usize,
@@ -70,6 +73,23 @@ enum Cmd {
         /// Generation.
         #[arg(long, default_value_t = 0)]
         generation: u32,
+    },
+    /// SMC-ABC (sharded PMC): the central step of one generation over its merged table.
+    SmcStep {
+        /// The run configuration.
+        config: PathBuf,
+        /// Merged table of this generation.
+        #[arg(long)]
+        pairs: PathBuf,
+        /// Generation.
+        #[arg(long)]
+        generation: u32,
+        /// Population of the previous generation (g ≥ 1).
+        #[arg(long)]
+        population: Option<PathBuf>,
+        /// Folder for the population file (overrides output.dir).
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// The data owner's private pass over merged pairs and the observed data.
     PrivateStep {
@@ -99,8 +119,30 @@ fn main() -> ExitCode {
             shards,
             out,
             generation,
+            population,
             threads,
-        } => jobs::simulate(config, *shard, *shards, out, *generation, *threads),
+        } => jobs::simulate(
+            config,
+            *shard,
+            *shards,
+            out,
+            *generation,
+            population.as_deref(),
+            *threads,
+        ),
+        Cmd::SmcStep {
+            config,
+            pairs,
+            generation,
+            population,
+            out,
+        } => jobs::smc_step(
+            config,
+            pairs,
+            *generation,
+            population.as_deref(),
+            out.as_deref(),
+        ),
         Cmd::Verify { dir, generation } => jobs::verify(dir, *generation),
         Cmd::Merge {
             dir,

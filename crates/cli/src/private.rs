@@ -163,19 +163,44 @@ fn noise_label(seed: NoiseSeed) -> String {
 }
 
 /// The observed side of the distance and its sensitivity.
-struct Observed {
+#[derive(Debug, Clone)]
+pub struct Observed {
     /// Observed summary (RFF embedding, or the data itself for l2).
-    summary: Vec<f64>,
+    pub summary: Vec<f64>,
     /// Δ of the (clipped) distance.
-    sensitivity: f64,
+    pub sensitivity: f64,
     /// Upper bound of the distance (default clip).
-    bound: f64,
+    pub bound: f64,
     /// Weights of the l2 distance.
-    weights: Option<Vec<f64>>,
-    relation: &'static str,
+    pub weights: Option<Vec<f64>>,
+    /// Neighbouring relation of the sensitivity.
+    pub relation: &'static str,
 }
 
-fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> {
+impl Observed {
+    /// ρ(summary, observed): Euclidean between RFF embeddings, or the clipped weighted L2;
+    /// a failure (lengths were checked when this was built) reads as +∞.
+    #[must_use]
+    pub fn distance(&self, s: &[f64]) -> f64 {
+        match &self.weights {
+            None => s
+                .iter()
+                .zip(&self.summary)
+                .map(|(a, b)| (a - b) * (a - b))
+                .sum::<f64>()
+                .sqrt(),
+            Some(w) => ClippedWeightedL2::new(w, self.bound)
+                .and_then(|d| d.distance(s, &self.summary))
+                .unwrap_or(f64::INFINITY),
+        }
+    }
+}
+
+/// The observed summary and the distance's sensitivity for this config.
+///
+/// # Errors
+/// Observed data that do not fit the model or the distance settings.
+pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> {
     match public.features()? {
         Some(f) => {
             let rd = public.model.row_dim();

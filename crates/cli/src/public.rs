@@ -49,8 +49,11 @@ pub struct Public {
     pub seed: u64,
     /// Table rows.
     pub total: u64,
-    /// Hash of the public configuration.
+    /// Hash of the public configuration (and, for SMC generation g ≥ 1, of population g−1).
     pub config_hash: u64,
+    /// SMC-ABC generation g ≥ 1: the perturbation kernel of population g−1 (θ is drawn from
+    /// it instead of the prior).
+    pub kernel: Option<crate::pmc::Kernel>,
 }
 
 impl Public {
@@ -89,6 +92,7 @@ impl Public {
             seed: cfg.seeds.run,
             total,
             config_hash: cfg.public_hash(),
+            kernel: None,
         })
     }
 
@@ -198,13 +202,10 @@ impl Public {
         let d = self.theta_dim();
         let (th, summ) = row.split_at_mut(d);
         let mut rng = SimStream::with_domain(self.seed, PAIRS_DOMAIN + u64::from(generation), j);
-        let prior = ModelPrior(&self.model);
         let simulator = ModelSim(&self.model);
         let mut ok = false;
         for _ in 0..MAX_REDRAWS {
-            prior
-                .sample(&mut rng, th)
-                .map_err(|e| anyhow::anyhow!("prior draw of row {j}: {e}"))?;
+            crate::pmc::draw_theta(self, &mut rng, th).with_context(|| format!("row {j}"))?;
             match simulator.simulate(th, &mut rng, sim) {
                 Ok(()) => {
                     ok = true;

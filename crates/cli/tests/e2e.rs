@@ -1,6 +1,7 @@
 //! End-to-end tests of the `dpinfer` binary: every example config (shrunk), bad configs,
 //! restart safety of the private step, shards (bit-identical merge, damage detection) and the
 //! plots.
+#![allow(clippy::unwrap_used, clippy::float_cmp)]
 
 mod common;
 
@@ -305,11 +306,17 @@ fn private_step_reproduces_or_refuses_and_never_redraws_noise() {
     );
     assert!(o.status.success(), "{}", show(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("stored release reproduced"));
-    assert_eq!(std::fs::read(out.join("release.json")).unwrap(), first);
+    assert!(
+        std::fs::read(out.join("release.json")).unwrap() == first,
+        "release changed"
+    );
     // `run` on the same input also reproduces it.
     let o = dpinfer(&["run", c], &dir);
     assert!(o.status.success(), "{}", show(&o));
-    assert_eq!(std::fs::read(out.join("release.json")).unwrap(), first);
+    assert!(
+        std::fs::read(out.join("release.json")).unwrap() == first,
+        "release changed"
+    );
     // A different input (another ε) into the same folder is refused.
     let other = write_config(&dir, "other.toml", &set(&text, "privacy", "epsilon", "2.0"));
     let o = dpinfer(
@@ -400,14 +407,14 @@ fn any_sharding_merges_bit_identical_and_verify_finds_damage() {
         assert!(o.status.success(), "{}", show(&o));
         merged.push(std::fs::read(&m).unwrap());
     }
-    assert_eq!(merged[0], merged[1]);
-    assert_eq!(merged[0], merged[2]);
+    assert!(merged[0] == merged[1], "4 shards differ from 1");
+    assert!(merged[0] == merged[2], "7 shards differ from 1");
     // The single-process `run` writes the same table.
     let o = dpinfer(&["run", c], &dir);
     assert!(o.status.success(), "{}", show(&o));
-    assert_eq!(
-        std::fs::read(out.join("pairs-gen000.dpshard")).unwrap(),
-        merged[0]
+    assert!(
+        std::fs::read(out.join("pairs-gen000.dpshard")).unwrap() == merged[0],
+        "run's table differs from the merged shards"
     );
 
     // Damage: delete one shard, flip a byte in another, truncate a third.
@@ -466,7 +473,10 @@ fn any_sharding_merges_bit_identical_and_verify_finds_damage() {
         &dir,
     );
     assert!(o.status.success(), "{}", show(&o));
-    assert_eq!(std::fs::read(&m).unwrap(), merged[0]);
+    assert!(
+        std::fs::read(&m).unwrap() == merged[0],
+        "repaired merge differs"
+    );
     // Bad shard arguments.
     for args in [
         ["--shard", "7", "--shards", "7"],
@@ -540,4 +550,117 @@ fn a_plot_renders_to_png() {
     assert!(red > 20, "red {red}");
     let png = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pairs-plot.png");
     pixmap.save_png(&png).unwrap();
+}
+
+#[test]
+fn smc_generations_shard_and_match_the_single_process_run() {
+    let dir = fresh_dir("smc-shards");
+    let out = dir.join("results");
+    let text = example("sir-smc-sharded.toml", &out);
+    let text = set(
+        &set(&text, "sampler", "pairs", "600"),
+        "sampler",
+        "particles",
+        "60",
+    );
+    let text = set(&text, "sampler", "generations", "3");
+    let cfg = write_config(&dir, "c.toml", &text);
+    let c = cfg.to_str().unwrap();
+    let o = dpinfer(&["run", c], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let pops = dir.join("pops");
+    for g in 0..3_u32 {
+        let sd = dir.join(format!("gen{g}"));
+        let prev = pops.join(format!("population-gen{:03}.json", g.saturating_sub(1)));
+        for i in 0..4 {
+            let mut a = vec![
+                "simulate".to_string(),
+                c.to_string(),
+                "--shard".into(),
+                i.to_string(),
+                "--shards".into(),
+                "4".into(),
+                "--generation".into(),
+                g.to_string(),
+                "--out".into(),
+                sd.to_str().unwrap().into(),
+            ];
+            if g > 0 {
+                a.extend(["--population".into(), prev.to_str().unwrap().into()]);
+            }
+            let a: Vec<&str> = a.iter().map(String::as_str).collect();
+            let o = dpinfer(&a, &dir);
+            assert!(o.status.success(), "{}", show(&o));
+        }
+        let m = dir.join(format!("m{g}.dpshard"));
+        let o = dpinfer(
+            &[
+                "merge",
+                sd.to_str().unwrap(),
+                "--out",
+                m.to_str().unwrap(),
+                "--generation",
+                &g.to_string(),
+            ],
+            &dir,
+        );
+        assert!(o.status.success(), "{}", show(&o));
+        let mut a = vec![
+            "smc-step".to_string(),
+            c.to_string(),
+            "--pairs".into(),
+            m.to_str().unwrap().into(),
+            "--generation".into(),
+            g.to_string(),
+            "--out".into(),
+            pops.to_str().unwrap().into(),
+        ];
+        if g > 0 {
+            a.extend(["--population".into(), prev.to_str().unwrap().into()]);
+        }
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        let o = dpinfer(&a, &dir);
+        assert!(o.status.success(), "{}", show(&o));
+        let name = format!("population-gen{g:03}.json");
+        assert!(
+            std::fs::read(pops.join(&name)).unwrap() == std::fs::read(out.join(&name)).unwrap(),
+            "generation {g} differs from the single-process run"
+        );
+    }
+    // Generation 1 without its population, or with the wrong one, is refused.
+    let o = dpinfer(
+        &[
+            "simulate",
+            c,
+            "--shard",
+            "0",
+            "--shards",
+            "4",
+            "--generation",
+            "1",
+            "--out",
+            dir.join("x").to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let o = dpinfer(
+        &[
+            "simulate",
+            c,
+            "--shard",
+            "0",
+            "--shards",
+            "4",
+            "--generation",
+            "1",
+            "--population",
+            pops.join("population-gen001.json").to_str().unwrap(),
+            "--out",
+            dir.join("x").to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(!dir.join("x").exists());
 }

@@ -1,5 +1,11 @@
 //! Helpers of the end-to-end tests: run the built `dpinfer` binary, shrink example configs.
-#![allow(dead_code)]
+#![allow(
+    dead_code,
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::std_instead_of_core
+)]
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
