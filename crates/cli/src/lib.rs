@@ -1,6 +1,4 @@
-//! `dpinfer-cli`: the library behind the `dpinfer` command — config schema, built-in
-//! models, the sharded public simulation step, the data owner's restart-safe private step,
-//! MCMC and SMC drivers, results folders and SVG plots. See the README for the commands.
+#![doc = include_str!("../README.md")]
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
