@@ -98,19 +98,7 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
         let (release, reproduced) = crate::private::private_step(&cfg, &public, &rows, &obs, &dir)?;
         let h = header(&public, 0, 0, 1, 0, public.total);
         shard::write_atomic(&dir.join("pairs-gen000.dpshard"), &h, &rows)?;
-        Outcome {
-            model: public.model.name().into(),
-            sampler: cfg.sampler.kind.clone(),
-            names: public.model.names(),
-            samples: release.samples,
-            weights: release.weights,
-            truth: public.model.truth(),
-            ledger: release.ledger,
-            facts: release.facts,
-            diagnostics: Vec::new(),
-            charts: Vec::new(),
-            reproduced,
-        }
+        release_outcome(&cfg, &public, release, reproduced)
     } else if kind == SamplerKind::SmcAbc && cfg.sampler.pairs.is_some() {
         crate::pmc::run(&cfg, &model, &obs, &dir, threads)?
     } else if kind == SamplerKind::SmcAbc {
@@ -127,6 +115,28 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
         t0.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The results of a pairs-based private step.
+fn release_outcome(
+    cfg: &Config,
+    public: &Public,
+    release: crate::private::Release,
+    reproduced: bool,
+) -> Outcome {
+    Outcome {
+        model: public.model.name().into(),
+        sampler: cfg.sampler.kind.clone(),
+        names: public.model.names(),
+        samples: release.samples,
+        weights: release.weights,
+        truth: public.model.truth(),
+        ledger: release.ledger,
+        facts: release.facts,
+        diagnostics: Vec::new(),
+        charts: Vec::new(),
+        reproduced,
+    }
 }
 
 fn header(
@@ -287,19 +297,7 @@ pub fn private_step(config: &Path, pairs: &Path, out: Option<&Path>) -> Result<E
     }
     let dir = out_dir(&cfg, out);
     let (release, reproduced) = crate::private::private_step(&cfg, &public, &rows, &obs, &dir)?;
-    let outcome = Outcome {
-        model: public.model.name().into(),
-        sampler: cfg.sampler.kind.clone(),
-        names: public.model.names(),
-        samples: release.samples,
-        weights: release.weights,
-        truth: public.model.truth(),
-        ledger: release.ledger,
-        facts: release.facts,
-        diagnostics: Vec::new(),
-        charts: Vec::new(),
-        reproduced,
-    };
+    let outcome = release_outcome(&cfg, &public, release, reproduced);
     outcome.write(&dir)?;
     print!("{}", outcome.report());
     println!("\nresults in {}", dir.display());

@@ -9,8 +9,8 @@ use dpinfer::mcmc::budget::{Accounting, GradientCharging};
 use dpinfer::mcmc::diagnostics::{ess_bulk, split_rhat};
 use dpinfer::mcmc::model::{BananaPriorGrad, GaussianPrior, PriorGradient};
 use dpinfer::mcmc::{
-    Barker, BarkerPrivacy, BarkerSettings, Hmc, HmcPrivacy, HmcSettings, McmcError, Penalty,
-    PenaltyPrivacy, PenaltySettings, Proposal, Sampler, Trace,
+    Barker, BarkerPrivacy, BarkerSettings, Budgeted, Hmc, HmcPrivacy, HmcSettings, McmcError,
+    Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Sampler, Trace,
 };
 use dpinfer::simulators::{RowGradient, RowLikelihood, SimStream};
 
@@ -177,15 +177,14 @@ where
                 noise_rng(cfg.seeds.noise)?,
             )
             .map_err(mcmc_err)?;
-            let k = cap(&mut chain.max_iterations(), iterations, burn_in)?;
-            chain.cap_iterations(k);
-            let (trace, eps) = segments(&mut chain, k, burn_in.min(k / 2), &mut rng, &|c| {
+            let PrivateRun {
+                trace,
+                eps,
+                k,
+                spent: (e, dl),
+            } = run_private(&mut chain, iterations, burn_in, &mut rng, &|c| {
                 c.epsilon_spent()
             })?;
-            let (e, dl) = chain
-                .epsilon_spent()
-                .map_err(mcmc_err)?
-                .context("private chain without a ledger")?;
             Run {
                 trace,
                 eps,
@@ -225,15 +224,14 @@ where
                 noise_rng(cfg.seeds.noise)?,
             )
             .map_err(mcmc_err)?;
-            let k = cap(&mut chain.max_iterations(), iterations, burn_in)?;
-            chain.cap_iterations(k);
-            let (trace, eps) = segments(&mut chain, k, burn_in.min(k / 2), &mut rng, &|c| {
+            let PrivateRun {
+                trace,
+                eps,
+                k,
+                spent: (e, dl),
+            } = run_private(&mut chain, iterations, burn_in, &mut rng, &|c| {
                 c.epsilon_spent()
             })?;
-            let (e, dl) = chain
-                .epsilon_spent()
-                .map_err(mcmc_err)?
-                .context("private chain without a ledger")?;
             Run {
                 trace,
                 eps,
@@ -284,15 +282,14 @@ where
                 noise_rng(cfg.seeds.noise)?,
             )
             .map_err(mcmc_err)?;
-            let k = cap(&mut chain.max_iterations(), iterations, burn_in)?;
-            chain.cap_iterations(k);
-            let (trace, eps) = segments(&mut chain, k, burn_in.min(k / 2), &mut rng, &|c| {
+            let PrivateRun {
+                trace,
+                eps,
+                k,
+                spent: (e, dl),
+            } = run_private(&mut chain, iterations, burn_in, &mut rng, &|c| {
                 c.epsilon_spent()
             })?;
-            let (e, dl) = chain
-                .epsilon_spent()
-                .map_err(mcmc_err)?
-                .context("private chain without a ledger")?;
             Run {
                 trace,
                 eps,
@@ -319,12 +316,43 @@ where
     outcome(cfg, model, run)
 }
 
+/// A finished private chain.
+struct PrivateRun {
+    trace: Trace,
+    eps: Vec<(f64, f64)>,
+    k: u64,
+    spent: (f64, f64),
+}
+
+/// Caps a private chain at what its budget allows, runs it in segments (reading ε spent after
+/// each) and returns the trace, the ε trajectory, the iterations run and the final (ε, δ).
+fn run_private<S: Budgeted>(
+    chain: &mut S,
+    iterations: u64,
+    burn_in: u64,
+    rng: &mut SimStream,
+    spent: &Spent<S>,
+) -> Result<PrivateRun> {
+    let k = cap(chain.limit(), iterations, burn_in)?;
+    chain.cap(k);
+    let (trace, eps) = segments(chain, k, burn_in.min(k / 2), rng, spent)?;
+    let last = spent(chain)
+        .map_err(mcmc_err)?
+        .context("private chain without a ledger")?;
+    Ok(PrivateRun {
+        trace,
+        eps,
+        k,
+        spent: last,
+    })
+}
+
 fn settings_step(s: Option<f64>) -> f64 {
     s.unwrap_or(0.01)
 }
 
 /// The iterations to run: the configured count, capped by the privacy budget.
-fn cap(max: &mut Option<u64>, iterations: u64, burn_in: u64) -> Result<u64> {
+fn cap(max: Option<u64>, iterations: u64, burn_in: u64) -> Result<u64> {
     let allowed = max.unwrap_or(iterations);
     let k = iterations.min(allowed);
     if k <= burn_in.min(k / 2) || k < 2 {
