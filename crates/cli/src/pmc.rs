@@ -379,7 +379,7 @@ pub fn run(
                 stem: "smc-tolerance".into(),
                 title: "SMC-ABC tolerance per generation".into(),
                 xlabel: "generation".into(),
-                ylabel: "tolerance (log10)".into(),
+                ylabel: "tolerance".into(),
                 series: vec![Series {
                     label: "tolerance".into(),
                     x: x.clone(),

@@ -105,7 +105,7 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
             stem: "smc-tolerance".into(),
             title: "SMC-ABC tolerance per generation".into(),
             xlabel: "generation".into(),
-            ylabel: "tolerance (log10)".into(),
+            ylabel: "tolerance".into(),
             series: vec![series("tolerance", &|g| g.tolerance)],
             log_y: true,
         },

@@ -84,6 +84,13 @@ fn every_example_config_runs_and_writes_a_results_folder() {
             let p = e.unwrap().path();
             if p.extension().is_some_and(|x| x == "svg") {
                 let s = assert_svg(&p);
+                // Rendered for people to look at: target/tmp/plots/<example>/<plot>.png.
+                let png = Path::new(env!("CARGO_TARGET_TMPDIR"))
+                    .join("plots")
+                    .join(name.trim_end_matches(".toml"))
+                    .join(p.file_name().unwrap())
+                    .with_extension("png");
+                common::render_png(&p, &png);
                 if p.file_name()
                     .unwrap()
                     .to_str()

@@ -106,6 +106,29 @@ pub(crate) fn write_config(dir: &Path, name: &str, text: &str) -> PathBuf {
     p
 }
 
+/// Renders an SVG file to PNG (resvg; labels with the system's DejaVu fonts when present) and
+/// returns the pixmap.
+pub(crate) fn render_png(svg: &Path, png: &Path) -> resvg::tiny_skia::Pixmap {
+    let text = std::fs::read_to_string(svg).unwrap();
+    let mut opt = resvg::usvg::Options::default();
+    opt.fontdb_mut().load_system_fonts();
+    opt.fontdb_mut().set_sans_serif_family("DejaVu Sans");
+    opt.font_family = "DejaVu Sans".into();
+    let tree = resvg::usvg::Tree::from_str(&text, &opt).unwrap();
+    let size = tree.size().to_int_size();
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height()).unwrap();
+    resvg::render(
+        &tree,
+        resvg::tiny_skia::Transform::default(),
+        &mut pixmap.as_mut(),
+    );
+    if let Some(d) = png.parent() {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    pixmap.save_png(png).unwrap();
+    pixmap
+}
+
 /// A well-formed standalone SVG document.
 pub(crate) fn assert_svg(path: &Path) -> String {
     let s = std::fs::read_to_string(path).unwrap();
