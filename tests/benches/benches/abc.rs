@@ -12,9 +12,9 @@ use dpinfer_abc::smc::{SmcAbc, SmcSettings, Tolerance};
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
 use dpinfer_simulators::prior::Normal;
 use dpinfer_simulators::{SimError, Simulator};
+use rand::Rng;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::Rng;
 
 /// The pyabc/ELFI comparison model: 100 draws y_i ~ N(θ, 1), summary = their mean (normals
 /// from `dpinfer_simulators::dist::std_normal`).
@@ -28,7 +28,12 @@ impl Simulator for MeanOf100 {
     fn output_dim(&self) -> usize {
         1
     }
-    fn simulate<R: Rng + ?Sized>(&self, th: &[f64], rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+    fn simulate<R: Rng + ?Sized>(
+        &self,
+        th: &[f64],
+        rng: &mut R,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
         let mut s = 0.0;
         for _ in 0..100 {
             s += dpinfer_simulators::dist::std_normal(rng);
@@ -49,7 +54,12 @@ impl Simulator for MeanOf100Zig {
     fn output_dim(&self) -> usize {
         1
     }
-    fn simulate<R: Rng + ?Sized>(&self, th: &[f64], rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+    fn simulate<R: Rng + ?Sized>(
+        &self,
+        th: &[f64],
+        rng: &mut R,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
         use rand_distr::Distribution;
         let mut s = 0.0;
         for _ in 0..100 {
@@ -73,7 +83,12 @@ impl Simulator for Null {
     fn output_dim(&self) -> usize {
         1
     }
-    fn simulate<R: Rng + ?Sized>(&self, th: &[f64], _: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+    fn simulate<R: Rng + ?Sized>(
+        &self,
+        th: &[f64],
+        _: &mut R,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
         out[0] = th[0];
         Ok(())
     }
@@ -91,7 +106,11 @@ fn rejection(c: &mut Criterion) {
                 Normal::new(0.0, 1.0).unwrap(),
                 MeanOf100,
                 Euclidean::new(&obs).unwrap(),
-                RejectionSettings { rule: Rule::Threshold(0.05), budget: n, target: u64::MAX },
+                RejectionSettings {
+                    rule: Rule::Threshold(0.05),
+                    budget: n,
+                    target: u64::MAX,
+                },
             )
             .unwrap();
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
@@ -105,7 +124,11 @@ fn rejection(c: &mut Criterion) {
                 Normal::new(0.0, 1.0).unwrap(),
                 MeanOf100Zig,
                 Euclidean::new(&obs).unwrap(),
-                RejectionSettings { rule: Rule::Threshold(0.05), budget: n, target: u64::MAX },
+                RejectionSettings {
+                    rule: Rule::Threshold(0.05),
+                    budget: n,
+                    target: u64::MAX,
+                },
             )
             .unwrap();
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
@@ -119,7 +142,11 @@ fn rejection(c: &mut Criterion) {
                 Normal::new(0.0, 1.0).unwrap(),
                 Null,
                 Euclidean::new(&obs).unwrap(),
-                RejectionSettings { rule: Rule::Threshold(0.05), budget: n, target: u64::MAX },
+                RejectionSettings {
+                    rule: Rule::Threshold(0.05),
+                    budget: n,
+                    target: u64::MAX,
+                },
             )
             .unwrap();
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
@@ -138,20 +165,39 @@ fn smc(c: &mut Criterion) {
     // median schedule needs ~76k simulations instead of ~55k.
     let settings = SmcSettings {
         particles: 1000,
-        tolerance: Tolerance::Quantile { initial: f64::INFINITY, alpha: 0.3 },
+        tolerance: Tolerance::Quantile {
+            initial: f64::INFINITY,
+            alpha: 0.3,
+        },
         kernel_scale: 1.0,
         final_tolerance: 0.01,
         max_generations: 50,
         ..SmcSettings::default()
     };
     {
-        let mut s = SmcAbc::new(Normal::new(0.0, 1.0).unwrap(), MeanOf100Zig, Euclidean::new(&obs).unwrap(), settings.clone()).unwrap();
+        let mut s = SmcAbc::new(
+            Normal::new(0.0, 1.0).unwrap(),
+            MeanOf100Zig,
+            Euclidean::new(&obs).unwrap(),
+            settings.clone(),
+        )
+        .unwrap();
         s.run(&mut Xoshiro256PlusPlus::seed_from_u64(2)).unwrap();
-        eprintln!("smc: {} simulations, {} generations to tolerance 0.01", s.simulations(), s.history().len());
+        eprintln!(
+            "smc: {} simulations, {} generations to tolerance 0.01",
+            s.simulations(),
+            s.history().len()
+        );
     }
     g.bench_function("gaussian_mean_1000_particles_to_0.01", |b| {
         b.iter(|| {
-            let mut s = SmcAbc::new(Normal::new(0.0, 1.0).unwrap(), MeanOf100Zig, Euclidean::new(&obs).unwrap(), settings.clone()).unwrap();
+            let mut s = SmcAbc::new(
+                Normal::new(0.0, 1.0).unwrap(),
+                MeanOf100Zig,
+                Euclidean::new(&obs).unwrap(),
+                settings.clone(),
+            )
+            .unwrap();
             s.run(&mut Xoshiro256PlusPlus::seed_from_u64(2)).unwrap();
             black_box(s.simulations())
         });
@@ -171,8 +217,14 @@ fn svt(c: &mut Criterion) {
         let mut noise = ChaCha20Rng::seed_from_u64(4);
         b.iter(|| {
             // c larger than T: the pass visits every pair (worst case)
-            let s = SvtAbcSettings { epsilon_abc: 0.001, epsilon_total: 1.0, c: 1_000_000,
-                sensitivity: 1e-4, clip: 4.0, resample: Resample::Never };
+            let s = SvtAbcSettings {
+                epsilon_abc: 0.001,
+                epsilon_total: 1.0,
+                c: 1_000_000,
+                sensitivity: 1e-4,
+                clip: 4.0,
+                resample: Resample::Never,
+            };
             let mut p = SvtAbc::new(&pairs, |y: &[f64]| (y[0] - obs).abs(), s).unwrap();
             p.run(&mut noise).unwrap();
             black_box(p.indicators().len())
@@ -184,8 +236,14 @@ fn svt(c: &mut Criterion) {
     g.bench_function("1e6_pairs_abs_distance", |b| {
         let mut noise = ChaCha20Rng::seed_from_u64(6);
         b.iter(|| {
-            let s = SvtAbcSettings { epsilon_abc: 0.001, epsilon_total: 1.0, c: 10_000_000,
-                sensitivity: 1e-4, clip: 4.0, resample: Resample::Never };
+            let s = SvtAbcSettings {
+                epsilon_abc: 0.001,
+                epsilon_total: 1.0,
+                c: 10_000_000,
+                sensitivity: 1e-4,
+                clip: 4.0,
+                resample: Resample::Never,
+            };
             let mut p = SvtAbc::new(&pairs6, |y: &[f64]| (y[0] - obs).abs(), s).unwrap();
             p.run(&mut noise).unwrap();
             black_box(p.indicators().len())

@@ -45,7 +45,9 @@ fn bench(c: &mut Criterion) {
     let (x5r, y5r) = (Rows::new(&x5, 5).unwrap(), Rows::new(&y5, 5).unwrap());
     let g5 = Gaussian::new(2.0).unwrap();
     let r5 = MmdReference::new(g5, x5r).unwrap();
-    c.bench_function("mmd_reference_5d_n1000", |b| b.iter(|| r5.mmd(black_box(y5r)).unwrap()));
+    c.bench_function("mmd_reference_5d_n1000", |b| {
+        b.iter(|| r5.mmd(black_box(y5r)).unwrap())
+    });
 
     let z = normals(&mut rng, 50, 0.0);
     let f = RandomFourierFeatures::new(&z, 1, 1.0).unwrap();
@@ -53,7 +55,9 @@ fn bench(c: &mut Criterion) {
     let sim = normals(&mut rng, 5000, 0.5);
     let rr = RffReference::new(f, Rows::one_dim(&obs).unwrap()).unwrap();
     let simr = Rows::one_dim(&sim).unwrap();
-    c.bench_function("rff_mmd_D100_n5000", |b| b.iter(|| rr.mmd(black_box(simr)).unwrap()));
+    c.bench_function("rff_mmd_D100_n5000", |b| {
+        b.iter(|| rr.mmd(black_box(simr)).unwrap())
+    });
 
     let mut buf = vec![0.0; 2000 * 1999 / 2];
     for s in [1000usize, 2000] {

@@ -8,7 +8,9 @@ use dpinfer_math as m;
 fn normal(c: &mut Criterion) {
     let mut g = c.benchmark_group("normal");
     for x in [0.5, -3.0, -30.0] {
-        g.bench_function(format!("norm_cdf({x})"), |b| b.iter(|| m::norm_cdf(black_box(x))));
+        g.bench_function(format!("norm_cdf({x})"), |b| {
+            b.iter(|| m::norm_cdf(black_box(x)))
+        });
     }
     g.bench_function("norm_pdf(1.5)", |b| b.iter(|| m::norm_pdf(black_box(1.5))));
     for x in [-0.5, -30.0, -1e5] {
@@ -49,10 +51,14 @@ fn logspace(c: &mut Criterion) {
     g.bench_function("log_sub_exp", |b| {
         b.iter(|| m::log_sub_exp(black_box(-3.0), black_box(-4.5)))
     });
-    g.bench_function("log1mexp(-0.1)", |b| b.iter(|| m::log1mexp(black_box(-0.1))));
+    g.bench_function("log1mexp(-0.1)", |b| {
+        b.iter(|| m::log1mexp(black_box(-0.1)))
+    });
     g.bench_function("softplus(2)", |b| b.iter(|| m::softplus(black_box(2.0))));
     let xs: Vec<f64> = (0..1000).map(|i| -0.01 * f64::from(i)).collect();
-    g.bench_function("logsumexp(1000)", |b| b.iter(|| m::logsumexp(black_box(&xs))));
+    g.bench_function("logsumexp(1000)", |b| {
+        b.iter(|| m::logsumexp(black_box(&xs)))
+    });
     g.bench_function("NeumaierSum(1000)", |b| {
         b.iter(|| m::NeumaierSum::sum_iter(black_box(&xs).iter().copied()))
     });

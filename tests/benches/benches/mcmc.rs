@@ -29,11 +29,23 @@ fn passes(c: &mut Criterion) {
     let n = d.n_rows();
     let mut g = c.benchmark_group("pass_n1e5");
     g.bench_function("clipped_log_ratio_sum", |b| {
-        b.iter(|| d.clipped_log_ratio_sum(black_box(&[0.0, 3.0]), black_box(&[0.001, 3.002]), 0, n, 5.0).unwrap())
+        b.iter(|| {
+            d.clipped_log_ratio_sum(
+                black_box(&[0.0, 3.0]),
+                black_box(&[0.001, 3.002]),
+                0,
+                n,
+                5.0,
+            )
+            .unwrap()
+        })
     });
     let mut out = [0.0; 2];
     g.bench_function("clipped_grad_sum", |b| {
-        b.iter(|| d.clipped_grad_sum(black_box(&[0.0, 3.0]), 0, n, 5.0, &mut out).unwrap())
+        b.iter(|| {
+            d.clipped_grad_sum(black_box(&[0.0, 3.0]), 0, n, 5.0, &mut out)
+                .unwrap()
+        })
     });
     g.finish();
 }
@@ -42,22 +54,104 @@ fn steps(c: &mut Criterion) {
     let (model, x) = data();
     let mut g = c.benchmark_group("step_n1e5");
     g.sample_size(20);
-    let prop = Proposal::Gaussian { scale: vec![0.002, 0.004] };
+    let prop = Proposal::Gaussian {
+        scale: vec![0.002, 0.004],
+    };
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-    let mut rw = Penalty::exact(model.prior(), model.data(&x).unwrap(), PenaltySettings { proposal: prop.clone(), temperature: 1.0 }, &[0.0, 3.0]).unwrap();
-    g.bench_function("rwmh_step", |b| b.iter(|| rw.step(&mut rng).map(|s| s.accepted).unwrap()));
-    let privacy = PenaltyPrivacy { clip: 5.0, tau: 0.1, n_exponent: 0.5, epsilon: 1e9, delta: 1e-6, accounting: Accounting::Pld };
-    let mut dp = Penalty::private(model.prior(), model.data(&x).unwrap(), PenaltySettings { proposal: prop.clone(), temperature: 1.0 }, privacy, &[0.0, 3.0], ChaCha20Rng::seed_from_u64(2)).unwrap();
-    g.bench_function("dp_penalty_step", |b| b.iter(|| dp.step(&mut rng).map(|s| s.accepted).unwrap()));
+    let mut rw = Penalty::exact(
+        model.prior(),
+        model.data(&x).unwrap(),
+        PenaltySettings {
+            proposal: prop.clone(),
+            temperature: 1.0,
+        },
+        &[0.0, 3.0],
+    )
+    .unwrap();
+    g.bench_function("rwmh_step", |b| {
+        b.iter(|| rw.step(&mut rng).map(|s| s.accepted).unwrap())
+    });
+    let privacy = PenaltyPrivacy {
+        clip: 5.0,
+        tau: 0.1,
+        n_exponent: 0.5,
+        epsilon: 1e9,
+        delta: 1e-6,
+        accounting: Accounting::Pld,
+    };
+    let mut dp = Penalty::private(
+        model.prior(),
+        model.data(&x).unwrap(),
+        PenaltySettings {
+            proposal: prop.clone(),
+            temperature: 1.0,
+        },
+        privacy,
+        &[0.0, 3.0],
+        ChaCha20Rng::seed_from_u64(2),
+    )
+    .unwrap();
+    g.bench_function("dp_penalty_step", |b| {
+        b.iter(|| dp.step(&mut rng).map(|s| s.accepted).unwrap())
+    });
     let t = 1000.0 / 100_000.0;
-    let mut bk = Barker::private(model.prior(), model.data(&x).unwrap(), BarkerSettings { proposal: prop.clone(), temperature: t }, BarkerPrivacy { batch: 1000, epsilon: 1e9, delta: 1e-6 }, &[0.0, 3.0], ChaCha20Rng::seed_from_u64(3)).unwrap();
-    g.bench_function("dp_barker_step_b1000", |b| b.iter(|| bk.step(&mut rng).map(|s| s.accepted).unwrap()));
-    let hs = HmcSettings { step_size: 0.0005, leapfrog_steps: 10, inv_mass: vec![1.0, 1.0], temperature: 1.0 };
-    let mut hmc = Hmc::exact(BananaPriorGrad::new(&model), model.data(&x).unwrap(), hs.clone(), &[0.0, 3.0]).unwrap();
-    g.bench_function("hmc_iteration_L10", |b| b.iter(|| hmc.step(&mut rng).map(|s| s.accepted).unwrap()));
-    let hp = HmcPrivacy { ratio_clip: 5.0, grad_clip: 5.0, tau_l: 0.1, tau_g: 0.1, epsilon: 1e9, delta: 1e-6, accounting: Accounting::Pld, charging: GradientCharging::Fresh };
-    let mut dph = Hmc::private(BananaPriorGrad::new(&model), model.data(&x).unwrap(), hs, hp, &[0.0, 3.0], ChaCha20Rng::seed_from_u64(4)).unwrap();
-    g.bench_function("dp_hmc_iteration_L10", |b| b.iter(|| dph.step(&mut rng).map(|s| s.accepted).unwrap()));
+    let mut bk = Barker::private(
+        model.prior(),
+        model.data(&x).unwrap(),
+        BarkerSettings {
+            proposal: prop.clone(),
+            temperature: t,
+        },
+        BarkerPrivacy {
+            batch: 1000,
+            epsilon: 1e9,
+            delta: 1e-6,
+        },
+        &[0.0, 3.0],
+        ChaCha20Rng::seed_from_u64(3),
+    )
+    .unwrap();
+    g.bench_function("dp_barker_step_b1000", |b| {
+        b.iter(|| bk.step(&mut rng).map(|s| s.accepted).unwrap())
+    });
+    let hs = HmcSettings {
+        step_size: 0.0005,
+        leapfrog_steps: 10,
+        inv_mass: vec![1.0, 1.0],
+        temperature: 1.0,
+    };
+    let mut hmc = Hmc::exact(
+        BananaPriorGrad::new(&model),
+        model.data(&x).unwrap(),
+        hs.clone(),
+        &[0.0, 3.0],
+    )
+    .unwrap();
+    g.bench_function("hmc_iteration_L10", |b| {
+        b.iter(|| hmc.step(&mut rng).map(|s| s.accepted).unwrap())
+    });
+    let hp = HmcPrivacy {
+        ratio_clip: 5.0,
+        grad_clip: 5.0,
+        tau_l: 0.1,
+        tau_g: 0.1,
+        epsilon: 1e9,
+        delta: 1e-6,
+        accounting: Accounting::Pld,
+        charging: GradientCharging::Fresh,
+    };
+    let mut dph = Hmc::private(
+        BananaPriorGrad::new(&model),
+        model.data(&x).unwrap(),
+        hs,
+        hp,
+        &[0.0, 3.0],
+        ChaCha20Rng::seed_from_u64(4),
+    )
+    .unwrap();
+    g.bench_function("dp_hmc_iteration_L10", |b| {
+        b.iter(|| dph.step(&mut rng).map(|s| s.accepted).unwrap())
+    });
     g.finish();
 }
 
@@ -66,11 +160,31 @@ fn whole_run(c: &mut Criterion) {
     let mut g = c.benchmark_group("run_n1e5");
     g.sample_size(10);
     // ε = 6, δ = 1e-6, τ = 0.1, PLD budget (thesis Theorem 7): 1431 iterations.
-    let privacy = PenaltyPrivacy { clip: 5.0, tau: 0.1, n_exponent: 0.5, epsilon: 6.0, delta: 1e-6, accounting: Accounting::Pld };
+    let privacy = PenaltyPrivacy {
+        clip: 5.0,
+        tau: 0.1,
+        n_exponent: 0.5,
+        epsilon: 6.0,
+        delta: 1e-6,
+        accounting: Accounting::Pld,
+    };
     g.bench_function("dp_penalty_eps6_full_budget", |b| {
         b.iter(|| {
-            let settings = PenaltySettings { proposal: Proposal::GuidedRandomWalk { scale: vec![0.002, 0.004] }, temperature: 1.0 };
-            let mut s = Penalty::private(model.prior(), model.data(&x).unwrap(), settings, privacy, &[0.0, 3.0], ChaCha20Rng::seed_from_u64(5)).unwrap();
+            let settings = PenaltySettings {
+                proposal: Proposal::GuidedRandomWalk {
+                    scale: vec![0.002, 0.004],
+                },
+                temperature: 1.0,
+            };
+            let mut s = Penalty::private(
+                model.prior(),
+                model.data(&x).unwrap(),
+                settings,
+                privacy,
+                &[0.0, 3.0],
+                ChaCha20Rng::seed_from_u64(5),
+            )
+            .unwrap();
             let k = s.max_iterations().unwrap();
             let mut rng = Xoshiro256PlusPlus::seed_from_u64(6);
             s.run(k, &mut rng, &mut ()).unwrap();

@@ -81,11 +81,17 @@ fn mechanisms(c: &mut Criterion) {
         b.iter(|| svt.query(black_box(0.9), &mut r).unwrap())
     });
     let curve = BinomialCurve::new(1000, 1000, 1_000_000).unwrap();
-    let infected = [10u64, 200, 5_000, 80_000, 300_000, 420_000, 300_000, 90_000, 8_000, 500];
+    let infected = [
+        10u64, 200, 5_000, 80_000, 300_000, 420_000, 300_000, 90_000, 8_000, 500,
+    ];
     let mut out = [0u64; 10];
     g.throughput(Throughput::Elements(1));
     g.bench_function("BinomialCurve n=1000 L=10 K=1e6 (per curve)", |b| {
-        b.iter(|| curve.release_curve(black_box(&infected), &mut out, &mut r).unwrap())
+        b.iter(|| {
+            curve
+                .release_curve(black_box(&infected), &mut out, &mut r)
+                .unwrap()
+        })
     });
     g.finish();
 }
