@@ -7,8 +7,10 @@ use anyhow::{Context, Result, bail};
 use dpinfer::simulators::models::banana::{Banana, BananaSettings};
 use dpinfer::simulators::models::cubic::{CubicOutbreak, NETHERLANDS_CASES};
 use dpinfer::simulators::models::gaussian::GaussianMean;
+use dpinfer::simulators::models::linreg::{BETA_STAR, LinRegSettings, LinearRegression};
 use dpinfer::simulators::models::mixture::{PAPER_N, THETA_STAR, UniformMixture};
 use dpinfer::simulators::models::sir::{self, SirSettings, SirTauLeap};
+use dpinfer::simulators::models::tb::{TRUE_THETA, TbPrior, Tuberculosis};
 use dpinfer::simulators::prior::{Dirichlet, IidNormal, LogNormal, Product};
 use dpinfer::simulators::{Prior, SimError, SimStream, Simulator};
 use rand::Rng;
@@ -34,6 +36,11 @@ pub enum Model {
     Sir(SirTauLeap, Product<LogNormal, LogNormal>),
     /// Banana (Räisä 2021 §2.3), for MCMC.
     Banana(Banana),
+    /// Linear regression through clamped, normalised sufficient statistics (Xiong et al. §4.2),
+    /// two predictors.
+    LinReg(LinearRegression<2>, IidNormal),
+    /// Tuberculosis birth–death–mutation model with 8 genotype summaries (ABCDP §6.3).
+    Tuberculosis(Tuberculosis, TbPrior),
 }
 
 /// Prior view of a [`Model`].
@@ -94,6 +101,21 @@ impl Model {
                 let m = SirTauLeap::new(s, c.tau.unwrap_or(0.5)).map_err(sim_err)?;
                 Self::Sir(m, sir::paper_prior().map_err(sim_err)?)
             }
+            "linear-regression" => {
+                let mut s = LinRegSettings::paper();
+                if let Some(n) = n {
+                    s.n = n;
+                }
+                let m = LinearRegression::new(s).map_err(sim_err)?;
+                let p = m.prior().map_err(sim_err)?;
+                Self::LinReg(m, p)
+            }
+            "tuberculosis" => {
+                if n.is_some() {
+                    bail!("model.n: the tuberculosis model's summaries have a fixed size");
+                }
+                Self::Tuberculosis(Tuberculosis::reference(), TbPrior::reference())
+            }
             "banana" => {
                 let mut s = BananaSettings::thesis_2d();
                 s.n = n.unwrap_or(10_000);
@@ -101,7 +123,7 @@ impl Model {
             }
             other => bail!(
                 "unknown model.name {other:?} (expected gaussian-mean, uniform-mixture, \
-                 cubic-outbreak, sir, banana)"
+                 cubic-outbreak, sir, linear-regression, tuberculosis, banana)"
             ),
         })
     }
@@ -115,6 +137,8 @@ impl Model {
             Self::Cubic(..) => "cubic-outbreak",
             Self::Sir(..) => "sir",
             Self::Banana(_) => "banana",
+            Self::LinReg(..) => "linear-regression",
+            Self::Tuberculosis(..) => "tuberculosis",
         }
     }
 
@@ -135,6 +159,8 @@ impl Model {
             Self::Banana(b) => (1..=b.settings().dim)
                 .map(|i| format!("theta{i}"))
                 .collect(),
+            Self::LinReg(..) => vec!["beta0".into(), "beta1".into(), "beta2".into()],
+            Self::Tuberculosis(..) => vec!["R1".into(), "t1".into(), "R2".into(), "beta".into()],
         }
     }
 
@@ -152,6 +178,8 @@ impl Model {
                 t[1] = dpinfer::simulators::models::banana::THESIS_THETA_2;
                 Some(t)
             }
+            Self::LinReg(..) => Some(BETA_STAR.to_vec()),
+            Self::Tuberculosis(..) => Some(TRUE_THETA.to_vec()),
         }
     }
 
@@ -208,6 +236,8 @@ impl Prior for ModelPrior<'_> {
             Model::Cubic(_, p) => p.dim(),
             Model::Sir(_, p) => p.dim(),
             Model::Banana(b) => b.prior().dim(),
+            Model::LinReg(_, p) => p.dim(),
+            Model::Tuberculosis(_, p) => p.dim(),
         }
     }
     fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
@@ -217,6 +247,8 @@ impl Prior for ModelPrior<'_> {
             Model::Cubic(_, p) => p.sample(rng, out),
             Model::Sir(_, p) => p.sample(rng, out),
             Model::Banana(b) => b.prior().sample(rng, out),
+            Model::LinReg(_, p) => p.sample(rng, out),
+            Model::Tuberculosis(_, p) => p.sample(rng, out),
         }
     }
     fn ln_density(&self, theta: &[f64]) -> f64 {
@@ -226,6 +258,8 @@ impl Prior for ModelPrior<'_> {
             Model::Cubic(_, p) => p.ln_density(theta),
             Model::Sir(_, p) => p.ln_density(theta),
             Model::Banana(b) => b.prior().ln_density(theta),
+            Model::LinReg(_, p) => p.ln_density(theta),
+            Model::Tuberculosis(_, p) => p.ln_density(theta),
         }
     }
     fn in_support(&self, theta: &[f64]) -> bool {
@@ -235,6 +269,8 @@ impl Prior for ModelPrior<'_> {
             Model::Cubic(_, p) => p.in_support(theta),
             Model::Sir(_, p) => p.in_support(theta),
             Model::Banana(b) => b.prior().in_support(theta),
+            Model::LinReg(_, p) => p.in_support(theta),
+            Model::Tuberculosis(_, p) => p.in_support(theta),
         }
     }
 }
@@ -247,6 +283,8 @@ impl Simulator for ModelSim<'_> {
             Model::Cubic(m, _) => m.param_dim(),
             Model::Sir(m, _) => m.param_dim(),
             Model::Banana(m) => m.param_dim(),
+            Model::LinReg(m, _) => m.param_dim(),
+            Model::Tuberculosis(m, _) => m.param_dim(),
         }
     }
     fn output_dim(&self) -> usize {
@@ -256,6 +294,8 @@ impl Simulator for ModelSim<'_> {
             Model::Cubic(m, _) => m.output_dim(),
             Model::Sir(m, _) => m.output_dim(),
             Model::Banana(m) => m.output_dim(),
+            Model::LinReg(m, _) => m.output_dim(),
+            Model::Tuberculosis(m, _) => m.output_dim(),
         }
     }
     fn simulate<R: Rng + ?Sized>(
@@ -270,6 +310,8 @@ impl Simulator for ModelSim<'_> {
             Model::Cubic(m, _) => m.simulate(theta, rng, out),
             Model::Sir(m, _) => m.simulate(theta, rng, out),
             Model::Banana(m) => m.simulate(theta, rng, out),
+            Model::LinReg(m, _) => m.simulate(theta, rng, out),
+            Model::Tuberculosis(m, _) => m.simulate(theta, rng, out),
         }
     }
 }
