@@ -166,6 +166,18 @@ pub struct PrivacyConfig {
     pub epsilon: f64,
     /// Total δ (0 for pure-DP samplers).
     pub delta: f64,
+    /// SMC-ABC on a privatized statistic: `"binomial-curve"` (sir) or `"laplace"`.
+    pub release: Option<String>,
+    /// binomial-curve: trials n per time point (default 1000).
+    pub release_n: Option<u64>,
+    /// binomial-curve: pseudo-count m (default 1000).
+    pub release_m: Option<u64>,
+    /// laplace: L1 sensitivity of the statistic (under replace-one).
+    pub release_sensitivity: Option<f64>,
+    /// laplace: lower end of the statistic's range (default −1).
+    pub release_lo: Option<f64>,
+    /// laplace: upper end of the statistic's range (default 1).
+    pub release_hi: Option<f64>,
 }
 
 impl Default for PrivacyConfig {
@@ -173,6 +185,12 @@ impl Default for PrivacyConfig {
         Self {
             epsilon: f64::NAN,
             delta: 0.0,
+            release: None,
+            release_n: None,
+            release_m: None,
+            release_sensitivity: None,
+            release_lo: None,
+            release_hi: None,
         }
     }
 }
@@ -358,7 +376,10 @@ impl Config {
     pub fn validate(&self) -> Result<()> {
         let kind = self.kind()?;
         let p = &self.privacy;
-        if kind.is_private() {
+        if p.release.is_some() && kind != SamplerKind::SmcAbc {
+            bail!("privacy.release belongs to smc-abc (inference from a privatized statistic)");
+        }
+        if kind.is_private() || p.release.is_some() {
             if p.epsilon.is_nan() {
                 bail!(
                     "privacy.epsilon is required for the private sampler {}",
@@ -419,10 +440,19 @@ impl Config {
             ("model.tau", self.model.tau),
             ("distance.bandwidth", self.distance.bandwidth),
             ("distance.clip", self.distance.clip),
+            ("privacy.release_sensitivity", p.release_sensitivity),
         ] {
             if let Some(v) = v {
                 finite_pos(name, v)?;
             }
+        }
+        if p.release_n == Some(0) || p.release_m == Some(0) {
+            bail!("privacy.release_n and privacy.release_m must be positive");
+        }
+        if let (Some(lo), Some(hi)) = (p.release_lo, p.release_hi)
+            && !(lo.is_finite() && hi.is_finite() && lo < hi)
+        {
+            bail!("privacy.release_lo must be below privacy.release_hi");
         }
         if let Some(m) = self.model.prior_mean
             && !m.is_finite()

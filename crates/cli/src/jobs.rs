@@ -99,10 +99,26 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
         let h = header(&public, 0, 0, 1, 0, public.total);
         shard::write_atomic(&dir.join("pairs-gen000.dpshard"), &h, &rows)?;
         release_outcome(&cfg, &public, release, reproduced)
-    } else if kind == SamplerKind::SmcAbc && cfg.sampler.pairs.is_some() {
-        crate::pmc::run(&cfg, &model, &obs, &dir, threads)?
     } else if kind == SamplerKind::SmcAbc {
-        crate::smc::run(&cfg, &model, &obs, &dir)?
+        // On a privatized statistic: release it once (restart-safe), then post-process.
+        let released = if cfg.privacy.release.is_some() {
+            Some(crate::release::release(&cfg, &model, &obs, &dir)?)
+        } else {
+            None
+        };
+        let target = released
+            .as_ref()
+            .map_or(obs.as_slice(), |(r, _)| r.s_dp.as_slice());
+        let mut o = if cfg.sampler.pairs.is_some() {
+            crate::pmc::run(&cfg, &model, target, &dir, threads)?
+        } else {
+            crate::smc::run(&cfg, &model, target, &dir)?
+        };
+        if let Some((r, reproduced)) = released {
+            o.ledger = r.ledger;
+            o.reproduced = reproduced;
+        }
+        o
     } else {
         crate::mcmc::run(&cfg, &model, &obs, &dir)?
     };
@@ -321,7 +337,15 @@ pub fn smc_step(
     if cfg.kind()? != SamplerKind::SmcAbc {
         bail!("smc-step needs sampler.kind = \"smc-abc\"");
     }
-    let (_, obs) = load(&cfg)?;
+    let (model, obs) = load(&cfg)?;
+    let dir = out_dir(&cfg, out);
+    // On a privatized statistic the central step sees only the release (made by the first
+    // step into `--out`, reproduced from there afterwards).
+    let obs = if cfg.privacy.release.is_some() {
+        crate::release::release(&cfg, &model, &obs, &dir)?.0.s_dp
+    } else {
+        obs
+    };
     let (h, rows) = shard::read(pairs).context("reading the merged pairs")?;
     if h.config_hash != public.config_hash || h.generation != generation {
         bail!(
@@ -335,7 +359,6 @@ pub fn smc_step(
             pairs.display()
         );
     }
-    let dir = out_dir(&cfg, out);
     let p = crate::pmc::step(&cfg, &public, &rows, &obs, generation)?;
     p.write(&dir)?;
     println!(

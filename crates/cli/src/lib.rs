@@ -16,6 +16,7 @@ pub mod model;
 pub mod pmc;
 pub mod private;
 pub mod public;
+pub mod release;
 pub mod results;
 pub mod shard;
 pub mod smc;

@@ -211,7 +211,9 @@ pub fn public_for(
             "sharded SMC-ABC perturbs θ with a Gaussian kernel: the Dirichlet (simplex) prior of uniform-mixture is not supported"
         );
     }
+    let replica = crate::release::mechanism(cfg, &model)?.map(|(_, r)| r);
     let mut public = Public::new(cfg, model)?;
+    public.replica = replica;
     match (generation, population) {
         (0, _) => {}
         (g, None) => bail!(

@@ -126,7 +126,7 @@ fn fnv(h: &mut u64, bytes: &[u8]) {
 }
 
 /// Fingerprint of the private step's whole input.
-fn fingerprint(cfg: &Config, pairs: &[f64], obs: &[f64]) -> String {
+pub(crate) fn fingerprint(cfg: &Config, pairs: &[f64], obs: &[f64]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for v in pairs.iter().chain(obs) {
         fnv(&mut h, &v.to_le_bytes());
@@ -155,7 +155,7 @@ pub fn noise_rng(seed: NoiseSeed) -> Result<chacha20::ChaCha20Rng> {
     }
 }
 
-fn noise_label(seed: NoiseSeed) -> String {
+pub(crate) fn noise_label(seed: NoiseSeed) -> String {
     match seed {
         NoiseSeed::Os => "ChaCha20 seeded from the OS CSPRNG".into(),
         NoiseSeed::Fixed(s) => format!("ChaCha20 from FIXED seed {s} (reproducible, NOT private)"),
@@ -267,6 +267,24 @@ pub fn private_step(
         );
     }
     let fp = fingerprint(cfg, pairs, obs);
+    guarded(out_dir, fp, |mark_started| {
+        run_pass(cfg, kind, public, pairs, obs, mark_started)
+    })
+}
+
+/// Runs a private release at most once per input fingerprint in `out_dir` (see the module
+/// docs): reproduces a stored release, refuses after an unfinished one or for another input,
+/// and otherwise calls `release` — which must call its argument after all its checks and
+/// before drawing any noise (that marks the ledger `started`). Returns the release and
+/// whether it was reproduced.
+///
+/// # Errors
+/// A refused restart, I/O, or the release's own errors.
+pub fn guarded<T, F>(out_dir: &Path, fp: String, release: F) -> Result<(T, bool)>
+where
+    T: Serialize + serde::de::DeserializeOwned,
+    F: FnOnce(&mut dyn FnMut() -> Result<()>) -> Result<T>,
+{
     let ledger_path = out_dir.join(LEDGER_FILE);
     let release_path = out_dir.join(RELEASE_FILE);
     if ledger_path.exists() {
@@ -291,7 +309,7 @@ pub fn private_step(
                     release_path.display()
                 );
             }
-            let r: Release = serde_json::from_slice(&bytes)?;
+            let r: T = serde_json::from_slice(&bytes)?;
             return Ok((r, true));
         }
         bail!(
@@ -307,15 +325,14 @@ pub fn private_step(
         fingerprint: fp.clone(),
         release_crc: None,
     };
-    // Written after every check and before the first noise draw.
     let mut mark_started = || -> Result<()> {
         write_bytes_atomic(
             &ledger_path,
             serde_json::to_string_pretty(&started)?.as_bytes(),
         )
     };
-    let release = run_pass(cfg, kind, public, pairs, obs, &mut mark_started)?;
-    let bytes = serde_json::to_vec_pretty(&release)?;
+    let out = release(&mut mark_started)?;
+    let bytes = serde_json::to_vec_pretty(&out)?;
     write_bytes_atomic(&release_path, &bytes)?;
     let done = StepLedger {
         status: "released".into(),
@@ -326,7 +343,7 @@ pub fn private_step(
         &ledger_path,
         serde_json::to_string_pretty(&done)?.as_bytes(),
     )?;
-    Ok((release, false))
+    Ok((out, false))
 }
 
 fn run_pass(

@@ -54,6 +54,8 @@ pub struct Public {
     /// SMC-ABC generation g ≥ 1: the perturbation kernel of population g−1 (θ is drawn from
     /// it instead of the prior).
     pub kernel: Option<crate::pmc::Kernel>,
+    /// SMC-ABC on a privatized statistic: the public replica applied to every simulation.
+    pub replica: Option<crate::release::Replica>,
 }
 
 impl Public {
@@ -93,6 +95,7 @@ impl Public {
             total,
             config_hash: cfg.public_hash(),
             kernel: None,
+            replica: None,
         })
     }
 
@@ -202,7 +205,10 @@ impl Public {
         let d = self.theta_dim();
         let (th, summ) = row.split_at_mut(d);
         let mut rng = SimStream::with_domain(self.seed, PAIRS_DOMAIN + u64::from(generation), j);
-        let simulator = ModelSim(&self.model);
+        let simulator = crate::release::WithReplica {
+            model: &self.model,
+            replica: self.replica,
+        };
         let mut ok = false;
         for _ in 0..MAX_REDRAWS {
             crate::pmc::draw_theta(self, &mut rng, th).with_context(|| format!("row {j}"))?;

@@ -137,7 +137,10 @@ fn the_readme_main_job_config_runs_as_written() {
         s["privacy"]["epsilon"].as_f64().unwrap()
     );
     // OS noise: the count varies run to run, but SVT never releases more than c = 10.
-    assert!(s["samples"].as_u64().unwrap() <= 10, "at most c = 10 accepted");
+    assert!(
+        s["samples"].as_u64().unwrap() <= 10,
+        "at most c = 10 accepted"
+    );
     assert!(
         s["privacy"]["noise"]
             .as_str()
@@ -671,4 +674,65 @@ fn smc_generations_shard_and_match_the_single_process_run() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(!dir.join("x").exists());
+}
+
+#[test]
+fn a_privatized_statistic_is_released_once_and_smc_post_processes_it() {
+    let dir = fresh_dir("release");
+    let out = dir.join("results");
+    let text = shrink(&example("sir-private.toml", &out));
+    let text = set(&text, "seeds", "noise", "\"os\"");
+    let cfg = write_config(&dir, "c.toml", &text);
+    let c = cfg.to_str().unwrap();
+    let o = dpinfer(&["run", c], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let s = json(&out.join("summary.json"));
+    let eps = s["privacy"]["epsilon"].as_f64().unwrap();
+    // Exact bound ≤ the paper's nL/m = 10.
+    assert!(eps > 0.0 && eps <= 10.0, "ε {eps}");
+    assert!(
+        s["privacy"]["mechanism"]
+            .as_str()
+            .unwrap()
+            .contains("Binomial")
+    );
+    let first = std::fs::read(out.join("release.json")).unwrap();
+    let rel: serde_json::Value = serde_json::from_slice(&first).unwrap();
+    let s_dp = rel["s_dp"].as_array().unwrap();
+    assert_eq!(s_dp.len(), 10);
+    assert!(
+        s_dp.iter()
+            .all(|v| (0.0..=1.0).contains(&v.as_f64().unwrap()))
+    );
+    // Again: the OS-noise release is reproduced, never redrawn.
+    let o = dpinfer(&["run", c], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("stored release reproduced"));
+    assert!(
+        std::fs::read(out.join("release.json")).unwrap() == first,
+        "release redrawn"
+    );
+    // A budget below the mechanism's cost is refused before anything is written.
+    let low = write_config(&dir, "low.toml", &set(&text, "privacy", "epsilon", "5.0"));
+    let o = dpinfer(
+        &[
+            "run",
+            low.to_str().unwrap(),
+            "--out",
+            dir.join("low").to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("costs ε"));
+    assert!(!dir.join("low").exists());
+    // release belongs to smc-abc.
+    let bad = example("abcdp-toy.toml", &dir.join("bad"));
+    let bad = write_config(
+        &dir,
+        "bad.toml",
+        &set(&bad, "privacy", "release", "\"laplace\""),
+    );
+    let o = dpinfer(&["run", bad.to_str().unwrap()], &dir);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
 }
