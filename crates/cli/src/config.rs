@@ -158,6 +158,43 @@ pub struct SamplerConfig {
     pub accounting: Option<String>,
 }
 
+impl SamplerConfig {
+    /// A fixed sampler section, for fingerprints that must not depend on sampler settings.
+    #[must_use]
+    pub fn release_key() -> Self {
+        Self {
+            kind: "smc-abc".into(),
+            pairs: None,
+            epsilon_abc: None,
+            c: None,
+            resample: None,
+            clip: None,
+            accept: None,
+            particles: None,
+            final_tolerance: None,
+            generations: None,
+            alpha: None,
+            simulations: None,
+            iterations: None,
+            burn_in: None,
+            proposal_scale: None,
+            proposal_scales: None,
+            init: None,
+            temperature: None,
+            ratio_clip: None,
+            tau: None,
+            batch: None,
+            step_size: None,
+            inv_mass: None,
+            leapfrog_steps: None,
+            grad_clip: None,
+            tau_g: None,
+            tau_l: None,
+            accounting: None,
+        }
+    }
+}
+
 /// `[privacy]`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]

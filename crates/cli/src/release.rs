@@ -178,7 +178,14 @@ pub fn release(
     dir: &Path,
 ) -> Result<(StatRelease, bool)> {
     let p = &cfg.privacy;
-    let fp = fingerprint(cfg, &[], obs);
+    // The release depends on the data, the model and the privacy settings only: the sampler
+    // settings may change between runs and reuse the same release (post-processing).
+    let fp = {
+        let mut c = cfg.clone();
+        c.sampler = crate::config::SamplerConfig::release_key();
+        c.distance = crate::config::DistanceConfig::default();
+        fingerprint(&c, &[], obs)
+    };
     let budget = p.epsilon;
     let (mech, replica) = mechanism(cfg, model)?.context("privacy.release is not set")?;
     match mech {

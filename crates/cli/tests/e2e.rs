@@ -712,6 +712,19 @@ fn a_privatized_statistic_is_released_once_and_smc_post_processes_it() {
         std::fs::read(out.join("release.json")).unwrap() == first,
         "release redrawn"
     );
+    // Other SMC settings post-process the same release: reused, not redrawn.
+    let more = write_config(
+        &dir,
+        "more.toml",
+        &set(&text, "sampler", "particles", "120"),
+    );
+    let o = dpinfer(&["run", more.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("stored release reproduced"));
+    assert!(
+        std::fs::read(out.join("release.json")).unwrap() == first,
+        "release redrawn"
+    );
     // A budget below the mechanism's cost is refused before anything is written.
     let low = write_config(&dir, "low.toml", &set(&text, "privacy", "epsilon", "5.0"));
     let o = dpinfer(
