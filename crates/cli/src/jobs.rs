@@ -57,7 +57,8 @@ pub fn load(cfg: &Config) -> Result<(Model, Vec<f64>)> {
     }
 }
 
-fn bar(total: u64, what: &str) -> ProgressBar {
+/// A progress bar on stderr (drawn only when stderr is a terminal).
+pub(crate) fn bar(total: u64, what: &str) -> ProgressBar {
     let pb = ProgressBar::new(total);
     if let Ok(style) =
         ProgressStyle::with_template("{msg} [{elapsed_precise}] {wide_bar} {pos}/{len} (eta {eta})")

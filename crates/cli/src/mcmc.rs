@@ -79,14 +79,17 @@ fn segments<S: Sampler>(
     let mut eps = vec![(0.0, 0.0)];
     let seg = total.div_ceil(SEGMENTS).max(1);
     let mut done = 0;
+    let pb = crate::jobs::bar(total, "sampling");
     while done < total {
         let k = seg.min(total - done);
         chain.run(k, rng, &mut trace).map_err(mcmc_err)?;
         done += k;
+        pb.inc(k);
         if let Some((e, _)) = spent(chain).map_err(mcmc_err)? {
             eps.push((done as f64, e));
         }
     }
+    pb.finish_and_clear();
     Ok((trace, eps))
 }
 
