@@ -180,33 +180,24 @@ where
                 noise_rng(cfg.seeds.noise)?,
             )
             .map_err(mcmc_err)?;
-            let PrivateRun {
-                trace,
-                eps,
-                k,
-                spent: (e, dl),
-            } = run_private(&mut chain, iterations, burn_in, &mut rng, &|c| {
-                c.epsilon_spent()
-            })?;
-            Run {
-                trace,
-                eps,
-                ledger: Ledger {
-                    epsilon: e,
-                    delta: dl,
-                    accountant: "DP penalty, Gaussian noise on clipped log-ratio sums".into(),
-                    conversion: conv.into(),
-                    neighbouring: relation,
-                    mechanism: format!(
-                        "penalty algorithm (Yildirim & Ermiş 2019; thesis Theorems 6-7), clip {} , τ {}, {k} iterations (budget allows {})",
-                        privacy.clip,
-                        privacy.tau,
-                        chain.max_iterations().unwrap_or(0)
-                    ),
-                    noise: noise_src,
-                },
-                facts: vec![("iterations".into(), k as f64), ("n".into(), n)],
-            }
+            let allowed = chain.max_iterations().unwrap_or(0);
+            let describe = |k: u64| Describe {
+                accountant: "DP penalty, Gaussian noise on clipped log-ratio sums".into(),
+                conversion: conv.into(),
+                mechanism: format!(
+                    "penalty algorithm (Yildirim & Ermiş 2019; thesis Theorems 6-7), clip {}, τ {}, {k} iterations (budget allows {allowed})",
+                    privacy.clip, privacy.tau
+                ),
+            };
+            run_private(
+                &mut chain,
+                iterations,
+                burn_in,
+                &mut rng,
+                &|c| c.epsilon_spent(),
+                &describe,
+            )?
+            .into_run(relation, noise_src, n)
         }
         SamplerKind::DpBarker => {
             let settings = BarkerSettings {
@@ -227,30 +218,21 @@ where
                 noise_rng(cfg.seeds.noise)?,
             )
             .map_err(mcmc_err)?;
-            let PrivateRun {
-                trace,
-                eps,
-                k,
-                spent: (e, dl),
-            } = run_private(&mut chain, iterations, burn_in, &mut rng, &|c| {
-                c.epsilon_spent()
-            })?;
-            Run {
-                trace,
-                eps,
-                ledger: Ledger {
-                    epsilon: e,
-                    delta: dl,
-                    accountant:
-                        "RDP of subsampled Barker tests (Heikkilä et al. 2019; thesis Theorem 9)"
-                            .into(),
-                    conversion: "RDP → (ε, δ)".into(),
-                    neighbouring: relation,
-                    mechanism: format!("DP Barker, batch {}, {k} iterations", privacy.batch),
-                    noise: noise_src,
-                },
-                facts: vec![("iterations".into(), k as f64), ("n".into(), n)],
-            }
+            let describe = |k: u64| Describe {
+                accountant:
+                    "RDP of subsampled Barker tests (Heikkilä et al. 2019; thesis Theorem 9)".into(),
+                conversion: "RDP → (ε, δ)".into(),
+                mechanism: format!("DP Barker, batch {}, {k} iterations", privacy.batch),
+            };
+            run_private(
+                &mut chain,
+                iterations,
+                burn_in,
+                &mut rng,
+                &|c| c.epsilon_spent(),
+                &describe,
+            )?
+            .into_run(relation, noise_src, n)
         }
         SamplerKind::DpHmc => {
             let (acc, conv) = accounting(cfg);
@@ -285,38 +267,37 @@ where
                 noise_rng(cfg.seeds.noise)?,
             )
             .map_err(mcmc_err)?;
-            let PrivateRun {
-                trace,
-                eps,
-                k,
-                spent: (e, dl),
-            } = run_private(&mut chain, iterations, burn_in, &mut rng, &|c| {
-                c.epsilon_spent()
-            })?;
-            Run {
-                trace,
-                eps,
-                ledger: Ledger {
-                    epsilon: e,
-                    delta: dl,
-                    accountant:
-                        "DP HMC, Gaussian noise on clipped log-ratio and gradient sums (thesis §5)"
-                            .into(),
-                    conversion: conv.into(),
-                    neighbouring: relation,
-                    mechanism: format!(
-                        "DP HMC, step {}, {} leapfrog steps, {k} iterations",
-                        settings_step(s.step_size),
-                        s.leapfrog_steps.unwrap_or(10)
-                    ),
-                    noise: noise_src,
-                },
-                facts: vec![("iterations".into(), k as f64), ("n".into(), n)],
-            }
+            let describe = |k: u64| Describe {
+                accountant:
+                    "DP HMC, Gaussian noise on clipped log-ratio and gradient sums (thesis §5)"
+                        .into(),
+                conversion: conv.into(),
+                mechanism: format!(
+                    "DP HMC, step {}, {} leapfrog steps, {k} iterations",
+                    settings_step(s.step_size),
+                    s.leapfrog_steps.unwrap_or(10)
+                ),
+            };
+            run_private(
+                &mut chain,
+                iterations,
+                burn_in,
+                &mut rng,
+                &|c| c.epsilon_spent(),
+                &describe,
+            )?
+            .into_run(relation, noise_src, n)
         }
         _ => bail!("{} is not an MCMC sampler", s.kind),
     };
     outcome(cfg, model, run)
+}
+
+/// How a private chain's ledger describes it.
+struct Describe {
+    accountant: String,
+    conversion: String,
+    mechanism: String,
 }
 
 /// A finished private chain.
@@ -325,6 +306,26 @@ struct PrivateRun {
     eps: Vec<(f64, f64)>,
     k: u64,
     spent: (f64, f64),
+    describe: Describe,
+}
+
+impl PrivateRun {
+    fn into_run(self, neighbouring: String, noise: String, n: f64) -> Run {
+        Run {
+            trace: self.trace,
+            eps: self.eps,
+            ledger: Ledger {
+                epsilon: self.spent.0,
+                delta: self.spent.1,
+                accountant: self.describe.accountant,
+                conversion: self.describe.conversion,
+                neighbouring,
+                mechanism: self.describe.mechanism,
+                noise,
+            },
+            facts: vec![("iterations".into(), self.k as f64), ("n".into(), n)],
+        }
+    }
 }
 
 /// Caps a private chain at what its budget allows, runs it in segments (reading ε spent after
@@ -335,6 +336,7 @@ fn run_private<S: Budgeted>(
     burn_in: u64,
     rng: &mut SimStream,
     spent: &Spent<S>,
+    describe: &dyn Fn(u64) -> Describe,
 ) -> Result<PrivateRun> {
     let k = cap(chain.limit(), iterations, burn_in)?;
     chain.cap(k);
@@ -347,6 +349,7 @@ fn run_private<S: Budgeted>(
         eps,
         k,
         spent: last,
+        describe: describe(k),
     })
 }
 

@@ -532,21 +532,10 @@ fn a_plot_renders_to_png() {
     let cfg = write_config(&dir, "c.toml", &text);
     let o = dpinfer(&["run", cfg.to_str().unwrap()], &dir);
     assert!(o.status.success(), "{}", show(&o));
-    let svg = std::fs::read_to_string(out.join("pairs.svg")).unwrap();
     // Labels render when the machine has fonts (DejaVu on Debian); the checks below do not
     // depend on text.
-    let mut opt = resvg::usvg::Options::default();
-    opt.fontdb_mut().load_system_fonts();
-    opt.fontdb_mut().set_sans_serif_family("DejaVu Sans");
-    opt.font_family = "DejaVu Sans".into();
-    let tree = resvg::usvg::Tree::from_str(&svg, &opt).unwrap();
-    let size = tree.size().to_int_size();
-    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height()).unwrap();
-    resvg::render(
-        &tree,
-        resvg::tiny_skia::Transform::default(),
-        &mut pixmap.as_mut(),
-    );
+    let png = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pairs-plot.png");
+    let pixmap = common::render_png(&out.join("pairs.svg"), &png);
     let px = pixmap.pixels();
     let ink = px
         .iter()
@@ -559,8 +548,6 @@ fn a_plot_renders_to_png() {
     // Something is drawn (axes, points, bars) and the true θ markers are red.
     assert!(ink > px.len() / 100, "ink {ink} of {}", px.len());
     assert!(red > 20, "red {red}");
-    let png = Path::new(env!("CARGO_TARGET_TMPDIR")).join("pairs-plot.png");
-    pixmap.save_png(&png).unwrap();
 }
 
 #[test]
