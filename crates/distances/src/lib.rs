@@ -8,6 +8,7 @@ extern crate std;
 
 mod error;
 mod fastexp;
+mod fastsincos;
 mod kernel;
 mod median;
 mod mmd;

@@ -1,5 +1,6 @@
 //! Random-Fourier-feature MMD with a feature map of norm exactly 1.
 
+use crate::fastsincos;
 use crate::mmd::as_f64;
 use crate::rows::sanitize;
 use crate::sensitivity::{self, Sensitivity};
@@ -115,7 +116,7 @@ impl<'f> RandomFourierFeatures<'f> {
             });
         }
         for (zj, o) in self.z.chunks_exact(self.dim).zip(out.chunks_exact_mut(2)) {
-            let (s, c) = libm::sincos(self.phase(zj, x));
+            let (s, c) = fastsincos::sincos(self.phase(zj, x));
             o[0] = self.scale * c;
             o[1] = self.scale * s;
         }
@@ -125,34 +126,51 @@ impl<'f> RandomFourierFeatures<'f> {
     /// Sums of `(cos, sin)` of frequency `zj` over the rows of `x` (divided by nothing).
     #[inline]
     fn cos_sin_sums(&self, zj: &[f64], x: Rows<'_>) -> (f64, f64) {
-        let (mut c0, mut s0, mut c1, mut s1) = (0.0, 0.0, 0.0, 0.0);
         if self.dim == 1 {
+            // Blocks of LANES phases: the branch-free sincos runs on a whole block (it
+            // vectorises) unless a phase exceeds its range, then libm serves that block.
+            const LANES: usize = 8;
             let w = zj[0] * self.inv_l;
-            let mut it = x.as_slice().chunks_exact(2);
+            let (mut cs, mut ss) = ([0.0; LANES], [0.0; LANES]);
+            let mut it = x.as_slice().chunks_exact(LANES);
             for p in &mut it {
-                let t0 = w * sanitize(p[0]);
-                let t1 = w * sanitize(p[1]);
-                let (sa, ca) = libm::sincos(if t0.is_finite() { t0 } else { 0.0 });
-                let (sb, cb) = libm::sincos(if t1.is_finite() { t1 } else { 0.0 });
-                c0 += ca;
-                s0 += sa;
-                c1 += cb;
-                s1 += sb;
+                let mut t = [0.0; LANES];
+                let mut big = 0.0_f64;
+                for (ti, &v) in t.iter_mut().zip(p) {
+                    let u = w * sanitize(v);
+                    *ti = if u.is_finite() { u } else { 0.0 };
+                    big = big.max(ti.abs());
+                }
+                if big <= fastsincos::FAST_LIMIT {
+                    for ((ti, c), s) in t.iter().zip(&mut cs).zip(&mut ss) {
+                        let (sv, cv) = fastsincos::sincos_small(*ti);
+                        *c += cv;
+                        *s += sv;
+                    }
+                } else {
+                    for ((ti, c), s) in t.iter().zip(&mut cs).zip(&mut ss) {
+                        let (sv, cv) = libm::sincos(*ti);
+                        *c += cv;
+                        *s += sv;
+                    }
+                }
             }
-            for &v in it.remainder() {
-                let t = w * sanitize(v);
-                let (sa, ca) = libm::sincos(if t.is_finite() { t } else { 0.0 });
-                c0 += ca;
-                s0 += sa;
+            for (&v, (c, s)) in it.remainder().iter().zip(cs.iter_mut().zip(&mut ss)) {
+                let u = w * sanitize(v);
+                let (sv, cv) = fastsincos::sincos(if u.is_finite() { u } else { 0.0 });
+                *c += cv;
+                *s += sv;
             }
+            (pairwise8(&cs), pairwise8(&ss))
         } else {
+            let (mut c0, mut s0) = (0.0, 0.0);
             for row in x.iter() {
-                let (s, c) = libm::sincos(self.phase(zj, row));
+                let (s, c) = fastsincos::sincos(self.phase(zj, row));
                 c0 += c;
                 s0 += s;
             }
+            (c0, s0)
         }
-        (c0 + c1, s0 + s1)
     }
 
     /// Writes the mean embedding `(1/n) Σ_i φ̂(x_i)` into `out[..D]`.
@@ -331,4 +349,10 @@ impl<E: AsRef<[f64]>> RffReference<'_, E> {
             _ => Sensitivity::new(f64::MAX, crate::Neighbouring::AnyPair),
         }
     }
+}
+
+/// `((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))`.
+#[inline(always)]
+fn pairwise8(a: &[f64; 8]) -> f64 {
+    ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]))
 }
