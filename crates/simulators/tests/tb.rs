@@ -18,7 +18,8 @@ mod common;
 use common::*;
 
 use dpinfer_simulators::models::tb::{
-    TRUE_THETA, TbPrior, TbSettings, Tuberculosis, distance, san_francisco_summaries, summaries,
+    TRUE_THETA, TbPrior, TbSettings, Tuberculosis, distance, mean_clipped_distance,
+    mean_clipped_distance_sensitivity, san_francisco_summaries, summaries,
 };
 use dpinfer_simulators::{Prior, SimError, SimStream, Simulator};
 
@@ -152,4 +153,59 @@ fn prior_truncation_and_burden_variance() {
             .with_bounds(200.0, 30.0, 25.0, 30.0, 350.0, 40.0)
             .is_err()
     );
+}
+
+#[test]
+fn mean_clipped_distance_by_hand() {
+    // Rows: (SF, SF) → 0; (SF + 1 in "largest", SF) → 2; (SF + 1000 observations, SF) → 1000,
+    // clipped to 200; (SF, SF with o₄ = 0) → undefined → counts as 200. Mean = 402/4.
+    let sf = san_francisco_summaries();
+    let mut a = sf;
+    a[2] += 1.0;
+    let mut b = sf;
+    b[0] += 1000.0;
+    let mut z = sf;
+    z[4] = 0.0;
+    let sim: Vec<f64> = [sf, a, b, sf].concat();
+    let obs: Vec<f64> = [sf, sf, sf, z].concat();
+    let m = mean_clipped_distance(&sim, &obs, 200.0).unwrap();
+    assert!((m - 402.0 / 4.0).abs() < 1e-12, "{m}");
+    // one row: the clipped weighted distance itself
+    assert_eq!(mean_clipped_distance(&a, &sf, 200.0).unwrap(), 2.0);
+    assert_eq!(mean_clipped_distance(&a, &sf, 1.5).unwrap(), 1.5);
+    // errors: lengths, empty, ragged, clip
+    assert!(matches!(
+        mean_clipped_distance(&sim[..8], &obs, 200.0),
+        Err(SimError::DimensionMismatch { .. })
+    ));
+    assert!(matches!(
+        mean_clipped_distance(&[], &[], 200.0),
+        Err(SimError::InvalidSize { .. })
+    ));
+    assert!(matches!(
+        mean_clipped_distance(&sim[..7], &obs[..7], 200.0),
+        Err(SimError::InvalidSize { .. })
+    ));
+    for c in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(mean_clipped_distance(&sim, &obs, c).is_err());
+        assert!(mean_clipped_distance_sensitivity(10, c).is_err());
+    }
+    assert_eq!(mean_clipped_distance_sensitivity(100, 200.0).unwrap(), 2.0);
+    assert_eq!(mean_clipped_distance_sensitivity(1000, 200.0).unwrap(), 0.2);
+    assert!(mean_clipped_distance_sensitivity(0, 200.0).is_err());
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+    #[test]
+    fn mean_clipped_distance_is_in_range_for_any_f64(
+        sim in proptest::collection::vec(proptest::num::f64::ANY, 16),
+        obs in proptest::collection::vec(proptest::num::f64::ANY, 16),
+        clip in proptest::num::f64::ANY,
+    ) {
+        match mean_clipped_distance(&sim, &obs, clip) {
+            Ok(m) => proptest::prop_assert!(clip > 0.0 && m.is_finite() && (0.0..=clip).contains(&m)),
+            Err(_) => proptest::prop_assert!(!(clip.is_finite() && clip > 0.0)),
+        }
+    }
 }

@@ -549,6 +549,88 @@ pub fn distance(sim: &[f64; N_SUMMARIES], obs: &[f64; N_SUMMARIES]) -> Result<f6
     Ok(libm::sqrt(s))
 }
 
+/// Sensitivity of [`mean_clipped_distance`] over `n` observed datasets clipped at `clip`:
+/// `Δ = clip / n`.
+///
+/// # Privacy
+///
+/// Neighbouring relation: two *ordered* collections of `n` observed outbreak datasets that
+/// differ in the dataset at one position `j` (replace-one; the pairing of observed dataset `j`
+/// with pseudo-dataset `j` is public and must not depend on the data). Every term
+/// `min(ρ(s(Y_j), s(Y*_j)), C)` lies in `[0, C]` and depends on `Y*_j` only, so replacing one
+/// dataset moves the mean by at most `C/n`, for **every** pseudo-collection — the condition
+/// of ABCDP Theorem 1. This also covers any change confined to one dataset, e.g. replacing,
+/// adding or removing one genotyped case of one outbreak. The bound is tight (a term can move
+/// from 0 to C). Per dataset no smaller bound exists: one case can switch which cluster is the
+/// largest and move the month summaries by up to 24 (weight 10 each), and can change the
+/// size-1 fraction's relative error without limit as o₄ → 0, so `C` is the per-term bound.
+///
+/// # Errors
+///
+/// [`SimError::InvalidSize`] for `n == 0`; [`SimError::InvalidParameter`] unless `clip` is
+/// finite and > 0.
+///
+/// # References
+///
+/// Park, Vinaroz, Jitkrittum, *ABCDP*, Entropy 23 (2021) 961, §4 (clipping remark after
+/// Theorem 1) and §6.3; the reference script `test_TB.py` of the ABCDP code uses the same
+/// `C/n` (`Bm = ss_clipping_norm_bound / n`).
+pub fn mean_clipped_distance_sensitivity(n: usize, clip: f64) -> Result<f64, SimError> {
+    let clip = positive("clip", clip)?;
+    if n == 0 {
+        return Err(SimError::InvalidSize {
+            name: "n",
+            value: 0,
+        });
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let nf = n as f64;
+    Ok(clip / nf)
+}
+
+/// Mean clipped distance of the ABCDP TB experiment (§6.3): with `n` observed datasets
+/// (`obs`, `n` rows of [`N_SUMMARIES`] summaries, row-major) and `n` pseudo-datasets (`sim`,
+/// same layout), returns `(1/n) Σ_j min(ρ(sim_j, obs_j), clip)` with ρ = [`distance`]. A term
+/// whose distance is undefined (an observed size-1 or size-2 fraction of zero, or a
+/// non-finite entry) counts as `clip`, so every term lies in `[0, clip]` whatever the data;
+/// errors never depend on data values. Its sensitivity is
+/// [`mean_clipped_distance_sensitivity`] `= clip/n`.
+///
+/// # Errors
+///
+/// [`SimError::InvalidParameter`] unless `clip` is finite and > 0; [`SimError::InvalidSize`]
+/// if `obs` is empty or not a whole number of rows; [`SimError::DimensionMismatch`] if `sim`
+/// and `obs` differ in length.
+pub fn mean_clipped_distance(sim: &[f64], obs: &[f64], clip: f64) -> Result<f64, SimError> {
+    let clip = positive("clip", clip)?;
+    check_len("sim", obs.len(), sim.len())?;
+    if obs.is_empty() || !obs.len().is_multiple_of(N_SUMMARIES) {
+        return Err(SimError::InvalidSize {
+            name: "obs.len()",
+            value: u64::try_from(obs.len()).unwrap_or(u64::MAX),
+        });
+    }
+    let n = obs.len() / N_SUMMARIES;
+    let mut total = 0.0;
+    for (s, o) in sim
+        .chunks_exact(N_SUMMARIES)
+        .zip(obs.chunks_exact(N_SUMMARIES))
+    {
+        let mut a = [0.0; N_SUMMARIES];
+        let mut b = [0.0; N_SUMMARIES];
+        a.copy_from_slice(s);
+        b.copy_from_slice(o);
+        let d = match distance(&a, &b) {
+            Ok(d) if d.is_finite() => d.min(clip),
+            _ => clip,
+        };
+        total += d;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let nf = n as f64;
+    Ok((total / nf).clamp(0.0, clip))
+}
+
 impl Simulator for Tuberculosis {
     fn param_dim(&self) -> usize {
         4
