@@ -217,12 +217,21 @@ impl SparseVector {
         let probe = Self::on_grid(settings, b0, grid)?;
         let inflated = crate::laplace::units_to_f64(grid, probe.sens_units)?;
         let mut scale = positive((k * inflated).next_up() / eps, "scale")?.next_up();
-        for _ in 0..64 {
+        // Grow b until the mechanism's own (grid-rounded, rounded-up) ε meets the budget:
+        // 64 single ulps, then geometrically growing relative steps (the grid rounding of Δ′
+        // can need more than 64 ulps of b, e.g. Δ = 0.2, c = 10, RESAMPLE at ε = 1).
+        let mut step = f64::EPSILON;
+        for i in 0..192 {
             let svt = Self::new(settings, scale)?;
             if svt.epsilon() <= eps {
                 return Ok(svt);
             }
-            scale = scale.next_up();
+            scale = if i < 64 {
+                scale.next_up()
+            } else {
+                step *= 2.0;
+                positive((scale * (1.0 + step)).next_up(), "scale")?
+            };
         }
         Err(MechanismError::OutOfRange { param: "epsilon" })
     }

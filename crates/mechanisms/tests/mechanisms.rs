@@ -631,3 +631,36 @@ fn events_compose_in_the_accountants() {
     let report = r.epsilon(1e-6).unwrap();
     assert!(report.epsilon.is_finite() && report.epsilon > 0.0);
 }
+
+/// `from_epsilon` meets a budget exactly where the grid rounding of Δ′ needs more than 64 ulps
+/// of extra scale (found by the TB reproduction: Δ = C/n = 0.2, c = 10, RESAMPLE, ε = 1), and
+/// never reports more than the budget, over a sweep of budgets and sensitivities.
+#[test]
+fn svt_from_epsilon_meets_exact_budgets() {
+    use dpinfer_mechanisms::{SparseVector, SparseVectorSettings};
+    for resample in [false, true] {
+        for sens in [0.2, 0.02, 1.0, 3.7, 200.0] {
+            for eps in [0.1, 0.5, 1.0, 2.0, 10.0] {
+                for c in [1, 5, 10, 100] {
+                    let s = SparseVectorSettings {
+                        threshold: 150.0,
+                        sensitivity: sens,
+                        lo: 0.0,
+                        hi: 200.0,
+                        c,
+                        resample,
+                    };
+                    let svt = SparseVector::from_epsilon(s, eps)
+                        .unwrap_or_else(|e| panic!("{sens} {eps} {c} {resample}: {e}"));
+                    assert!(svt.epsilon() <= eps, "{sens} {eps} {c} {resample}");
+                    // Not wastefully conservative: within 1e-9 of the budget.
+                    assert!(
+                        svt.epsilon() > eps * (1.0 - 1e-9),
+                        "{} vs {eps}",
+                        svt.epsilon()
+                    );
+                }
+            }
+        }
+    }
+}
