@@ -198,18 +198,7 @@ fn main() {
                         clip: CLIP,
                         resample,
                     };
-                    // `SparseVector::from_epsilon` can fail to land ≤ ε_total after its grid
-                    // rounding at exactly ε_total = 1 (seen for n = 1000 with RESAMPLE); asking
-                    // for 1 − 1e-9 instead is conservative (the charged ε stays ≤ 1).
-                    let mut pass = SvtAbc::new(&pairs, rho, s)
-                        .or_else(|_| {
-                            let s2 = SvtAbcSettings {
-                                epsilon_total: EPS_TOTAL * (1.0 - 1e-9),
-                                ..s
-                            };
-                            SvtAbc::new(&pairs, rho, s2)
-                        })
-                        .unwrap();
+                    let mut pass = SvtAbc::new(&pairs, rho, s).unwrap();
                     assert!(pass.epsilon() <= EPS_TOTAL);
                     if k <= 2 {
                         bs[k - 1] = pass.noise_scale();

@@ -200,16 +200,16 @@ fn huge_budget_reproduces_rejection_abc_on_tb() {
 fn paper_budget_is_charged_with_c_over_n() {
     // ε_total = 1, c = 10, Δ = C/n: the pass never charges more than ε_total, and its noise
     // scale is Theorem 1's b = (c+1)Δ/ε (no RESAMPLE) or 2cΔ/ε (RESAMPLE), up to the
-    // mechanism's grid rounding (which only increases b, 1e-6 relative). We ask for
-    // 1 − 1e-9: at exactly 1, `SparseVector::from_epsilon` fails to land at or below the
-    // budget for n = 1000 with RESAMPLE (its 64-ulp search after grid rounding is too short).
+    // mechanism's grid rounding (which only increases b, 1e-6 relative). Exactly ε_total = 1,
+    // including n = 1000 with RESAMPLE (which needed the mechanisms crate's fix of
+    // `SparseVector::from_epsilon`).
     let pairs = PublicPairs::from_parts(4, 1, vec![1.0; 4], vec![0.0]).unwrap();
     for n in [100usize, 1000] {
         let delta = mean_clipped_distance_sensitivity(n, CLIP).unwrap();
         for (resample, factor) in [(Resample::Never, 11.0), (Resample::AfterAccept, 20.0)] {
             let s = SvtAbcSettings {
                 epsilon_abc: 150.0,
-                epsilon_total: 1.0 - 1e-9,
+                epsilon_total: 1.0,
                 c: 10,
                 sensitivity: delta,
                 clip: CLIP,
