@@ -25,8 +25,8 @@ use dpinfer::accountants::calibrate::{
     poisson_gaussian_sigma_rdp,
 };
 use dpinfer::accountants::{
-    Accountant, ApproxAccountant, DEFAULT_ORDERS, Event, Neighbouring, PldAccountant,
-    PureAccountant, RdpAccountant, Report, ZcdpAccountant,
+    Accountant, ApproxAccountant, Conversion, DEFAULT_ORDERS, Event, Neighbouring, PldAccountant,
+    PureAccountant, RdpAccountant, Report, ZcdpAccountant, round_up,
 };
 use serde_json::{Value, json};
 
@@ -145,12 +145,12 @@ enum AccountCmd {
         /// L2 sensitivity of one release.
         #[arg(long, default_value_t = 1.0)]
         sensitivity: f64,
-        /// Poisson sampling rate q (RDP, add/remove; σ in units of the sensitivity).
+        /// Poisson sampling rate q (RDP, add/remove neighbours).
         #[arg(long)]
         poisson: Option<f64>,
-        /// Accounting method (without --poisson).
-        #[arg(long, value_enum, default_value = "pld")]
-        method: MethodArg,
+        /// Accounting method [default: pld; rdp with --poisson, the only one it allows].
+        #[arg(long, value_enum)]
+        method: Option<MethodArg>,
     },
     /// The largest number of iterations a DP MCMC sampler may run within (ε, δ).
     MaxSteps {
@@ -172,21 +172,21 @@ enum AccountCmd {
         /// HMC: gradient noise multiplier τ_g.
         #[arg(long)]
         tau_g: Option<f64>,
-        /// Penalty: exponent a of n (noise sd τ·n^a·2c); default 0.5.
-        #[arg(long, default_value_t = 0.5)]
-        a: f64,
-        /// HMC: leapfrog steps L.
-        #[arg(long, default_value_t = 10)]
-        leapfrog: u64,
+        /// Penalty: exponent a of n (noise sd τ·n^a·2c) [default: 0.5].
+        #[arg(long)]
+        a: Option<f64>,
+        /// HMC: leapfrog steps L [default: 10].
+        #[arg(long)]
+        leapfrog: Option<u64>,
         /// Barker: minibatch size.
         #[arg(long)]
         batch: Option<u64>,
-        /// Barker: largest RDP order tried.
-        #[arg(long, default_value_t = 256)]
-        max_order: u64,
-        /// Accounting (penalty and HMC).
-        #[arg(long, value_enum, default_value = "pld")]
-        method: MethodArg,
+        /// Barker: largest RDP order tried [default: 256].
+        #[arg(long)]
+        max_order: Option<u64>,
+        /// Accounting, penalty and HMC: zcdp or pld [default: pld]; Barker is always rdp.
+        #[arg(long, value_enum)]
+        method: Option<MethodArg>,
     },
 }
 
@@ -299,25 +299,62 @@ fn parse_event(s: &str) -> Result<Spec> {
     })
 }
 
+/// Calls `f` with the spec's event, wrapped in its sampling scheme.
+fn with_event<R>(sp: &Spec, f: impl FnOnce(&Event<'_>) -> R) -> R {
+    let base = sp.base;
+    match sp.sampling {
+        Sampling::None => f(&base),
+        Sampling::Poisson(q) => f(&Event::PoissonSampled { q, event: &base }),
+        Sampling::WithoutReplacement(batch, population) => f(&Event::SampledWithoutReplacement {
+            batch,
+            population,
+            event: &base,
+        }),
+    }
+}
+
 fn compose_into(acc: &mut dyn Accountant, specs: &[Spec]) -> Result<()> {
     for sp in specs {
-        let base = sp.base;
-        match sp.sampling {
-            Sampling::None => acc.compose_n(&base, sp.count)?,
-            Sampling::Poisson(q) => {
-                acc.compose_n(&Event::PoissonSampled { q, event: &base }, sp.count)?
-            }
-            Sampling::WithoutReplacement(batch, population) => acc.compose_n(
-                &Event::SampledWithoutReplacement {
-                    batch,
-                    population,
-                    event: &base,
-                },
-                sp.count,
-            )?,
-        }
+        with_event(sp, |e| acc.compose_n(e, sp.count))?;
     }
     Ok(())
+}
+
+/// `x` with 6 decimals (or 7 significant digits in scientific notation), rounded *up*: a
+/// printed ε, δ or σ is never below the computed one.
+fn up(x: f64, sci: bool) -> String {
+    let show = |v: f64| {
+        if sci {
+            format!("{v:.6e}")
+        } else {
+            format!("{v:.6}")
+        }
+    };
+    if x == 0.0 {
+        return "0".into();
+    }
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    // Steps of at most a quarter of the last printed digit: the first printed value that is
+    // ≥ x is the decimal ceiling (rounding to nearest cannot skip past it).
+    for i in 0..64_u32 {
+        let v = if sci {
+            x * (1.0 + f64::from(i) * 0.25e-7)
+        } else {
+            x + f64::from(i) * 0.25e-6
+        };
+        let t = show(v);
+        if t.parse::<f64>().is_ok_and(|p| p >= x) {
+            return match t.split_once('e') {
+                Some((m, e)) if m.contains('.') => {
+                    format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.'))
+                }
+                _ => t,
+            };
+        }
+    }
+    format!("{x}")
 }
 
 fn accountant(which: Which, rel: Neighbouring) -> Box<dyn Accountant> {
@@ -372,14 +409,56 @@ fn evaluate(
         .collect()
 }
 
+/// Machine name of a conversion and the RDP/CKS order that attained it (if any).
+fn conversion_key(c: Conversion) -> (&'static str, Option<f64>) {
+    match c {
+        Conversion::Pure => ("pure", None),
+        Conversion::BasicComposition => ("basic_composition", None),
+        Conversion::AdvancedComposition => ("advanced_composition", None),
+        Conversion::OptimalComposition => ("optimal_composition", None),
+        Conversion::Mironov { order } => ("mironov", Some(order)),
+        Conversion::BalleCks { order } => ("balle_cks", Some(order)),
+        Conversion::BunSteinke => ("bun_steinke", None),
+        Conversion::CksZcdp { order } => ("cks_zcdp", Some(order)),
+        Conversion::GaussianPld => ("gaussian_pld", None),
+        _ => ("other", None),
+    }
+}
+
+/// Human description of a conversion, with its reference.
+fn conversion_text(c: Conversion) -> String {
+    match c {
+        Conversion::Pure => "pure ε-DP, additive composition".into(),
+        Conversion::BasicComposition => "basic composition, Dwork–Roth Thm 3.16".into(),
+        Conversion::AdvancedComposition => "advanced composition, Dwork–Roth Thm 3.20".into(),
+        Conversion::OptimalComposition => "optimal composition, Kairouz–Oh–Viswanath 2015".into(),
+        Conversion::Mironov { order } => {
+            format!("RDP → (ε,δ) via Mironov 2017 Prop. 3 at α = {order}")
+        }
+        Conversion::BalleCks { order } => {
+            format!("RDP → (ε,δ) via Balle et al. 2020 Thm 21 at α = {order}")
+        }
+        Conversion::BunSteinke => "zCDP → (ε,δ) via Bun–Steinke 2016 Prop. 1.3".into(),
+        Conversion::CksZcdp { order } => {
+            format!("zCDP → (ε,δ) via Canonne–Kamath–Steinke 2020 at α = {order}")
+        }
+        Conversion::GaussianPld => "exact Gaussian privacy-loss distribution".into(),
+        other => format!("{other:?}"),
+    }
+}
+
 fn report_json(w: Which, r: &Result<Report>) -> Value {
     match r {
-        Ok(rep) => json!({
-            "accountant": name(w),
-            "epsilon": rep.epsilon,
-            "delta": rep.delta,
-            "conversion": format!("{:?}", rep.conversion),
-        }),
+        Ok(rep) => {
+            let (c, order) = conversion_key(rep.conversion);
+            json!({
+                "accountant": name(w),
+                "epsilon": rep.epsilon,
+                "delta": rep.delta,
+                "conversion": c,
+                "order": order,
+            })
+        }
         Err(e) => json!({ "accountant": name(w), "error": format!("{e:#}") }),
     }
 }
@@ -393,6 +472,15 @@ fn best(results: &[(Which, Result<Report>)], key: fn(&Report) -> f64) -> Option<
         .min_by(|a, b| key(&a.1).total_cmp(&key(&b.1)))
 }
 
+/// `(ε, δ)` as a human string, the queried quantity first.
+fn pair(what: &str, r: &Report) -> String {
+    if what == "epsilon" {
+        format!("ε = {} at δ = {}", up(r.epsilon, false), up(r.delta, true))
+    } else {
+        format!("δ = {} at ε = {}", up(r.delta, true), up(r.epsilon, false))
+    }
+}
+
 fn composition(
     json_out: bool,
     what: &str,
@@ -401,13 +489,22 @@ fn composition(
     rel: Relation,
     which: Which,
 ) -> Result<()> {
+    if !target.is_finite() || target < 0.0 {
+        bail!(
+            "--{} {target} must be finite and non-negative",
+            if what == "epsilon" {
+                "delta"
+            } else {
+                "epsilon"
+            }
+        );
+    }
     let specs: Vec<Spec> = events
         .iter()
         .map(|e| parse_event(e))
         .collect::<Result<_>>()?;
     for sp in &specs {
-        sp.base
-            .validate(rel.to_lib())
+        with_event(sp, |e| e.validate(rel.to_lib()))
             .with_context(|| format!("event {:?}", sp.text))?;
     }
     let query: Box<Query> = if what == "epsilon" {
@@ -432,6 +529,7 @@ fn composition(
         );
     };
     if json_out {
+        let (c, order) = conversion_key(br.conversion);
         let v = json!({
             "query": what,
             "target": target,
@@ -440,28 +538,27 @@ fn composition(
             "epsilon": br.epsilon,
             "delta": br.delta,
             "accountant": name(bw),
-            "conversion": format!("{:?}", br.conversion),
+            "conversion": c,
+            "order": order,
             "all": results.iter().map(|(w, r)| report_json(*w, r)).collect::<Vec<_>>(),
         });
         println!("{v}");
     } else {
         println!(
-            "ε = {:.6} at δ = {:e} ({} accountant, {:?}; {} neighbours)",
-            br.epsilon,
-            br.delta,
+            "{} ({} accountant, {}; {} neighbours)",
+            pair(what, &br),
             name(bw),
-            br.conversion,
+            conversion_text(br.conversion),
             rel.name()
         );
         if results.len() > 1 {
             for (w, r) in &results {
                 match r {
                     Ok(rep) => println!(
-                        "  {:<7} ε = {:<12.6} δ = {:e}  {:?}",
+                        "  {:<7} {}  ({})",
                         name(*w),
-                        rep.epsilon,
-                        rep.delta,
-                        rep.conversion
+                        pair(what, rep),
+                        conversion_text(rep.conversion)
                     ),
                     Err(e) => println!("  {:<7} cannot: {e:#}", name(*w)),
                 }
@@ -485,6 +582,72 @@ fn method_name(m: MethodArg) -> &'static str {
         MethodArg::Pld => "pld",
         MethodArg::Rdp => "rdp",
     }
+}
+
+fn sampler_name(s: SamplerArg) -> &'static str {
+    match s {
+        SamplerArg::Penalty => "penalty",
+        SamplerArg::Hmc => "hmc",
+        SamplerArg::Barker => "barker",
+    }
+}
+
+/// Fails if an option that `sampler` does not use was given (it would be silently ignored).
+fn reject(sampler: SamplerArg, given: &[(&str, bool)]) -> Result<()> {
+    if let Some((opt, _)) = given.iter().find(|(_, g)| *g) {
+        bail!(
+            "--{opt} does not apply to the {} sampler",
+            sampler_name(sampler)
+        );
+    }
+    Ok(())
+}
+
+fn sigma(
+    j: bool,
+    epsilon: f64,
+    delta: f64,
+    steps: u64,
+    sensitivity: f64,
+    poisson: Option<f64>,
+    m: Option<MethodArg>,
+) -> Result<()> {
+    if !(sensitivity.is_finite() && sensitivity > 0.0) {
+        bail!("--sensitivity {sensitivity} must be finite and positive");
+    }
+    let (sigma, how) = match poisson {
+        Some(q) => {
+            if matches!(m, Some(MethodArg::Zcdp | MethodArg::Pld)) {
+                bail!("--poisson is calibrated with rdp only (drop --method or use --method rdp)");
+            }
+            let z = poisson_gaussian_sigma_rdp(epsilon, delta, steps, q, &DEFAULT_ORDERS)?;
+            let s = round_up(z * sensitivity);
+            if !s.is_finite() {
+                bail!("σ overflows for sensitivity {sensitivity}");
+            }
+            (s, format!("rdp, Poisson q = {q}, add/remove"))
+        }
+        None => {
+            let m = m.unwrap_or(MethodArg::Pld);
+            (
+                gaussian_sigma(epsilon, delta, steps, sensitivity, method(m))?,
+                method_name(m).to_string(),
+            )
+        }
+    };
+    if j {
+        println!(
+            "{}",
+            json!({"sigma": sigma, "epsilon": epsilon, "delta": delta, "steps": steps,
+                   "sensitivity": sensitivity, "poisson": poisson, "method": how})
+        );
+    } else {
+        println!(
+            "σ = {} for {steps} Gaussian releases of sensitivity {sensitivity} within (ε = {epsilon}, δ = {delta:e}) [{how}]",
+            up(sigma, false)
+        );
+    }
+    Ok(())
 }
 
 /// Runs `dpinfer account`.
@@ -513,31 +676,7 @@ pub fn run(args: &AccountArgs) -> Result<()> {
             sensitivity,
             poisson,
             method: m,
-        } => {
-            let (sigma, how) = match poisson {
-                Some(q) => {
-                    let z =
-                        poisson_gaussian_sigma_rdp(*epsilon, *delta, *steps, *q, &DEFAULT_ORDERS)?;
-                    (z * sensitivity, format!("RDP, Poisson q = {q}, add/remove"))
-                }
-                None => (
-                    gaussian_sigma(*epsilon, *delta, *steps, *sensitivity, method(*m))?,
-                    method_name(*m).to_string(),
-                ),
-            };
-            if j {
-                println!(
-                    "{}",
-                    json!({"sigma": sigma, "epsilon": epsilon, "delta": delta, "steps": steps,
-                           "sensitivity": sensitivity, "poisson": poisson, "method": how})
-                );
-            } else {
-                println!(
-                    "σ = {sigma:.6} for {steps} Gaussian releases of sensitivity {sensitivity} within (ε = {epsilon}, δ = {delta:e}) [{how}]"
-                );
-            }
-            Ok(())
-        }
+        } => sigma(j, *epsilon, *delta, *steps, *sensitivity, *poisson, *m),
         AccountCmd::MaxSteps {
             sampler,
             epsilon,
@@ -551,49 +690,83 @@ pub fn run(args: &AccountArgs) -> Result<()> {
             max_order,
             method: m,
         } => {
-            let (k, extra) = match sampler {
+            let s = *sampler;
+            let (k, extra) = match s {
                 SamplerArg::Penalty => {
+                    reject(
+                        s,
+                        &[
+                            ("tau-g", tau_g.is_some()),
+                            ("leapfrog", leapfrog.is_some()),
+                            ("batch", batch.is_some()),
+                            ("max-order", max_order.is_some()),
+                        ],
+                    )?;
                     let t = tau.context("--tau is required for the penalty sampler")?;
+                    let a = a.unwrap_or(0.5);
+                    let m = m.unwrap_or(MethodArg::Pld);
                     let k = match m {
-                        MethodArg::Zcdp => dp_penalty_max_steps_zcdp(*epsilon, *delta, t, *n, *a)?,
-                        MethodArg::Pld => dp_penalty_max_steps_pld(*epsilon, *delta, t, *n, *a)?,
-                        MethodArg::Rdp => bail!("the penalty budget is zcdp or pld"),
+                        MethodArg::Zcdp => dp_penalty_max_steps_zcdp(*epsilon, *delta, t, *n, a)?,
+                        MethodArg::Pld => dp_penalty_max_steps_pld(*epsilon, *delta, t, *n, a)?,
+                        MethodArg::Rdp => bail!("the penalty budget is zcdp or pld, not rdp"),
                     };
-                    (k, json!({"tau": t, "a": a, "method": method_name(*m)}))
+                    (k, json!({"tau": t, "a": a, "method": method_name(m)}))
                 }
                 SamplerArg::Hmc => {
+                    reject(
+                        s,
+                        &[
+                            ("a", a.is_some()),
+                            ("batch", batch.is_some()),
+                            ("max-order", max_order.is_some()),
+                        ],
+                    )?;
                     let tl = tau.context("--tau (τ_l) is required for HMC")?;
                     let tg = tau_g.context("--tau-g is required for HMC")?;
+                    let l = leapfrog.unwrap_or(10);
+                    let m = m.unwrap_or(MethodArg::Pld);
                     let k = match m {
-                        MethodArg::Zcdp => {
-                            dp_hmc_max_steps_zcdp(*epsilon, *delta, tl, tg, *n, *leapfrog)?
-                        }
-                        MethodArg::Pld => {
-                            dp_hmc_max_steps_pld(*epsilon, *delta, tl, tg, *n, *leapfrog)?
-                        }
-                        MethodArg::Rdp => bail!("the HMC budget is zcdp or pld"),
+                        MethodArg::Zcdp => dp_hmc_max_steps_zcdp(*epsilon, *delta, tl, tg, *n, l)?,
+                        MethodArg::Pld => dp_hmc_max_steps_pld(*epsilon, *delta, tl, tg, *n, l)?,
+                        MethodArg::Rdp => bail!("the HMC budget is zcdp or pld, not rdp"),
                     };
                     (
                         k,
-                        json!({"tau_l": tl, "tau_g": tg, "leapfrog": leapfrog, "method": method_name(*m)}),
+                        json!({"tau_l": tl, "tau_g": tg, "leapfrog": l, "method": method_name(m)}),
                     )
                 }
                 SamplerArg::Barker => {
+                    reject(
+                        s,
+                        &[
+                            ("tau", tau.is_some()),
+                            ("tau-g", tau_g.is_some()),
+                            ("a", a.is_some()),
+                            ("leapfrog", leapfrog.is_some()),
+                        ],
+                    )?;
+                    if matches!(m, Some(MethodArg::Zcdp | MethodArg::Pld)) {
+                        bail!("the Barker budget is rdp only");
+                    }
                     let b = batch.context("--batch is required for Barker")?;
-                    let (k, alpha) = dp_barker_max_steps(*epsilon, *delta, b, *n, *max_order)?;
-                    (k, json!({"batch": b, "rdp_order": alpha, "method": "rdp"}))
+                    let mo = max_order.unwrap_or(256);
+                    let (k, alpha) = dp_barker_max_steps(*epsilon, *delta, b, *n, mo)?;
+                    (
+                        k,
+                        json!({"batch": b, "max_order": mo, "rdp_order": alpha, "method": "rdp"}),
+                    )
                 }
             };
             if j {
                 println!(
                     "{}",
-                    json!({"max_steps": k, "sampler": format!("{sampler:?}").to_lowercase(),
+                    json!({"max_steps": k, "sampler": sampler_name(s),
                            "epsilon": epsilon, "delta": delta, "n": n, "settings": extra})
                 );
             } else {
                 println!(
                     "{k} iterations of DP {} on n = {n} rows fit (ε = {epsilon}, δ = {delta:e}) [{extra}]",
-                    format!("{sampler:?}").to_lowercase()
+                    sampler_name(s)
                 );
             }
             Ok(())
@@ -605,6 +778,23 @@ pub fn run(args: &AccountArgs) -> Result<()> {
 #[allow(clippy::float_cmp)] // parsed literals are exact
 mod tests {
     use super::*;
+
+    #[test]
+    fn printed_values_round_up() {
+        assert_eq!(up(6.719_402_117_939_477, false), "6.719403");
+        assert_eq!(up(0.5, false), "0.500000");
+        assert_eq!(up(6.829_594_983_115_601_5e-3, true), "6.829595e-3");
+        assert_eq!(up(1e-5, true), "1e-5");
+        assert_eq!(up(2.5e-3, true), "2.5e-3");
+        assert_eq!(up(1.234_567_01e-9, true), "1.234568e-9");
+        assert_eq!(up(0.0, true), "0");
+        for x in [1e-300, 3.3e-7, 0.1, 2.5, 117.972_931_4, 1e12] {
+            for sci in [false, true] {
+                let t = up(x, sci);
+                assert!(t.parse::<f64>().unwrap() >= x, "{x} {t}");
+            }
+        }
+    }
 
     #[test]
     fn event_grammar() {

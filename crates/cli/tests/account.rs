@@ -249,3 +249,269 @@ fn bad_input_is_one_error_line() {
         assert!(!err.contains("panicked"));
     }
 }
+
+#[test]
+fn delta_matches_the_gaussian_pld_closed_form() {
+    // Four Gaussians, σ = 4, Δ = 1: μ = √4 · 1/4 = 0.5, and the exact (Balle–Wang 2018 Thm 8)
+    // δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) = 0.006829594983114577 at ε = 1 (Python
+    // math.erfc). The report is an upper bound, tight to rounding.
+    let v = json(&[
+        "delta",
+        "--epsilon",
+        "1",
+        "--event",
+        "gaussian:sigma=4,count=4",
+    ]);
+    let d = v["delta"].as_f64().unwrap();
+    let exact = 0.006_829_594_983_114_577;
+    assert!(d >= exact && d <= exact * (1.0 + 1e-9), "{d}");
+    assert_eq!(v["accountant"], "pld");
+    assert_eq!(v["conversion"], "gaussian_pld");
+    assert_eq!(v["query"], "delta");
+    // Every accountant's δ at this ε is a valid bound, so none may be below the exact one.
+    for r in v["all"].as_array().unwrap() {
+        if let Some(d) = r["delta"].as_f64() {
+            assert!(d >= exact, "{r}");
+        }
+    }
+}
+
+#[test]
+fn json_has_the_documented_keys() {
+    let v = json(&[
+        "epsilon",
+        "--delta",
+        "1e-5",
+        "--neighbouring",
+        "replace-one",
+        "--event",
+        "gaussian:sigma=2,sens=2,count=100,wor=100/10000",
+        "--event",
+        "laplace:b=10,count=3",
+    ]);
+    for k in [
+        "query",
+        "target",
+        "neighbouring",
+        "events",
+        "epsilon",
+        "delta",
+        "accountant",
+        "conversion",
+        "order",
+        "all",
+    ] {
+        assert!(v.get(k).is_some(), "missing {k}: {v}");
+    }
+    assert_eq!(v["neighbouring"], "replace-one");
+    assert_eq!(v["events"].as_array().unwrap().len(), 2);
+    assert_eq!(v["all"].as_array().unwrap().len(), 5);
+    let e = v["epsilon"].as_f64().unwrap();
+    // The answer is the smallest finite ε over the accountants that could bound it.
+    let min = v["all"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["epsilon"].as_f64())
+        .fold(f64::INFINITY, f64::min);
+    assert!((e - min).abs() <= 0.0 && e > 0.0, "{e} vs {min}");
+    // Sampled Gaussians and Laplace: the Gaussian PLD cannot express them.
+    let pld = &v["all"].as_array().unwrap()[4];
+    assert_eq!(pld["accountant"], "pld");
+    assert!(pld.get("error").is_some(), "{pld}");
+}
+
+#[test]
+fn human_output_names_the_accountant_and_conversion() {
+    let o = dpinfer(
+        &[
+            "account",
+            "epsilon",
+            "--delta",
+            "1e-5",
+            "--accountant",
+            "rdp",
+            "--event",
+            "gaussian:sigma=1,poisson=0.01,count=10000",
+        ],
+        &root(),
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let out = String::from_utf8(o.stdout).unwrap();
+    assert_eq!(out.lines().count(), 1, "{out}");
+    // 6.719402117… printed rounded up, never down.
+    assert!(out.starts_with("ε = 6.719403 at δ = 1e-5 ("), "{out}");
+    assert!(out.contains("rdp accountant") && out.contains("RDP → (ε,δ)"));
+    assert!(out.contains("add/remove neighbours"), "{out}");
+    let o = dpinfer(
+        &[
+            "account",
+            "sigma",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--steps",
+            "10",
+        ],
+        &root(),
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).starts_with("σ = "));
+}
+
+#[test]
+fn sigma_scales_with_the_sensitivity() {
+    // σ is linear in Δ (the Gaussian's privacy depends on σ/Δ only), with Poisson sampling too.
+    let s = |sens: &str| {
+        json(&[
+            "sigma",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-6",
+            "--steps",
+            "200",
+            "--poisson",
+            "0.05",
+            "--sensitivity",
+            sens,
+        ])["sigma"]
+            .as_f64()
+            .unwrap()
+    };
+    let (s1, s3) = (s("1"), s("3"));
+    assert!((s3 / s1 - 3.0).abs() < 1e-12, "{s1} {s3}");
+}
+
+#[test]
+fn options_that_do_not_apply_are_errors_not_ignored() {
+    for args in [
+        vec![
+            "account",
+            "sigma",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--poisson",
+            "0.01",
+            "--sensitivity=-1",
+        ],
+        vec![
+            "account",
+            "sigma",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--sensitivity",
+            "NaN",
+        ],
+        vec![
+            "account",
+            "sigma",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--poisson",
+            "0.01",
+            "--method",
+            "pld",
+        ],
+        vec![
+            "account",
+            "max-steps",
+            "--sampler",
+            "penalty",
+            "--epsilon",
+            "6",
+            "--delta",
+            "1e-6",
+            "--tau",
+            "0.1",
+            "--n",
+            "1000",
+            "--batch",
+            "10",
+        ],
+        vec![
+            "account",
+            "max-steps",
+            "--sampler",
+            "barker",
+            "--epsilon",
+            "6",
+            "--delta",
+            "1e-6",
+            "--batch",
+            "100",
+            "--n",
+            "1000",
+            "--method",
+            "zcdp",
+        ],
+        vec![
+            "account",
+            "epsilon",
+            "--delta=-1e-5",
+            "--event",
+            "gaussian:sigma=1",
+        ],
+        vec![
+            "account",
+            "delta",
+            "--epsilon",
+            "inf",
+            "--event",
+            "pure:eps=1",
+        ],
+        vec![
+            "account",
+            "epsilon",
+            "--delta",
+            "1e-5",
+            "--event",
+            "gaussian:sigma=1,count=-3",
+        ],
+    ] {
+        let o = dpinfer(&args, &root());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", show(&o));
+        assert!(
+            err.starts_with("error: ") && err.trim_end().lines().count() == 1,
+            "{err}"
+        );
+        assert!(!err.contains("panicked"));
+        assert!(o.stdout.is_empty(), "{args:?}");
+    }
+}
+
+#[test]
+fn sampling_scheme_must_match_the_relation() {
+    // Sampling without replacement is analysed under replace-one only, Poisson under
+    // add/remove only: one error naming the relation, before any accountant runs.
+    for (rel, ev) in [
+        ("add-remove", "gaussian:sigma=1,wor=10/100"),
+        ("replace-one", "gaussian:sigma=1,poisson=0.1"),
+    ] {
+        let o = dpinfer(
+            &[
+                "account",
+                "epsilon",
+                "--delta",
+                "1e-5",
+                "--neighbouring",
+                rel,
+                "--event",
+                ev,
+            ],
+            &root(),
+        );
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+        assert!(err.contains("neighbouring relation"), "{err}");
+        assert!(!err.contains("no accountant"), "{err}");
+    }
+}
