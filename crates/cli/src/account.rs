@@ -16,6 +16,11 @@
 //! plus, on any event, `count=k` (k adaptive repetitions), `poisson=q` (Poisson subsampling,
 //! add/remove neighbours) or `wor=batch/population` (sampling without replacement,
 //! replace-one neighbours).
+//!
+//! With `--accountant all` (the default) every accountant is run and the smallest bound is
+//! reported; each one is a valid upper bound, so the minimum is too. Printed ε, δ and σ are
+//! rounded *up* to the printed digits (JSON carries the full `f64`), so copying a printed
+//! value never claims less privacy loss, or more noise, than was computed.
 
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
@@ -29,6 +34,20 @@ use dpinfer::accountants::{
     PureAccountant, RdpAccountant, Report, ZcdpAccountant, round_up,
 };
 use serde_json::{Value, json};
+
+/// Long help of `--event`: the event grammar.
+const EVENT_HELP: &str = "One release or repeated release, `kind:key=value,…` (repeatable; \
+the events compose adaptively).
+  gaussian:sigma=σ[,sens=Δ₂]        Gaussian mechanism (Δ₂ default 1)
+  laplace:b=b[,sens=Δ₁]             Laplace mechanism (Δ₁ default 1)
+  pure:eps=ε                        any ε-DP mechanism
+  approx:eps=ε,delta=δ              any (ε, δ)-DP mechanism (approx accountant only)
+  zcdp:rho=ρ                        any ρ-zCDP mechanism
+  svt:c=c,b=b[,sens=Δ][,resample=0|1]  sparse vector, c answers (ABCDP Thm 1)
+On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
+add/remove neighbours only) or wor=batch/population (sampling without replacement, \
+replace-one neighbours only). Sensitivities are under the chosen --neighbouring relation.
+Example: --event gaussian:sigma=1,poisson=0.01,count=10000";
 
 /// Arguments of `dpinfer account`.
 #[derive(Debug, Args)]
@@ -65,7 +84,7 @@ impl Relation {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Which {
-    /// Every accountant that can express the events; the smallest ε is the answer.
+    /// Every accountant that can express the events; the smallest bound is the answer.
     All,
     /// Pure ε-DP (basic composition).
     Pure,
@@ -107,7 +126,7 @@ enum AccountCmd {
         #[arg(long)]
         delta: f64,
         /// Events, `kind:key=value,…` (repeatable).
-        #[arg(long = "event", required = true)]
+        #[arg(long = "event", required = true, long_help = EVENT_HELP)]
         events: Vec<String>,
         /// Neighbouring relation.
         #[arg(long, value_enum, default_value = "add-remove")]
@@ -122,7 +141,7 @@ enum AccountCmd {
         #[arg(long)]
         epsilon: f64,
         /// Events, `kind:key=value,…` (repeatable).
-        #[arg(long = "event", required = true)]
+        #[arg(long = "event", required = true, long_help = EVENT_HELP)]
         events: Vec<String>,
         /// Neighbouring relation.
         #[arg(long, value_enum, default_value = "add-remove")]
