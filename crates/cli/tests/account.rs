@@ -515,3 +515,45 @@ fn sampling_scheme_must_match_the_relation() {
         assert!(!err.contains("no accountant"), "{err}");
     }
 }
+
+#[test]
+fn printed_sigma_stays_within_the_budget() {
+    // A user copies the printed (rounded-up) σ: its ε must still be within the budget.
+    for (steps, eps) in [("1000", 1.0_f64), ("7", 0.3), ("100000", 8.0)] {
+        let o = dpinfer(
+            &[
+                "account",
+                "sigma",
+                "--epsilon",
+                &eps.to_string(),
+                "--delta",
+                "1e-6",
+                "--steps",
+                steps,
+            ],
+            &root(),
+        );
+        assert!(o.status.success(), "{}", show(&o));
+        let out = String::from_utf8(o.stdout).unwrap();
+        let s = out
+            .strip_prefix("σ = ")
+            .and_then(|r| r.split(' ').next())
+            .unwrap();
+        let ev = format!("gaussian:sigma={s},count={steps}");
+        let e = json(&[
+            "epsilon",
+            "--delta",
+            "1e-6",
+            "--accountant",
+            "pld",
+            "--event",
+            &ev,
+        ])["epsilon"]
+            .as_f64()
+            .unwrap();
+        assert!(
+            e <= eps && e > 0.999 * eps,
+            "printed σ {s}: ε {e} vs budget {eps}"
+        );
+    }
+}
