@@ -30,7 +30,9 @@ impl Batcher {
     }
 }
 
-/// Clipped per-row ratios on `rows`: returns (Σ c_j, Σ c_j², clipped count).
+/// Clipped per-row ratios on `rows`: returns (Σ c_j, Σ c_j², clipped count), by the model's
+/// minibatch pass (clip semantics of the simulators crate; per-proposal constants computed once
+/// by fast models).
 pub(crate) fn batch_clipped<L: dpinfer_simulators::RowLikelihood + ?Sized>(
     lik: &L,
     theta: &[f64],
@@ -38,15 +40,6 @@ pub(crate) fn batch_clipped<L: dpinfer_simulators::RowLikelihood + ?Sized>(
     rows: &[usize],
     bound: f64,
 ) -> Result<(f64, f64, usize), crate::McmcError> {
-    let mut s = 0.0;
-    let mut s2 = 0.0;
-    let mut clipped = 0;
-    for &j in rows {
-        // One-row fused pass: the model's fast path, clip semantics of the simulators crate.
-        let c = lik.clipped_log_ratio_sum(theta, theta_new, j, 1, bound)?;
-        clipped += c.clipped;
-        s += c.sum;
-        s2 += c.sum * c.sum;
-    }
-    Ok((s, s2, clipped))
+    let c = lik.clipped_log_ratio_rows(theta, theta_new, rows, bound)?;
+    Ok((c.sum, c.sum_sq, c.clipped))
 }

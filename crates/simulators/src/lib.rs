@@ -15,7 +15,7 @@ pub mod stream;
 mod ziggurat_tables;
 
 pub use error::SimError;
-pub use likelihood::{ClipSum, RowGradient, RowLikelihood};
+pub use likelihood::{BatchClipSum, ClipSum, RowGradient, RowLikelihood};
 pub use prior::Prior;
 pub use simulator::{IncrementalSimulator, RunEnd, Simulator};
 pub use stream::SimStream;

@@ -20,6 +20,18 @@ pub struct ClipSum {
     pub clipped: usize,
 }
 
+/// Result of a clip-and-sum over a list of rows (a minibatch): the sum, the sum of squares of
+/// the clipped values (for the batch variance σ_b² of subsampled DP MCMC) and the clipped count.
+#[derive(Copy, Clone, Debug, PartialEq)]
+pub struct BatchClipSum {
+    /// Σ_j c_j with c_j = clip(r_j, b) (at most `rows · b` in absolute value).
+    pub sum: f64,
+    /// Σ_j c_j² (at most `rows · b²`).
+    pub sum_sq: f64,
+    /// Number of rows whose value was changed by clipping (non-finite rows count as clipped).
+    pub clipped: usize,
+}
+
 /// Clips one value to `[−b, b]` as `x.max(−b).min(b)`: `±∞` go to `±b` and NaN goes to `−b`
 /// (`f64::max` returns the non-NaN operand), so no data value can make a sum NaN and the
 /// per-row contribution always lies in `[−b, b]`. This branch-free form vectorises.
@@ -158,6 +170,42 @@ pub trait RowLikelihood {
             acc.sum += part.sum;
             acc.clipped += part.clipped;
             start += m;
+        }
+        Ok(acc)
+    }
+
+    /// Clip-and-sum over the listed rows (a minibatch, in the given order):
+    /// c_j = clip(r_j(θ, θ′), b) for each `j` in `rows`, returning Σ c_j, Σ c_j² and the
+    /// clipped count. Each c_j equals the value the one-row pass
+    /// [`clipped_log_ratio_sum`](RowLikelihood::clipped_log_ratio_sum)`(θ, θ′, j, 1, b)`
+    /// gives (the default is exactly that loop; fast models compute the per-proposal
+    /// constants once and gather the rows).
+    ///
+    /// # Privacy
+    /// As [`clipped_log_ratio_sum`](RowLikelihood::clipped_log_ratio_sum): every row
+    /// contributes a value in `[−b, b]`; errors depend only on θ, θ′, the row indices and `b`.
+    ///
+    /// # Errors
+    /// As [`clipped_log_ratio_sum`](RowLikelihood::clipped_log_ratio_sum); a row index
+    /// `≥ n_rows` is a [`SimError::DimensionMismatch`].
+    fn clipped_log_ratio_rows(
+        &self,
+        theta: &[f64],
+        theta_new: &[f64],
+        rows: &[usize],
+        b: f64,
+    ) -> Result<BatchClipSum, SimError> {
+        crate::error::clip_bound(b)?;
+        let mut acc = BatchClipSum {
+            sum: 0.0,
+            sum_sq: 0.0,
+            clipped: 0,
+        };
+        for &j in rows {
+            let c = self.clipped_log_ratio_sum(theta, theta_new, j, 1, b)?;
+            acc.sum += c.sum;
+            acc.sum_sq += c.sum * c.sum;
+            acc.clipped += c.clipped;
         }
         Ok(acc)
     }

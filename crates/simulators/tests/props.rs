@@ -109,4 +109,59 @@ proptest! {
             prop_assert!(s.sum.is_finite());
         }
     }
+
+    /// The minibatch pass equals the one-row pass row by row, bit for bit (sum, Σc², count),
+    /// for the 2-D and 10-D banana fast paths and the default (Gaussian-mean) implementation,
+    /// with arbitrary data values; a row index past n is an error, never a panic.
+    #[test]
+    fn minibatch_pass_equals_one_row_passes(
+        t in proptest::collection::vec(-5.0f64..5.0, 10),
+        u in proptest::collection::vec(-5.0f64..5.0, 10),
+        bound in prop_oneof![Just(1e-3), Just(0.5), Just(3.0), Just(1e250)],
+        wild in any_f64(),
+        wild_at in 0usize..320,
+        rows in proptest::collection::vec(0usize..34, 0..40),
+    ) {
+        for dim in [2usize, 10] {
+            let n = 32;
+            let bn = Banana::new(BananaSettings { n, dim, ..BananaSettings::thesis_2d() }).unwrap();
+            let mut x: Vec<f64> = (0..n * dim).map(|i| ((i * 37) % 11) as f64 - 5.0).collect();
+            x[wild_at % (n * dim)] = wild;
+            let data = bn.data(&x).unwrap();
+            check_rows(&data, &t[..dim], &u[..dim], &rows, bound, n)?;
+        }
+        let g = GaussianMean::new(32, 1.0, 0.0, 1.0).unwrap();
+        let mut x: Vec<f64> = (0..32).map(|i| f64::from(i) * 0.1).collect();
+        x[wild_at % 32] = wild;
+        let gd = g.likelihood(&x).unwrap();
+        check_rows(&gd, &t[..1], &u[..1], &rows, bound, 32)?;
+    }
+}
+
+fn check_rows<L: RowLikelihood>(
+    lik: &L,
+    t: &[f64],
+    u: &[f64],
+    rows: &[usize],
+    bound: f64,
+    n: usize,
+) -> Result<(), TestCaseError> {
+    let got = lik.clipped_log_ratio_rows(t, u, rows, bound);
+    if rows.iter().any(|&j| j >= n) {
+        prop_assert!(got.is_err());
+        return Ok(());
+    }
+    let got = got.unwrap();
+    let (mut s, mut s2, mut c) = (0.0, 0.0, 0);
+    for &j in rows {
+        let one = lik.clipped_log_ratio_sum(t, u, j, 1, bound).unwrap();
+        s += one.sum;
+        s2 += one.sum * one.sum;
+        c += one.clipped;
+    }
+    prop_assert_eq!(got.sum.to_bits(), s.to_bits());
+    prop_assert_eq!(got.sum_sq.to_bits(), s2.to_bits());
+    prop_assert_eq!(got.clipped, c);
+    prop_assert!(got.sum.abs() <= rows.len() as f64 * bound * (1.0 + 1e-12));
+    Ok(())
 }

@@ -15,7 +15,8 @@
 use crate::dist;
 use crate::error::{SimError, check_len, finite, positive};
 use crate::likelihood::{
-    ClipSum, RowGradient, RowLikelihood, accumulate_clipped_row, affine_clip_sum, check_range,
+    BatchClipSum, ClipSum, RowGradient, RowLikelihood, accumulate_clipped_row, affine_clip_sum,
+    check_range, clip,
 };
 use crate::prior::{LN_SQRT_2PI, Prior};
 use crate::simulator::Simulator;
@@ -307,6 +308,24 @@ pub struct BananaData<'a> {
 }
 
 impl BananaData<'_> {
+    /// r_j(θ, θ′) = c + Σ_k α_k x_{jk} with α_k = τ_k(μ′_k − μ_k), c = −Σ_k τ_k(μ′_k² − μ_k²)/2
+    /// (μ = g⁻¹(θ)); requires `dim ≤ MAX_DIM` and checked θ lengths.
+    fn affine_ratio(&self, theta: &[f64], theta_new: &[f64]) -> ([f64; MAX_DIM], f64) {
+        let d = self.model.s.dim;
+        let mut mu = [0.0; MAX_DIM];
+        let mut mu2 = [0.0; MAX_DIM];
+        self.model.means(theta, &mut mu[..d]);
+        self.model.means(theta_new, &mut mu2[..d]);
+        let mut alpha = [0.0; MAX_DIM];
+        let mut c = 0.0;
+        for k in 0..d {
+            let tau = self.model.precision(k);
+            alpha[k] = tau * (mu2[k] - mu[k]);
+            c -= 0.5 * tau * (mu2[k] * mu2[k] - mu[k] * mu[k]);
+        }
+        (alpha, c)
+    }
+
     /// Column k (all n rows).
     #[must_use]
     pub fn column(&self, k: usize) -> &[f64] {
@@ -370,20 +389,62 @@ impl RowLikelihood for BananaData<'_> {
         if d > MAX_DIM {
             return generic_clip(self, theta, theta_new, first, count, b);
         }
-        let mut mu = [0.0; MAX_DIM];
-        let mut mu2 = [0.0; MAX_DIM];
-        self.model.means(theta, &mut mu[..d]);
-        self.model.means(theta_new, &mut mu2[..d]);
-        let mut alpha = [0.0; MAX_DIM];
-        let mut c = 0.0;
+        let (alpha, c) = self.affine_ratio(theta, theta_new);
         let mut cols: [&[f64]; MAX_DIM] = [&[]; MAX_DIM];
-        for k in 0..d {
-            let tau = self.model.precision(k);
-            alpha[k] = tau * (mu2[k] - mu[k]);
-            c -= 0.5 * tau * (mu2[k] * mu2[k] - mu[k] * mu[k]);
-            cols[k] = &self.column(k)[first..first + count];
+        for (k, col) in cols.iter_mut().enumerate().take(d) {
+            *col = &self.column(k)[first..first + count];
         }
         affine_clip_sum(&cols[..d], &alpha[..d], c, b)
+    }
+
+    /// Fast path for minibatches: α and c computed once, rows gathered; each value is formed
+    /// as c + α₀x₀ + α₁x₁ + … in the order [`affine_clip_sum`] uses, so it equals the one-row
+    /// pass bit for bit.
+    fn clipped_log_ratio_rows(
+        &self,
+        theta: &[f64],
+        theta_new: &[f64],
+        rows: &[usize],
+        b: f64,
+    ) -> Result<BatchClipSum, SimError> {
+        let d = self.model.s.dim;
+        check_len("theta", d, theta.len())?;
+        check_len("theta_new", d, theta_new.len())?;
+        crate::error::finite_theta(theta)?;
+        crate::error::finite_theta(theta_new)?;
+        let b = crate::error::clip_bound(b)?;
+        if d > MAX_DIM {
+            let mut acc = BatchClipSum {
+                sum: 0.0,
+                sum_sq: 0.0,
+                clipped: 0,
+            };
+            for &j in rows {
+                let c = generic_clip(self, theta, theta_new, j, 1, b)?;
+                acc.sum += c.sum;
+                acc.sum_sq += c.sum * c.sum;
+                acc.clipped += c.clipped;
+            }
+            return Ok(acc);
+        }
+        let (alpha, c) = self.affine_ratio(theta, theta_new);
+        let (mut s, mut s2, mut clipped) = (0.0, 0.0, 0usize);
+        for &j in rows {
+            check_range(j, 1, self.n)?;
+            let mut v = c;
+            for (k, &a) in alpha.iter().enumerate().take(d) {
+                v += a * self.x[k * self.n + j];
+            }
+            let cv = clip(v, b);
+            clipped += usize::from(v.abs() > b || v.is_nan());
+            s += cv;
+            s2 += cv * cv;
+        }
+        Ok(BatchClipSum {
+            sum: s,
+            sum_sq: s2,
+            clipped,
+        })
     }
 }
 
