@@ -6,7 +6,7 @@ Times (single thread, numpy vectorised, columns stored separately):
   * the fused clip-and-sum pass of per-row log-likelihood ratios (DP penalty's hot loop),
   * one non-private RWMH iteration (full-data log-likelihood ratio),
   * the per-row-clipped gradient sum (DP HMC's hot loop).
-NumPyro/BlackJAX are not installed here; see the issue for their numbers.
+NumPyro NUTS on the same model: scripts/numpyro_banana.py.
 
 Run: target/venv-mcmc/bin/python crates/mcmc/scripts/numpy_baseline.py
 """
