@@ -196,18 +196,9 @@ pub trait RowLikelihood {
         b: f64,
     ) -> Result<BatchClipSum, SimError> {
         crate::error::clip_bound(b)?;
-        let mut acc = BatchClipSum {
-            sum: 0.0,
-            sum_sq: 0.0,
-            clipped: 0,
-        };
-        for &j in rows {
-            let c = self.clipped_log_ratio_sum(theta, theta_new, j, 1, b)?;
-            acc.sum += c.sum;
-            acc.sum_sq += c.sum * c.sum;
-            acc.clipped += c.clipped;
-        }
-        Ok(acc)
+        batch_by_rows(rows, |j| {
+            self.clipped_log_ratio_sum(theta, theta_new, j, 1, b)
+        })
     }
 
     /// Σ_j ℓ_j(θ) over all rows (the unclipped, non-private log-likelihood; for baselines).
@@ -317,6 +308,25 @@ pub fn accumulate_clipped_row(row: &[f64], b: f64, acc: &mut [f64]) -> bool {
         }
         true
     }
+}
+
+/// Σ c_j, Σ c_j² and the clipped count over `rows`, each c_j from a one-row pass `one(j)`.
+pub(crate) fn batch_by_rows(
+    rows: &[usize],
+    mut one: impl FnMut(usize) -> Result<ClipSum, SimError>,
+) -> Result<BatchClipSum, SimError> {
+    let mut acc = BatchClipSum {
+        sum: 0.0,
+        sum_sq: 0.0,
+        clipped: 0,
+    };
+    for &j in rows {
+        let c = one(j)?;
+        acc.sum += c.sum;
+        acc.sum_sq += c.sum * c.sum;
+        acc.clipped += c.clipped;
+    }
+    Ok(acc)
 }
 
 /// Checks that rows `first .. first + count` lie within `0 .. n`.

@@ -16,7 +16,7 @@ use crate::dist;
 use crate::error::{SimError, check_len, finite, positive};
 use crate::likelihood::{
     BatchClipSum, ClipSum, RowGradient, RowLikelihood, accumulate_clipped_row, affine_clip_sum,
-    check_range, clip,
+    batch_by_rows, check_range, clip,
 };
 use crate::prior::{LN_SQRT_2PI, Prior};
 use crate::simulator::Simulator;
@@ -414,18 +414,7 @@ impl RowLikelihood for BananaData<'_> {
         crate::error::finite_theta(theta_new)?;
         let b = crate::error::clip_bound(b)?;
         if d > MAX_DIM {
-            let mut acc = BatchClipSum {
-                sum: 0.0,
-                sum_sq: 0.0,
-                clipped: 0,
-            };
-            for &j in rows {
-                let c = generic_clip(self, theta, theta_new, j, 1, b)?;
-                acc.sum += c.sum;
-                acc.sum_sq += c.sum * c.sum;
-                acc.clipped += c.clipped;
-            }
-            return Ok(acc);
+            return batch_by_rows(rows, |j| generic_clip(self, theta, theta_new, j, 1, b));
         }
         let (alpha, c) = self.affine_ratio(theta, theta_new);
         let (mut s, mut s2, mut clipped) = (0.0, 0.0, 0usize);
