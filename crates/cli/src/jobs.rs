@@ -288,6 +288,57 @@ pub fn merge(dir: &Path, out: &Path, generation: u32) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `dpinfer export PAIRS --out FILE.arrow [--config CONFIG]`: a shard or merged pairs file
+/// (checksum verified) as an Arrow IPC file, one column per θ coordinate (`theta1`, … or the
+/// model's parameter names when the config is given and matches) and per output value
+/// (`out1`, …); the shard header goes into the schema metadata.
+///
+/// # Errors
+/// A corrupt pairs file, a config it was not simulated for, I/O.
+pub fn export(pairs: &Path, out: &Path, config: Option<&Path>) -> Result<ExitCode> {
+    let (h, rows) = shard::read(pairs).with_context(|| format!("reading {}", pairs.display()))?;
+    let theta_names: Vec<String> = match config {
+        Some(c) => {
+            let cfg = Config::load(c)?;
+            let public = pairs_public(&cfg, h.generation, None).or_else(|_| {
+                // SMC generations ≥ 1 need a population to build the proposal, not to name
+                // columns: fall back to generation 0's description.
+                pairs_public(&cfg, 0, None)
+            })?;
+            if h.config_hash != public.config_hash || h.run_seed != public.seed {
+                bail!(
+                    "{} was simulated for a different configuration (hash {:016x}, this config {:016x})",
+                    pairs.display(),
+                    h.config_hash,
+                    public.config_hash
+                );
+            }
+            public.model.names()
+        }
+        None => (1..=h.theta_dim).map(|k| format!("theta{k}")).collect(),
+    };
+    let mut names = theta_names;
+    names.extend((1..=h.out_dim).map(|k| format!("out{k}")));
+    let meta = [
+        ("dpinfer.format", "pairs".to_string()),
+        ("dpinfer.config_hash", format!("{:016x}", h.config_hash)),
+        ("dpinfer.run_seed", h.run_seed.to_string()),
+        ("dpinfer.generation", h.generation.to_string()),
+        ("dpinfer.shard", format!("{}/{}", h.shard, h.shards)),
+        ("dpinfer.total_rows", h.total_rows.to_string()),
+        ("dpinfer.row_start", h.row_start.to_string()),
+        ("dpinfer.theta_dim", h.theta_dim.to_string()),
+    ];
+    crate::arrow::write_table(out, &names, &rows, &meta)?;
+    println!(
+        "exported {} rows × {} columns to {}",
+        h.n_rows,
+        names.len(),
+        out.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
 /// `dpinfer private-step CONFIG --pairs FILE`.
 ///
 /// # Errors

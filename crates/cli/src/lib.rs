@@ -9,6 +9,7 @@
 )]
 
 pub mod account;
+pub mod arrow;
 pub mod config;
 pub mod jobs;
 pub mod mcmc;

@@ -74,6 +74,17 @@ enum Cmd {
         #[arg(long, default_value_t = 0)]
         generation: u32,
     },
+    /// Convert a shard or merged pairs file to an Arrow IPC file (pandas, polars, R, DuckDB).
+    Export {
+        /// Shard or merged pairs file.
+        pairs: PathBuf,
+        /// Arrow IPC file to write.
+        #[arg(long)]
+        out: PathBuf,
+        /// Name the θ columns after this config's model (checked against the file).
+        #[arg(long)]
+        config: Option<PathBuf>,
+    },
     /// SMC-ABC (sharded PMC): the central step of one generation over its merged table.
     SmcStep {
         /// The run configuration.
@@ -149,6 +160,7 @@ fn main() -> ExitCode {
             out,
             generation,
         } => jobs::merge(dir, out, *generation),
+        Cmd::Export { pairs, out, config } => jobs::export(pairs, out, config.as_deref()),
         Cmd::PrivateStep { config, pairs, out } => {
             jobs::private_step(config, pairs, out.as_deref())
         }

@@ -146,7 +146,7 @@ impl Outcome {
         s
     }
 
-    /// Writes the folder: `samples.csv`, `summary.json`, diagnostics CSVs and SVG plots.
+    /// Writes the folder: `samples.csv` and `samples.arrow`, `summary.json`, diagnostics CSVs and SVG plots.
     ///
     /// # Errors
     /// I/O.
@@ -175,6 +175,38 @@ impl Outcome {
             csv.push('\n');
         }
         put(dir, "samples.csv", csv.as_bytes(), &mut files)?;
+        // samples.arrow: the same table, columnar
+        {
+            let mut names = self.names.clone();
+            let values: Vec<f64> = match &self.weights {
+                None => self.samples.clone(),
+                Some(w) => {
+                    names.push("weight".to_string());
+                    self.samples
+                        .chunks_exact(d)
+                        .enumerate()
+                        .flat_map(|(i, row)| {
+                            row.iter()
+                                .copied()
+                                .chain(core::iter::once(w.get(i).copied().unwrap_or(f64::NAN)))
+                        })
+                        .collect()
+                }
+            };
+            if !names.is_empty() {
+                crate::arrow::write_table(
+                    &dir.join("samples.arrow"),
+                    &names,
+                    &values,
+                    &[
+                        ("dpinfer.format", "samples".to_string()),
+                        ("dpinfer.model", self.model.clone()),
+                        ("dpinfer.sampler", self.sampler.clone()),
+                    ],
+                )?;
+                files.push("samples.arrow".to_string());
+            }
+        }
         // summary.json
         let marg = self.marginals();
         let facts = self

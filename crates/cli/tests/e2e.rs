@@ -78,6 +78,23 @@ fn every_example_config_runs_and_writes_a_results_folder() {
                 "{name}: {header}"
             );
         }
+        // samples.arrow holds exactly the CSV's table (same columns, same f64 bits).
+        let (cols, vals, meta) =
+            dpinfer_cli::arrow::read_table(&out.join("samples.arrow")).unwrap();
+        assert_eq!(cols.join(","), header, "{name}");
+        let from_csv: Vec<f64> = csv
+            .lines()
+            .skip(1)
+            .flat_map(|l| l.split(',').map(|v| v.parse::<f64>().unwrap()))
+            .collect();
+        assert_eq!(vals.len(), from_csv.len(), "{name}");
+        assert!(
+            vals.iter()
+                .zip(&from_csv)
+                .all(|(a, b)| a.to_bits() == b.to_bits() || (a.is_nan() && b.is_nan())),
+            "{name}: samples.arrow differs from samples.csv"
+        );
+        assert_eq!(meta["dpinfer.format"], "samples");
         // Every plot parses as SVG; marginals carry the histogram and KDE series.
         let mut svgs = 0;
         for e in std::fs::read_dir(&out).unwrap() {
@@ -517,6 +534,127 @@ fn any_sharding_merges_bit_identical_and_verify_finds_damage() {
     assert!(o.status.success());
     let o = dpinfer(&["verify", sd.to_str().unwrap()], &dir);
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
+}
+
+#[test]
+fn pairs_export_to_arrow_with_the_shard_values_and_refuse_damage() {
+    let dir = fresh_dir("export");
+    let out = dir.join("results");
+    let text = shrink(&example("cubic-outbreak.toml", &out));
+    let cfg = write_config(&dir, "c.toml", &text);
+    let c = cfg.to_str().unwrap();
+    let sd = dir.join("s");
+    for i in 0..3 {
+        let o = dpinfer(
+            &[
+                "simulate",
+                c,
+                "--shard",
+                &i.to_string(),
+                "--shards",
+                "3",
+                "--out",
+                sd.to_str().unwrap(),
+            ],
+            &dir,
+        );
+        assert!(o.status.success(), "{}", show(&o));
+    }
+    let m = dir.join("m.dpshard");
+    let o = dpinfer(
+        &["merge", sd.to_str().unwrap(), "--out", m.to_str().unwrap()],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let (h, rows) = dpinfer_cli::shard::read(&m).unwrap();
+    // Named after the model when the config is given.
+    let a = dir.join("pairs.arrow");
+    let o = dpinfer(
+        &[
+            "export",
+            m.to_str().unwrap(),
+            "--out",
+            a.to_str().unwrap(),
+            "--config",
+            c,
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let (cols, vals, meta) = dpinfer_cli::arrow::read_table(&a).unwrap();
+    assert_eq!(cols.len(), h.row_len());
+    assert!(cols[h.theta_dim as usize].starts_with("out1"), "{cols:?}");
+    assert!(
+        !cols[0].starts_with("theta"),
+        "model names expected: {cols:?}"
+    );
+    assert_eq!(vals.len(), rows.len());
+    assert!(
+        vals.iter()
+            .zip(&rows)
+            .all(|(a, b)| a.to_bits() == b.to_bits())
+    );
+    assert_eq!(meta["dpinfer.total_rows"], h.total_rows.to_string());
+    assert_eq!(
+        meta["dpinfer.config_hash"],
+        format!("{:016x}", h.config_hash)
+    );
+    // A single shard exports too (generic names without a config).
+    let shard0 = sd.join(dpinfer_cli::shard::shard_file_name(0, 1, 3));
+    let a0 = dir.join("shard0.arrow");
+    let o = dpinfer(
+        &[
+            "export",
+            shard0.to_str().unwrap(),
+            "--out",
+            a0.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let (cols0, vals0, meta0) = dpinfer_cli::arrow::read_table(&a0).unwrap();
+    assert_eq!(cols0[0], "theta1");
+    let (h0, rows0) = dpinfer_cli::shard::read(&shard0).unwrap();
+    assert_eq!(vals0, rows0);
+    assert_eq!(meta0["dpinfer.row_start"], h0.row_start.to_string());
+    // A bit flip is refused (checksum), and so is a config the table was not simulated for.
+    let mut bytes = std::fs::read(&m).unwrap();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x10;
+    let bad = dir.join("bad.dpshard");
+    std::fs::write(&bad, &bytes).unwrap();
+    let bad_out = dir.join("bad.arrow");
+    let o = dpinfer(
+        &[
+            "export",
+            bad.to_str().unwrap(),
+            "--out",
+            bad_out.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(!bad_out.exists());
+    let other = write_config(&dir, "o.toml", &set(&text, "seeds", "run", "7"));
+    let o2 = dir.join("o.arrow");
+    let o = dpinfer(
+        &[
+            "export",
+            m.to_str().unwrap(),
+            "--out",
+            o2.to_str().unwrap(),
+            "--config",
+            other.to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("different configuration"),
+        "{}",
+        show(&o)
+    );
+    assert!(!o2.exists());
 }
 
 #[test]

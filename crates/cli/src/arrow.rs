@@ -1,0 +1,118 @@
+//! Arrow IPC files (the "file" flavour, `.arrow`, readable by pyarrow, pandas, polars, R
+//! arrow, DuckDB) for the tables people analyse further: the posterior samples and the public
+//! (θ, output) pairs. One `Float64` column per quantity, no nulls, no compression; the shard
+//! files stay the checksummed exchange format between machines, Arrow is the format for
+//! analysis.
+
+use anyhow::{Context, Result, bail};
+use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch};
+use arrow_ipc::writer::FileWriter;
+use arrow_schema::{DataType, Field, Schema};
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::Arc;
+
+/// Rows per record batch (bounded memory for the column copies of large tables).
+const BATCH_ROWS: usize = 65_536;
+
+/// Writes a row-major table (`values.len() = rows · names.len()`) as an Arrow IPC file with
+/// one non-nullable `Float64` column per name, plus `metadata` on the schema; written to a
+/// temporary name and renamed into place.
+///
+/// # Errors
+/// Empty or duplicate column names, a length that is not whole rows, I/O.
+pub fn write_table(
+    path: &Path,
+    names: &[String],
+    values: &[f64],
+    metadata: &[(&str, String)],
+) -> Result<()> {
+    let d = names.len();
+    if d == 0 {
+        bail!("an Arrow table needs at least one column");
+    }
+    if !values.len().is_multiple_of(d) {
+        bail!("{} values are not whole rows of {d} columns", values.len());
+    }
+    let mut seen = std::collections::HashSet::new();
+    for n in names {
+        if n.is_empty() || !seen.insert(n.as_str()) {
+            bail!("column names must be non-empty and distinct (got {n:?})");
+        }
+    }
+    let meta: HashMap<String, String> = metadata
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), v.clone()))
+        .collect();
+    let schema = Arc::new(
+        Schema::new(
+            names
+                .iter()
+                .map(|n| Field::new(n, DataType::Float64, false))
+                .collect::<Vec<_>>(),
+        )
+        .with_metadata(meta),
+    );
+    let tmp = path.with_extension("arrow.tmp");
+    {
+        let file = std::fs::File::create(&tmp)
+            .with_context(|| format!("cannot create {}", tmp.display()))?;
+        let mut w = FileWriter::try_new(std::io::BufWriter::new(file), &schema)?;
+        for chunk in values.chunks(BATCH_ROWS * d) {
+            let rows = chunk.len() / d;
+            let cols: Vec<ArrayRef> = (0..d)
+                .map(|k| {
+                    Arc::new(Float64Array::from_iter_values(
+                        (0..rows).map(|r| chunk[r * d + k]),
+                    )) as ArrayRef
+                })
+                .collect();
+            w.write(&RecordBatch::try_new(schema.clone(), cols)?)?;
+        }
+        w.finish()?;
+        let inner = w.into_inner()?;
+        inner.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+    }
+    std::fs::rename(&tmp, path)
+        .with_context(|| format!("cannot rename {} into place", tmp.display()))?;
+    Ok(())
+}
+
+/// A table read back: column names, row-major values, schema metadata.
+pub type Table = (Vec<String>, Vec<f64>, HashMap<String, String>);
+
+/// Reads an Arrow IPC file written by [`write_table`] back as (column names, row-major
+/// values, schema metadata). Every column must be a non-null `Float64`.
+///
+/// # Errors
+/// Not an Arrow IPC file, other column types, nulls, I/O.
+pub fn read_table(path: &Path) -> Result<Table> {
+    let file =
+        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let reader = arrow_ipc::reader::FileReader::try_new(file, None)
+        .with_context(|| format!("{} is not an Arrow IPC file", path.display()))?;
+    let schema = reader.schema();
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    let meta: HashMap<String, String> = schema.metadata().clone().into();
+    let d = names.len();
+    let mut values = Vec::new();
+    for batch in reader {
+        let batch = batch?;
+        let cols: Vec<&Float64Array> = batch
+            .columns()
+            .iter()
+            .map(|c| {
+                c.as_any()
+                    .downcast_ref::<Float64Array>()
+                    .filter(|a| a.null_count() == 0)
+                    .context("every column must be a Float64 column without nulls")
+            })
+            .collect::<Result<_>>()?;
+        for r in 0..batch.num_rows() {
+            for col in cols.iter().take(d) {
+                values.push(col.value(r));
+            }
+        }
+    }
+    Ok((names, values, meta))
+}
