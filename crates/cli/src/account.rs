@@ -12,6 +12,7 @@
 //! | `approx` | `eps`, `delta` |
 //! | `zcdp` | `rho` |
 //! | `svt` | `c`, `b`, `sens`, `resample` (0/1) |
+//! | `binomial` | `n` (trials per release), `m` (pseudo-count), `releases` (L), `bound` (`exact` or `paper`) |
 //!
 //! plus, on any event, `count=k` (k adaptive repetitions), `poisson=q` (Poisson subsampling,
 //! add/remove neighbours) or `wor=batch/population` (sampling without replacement,
@@ -30,8 +31,8 @@ use dpinfer::accountants::calibrate::{
     poisson_gaussian_sigma_rdp,
 };
 use dpinfer::accountants::{
-    Accountant, ApproxAccountant, Conversion, DEFAULT_ORDERS, Event, Neighbouring, PldAccountant,
-    PureAccountant, RdpAccountant, Report, ZcdpAccountant, round_up,
+    Accountant, ApproxAccountant, BinomialBound, Conversion, DEFAULT_ORDERS, Event, Neighbouring,
+    PldAccountant, PureAccountant, RdpAccountant, Report, ZcdpAccountant, round_up,
 };
 use serde_json::{Value, json};
 
@@ -44,6 +45,7 @@ the events compose adaptively).
   approx:eps=ε,delta=δ              any (ε, δ)-DP mechanism (approx accountant only)
   zcdp:rho=ρ                        any ρ-zCDP mechanism
   svt:c=c,b=b[,sens=Δ][,resample=0|1]  sparse vector, c answers (ABCDP Thm 1)
+  binomial:n=n,m=m,releases=L[,bound=exact|paper]  binomial infection curve (Xiong et al. Prop. 4)
 On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
 add/remove neighbours only) or wor=batch/population (sampling without replacement, \
 replace-one neighbours only). Sensitivities are under the chosen --neighbouring relation.
@@ -288,8 +290,19 @@ fn parse_event(s: &str) -> Result<Spec> {
                 Some(v) => bail!("event {s:?}: resample={v} must be 0 or 1"),
             },
         },
+        "binomial" => Event::BinomialCurve {
+            n: int("n", &need(take("n"), "n")?)?,
+            m: num("m", &need(take("m"), "m")?)?,
+            releases: int("releases", &need(take("releases"), "releases")?)?,
+            bound: match take("bound").as_deref() {
+                None | Some("exact") => BinomialBound::Exact,
+                Some("paper") => BinomialBound::Paper,
+                Some(v) => bail!("event {s:?}: bound={v} must be exact or paper"),
+            },
+        },
         other => bail!(
-            "unknown event kind {other:?} (expected gaussian, laplace, pure, approx, zcdp, svt)"
+            "unknown event kind {other:?} (expected gaussian, laplace, pure, approx, zcdp, svt, \
+             binomial)"
         ),
     };
     let count = match take("count") {

@@ -557,3 +557,62 @@ fn printed_sigma_stays_within_the_budget() {
         );
     }
 }
+
+#[test]
+fn binomial_curve_event_is_xiong_proposition_4() {
+    // SIR setting of Xiong et al. §4.1: n = 1000 trials, m = 1000, L = 10 releases.
+    // Exact: L·n·ln(1 + 1/m) = 9.99500333…; the paper's stated bound nL/m = 10.
+    let exact = 10.0 * 1000.0 * (1.0_f64 / 1000.0).ln_1p();
+    let v = json(&[
+        "epsilon",
+        "--delta",
+        "1e-6",
+        "--event",
+        "binomial:n=1000,m=1000,releases=10",
+    ]);
+    let e = v["epsilon"].as_f64().unwrap();
+    assert!(e >= exact && e <= exact * (1.0 + 1e-12), "{e} vs {exact}");
+    let v = json(&[
+        "epsilon",
+        "--delta",
+        "0",
+        "--accountant",
+        "pure",
+        "--event",
+        "binomial:n=1000,m=1000,releases=10,bound=paper",
+    ]);
+    let e = v["epsilon"].as_f64().unwrap();
+    assert!((10.0..=10.0 * (1.0 + 1e-12)).contains(&e), "{e}");
+    // Repetition composes additively under the pure accountant.
+    let v = json(&[
+        "epsilon",
+        "--delta",
+        "0",
+        "--accountant",
+        "pure",
+        "--event",
+        "binomial:n=200,m=50,releases=3,count=4",
+    ]);
+    let want = 4.0 * 3.0 * 200.0 * (1.0_f64 / 50.0).ln_1p();
+    let e = v["epsilon"].as_f64().unwrap();
+    assert!(e >= want && e <= want * (1.0 + 1e-12), "{e} vs {want}");
+    // Invalid parameters are one error line, exit 2.
+    for bad in [
+        "binomial:n=1000,m=0,releases=10",
+        "binomial:n=1000,m=-1,releases=10",
+        "binomial:n=0,m=10,releases=10",
+        "binomial:n=10,m=10,releases=0",
+        "binomial:n=10,m=NaN,releases=1",
+        "binomial:n=10,m=10,releases=1,bound=tight",
+        "binomial:m=10,releases=1",
+    ] {
+        let o = dpinfer(
+            &["account", "epsilon", "--delta", "1e-6", "--event", bad],
+            &root(),
+        );
+        assert_eq!(o.status.code(), Some(2), "{bad}: {}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(err.lines().count(), 1, "{bad}: {err}");
+        assert!(err.starts_with("error:"), "{bad}: {err}");
+    }
+}
