@@ -7,9 +7,11 @@
 //!   infection counts `I` becomes `Binomial(n, (I + m)/(K + 2m)) / n`, ε from
 //!   [`BinomialCurve::epsilon_exact`] (≤ the paper's `nL/m`), replace-one on the population.
 //! * `release = "laplace"` (linear regression, §4.2): the clamped statistic vector plus
-//!   Laplace noise of scale `Δ₁/ε` on the mechanisms crate's grid, with the caller's
-//!   L1 sensitivity `release_sensitivity` (for the paper's clamped, normalised regression
-//!   statistics under replace-one: 13/n) and output range `[release_lo, release_hi]`.
+//!   Laplace noise of scale `Δ₁/ε` on the mechanisms crate's grid, and output range
+//!   `[release_lo, release_hi]`. For the linear-regression model Δ₁ defaults to the
+//!   statistic's proven replace-one L1 sensitivity `(p² + 3p + 3)/n`
+//!   ([`LinearRegression::l1_sensitivity`](dpinfer::simulators::models::linreg::LinearRegression::l1_sensitivity))
+//!   and a smaller `release_sensitivity` is refused; other models need the caller's bound.
 //!
 //! The release is restart-safe exactly like the pairs-based private step
 //! ([`crate::private::guarded`]).
@@ -141,10 +143,29 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
         }
         "laplace" => {
             let d = model.output_len();
-            let Some(sens) = p.release_sensitivity else {
-                bail!(
+            // The linear-regression statistic has a proven replace-one L1 sensitivity: it is
+            // the default, and a configured value below it (which would under-report ε) is
+            // refused. Other models' statistics need the caller's bound.
+            let proven = match model {
+                Model::LinReg(m, _) => Some(
+                    dpinfer::simulators::models::linreg::LinearRegression::<2>::l1_sensitivity(
+                        m.settings().n,
+                    )
+                    .map_err(|e| anyhow::anyhow!("{e}"))?,
+                ),
+                _ => None,
+            };
+            let sens = match (p.release_sensitivity, proven) {
+                (Some(s), Some(min)) if !(s >= min) => bail!(
+                    "privacy.release_sensitivity = {s} is below the regression statistic's \
+                     replace-one L1 sensitivity (p² + 3p + 3)/n = {min} (Xiong et al. §4.2): \
+                     it would under-report ε; leave it out to use {min}"
+                ),
+                (Some(s), _) => s,
+                (None, Some(min)) => min,
+                (None, None) => bail!(
                     "privacy.release = \"laplace\" needs privacy.release_sensitivity (the L1 sensitivity of the statistic)"
-                );
+                ),
             };
             let (lo, hi) = (p.release_lo.unwrap_or(-1.0), p.release_hi.unwrap_or(1.0));
             let mech = Laplace::vector_from_epsilon(d, p.epsilon, sens, lo, hi)?;
@@ -256,9 +277,13 @@ pub fn release(
                     ledger: Ledger {
                         epsilon: eps,
                         delta: 0.0,
-                        accountant: "pure ε (Laplace, L1 sensitivity as configured)".into(),
+                        accountant: "pure ε (Laplace, L1 sensitivity Δ₁)".into(),
                         conversion: "pure ε (none)".into(),
-                        neighbouring: "replace-one (the configured sensitivity's relation)".into(),
+                        neighbouring: if matches!(model, Model::LinReg(..)) {
+                            "replace-one (n public; Δ₁ ≥ the statistic's proven bound)".into()
+                        } else {
+                            "replace-one (the configured sensitivity's relation)".into()
+                        },
                         mechanism: format!(
                             "vector Laplace, Δ₁ = {sens}, b = {}, range [{lo}, {hi}]",
                             mech.scale()

@@ -197,6 +197,14 @@ fn bad_configs_fail_with_one_clear_line_and_write_nothing() {
         &set(&good, "privacy", "epsilon", "-1.0"),
         "privacy.epsilon",
     );
+    // A Laplace release below the regression statistic's proven sensitivity would
+    // under-report ε: refused before anything is written.
+    let lr = shrink(&example("linear-regression-private.toml", &out));
+    assert_clean_failure(
+        &dir,
+        &set(&lr, "privacy", "release_sensitivity", "0.05"),
+        "would under-report ε",
+    );
     assert_clean_failure(
         &dir,
         &set(&good, "privacy", "epsilon", "nan"),

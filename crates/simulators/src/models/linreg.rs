@@ -155,6 +155,27 @@ impl<const P: usize> LinearRegression<P> {
         (P + 1) + 1 + (P + 1) * (P + 2) / 2 - 1
     }
 
+    /// The L1 sensitivity of [`clamped_stats`](Self::clamped_stats) over `n` subjects under
+    /// **replace-one** neighbours (n public): the paper's `Δ₁ = (P² + 3P + 3)/n` (Xiong et al.
+    /// §4.2), rounded up. Every entry of s̃ is a mean over subjects of a product of values in
+    /// [−1, 1], so replacing one subject moves s̃ by `(f(r′) − f(r))/n`; for P = 2 the largest
+    /// `‖f(r′) − f(r)‖₁` is 9.375 (numerical maximisation; `tests/models.rs` searches
+    /// adversarially and checks the bound and that it is not vacuous), below the paper's 13.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidSize`] for `n = 0`.
+    pub fn l1_sensitivity(n: usize) -> Result<f64, SimError> {
+        if n == 0 {
+            return Err(SimError::InvalidSize {
+                name: "n",
+                value: 0,
+            });
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let (p, n) = (P as f64, n as f64);
+        Ok(((p * p + 3.0 * p + 3.0) / n).next_up())
+    }
+
     /// Draws one subject: predictors into `x0`, returns y.
     #[allow(clippy::needless_range_loop)]
     fn draw_row<R: Rng + ?Sized>(&self, beta: &[f64], rng: &mut R, x0: &mut [f64; P]) -> f64 {
