@@ -156,7 +156,7 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
                 _ => None,
             };
             let sens = match (p.release_sensitivity, proven) {
-                (Some(s), Some(min)) if !(s >= min) => bail!(
+                (Some(s), Some(min)) if s.is_nan() || s < min => bail!(
                     "privacy.release_sensitivity = {s} is below the regression statistic's \
                      replace-one L1 sensitivity (p² + 3p + 3)/n = {min} (Xiong et al. §4.2): \
                      it would under-report ε; leave it out to use {min}"
