@@ -197,7 +197,8 @@ impl Sir {
 
     /// Advances an exact trajectory to time `t_stop` (the Gillespie hot loop).
     #[inline]
-    fn advance<R: Rng + ?Sized>(run: &mut SirRun, t_stop: f64, rng: &mut R) {
+    #[allow(clippy::unused_self)] // same signature as the tau-leap simulator's (shared impls)
+    fn advance<R: Rng + ?Sized>(&self, run: &mut SirRun, t_stop: f64, rng: &mut R) {
         let (bk, g) = (run.beta_over_k, run.gamma);
         let (mut s, mut i, mut t) = (run.s, run.i, run.t);
         let mut events = 0u64;
@@ -229,56 +230,65 @@ impl Sir {
     }
 }
 
-impl Simulator for Sir {
-    fn param_dim(&self) -> usize {
-        2
-    }
-    fn output_dim(&self) -> usize {
-        self.s.n_obs
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        check_len("out", self.s.n_obs, out.len())?;
-        let mut run = self.begin(theta)?;
-        for o in out.chunks_exact_mut(1) {
-            self.next_block(&mut run, rng, o)?;
+/// `Simulator` + `IncrementalSimulator` for an SIR simulator type with a field `s:
+/// SirSettings` and a method `advance(&self, run, t_stop, rng)` (exact Gillespie or tau-leap):
+/// one observation per block, the infected count at each observation time.
+macro_rules! sir_simulator {
+    ($ty:ty) => {
+        impl Simulator for $ty {
+            fn param_dim(&self) -> usize {
+                2
+            }
+            fn output_dim(&self) -> usize {
+                self.s.n_obs
+            }
+            fn simulate<R: Rng + ?Sized>(
+                &self,
+                theta: &[f64],
+                rng: &mut R,
+                out: &mut [f64],
+            ) -> Result<(), SimError> {
+                check_len("out", self.s.n_obs, out.len())?;
+                let mut run = self.begin(theta)?;
+                for o in out.chunks_exact_mut(1) {
+                    self.next_block(&mut run, rng, o)?;
+                }
+                Ok(())
+            }
         }
-        Ok(())
-    }
+
+        impl IncrementalSimulator for $ty {
+            type Run = SirRun;
+            fn n_blocks(&self) -> usize {
+                self.s.n_obs
+            }
+            fn block_len(&self) -> usize {
+                1
+            }
+            fn begin(&self, theta: &[f64]) -> Result<SirRun, SimError> {
+                start_run(&self.s, theta)
+            }
+            fn next_block<R: Rng + ?Sized>(
+                &self,
+                run: &mut SirRun,
+                rng: &mut R,
+                out: &mut [f64],
+            ) -> Result<(), SimError> {
+                check_len("out", 1, out.len())?;
+                if run.next_obs >= self.s.n_obs {
+                    return Err(SimError::Exhausted);
+                }
+                let t_stop = self.s.obs_time(run.next_obs);
+                self.advance(run, t_stop, rng);
+                out[0] = run.i;
+                run.next_obs += 1;
+                Ok(())
+            }
+        }
+    };
 }
 
-impl IncrementalSimulator for Sir {
-    type Run = SirRun;
-    fn n_blocks(&self) -> usize {
-        self.s.n_obs
-    }
-    fn block_len(&self) -> usize {
-        1
-    }
-    fn begin(&self, theta: &[f64]) -> Result<SirRun, SimError> {
-        start_run(&self.s, theta)
-    }
-    fn next_block<R: Rng + ?Sized>(
-        &self,
-        run: &mut SirRun,
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        check_len("out", 1, out.len())?;
-        if run.next_obs >= self.s.n_obs {
-            return Err(SimError::Exhausted);
-        }
-        let t_stop = self.s.obs_time(run.next_obs);
-        Self::advance(run, t_stop, rng);
-        out[0] = run.i;
-        run.next_obs += 1;
-        Ok(())
-    }
-}
+sir_simulator!(Sir);
 
 /// **Approximate** tau-leaping SIR simulator (opt-in; not the paper's method).
 ///
@@ -321,53 +331,4 @@ impl SirTauLeap {
     }
 }
 
-impl Simulator for SirTauLeap {
-    fn param_dim(&self) -> usize {
-        2
-    }
-    fn output_dim(&self) -> usize {
-        self.s.n_obs
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        check_len("out", self.s.n_obs, out.len())?;
-        let mut run = self.begin(theta)?;
-        for o in out.chunks_exact_mut(1) {
-            self.next_block(&mut run, rng, o)?;
-        }
-        Ok(())
-    }
-}
-
-impl IncrementalSimulator for SirTauLeap {
-    type Run = SirRun;
-    fn n_blocks(&self) -> usize {
-        self.s.n_obs
-    }
-    fn block_len(&self) -> usize {
-        1
-    }
-    fn begin(&self, theta: &[f64]) -> Result<SirRun, SimError> {
-        start_run(&self.s, theta)
-    }
-    fn next_block<R: Rng + ?Sized>(
-        &self,
-        run: &mut SirRun,
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        check_len("out", 1, out.len())?;
-        if run.next_obs >= self.s.n_obs {
-            return Err(SimError::Exhausted);
-        }
-        let t_stop = self.s.obs_time(run.next_obs);
-        self.advance(run, t_stop, rng);
-        out[0] = run.i;
-        run.next_obs += 1;
-        Ok(())
-    }
-}
+sir_simulator!(SirTauLeap);
