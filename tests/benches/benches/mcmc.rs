@@ -1,6 +1,7 @@
 //! Benchmarks of dpinfer-mcmc on the thesis' 2-D banana (n = 100 000 rows, §7.2 settings):
 //! the fused clip-and-sum pass, one DP-penalty / RWMH / DP-Barker step, the HMC gradient pass,
-//! one DP-HMC iteration with L = 10, and a whole ε = 6 DP-penalty run.
+//! one DP-HMC iteration with L = 10, and a whole ε = 6 DP-penalty run; plus the clipped
+//! gradient pass of the 10-D banana (n = 200 000).
 use criterion::{Criterion, criterion_group, criterion_main};
 use std::hint::black_box;
 
@@ -44,6 +45,24 @@ fn passes(c: &mut Criterion) {
     g.bench_function("clipped_grad_sum", |b| {
         b.iter(|| {
             d.clipped_grad_sum(black_box(&[0.0, 3.0]), 0, n, 5.0, &mut out)
+                .unwrap()
+        })
+    });
+    g.finish();
+    // 10-D thesis banana, n = 200 000 (DP-HMC's gradient pass in Figure 7.2's 10-D panel).
+    let m10 = Banana::new(BananaSettings::thesis_10d()).unwrap();
+    let mut x10 = vec![0.0; m10.output_dim()];
+    let mut truth = [0.0; 10];
+    truth[1] = 3.0;
+    m10.simulate(&truth, &mut Xoshiro256PlusPlus::seed_from_u64(8), &mut x10)
+        .unwrap();
+    let d10 = m10.data(&x10).unwrap();
+    let n10 = d10.n_rows();
+    let mut g = c.benchmark_group("pass_10d_n2e5");
+    let mut out10 = [0.0; 10];
+    g.bench_function("clipped_grad_sum", |b| {
+        b.iter(|| {
+            d10.clipped_grad_sum(black_box(&truth), 0, n10, 5.0, &mut out10)
                 .unwrap()
         })
     });
