@@ -870,7 +870,9 @@ fn banana_10d_clipped_grad_fast_path_is_bit_identical_to_per_row() {
     for b in [0.05, 1.0, 3.0, 1e6] {
         for (first, count) in [(0, 1000), (3, 997), (17, 33), (960, 40), (5, 0)] {
             let mut acc = [0.0; 10];
-            let clipped = data.clipped_grad_sum(&th, first, count, b, &mut acc).unwrap();
+            let clipped = data
+                .clipped_grad_sum(&th, first, count, b, &mut acc)
+                .unwrap();
             let mut g = vec![0.0; 10 * count];
             data.row_grad(&th, first, &mut g).unwrap();
             let mut want = [0.0; 10];
