@@ -288,6 +288,19 @@ pub fn merge(dir: &Path, out: &Path, generation: u32) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// Refuses a pairs table simulated for another configuration or run seed.
+fn belongs(pairs: &Path, h: &ShardHeader, public: &Public) -> Result<()> {
+    if h.config_hash != public.config_hash || h.run_seed != public.seed {
+        bail!(
+            "{} was simulated for a different configuration (hash {:016x}, this config {:016x})",
+            pairs.display(),
+            h.config_hash,
+            public.config_hash
+        );
+    }
+    Ok(())
+}
+
 /// `dpinfer export PAIRS --out FILE.arrow [--config CONFIG]`: a shard or merged pairs file
 /// (checksum verified) as an Arrow IPC file, one column per θ coordinate (`theta1`, … or the
 /// model's parameter names when the config is given and matches) and per output value
@@ -305,14 +318,7 @@ pub fn export(pairs: &Path, out: &Path, config: Option<&Path>) -> Result<ExitCod
                 // columns: fall back to generation 0's description.
                 pairs_public(&cfg, 0, None)
             })?;
-            if h.config_hash != public.config_hash || h.run_seed != public.seed {
-                bail!(
-                    "{} was simulated for a different configuration (hash {:016x}, this config {:016x})",
-                    pairs.display(),
-                    h.config_hash,
-                    public.config_hash
-                );
-            }
+            belongs(pairs, &h, &public)?;
             public.model.names()
         }
         None => (1..=h.theta_dim).map(|k| format!("theta{k}")).collect(),
@@ -349,14 +355,7 @@ pub fn private_step(config: &Path, pairs: &Path, out: Option<&Path>) -> Result<E
     let (_, obs) = load(&cfg)?;
     crate::private::check(&cfg, &public, &obs)?;
     let (h, rows) = shard::read(pairs).context("reading the merged pairs")?;
-    if h.config_hash != public.config_hash || h.run_seed != public.seed {
-        bail!(
-            "{} was simulated for a different configuration (hash {:016x}, this config {:016x})",
-            pairs.display(),
-            h.config_hash,
-            public.config_hash
-        );
-    }
+    belongs(pairs, &h, &public)?;
     if h.row_start != 0 || h.n_rows != public.total || h.shards != 1 {
         bail!(
             "{} is a single shard, not the merged table (run `dpinfer merge`)",
