@@ -150,8 +150,7 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
                 Model::LinReg(m, _) => Some(
                     dpinfer::simulators::models::linreg::LinearRegression::<2>::l1_sensitivity(
                         m.settings().n,
-                    )
-                    .map_err(|e| anyhow::anyhow!("{e}"))?,
+                    )?,
                 ),
                 _ => None,
             };

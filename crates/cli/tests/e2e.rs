@@ -166,6 +166,37 @@ fn the_readme_main_job_config_runs_as_written() {
     );
 }
 
+/// Runs `dpinfer simulate` for every shard of `shards` into `dir_shards`, then merges them
+/// into `merged`; each step must succeed.
+fn simulate_and_merge(dir: &Path, cfg: &str, dir_shards: &Path, shards: u32, merged: &Path) {
+    for i in 0..shards {
+        let o = dpinfer(
+            &[
+                "simulate",
+                cfg,
+                "--shard",
+                &i.to_string(),
+                "--shards",
+                &shards.to_string(),
+                "--out",
+                dir_shards.to_str().unwrap(),
+            ],
+            dir,
+        );
+        assert!(o.status.success(), "{}", show(&o));
+    }
+    let o = dpinfer(
+        &[
+            "merge",
+            dir_shards.to_str().unwrap(),
+            "--out",
+            merged.to_str().unwrap(),
+        ],
+        dir,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+}
+
 /// A bad config: one `error:` line on stderr, exit code 2, no panic, no results folder.
 fn assert_clean_failure(dir: &Path, text: &str, expect: &str) {
     let cfg = write_config(dir, "bad.toml", text);
@@ -300,35 +331,10 @@ fn private_step_reproduces_or_refuses_and_never_redraws_noise() {
     // OS noise: a second draw would (almost surely) differ, so equality proves reuse.
     let text = set(&text, "seeds", "noise", "\"os\"");
     let cfg = write_config(&dir, "c.toml", &text);
-    let shards = dir.join("shards");
     let c = cfg.to_str().unwrap();
-    for i in 0..3 {
-        let o = dpinfer(
-            &[
-                "simulate",
-                c,
-                "--shard",
-                &i.to_string(),
-                "--shards",
-                "3",
-                "--out",
-                shards.to_str().unwrap(),
-            ],
-            &dir,
-        );
-        assert!(o.status.success(), "{}", show(&o));
-    }
+    let shards = dir.join("shards");
     let merged = dir.join("pairs.dpshard");
-    let o = dpinfer(
-        &[
-            "merge",
-            shards.to_str().unwrap(),
-            "--out",
-            merged.to_str().unwrap(),
-        ],
-        &dir,
-    );
-    assert!(o.status.success(), "{}", show(&o));
+    simulate_and_merge(&dir, c, &shards, 3, &merged);
     let o = dpinfer(
         &["private-step", c, "--pairs", merged.to_str().unwrap()],
         &dir,
@@ -552,28 +558,8 @@ fn pairs_export_to_arrow_with_the_shard_values_and_refuse_damage() {
     let cfg = write_config(&dir, "c.toml", &text);
     let c = cfg.to_str().unwrap();
     let sd = dir.join("s");
-    for i in 0..3 {
-        let o = dpinfer(
-            &[
-                "simulate",
-                c,
-                "--shard",
-                &i.to_string(),
-                "--shards",
-                "3",
-                "--out",
-                sd.to_str().unwrap(),
-            ],
-            &dir,
-        );
-        assert!(o.status.success(), "{}", show(&o));
-    }
     let m = dir.join("m.dpshard");
-    let o = dpinfer(
-        &["merge", sd.to_str().unwrap(), "--out", m.to_str().unwrap()],
-        &dir,
-    );
-    assert!(o.status.success(), "{}", show(&o));
+    simulate_and_merge(&dir, c, &sd, 3, &m);
     let (h, rows) = dpinfer_cli::shard::read(&m).unwrap();
     // Named after the model when the config is given.
     let a = dir.join("pairs.arrow");

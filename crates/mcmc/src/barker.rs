@@ -6,7 +6,7 @@ use dpinfer_simulators::{Prior, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
 use crate::McmcError;
-use crate::batch::{Batcher, batch_clipped};
+use crate::batch::Batcher;
 use crate::budget;
 use crate::model::log_ratio_sum;
 use crate::noise::PrivacyNoise;
@@ -223,8 +223,16 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L,
                 }
                 Some(p) => {
                     let rows = p.batcher.draw(rng);
-                    let (s, s2, c) =
-                        batch_clipped(&self.lik, &self.theta, &self.proposed, rows, p.bound)?;
+                    let dpinfer_simulators::BatchClipSum {
+                        sum: s,
+                        sum_sq: s2,
+                        clipped: c,
+                    } = self.lik.clipped_log_ratio_rows(
+                        &self.theta,
+                        &self.proposed,
+                        rows,
+                        p.bound,
+                    )?;
                     evaluated = rows.len();
                     clipped = c;
                     #[allow(clippy::cast_precision_loss)]

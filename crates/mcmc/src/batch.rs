@@ -29,17 +29,3 @@ impl Batcher {
         &self.perm[..self.size]
     }
 }
-
-/// Clipped per-row ratios on `rows`: returns (Σ c_j, Σ c_j², clipped count), by the model's
-/// minibatch pass (clip semantics of the simulators crate; per-proposal constants computed once
-/// by fast models).
-pub(crate) fn batch_clipped<L: dpinfer_simulators::RowLikelihood + ?Sized>(
-    lik: &L,
-    theta: &[f64],
-    theta_new: &[f64],
-    rows: &[usize],
-    bound: f64,
-) -> Result<(f64, f64, usize), crate::McmcError> {
-    let c = lik.clipped_log_ratio_rows(theta, theta_new, rows, bound)?;
-    Ok((c.sum, c.sum_sq, c.clipped))
-}

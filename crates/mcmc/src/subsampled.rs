@@ -5,7 +5,7 @@ use dpinfer_simulators::{Prior, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
 use crate::McmcError;
-use crate::batch::{Batcher, batch_clipped};
+use crate::batch::Batcher;
 use crate::budget;
 use crate::error::positive;
 use crate::noise::PrivacyNoise;
@@ -232,8 +232,11 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for SubsampledPenalty<
             false
         } else {
             let rows = self.batcher.draw(rng);
-            let (s, s2, c) = batch_clipped(
-                &self.lik,
+            let dpinfer_simulators::BatchClipSum {
+                sum: s,
+                sum_sq: s2,
+                clipped: c,
+            } = self.lik.clipped_log_ratio_rows(
                 &self.theta,
                 &self.proposed,
                 rows,
