@@ -23,14 +23,15 @@
 //! an inline module.
 
 use crate::meta::{self, Crate};
-use crate::util::{Res, rel, root, rust_files};
+use crate::util::{Res, files_with_ext, rel, root, rust_files};
 use std::path::{Path, PathBuf};
 
 /// Runs every policy check; `Err` lists all violations.
 pub(crate) fn run() -> Res {
     type Check = fn() -> Res<Vec<String>>;
-    let checks: [(&str, Check); 7] = [
+    let checks: [(&str, Check); 8] = [
         ("lib.rs headers", check_lib_headers),
+        ("Markdown links resolve inside the repository", check_markdown_links),
         ("library manifests", check_manifests),
         ("READMEs", check_readmes),
         ("std:: outside cfg(feature = \"std\")", check_std_paths),
@@ -657,6 +658,63 @@ fn check_readmes() -> Res<Vec<String>> {
     Ok(out)
 }
 
+/// Relative Markdown link targets `[text](path)` in a text: (line, target), skipping web
+/// links, mail links and pure `#anchors`; a `#anchor` suffix is dropped.
+pub(crate) fn relative_links(text: &str) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut fenced = false;
+    for (i, line) in text.lines().enumerate() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        let mut rest = line;
+        while let Some(at) = rest.find("](") {
+            let tail = &rest[at + 2..];
+            let Some(end) = tail.find(')') else { break };
+            let target = tail[..end].split_whitespace().next().unwrap_or("");
+            let path = target.split('#').next().unwrap_or("");
+            let web = ["http://", "https://", "mailto:"]
+                .iter()
+                .any(|p| target.starts_with(p));
+            if !web && !path.is_empty() {
+                out.push((i + 1, path.to_owned()));
+            }
+            rest = &tail[end..];
+        }
+    }
+    out
+}
+
+/// Every relative link in the repository's Markdown files points at a file or folder that
+/// exists, and none leaves the repository (the repository stands alone: nothing points at a
+/// design folder beside it).
+fn check_markdown_links() -> Res<Vec<String>> {
+    let root = root();
+    let mut out = Vec::new();
+    let mut files = files_with_ext(&root, ".md");
+    files.retain(|f| !rel(f).starts_with("target"));
+    for file in files {
+        let text = read(&file)?;
+        let dir = file.parent().unwrap_or(&root);
+        for (line, target) in relative_links(&text) {
+            let path = dir.join(&target);
+            let inside = path
+                .canonicalize()
+                .is_ok_and(|p| p.starts_with(root.canonicalize().unwrap_or_else(|_| root.clone())));
+            if !path.exists() {
+                out.push(format!("{}:{line}: link to missing `{target}`", rel(&file)));
+            } else if !inside {
+                out.push(format!("{}:{line}: link leaves the repository: `{target}`", rel(&file)));
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// No `std` in library code outside `cfg(feature = "std")` (see the module docs).
 fn check_std_paths() -> Res<Vec<String>> {
     let mut out = Vec::new();
@@ -836,6 +894,21 @@ mod tests {
     #[test]
     fn tidy_library_manifests() {
         assert_clean(&check_manifests().unwrap());
+    }
+
+    #[test]
+    fn tidy_markdown_links_resolve() {
+        assert_clean(&check_markdown_links().unwrap());
+    }
+
+    #[test]
+    fn relative_links_are_found_and_web_links_skipped() {
+        let text = "see [a](crates/a.md#x) and [b](https://x.invalid) [c](#top)\n```\n[d](no.md)\n```\n[e](../f.md \"t\")";
+        let got = relative_links(text);
+        assert_eq!(
+            got,
+            vec![(1, "crates/a.md".to_owned()), (5, "../f.md".to_owned())]
+        );
     }
 
     #[test]

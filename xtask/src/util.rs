@@ -208,6 +208,12 @@ pub(crate) fn on_path(program: &str) -> bool {
 
 /// Every `.rs` file under `dir`, recursively, skipping `target` and hidden directories.
 pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    files_with_ext(dir, ".rs")
+}
+
+/// Every file under `dir` whose name ends with `ext`, recursively, skipping `target`,
+/// `node_modules` and hidden directories; sorted.
+pub(crate) fn files_with_ext(dir: &Path, ext: &str) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -219,10 +225,10 @@ pub(crate) fn rust_files(dir: &Path) -> Vec<PathBuf> {
             let name = entry.file_name();
             let name = name.to_string_lossy();
             if path.is_dir() {
-                if name != "target" && !name.starts_with('.') {
+                if name != "target" && name != "node_modules" && !name.starts_with('.') {
                     stack.push(path);
                 }
-            } else if name.ends_with(".rs") {
+            } else if name.ends_with(ext) {
                 out.push(path);
             }
         }
