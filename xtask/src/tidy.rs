@@ -31,7 +31,10 @@ pub(crate) fn run() -> Res {
     type Check = fn() -> Res<Vec<String>>;
     let checks: [(&str, Check); 8] = [
         ("lib.rs headers", check_lib_headers),
-        ("Markdown links resolve inside the repository", check_markdown_links),
+        (
+            "Markdown links resolve inside the repository",
+            check_markdown_links,
+        ),
         ("library manifests", check_manifests),
         ("READMEs", check_readmes),
         ("std:: outside cfg(feature = \"std\")", check_std_paths),
@@ -708,7 +711,10 @@ fn check_markdown_links() -> Res<Vec<String>> {
             if !path.exists() {
                 out.push(format!("{}:{line}: link to missing `{target}`", rel(&file)));
             } else if !inside {
-                out.push(format!("{}:{line}: link leaves the repository: `{target}`", rel(&file)));
+                out.push(format!(
+                    "{}:{line}: link leaves the repository: `{target}`",
+                    rel(&file)
+                ));
             }
         }
     }

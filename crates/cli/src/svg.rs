@@ -42,6 +42,136 @@ fn finite_range(vals: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
     Some((lo, hi))
 }
 
+/// Approximate advance width of one character of a sans-serif label, in em (DejaVu Sans
+/// digits are 0.636 em wide; the layout check in the tests uses the same figure).
+pub const CHAR_EM: f64 = 0.64;
+
+/// Which kind of tick labels an axis gets.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scale {
+    /// 1-2-5 steps.
+    Linear,
+    /// 1-2-5 steps of at least 1 (counts, generations, iterations).
+    Integer,
+    /// The coordinates are log10 of the values: ticks at 10^k.
+    Log10,
+}
+
+/// Tick positions and labels for `[lo, hi]`: about `target` ticks at 1-2-5 steps (never
+/// below 1 on an integer axis), or at powers of ten on a log axis. Labels are exact short
+/// decimals (`0.25`, `3500`, `2e-5`), built from integers so that no rounding noise such as
+/// `0.30000000000000004` can appear.
+fn ticks(lo: f64, hi: f64, target: usize, scale: Scale) -> Vec<(f64, String)> {
+    if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
+        return Vec::new();
+    }
+    if scale == Scale::Log10 {
+        #[allow(clippy::cast_possible_truncation)]
+        let (k0, k1) = (lo.ceil() as i32, hi.floor() as i32);
+        if k1 > k0 {
+            let every = ((k1 - k0) / 6 + 1).max(1);
+            return (k0..=k1)
+                .filter(|k| (k - k0) % every == 0)
+                .map(|k| (f64::from(k), decimal(1, k)))
+                .collect();
+        }
+        // Less than a decade: 1-2-5 ticks on the values themselves, placed at their log10.
+        return ticks(10f64.powf(lo), 10f64.powf(hi), target, Scale::Linear)
+            .into_iter()
+            .filter(|(v, _)| *v > 0.0)
+            .map(|(v, l)| (v.log10(), l))
+            .collect();
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let raw = (hi - lo) / target.max(1) as f64;
+    #[allow(clippy::cast_possible_truncation)]
+    let mut e = raw.log10().floor() as i32;
+    let norm = raw / 10f64.powi(e);
+    let mut m: i64 = if norm < 1.5 {
+        1
+    } else if norm < 3.0 {
+        2
+    } else if norm < 7.0 {
+        5
+    } else {
+        10
+    };
+    if m == 10 {
+        m = 1;
+        e += 1;
+    }
+    if scale == Scale::Integer && e < 0 {
+        m = 1;
+        e = 0;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let step = m as f64 * 10f64.powi(e);
+    #[allow(clippy::cast_possible_truncation)]
+    let (k0, k1) = (
+        (lo / step - 1e-9).ceil() as i64,
+        (hi / step + 1e-9).floor() as i64,
+    );
+    if k1 < k0 || k1 - k0 > 1000 {
+        return Vec::new();
+    }
+    #[allow(clippy::cast_precision_loss)]
+    (k0..=k1)
+        .map(|k| (k as f64 * step, decimal(k * m, e)))
+        .collect()
+}
+
+/// The exact decimal `n · 10^e` as a short label: plain digits for magnitudes in
+/// [1e-4, 1e6), otherwise scientific (`1.5e6`, `-2e-7`).
+fn decimal(n: i64, e: i32) -> String {
+    if n == 0 {
+        return "0".to_owned();
+    }
+    let mut digits = n.unsigned_abs();
+    let mut e = e;
+    while digits.is_multiple_of(10) {
+        digits /= 10;
+        e += 1;
+    }
+    let ds = digits.to_string();
+    #[allow(clippy::cast_possible_wrap, clippy::cast_possible_truncation)]
+    let mag = ds.len() as i32 - 1 + e; // floor(log10 |value|)
+    let body = if (-4..6).contains(&mag) {
+        let frac = e.unsigned_abs() as usize;
+        if e >= 0 {
+            format!("{ds}{}", "0".repeat(frac))
+        } else if ds.len() > frac {
+            format!("{}.{}", &ds[..ds.len() - frac], &ds[ds.len() - frac..])
+        } else {
+            format!("0.{}{ds}", "0".repeat(frac - ds.len()))
+        }
+    } else if ds.len() == 1 {
+        format!("{ds}e{mag}")
+    } else {
+        format!("{}.{}e{mag}", &ds[..1], &ds[1..])
+    };
+    if n < 0 { format!("-{body}") } else { body }
+}
+
+/// Width in pixels of a label of `text` at `size` px (the estimate the layout check uses).
+fn text_width(text: &str, size: f64) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let n = text.chars().count() as f64;
+    n * CHAR_EM * size
+}
+
+/// Which tick labels an axis shows.
+#[derive(Debug, Clone, Copy)]
+struct TickLabels {
+    /// Label the x ticks.
+    x: bool,
+    /// Label the y ticks on the left.
+    y: bool,
+    /// Label the y ticks on the right edge instead (diagonal panels of a pair plot).
+    y_right: bool,
+    /// Horizontal room outside the frame that an x label may use (px).
+    margin: f64,
+}
+
 /// A plotting frame: maps data coordinates to pixels inside a box.
 struct Frame {
     x0: f64,
@@ -50,6 +180,8 @@ struct Frame {
     h: f64,
     xr: (f64, f64),
     yr: (f64, f64),
+    xs: Scale,
+    ys: Scale,
 }
 
 impl Frame {
@@ -59,40 +191,68 @@ impl Frame {
     fn py(&self, y: f64) -> f64 {
         self.y0 + self.h - (y - self.yr.0) / (self.yr.1 - self.yr.0) * self.h
     }
-    fn axes(&self, out: &mut String, xlabel: &str, ylabel: &str, yticks: bool) {
+    fn axes(&self, out: &mut String, xlabel: &str, ylabel: &str, show: TickLabels) {
+        const FONT: f64 = 10.0;
         let _ = write!(
             out,
             r##"<rect x="{:.1}" y="{:.1}" width="{:.1}" height="{:.1}" fill="none" stroke="#444" stroke-width="1"/>"##,
             self.x0, self.y0, self.w, self.h
         );
-        for i in 0..=4 {
-            let t = f64::from(i) / 4.0;
-            let xv = self.xr.0 + t * (self.xr.1 - self.xr.0);
-            let px = self.px(xv);
+        // x ticks: a label is drawn only where it fits the room and clears its neighbour.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let xt = ((self.w / 70.0).round() as usize).clamp(2, 8);
+        let mut last_right = f64::NEG_INFINITY;
+        for (v, label) in ticks(self.xr.0, self.xr.1, xt, self.xs) {
+            let px = self.px(v);
             let _ = write!(
                 out,
-                r##"<line x1="{px:.1}" y1="{:.1}" x2="{px:.1}" y2="{:.1}" stroke="#444"/><text x="{px:.1}" y="{:.1}" font-size="10" text-anchor="middle">{}</text>"##,
+                r##"<line x1="{px:.1}" y1="{:.1}" x2="{px:.1}" y2="{:.1}" stroke="#444"/>"##,
                 self.y0 + self.h,
-                self.y0 + self.h + 4.0,
-                self.y0 + self.h + 15.0,
-                // Narrow panels label every other tick so the numbers do not collide.
-                if self.w >= 250.0 || i % 2 == 0 {
-                    fmt_tick(xv)
-                } else {
-                    String::new()
-                }
+                self.y0 + self.h + 4.0
             );
-            if yticks {
-                let yv = self.yr.0 + t * (self.yr.1 - self.yr.0);
-                let py = self.py(yv);
+            let half = text_width(&label, FONT) / 2.0;
+            let fits = px - half >= self.x0 - show.margin
+                && px + half <= self.x0 + self.w + show.margin
+                && px - half >= last_right + 4.0;
+            if show.x && fits {
+                last_right = px + half;
                 let _ = write!(
                     out,
-                    r##"<line x1="{:.1}" y1="{py:.1}" x2="{:.1}" y2="{py:.1}" stroke="#444"/><text x="{:.1}" y="{:.1}" font-size="10" text-anchor="end">{}</text>"##,
-                    self.x0 - 4.0,
-                    self.x0,
-                    self.x0 - 6.0,
-                    py + 3.0,
-                    fmt_tick(yv)
+                    r#"<text class="tick" x="{px:.1}" y="{:.1}" font-size="{FONT}" text-anchor="middle">{}</text>"#,
+                    self.y0 + self.h + 15.0,
+                    esc(&label)
+                );
+            }
+        }
+        // y ticks, thinned so that labels keep 12 px apart.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let yt = ((self.h / 45.0).round() as usize).clamp(2, 8);
+        let mut widest: f64 = 0.0;
+        let mut last_y = f64::INFINITY;
+        for (v, label) in ticks(self.yr.0, self.yr.1, yt, self.ys) {
+            let py = self.py(v);
+            let (x1, x2, tx, anchor) = if show.y_right {
+                (
+                    self.x0 + self.w,
+                    self.x0 + self.w + 4.0,
+                    self.x0 + self.w + 6.0,
+                    "start",
+                )
+            } else {
+                (self.x0 - 4.0, self.x0, self.x0 - 6.0, "end")
+            };
+            let _ = write!(
+                out,
+                r##"<line x1="{x1:.1}" y1="{py:.1}" x2="{x2:.1}" y2="{py:.1}" stroke="#444"/>"##
+            );
+            if (show.y || show.y_right) && last_y - py >= 12.0 {
+                last_y = py;
+                widest = widest.max(text_width(&label, FONT));
+                let _ = write!(
+                    out,
+                    r#"<text class="tick" x="{tx:.1}" y="{:.1}" font-size="{FONT}" text-anchor="{anchor}">{}</text>"#,
+                    py + 3.5,
+                    esc(&label)
                 );
             }
         }
@@ -106,12 +266,12 @@ impl Frame {
             );
         }
         if !ylabel.is_empty() {
+            // Left of the widest tick label, so that the two never touch.
+            let lx = self.x0 - 6.0 - widest - 9.0;
             let _ = write!(
                 out,
-                r#"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle" transform="rotate(-90 {:.1} {:.1})">{}</text>"#,
-                self.x0 - 42.0,
+                r#"<text x="{lx:.1}" y="{:.1}" font-size="11" text-anchor="middle" transform="rotate(-90 {lx:.1} {:.1})">{}</text>"#,
                 self.y0 + self.h / 2.0,
-                self.x0 - 42.0,
                 self.y0 + self.h / 2.0,
                 esc(ylabel)
             );
@@ -119,23 +279,59 @@ impl Frame {
     }
 }
 
-fn fmt_tick(v: f64) -> String {
-    let a = v.abs();
-    if a != 0.0 && !(1e-3..1e5).contains(&a) {
-        format!("{v:.2e}")
-    } else if a >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        let s = format!("{v:.3}");
-        let s = s.trim_end_matches('0').trim_end_matches('.').to_string();
-        if s == "-0" { "0".into() } else { s }
+/// Whether every finite value is a whole number (iterations, generations, counts).
+fn all_integers(vals: impl Iterator<Item = f64>) -> bool {
+    let mut any = false;
+    for v in vals.filter(|v| v.is_finite()) {
+        if v.fract() != 0.0 {
+            return false;
+        }
+        any = true;
     }
+    any
 }
 
+/// Histogram bin count from the sample size: Freedman–Diaconis (`h = 2·IQR·n^{-1/3}`), or
+/// Sturges (`⌈log₂ n⌉ + 1`) for fewer than 30 values or a zero IQR; at most 60.
+fn bin_count(vals: &[f64], lo: f64, hi: f64) -> usize {
+    let n = vals.len();
+    if n < 2 {
+        return 1;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let nf = n as f64;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let sturges = (nf.log2().ceil() as usize + 1).clamp(1, 60);
+    if n < 30 {
+        return sturges;
+    }
+    let mut v = vals.to_vec();
+    v.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        let pos = p * (nf - 1.0);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let i = pos.floor() as usize;
+        let j = (i + 1).min(n - 1);
+        v[i] + (pos - pos.floor()) * (v[j] - v[i])
+    };
+    let iqr = q(0.75) - q(0.25);
+    let h = 2.0 * iqr * nf.powf(-1.0 / 3.0);
+    if h.is_nan() || h <= 0.0 || hi <= lo {
+        return sturges;
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let fd = ((hi - lo) / h).ceil().min(1e6) as usize;
+    fd.clamp(5, 60)
+}
+
+/// The document head with a bold title, whose size shrinks (down to 8 px) so that a long title
+/// fits the width.
 fn header(w: f64, h: f64, title: &str) -> String {
+    // Bold text is about 10 % wider than the layout's regular estimate.
+    let size = ((w - 16.0) / (1.1 * text_width(title, 1.0).max(1.0))).clamp(8.0, 14.0);
     format!(
         r#"<?xml version="1.0" encoding="UTF-8"?>
-<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/><text x="{:.1}" y="20" font-size="14" text-anchor="middle" font-weight="bold">{}</text>"#,
+<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0}" height="{h:.0}" viewBox="0 0 {w:.0} {h:.0}" font-family="sans-serif"><rect width="100%" height="100%" fill="white"/><text x="{:.1}" y="20" font-size="{size:.1}" text-anchor="middle" font-weight="bold">{}</text>"#,
         w / 2.0,
         esc(title)
     )
@@ -170,9 +366,9 @@ fn histogram_into(
     out: &mut String,
     frame_box: (f64, f64, f64, f64),
     vals: &[f64],
-    bins: usize,
     truth: Option<f64>,
-    labels: (&str, bool),
+    xlabel: &str,
+    show: TickLabels,
 ) {
     let vals: Vec<f64> = vals.iter().copied().filter(|v| v.is_finite()).collect();
     let Some((mut lo, mut hi)) = finite_range(vals.iter().copied().chain(truth)) else {
@@ -181,7 +377,7 @@ fn histogram_into(
     let pad = 0.02 * (hi - lo);
     lo -= pad;
     hi += pad;
-    let bins = bins.max(1);
+    let bins = bin_count(&vals, lo, hi);
     #[allow(clippy::cast_precision_loss)]
     let width = (hi - lo) / bins as f64;
     let mut counts = vec![0usize; bins];
@@ -212,6 +408,8 @@ fn histogram_into(
         h: frame_box.3,
         xr: (lo, hi),
         yr: (0.0, ymax),
+        xs: Scale::Linear,
+        ys: Scale::Linear,
     };
     for (i, d) in dens.iter().enumerate() {
         #[allow(clippy::cast_precision_loss)]
@@ -248,12 +446,7 @@ fn histogram_into(
             f.y0 + f.h
         );
     }
-    f.axes(
-        out,
-        labels.0,
-        if labels.1 { "density" } else { "" },
-        labels.1,
-    );
+    f.axes(out, xlabel, if show.y { "density" } else { "" }, show);
 }
 
 /// Histogram (density scale) with a KDE curve and an optional dashed line at the true value.
@@ -264,9 +457,14 @@ pub fn histogram(title: &str, xlabel: &str, vals: &[f64], truth: Option<f64>) ->
         &mut out,
         (60.0, 35.0, 390.0, 250.0),
         vals,
-        40,
         truth,
-        (xlabel, true),
+        xlabel,
+        TickLabels {
+            x: true,
+            y: true,
+            y_right: false,
+            margin: 20.0,
+        },
     );
     out.push_str("</svg>\n");
     out
@@ -316,9 +514,14 @@ pub fn pair_plot(
                     &mut out,
                     bx,
                     &cols[i],
-                    25,
                     truth.and_then(|t| t.get(i).copied()),
-                    (xl, false),
+                    xl,
+                    TickLabels {
+                        x: i + 1 == d,
+                        y: false,
+                        y_right: true,
+                        margin: 11.0,
+                    },
                 );
                 continue;
             }
@@ -329,6 +532,8 @@ pub fn pair_plot(
                 h: bx.3,
                 xr: ranges[j],
                 yr: ranges[i],
+                xs: Scale::Linear,
+                ys: Scale::Linear,
             };
             let step = (cols[i].len() / 1500).max(1);
             // Few points are drawn big and solid, many small and translucent.
@@ -362,7 +567,17 @@ pub fn pair_plot(
             } else {
                 ""
             };
-            f.axes(&mut out, xl, yl, j == 0);
+            f.axes(
+                &mut out,
+                xl,
+                yl,
+                TickLabels {
+                    x: i + 1 == d,
+                    y: j == 0,
+                    y_right: false,
+                    margin: 11.0,
+                },
+            );
         }
     }
     out.push_str("</svg>\n");
@@ -390,6 +605,13 @@ pub fn line_chart(
     let xr = finite_range(series.iter().flat_map(|s| s.x.iter().copied())).unwrap_or((0.0, 1.0));
     let yr =
         finite_range(series.iter().flat_map(|s| s.y.iter().map(|&v| tr(v)))).unwrap_or((0.0, 1.0));
+    let ys = if log_y {
+        Scale::Log10
+    } else if all_integers(series.iter().flat_map(|s| s.y.iter().copied())) {
+        Scale::Integer
+    } else {
+        Scale::Linear
+    };
     let f = Frame {
         x0: 70.0,
         y0: 35.0,
@@ -397,6 +619,12 @@ pub fn line_chart(
         h: 260.0,
         xr,
         yr,
+        xs: if all_integers(series.iter().flat_map(|s| s.x.iter().copied())) {
+            Scale::Integer
+        } else {
+            Scale::Linear
+        },
+        ys,
     };
     for (k, s) in series.iter().enumerate() {
         let color = PALETTE[k % PALETTE.len()];
@@ -433,13 +661,129 @@ pub fn line_chart(
         );
     }
     let yl = if log_y {
-        format!("log10 {ylabel}")
+        format!("{ylabel} (log scale)")
     } else {
         ylabel.to_string()
     };
-    f.axes(&mut out, xlabel, &yl, true);
+    f.axes(
+        &mut out,
+        xlabel,
+        &yl,
+        TickLabels {
+            x: true,
+            y: true,
+            y_right: false,
+            margin: 20.0,
+        },
+    );
     out.push_str("</svg>\n");
     out
+}
+
+/// A text label's estimated box in pixels: (x0, y0, x1, y1, content, is a tick label).
+type TextBox = (f64, f64, f64, f64, String, bool);
+
+fn attr(tag: &str, name: &str) -> Option<String> {
+    let key = format!(" {name}=\"");
+    let at = tag.find(&key)? + key.len();
+    let end = tag[at..].find('"')?;
+    Some(tag[at..at + end].to_owned())
+}
+
+fn num_attr(tag: &str, name: &str) -> Option<f64> {
+    attr(tag, name)?.parse().ok()
+}
+
+/// The estimated boxes of every `<text>` element of a plot made by this module, using the
+/// same character width as the layout ([`CHAR_EM`]), with rotated labels turned upright.
+fn text_boxes(svg: &str) -> Vec<TextBox> {
+    let mut out = Vec::new();
+    let mut rest = svg;
+    while let Some(at) = rest.find("<text ") {
+        rest = &rest[at..];
+        let Some(close) = rest.find('>') else { break };
+        let tag = &rest[..close];
+        let Some(end) = rest.find("</text>") else {
+            break;
+        };
+        let raw = &rest[close + 1..end];
+        rest = &rest[end..];
+        let content = raw
+            .replace("&amp;", "&")
+            .replace("&lt;", "<")
+            .replace("&gt;", ">")
+            .replace("&quot;", "\"");
+        let (Some(x), Some(y)) = (num_attr(tag, "x"), num_attr(tag, "y")) else {
+            continue;
+        };
+        let size = num_attr(tag, "font-size").unwrap_or(12.0);
+        let bold = tag.contains("font-weight=\"bold\"");
+        let w = text_width(&content, size) * if bold { 1.1 } else { 1.0 };
+        let anchor = attr(tag, "text-anchor").unwrap_or_else(|| "start".to_owned());
+        let left = match anchor.as_str() {
+            "middle" => -w / 2.0,
+            "end" => -w,
+            _ => 0.0,
+        };
+        // A quarter turn about (x, y) makes the text run upwards from its anchor.
+        let (x0, y0, x1, y1) = if tag.contains("rotate(-90") {
+            (x - 0.8 * size, y - left - w, x + 0.2 * size, y - left)
+        } else {
+            (x + left, y - 0.8 * size, x + left + w, y + 0.2 * size)
+        };
+        out.push((x0, y0, x1, y1, content, tag.contains("class=\"tick\"")));
+    }
+    out
+}
+
+/// Whether a tick label is a short decimal: at most 8 characters of the form `-12.5`,
+/// `0.004` or `2.5e-7`.
+fn short_decimal(s: &str) -> bool {
+    let t = s.strip_prefix('-').unwrap_or(s);
+    let (mant, exp) = match t.split_once('e') {
+        Some((m, e)) => (m, Some(e.strip_prefix('-').unwrap_or(e))),
+        None => (t, None),
+    };
+    let digits = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
+    let mant_ok = match mant.split_once('.') {
+        Some((i, f)) => digits(i) && digits(f) && !f.ends_with('0'),
+        None => digits(mant),
+    };
+    s.len() <= 8 && mant_ok && exp.is_none_or(digits)
+}
+
+/// Layout problems of a plot made by this module: text boxes (estimated with the layout's
+/// own character width) that overlap or leave the picture, and tick labels that are not
+/// short decimals. Empty for a good plot; the end-to-end tests run it on every plot of every
+/// example.
+#[must_use]
+pub fn layout_problems(svg: &str) -> Vec<String> {
+    let mut problems = Vec::new();
+    let head = svg.find("<svg").map_or("", |at| {
+        let rest = &svg[at..];
+        &rest[..rest.find('>').unwrap_or(rest.len())]
+    });
+    let (w, h) = (
+        num_attr(head, "width").unwrap_or(f64::INFINITY),
+        num_attr(head, "height").unwrap_or(f64::INFINITY),
+    );
+    let boxes = text_boxes(svg);
+    for (i, a) in boxes.iter().enumerate() {
+        if a.0 < -0.5 || a.1 < -0.5 || a.2 > w + 0.5 || a.3 > h + 0.5 {
+            problems.push(format!("text {:?} leaves the {w}×{h} picture", a.4));
+        }
+        if a.5 && !short_decimal(&a.4) {
+            problems.push(format!("tick label {:?} is not a short decimal", a.4));
+        }
+        for b in &boxes[i + 1..] {
+            let overlap_x = a.2.min(b.2) - a.0.max(b.0);
+            let overlap_y = a.3.min(b.3) - a.1.max(b.1);
+            if overlap_x > 0.5 && overlap_y > 0.5 && !a.4.is_empty() && !b.4.is_empty() {
+                problems.push(format!("texts {:?} and {:?} overlap", a.4, b.4));
+            }
+        }
+    }
+    problems
 }
 
 #[cfg(test)]
@@ -451,7 +795,9 @@ mod tests {
         let v: Vec<f64> = (0..1000).map(|i| f64::from(i).sin()).collect();
         let s = histogram("t <&>", "x", &v, Some(0.2));
         assert!(s.starts_with("<?xml") && s.trim_end().ends_with("</svg>"));
-        assert_eq!(s.matches("class=\"bar\"").count(), 40);
+        // Freedman–Diaconis for n = 1000 values of sin: range ≈ 2.08, IQR ≈ 1.41, h ≈ 0.28.
+        assert_eq!(s.matches("class=\"bar\"").count(), 8);
+        assert!(layout_problems(&s).is_empty(), "{:?}", layout_problems(&s));
         assert!(s.contains("class=\"kde\"") && s.contains("class=\"truth\""));
         assert!(s.contains("t &lt;&amp;&gt;"));
     }
@@ -471,5 +817,99 @@ mod tests {
         );
         assert_eq!(s.matches("class=\"series\"").count(), 1);
         assert!(!s.contains("NaN"));
+    }
+
+    #[test]
+    fn decimals_are_exact_and_short() {
+        for (n, e, want) in [
+            (25, -2, "0.25"),
+            (3500, 0, "3500"),
+            (35, 2, "3500"),
+            (2, -5, "2e-5"),
+            (15, 5, "1.5e6"),
+            (-1, -4, "-0.0001"),
+            (0, 3, "0"),
+            (-125, -1, "-12.5"),
+            (1, 6, "1e6"),
+            (74, 4, "740000"),
+            (99999, 0, "99999"),
+        ] {
+            assert_eq!(decimal(n, e), want, "{n}e{e}");
+        }
+    }
+
+    #[test]
+    fn ticks_step_by_one_two_five() {
+        // The cases from the report: ranges that used to tick at 82.251, 3640/5281/6922.
+        let t = ticks(82.251, 96.4, 3, Scale::Linear);
+        let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["85", "90", "95"]);
+        let t = ticks(3640.0, 6922.0, 4, Scale::Linear);
+        let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["4000", "5000", "6000"]);
+        let t = ticks(0.1, 0.3, 4, Scale::Linear);
+        let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["0.1", "0.15", "0.2", "0.25", "0.3"]);
+        // Generations 1..8 on an integer axis never tick at 1.75.
+        let t = ticks(1.0, 3.0, 8, Scale::Integer);
+        let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["1", "2", "3"]);
+        // A log axis over five decades ticks at powers of ten.
+        let t = ticks(-4.3, 0.75, 5, Scale::Log10);
+        let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["0.0001", "0.001", "0.01", "0.1", "1"]);
+        assert!(t.iter().all(|(v, _)| v.fract() == 0.0));
+        // Less than a decade: 1-2-5 ticks on the values, placed at their log10.
+        let t = ticks(2f64.log10(), 9f64.log10(), 4, Scale::Log10);
+        assert_eq!(t.first().map(|p| p.1.as_str()), Some("2"));
+        assert!(ticks(f64::NAN, 1.0, 4, Scale::Linear).is_empty());
+        assert!(ticks(1.0, 1.0, 4, Scale::Linear).is_empty());
+    }
+
+    #[test]
+    fn bins_follow_the_sample_size() {
+        let ten: Vec<f64> = (0..10).map(f64::from).collect();
+        assert_eq!(bin_count(&ten, 0.0, 9.0), 5); // Sturges: ⌈log₂ 10⌉ + 1
+        let flat = vec![1.0; 100];
+        assert_eq!(bin_count(&flat, 0.99, 1.01), 8); // zero IQR: Sturges
+        assert_eq!(bin_count(&[], 0.0, 1.0), 1);
+    }
+
+    #[test]
+    fn pair_plots_keep_labels_apart() {
+        // Four parameters of very different scales, a few samples: the report's "0.2510.04".
+        let cols: Vec<Vec<f64>> = vec![
+            (0..10).map(|i| 0.251 + 0.001 * f64::from(i)).collect(),
+            (0..10).map(|i| 0.04 + 0.02 * f64::from(i)).collect(),
+            (0..10).map(|i| 3640.0 + 364.0 * f64::from(i)).collect(),
+            (0..10).map(|i| -2e-6 * f64::from(i)).collect(),
+        ];
+        let names: Vec<String> = ["beta", "gamma", "N", "tiny"].map(String::from).to_vec();
+        let s = pair_plot("pairs", &names, &cols, Some(&[0.255, 0.1, 5000.0, -1e-5]));
+        assert_eq!(layout_problems(&s), Vec::<String>::new());
+        assert!(s.matches("class=\"tick\"").count() >= 8);
+        let c = line_chart(
+            "tolerance",
+            "generation",
+            "epsilon",
+            &[Series {
+                label: "tolerance".into(),
+                x: (1..=8).map(f64::from).collect(),
+                y: (1..=8).map(|i| 10f64.powi(-i)).collect(),
+            }],
+            true,
+        );
+        assert_eq!(layout_problems(&c), Vec::<String>::new());
+        assert!(!c.contains(">1.75<") && c.contains(">1e-6<") && c.contains(">8<"));
+    }
+
+    #[test]
+    fn layout_check_finds_overlaps_and_long_labels() {
+        let bad = r#"<svg width="100" height="50"><text class="tick" x="10" y="20" font-size="10">0.251</text><text x="20" y="20" font-size="10">0.04</text><text class="tick" x="60" y="40" font-size="10">0.30000000000000004</text></svg>"#;
+        let p = layout_problems(bad);
+        assert!(p.iter().any(|m| m.contains("overlap")), "{p:?}");
+        assert!(p.iter().any(|m| m.contains("short decimal")), "{p:?}");
+        assert!(p.iter().any(|m| m.contains("leaves")), "{p:?}");
+        assert!(short_decimal("2.5e-7") && short_decimal("-12.5") && !short_decimal("0.10"));
     }
 }

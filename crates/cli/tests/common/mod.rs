@@ -142,5 +142,8 @@ pub(crate) fn assert_svg(path: &Path) -> String {
     if let Err(e) = resvg::usvg::Tree::from_str(&s, &resvg::usvg::Options::default()) {
         panic!("{} does not parse as SVG: {e}", path.display());
     }
+    // Labels never overlap or leave the picture; tick labels are short decimals.
+    let problems = dpinfer_cli::svg::layout_problems(&s);
+    assert!(problems.is_empty(), "{}: {problems:#?}", path.display());
     s
 }
