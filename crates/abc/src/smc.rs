@@ -198,6 +198,40 @@ pub enum StopReason {
     Observer,
 }
 
+impl StopReason {
+    /// Whether the run reached its target tolerance (the only reason that is not a warning).
+    #[must_use]
+    pub const fn reached_target(self) -> bool {
+        matches!(self, Self::FinalTolerance | Self::ScheduleExhausted)
+    }
+
+    /// What the reason means for the posterior, and what to change, in one sentence (for
+    /// front ends; the names are those of [`SmcSettings`]).
+    #[must_use]
+    pub const fn explain(self) -> &'static str {
+        match self {
+            Self::FinalTolerance => {
+                "the final tolerance was reached: the last population is the ABC posterior at that tolerance"
+            }
+            Self::ScheduleExhausted => {
+                "every tolerance of the schedule was used: the last population is the ABC posterior at the last tolerance"
+            }
+            Self::MaxGenerations => {
+                "the generation limit (max_generations) was reached before the final tolerance: the posterior is wider than requested; raise max_generations or relax final_tolerance"
+            }
+            Self::Budget => {
+                "the simulation budget (simulation_budget) ran out during a generation, which was discarded: the posterior is the previous, wider population; raise the budget or relax final_tolerance"
+            }
+            Self::AcceptanceRate => {
+                "the acceptance rate fell below min_acceptance_rate: smaller tolerances cost too many simulations; the posterior is the last population; lower min_acceptance_rate or accept this tolerance"
+            }
+            Self::Observer => {
+                "an observer stopped the run (e.g. a wall-clock limit): the posterior is the last complete population"
+            }
+        }
+    }
+}
+
 /// Per-generation diagnostics.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GenerationStats {

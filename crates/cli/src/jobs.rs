@@ -81,6 +81,7 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
     let cfg = Config::load(config)?;
     let kind = cfg.kind()?;
     let (model, obs) = load(&cfg)?;
+    let prior = prior_draws(&model, cfg.seeds.run);
     let dir = out_dir(&cfg, out);
     let threads = threads.unwrap_or(cfg.output.threads);
     let t0 = Instant::now();
@@ -123,6 +124,8 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
     } else {
         crate::mcmc::run(&cfg, &model, &obs, &dir)?
     };
+    let mut outcome = outcome;
+    outcome.diagnose(prior.as_deref());
     let files = outcome.write(&dir)?;
     print!("{}", outcome.report());
     println!(
@@ -132,6 +135,23 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
         t0.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// Stream domain of the prior draws the posterior is compared with (public randomness).
+const PRIOR_CHECK_DOMAIN: u64 = 0x5052_494f_5200_0000; // "PRIOR"
+
+/// [`crate::results::PRIOR_DRAWS`] draws of the model's prior, row-major, one stream per
+/// draw; `None` when the prior cannot be sampled (an improper prior).
+fn prior_draws(model: &Model, seed: u64) -> Option<Vec<f64>> {
+    use dpinfer::simulators::{Prior, SimStream};
+    let prior = crate::model::ModelPrior(model);
+    let d = prior.dim();
+    let mut out = vec![0.0; crate::results::PRIOR_DRAWS * d];
+    for (i, row) in out.chunks_exact_mut(d.max(1)).enumerate() {
+        let mut rng = SimStream::with_domain(seed, PRIOR_CHECK_DOMAIN, i as u64);
+        prior.sample(&mut rng, row).ok()?;
+    }
+    Some(out)
 }
 
 /// The results of a pairs-based private step.
@@ -153,6 +173,7 @@ fn release_outcome(
         diagnostics: Vec::new(),
         charts: Vec::new(),
         reproduced,
+        warnings: Vec::new(),
     }
 }
 
@@ -364,7 +385,8 @@ pub fn private_step(config: &Path, pairs: &Path, out: Option<&Path>) -> Result<E
     }
     let dir = out_dir(&cfg, out);
     let (release, reproduced) = crate::private::private_step(&cfg, &public, &rows, &obs, &dir)?;
-    let outcome = release_outcome(&cfg, &public, release, reproduced);
+    let mut outcome = release_outcome(&cfg, &public, release, reproduced);
+    outcome.diagnose(prior_draws(&public.model, cfg.seeds.run).as_deref());
     outcome.write(&dir)?;
     print!("{}", outcome.report());
     println!("\nresults in {}", dir.display());

@@ -459,5 +459,6 @@ fn outcome(cfg: &Config, model: &Model, r: Run) -> Result<Outcome> {
         ],
         charts,
         reproduced: false,
+        warnings: Vec::new(),
     })
 }

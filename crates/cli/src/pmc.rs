@@ -403,6 +403,7 @@ pub fn run(
             },
         ],
         reproduced: false,
+        warnings: Vec::new(),
     })
 }
 

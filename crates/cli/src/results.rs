@@ -37,7 +37,19 @@ pub struct Outcome {
     pub charts: Vec<Chart>,
     /// Whether the release was reproduced from an earlier invocation.
     pub reproduced: bool,
+    /// Warnings about the posterior (few draws, no convergence, indistinguishable from the
+    /// prior, an early stop), printed and stored in `summary.json`.
+    pub warnings: Vec<String>,
 }
+
+/// Fewer effective draws than this make the 2.5 %/97.5 % quantiles unreliable.
+pub const MIN_DRAWS: f64 = 30.0;
+/// Split-R̂ above this means the chain has not converged (Vehtari et al. 2021, §4).
+pub const MAX_RHAT: f64 = 1.01;
+/// Bulk ESS below this per chain is too little for stable summaries (Vehtari et al. 2021).
+pub const MIN_ESS: f64 = 100.0;
+/// Prior draws the posterior is compared with.
+pub const PRIOR_DRAWS: usize = 4000;
 
 /// A diagnostics table written as CSV.
 #[derive(Debug, Clone)]
@@ -74,7 +86,9 @@ struct SummaryJson<'a> {
     samples: usize,
     weighted: bool,
     reproduced_release: bool,
+    quantile_levels: [f64; 5],
     parameters: &'a [Marginal],
+    warnings: &'a [String],
     privacy: &'a Ledger,
     facts: serde_json::Map<String, serde_json::Value>,
 }
@@ -87,6 +101,92 @@ impl Outcome {
         (0..d)
             .map(|j| self.samples.chunks_exact(d).map(|r| r[j]).collect())
             .collect()
+    }
+
+    /// Effective number of draws: Kish's `(Σw)²/Σw²` for weighted samples, else the count.
+    #[must_use]
+    pub fn effective_draws(&self) -> f64 {
+        let n = self.samples.len() / self.names.len().max(1);
+        match &self.weights {
+            None => n as f64,
+            Some(w) => {
+                let (s, s2) = w
+                    .iter()
+                    .filter(|x| x.is_finite())
+                    .fold((0.0, 0.0), |(s, s2), x| (s + x, s2 + x * x));
+                if s2 > 0.0 { s * s / s2 } else { 0.0 }
+            }
+        }
+    }
+
+    /// Adds the warnings a statistician needs before trusting the summary: quantiles from
+    /// fewer than [`MIN_DRAWS`] effective draws; MCMC that has not converged (split-R̂ above
+    /// [`MAX_RHAT`] or bulk ESS below [`MIN_ESS`], read from the sampler's facts); and a
+    /// posterior that a two-sample KS test cannot tell from `prior_draws` (row-major,
+    /// [`PRIOR_DRAWS`] draws of the model's prior) at the 5 % level for every parameter.
+    pub fn diagnose(&mut self, prior_draws: Option<&[f64]>) {
+        let n = self.samples.len() / self.names.len().max(1);
+        let ne = self.effective_draws();
+        if n > 0 && ne < MIN_DRAWS {
+            self.warnings.push(format!(
+                "the posterior rests on {} (effective {}) draws, fewer than {MIN_DRAWS}: the 2.5 % and 97.5 % quantiles are unreliable; ask for more samples",
+                n,
+                fmt_num(ne.round())
+            ));
+        }
+        for name in &self.names {
+            let fact = |key: &str| {
+                self.facts
+                    .iter()
+                    .find(|(k, _)| k == &format!("{key}_{name}"))
+                    .map(|(_, v)| *v)
+            };
+            let rhat = fact("split_rhat").filter(|r| r.is_nan() || *r > MAX_RHAT);
+            let ess = fact("ess_bulk").filter(|e| e.is_nan() || *e < MIN_ESS);
+            if rhat.is_some() || ess.is_some() {
+                let mut why = Vec::new();
+                if let Some(r) = rhat {
+                    why.push(format!("split R̂ = {} > {MAX_RHAT}", fmt_num(r)));
+                }
+                if let Some(e) = ess {
+                    why.push(format!("bulk ESS = {} < {MIN_ESS}", fmt_num(e.round())));
+                }
+                self.warnings.push(format!(
+                    "the chain has not converged for {name} ({}; Vehtari et al. 2021): run more iterations or tune the step size before using this posterior",
+                    why.join(", ")
+                ));
+            }
+        }
+        let d = self.names.len();
+        if let Some(prior) = prior_draws.filter(|p| d > 0 && n > 1 && p.len() >= d)
+            && ne >= 2.0
+        {
+            let cols = self.columns();
+            let m = prior.len() / d;
+            let mut worst: Option<(f64, f64)> = None; // (p-value, D) of the clearest parameter
+            for (j, col) in cols.iter().enumerate() {
+                let mut post = resample_for_plot(col, self.weights.as_deref());
+                let mut pri: Vec<f64> = prior.chunks_exact(d).map(|r| r[j]).collect();
+                post.retain(|v| v.is_finite());
+                pri.retain(|v| v.is_finite());
+                let Ok(stat) = dpinfer::distances::ks_statistic(&mut post, &mut pri) else {
+                    return;
+                };
+                let Ok(p) = dpinfer::distances::ks_p_value(stat, ne, m as f64) else {
+                    return;
+                };
+                if worst.is_none_or(|(wp, _)| p < wp) {
+                    worst = Some((p, stat));
+                }
+            }
+            if let Some((p, stat)) = worst.filter(|(p, _)| *p >= 0.05) {
+                self.warnings.push(format!(
+                    "the posterior is indistinguishable from the prior (two-sample KS against {m} prior draws: p >= 0.05 for every parameter, smallest p = {}, D = {}): the data carried little information about θ at this privacy level; raise ε, use more informative summaries or more data",
+                    fmt_num(p),
+                    fmt_num(stat)
+                ));
+            }
+        }
     }
 
     /// Posterior marginals.
@@ -124,12 +224,15 @@ impl Outcome {
         } else {
             s.push_str(&table(&self.marginals()));
         }
+        for w in &self.warnings {
+            let _ = writeln!(s, "warning: {w}");
+        }
         let l = &self.ledger;
         let _ = write!(
             s,
             "\nprivacy: ε = {}, δ = {}\n  accountant: {}\n  conversion: {}\n  neighbouring: {}\n  mechanism: {}\n  noise: {}\n",
             fmt_eps(l.epsilon),
-            l.delta,
+            fmt_up(l.delta),
             l.accountant,
             l.conversion,
             l.neighbouring,
@@ -139,7 +242,7 @@ impl Outcome {
         if !self.facts.is_empty() {
             s.push_str("facts:");
             for (k, v) in &self.facts {
-                let _ = write!(s, " {k} = {v:.6}");
+                let _ = write!(s, " {k} = {}", fmt_num_sig(*v, 6));
             }
             s.push('\n');
         }
@@ -220,7 +323,9 @@ impl Outcome {
             samples: self.samples.len() / d,
             weighted: self.weights.is_some(),
             reproduced_release: self.reproduced,
+            quantile_levels: crate::summary::LEVELS,
             parameters: &marg,
+            warnings: &self.warnings,
             privacy: &self.ledger,
             facts,
         };
@@ -287,9 +392,55 @@ fn put(dir: &Path, name: &str, bytes: &[u8], files: &mut Vec<String>) -> Result<
     Ok(())
 }
 
+/// A number for people: integers as integers, otherwise `sig` significant digits (plain
+/// decimals for magnitudes in [1e-4, 1e6), scientific outside), trailing zeros dropped.
+fn fmt_num_sig(v: f64, sig: i32) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        return format!("{v:.0}");
+    }
+    let mag = v.abs().log10().floor() as i32;
+    if !(-4..6).contains(&mag) {
+        return format!("{v:.*e}", (sig - 1).max(0) as usize);
+    }
+    let s = format!("{v:.*}", (sig - 1 - mag).max(0) as usize);
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
+/// [`fmt_num_sig`] with 4 significant digits (warnings).
+fn fmt_num(v: f64) -> String {
+    fmt_num_sig(v, 4)
+}
+
+/// A privacy parameter for people, **rounded up** to 6 significant digits, so that the
+/// printed ε or δ is never below the bound the accountant proved.
+fn fmt_up(v: f64) -> String {
+    if !v.is_finite() || v <= 0.0 {
+        return format!("{v}");
+    }
+    let mag = v.log10().floor() as i32;
+    let scale = 10f64.powi(5 - mag);
+    let mut c = (v * scale).ceil();
+    while c / scale < v {
+        c += 1.0;
+    }
+    let up = c / scale;
+    if (-4..6).contains(&mag) {
+        format!("{up}")
+    } else {
+        format!("{up:e}")
+    }
+}
+
 fn fmt_eps(e: f64) -> String {
     if e.is_finite() {
-        format!("{e:.6}")
+        fmt_up(e)
     } else {
         "∞ (not private)".into()
     }
@@ -326,4 +477,35 @@ fn resample_for_plot(vals: &[f64], w: Option<&[f64]>) -> Vec<f64> {
         out.push(vals[i]);
     }
     out
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+
+    #[test]
+    fn numbers_print_for_people() {
+        assert_eq!(fmt_num_sig(4000.0, 6), "4000");
+        assert_eq!(fmt_num_sig(0.13000000000000003, 6), "0.13");
+        assert_eq!(fmt_num_sig(0.000403125, 6), "0.000403125");
+        assert_eq!(fmt_num_sig(1.234567e-7, 3), "1.23e-7");
+        assert_eq!(fmt_num_sig(2.5e12 + 0.5, 3), "2.50e12");
+        assert_eq!(fmt_num_sig(f64::NAN, 3), "NaN");
+    }
+
+    #[test]
+    fn privacy_parameters_round_up() {
+        assert_eq!(fmt_eps(1.0), "1");
+        assert_eq!(fmt_eps(0.999_999_49), "1");
+        assert_eq!(fmt_eps(1.000_000_1), "1.00001");
+        assert_eq!(fmt_up(1e-6), "1e-6");
+        assert_eq!(fmt_up(0.00025), "0.00025");
+        assert_eq!(fmt_up(1.234_567_1e-9), "1.23457e-9");
+        // Never below the value, over many magnitudes.
+        for k in -300..300 {
+            let v = 1.234_567_891_234 * 10f64.powi(k);
+            let shown: f64 = fmt_up(v).parse().unwrap();
+            assert!(shown >= v, "{v} shown as {shown}");
+        }
+    }
 }

@@ -80,7 +80,15 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
     let mut smc = SmcAbc::new(ModelPrior(model), sim, dist, settings)?;
     let mut rng = SimStream::with_domain(cfg.seeds.run, SMC_RUN_DOMAIN, 0);
     let stop = smc.run(&mut rng)?;
-    eprintln!("SMC-ABC stopped: {stop:?}");
+    eprintln!(
+        "SMC-ABC {}: {}",
+        if stop.reached_target() {
+            "finished"
+        } else {
+            "warning: stopped early"
+        },
+        stop.explain()
+    );
     let hist = smc.history().to_vec();
     let rows: Vec<Vec<f64>> = hist
         .iter()
@@ -161,6 +169,11 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
         }],
         charts,
         reproduced: false,
+        warnings: if stop.reached_target() {
+            Vec::new()
+        } else {
+            vec![format!("SMC-ABC stopped early: {}", stop.explain())]
+        },
     })
 }
 

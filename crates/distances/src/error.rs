@@ -77,6 +77,9 @@ pub enum DistanceError {
     DegenerateBandwidth,
     /// A caller-defined (unbounded) kernel produced a non-finite value.
     NonFiniteKernel,
+    /// A sample value or statistic is NaN or infinite where a finite value is required
+    /// (the two-sample KS functions).
+    NonFiniteValue,
 }
 
 impl fmt::Display for DistanceError {
@@ -121,6 +124,7 @@ impl fmt::Display for DistanceError {
                 f.write_str("median heuristic gave a zero or non-finite bandwidth")
             }
             Self::NonFiniteKernel => f.write_str("kernel produced a non-finite value"),
+            Self::NonFiniteValue => f.write_str("a value is NaN or infinite"),
         }
     }
 }

@@ -10,6 +10,7 @@ mod error;
 mod fastexp;
 mod fastsincos;
 mod kernel;
+mod ks;
 mod median;
 mod mmd;
 mod reference;
@@ -20,6 +21,7 @@ mod summary;
 
 pub use error::DistanceError;
 pub use kernel::{BoundedKernel, Gaussian, Kernel, Laplace, Matern32};
+pub use ks::{kolmogorov_sf, ks_p_value, ks_statistic};
 #[cfg(feature = "alloc")]
 pub use median::median_heuristic_vec;
 pub use median::{median_heuristic, median_heuristic_pooled, pair_count};

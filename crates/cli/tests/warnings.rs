@@ -1,0 +1,144 @@
+//! End-to-end tests of the warnings a run prints and stores in `summary.json`: a posterior on
+//! few draws, an MCMC chain that has not converged, a posterior indistinguishable from the
+//! prior, and the summary's named quantile levels.
+#![allow(clippy::unwrap_used)]
+
+mod common;
+
+use common::{dpinfer, fresh_dir, show, write_config};
+
+fn run(name: &str, cfg: &str) -> (serde_json::Value, String) {
+    let dir = fresh_dir(name);
+    let out = dir.join("results");
+    let text = format!(
+        "{cfg}\n[output]\ndir = \"{}\"\n",
+        out.display().to_string().replace('\\', "/")
+    );
+    let path = write_config(&dir, "c.toml", &text);
+    let o = dpinfer(&["run", path.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{name}: {}", show(&o));
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap()).unwrap();
+    (s, String::from_utf8_lossy(&o.stdout).into_owned())
+}
+
+fn warnings(s: &serde_json::Value) -> Vec<String> {
+    s["warnings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| w.as_str().unwrap().to_owned())
+        .collect()
+}
+
+const GAUSSIAN_SVT: &str = r#"
+[model]
+name = "gaussian-mean"
+n = 500
+
+[distance]
+kind = "rff-mmd"
+features = 50
+
+[sampler]
+kind = "svt-abc"
+pairs = 400
+c = 100
+epsilon_abc = 0.05
+clip = 1.0
+
+[seeds]
+run = 11
+noise = 5
+"#;
+
+#[test]
+fn a_posterior_swamped_by_noise_is_flagged_as_the_prior() {
+    // ε = 0.001 over c = 100 answers: the threshold noise dwarfs every distance, so SVT
+    // accepts pairs regardless of their distance and the released θs are prior draws.
+    let (s, stdout) = run(
+        "prior-like",
+        &format!("{GAUSSIAN_SVT}\n[privacy]\nepsilon = 0.001\n"),
+    );
+    let w = warnings(&s);
+    assert!(
+        w.iter()
+            .any(|m| m.contains("indistinguishable from the prior")),
+        "{w:?}"
+    );
+    assert!(
+        stdout.contains("warning: the posterior is indistinguishable"),
+        "{stdout}"
+    );
+    let levels: Vec<f64> = s["quantile_levels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    assert_eq!(levels, [0.025, 0.25, 0.5, 0.75, 0.975]);
+}
+
+#[test]
+fn an_informative_posterior_is_not_flagged_and_few_draws_are() {
+    // Non-private nearest-40 rejection on 5 000 observations: a sharp posterior (the prior
+    // sd is 1, the posterior sd about 0.05), but only 40 draws → one warning, about the count.
+    let (s, _) = run(
+        "sharp",
+        r#"
+[model]
+name = "gaussian-mean"
+n = 5000
+
+[distance]
+kind = "rff-mmd"
+features = 50
+
+[sampler]
+kind = "rejection"
+pairs = 2000
+accept = 20
+
+[seeds]
+run = 3
+"#,
+    );
+    let w = warnings(&s);
+    assert_eq!(w.len(), 1, "{w:?}");
+    assert!(
+        w[0].contains("rests on 20") && w[0].contains("fewer than 30"),
+        "{w:?}"
+    );
+}
+
+#[test]
+fn a_short_chain_is_flagged_as_not_converged() {
+    // 60 iterations of a random walk with a tiny step: bulk ESS far below 100.
+    let (s, stdout) = run(
+        "short-chain",
+        r#"
+[model]
+name = "gaussian-mean"
+n = 1000
+
+[sampler]
+kind = "rwmh"
+iterations = 60
+burn_in = 0
+proposal_scale = 0.001
+
+[seeds]
+run = 4
+"#,
+    );
+    let w = warnings(&s);
+    assert!(
+        w.iter()
+            .any(|m| m.contains("has not converged") && m.contains("bulk ESS")),
+        "{w:?}"
+    );
+    assert!(
+        stdout.contains("warning: the chain has not converged"),
+        "{stdout}"
+    );
+}
