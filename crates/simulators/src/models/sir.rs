@@ -377,6 +377,12 @@ impl SirTauLeap {
         })
     }
 
+    /// The settings.
+    #[must_use]
+    pub const fn settings(&self) -> &SirSettings {
+        &self.s
+    }
+
     fn advance<R: Rng + ?Sized>(&self, run: &mut SirRun, t_stop: f64, rng: &mut R) {
         while run.t < t_stop && run.i > 0.0 {
             let h = self.tau.min(t_stop - run.t);
