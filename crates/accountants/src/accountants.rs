@@ -4,11 +4,14 @@
 use dpinfer_math::NeumaierSum;
 
 use crate::composition::{KOV_MAX_K, advanced, optimal, optimal_delta};
-use crate::convert::{rdp_to_approx, rdp_to_delta, zcdp_to_approx, zcdp_to_delta};
+use crate::convert::{
+    rdp_to_approx_with, rdp_to_delta_with, zcdp_to_approx_with, zcdp_to_delta_with,
+};
 use crate::curves::{count_up, event_approx, event_pld, event_pure, event_rdp, event_zcdp};
 use crate::error::{finite, non_negative, open_unit};
 use crate::{
-    Accountant, AccountantError, ApproxDp, Conversion, Event, Neighbouring, Report, round_up,
+    Accountant, AccountantError, ApproxDp, Conversion, ConversionRule, Event, Neighbouring, Report,
+    round_up,
 };
 
 fn add_scaled(s: &mut NeumaierSum, count: u64, x: f64) -> Result<(), AccountantError> {
@@ -254,6 +257,7 @@ impl Accountant for ApproxAccountant {
 pub struct ZcdpAccountant {
     relation: Neighbouring,
     rho: NeumaierSum,
+    conversion: ConversionRule,
 }
 
 impl ZcdpAccountant {
@@ -263,7 +267,20 @@ impl ZcdpAccountant {
         Self {
             relation,
             rho: NeumaierSum::new(),
+            conversion: ConversionRule::Tightest,
         }
+    }
+    /// Reports (ε, δ) with `rule` ([`ConversionRule::Classic`]: Bun–Steinke 2016 Prop. 1.3
+    /// alone; default [`ConversionRule::Tightest`]).
+    #[must_use]
+    pub fn with_conversion(mut self, rule: ConversionRule) -> Self {
+        self.conversion = rule;
+        self
+    }
+    /// The conversion rule of the reports.
+    #[must_use]
+    pub fn conversion(&self) -> ConversionRule {
+        self.conversion
     }
     /// Total ρ so far (rounded up).
     #[must_use]
@@ -282,10 +299,10 @@ impl Accountant for ZcdpAccountant {
         add_scaled(&mut self.rho, count, r)
     }
     fn epsilon(&self, delta: f64) -> Result<Report, AccountantError> {
-        zcdp_to_approx(self.rho(), delta)
+        zcdp_to_approx_with(self.rho(), delta, self.conversion)
     }
     fn delta(&self, epsilon: f64) -> Result<Report, AccountantError> {
-        zcdp_to_delta(self.rho(), epsilon)
+        zcdp_to_delta_with(self.rho(), epsilon, self.conversion)
     }
 }
 
@@ -465,6 +482,7 @@ pub struct RdpAccountant<const N: usize> {
     relation: Neighbouring,
     orders: [f64; N],
     sums: [NeumaierSum; N],
+    conversion: ConversionRule,
 }
 
 impl RdpAccountant<DEFAULT_ORDER_COUNT> {
@@ -475,6 +493,7 @@ impl RdpAccountant<DEFAULT_ORDER_COUNT> {
             relation,
             orders: DEFAULT_ORDERS,
             sums: [NeumaierSum::new(); DEFAULT_ORDER_COUNT],
+            conversion: ConversionRule::Tightest,
         }
     }
 }
@@ -490,7 +509,20 @@ impl<const N: usize> RdpAccountant<N> {
             relation,
             orders,
             sums: [NeumaierSum::new(); N],
+            conversion: ConversionRule::Tightest,
         })
+    }
+    /// Reports (ε, δ) with `rule` ([`ConversionRule::Classic`]: Mironov 2017 Prop. 3 alone;
+    /// default [`ConversionRule::Tightest`]).
+    #[must_use]
+    pub fn with_conversion(mut self, rule: ConversionRule) -> Self {
+        self.conversion = rule;
+        self
+    }
+    /// The conversion rule of the reports.
+    #[must_use]
+    pub fn conversion(&self) -> ConversionRule {
+        self.conversion
     }
     /// The current RDP curve (values rounded up).
     #[must_use]
@@ -525,11 +557,11 @@ impl<const N: usize> Accountant for RdpAccountant<N> {
     }
     fn epsilon(&self, delta: f64) -> Result<Report, AccountantError> {
         let c = self.curve();
-        rdp_to_approx(c.orders(), c.values(), delta)
+        rdp_to_approx_with(c.orders(), c.values(), delta, self.conversion)
     }
     fn delta(&self, epsilon: f64) -> Result<Report, AccountantError> {
         let c = self.curve();
-        rdp_to_delta(c.orders(), c.values(), epsilon)
+        rdp_to_delta_with(c.orders(), c.values(), epsilon, self.conversion)
     }
 }
 
@@ -541,8 +573,8 @@ mod vec_rdp {
     use alloc::vec::Vec;
 
     use super::{
-        Accountant, AccountantError, Event, Neighbouring, NeumaierSum, Report, count_up, event_rdp,
-        rdp_to_approx, rdp_to_delta, round_up,
+        Accountant, AccountantError, ConversionRule, Event, Neighbouring, NeumaierSum, Report,
+        count_up, event_rdp, rdp_to_approx_with, rdp_to_delta_with, round_up,
     };
 
     /// [`super::RdpAccountant`] over an arbitrary heap-allocated grid (`alloc` feature),
@@ -552,6 +584,7 @@ mod vec_rdp {
         relation: Neighbouring,
         orders: Vec<f64>,
         sums: Vec<NeumaierSum>,
+        conversion: ConversionRule,
     }
 
     impl RdpAccountantVec {
@@ -566,7 +599,19 @@ mod vec_rdp {
                 relation,
                 orders,
                 sums,
+                conversion: ConversionRule::Tightest,
             })
+        }
+        /// Reports (ε, δ) with `rule` (see [`super::RdpAccountant::with_conversion`]).
+        #[must_use]
+        pub fn with_conversion(mut self, rule: ConversionRule) -> Self {
+            self.conversion = rule;
+            self
+        }
+        /// The conversion rule of the reports.
+        #[must_use]
+        pub fn conversion(&self) -> ConversionRule {
+            self.conversion
         }
         /// The current curve.
         #[must_use]
@@ -599,11 +644,11 @@ mod vec_rdp {
         }
         fn epsilon(&self, delta: f64) -> Result<Report, AccountantError> {
             let v: Vec<f64> = self.sums.iter().map(|s| round_up(s.sum())).collect();
-            rdp_to_approx(&self.orders, &v, delta)
+            rdp_to_approx_with(&self.orders, &v, delta, self.conversion)
         }
         fn delta(&self, epsilon: f64) -> Result<Report, AccountantError> {
             let v: Vec<f64> = self.sums.iter().map(|s| round_up(s.sum())).collect();
-            rdp_to_delta(&self.orders, &v, epsilon)
+            rdp_to_delta_with(&self.orders, &v, epsilon, self.conversion)
         }
     }
 }

@@ -6,11 +6,11 @@
 //! Thesis (Raisa 2021) Theorems 6–8 and §5.2; Sommer–Meiser–Mohammadi 2019; Bun–Steinke 2016;
 //! Mironov–Talwar–Zhang 2019; Wang–Balle–Kasiviswanathan 2019.
 
-use crate::convert::{rdp_to_approx, rho_for_approx, round_down};
+use crate::convert::{rdp_to_approx_with, rho_for_approx, round_down};
 use crate::curves::{count_up, poisson_gaussian_rdp, wor_rdp};
 use crate::error::{AccountantError, non_negative, open_unit, positive, rate};
 use crate::pld::{delta_for_epsilon, epsilon_for_delta};
-use crate::round_up;
+use crate::{ConversionRule, round_up};
 
 /// Which accountant a calibration targets.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
@@ -140,14 +140,23 @@ fn sigma_from_mu(mu: f64, k: f64, d: f64) -> Result<f64, AccountantError> {
 
 /// ε (at δ) after `k` Poisson-subsampled Gaussian steps with noise multiplier z, over
 /// `orders`.
-fn rdp_eps(q: f64, z: f64, k: f64, orders: &[f64], delta: f64, buf: &mut [f64]) -> f64 {
+fn rdp_eps(
+    q: f64,
+    z: f64,
+    k: f64,
+    orders: &[f64],
+    delta: f64,
+    buf: &mut [f64],
+    rule: ConversionRule,
+) -> f64 {
     for (v, &a) in buf.iter_mut().zip(orders) {
         *v = match poisson_gaussian_rdp(q, z, a) {
             Ok(r) => round_up(k * r),
             Err(_) => f64::INFINITY,
         };
     }
-    rdp_to_approx(orders, &buf[..orders.len()], delta).map_or(f64::INFINITY, |r| r.epsilon)
+    rdp_to_approx_with(orders, &buf[..orders.len()], delta, rule)
+        .map_or(f64::INFINITY, |r| r.epsilon)
 }
 
 /// Smallest noise multiplier `z = σ/Δ` (to relative tolerance 10⁻⁹, rounded up) such that
@@ -169,6 +178,23 @@ pub fn poisson_gaussian_sigma_rdp(
     q: f64,
     orders: &[f64],
 ) -> Result<f64, AccountantError> {
+    poisson_gaussian_sigma_rdp_with(epsilon, delta, steps, q, orders, ConversionRule::Tightest)
+}
+
+/// [`poisson_gaussian_sigma_rdp`] with a selectable RDP → (ε, δ) conversion
+/// ([`ConversionRule::Classic`]: Mironov 2017 Prop. 3 alone, as Abadi et al. 2016 and the
+/// thesis use).
+///
+/// # Errors
+/// As [`poisson_gaussian_sigma_rdp`].
+pub fn poisson_gaussian_sigma_rdp_with(
+    epsilon: f64,
+    delta: f64,
+    steps: u64,
+    q: f64,
+    orders: &[f64],
+    rule: ConversionRule,
+) -> Result<f64, AccountantError> {
     let eps = non_negative("epsilon", epsilon)?;
     let delta = open_unit("delta", delta)?;
     let k = positive_count("steps", steps)?;
@@ -178,7 +204,7 @@ pub fn poisson_gaussian_sigma_rdp(
         return Err(AccountantError::InvalidGrid);
     }
     let mut buf = [0.0_f64; 128];
-    let f = |z: f64, buf: &mut [f64]| rdp_eps(q, z, k, orders, delta, buf) - eps;
+    let f = |z: f64, buf: &mut [f64]| rdp_eps(q, z, k, orders, delta, buf, rule) - eps;
     let mut hi = 1.0_f64;
     let mut fhi = f(hi, &mut buf);
     let mut lo = hi;
@@ -246,6 +272,106 @@ pub fn poisson_gaussian_sigma_rdp(
         });
     }
     Ok(z)
+}
+
+/// The largest number of Poisson-subsampled Gaussian steps (rate `q`, noise multiplier
+/// `z = σ/Δ`) that is (ε, δ)-DP by the RDP accountant on `orders` (at most 128; MTZ19
+/// per-step RDP, composed by multiplication, converted with `rule`): the direct form of what
+/// a [`crate::BudgetFilter`] around an [`crate::RdpAccountant`] admits one step at a time.
+/// `q = 1` is the plain Gaussian. Doubling, then bisection on the integer count; every
+/// candidate is checked with the conversion itself. Saturates at 2⁵³.
+///
+/// # Privacy
+/// Add/remove relation (MTZ19).
+///
+/// # Errors
+/// Bad inputs (`ε < 0`, `δ ∉ (0, 1)`, `z ≤ 0`, `q ∉ (0, 1]`), more than 128 orders or a bad
+/// grid ([`AccountantError::InvalidGrid`]).
+///
+/// ```
+/// use dpinfer_accountants::{ConversionRule, calibrate::poisson_gaussian_max_steps_rdp};
+/// let k = poisson_gaussian_max_steps_rdp(1.0, 1e-5, 1.1, 0.01, &dpinfer_accountants::DEFAULT_ORDERS,
+///     ConversionRule::Tightest)?;
+/// assert!(k > 100);
+/// # Ok::<(), dpinfer_accountants::AccountantError>(())
+/// ```
+pub fn poisson_gaussian_max_steps_rdp(
+    epsilon: f64,
+    delta: f64,
+    noise_multiplier: f64,
+    q: f64,
+    orders: &[f64],
+    rule: ConversionRule,
+) -> Result<u64, AccountantError> {
+    let eps = non_negative("epsilon", epsilon)?;
+    let delta = open_unit("delta", delta)?;
+    let z = positive("noise_multiplier", noise_multiplier)?;
+    let q = rate("q", q)?;
+    crate::notions::check_grid(orders)?;
+    if orders.len() > 128 {
+        return Err(AccountantError::InvalidGrid);
+    }
+    let mut buf = [0.0_f64; 128];
+    let mut ok = |k: u64| rdp_eps(q, z, count_up(k), orders, delta, &mut buf, rule) <= eps;
+    if !ok(1) {
+        return Ok(0);
+    }
+    let (mut lo, mut hi) = (1u64, 2u64);
+    while ok(hi) {
+        lo = hi;
+        if hi >= 1 << 53 {
+            return Ok(lo);
+        }
+        hi *= 2;
+    }
+    while hi - lo > 1 {
+        let mid = lo + (hi - lo) / 2;
+        if ok(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
+/// Laplace scale for an ε-DP release of a query with ℓ₁ sensitivity Δ: `b = Δ/ε`
+/// (Dwork–Roth 2014 Thm 3.6), rounded **up** (a larger b only adds privacy).
+///
+/// # Privacy
+/// ε-DP under the relation for which Δ was computed.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] unless `ε > 0` and `Δ ≥ 0` are finite;
+/// [`AccountantError::Infeasible`] for `Δ = 0` (no noise is needed: any b works).
+///
+/// ```
+/// use dpinfer_accountants::calibrate::{laplace_epsilon, laplace_scale};
+/// let b = laplace_scale(0.5, 2.0)?;
+/// assert!(b >= 4.0 && b <= 4.0 * (1.0 + 1e-13));
+/// assert!(laplace_epsilon(b, 2.0)? <= 0.5 * (1.0 + 1e-13));
+/// # Ok::<(), dpinfer_accountants::AccountantError>(())
+/// ```
+pub fn laplace_scale(epsilon: f64, sensitivity: f64) -> Result<f64, AccountantError> {
+    let eps = positive("epsilon", epsilon)?;
+    let d = non_negative("sensitivity", sensitivity)?;
+    if d == 0.0 {
+        return Err(AccountantError::Infeasible {
+            what: "sensitivity 0 needs no Laplace noise",
+        });
+    }
+    crate::error::finite("laplace scale", round_up(d / eps))
+}
+
+/// ε of a Laplace release with scale `b` on a query of ℓ₁ sensitivity Δ: `ε = Δ/b`
+/// (Dwork–Roth 2014 Thm 3.6), rounded **up**; the inverse of [`laplace_scale`].
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] unless `b > 0` and `Δ ≥ 0` are finite.
+pub fn laplace_epsilon(scale: f64, sensitivity: f64) -> Result<f64, AccountantError> {
+    let b = positive("scale", scale)?;
+    let d = non_negative("sensitivity", sensitivity)?;
+    crate::error::finite("laplace epsilon", round_up(d / b))
 }
 
 /// DP-penalty, thesis Theorem 6 (zCDP): with per-step noise `σ² = τ²n^{2a}c²`, the chain may
@@ -474,6 +600,30 @@ pub fn dp_barker_max_steps(
     n: u64,
     max_order: u64,
 ) -> Result<(u64, u64), AccountantError> {
+    dp_barker_max_steps_with(
+        epsilon,
+        delta,
+        batch,
+        n,
+        max_order,
+        ConversionRule::Tightest,
+    )
+}
+
+/// [`dp_barker_max_steps`] with a selectable conversion: [`ConversionRule::Classic`] uses
+/// Mironov's offset `c_α = ln(1/δ)/(α − 1)` alone (thesis Theorem 1, as the thesis does),
+/// so `k = max_α ⌊(ε − ln(1/δ)/(α − 1))/ε(α)⌋`.
+///
+/// # Errors
+/// As [`dp_barker_max_steps`].
+pub fn dp_barker_max_steps_with(
+    epsilon: f64,
+    delta: f64,
+    batch: u64,
+    n: u64,
+    max_order: u64,
+    rule: ConversionRule,
+) -> Result<(u64, u64), AccountantError> {
     let eps = positive("epsilon", epsilon)?;
     let delta = open_unit("delta", delta)?;
     let ln_d = libm::log(delta);
@@ -490,7 +640,13 @@ pub fn dp_barker_max_steps(
         }
         let r = dp_barker_rdp(batch, n, alpha)?;
         let a = count_up(alpha);
-        let c = (-ln_d / (a - 1.0)).min(libm::log1p(-1.0 / a) - (ln_d + libm::log(a)) / (a - 1.0));
+        let mironov = -ln_d / (a - 1.0);
+        let c = match rule {
+            ConversionRule::Classic => mironov,
+            ConversionRule::Tightest => {
+                mironov.min(libm::log1p(-1.0 / a) - (ln_d + libm::log(a)) / (a - 1.0))
+            }
+        };
         let room = round_down(eps - round_up(c.max(0.0)));
         if room <= 0.0 || r <= 0.0 {
             continue;

@@ -9,7 +9,7 @@
 //! * M. Bun, T. Steinke, "Concentrated differential privacy", TCC 2016, Proposition 1.3.
 
 use crate::error::{AccountantError, non_negative, open_unit};
-use crate::{Conversion, Report, round_up};
+use crate::{Conversion, ConversionRule, Report, round_up};
 
 /// `ε` of the Balle et al. / CKS conversion at order α for RDP value `r` (unrounded):
 /// `r + ln(1 − 1/α) − (ln δ + ln α)/(α − 1)`.
@@ -49,6 +49,29 @@ pub fn rdp_to_approx(
     values: &[f64],
     delta: f64,
 ) -> Result<Report, AccountantError> {
+    rdp_to_approx_with(orders, values, delta, ConversionRule::Tightest)
+}
+
+/// [`rdp_to_approx`] with a selectable conversion: [`ConversionRule::Classic`] uses
+/// Mironov 2017 Prop. 3 alone, `ε = min_α r(α) + ln(1/δ)/(α − 1)` (thesis Theorem 1).
+///
+/// # Errors
+/// As [`rdp_to_approx`].
+///
+/// ```
+/// use dpinfer_accountants::{Conversion, ConversionRule, convert::rdp_to_approx_with};
+/// let r = rdp_to_approx_with(&[2.0, 32.0], &[0.1, 1.6], 1e-5, ConversionRule::Classic)?;
+/// assert!(matches!(r.conversion, Conversion::Mironov { .. }));
+/// let exact = (1.6f64 + (1e5f64).ln() / 31.0).min(0.1 + (1e5f64).ln());
+/// assert!(r.epsilon >= exact && r.epsilon <= exact * (1.0 + 1e-13));
+/// # Ok::<(), dpinfer_accountants::AccountantError>(())
+/// ```
+pub fn rdp_to_approx_with(
+    orders: &[f64],
+    values: &[f64],
+    delta: f64,
+    rule: ConversionRule,
+) -> Result<Report, AccountantError> {
     let delta = open_unit("delta", delta)?;
     if orders.len() != values.len() || orders.is_empty() {
         return Err(AccountantError::InvalidGrid);
@@ -76,6 +99,9 @@ pub fn rdp_to_approx(
         if m < best {
             best = m;
             conv = Conversion::Mironov { order: a };
+        }
+        if rule == ConversionRule::Classic {
+            continue;
         }
         let b = balle_eps(a, r, ln_delta);
         if b < best {
@@ -106,6 +132,20 @@ pub fn rdp_to_delta(
     values: &[f64],
     epsilon: f64,
 ) -> Result<Report, AccountantError> {
+    rdp_to_delta_with(orders, values, epsilon, ConversionRule::Tightest)
+}
+
+/// [`rdp_to_delta`] with a selectable conversion ([`ConversionRule::Classic`]: Mironov's
+/// `δ = min_α exp((α − 1)(r(α) − ε))` alone).
+///
+/// # Errors
+/// As [`rdp_to_delta`].
+pub fn rdp_to_delta_with(
+    orders: &[f64],
+    values: &[f64],
+    epsilon: f64,
+    rule: ConversionRule,
+) -> Result<Report, AccountantError> {
     let eps = non_negative("epsilon", epsilon)?;
     if orders.len() != values.len() || orders.is_empty() {
         return Err(AccountantError::InvalidGrid);
@@ -132,6 +172,9 @@ pub fn rdp_to_delta(
         if m < best {
             best = m;
             conv = Conversion::Mironov { order: a };
+        }
+        if rule == ConversionRule::Classic {
+            continue;
         }
         let b = (a - 1.0) * (r - eps + libm::log1p(-1.0 / a)) - libm::log(a);
         if b < best {
@@ -197,6 +240,28 @@ fn golden_min(f: impl Fn(f64) -> f64, mut lo: f64, mut hi: f64) -> (f64, f64) {
 /// # Ok::<(), dpinfer_accountants::AccountantError>(())
 /// ```
 pub fn zcdp_to_approx(rho: f64, delta: f64) -> Result<Report, AccountantError> {
+    zcdp_to_approx_with(rho, delta, ConversionRule::Tightest)
+}
+
+/// [`zcdp_to_approx`] with a selectable conversion: [`ConversionRule::Classic`] is
+/// Bun–Steinke 2016 Prop. 1.3 alone, `ε = ρ + 2√(ρ ln(1/δ))` (thesis Theorem 1).
+///
+/// # Errors
+/// As [`zcdp_to_approx`].
+///
+/// ```
+/// use dpinfer_accountants::{Conversion, ConversionRule, convert::zcdp_to_approx_with};
+/// let r = zcdp_to_approx_with(0.5, 1e-5, ConversionRule::Classic)?;
+/// assert_eq!(r.conversion, Conversion::BunSteinke);
+/// let bs = 0.5 + 2.0 * (0.5 * (1e5f64).ln()).sqrt();
+/// assert!(r.epsilon >= bs && r.epsilon <= bs * (1.0 + 1e-13));
+/// # Ok::<(), dpinfer_accountants::AccountantError>(())
+/// ```
+pub fn zcdp_to_approx_with(
+    rho: f64,
+    delta: f64,
+    rule: ConversionRule,
+) -> Result<Report, AccountantError> {
     let rho = non_negative("rho", rho)?;
     let delta = open_unit("delta", delta)?;
     if rho == 0.0 {
@@ -208,6 +273,13 @@ pub fn zcdp_to_approx(rho: f64, delta: f64) -> Result<Report, AccountantError> {
     }
     let ln_delta = libm::log(delta);
     let bs = rho + 2.0 * libm::sqrt(rho * -ln_delta);
+    if rule == ConversionRule::Classic {
+        return Ok(Report {
+            epsilon: round_up(bs),
+            delta,
+            conversion: Conversion::BunSteinke,
+        });
+    }
     // Near-optimal α for Bun–Steinke is 1 + √(ln(1/δ)/ρ); search ±12 e-folds around it.
     let t0 = libm::log(libm::sqrt(-ln_delta / rho));
     let f = |t: f64| {
@@ -239,6 +311,19 @@ pub fn zcdp_to_approx(rho: f64, delta: f64) -> Result<Report, AccountantError> {
 /// # Errors
 /// [`AccountantError::InvalidParameter`] unless `ρ ≥ 0` and `ε ≥ 0` are finite.
 pub fn zcdp_to_delta(rho: f64, epsilon: f64) -> Result<Report, AccountantError> {
+    zcdp_to_delta_with(rho, epsilon, ConversionRule::Tightest)
+}
+
+/// [`zcdp_to_delta`] with a selectable conversion ([`ConversionRule::Classic`]: Bun–Steinke's
+/// `δ = exp(−(ε − ρ)²/(4ρ))` for ε ≥ ρ, else 1).
+///
+/// # Errors
+/// As [`zcdp_to_delta`].
+pub fn zcdp_to_delta_with(
+    rho: f64,
+    epsilon: f64,
+    rule: ConversionRule,
+) -> Result<Report, AccountantError> {
     let rho = non_negative("rho", rho)?;
     let eps = non_negative("epsilon", epsilon)?;
     if rho == 0.0 {
@@ -253,6 +338,18 @@ pub fn zcdp_to_delta(rho: f64, epsilon: f64) -> Result<Report, AccountantError> 
     } else {
         0.0
     };
+    if rule == ConversionRule::Classic {
+        let delta = if bs >= 0.0 {
+            1.0
+        } else {
+            round_up(libm::exp(bs)).min(1.0)
+        };
+        return Ok(Report {
+            epsilon: eps,
+            delta,
+            conversion: Conversion::BunSteinke,
+        });
+    }
     let f = |t: f64| {
         let am1 = libm::exp(t);
         let a = 1.0 + am1;

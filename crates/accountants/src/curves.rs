@@ -102,26 +102,25 @@ pub fn pure_rdp(epsilon: f64, alpha: f64) -> Result<f64, AccountantError> {
 }
 
 /// Pure ε of the sparse-vector / SVT-ABC mechanism (ABCDP Theorem 1):
-/// `(c+1)Δ/b` without threshold resampling, `2cΔ/b` with.
+/// `(c+1)Δ/b` without threshold resampling, `2cΔ/b` with. `c = 0` (no positive answer is
+/// ever released) costs the threshold alone, `Δ/b`: every released answer is negative, and
+/// shifting the threshold noise by Δ maps each all-negative run on one neighbour to the
+/// other (the first step of Theorem 1's proof; Dwork–Roth 2014 Thm 3.23). Both forms agree
+/// there (`(0+1)Δ/b`); for resampling `2cΔ/b` would wrongly give 0.
 ///
 /// # Errors
-/// [`AccountantError::InvalidCount`] for `c = 0`; [`AccountantError::InvalidParameter`] for
-/// `b ≤ 0`, `Δ < 0` or non-finite values.
+/// [`AccountantError::InvalidParameter`] for `b ≤ 0`, `Δ < 0` or non-finite values.
 pub fn sparse_vector_epsilon(
     c: u64,
     scale: f64,
     sensitivity: f64,
     resample: bool,
 ) -> Result<f64, AccountantError> {
-    if c == 0 {
-        return Err(AccountantError::InvalidCount {
-            name: "c",
-            value: c,
-        });
-    }
     let b = positive("scale", scale)?;
     let d = non_negative("sensitivity", sensitivity)?;
-    let k = if resample {
+    let k = if c == 0 {
+        1.0
+    } else if resample {
         2.0 * count_up(c)
     } else {
         count_up(c).next_up().max(count_up(c) + 1.0)

@@ -75,9 +75,10 @@ pub enum Event<'a> {
     },
     /// Sparse vector / SVT-ABC (ABCDP, Park et al. 2021, Theorem 1): `c` accepted answers
     /// with Laplace scale `b` on queries of sensitivity Δ. Pure ε = (c+1)Δ/b without
-    /// threshold resampling, 2cΔ/b with.
+    /// threshold resampling, 2cΔ/b with; `c = 0` (no accepted answer) costs the threshold
+    /// alone, Δ/b, either way (see [`crate::curves::sparse_vector_epsilon`]).
     SparseVector {
-        /// Number of above-threshold answers `c ≥ 1`.
+        /// Number of above-threshold answers `c ≥ 0`.
         c: u64,
         /// Laplace scale b > 0.
         scale: f64,
@@ -179,17 +180,8 @@ impl Event<'_> {
                 non_negative("rho", rho)?;
             }
             Self::SparseVector {
-                c,
-                scale,
-                sensitivity,
-                ..
+                scale, sensitivity, ..
             } => {
-                if c == 0 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "c",
-                        value: c,
-                    });
-                }
                 positive("scale", scale)?;
                 non_negative("sensitivity", sensitivity)?;
             }

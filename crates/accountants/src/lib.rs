@@ -33,6 +33,6 @@ pub use filter::{BudgetFilter, FilterEpsilon};
 #[cfg(feature = "alloc")]
 pub use notions::RdpCurveVec;
 pub use notions::{
-    ApproxDp, Conversion, GaussianPld, Neighbouring, PureDp, ROUNDING_MARGIN, RdpCurve, Report,
-    Zcdp, round_up,
+    ApproxDp, Conversion, ConversionRule, GaussianPld, Neighbouring, PureDp, ROUNDING_MARGIN,
+    RdpCurve, Report, Zcdp, round_up,
 };

@@ -87,6 +87,27 @@ pub enum Conversion {
     GaussianPld,
 }
 
+/// Which conversion from RDP / zCDP to (ε, δ)-DP a report or calibration uses (the
+/// *selection*; [`Conversion`] is the *label* of what was used).
+///
+/// * [`ConversionRule::Tightest`] (the default): RDP → the better of Mironov 2017 Prop. 3 and
+///   Balle et al. 2020 Thm 21 / CKS20 Prop. 12 at every order; zCDP → the better of
+///   Bun–Steinke 2016 Prop. 1.3 and CKS20 optimised over the order.
+/// * [`ConversionRule::Classic`]: RDP → Mironov 2017 Prop. 3,
+///   `ε = min_α r(α) + ln(1/δ)/(α − 1)`; zCDP → Bun–Steinke 2016 Prop. 1.3,
+///   `ε = ρ + 2√(ρ ln(1/δ))` (thesis Theorem 1), to reproduce papers and peers that use them.
+///
+/// Both are valid upper bounds; `Classic` is never smaller than `Tightest`. Exact notions
+/// (pure DP, the Gaussian PLD, approximate-DP composition) have nothing to choose and ignore it.
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Hash, Default)]
+pub enum ConversionRule {
+    /// The tightest available conversion (the default).
+    #[default]
+    Tightest,
+    /// Mironov 2017 Prop. 3 for RDP, Bun–Steinke 2016 Prop. 1.3 for zCDP.
+    Classic,
+}
+
 /// A reported (ε, δ) guarantee with the conversion that produced it.
 ///
 /// `epsilon` and `delta` are upper bounds of the exact values (see [`round_up`]).

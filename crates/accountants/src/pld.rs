@@ -14,33 +14,89 @@ use crate::round_up;
 /// underflows, so a reported δ is never below the exact one.
 const TINY: f64 = 4.9406564584124654e-324;
 
-/// `δ(ε)` for the Gaussian PLD with mean μ (unrounded, used by the root searches).
-fn delta_raw(mu: f64, eps: f64) -> f64 {
+/// Unit roundoff of f64, `2⁻⁵³`.
+const U: f64 = 1.1102230246251565e-16;
+/// Relative error bound assumed for one `erfcx`, `erfc` or `erf` evaluation: 8 units of
+/// roundoff, twice the 4 ulp that `dpinfer-math` asserts for `erfcx` against mpmath (and
+/// well above the ≤ 1 ulp of musl-derived `libm` `erf`/`erfc`).
+const FN_ERR: f64 = 8.0 * U;
+/// `2/√π`, a bound on `|erf′|`, `|erfc′|` and (for `x ≥ 0`) `|erfcx′|`.
+const TWO_OVER_SQRT_PI: f64 = core::f64::consts::FRAC_2_SQRT_PI;
+
+/// `δ(ε)` for the Gaussian PLD with mean μ and a bound on the absolute error of that
+/// evaluation, `(δ̂, e)` with `|δ̂ − δ| ≤ e` (unrounded; used by the root searches).
+///
+/// The bound is a first-order forward error analysis of each regime: the arguments
+/// `a = (ε−μ)/(2√μ)`, `b = (ε+μ)/(2√μ)` carry an absolute error of at most
+/// `u·((ε+μ)/(2√μ) + 4|x|)` (one subtraction or addition, one square root, two products /
+/// quotients), which moves each special function by at most `(2/√π)·err` (its derivative
+/// bound) and `e^{−a²}` by the relative `2|a|·err + u·a²`; each special function adds its own
+/// relative error ([`FN_ERR`]); and every subtraction of two computed terms can lose all
+/// their common digits, so the term errors are added in absolute value. In the tiny-μ regime
+/// the difference `erfcx(a) − erfcx(b)` (with `b − a = √μ`) is what needs the bound: the
+/// terms agree to about `log₁₀(1/√μ)` digits, far more than any fixed relative margin.
+fn delta_with_error(mu: f64, eps: f64) -> (f64, f64) {
     if mu == 0.0 {
-        return 0.0;
+        return (0.0, 0.0);
     }
     if mu == f64::INFINITY {
-        return 1.0;
+        return (1.0, 0.0);
     }
     let s = 2.0 * libm::sqrt(mu);
     let a = (eps - mu) / s;
     let b = (eps + mu) / s;
+    let base = U * ((eps + mu) / s);
+    let ea = base + 4.0 * U * a.abs();
+    let eb = base + 4.0 * U * b.abs();
     // Identity b² − a² = ε, so e^ε·erfc(b) = e^{−a²}·erfcx(b) with no overflow.
-    if a >= 0.0 {
+    let (d, err) = if a >= 0.0 {
         // δ = ½ e^{−a²} (erfcx(a) − erfcx(b)).
-        0.5 * libm::exp(-a * a) * (erfcx(a) - erfcx(b))
+        let e = libm::exp(-a * a);
+        let (x, y) = (erfcx(a), erfcx(b));
+        let diff = x - y;
+        let e_diff = FN_ERR * (x + y) + TWO_OVER_SQRT_PI * (ea + eb) + U * diff.abs();
+        let rel_e = 2.0 * a * ea + U * a * a + 2.0 * U;
+        let d = 0.5 * e * diff;
+        (d, 0.5 * e * e_diff + d.abs() * (rel_e + 2.0 * U))
     } else if a > -1.0 && b < 1.0 {
         // Small arguments: δ = ½(erf(b) − erf(a)) − ½ expm1(ε) erfc(b), no cancellation.
-        0.5 * (libm::erf(b) - libm::erf(a)) - 0.5 * libm::expm1(eps) * erfc(b)
+        let (fb, fa) = (libm::erf(b), libm::erf(a));
+        let t1 = fb - fa;
+        let em1 = libm::expm1(eps);
+        let cb = erfc(b);
+        let t2 = em1 * cb;
+        let e1 = FN_ERR * (fb.abs() + fa.abs()) + TWO_OVER_SQRT_PI * (ea + eb) + U * t1.abs();
+        let e2 = t2 * (FN_ERR + 3.0 * U) + em1 * TWO_OVER_SQRT_PI * eb;
+        let d = 0.5 * t1 - 0.5 * t2;
+        (d, 0.5 * (e1 + e2) + U * (t1.abs() + t2.abs()))
     } else {
-        0.5 * (erfc(a) - libm::exp(-a * a) * erfcx(b))
-    }
+        // δ = ½ (erfc(a) − e^{−a²} erfcx(b)).
+        let e = libm::exp(-a * a);
+        let t1 = erfc(a);
+        let yb = erfcx(b);
+        let t2 = e * yb;
+        let e1 = FN_ERR * t1 + TWO_OVER_SQRT_PI * e * ea;
+        let rel2 = 2.0 * a.abs() * ea + U * a * a + 2.0 * U + FN_ERR;
+        let e2 = t2 * rel2 + e * TWO_OVER_SQRT_PI * eb;
+        let d = 0.5 * (t1 - t2);
+        (d, 0.5 * (e1 + e2) + U * (t1.abs() + t2.abs()))
+    };
+    (d, err)
+}
+
+/// An upper bound of `δ(ε)`: the evaluation plus its error bound (unrounded).
+fn delta_upper(mu: f64, eps: f64) -> f64 {
+    let (d, e) = delta_with_error(mu, eps);
+    d + e
 }
 
 /// `δ(ε) = ½(erfc((ε−μ)/(2√μ)) − e^ε·erfc((ε+μ)/(2√μ)))` for the PLD `N(μ, 2μ)`, evaluated
-/// through `erfcx` so that ε up to 5000 and μ from 10⁻¹⁰ to 10⁴ stay finite and accurate
-/// (≤ 10⁻⁹ relative against 50-digit mpmath, see the golden tests). Rounded up; a positive
-/// δ that underflows is reported as the smallest subnormal.
+/// through `erfcx` so that ε up to 5000 and μ from 10⁻¹⁰ to 10⁴ stay finite. The reported
+/// value is the evaluation **plus its forward error bound** (derived per regime, see the
+/// source), then rounded up: it is never below the exact δ, and within 10⁻⁸ relative of it
+/// on the golden grid (`tests/data/pld_grid.txt`, 50-digit mpmath at the exact binary μ and
+/// ε; the bound is loosest at tiny μ, where `erfcx(a) − erfcx(b)` cancels). A positive δ
+/// that underflows is reported as the smallest subnormal.
 ///
 /// # Privacy
 /// Exact for any adaptive composition of Gaussian mechanisms whose PLD means sum to μ, under
@@ -61,7 +117,7 @@ pub fn delta_for_epsilon(mu: f64, epsilon: f64) -> Result<f64, AccountantError> 
     if mu == 0.0 {
         return Ok(0.0);
     }
-    let d = delta_raw(mu, eps);
+    let d = delta_upper(mu, eps);
     if d.is_nan() {
         return Err(AccountantError::NumericalFailure { what: "pld delta" });
     }
@@ -70,8 +126,10 @@ pub fn delta_for_epsilon(mu: f64, epsilon: f64) -> Result<f64, AccountantError> 
 
 /// The smallest ε ≥ 0 with `δ(ε) ≤ delta` for the PLD `N(μ, 2μ)`, by safeguarded
 /// bisection/secant on `ln δ(ε)` inside the bracket `[0, μ + 2√(μ ln(1/δ))]` (the upper end
-/// is the Bun–Steinke bound, valid because the PLD is μ-zCDP). The returned ε is the upper
-/// end of the final bracket, where `δ(ε) ≤ delta` has been checked, then rounded up.
+/// is the Bun–Steinke bound, valid because the PLD is μ-zCDP). Every comparison uses the
+/// error-bounded upper value of δ (as [`delta_for_epsilon`]), so the returned ε — the upper
+/// end of the final bracket, where `δ(ε) ≤ delta` has been checked, then rounded up — is
+/// never below the exact ε(δ).
 ///
 /// # Errors
 /// [`AccountantError::InvalidParameter`] unless `μ ≥ 0` finite and `0 < δ < 1`;
@@ -79,14 +137,14 @@ pub fn delta_for_epsilon(mu: f64, epsilon: f64) -> Result<f64, AccountantError> 
 pub fn epsilon_for_delta(mu: f64, delta: f64) -> Result<f64, AccountantError> {
     let mu = non_negative("mu", mu)?;
     let delta = open_unit("delta", delta)?;
-    if mu == 0.0 || delta_raw(mu, 0.0) <= delta {
+    if mu == 0.0 || delta_upper(mu, 0.0) <= delta {
         return Ok(0.0);
     }
     let ln_target = libm::log(delta);
     let mut hi = mu + 2.0 * libm::sqrt(mu * -ln_target);
     // The zCDP bound is valid; grow it only if rounding makes it look too small.
     let mut guard = 0;
-    while delta_raw(mu, hi) > delta {
+    while delta_upper(mu, hi) > delta {
         hi = hi * 1.01 + 1e-300;
         guard += 1;
         if guard > 200 || !hi.is_finite() {
@@ -97,7 +155,7 @@ pub fn epsilon_for_delta(mu: f64, delta: f64) -> Result<f64, AccountantError> {
     }
     let mut lo = 0.0_f64;
     let f = |e: f64| {
-        let d = delta_raw(mu, e);
+        let d = delta_upper(mu, e);
         if d > 0.0 {
             libm::log(d) - ln_target
         } else {
@@ -122,7 +180,7 @@ pub fn epsilon_for_delta(mu: f64, delta: f64) -> Result<f64, AccountantError> {
         }
         let fx = f(x);
         // Decide on δ itself (ln can round a δ just above the target to ≤ 0).
-        if delta_raw(mu, x) > delta {
+        if delta_upper(mu, x) > delta {
             lo = x;
             flo = fx;
             if side == -1 {
@@ -138,7 +196,7 @@ pub fn epsilon_for_delta(mu: f64, delta: f64) -> Result<f64, AccountantError> {
             side = 1;
         }
     }
-    if delta_raw(mu, hi) > delta {
+    if delta_upper(mu, hi) > delta {
         return Err(AccountantError::NumericalFailure {
             what: "pld epsilon search",
         });

@@ -26,13 +26,13 @@
 use anyhow::{Context, Result, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use dpinfer::accountants::calibrate::{
-    Method, dp_barker_max_steps, dp_hmc_max_steps_pld, dp_hmc_max_steps_zcdp,
+    Method, dp_barker_max_steps_with, dp_hmc_max_steps_pld, dp_hmc_max_steps_zcdp,
     dp_penalty_max_steps_pld, dp_penalty_max_steps_zcdp, gaussian_sigma,
-    poisson_gaussian_sigma_rdp,
+    poisson_gaussian_sigma_rdp_with,
 };
 use dpinfer::accountants::{
-    Accountant, ApproxAccountant, BinomialBound, Conversion, DEFAULT_ORDERS, Event, Neighbouring,
-    PldAccountant, PureAccountant, RdpAccountant, Report, ZcdpAccountant, round_up,
+    Accountant, ApproxAccountant, BinomialBound, Conversion, ConversionRule, DEFAULT_ORDERS, Event,
+    Neighbouring, PldAccountant, PureAccountant, RdpAccountant, Report, ZcdpAccountant, round_up,
 };
 use serde_json::{Value, json};
 
@@ -57,6 +57,10 @@ pub struct AccountArgs {
     /// Print one JSON object instead of human-readable lines.
     #[arg(long, global = true)]
     pub json: bool,
+    /// RDP/zCDP → (ε, δ) conversion: `tightest` (Balle et al. 2020 / CKS20 where better) or
+    /// `classic` (Mironov 2017 Prop. 3 for RDP, Bun–Steinke 2016 Prop. 1.3 for zCDP).
+    #[arg(long, value_enum, global = true, default_value = "tightest")]
+    conversion: ConversionArg,
     #[command(subcommand)]
     cmd: AccountCmd,
 }
@@ -98,6 +102,23 @@ enum Which {
     Rdp,
     /// The Gaussian privacy-loss distribution (exact for Gaussian mechanisms).
     Pld,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum ConversionArg {
+    /// The tightest conversion (the default).
+    Tightest,
+    /// Mironov 2017 Prop. 3 (RDP) and Bun–Steinke 2016 Prop. 1.3 (zCDP).
+    Classic,
+}
+
+impl ConversionArg {
+    fn to_lib(self) -> ConversionRule {
+        match self {
+            Self::Tightest => ConversionRule::Tightest,
+            Self::Classic => ConversionRule::Classic,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -389,12 +410,12 @@ fn up(x: f64, sci: bool) -> String {
     format!("{x}")
 }
 
-fn accountant(which: Which, rel: Neighbouring) -> Box<dyn Accountant> {
+fn accountant(which: Which, rel: Neighbouring, rule: ConversionRule) -> Box<dyn Accountant> {
     match which {
         Which::Pure => Box::new(PureAccountant::new(rel)),
         Which::Approx => Box::new(ApproxAccountant::new(rel)),
-        Which::Zcdp => Box::new(ZcdpAccountant::new(rel)),
-        Which::Rdp | Which::All => Box::new(RdpAccountant::new(rel)),
+        Which::Zcdp => Box::new(ZcdpAccountant::new(rel).with_conversion(rule)),
+        Which::Rdp | Which::All => Box::new(RdpAccountant::new(rel).with_conversion(rule)),
         Which::Pld => Box::new(PldAccountant::new(rel)),
     }
 }
@@ -419,6 +440,7 @@ fn evaluate(
     rel: Neighbouring,
     specs: &[Spec],
     query: &Query,
+    rule: ConversionRule,
 ) -> Vec<(Which, Result<Report>)> {
     let list: Vec<Which> = if which == Which::All {
         vec![
@@ -433,7 +455,7 @@ fn evaluate(
     };
     list.into_iter()
         .map(|w| {
-            let mut acc = accountant(w, rel);
+            let mut acc = accountant(w, rel, rule);
             let r = compose_into(acc.as_mut(), specs)
                 .and_then(|()| query(acc.as_ref()).map_err(anyhow::Error::from));
             (w, r)
@@ -520,6 +542,7 @@ fn composition(
     events: &[String],
     rel: Relation,
     which: Which,
+    rule: ConversionRule,
 ) -> Result<()> {
     if !target.is_finite() || target < 0.0 {
         bail!(
@@ -544,7 +567,7 @@ fn composition(
     } else {
         Box::new(move |a: &dyn Accountant| a.delta(target))
     };
-    let results = evaluate(which, rel.to_lib(), &specs, query.as_ref());
+    let results = evaluate(which, rel.to_lib(), &specs, query.as_ref(), rule);
     let key: fn(&Report) -> f64 = if what == "epsilon" {
         |r| r.epsilon
     } else {
@@ -635,6 +658,7 @@ fn reject(sampler: SamplerArg, given: &[(&str, bool)]) -> Result<()> {
     Ok(())
 }
 
+#[allow(clippy::too_many_arguments)] // one argument per CLI option
 fn sigma(
     j: bool,
     epsilon: f64,
@@ -643,6 +667,7 @@ fn sigma(
     sensitivity: f64,
     poisson: Option<f64>,
     m: Option<MethodArg>,
+    rule: ConversionRule,
 ) -> Result<()> {
     if !(sensitivity.is_finite() && sensitivity > 0.0) {
         bail!("--sensitivity {sensitivity} must be finite and positive");
@@ -652,7 +677,8 @@ fn sigma(
             if matches!(m, Some(MethodArg::Zcdp | MethodArg::Pld)) {
                 bail!("--poisson is calibrated with rdp only (drop --method or use --method rdp)");
             }
-            let z = poisson_gaussian_sigma_rdp(epsilon, delta, steps, q, &DEFAULT_ORDERS)?;
+            let z =
+                poisson_gaussian_sigma_rdp_with(epsilon, delta, steps, q, &DEFAULT_ORDERS, rule)?;
             let s = round_up(z * sensitivity);
             if !s.is_finite() {
                 bail!("σ overflows for sensitivity {sensitivity}");
@@ -688,19 +714,36 @@ fn sigma(
 /// Unparsable or invalid events and parameters, or a composition no accountant can bound.
 pub fn run(args: &AccountArgs) -> Result<()> {
     let j = args.json;
+    let rule = args.conversion.to_lib();
     match &args.cmd {
         AccountCmd::Epsilon {
             delta,
             events,
             neighbouring,
             accountant,
-        } => composition(j, "epsilon", *delta, events, *neighbouring, *accountant),
+        } => composition(
+            j,
+            "epsilon",
+            *delta,
+            events,
+            *neighbouring,
+            *accountant,
+            rule,
+        ),
         AccountCmd::Delta {
             epsilon,
             events,
             neighbouring,
             accountant,
-        } => composition(j, "delta", *epsilon, events, *neighbouring, *accountant),
+        } => composition(
+            j,
+            "delta",
+            *epsilon,
+            events,
+            *neighbouring,
+            *accountant,
+            rule,
+        ),
         AccountCmd::Sigma {
             epsilon,
             delta,
@@ -708,7 +751,16 @@ pub fn run(args: &AccountArgs) -> Result<()> {
             sensitivity,
             poisson,
             method: m,
-        } => sigma(j, *epsilon, *delta, *steps, *sensitivity, *poisson, *m),
+        } => sigma(
+            j,
+            *epsilon,
+            *delta,
+            *steps,
+            *sensitivity,
+            *poisson,
+            *m,
+            rule,
+        ),
         AccountCmd::MaxSteps {
             sampler,
             epsilon,
@@ -782,7 +834,7 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                     }
                     let b = batch.context("--batch is required for Barker")?;
                     let mo = max_order.unwrap_or(256);
-                    let (k, alpha) = dp_barker_max_steps(*epsilon, *delta, b, *n, mo)?;
+                    let (k, alpha) = dp_barker_max_steps_with(*epsilon, *delta, b, *n, mo, rule)?;
                     (
                         k,
                         json!({"batch": b, "max_order": mo, "rdp_order": alpha, "method": "rdp"}),

@@ -51,6 +51,10 @@ pub struct ModelConfig {
     pub population: Option<u64>,
     /// sir: tau-leaping step (default 0.5 days).
     pub tau: Option<f64>,
+    /// sir: observation times (default the authors' 0, 17, …, 153); sets the number of
+    /// observations (`n`, if also given, must equal its length).
+    #[serde(default)]
+    pub obs_times: Option<Vec<f64>>,
 }
 
 /// `[data]`.

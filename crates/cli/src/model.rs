@@ -62,6 +62,9 @@ impl Model {
     /// Unknown model name or invalid model parameters.
     pub fn build(c: &ModelConfig, n_override: Option<usize>) -> Result<Self> {
         let n = n_override.or(c.n);
+        if c.obs_times.is_some() && c.name != "sir" {
+            bail!("model.obs_times applies to the sir model only");
+        }
         Ok(match c.name.as_str() {
             "gaussian-mean" => Self::GaussianMean(
                 GaussianMean::new(
@@ -95,7 +98,14 @@ impl Model {
                 if let Some(k) = c.population {
                     s.population = k;
                 }
-                if let Some(n) = n {
+                if let Some(t) = &c.obs_times {
+                    if let Some(n) = n
+                        && n != t.len()
+                    {
+                        bail!("model.n = {n} but model.obs_times has {} times", t.len());
+                    }
+                    s = s.with_times(t).map_err(sim_err)?;
+                } else if let Some(n) = n {
                     s.n_obs = n;
                 }
                 let m = SirTauLeap::new(s, c.tau.unwrap_or(0.5)).map_err(sim_err)?;
@@ -379,4 +389,41 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
         );
     }
     Ok(vals)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Model, ModelSim};
+    use crate::config::ModelConfig;
+    use dpinfer::simulators::Simulator;
+
+    fn sir(extra: &str) -> anyhow::Result<Model> {
+        let c: ModelConfig = toml::from_str(&format!("name = \"sir\"\n{extra}")).unwrap();
+        Model::build(&c, None)
+    }
+
+    /// Issue 13 defect 3: the config sets the SIR observation times; the default is the
+    /// authors' grid 0, 17, …, 153.
+    #[test]
+    fn sir_observation_times_from_the_config() {
+        let Model::Sir(m, _) = sir("").unwrap() else {
+            panic!("not sir")
+        };
+        let s = m.settings();
+        assert_eq!(
+            (0..10).map(|l| s.obs_time(l)).collect::<Vec<_>>(),
+            (0..10).map(|l| 17.0 * f64::from(l)).collect::<Vec<_>>()
+        );
+        let model = sir("obs_times = [0.0, 10.0, 25.0]").unwrap();
+        assert_eq!(ModelSim(&model).output_dim(), 3);
+        let Model::Sir(m, _) = &model else {
+            panic!("not sir")
+        };
+        assert_eq!(m.settings().obs_time(2), 25.0);
+        assert!(sir("obs_times = [0.0, 10.0]\nn = 3").is_err());
+        assert!(sir("obs_times = [5.0, 1.0]").is_err());
+        let c: ModelConfig =
+            toml::from_str("name = \"gaussian-mean\"\nobs_times = [0.0, 1.0]").unwrap();
+        assert!(Model::build(&c, None).is_err());
+    }
 }

@@ -616,3 +616,95 @@ fn binomial_curve_event_is_xiong_proposition_4() {
         assert!(err.starts_with("error:"), "{bad}: {err}");
     }
 }
+
+/// Issue 13 item 6: `--conversion classic` reports Mironov 2017 Prop. 3 (RDP) and
+/// Bun–Steinke 2016 Prop. 1.3 (zCDP) closed forms; the default stays the tightest.
+#[test]
+fn conversion_flag_selects_the_classic_conversions() {
+    let (k, sigma) = (50.0_f64, 3.0_f64);
+    let rho = k / (2.0 * sigma * sigma);
+    let bs = rho + 2.0 * (rho * (1e6_f64).ln()).sqrt();
+    let ev = "gaussian:sigma=3,count=50";
+    let z = json(&[
+        "epsilon",
+        "--delta",
+        "1e-6",
+        "--accountant",
+        "zcdp",
+        "--conversion",
+        "classic",
+        "--event",
+        ev,
+    ]);
+    let e = z["epsilon"].as_f64().unwrap();
+    assert!(e >= bs && e <= bs * (1.0 + 1e-12), "{e} vs {bs}");
+    assert_eq!(z["conversion"], "bun_steinke");
+    let t = json(&[
+        "epsilon",
+        "--delta",
+        "1e-6",
+        "--accountant",
+        "zcdp",
+        "--event",
+        ev,
+    ]);
+    assert!(t["epsilon"].as_f64().unwrap() < e);
+    // RDP: Mironov on the default grid, min_α kα/(2σ²) + ln(1/δ)/(α − 1).
+    let r = json(&[
+        "--conversion",
+        "classic",
+        "epsilon",
+        "--delta",
+        "1e-6",
+        "--accountant",
+        "rdp",
+        "--event",
+        ev,
+    ]);
+    assert_eq!(r["conversion"], "mironov");
+    let want = dpinfer::accountants::DEFAULT_ORDERS
+        .iter()
+        .map(|&a| k * a / (2.0 * sigma * sigma) + (1e6_f64).ln() / (a - 1.0))
+        .fold(f64::INFINITY, f64::min);
+    let e = r["epsilon"].as_f64().unwrap();
+    assert!(e >= want && e <= want * (1.0 + 1e-12), "{e} vs {want}");
+    // Calibration and max steps follow the flag: classic needs more noise, allows fewer steps.
+    let s = |c: &str| {
+        json(&[
+            "--conversion",
+            c,
+            "sigma",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--steps",
+            "1000",
+            "--poisson",
+            "0.01",
+        ])["sigma"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(s("classic") > s("tightest"));
+    let b = |c: &str| {
+        json(&[
+            "--conversion",
+            c,
+            "max-steps",
+            "--sampler",
+            "barker",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--n",
+            "100000",
+            "--batch",
+            "1000",
+        ])["max_steps"]
+            .as_u64()
+            .unwrap()
+    };
+    assert!(b("classic") < b("tightest"));
+}

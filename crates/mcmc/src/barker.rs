@@ -73,6 +73,7 @@ pub struct Barker<P, L, N = NoNoise> {
     noise: N,
     iteration: u64,
     last_batch_var: f64,
+    released: crate::Releases,
 }
 
 impl<P: Prior, L: RowLikelihood> Barker<P, L, NoNoise> {
@@ -101,6 +102,7 @@ impl<P: Prior, L: RowLikelihood> Barker<P, L, NoNoise> {
             noise: NoNoise,
             iteration: 0,
             last_batch_var: 0.0,
+            released: crate::Releases::default(),
         })
     }
 }
@@ -150,6 +152,7 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Barker<P, L, N> {
             noise,
             iteration: 0,
             last_batch_var: 0.0,
+            released: crate::Releases::default(),
         })
     }
 }
@@ -167,6 +170,23 @@ impl<P, L, N> Barker<P, L, N> {
     #[must_use]
     pub fn max_iterations(&self) -> Option<u64> {
         self.private.as_ref().map(|p| p.max_iterations)
+    }
+
+    /// Iterations the budget allows summed over `chains` chains (no per-chain one-off
+    /// releases: the same as [`Self::max_iterations`]); see [`crate::Budgeted::chains_limit`].
+    ///
+    /// # Errors
+    ///
+    /// [`McmcError::InvalidSize`] for `chains == 0`.
+    pub fn chains_max_iterations(&self, chains: u64) -> Result<Option<u64>, McmcError> {
+        crate::chains::check_chains(chains)?;
+        Ok(self.max_iterations())
+    }
+
+    /// The noisy releases made so far (see [`crate::Releases`]).
+    #[must_use]
+    pub fn released(&self) -> crate::Releases {
+        self.released
     }
     /// Batch variance σ_b² of the last private step.
     ///
@@ -250,6 +270,7 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L,
                     let (noisy, sd_eff) =
                         self.noise
                             .release(scale * s, 1.0, 2.0 * scale * p.bound, range)?;
+                    self.released.subsampled += 1;
                     let rest = libm::sqrt((BARKER_SIGMA2 - sd_eff * sd_eff - sb2).max(0.0));
                     let noisy = noisy + rest * self.noise.std_normal();
                     noise_sd = libm::sqrt(sd_eff * sd_eff + rest * rest);

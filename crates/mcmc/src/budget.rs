@@ -437,6 +437,105 @@ pub fn gradient_releases(k: u64, leapfrog: u64, charging: GradientCharging) -> u
     }
 }
 
+/// Gradient releases of `chains` chains that run `k` iterations **in total** with `leapfrog`
+/// steps: `k(L+1)` (`Fresh`) or `kL + chains` (`Reuse`: each chain releases its own start
+/// gradient, Algorithm 3's "+1"). `chains = 1` is [`gradient_releases`].
+#[must_use]
+pub fn chains_gradient_releases(
+    k: u64,
+    leapfrog: u64,
+    charging: GradientCharging,
+    chains: u64,
+) -> u64 {
+    match charging {
+        GradientCharging::Fresh => k.saturating_mul(leapfrog + 1),
+        GradientCharging::Reuse => k.saturating_mul(leapfrog).saturating_add(chains),
+    }
+}
+
+/// Total PLD mean (= zCDP ρ) of `chains` DP HMC chains running `k` iterations in total:
+/// `kρ_l + G ρ_g` with `G` from [`chains_gradient_releases`], rounded up.
+///
+/// # Errors
+///
+/// Invalid τ's or `n`.
+pub fn dp_hmc_chains_cost(
+    k: u64,
+    tau_l: f64,
+    tau_g: f64,
+    n: usize,
+    leapfrog: u32,
+    charging: GradientCharging,
+    chains: u64,
+) -> Result<f64, McmcError> {
+    let (rl, rg) = hmc_units(tau_l, tau_g, n)?;
+    let g = chains_gradient_releases(k, u64::from(leapfrog), charging, chains);
+    #[allow(clippy::cast_precision_loss)]
+    let m = k as f64 * rl + g as f64 * rg;
+    Ok(m * (1.0 + 1e-12))
+}
+
+/// DP HMC iterations **summed over** `chains` chains sharing one (ε, δ) budget
+/// (`target = (ε, δ)`, `kernel = (L, charging)`): the largest `K` with
+/// [`dp_hmc_chains_cost`]`(K) ≤ ρ(ε, δ)` (zCDP, Bun–Steinke) or `δ(ε; cost(K)) ≤ δ` (PLD).
+/// For `chains = 1` it equals [`dp_hmc_iterations_zcdp`] / [`dp_hmc_iterations_pld`].
+///
+/// # Errors
+///
+/// As [`dp_hmc_iterations_zcdp`]; [`McmcError::InvalidSize`] for `chains == 0`.
+pub fn dp_hmc_chains_iterations(
+    accounting: Accounting,
+    target: (f64, f64),
+    tau_l: f64,
+    tau_g: f64,
+    n: usize,
+    kernel: (u32, GradientCharging),
+    chains: u64,
+) -> Result<u64, McmcError> {
+    let (epsilon, delta) = target;
+    let (leapfrog, charging) = kernel;
+    check_eps_delta(epsilon, delta)?;
+    if chains == 0 {
+        return Err(McmcError::InvalidSize {
+            name: "chains",
+            value: 0,
+        });
+    }
+    if leapfrog == 0 {
+        return Err(McmcError::InvalidSize {
+            name: "leapfrog",
+            value: 0,
+        });
+    }
+    if chains == 1 {
+        return match accounting {
+            Accounting::Zcdp => {
+                dp_hmc_iterations_zcdp(epsilon, delta, tau_l, tau_g, n, leapfrog, charging)
+            }
+            Accounting::Pld => {
+                dp_hmc_iterations_pld(epsilon, delta, tau_l, tau_g, n, leapfrog, charging)
+            }
+        };
+    }
+    hmc_units(tau_l, tau_g, n)?;
+    let cost = |k| dp_hmc_chains_cost(k, tau_l, tau_g, n, leapfrog, charging, chains);
+    match accounting {
+        Accounting::Zcdp => {
+            let rho = zcdp_rho(epsilon, delta)?;
+            if cost(0)? > rho {
+                return Ok(0);
+            }
+            largest_k(|k| Ok(cost(k)? <= rho))
+        }
+        Accounting::Pld => {
+            if gaussian_pld_delta(epsilon, cost(0)?)? > delta {
+                return Ok(0);
+            }
+            largest_k(|k| Ok(gaussian_pld_delta(epsilon, cost(k)?)? <= delta))
+        }
+    }
+}
+
 /// Total PLD mean (= zCDP ρ) of `k` DP HMC iterations.
 ///
 /// # Errors

@@ -3,12 +3,19 @@
 //! # Privacy
 //!
 //! Every chain of a private sampler reads the same private data, so the chains **compose**:
-//! `m` chains of `k₁, …, k_m` iterations cost exactly what one chain of `Σ k_i` iterations
-//! costs (the per-iteration releases are identical Gaussian mechanisms; zCDP, PLD and RDP all
-//! compose additively). The [`Ledger`] therefore splits the iteration count that the whole
-//! budget allows over the chains, and [`MultiChain`] caps each chain at its share, so the run
-//! as a whole refuses to exceed the budget. Each chain needs its own proposal RNG stream and
-//! its own noise CSPRNG.
+//! the run releases everything every chain released. The per-iteration releases are identical
+//! mechanisms (zCDP, PLD and RDP all compose additively), so `m` chains of `k₁, …, k_m`
+//! iterations cost what one chain of `Σ k_i` iterations costs **plus** whatever each chain
+//! releases once on its own: DP HMC with [`GradientCharging::Reuse`] releases a noisy start
+//! gradient when each chain is built, so `m` chains release `kL + m` gradients, not `kL + 1`.
+//! [`Budgeted::chains_limit`] returns the total iteration count the budget allows for `m`
+//! chains with those per-chain releases charged; the [`Ledger`] splits that count over the
+//! chains, and [`MultiChain`] caps each chain at its share, so the run as a whole refuses to
+//! exceed the budget. [`Budgeted::releases`] reports what a chain actually released (the
+//! tests compose these over every chain and check them against the budget). Each chain needs
+//! its own proposal RNG stream and its own noise CSPRNG.
+//!
+//! [`GradientCharging::Reuse`]: crate::budget::GradientCharging::Reuse
 
 use alloc::vec::Vec;
 use rand_core::Rng;
@@ -16,12 +23,40 @@ use rand_core::Rng;
 use crate::sampler::{Sampler, Trace};
 use crate::{Barker, Hmc, McmcError, Penalty, SubsampledPenalty};
 
+/// The noisy releases a private sampler has made so far (an audit record: every noise draw
+/// that touched the data is counted where it is drawn).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Releases {
+    /// Gaussian mechanisms on the whole data set (DP penalty tests; DP HMC acceptance tests
+    /// and gradients, including a start gradient released at construction).
+    pub gaussian: u64,
+    /// Their summed cost `Σ Δ²/(2σ²)` with the σ actually used: the zCDP ρ and the Gaussian
+    /// PLD mean μ of their composition (Bun–Steinke 2016 Lemma 2.3; SMM19 Lemma 11).
+    pub gaussian_rho: f64,
+    /// How many of the `gaussian` releases were gradients (DP HMC).
+    pub gradients: u64,
+    /// Subsampled acceptance tests (DP Barker, subsampled DP penalty), each one
+    /// iteration's subsampled mechanism as accounted by WBK19 (thesis Theorems 8–9).
+    pub subsampled: u64,
+}
+
 /// Samplers whose run length is limited by a privacy budget.
 pub trait Budgeted: Sampler {
     /// Iterations the budget allows in total (`None`: exact kernel, unlimited).
     fn limit(&self) -> Option<u64>;
+    /// Iterations the budget allows **summed over** `chains` chains built with the same
+    /// privacy parameters, charging each chain's one-off releases (DP HMC with reused
+    /// gradients: one start gradient per chain). `None` for exact kernels; never more than
+    /// [`Budgeted::limit`].
+    ///
+    /// # Errors
+    ///
+    /// [`McmcError::InvalidSize`] for `chains == 0`; accounting failures.
+    fn chains_limit(&self, chains: u64) -> Result<Option<u64>, McmcError>;
     /// Lowers the limit to `cap`.
     fn cap(&mut self, cap: u64);
+    /// What this chain has released so far.
+    fn releases(&self) -> Releases;
 }
 
 macro_rules! budgeted {
@@ -34,8 +69,14 @@ macro_rules! budgeted {
             fn limit(&self) -> Option<u64> {
                 self.max_iterations()
             }
+            fn chains_limit(&self, chains: u64) -> Result<Option<u64>, McmcError> {
+                self.chains_max_iterations(chains)
+            }
             fn cap(&mut self, cap: u64) {
                 self.cap_iterations(cap);
+            }
+            fn releases(&self) -> Releases {
+                self.released()
             }
         }
     };
@@ -44,6 +85,17 @@ budgeted!(Penalty,);
 budgeted!(Barker,);
 budgeted!(SubsampledPenalty, L: dpinfer_simulators::RowLikelihood);
 budgeted!(Hmc, L: dpinfer_simulators::RowGradient, P: crate::model::PriorGradient, N: crate::noise::PrivacyNoise);
+
+/// `chains` as a `u64`, refusing 0.
+pub(crate) fn check_chains(chains: u64) -> Result<u64, McmcError> {
+    if chains == 0 {
+        return Err(McmcError::InvalidSize {
+            name: "chains",
+            value: 0,
+        });
+    }
+    Ok(chains)
+}
 
 /// Splits one run's iteration budget over chains.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -87,7 +139,9 @@ pub struct MultiChain<S> {
 
 impl<S: Budgeted> MultiChain<S> {
     /// Takes chains built with the **same** privacy parameters (so each one's own limit is the
-    /// whole budget's iteration count) and caps each at an equal share of that count.
+    /// whole budget's iteration count) and caps each at an equal share of the count the budget
+    /// allows for this many chains ([`Budgeted::chains_limit`]: per-chain one-off releases
+    /// are charged).
     ///
     /// # Errors
     ///
@@ -105,7 +159,17 @@ impl<S: Budgeted> MultiChain<S> {
         if chains.iter().any(|c| c.limit() != first) {
             return Err(McmcError::param("chain limits", f64::NAN));
         }
-        let ledger = match first {
+        let m = u64::try_from(chains.len()).map_err(|_| McmcError::InvalidSize {
+            name: "chains",
+            value: chains.len(),
+        })?;
+        let total = chains[0].chains_limit(m)?;
+        for c in &chains[1..] {
+            if c.chains_limit(m)? != total {
+                return Err(McmcError::param("chain limits", f64::NAN));
+            }
+        }
+        let ledger = match total {
             None => None,
             Some(total) => {
                 let l = Ledger::split(total, chains.len())?;

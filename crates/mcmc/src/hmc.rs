@@ -86,6 +86,9 @@ pub struct Hmc<P, L, N = NoNoise> {
     iteration: u64,
     grads_evaluated: usize,
     grads_clipped: usize,
+    /// Whether Algorithm 3's start gradient has been released (lazily, at the first step).
+    start_released: bool,
+    released: crate::Releases,
 }
 
 fn validate(s: &HmcSettings, d: usize) -> Result<(), McmcError> {
@@ -200,7 +203,7 @@ impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
         let d = init.len();
         validate(&s, d)?;
         let rows_per = (CHUNK / d).max(1);
-        let mut h = Self {
+        let h = Self {
             prior,
             lik,
             s,
@@ -216,14 +219,11 @@ impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
             iteration: 0,
             grads_evaluated: 0,
             grads_clipped: 0,
+            start_released: false,
+            released: crate::Releases::default(),
         };
-        if matches!(h.private, Some(p) if p.p.charging == GradientCharging::Reuse) {
-            // Algorithm 3: G_{1,0} released once before the loop (the "+1").
-            let th = h.theta.clone();
-            let mut g = vec![0.0; d];
-            h.gradient(&th, &mut g)?;
-            h.grad_start = g;
-        }
+        // Algorithm 3's G_{1,0} (the "+1") is released at the first step, not here: a chain
+        // that is built but never run (or refused by `MultiChain`) has released nothing.
         Ok(h)
     }
 
@@ -245,8 +245,13 @@ impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
                 // ℓ₂ sensitivity 2b_g; every coordinate of the clipped sum lies in ±n b_g.
                 #[allow(clippy::cast_precision_loss)]
                 let bound = n as f64 * pr.p.grad_clip;
-                self.noise
+                let sd = self
+                    .noise
                     .release_vec(out, pr.sd_g, 2.0 * pr.p.grad_clip, bound)?;
+                let c = 2.0 * pr.p.grad_clip;
+                self.released.gaussian += 1;
+                self.released.gradients += 1;
+                self.released.gaussian_rho += c * c / (2.0 * sd * sd);
             }
             None if d <= CHUNK => {
                 // The model's fused pass with an inactive bound (only non-finite rows change).
@@ -291,6 +296,39 @@ impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
     #[must_use]
     pub fn max_iterations(&self) -> Option<u64> {
         self.private.map(|p| p.max_iterations)
+    }
+
+    /// Iterations the budget allows **summed over** `chains` chains with these privacy
+    /// parameters (see [`crate::Budgeted::chains_limit`]): the largest `K` whose cost
+    /// `Kρ_l + G ρ_g` meets (ε, δ) by this chain's accounting, with `G = K(L+1)` gradient
+    /// releases (`Fresh`) or `G = KL + chains` (`Reuse`: every chain releases its own start
+    /// gradient). Never more than [`Hmc::max_iterations`]. `None` for exact HMC.
+    ///
+    /// # Errors
+    ///
+    /// [`McmcError::InvalidSize`] for `chains == 0`; accounting failures.
+    pub fn chains_max_iterations(&self, chains: u64) -> Result<Option<u64>, McmcError> {
+        crate::chains::check_chains(chains)?;
+        let Some(pr) = self.private else {
+            return Ok(None);
+        };
+        let n = self.lik.n_rows();
+        let k = budget::dp_hmc_chains_iterations(
+            pr.p.accounting,
+            (pr.p.epsilon, pr.p.delta),
+            pr.p.tau_l,
+            pr.p.tau_g,
+            n,
+            (self.s.leapfrog_steps, pr.p.charging),
+            chains,
+        )?;
+        Ok(Some(k.min(pr.max_iterations)))
+    }
+
+    /// The noisy releases made so far (see [`crate::Releases`]).
+    #[must_use]
+    pub fn released(&self) -> crate::Releases {
+        self.released
     }
 
     /// (ε, δ) spent so far (`None` for exact HMC).
@@ -351,7 +389,13 @@ impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: PrivacyNoise> Sampler 
         let k0 = self.kinetic(&self.p);
         let reuse = matches!(self.private, Some(p) if p.p.charging == GradientCharging::Reuse);
         let mut g = vec![0.0; d];
-        if reuse {
+        if reuse && !self.start_released {
+            // Algorithm 3: G_{1,0} released once before the first trajectory (the "+1").
+            let th = self.theta.clone();
+            self.gradient(&th, &mut g)?;
+            self.grad_start.copy_from_slice(&g);
+            self.start_released = true;
+        } else if reuse {
             g.copy_from_slice(&self.grad_start);
         } else {
             let th = self.theta.clone();
@@ -409,6 +453,8 @@ impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: PrivacyNoise> Sampler 
                     #[allow(clippy::cast_precision_loss)]
                     let bound = n as f64 * pr.p.ratio_clip * dist;
                     let (noisy, sd_eff) = self.noise.release(cs.sum, sd, c, bound)?;
+                    self.released.gaussian += 1;
+                    self.released.gaussian_rho += c * c / (2.0 * sd_eff * sd_eff);
                     noise_sd = sd_eff * self.s.temperature;
                     (noisy, noise_sd * noise_sd)
                 }

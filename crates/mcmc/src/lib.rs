@@ -42,7 +42,7 @@ pub use rng::NoNoise;
 #[cfg(feature = "alloc")]
 pub use barker::{BARKER_SIGMA2, Barker, BarkerPrivacy, BarkerSettings};
 #[cfg(feature = "alloc")]
-pub use chains::{Budgeted, Ledger, MultiChain};
+pub use chains::{Budgeted, Ledger, MultiChain, Releases};
 #[cfg(feature = "alloc")]
 pub use hmc::{Hmc, HmcPrivacy, HmcSettings};
 #[cfg(feature = "alloc")]

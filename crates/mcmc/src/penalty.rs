@@ -79,6 +79,7 @@ pub struct Penalty<P, L, N = NoNoise> {
     private: Option<Private>,
     noise: N,
     iteration: u64,
+    released: crate::Releases,
 }
 
 pub(crate) fn check_common<P: Prior, L: RowLikelihood>(
@@ -143,6 +144,7 @@ impl<P: Prior, L: RowLikelihood> Penalty<P, L, NoNoise> {
             private: None,
             noise: NoNoise,
             iteration: 0,
+            released: crate::Releases::default(),
         })
     }
 
@@ -215,6 +217,7 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Penalty<P, L, N> {
             }),
             noise,
             iteration: 0,
+            released: crate::Releases::default(),
         })
     }
 }
@@ -232,6 +235,23 @@ impl<P, L, N> Penalty<P, L, N> {
     #[must_use]
     pub fn max_iterations(&self) -> Option<u64> {
         self.private.map(|p| p.max_iterations)
+    }
+
+    /// Iterations the budget allows summed over `chains` chains (no per-chain one-off
+    /// releases: the same as [`Self::max_iterations`]); see [`crate::Budgeted::chains_limit`].
+    ///
+    /// # Errors
+    ///
+    /// [`McmcError::InvalidSize`] for `chains == 0`.
+    pub fn chains_max_iterations(&self, chains: u64) -> Result<Option<u64>, McmcError> {
+        crate::chains::check_chains(chains)?;
+        Ok(self.max_iterations())
+    }
+
+    /// The noisy releases made so far (see [`crate::Releases`]).
+    #[must_use]
+    pub fn released(&self) -> crate::Releases {
+        self.released
     }
     /// (ε, δ) spent by the iterations run so far (`None` for exact kernels).
     ///
@@ -309,6 +329,8 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
                 #[allow(clippy::cast_precision_loss)]
                 let bound = n as f64 * p.clip * dist;
                 let (noisy, sd_eff) = self.noise.release(sum, p.multiplier * c, c, bound)?;
+                self.released.gaussian += 1;
+                self.released.gaussian_rho += c * c / (2.0 * sd_eff * sd_eff);
                 sum = noisy;
                 noise_sd = self.temperature * sd_eff;
                 penalty = 0.5 * noise_sd * noise_sd;

@@ -70,6 +70,7 @@ pub struct SubsampledPenalty<P, L, N = NoNoise> {
     private: Option<Private>,
     noise: N,
     iteration: u64,
+    released: crate::Releases,
 }
 
 /// Sensitivity `c(θ, θ') = Δ_λ + Δ_σ` of `λ* − σ_b²/2` (thesis Theorem 9 / Lemma 1) for
@@ -119,6 +120,7 @@ impl<P: Prior, L: RowLikelihood> SubsampledPenalty<P, L, NoNoise> {
             private: None,
             noise: NoNoise,
             iteration: 0,
+            released: crate::Releases::default(),
         })
     }
 }
@@ -165,6 +167,7 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> SubsampledPenalty<P, L, N> {
             }),
             noise,
             iteration: 0,
+            released: crate::Releases::default(),
         })
     }
 }
@@ -182,6 +185,23 @@ impl<P, L: RowLikelihood, N> SubsampledPenalty<P, L, N> {
     #[must_use]
     pub fn max_iterations(&self) -> Option<u64> {
         self.private.map(|p| p.max_iterations)
+    }
+
+    /// Iterations the budget allows summed over `chains` chains (no per-chain one-off
+    /// releases: the same as [`Self::max_iterations`]); see [`crate::Budgeted::chains_limit`].
+    ///
+    /// # Errors
+    ///
+    /// [`McmcError::InvalidSize`] for `chains == 0`.
+    pub fn chains_max_iterations(&self, chains: u64) -> Result<Option<u64>, McmcError> {
+        crate::chains::check_chains(chains)?;
+        Ok(self.max_iterations())
+    }
+
+    /// The noisy releases made so far (see [`crate::Releases`]).
+    #[must_use]
+    pub fn released(&self) -> crate::Releases {
+        self.released
     }
     /// (ε, δ) spent so far (RDP accounting; `None` without privacy).
     ///
@@ -257,6 +277,7 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for SubsampledPenalty<
                 let r = self.s.clip * dist;
                 let bound = nf * self.s.temperature * r + k * k * bf * r * r;
                 let (noisy, sd_eff) = self.noise.release(data, libm::sqrt(p.tau) * c, c, bound)?;
+                self.released.subsampled += 1;
                 data = noisy;
                 noise_sd = sd_eff;
                 var = sd_eff * sd_eff;

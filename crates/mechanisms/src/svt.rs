@@ -52,7 +52,9 @@ pub struct SparseVectorSettings {
     pub lo: f64,
     /// Upper clamping bound.
     pub hi: f64,
-    /// Stop after this many positive answers (`c ≥ 1`).
+    /// Stop after this many positive answers. `c = 0` is a session that answers nothing
+    /// (every query is refused without sampling); it is charged the threshold alone, `Δ′/b`,
+    /// as the accountants' `Event::SparseVector { c: 0, .. }`.
     pub c: u64,
     /// Redraw the threshold noise after each positive answer (RESAMPLE).
     pub resample: bool,
@@ -83,7 +85,8 @@ impl Default for SparseVectorSettings {
 ///
 /// # Privacy
 ///
-/// Pure ε-DP with `ε = (c+1)Δ′/b` (no resampling) or `ε = 2cΔ′/b` (resampling), where
+/// Pure ε-DP with `ε = (c+1)Δ′/b` (no resampling) or `ε = 2cΔ′/b` (resampling; `Δ′/b` for
+/// `c = 0`, the threshold alone, matching the accountants crate), where
 /// `Δ′ = g·min(⌈Δ/g⌉, round(hi) − round(lo))` is the sensitivity of the rounded query.
 /// The proof of Theorem 1 only shifts the threshold noise by Δ′ and the query noise by
 /// 2Δ′; with integer queries and integer shifts it goes through verbatim for the discrete
@@ -148,15 +151,12 @@ impl SparseVector {
     ///
     /// # Errors
     ///
-    /// Non-finite threshold or bounds, non-positive Δ or `b`, `c == 0`, `lo ≥ hi`,
+    /// Non-finite threshold or bounds, non-positive Δ or `b`, `lo ≥ hi`,
     /// or parameters outside the grid's range.
     pub fn new(settings: SparseVectorSettings, scale: f64) -> Result<Self, MechanismError> {
         let scale = positive(scale, "scale")?;
         positive(settings.sensitivity, "sensitivity")?;
         finite(settings.threshold, "threshold")?;
-        if settings.c == 0 {
-            return Err(MechanismError::NotPositive { param: "c" });
-        }
         let grid = Grid::for_scale(scale, settings.lo, settings.hi, LAPLACE_PRECISION_BITS)?;
         Self::on_grid(settings, scale, grid)
     }
@@ -207,9 +207,6 @@ impl SparseVector {
     ) -> Result<Self, MechanismError> {
         let eps = positive(epsilon_total, "epsilon")?;
         let delta = positive(settings.sensitivity, "sensitivity")?;
-        if settings.c == 0 {
-            return Err(MechanismError::NotPositive { param: "c" });
-        }
         #[allow(clippy::cast_precision_loss)]
         let k = Self::factor(settings.c, settings.resample) as f64;
         let b0 = positive(k * delta / eps, "scale")?;
@@ -237,7 +234,9 @@ impl SparseVector {
     }
 
     fn factor(c: u64, resample: bool) -> u64 {
-        if resample {
+        if c == 0 {
+            1
+        } else if resample {
             c.saturating_mul(2)
         } else {
             c.saturating_add(1)

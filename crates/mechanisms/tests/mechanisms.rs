@@ -367,10 +367,6 @@ fn svt_broken_variants_no_or_unscaled_query_noise_is_inexpressible() {
         SparseVector::new(svt_settings(1, false), 0.0).unwrap_err(),
         MechanismError::NotPositive { param: "scale" }
     );
-    assert_eq!(
-        SparseVector::new(svt_settings(0, false), 1.0).unwrap_err(),
-        MechanismError::NotPositive { param: "c" }
-    );
     // With a tiny scale but the query exactly at the threshold, answers are random
     // (fresh query noise each time), not a deterministic comparison.
     let mut r = rng(17);
@@ -662,5 +658,34 @@ fn svt_from_epsilon_meets_exact_budgets() {
                 }
             }
         }
+    }
+}
+
+/// Issue 13 defect 5: `c = 0` is defined (it used to be refused): the session answers
+/// nothing (every query refused, nothing sampled) and is charged the threshold alone,
+/// `Δ′/b` with or without resampling — the same ε as the accountants' event.
+#[test]
+fn svt_c_zero_costs_the_threshold_alone() {
+    use dpinfer_accountants::{Accountant, Neighbouring, PureAccountant};
+    for resample in [false, true] {
+        let svt = SparseVector::new(svt_settings(0, resample), 0.5).unwrap();
+        let d = svt.effective_sensitivity();
+        let e = svt.epsilon();
+        assert!(
+            e >= d / 0.5 && e <= d / 0.5 * (1.0 + 1e-12),
+            "{e} vs {}",
+            d / 0.5
+        );
+        let one = SparseVector::new(svt_settings(1, resample), 0.5).unwrap();
+        assert!(one.epsilon() > e);
+        let mut acc = PureAccountant::new(Neighbouring::ReplaceOne);
+        acc.compose(&svt.event()).unwrap();
+        assert!(acc.total() >= e * (1.0 - 1e-12) && acc.total() <= e * (1.0 + 1e-12));
+        let mut svt = svt;
+        let mut r = rng(5);
+        assert_eq!(svt.query(0.0, &mut r), Err(MechanismError::BudgetExhausted));
+        let from = SparseVector::from_epsilon(svt_settings(0, resample), 0.25).unwrap();
+        assert!(from.epsilon() <= 0.25);
+        assert!(from.scale() >= from.effective_sensitivity() / 0.25);
     }
 }

@@ -246,6 +246,7 @@ fn sir_small_population_final_size_is_exact() {
         population: k as u64,
         t_end: 200.0,
         n_obs: 2,
+        times: None,
     })
     .unwrap();
     let exact = sir_final_size(k, 1.5, 0.5);
@@ -309,6 +310,7 @@ fn sir_large_population_matches_ode_limit() {
         population: k,
         t_end: 300.0,
         n_obs: 601,
+        times: None,
     })
     .unwrap();
     let mut out = vec![0.0; 601];
@@ -395,6 +397,7 @@ fn tau_leaping_error_against_exact() {
         population: 10_000,
         t_end: 50.0,
         n_obs: 6,
+        times: None,
     };
     let exact = Sir::new(s).unwrap();
     let mean_of = |sim: &dyn Fn(&mut SimStream, &mut [f64])| {
@@ -891,5 +894,64 @@ fn banana_10d_clipped_grad_fast_path_is_bit_identical_to_per_row() {
                 );
             }
         }
+    }
+}
+
+/// Issue 13 defect 3: the paper default observes on the authors' grid t = 0, 17, …, 153
+/// (it used to be ℓ·160/9 = 0, 17.8, …, 160); explicit times are validated and used.
+#[test]
+fn sir_paper_grid_is_the_authors_and_times_are_settable() {
+    let s = SirSettings::paper();
+    assert_eq!(s.n_obs, 10);
+    for l in 0..10 {
+        assert_eq!(s.obs_time(l), 17.0 * l as f64, "t_{l}");
+    }
+    let t = [0.0, 5.0, 7.5, 30.0];
+    let e = s.with_times(&t).unwrap();
+    assert_eq!(e.n_obs, 4);
+    for (l, &x) in t.iter().enumerate() {
+        assert_eq!(e.obs_time(l), x);
+    }
+    let sir = Sir::new(SirSettings {
+        population: 1000,
+        ..e
+    })
+    .unwrap();
+    let mut o = [0.0; 4];
+    sir.simulate(&[0.5, 0.1], &mut SimStream::new(1, 0), &mut o)
+        .unwrap();
+    assert_eq!(o[0], 1.0);
+    // The run at explicit times equals the evenly spaced run where the grids coincide.
+    let even = Sir::new(SirSettings {
+        population: 1000,
+        t_end: 30.0,
+        n_obs: 4,
+        times: None,
+    })
+    .unwrap();
+    let same = Sir::new(
+        SirSettings {
+            population: 1000,
+            ..SirSettings::paper()
+        }
+        .with_times(&[0.0, 10.0, 20.0, 30.0])
+        .unwrap(),
+    )
+    .unwrap();
+    let (mut a, mut b) = ([0.0; 4], [0.0; 4]);
+    even.simulate(&[0.5, 0.1], &mut SimStream::new(2, 0), &mut a)
+        .unwrap();
+    same.simulate(&[0.5, 0.1], &mut SimStream::new(2, 0), &mut b)
+        .unwrap();
+    assert_eq!(a, b);
+    for bad in [
+        &[0.0][..],
+        &[0.0, 0.0],
+        &[1.0, 0.5],
+        &[-1.0, 2.0],
+        &[0.0, f64::NAN],
+        &[0.0; 65],
+    ] {
+        assert!(s.with_times(bad).is_err(), "{bad:?}");
     }
 }

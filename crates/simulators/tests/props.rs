@@ -61,7 +61,7 @@ proptest! {
         let m = UniformMixture::new(5, 16).unwrap();
         finite_or_err(m.simulate(&[a, b, c, d, e], &mut r, &mut out[..16]), &out[..16])?;
         finite_or_err(CubicOutbreak::paper().simulate(&[a, b, c, d], &mut r, &mut out[..18]), &out[..18])?;
-        let s = SirSettings { population: 50, t_end: 10.0, n_obs: 4 };
+        let s = SirSettings { population: 50, t_end: 10.0, n_obs: 4, times: None };
         finite_or_err(Sir::new(s).unwrap().simulate(&[a, b], &mut r, &mut out[..4]), &out[..4])?;
         finite_or_err(SirTauLeap::new(s, 0.5).unwrap().simulate(&[a.abs().min(1e3), b], &mut r, &mut out[..4]), &out[..4])?;
         let lr = LinearRegression::new(LinRegSettings { n: 5, ..LinRegSettings::paper() }).unwrap();
@@ -78,7 +78,7 @@ proptest! {
         let _ = GaussianMean::new(n, a, b, a);
         let _ = UniformMixture::new(n, n);
         let _ = CubicOutbreak::new(n, a, b);
-        let _ = Sir::new(SirSettings { population: k, t_end: a, n_obs: n });
+        let _ = Sir::new(SirSettings { population: k, t_end: a, n_obs: n, times: None });
         let _ = SirTauLeap::new(SirSettings::paper(), a);
         let _ = LinearRegression::new(LinRegSettings { noise_var: a, x_bound: b, ..LinRegSettings::paper() });
         let _ = Banana::new(BananaSettings { a, b, sigma1_sq: a, dim: n, ..BananaSettings::thesis_2d() });

@@ -96,6 +96,7 @@ fn job_output(seed: u64, j: u64) -> [f64; 5] {
         population: 200,
         t_end: 40.0,
         n_obs: 5,
+        times: None,
     })
     .unwrap();
     let mut rng = SimStream::new(seed, j);

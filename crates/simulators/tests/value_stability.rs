@@ -45,6 +45,7 @@ fn models() -> Vec<f64> {
         population: 1000,
         t_end: 40.0,
         n_obs: 5,
+        times: None,
     })
     .unwrap()
     .simulate(&[0.6, 0.1], &mut SimStream::new(7, 1), &mut s)

@@ -3,16 +3,22 @@
 //!
 //! K people; infections at rate β S I / K (S → S − 1, I → I + 1), recoveries at rate γ I
 //! (I → I − 1, R → R + 1); start (S, I, R) = (K − 1, 1, 0). θ = (β, γ) on the natural scale.
-//! The output is I(t_ℓ) (counts, as `f64`) at L observation times t_ℓ = ℓ·T/(L − 1),
-//! ℓ = 0..L−1, one per incremental block.
+//! The output is I(t_ℓ) (counts, as `f64`) at L observation times, one per incremental
+//! block: the evenly spaced grid t_ℓ = ℓ·T/(L − 1), ℓ = 0..L−1 (T the last observation time),
+//! or explicit times ([`SirSettings::with_times`]).
 //!
-//! Paper settings: K = 10⁶, T = 160, L = 10; priors log β ~ N(log 0.4, 0.5) and
-//! log γ ~ N(log 0.125, 0.2) where **0.5 and 0.2 are variances**; θ* = (e^−0.5, e^−3).
+//! Paper settings: K = 10⁶, L = 10 observations at t = 0, 17, 34, …, 153 (the authors' code,
+//! see below); priors log β ~ N(log 0.4, 0.5) and log γ ~ N(log 0.125, 0.2) where **0.5 and
+//! 0.2 are variances**; θ* = (e^−0.5, e^−3).
 //!
 //! **Observation times — what we chose and why.** The appendix records the process on a unit
-//! grid and publishes I(t) at "L = 10 evenly-spaced points in time [0, T]". We take
-//! t_ℓ = ℓ T/(L − 1), which includes t = 0; this matches the published private statistic whose
-//! first entry 0.0010 equals n(I(0) + m)/(K + 2m)/n ≈ 0.001 for I(0) = 1 (i.e. t₁ = 0).
+//! grid over [0, 160] and publishes I(t) at "L = 10 evenly-spaced points in time". The
+//! authors' code takes every ⌊160/9⌋ = 17th day from 0: t = 0, 17, …, 153, which is the
+//! evenly spaced grid with T = 153 (t_ℓ = 153ℓ/9 = 17ℓ exactly). That grid is the default
+//! (before issue 13 it was ℓ·160/9 = 0, 17.8, …, 160, which shifts the posterior of log β on
+//! the published privatized curve by −0.05 to −0.06). It includes t = 0, matching the
+//! published private statistic whose first entry 0.0010 equals n(I(0) + m)/(K + 2m)/n ≈ 0.001
+//! for I(0) = 1.
 //!
 //! [`Sir`] is exact (Gillespie 1977, direct method). Between observation times it uses the
 //! memorylessness of the exponential holding time: a waiting time that would cross t_ℓ is
@@ -29,26 +35,57 @@ use crate::prior::{LogNormal, Product};
 use crate::simulator::{IncrementalSimulator, Simulator};
 use rand_core::Rng;
 
+/// Most observation times an explicit grid ([`SirSettings::with_times`]) can hold.
+pub const SIR_MAX_OBS: usize = 64;
+
 /// Settings shared by the exact and tau-leaping SIR simulators.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct SirSettings {
     /// Population size K ≥ 2 (≤ 2⁵³ so counts are exact in `f64`).
     pub population: u64,
-    /// Time horizon T > 0.
+    /// Last observation time T > 0 of the evenly spaced grid t_ℓ = ℓ T/(L − 1) (unused when
+    /// `times` is set).
     pub t_end: f64,
-    /// Number of observation times L ≥ 2 (t_ℓ = ℓ T/(L − 1)).
+    /// Number of observation times L ≥ 2.
     pub n_obs: usize,
+    /// Explicit observation times (the first `n_obs` entries: finite, ≥ 0, strictly
+    /// increasing); `None` for the evenly spaced grid. Set with [`SirSettings::with_times`].
+    pub times: Option<[f64; SIR_MAX_OBS]>,
 }
 
 impl SirSettings {
-    /// The paper's setting: K = 10⁶, T = 160, L = 10.
+    /// The paper's setting: K = 10⁶, L = 10 observations at t = 0, 17, …, 153 (the authors'
+    /// grid: evenly spaced with T = 153, so t_ℓ = 17ℓ exactly; see the module docs).
     #[must_use]
     pub const fn paper() -> Self {
         Self {
             population: 1_000_000,
-            t_end: 160.0,
+            t_end: 153.0,
             n_obs: 10,
+            times: None,
         }
+    }
+
+    /// The same settings observed at the explicit times `times` (L = `times.len()`).
+    ///
+    /// # Errors
+    /// [`SimError::InvalidSize`] unless `2 ≤ L ≤` [`SIR_MAX_OBS`];
+    /// [`SimError::InvalidParameter`] for a time that is negative, non-finite or not
+    /// strictly after the previous one.
+    pub fn with_times(mut self, times: &[f64]) -> Result<Self, SimError> {
+        if times.len() < 2 || times.len() > SIR_MAX_OBS {
+            return Err(SimError::InvalidSize {
+                name: "observation times",
+                value: times.len() as u64,
+            });
+        }
+        let mut arr = [0.0; SIR_MAX_OBS];
+        arr[..times.len()].copy_from_slice(times);
+        self.n_obs = times.len();
+        self.t_end = times[times.len() - 1];
+        self.times = Some(arr);
+        self.validate()?;
+        Ok(self)
     }
 
     fn validate(&self) -> Result<(), SimError> {
@@ -58,12 +95,34 @@ impl SirSettings {
                 value: self.population,
             });
         }
-        positive("t_end", self.t_end)?;
         if self.n_obs < 2 {
             return Err(SimError::InvalidSize {
                 name: "n_obs",
                 value: self.n_obs as u64,
             });
+        }
+        match &self.times {
+            None => {
+                positive("t_end", self.t_end)?;
+            }
+            Some(t) => {
+                if self.n_obs > SIR_MAX_OBS {
+                    return Err(SimError::InvalidSize {
+                        name: "n_obs",
+                        value: self.n_obs as u64,
+                    });
+                }
+                let mut prev = -1.0;
+                for &x in &t[..self.n_obs] {
+                    if !(x.is_finite() && x >= 0.0 && x > prev) {
+                        return Err(SimError::InvalidParameter {
+                            name: "observation time",
+                            value: x,
+                        });
+                    }
+                    prev = x;
+                }
+            }
         }
         Ok(())
     }
@@ -72,6 +131,9 @@ impl SirSettings {
     #[inline]
     #[must_use]
     pub fn obs_time(&self, l: usize) -> f64 {
+        if let Some(t) = &self.times {
+            return t[l.min(self.n_obs - 1).min(SIR_MAX_OBS - 1)];
+        }
         #[allow(clippy::cast_precision_loss)]
         let (l, last) = (l as f64, (self.n_obs - 1) as f64);
         if l >= last {
@@ -181,7 +243,7 @@ impl Sir {
         Ok(Self { s })
     }
 
-    /// The paper's setting (K = 10⁶, T = 160, L = 10).
+    /// The paper's setting (K = 10⁶, L = 10 at t = 0, 17, …, 153).
     #[must_use]
     pub const fn paper() -> Self {
         Self {
@@ -313,6 +375,12 @@ impl SirTauLeap {
             s,
             tau: positive("tau", tau)?,
         })
+    }
+
+    /// The settings.
+    #[must_use]
+    pub const fn settings(&self) -> &SirSettings {
+        &self.s
     }
 
     fn advance<R: Rng + ?Sized>(&self, run: &mut SirRun, t_stop: f64, rng: &mut R) {
