@@ -16,6 +16,7 @@ mod reference;
 mod rff;
 mod rows;
 pub mod sensitivity;
+pub mod simd;
 mod summary;
 
 pub use error::DistanceError;
