@@ -237,7 +237,7 @@ impl Kernel for Gaussian {
     fn eval(&self, x: &[f64], y: &[f64]) -> f64 {
         self.of_sq_dist(sq_dist(x, y))
     }
-    #[inline]
+    #[inline(always)]
     fn row_sum(&self, x: &[f64], ys: &[f64]) -> f64 {
         let neg_c = self.neg_c;
         radial_row_sum(x, ys, |d2| exp_nonpos(d2 * neg_c))
@@ -292,7 +292,7 @@ impl Kernel for Laplace {
     fn eval(&self, x: &[f64], y: &[f64]) -> f64 {
         exp_nonpos(libm::sqrt(sq_dist(x, y)) * self.neg_inv)
     }
-    #[inline]
+    #[inline(always)]
     fn row_sum(&self, x: &[f64], ys: &[f64]) -> f64 {
         let n = self.neg_inv;
         radial_row_sum(x, ys, |d2| exp_nonpos(libm::sqrt(d2) * n))
@@ -356,7 +356,7 @@ impl Kernel for Matern32 {
     fn eval(&self, x: &[f64], y: &[f64]) -> f64 {
         Self::of_sq_dist(self.sqrt3_inv, sq_dist(x, y))
     }
-    #[inline]
+    #[inline(always)]
     fn row_sum(&self, x: &[f64], ys: &[f64]) -> f64 {
         let s = self.sqrt3_inv;
         radial_row_sum(x, ys, |d2| Self::of_sq_dist(s, d2))

@@ -17,6 +17,7 @@ mod reference;
 mod rff;
 mod rows;
 pub mod sensitivity;
+pub mod simd;
 mod summary;
 
 pub use error::DistanceError;

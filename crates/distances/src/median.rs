@@ -1,9 +1,10 @@
 //! Bandwidth by the median heuristic, on simulated (public) data only.
 
 use crate::rows::sanitize;
+use crate::simd::{Job, dispatch};
 use crate::{DistanceError, Rows};
 
-#[inline]
+#[inline(always)]
 fn dist(a: &[f64], b: &[f64]) -> f64 {
     let mut s = 0.0;
     for (x, y) in a.iter().zip(b) {
@@ -42,10 +43,68 @@ fn finish(med: Option<f64>) -> Result<f64, DistanceError> {
     }
 }
 
+/// `(⌊i n / s⌋, (i n) mod s)`; `⌊i n / s⌋ < n` for `i < s`, computed in u128 so it cannot
+/// overflow.
 #[allow(clippy::cast_possible_truncation)]
-fn strided(i: usize, n: usize, s: usize) -> usize {
-    // ⌊i n / s⌋ < n for i < s; computed in u128 so it cannot overflow.
-    ((i as u128 * n as u128) / s as u128) as usize
+fn strided(i: usize, n: usize, s: usize) -> (usize, usize) {
+    let p = i as u128 * n as u128;
+    ((p / s as u128) as usize, (p % s as u128) as usize)
+}
+
+/// The subsample rows `⌊i n / s⌋` for `i = i0, i0 + 1, …, s − 1`, stepped without a
+/// division (same indices as [`strided`]).
+#[inline(always)]
+fn strided_from(i0: usize, n: usize, s: usize) -> impl Iterator<Item = usize> {
+    let (dq, dr) = (n / s, n % s);
+    let (mut q, mut r) = strided(i0, n, s);
+    (i0..s).map(move |_| {
+        let out = q;
+        q += dq;
+        r += dr;
+        if r >= s {
+            q += 1;
+            r -= s;
+        }
+        out
+    })
+}
+
+/// Fills `out` with the distances between the subsample rows `i < j` (row-major upper
+/// triangle), at the dispatched [`crate::simd`] level.
+struct SubsampleDistances<'a, 'o> {
+    sim: Rows<'a>,
+    s: usize,
+    out: &'o mut [f64],
+}
+
+impl Job for SubsampleDistances<'_, '_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let (n, d, s) = (self.sim.rows(), self.sim.dim(), self.s);
+        let data = self.sim.as_slice();
+        let row = |r: usize| &data[r * d..(r + 1) * d];
+        let mut k = 0;
+        for (i, ri) in strided_from(0, n, s).enumerate() {
+            let a = row(ri);
+            let m = s - 1 - i;
+            let Some(dst) = self.out.get_mut(k..k + m) else {
+                return;
+            };
+            if d == 1 {
+                let a0 = sanitize(a[0]);
+                for (o, rj) in dst.iter_mut().zip(strided_from(i + 1, n, s)) {
+                    let v = a0 - sanitize(data[rj]);
+                    *o = libm::sqrt(v * v);
+                }
+            } else {
+                for (o, rj) in dst.iter_mut().zip(strided_from(i + 1, n, s)) {
+                    *o = dist(a, row(rj));
+                }
+            }
+            k += m;
+        }
+    }
 }
 
 /// The median heuristic bandwidth: the median Euclidean distance between distinct rows of a
@@ -95,20 +154,11 @@ pub fn median_heuristic(
             found: buf.len(),
         });
     };
-    let data = sim.as_slice();
-    let d = sim.dim();
-    let row = |i: usize| {
-        let r = strided(i, n, s);
-        &data[r * d..(r + 1) * d]
-    };
-    let mut k = 0;
-    for i in 0..s {
-        let a = row(i);
-        for j in (i + 1)..s {
-            out[k] = dist(a, row(j));
-            k += 1;
-        }
-    }
+    dispatch(SubsampleDistances {
+        sim,
+        s,
+        out: &mut *out,
+    });
     finish(median_in_place(out))
 }
 

@@ -7,12 +7,41 @@
 
 use dpinfer_math::NeumaierSum;
 
+use crate::simd::{Job, dispatch};
 use crate::{DistanceError, Kernel, Rows};
 
 /// Gram sums of one set: `(Σ_{i,j} k(x_i, x_j), Σ_i k(x_i, x_i))`, using only the upper
 /// triangle (`Σ_{i≠j} = 2 Σ_{i<j}`). Row sums are added with Neumaier compensation in row
-/// order, so the result does not depend on how rows are scheduled.
+/// order, so the result does not depend on how rows are scheduled. Runs at the dispatched
+/// [`crate::simd`] level (same bits on every level).
 pub(crate) fn self_sums<K: Kernel + ?Sized>(k: &K, x: Rows<'_>) -> (f64, f64) {
+    struct J<'a, 'k, K: ?Sized>(&'k K, Rows<'a>);
+    impl<K: Kernel + ?Sized> Job for J<'_, '_, K> {
+        type Output = (f64, f64);
+        #[inline(always)]
+        fn run(self) -> (f64, f64) {
+            self_sums_here(self.0, self.1)
+        }
+    }
+    dispatch(J(k, x))
+}
+
+/// `Σ_{i,j} k(x_i, y_j)` at the dispatched [`crate::simd`] level.
+pub(crate) fn cross_sum<K: Kernel + ?Sized>(k: &K, x: Rows<'_>, y: Rows<'_>) -> f64 {
+    struct J<'a, 'b, 'k, K: ?Sized>(&'k K, Rows<'a>, Rows<'b>);
+    impl<K: Kernel + ?Sized> Job for J<'_, '_, '_, K> {
+        type Output = f64;
+        #[inline(always)]
+        fn run(self) -> f64 {
+            cross_sum_here(self.0, self.1, self.2)
+        }
+    }
+    dispatch(J(k, x, y))
+}
+
+/// [`self_sums`] compiled into the caller (no dispatch).
+#[inline(always)]
+fn self_sums_here<K: Kernel + ?Sized>(k: &K, x: Rows<'_>) -> (f64, f64) {
     let d = x.dim();
     let data = x.as_slice();
     let mut off = NeumaierSum::new();
@@ -28,14 +57,32 @@ pub(crate) fn self_sums<K: Kernel + ?Sized>(k: &K, x: Rows<'_>) -> (f64, f64) {
     (diag + 2.0 * off.sum(), diag)
 }
 
-/// `Σ_{i,j} k(x_i, y_j)`.
-pub(crate) fn cross_sum<K: Kernel + ?Sized>(k: &K, x: Rows<'_>, y: Rows<'_>) -> f64 {
+/// [`cross_sum`] compiled into the caller (no dispatch).
+#[inline(always)]
+fn cross_sum_here<K: Kernel + ?Sized>(k: &K, x: Rows<'_>, y: Rows<'_>) -> f64 {
     let ys = y.as_slice();
     let mut s = NeumaierSum::new();
     for xi in x.iter() {
         s.add(k.row_sum(xi, ys));
     }
     s.sum()
+}
+
+/// One kernel row sum `k.row_sum(x, ys)` as a dispatchable job (the parallel workers').
+#[cfg(feature = "parallel")]
+pub(crate) struct RowSum<'k, 'a, 'b, K: ?Sized>(
+    pub(crate) &'k K,
+    pub(crate) &'a [f64],
+    pub(crate) &'b [f64],
+);
+
+#[cfg(feature = "parallel")]
+impl<K: Kernel + ?Sized> Job for RowSum<'_, '_, '_, K> {
+    type Output = f64;
+    #[inline(always)]
+    fn run(self) -> f64 {
+        self.0.row_sum(self.1, self.2)
+    }
 }
 
 #[allow(clippy::cast_precision_loss)]

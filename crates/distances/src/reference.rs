@@ -170,16 +170,22 @@ impl<K: BoundedKernel + Sync> MmdReference<'_, K> {
     pub fn mmd2_parallel(&self, sim: Rows<'_>, threads: usize) -> Result<f64, DistanceError> {
         use dpinfer_math::NeumaierSum;
         self.obs.same_dim(&sim)?;
+        use crate::mmd::RowSum;
+        use crate::simd::{Level, dispatch_at};
         let k = &self.kernel;
+        // The workers run at the caller's dispatch level (same bits on every level anyway).
+        let level = Level::current();
         let (d, ys) = (sim.dim(), sim.as_slice());
         let self_rows = crate::mmd::parallel_rows(sim.rows(), threads, |i| {
             ys.get((i + 1) * d..)
                 .filter(|r| !r.is_empty())
-                .map_or(0.0, |rest| k.row_sum(&ys[i * d..(i + 1) * d], rest))
+                .map_or(0.0, |rest| {
+                    dispatch_at(level, RowSum(k, &ys[i * d..(i + 1) * d], rest))
+                })
         });
         let obs = self.obs.as_slice();
         let cross_rows = crate::mmd::parallel_rows(self.obs.rows(), threads, |i| {
-            k.row_sum(&obs[i * d..(i + 1) * d], ys)
+            dispatch_at(level, RowSum(k, &obs[i * d..(i + 1) * d], ys))
         });
         let mut diag = NeumaierSum::new();
         for y in sim.iter() {

@@ -4,6 +4,7 @@ use crate::fastsincos;
 use crate::mmd::as_f64;
 use crate::rows::sanitize;
 use crate::sensitivity::{self, Sensitivity};
+use crate::simd::{Job, dispatch};
 use crate::{DistanceError, Rows};
 
 /// Random Fourier features for the Gaussian kernel `exp(−‖x − y‖²/(2l²))` (Rahimi & Recht
@@ -123,9 +124,23 @@ impl<'f> RandomFourierFeatures<'f> {
         Ok(())
     }
 
-    /// Sums of `(cos, sin)` of frequency `zj` over the rows of `x` (divided by nothing).
-    #[inline]
+    /// Sums of `(cos, sin)` of frequency `zj` over the rows of `x` (divided by nothing), at
+    /// the dispatched [`crate::simd`] level (same bits on every level).
     fn cos_sin_sums(&self, zj: &[f64], x: Rows<'_>) -> (f64, f64) {
+        struct J<'s, 'f, 'z, 'x>(&'s RandomFourierFeatures<'f>, &'z [f64], Rows<'x>);
+        impl Job for J<'_, '_, '_, '_> {
+            type Output = (f64, f64);
+            #[inline(always)]
+            fn run(self) -> (f64, f64) {
+                self.0.cos_sin_sums_here(self.1, self.2)
+            }
+        }
+        dispatch(J(self, zj, x))
+    }
+
+    /// [`Self::cos_sin_sums`] compiled into the caller (no dispatch).
+    #[inline(always)]
+    fn cos_sin_sums_here(&self, zj: &[f64], x: Rows<'_>) -> (f64, f64) {
         if self.dim == 1 {
             // Blocks of LANES phases: the branch-free sincos runs on a whole block (it
             // vectorises) unless a phase exceeds its range, then libm serves that block.

@@ -1,7 +1,8 @@
 //! Bit-level value stability: MMD², RFF MMD² and the median heuristic on fixed data, pinned
 //! as IEEE-754 bit patterns. The kernels use only `+ − × ÷ √` in a fixed order (no FMA, no
 //! reassociation), so these bits must be the same on every target and every `-C target-cpu`
-//! (checked on x86-64 baseline SSE2 and `target-cpu=native` with AVX-512). A change to these
+//! (checked on x86-64 baseline SSE2 and `target-cpu=native` with AVX-512) and every runtime
+//! dispatch level (`dpinfer_distances::simd`). A change to these
 //! bits is a deliberate numerical change: re-pin and say so in the commit.
 #![cfg(feature = "alloc")] // uses the crate's alloc API
 #![allow(clippy::unwrap_used, clippy::cast_precision_loss)]
@@ -73,6 +74,32 @@ fn pinned_bits() {
             f64::from_bits(want)
         );
     }
+}
+
+/// The same pinned bits under every runtime-dispatch level this CPU has (portable baseline,
+/// AVX2, AVX-512), forced with `simd::with_level`: the kernels fix lane count and summation
+/// order, so the instruction set must not change a bit. Also checks that the levels the
+/// machine reports are all exercised (at least the portable one).
+#[cfg(feature = "std")]
+#[test]
+fn pinned_bits_on_every_dispatch_level() {
+    use dpinfer_distances::simd::{Level, with_level};
+    let levels = Level::available();
+    assert!(levels.contains(&Level::Portable));
+    assert!(levels.contains(&Level::detected()));
+    println!("dispatch levels on this CPU: {levels:?}");
+    for level in levels {
+        let v = with_level(level, || {
+            assert_eq!(Level::current(), level);
+            values()
+        })
+        .unwrap();
+        for (i, (got, want)) in v.map(f64::to_bits).iter().zip(PINNED).enumerate() {
+            assert_eq!(*got, want, "{level:?}, value {i}: {} vs pinned", v[i]);
+        }
+    }
+    // Outside `with_level` the detected level is back.
+    assert_eq!(Level::current(), Level::detected());
 }
 
 const PINNED: [u64; 6] = [

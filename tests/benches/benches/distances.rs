@@ -1,8 +1,12 @@
 //! Benchmarks of dpinfer-distances: exact MMD (cached reference vs free function), 5-D MMD,
 //! RFF MMD (ABCDP toy: 100 features, 5000 points), median heuristic, clipped weighted L2.
+//! The unsuffixed names run at the detected runtime-dispatch level; `…/portable`, `…/x86v3`
+//! (AVX2) and `…/x86v4` (AVX-512) force a level (`dpinfer_distances::simd::with_level`), so
+//! the speed-up of each instruction set is a ratio measured in the same run.
 use core::hint::black_box;
 
-use criterion::{Criterion, criterion_group, criterion_main};
+use criterion::{Bencher, Criterion, criterion_group, criterion_main};
+use dpinfer_distances::simd::{Level, with_level};
 use dpinfer_distances::{
     ClippedWeightedL2, Gaussian, MmdReference, RandomFourierFeatures, RffReference, Rows,
     TUBERCULOSIS_CLIP, TUBERCULOSIS_WEIGHTS, median_heuristic, mmd2_biased,
@@ -21,6 +25,35 @@ fn normals(rng: &mut Xoshiro256PlusPlus, n: usize, mean: f64) -> Vec<f64> {
         .collect()
 }
 
+/// Every dispatch level this CPU has, with its bench-name suffix.
+fn levels() -> Vec<(&'static str, Level)> {
+    Level::available()
+        .into_iter()
+        .map(|l| {
+            let name = match l {
+                Level::Portable => "portable",
+                Level::X86V3 => "x86v3",
+                Level::X86V4 => "x86v4",
+                _ => "other",
+            };
+            (name, l)
+        })
+        .collect()
+}
+
+/// Benchmarks `f` as `name` (detected level) and `name/<level>` for every available level.
+fn at_levels<O>(c: &mut Criterion, name: &str, sample_size: usize, mut f: impl FnMut() -> O) {
+    let mut g = c.benchmark_group(name);
+    g.sample_size(sample_size);
+    g.bench_function("detected", |b: &mut Bencher| b.iter(&mut f));
+    for (suffix, level) in levels() {
+        g.bench_function(suffix, |b: &mut Bencher| {
+            with_level(level, || b.iter(&mut f)).unwrap();
+        });
+    }
+    g.finish();
+}
+
 fn bench(c: &mut Criterion) {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(42);
     let g = Gaussian::new(1.0).unwrap();
@@ -30,14 +63,13 @@ fn bench(c: &mut Criterion) {
         let y = normals(&mut rng, n, 0.3);
         let (xr, yr) = (Rows::one_dim(&x).unwrap(), Rows::one_dim(&y).unwrap());
         let r = MmdReference::new(g, xr).unwrap();
-        c.bench_function(&format!("mmd_reference_1d_n{n}"), |b| {
-            b.iter(|| r.mmd(black_box(yr)).unwrap())
+        let ss = if n == 1000 { 50 } else { 10 };
+        at_levels(c, &format!("mmd_reference_1d_n{n}"), ss, || {
+            r.mmd(black_box(yr)).unwrap()
         });
-        if n == 1000 {
-            c.bench_function("mmd2_biased_free_1d_n1000", |b| {
-                b.iter(|| mmd2_biased(&g, black_box(xr), black_box(yr)).unwrap())
-            });
-        }
+        at_levels(c, &format!("mmd2_biased_free_1d_n{n}"), ss, || {
+            mmd2_biased(&g, black_box(xr), black_box(yr)).unwrap()
+        });
     }
 
     let x5 = normals(&mut rng, 5000, 0.0);
@@ -45,8 +77,8 @@ fn bench(c: &mut Criterion) {
     let (x5r, y5r) = (Rows::new(&x5, 5).unwrap(), Rows::new(&y5, 5).unwrap());
     let g5 = Gaussian::new(2.0).unwrap();
     let r5 = MmdReference::new(g5, x5r).unwrap();
-    c.bench_function("mmd_reference_5d_n1000", |b| {
-        b.iter(|| r5.mmd(black_box(y5r)).unwrap())
+    at_levels(c, "mmd_reference_5d_n1000", 50, || {
+        r5.mmd(black_box(y5r)).unwrap()
     });
 
     let z = normals(&mut rng, 50, 0.0);
@@ -55,14 +87,14 @@ fn bench(c: &mut Criterion) {
     let sim = normals(&mut rng, 5000, 0.5);
     let rr = RffReference::new(f, Rows::one_dim(&obs).unwrap()).unwrap();
     let simr = Rows::one_dim(&sim).unwrap();
-    c.bench_function("rff_mmd_D100_n5000", |b| {
-        b.iter(|| rr.mmd(black_box(simr)).unwrap())
+    at_levels(c, "rff_mmd_D100_n5000", 100, || {
+        rr.mmd(black_box(simr)).unwrap()
     });
 
     let mut buf = vec![0.0; 2000 * 1999 / 2];
     for s in [1000usize, 2000] {
-        c.bench_function(&format!("median_heuristic_n5000_sub{s}"), |b| {
-            b.iter(|| median_heuristic(black_box(simr), s, &mut buf).unwrap())
+        at_levels(c, &format!("median_heuristic_n5000_sub{s}"), 20, || {
+            median_heuristic(black_box(simr), s, &mut buf).unwrap()
         });
     }
 
