@@ -22,16 +22,49 @@ use crate::errors::{acc, invalid};
 /// An owned event tree (the library's `Event` borrows its children).
 #[derive(Clone, Debug)]
 pub(crate) enum Node {
-    Gaussian { sigma: f64, sensitivity: f64 },
-    Laplace { scale: f64, sensitivity: f64 },
-    PureEpsilon { epsilon: f64 },
-    ApproxDp { epsilon: f64, delta: f64 },
-    Zcdp { rho: f64 },
-    SparseVector { c: u64, scale: f64, sensitivity: f64, resample: bool },
-    BinomialCurve { n: u64, m: f64, releases: u64, bound: BinomialBound },
-    Poisson { q: f64, inner: Arc<Node> },
-    Wor { batch: u64, population: u64, inner: Arc<Node> },
-    SelfComposed { inner: Arc<Node>, count: u64 },
+    Gaussian {
+        sigma: f64,
+        sensitivity: f64,
+    },
+    Laplace {
+        scale: f64,
+        sensitivity: f64,
+    },
+    PureEpsilon {
+        epsilon: f64,
+    },
+    ApproxDp {
+        epsilon: f64,
+        delta: f64,
+    },
+    Zcdp {
+        rho: f64,
+    },
+    SparseVector {
+        c: u64,
+        scale: f64,
+        sensitivity: f64,
+        resample: bool,
+    },
+    BinomialCurve {
+        n: u64,
+        m: f64,
+        releases: u64,
+        bound: BinomialBound,
+    },
+    Poisson {
+        q: f64,
+        inner: Arc<Node>,
+    },
+    Wor {
+        batch: u64,
+        population: u64,
+        inner: Arc<Node>,
+    },
+    SelfComposed {
+        inner: Arc<Node>,
+        count: u64,
+    },
     Composed(Vec<Arc<Node>>),
 }
 
@@ -44,29 +77,53 @@ impl Node {
             Event::PureEpsilon { epsilon } => Self::PureEpsilon { epsilon },
             Event::ApproxDp { epsilon, delta } => Self::ApproxDp { epsilon, delta },
             Event::Zcdp { rho } => Self::Zcdp { rho },
-            Event::SparseVector { c, scale, sensitivity, resample } => {
-                Self::SparseVector { c, scale, sensitivity, resample }
-            }
-            Event::BinomialCurve { n, m, releases, bound } => {
-                Self::BinomialCurve { n, m, releases, bound }
-            }
-            Event::PoissonSampled { q, event } => {
-                Self::Poisson { q, inner: Arc::new(Self::from_event(event)) }
-            }
-            Event::SampledWithoutReplacement { batch, population, event } => Self::Wor {
+            Event::SparseVector {
+                c,
+                scale,
+                sensitivity,
+                resample,
+            } => Self::SparseVector {
+                c,
+                scale,
+                sensitivity,
+                resample,
+            },
+            Event::BinomialCurve {
+                n,
+                m,
+                releases,
+                bound,
+            } => Self::BinomialCurve {
+                n,
+                m,
+                releases,
+                bound,
+            },
+            Event::PoissonSampled { q, event } => Self::Poisson {
+                q,
+                inner: Arc::new(Self::from_event(event)),
+            },
+            Event::SampledWithoutReplacement {
+                batch,
+                population,
+                event,
+            } => Self::Wor {
                 batch,
                 population,
                 inner: Arc::new(Self::from_event(event)),
             },
-            Event::SelfComposed { event, count } => {
-                Self::SelfComposed { inner: Arc::new(Self::from_event(event)), count }
-            }
+            Event::SelfComposed { event, count } => Self::SelfComposed {
+                inner: Arc::new(Self::from_event(event)),
+                count,
+            },
             Event::Composed(es) => {
                 Self::Composed(es.iter().map(|e| Arc::new(Self::from_event(e))).collect())
             }
             // `Event` is non_exhaustive; a future variant is reported as an empty composition
             // would under-report, so it must never be silently mapped: use a pure ∞ event.
-            _ => Self::PureEpsilon { epsilon: f64::INFINITY },
+            _ => Self::PureEpsilon {
+                epsilon: f64::INFINITY,
+            },
         }
     }
 
@@ -83,31 +140,54 @@ impl Node {
     /// The library event, with children allocated in `arena`.
     fn build<'a>(&self, arena: &'a Arena<Event<'a>>) -> Event<'a> {
         match self {
-            Self::Gaussian { sigma, sensitivity } => {
-                Event::Gaussian { sigma: *sigma, sensitivity: *sensitivity }
-            }
-            Self::Laplace { scale, sensitivity } => {
-                Event::Laplace { scale: *scale, sensitivity: *sensitivity }
-            }
+            Self::Gaussian { sigma, sensitivity } => Event::Gaussian {
+                sigma: *sigma,
+                sensitivity: *sensitivity,
+            },
+            Self::Laplace { scale, sensitivity } => Event::Laplace {
+                scale: *scale,
+                sensitivity: *sensitivity,
+            },
             Self::PureEpsilon { epsilon } => Event::PureEpsilon { epsilon: *epsilon },
-            Self::ApproxDp { epsilon, delta } => {
-                Event::ApproxDp { epsilon: *epsilon, delta: *delta }
-            }
+            Self::ApproxDp { epsilon, delta } => Event::ApproxDp {
+                epsilon: *epsilon,
+                delta: *delta,
+            },
             Self::Zcdp { rho } => Event::Zcdp { rho: *rho },
-            Self::SparseVector { c, scale, sensitivity, resample } => Event::SparseVector {
+            Self::SparseVector {
+                c,
+                scale,
+                sensitivity,
+                resample,
+            } => Event::SparseVector {
                 c: *c,
                 scale: *scale,
                 sensitivity: *sensitivity,
                 resample: *resample,
             },
-            Self::BinomialCurve { n, m, releases, bound } => {
-                Event::BinomialCurve { n: *n, m: *m, releases: *releases, bound: *bound }
-            }
+            Self::BinomialCurve {
+                n,
+                m,
+                releases,
+                bound,
+            } => Event::BinomialCurve {
+                n: *n,
+                m: *m,
+                releases: *releases,
+                bound: *bound,
+            },
             Self::Poisson { q, inner } => {
                 let e = inner.build(arena);
-                Event::PoissonSampled { q: *q, event: arena.alloc(e) }
+                Event::PoissonSampled {
+                    q: *q,
+                    event: arena.alloc(e),
+                }
             }
-            Self::Wor { batch, population, inner } => {
+            Self::Wor {
+                batch,
+                population,
+                inner,
+            } => {
                 let e = inner.build(arena);
                 Event::SampledWithoutReplacement {
                     batch: *batch,
@@ -117,7 +197,10 @@ impl Node {
             }
             Self::SelfComposed { inner, count } => {
                 let e = inner.build(arena);
-                Event::SelfComposed { event: arena.alloc(e), count: *count }
+                Event::SelfComposed {
+                    event: arena.alloc(e),
+                    count: *count,
+                }
             }
             Self::Composed(children) => {
                 let v: Vec<Event<'a>> = children.iter().map(|c| c.build(arena)).collect();
@@ -146,18 +229,32 @@ impl Node {
                 format!("Event.approx_dp(epsilon={epsilon:?}, delta={delta:?})")
             }
             Self::Zcdp { rho } => format!("Event.zcdp(rho={rho:?})"),
-            Self::SparseVector { c, scale, sensitivity, resample } => format!(
+            Self::SparseVector {
+                c,
+                scale,
+                sensitivity,
+                resample,
+            } => format!(
                 "Event.sparse_vector(c={c}, scale={scale:?}, sensitivity={sensitivity:?}, resample={})",
                 if *resample { "True" } else { "False" }
             ),
-            Self::BinomialCurve { n, m, releases, bound } => format!(
+            Self::BinomialCurve {
+                n,
+                m,
+                releases,
+                bound,
+            } => format!(
                 "Event.binomial_curve(n={n}, m={m:?}, releases={releases}, bound='{}')",
                 bound_name(*bound)
             ),
             Self::Poisson { q, inner } => {
                 format!("Event.poisson_sampled(q={q:?}, event={})", inner.repr())
             }
-            Self::Wor { batch, population, inner } => format!(
+            Self::Wor {
+                batch,
+                population,
+                inner,
+            } => format!(
                 "Event.sampled_without_replacement(batch={batch}, population={population}, event={})",
                 inner.repr()
             ),
@@ -197,7 +294,9 @@ impl PyEvent {
         if node.depth() > MAX_EVENT_DEPTH {
             return Err(acc(AccountantError::TooDeep));
         }
-        Ok(Self { node: Arc::new(node) })
+        Ok(Self {
+            node: Arc::new(node),
+        })
     }
     pub(crate) fn from_event(e: &Event<'_>) -> PyResult<Self> {
         Self::new(Node::from_event(e))
@@ -208,7 +307,11 @@ fn parse_bound(bound: &str) -> PyResult<BinomialBound> {
     match bound {
         "exact" => Ok(BinomialBound::Exact),
         "paper" => Ok(BinomialBound::Paper),
-        _ => Err(invalid("bound", None, format!("bound must be 'exact' or 'paper', not {bound:?}"))),
+        _ => Err(invalid(
+            "bound",
+            None,
+            format!("bound must be 'exact' or 'paper', not {bound:?}"),
+        )),
     }
 }
 
@@ -247,35 +350,57 @@ impl PyEvent {
     #[staticmethod]
     #[pyo3(signature = (c, scale, sensitivity = 1.0, resample = false))]
     fn sparse_vector(c: u64, scale: f64, sensitivity: f64, resample: bool) -> PyResult<Self> {
-        Self::new(Node::SparseVector { c, scale, sensitivity, resample })
+        Self::new(Node::SparseVector {
+            c,
+            scale,
+            sensitivity,
+            resample,
+        })
     }
     /// Binomial infection-curve release (Xiong et al. Prop. 4): `releases` releases of
     /// Binomial(n, (I + m)/(K + 2m)); bound 'exact' (default) or 'paper' (ε = nL/m).
     #[staticmethod]
     #[pyo3(signature = (n, m, releases, bound = "exact"))]
     fn binomial_curve(n: u64, m: f64, releases: u64, bound: &str) -> PyResult<Self> {
-        Self::new(Node::BinomialCurve { n, m, releases, bound: parse_bound(bound)? })
+        Self::new(Node::BinomialCurve {
+            n,
+            m,
+            releases,
+            bound: parse_bound(bound)?,
+        })
     }
     /// Poisson subsampling with rate q ∈ (0, 1] before `event` (add/remove relation only).
     #[staticmethod]
     fn poisson_sampled(q: f64, event: &Self) -> PyResult<Self> {
-        Self::new(Node::Poisson { q, inner: event.node.clone() })
+        Self::new(Node::Poisson {
+            q,
+            inner: event.node.clone(),
+        })
     }
     /// Uniform sampling of `batch` of `population` rows without replacement before `event`
     /// (replace-one relation only).
     #[staticmethod]
     fn sampled_without_replacement(batch: u64, population: u64, event: &Self) -> PyResult<Self> {
-        Self::new(Node::Wor { batch, population, inner: event.node.clone() })
+        Self::new(Node::Wor {
+            batch,
+            population,
+            inner: event.node.clone(),
+        })
     }
     /// `count` adaptive repetitions of `event` (composed in O(1), never by looping).
     #[staticmethod]
     fn self_composed(event: &Self, count: u64) -> PyResult<Self> {
-        Self::new(Node::SelfComposed { inner: event.node.clone(), count })
+        Self::new(Node::SelfComposed {
+            inner: event.node.clone(),
+            count,
+        })
     }
     /// Adaptive composition of several events.
     #[staticmethod]
     fn composed(events: Vec<PyRef<'_, Self>>) -> PyResult<Self> {
-        Self::new(Node::Composed(events.iter().map(|e| e.node.clone()).collect()))
+        Self::new(Node::Composed(
+            events.iter().map(|e| e.node.clone()).collect(),
+        ))
     }
     /// The variant's name (``"Gaussian"``, ``"PoissonSampled"``, …).
     #[getter]
@@ -309,7 +434,12 @@ pub(crate) struct PyReport {
 impl From<Report> for PyReport {
     fn from(r: Report) -> Self {
         let (conversion, order) = conversion_name(r.conversion);
-        Self { epsilon: r.epsilon, delta: r.delta, conversion, order }
+        Self {
+            epsilon: r.epsilon,
+            delta: r.delta,
+            conversion,
+            order,
+        }
     }
 }
 
@@ -345,7 +475,11 @@ impl PyReport {
 }
 
 pub(crate) fn parse_relation(s: &str) -> PyResult<Neighbouring> {
-    match s.to_ascii_lowercase().replace(['-', ' ', '/'], "_").as_str() {
+    match s
+        .to_ascii_lowercase()
+        .replace(['-', ' ', '/'], "_")
+        .as_str()
+    {
         "add_remove" | "add_or_remove_one" | "add_or_remove" | "unbounded" => {
             Ok(Neighbouring::AddRemove)
         }
@@ -434,24 +568,33 @@ macro_rules! accountant_class {
                 let node = event.node.clone();
                 let py = slf.py();
                 let inner = &mut slf.inner;
-                py.detach(|| node.with(|e| inner.compose_n(e, count))).map_err(acc)?;
+                py.detach(|| node.with(|e| inner.compose_n(e, count)))
+                    .map_err(acc)?;
                 Ok(slf)
             }
             /// The smallest ε this accountant certifies at `delta` (an upper bound).
             fn get_epsilon(&self, py: Python<'_>, delta: f64) -> PyResult<f64> {
-                py.detach(|| self.inner.epsilon(delta)).map(|r| r.epsilon).map_err(acc)
+                py.detach(|| self.inner.epsilon(delta))
+                    .map(|r| r.epsilon)
+                    .map_err(acc)
             }
             /// The smallest δ this accountant certifies at `epsilon` (an upper bound).
             fn get_delta(&self, py: Python<'_>, epsilon: f64) -> PyResult<f64> {
-                py.detach(|| self.inner.delta(epsilon)).map(|r| r.delta).map_err(acc)
+                py.detach(|| self.inner.delta(epsilon))
+                    .map(|r| r.delta)
+                    .map_err(acc)
             }
             /// ε at `delta` with the conversion that produced it.
             fn epsilon_report(&self, py: Python<'_>, delta: f64) -> PyResult<PyReport> {
-                py.detach(|| self.inner.epsilon(delta)).map(PyReport::from).map_err(acc)
+                py.detach(|| self.inner.epsilon(delta))
+                    .map(PyReport::from)
+                    .map_err(acc)
             }
             /// δ at `epsilon` with the conversion that produced it.
             fn delta_report(&self, py: Python<'_>, epsilon: f64) -> PyResult<PyReport> {
-                py.detach(|| self.inner.delta(epsilon)).map(PyReport::from).map_err(acc)
+                py.detach(|| self.inner.delta(epsilon))
+                    .map(PyReport::from)
+                    .map_err(acc)
             }
             /// Whether `event` can be composed into this accountant (parameters valid, the
             /// relation matches, the notion can express it).
@@ -518,7 +661,9 @@ impl PyRdpAccountant {
     fn py_new(orders: Option<Vec<f64>>, neighbouring: &str) -> PyResult<Self> {
         let rel = parse_relation(neighbouring)?;
         let orders = orders.unwrap_or_else(|| DEFAULT_ORDERS.to_vec());
-        Ok(Self { inner: Any::Rdp(RdpAccountantVec::new(rel, orders).map_err(acc)?) })
+        Ok(Self {
+            inner: Any::Rdp(RdpAccountantVec::new(rel, orders).map_err(acc)?),
+        })
     }
     /// The RDP orders α.
     #[getter]
@@ -547,8 +692,18 @@ impl PyRdpAccountant {
         sample_rate: f64,
         count: u64,
     ) -> PyResult<()> {
-        let g = Event::Gaussian { sigma: noise_multiplier, sensitivity: 1.0 };
-        let e = if sample_rate == 1.0 { g } else { Event::PoissonSampled { q: sample_rate, event: &g } };
+        let g = Event::Gaussian {
+            sigma: noise_multiplier,
+            sensitivity: 1.0,
+        };
+        let e = if sample_rate == 1.0 {
+            g
+        } else {
+            Event::PoissonSampled {
+                q: sample_rate,
+                event: &g,
+            }
+        };
         let inner = &mut self.inner;
         py.detach(|| inner.compose_n(&e, count)).map_err(acc)
     }
@@ -559,7 +714,9 @@ impl PyPldAccountant {
     #[new]
     #[pyo3(signature = (neighbouring = "add_remove"))]
     fn py_new(neighbouring: &str) -> PyResult<Self> {
-        Ok(Self { inner: Any::Pld(PldAccountant::new(parse_relation(neighbouring)?)) })
+        Ok(Self {
+            inner: Any::Pld(PldAccountant::new(parse_relation(neighbouring)?)),
+        })
     }
     /// Total Gaussian-PLD mean μ (= Σ Δ²/(2σ²), rounded up).
     #[getter]
@@ -576,7 +733,9 @@ impl PyZcdpAccountant {
     #[new]
     #[pyo3(signature = (neighbouring = "add_remove"))]
     fn py_new(neighbouring: &str) -> PyResult<Self> {
-        Ok(Self { inner: Any::Zcdp(ZcdpAccountant::new(parse_relation(neighbouring)?)) })
+        Ok(Self {
+            inner: Any::Zcdp(ZcdpAccountant::new(parse_relation(neighbouring)?)),
+        })
     }
     /// Total ρ (rounded up).
     #[getter]
@@ -593,7 +752,9 @@ impl PyPureAccountant {
     #[new]
     #[pyo3(signature = (neighbouring = "add_remove"))]
     fn py_new(neighbouring: &str) -> PyResult<Self> {
-        Ok(Self { inner: Any::Pure(PureAccountant::new(parse_relation(neighbouring)?)) })
+        Ok(Self {
+            inner: Any::Pure(PureAccountant::new(parse_relation(neighbouring)?)),
+        })
     }
 }
 
@@ -602,7 +763,9 @@ impl PyApproxAccountant {
     #[new]
     #[pyo3(signature = (neighbouring = "add_remove"))]
     fn py_new(neighbouring: &str) -> PyResult<Self> {
-        Ok(Self { inner: Any::Approx(ApproxAccountant::new(parse_relation(neighbouring)?)) })
+        Ok(Self {
+            inner: Any::Approx(ApproxAccountant::new(parse_relation(neighbouring)?)),
+        })
     }
 }
 
@@ -654,7 +817,9 @@ impl PyBudgetFilter {
     #[new]
     fn py_new(accountant: &Bound<'_, PyAny>, epsilon: f64, delta: f64) -> PyResult<Self> {
         let a = extract_any(accountant)?;
-        Ok(Self { inner: BudgetFilter::new(a, epsilon, delta).map_err(acc)? })
+        Ok(Self {
+            inner: BudgetFilter::new(a, epsilon, delta).map_err(acc)?,
+        })
     }
     /// Admits `count` repetitions of `event` and returns the new spend, or raises
     /// BudgetExceeded (nothing recorded).
@@ -683,7 +848,9 @@ impl PyBudgetFilter {
     }
     /// The spend so far at the filter's δ.
     fn spent(&self, py: Python<'_>) -> PyResult<PyReport> {
-        py.detach(|| self.inner.spent()).map(PyReport::from).map_err(acc)
+        py.detach(|| self.inner.spent())
+            .map(PyReport::from)
+            .map_err(acc)
     }
     /// The budget (ε, δ).
     #[getter]
@@ -710,19 +877,25 @@ impl PyBudgetFilter {
 /// RDP curve → (ε, δ) at `delta` (best of Mironov and Balle/CKS over the grid).
 #[pyfunction]
 fn rdp_to_epsilon(orders: Vec<f64>, rdp: Vec<f64>, delta: f64) -> PyResult<PyReport> {
-    convert::rdp_to_approx(&orders, &rdp, delta).map(PyReport::from).map_err(acc)
+    convert::rdp_to_approx(&orders, &rdp, delta)
+        .map(PyReport::from)
+        .map_err(acc)
 }
 
 /// RDP curve → smallest δ at `epsilon`.
 #[pyfunction]
 fn rdp_to_delta(orders: Vec<f64>, rdp: Vec<f64>, epsilon: f64) -> PyResult<PyReport> {
-    convert::rdp_to_delta(&orders, &rdp, epsilon).map(PyReport::from).map_err(acc)
+    convert::rdp_to_delta(&orders, &rdp, epsilon)
+        .map(PyReport::from)
+        .map_err(acc)
 }
 
 /// ρ-zCDP → (ε, δ) at `delta` (Canonne–Kamath–Steinke 2020 Prop. 12, optimised).
 #[pyfunction]
 fn zcdp_to_epsilon(rho: f64, delta: f64) -> PyResult<PyReport> {
-    convert::zcdp_to_approx(rho, delta).map(PyReport::from).map_err(acc)
+    convert::zcdp_to_approx(rho, delta)
+        .map(PyReport::from)
+        .map_err(acc)
 }
 
 /// The largest ρ with ρ-zCDP ⇒ (ε, δ)-DP (Bun–Steinke conversion inverted).
@@ -762,7 +935,8 @@ fn gaussian_sigma(
     accountant: &str,
 ) -> PyResult<f64> {
     let m = parse_method(accountant)?;
-    py.detach(|| calibrate::gaussian_sigma(epsilon, delta, steps, sensitivity, m)).map_err(acc)
+    py.detach(|| calibrate::gaussian_sigma(epsilon, delta, steps, sensitivity, m))
+        .map_err(acc)
 }
 
 /// Smallest noise multiplier z = σ/Δ (relative tolerance 1e-9, rounded up) such that
@@ -798,7 +972,13 @@ fn dp_penalty_max_steps(
     match parse_method(accountant)? {
         Method::Zcdp => calibrate::dp_penalty_max_steps_zcdp(epsilon, delta, tau, n, a),
         Method::Pld => calibrate::dp_penalty_max_steps_pld(epsilon, delta, tau, n, a),
-        _ => return Err(invalid("accountant", None, "accountant must be 'pld' or 'zcdp'".into())),
+        _ => {
+            return Err(invalid(
+                "accountant",
+                None,
+                "accountant must be 'pld' or 'zcdp'".into(),
+            ));
+        }
     }
     .map_err(acc)
 }
@@ -820,7 +1000,13 @@ fn dp_hmc_max_steps(
     match parse_method(accountant)? {
         Method::Zcdp => calibrate::dp_hmc_max_steps_zcdp(epsilon, delta, tau_l, tau_g, n, leapfrog),
         Method::Pld => calibrate::dp_hmc_max_steps_pld(epsilon, delta, tau_l, tau_g, n, leapfrog),
-        _ => return Err(invalid("accountant", None, "accountant must be 'pld' or 'zcdp'".into())),
+        _ => {
+            return Err(invalid(
+                "accountant",
+                None,
+                "accountant must be 'pld' or 'zcdp'".into(),
+            ));
+        }
     }
     .map_err(acc)
 }

@@ -16,9 +16,8 @@ static ERRORS: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
 pub(crate) fn raise(class: &str, msg: String, attrs: &[(&str, Option<f64>)]) -> PyErr {
     Python::attach(|py| {
         let build = || -> PyResult<PyErr> {
-            let module = ERRORS.get_or_try_init(py, || {
-                py.import("dpinfer.errors").map(Bound::unbind)
-            })?;
+            let module =
+                ERRORS.get_or_try_init(py, || py.import("dpinfer.errors").map(Bound::unbind))?;
             let cls = module.bind(py).getattr(class)?;
             let inst = cls.call1((msg.clone(),))?;
             for (k, v) in attrs {
@@ -40,15 +39,24 @@ pub(crate) fn invalid(name: &str, value: Option<f64>, msg: String) -> PyErr {
 pub(crate) fn acc(e: AccountantError) -> PyErr {
     let msg = e.to_string();
     match e {
-        AccountantError::InvalidParameter { name, value } => named("InvalidParameterError", msg, name, Some(value)),
-        AccountantError::InvalidCount { name, value } => {
+        AccountantError::InvalidParameter { name, value } => {
+            named("InvalidParameterError", msg, name, Some(value))
+        }
+        AccountantError::InvalidCount { name, value } =>
+        {
             #[allow(clippy::cast_precision_loss)]
             named("InvalidParameterError", msg, name, Some(value as f64))
         }
-        AccountantError::IncompatibleRelation { .. } => raise("IncompatibleRelationError", msg, &[]),
+        AccountantError::IncompatibleRelation { .. } => {
+            raise("IncompatibleRelationError", msg, &[])
+        }
         AccountantError::Unsupported { .. } => raise("UnsupportedEventError", msg, &[]),
-        AccountantError::InvalidGrid | AccountantError::TooDeep => raise("InvalidParameterError", msg, &[]),
-        AccountantError::DeltaTooSmall { requested, .. } => named("DeltaTooSmallError", msg, "delta", Some(requested)),
+        AccountantError::InvalidGrid | AccountantError::TooDeep => {
+            raise("InvalidParameterError", msg, &[])
+        }
+        AccountantError::DeltaTooSmall { requested, .. } => {
+            named("DeltaTooSmallError", msg, "delta", Some(requested))
+        }
         AccountantError::BudgetExceeded { epsilon, budget } => raise(
             "BudgetExceeded",
             msg,
@@ -74,7 +82,9 @@ pub(crate) fn mech(e: MechanismError) -> PyErr {
         MechanismError::NonFinite { param }
         | MechanismError::NotPositive { param }
         | MechanismError::OutOfRange { param }
-        | MechanismError::EmptyInterval { param } => named("InvalidParameterError", msg, param, None),
+        | MechanismError::EmptyInterval { param } => {
+            named("InvalidParameterError", msg, param, None)
+        }
         MechanismError::ZeroDenominator | MechanismError::LengthMismatch { .. } => {
             raise("InvalidParameterError", msg, &[])
         }
@@ -88,8 +98,11 @@ pub(crate) fn mech(e: MechanismError) -> PyErr {
 pub(crate) fn abc(e: AbcError) -> PyErr {
     let msg = e.to_string();
     match e {
-        AbcError::InvalidParameter { name, value } => named("InvalidParameterError", msg, name, Some(value)),
-        AbcError::InvalidCount { name, value } => {
+        AbcError::InvalidParameter { name, value } => {
+            named("InvalidParameterError", msg, name, Some(value))
+        }
+        AbcError::InvalidCount { name, value } =>
+        {
             #[allow(clippy::cast_precision_loss)]
             named("InvalidParameterError", msg, name, Some(value as f64))
         }

@@ -39,9 +39,9 @@ fn input<'py>(x: &Bound<'py, PyAny>) -> PyResult<Input<'py>> {
     if let Ok(v) = x.extract::<f64>() {
         return Ok(Input::Scalar(v));
     }
-    let arr: PyReadonlyArray1<'py, f64> = x.extract().map_err(|_| {
-        invalid("x", None, "x must be a float or a 1-D float64 array".into())
-    })?;
+    let arr: PyReadonlyArray1<'py, f64> = x
+        .extract()
+        .map_err(|_| invalid("x", None, "x must be a float or a 1-D float64 array".into()))?;
     Ok(Input::Vector(arr))
 }
 
@@ -77,10 +77,20 @@ impl PyLaplace {
         let m = match (scale, epsilon) {
             (Some(b), None) => Laplace::vector(dim, b, sensitivity, lo, hi),
             (None, Some(e)) => Laplace::vector_from_epsilon(dim, e, sensitivity, lo, hi),
-            _ => return Err(invalid("scale", None, "give exactly one of scale or epsilon".into())),
+            _ => {
+                return Err(invalid(
+                    "scale",
+                    None,
+                    "give exactly one of scale or epsilon".into(),
+                ));
+            }
         }
         .map_err(mech)?;
-        Ok(Self { mech: m, rng: noise_rng(noise_seed)?, seed: noise_seed })
+        Ok(Self {
+            mech: m,
+            rng: noise_rng(noise_seed)?,
+            seed: noise_seed,
+        })
     }
     /// Releases `x` (a float for dim 1, else a 1-D float64 array of length dim); returns
     /// ``(value, event)``.
@@ -92,11 +102,17 @@ impl PyLaplace {
         let ev = PyEvent::from_event(&self.mech.event())?;
         let (m, rng) = (&self.mech, &mut self.rng);
         let v = match input(x)? {
-            Input::Scalar(v) => m.release(v, rng).map_err(mech)?.into_pyobject(py)?.into_any().unbind(),
+            Input::Scalar(v) => m
+                .release(v, rng)
+                .map_err(mech)?
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
             Input::Vector(a) => {
                 let xs = a.as_slice()?.to_vec();
                 let mut out = vec![0.0; xs.len()];
-                py.detach(|| m.release_into(&xs, &mut out, rng)).map_err(mech)?;
+                py.detach(|| m.release_into(&xs, &mut out, rng))
+                    .map_err(mech)?;
                 out.into_pyarray(py).into_any().unbind()
             }
         };
@@ -183,7 +199,11 @@ impl PyGaussian {
             }
         }
         .map_err(mech)?;
-        Ok(Self { mech: m, rng: noise_rng(noise_seed)?, seed: noise_seed })
+        Ok(Self {
+            mech: m,
+            rng: noise_rng(noise_seed)?,
+            seed: noise_seed,
+        })
     }
     /// Releases `x` (float for dim 1, else a 1-D float64 array); returns ``(value, event)``.
     fn release<'py>(
@@ -194,11 +214,17 @@ impl PyGaussian {
         let ev = PyEvent::from_event(&self.mech.event())?;
         let (m, rng) = (&self.mech, &mut self.rng);
         let v = match input(x)? {
-            Input::Scalar(v) => m.release(v, rng).map_err(mech)?.into_pyobject(py)?.into_any().unbind(),
+            Input::Scalar(v) => m
+                .release(v, rng)
+                .map_err(mech)?
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
             Input::Vector(a) => {
                 let xs = a.as_slice()?.to_vec();
                 let mut out = vec![0.0; xs.len()];
-                py.detach(|| m.release_into(&xs, &mut out, rng)).map_err(mech)?;
+                py.detach(|| m.release_into(&xs, &mut out, rng))
+                    .map_err(mech)?;
                 out.into_pyarray(py).into_any().unbind()
             }
         };
@@ -257,17 +283,34 @@ pub(crate) struct PyBinomialCurve {
 impl PyBinomialCurve {
     #[new]
     #[pyo3(signature = (n, m, population, bound = "exact", noise_seed = None))]
-    fn py_new(n: u64, m: u64, population: u64, bound: &str, noise_seed: Option<u64>) -> PyResult<Self> {
+    fn py_new(
+        n: u64,
+        m: u64,
+        population: u64,
+        bound: &str,
+        noise_seed: Option<u64>,
+    ) -> PyResult<Self> {
         let b = match bound {
             "exact" => BinomialBound::Exact,
             "paper" => BinomialBound::Paper,
-            _ => return Err(invalid("bound", None, "bound must be 'exact' or 'paper'".into())),
+            _ => {
+                return Err(invalid(
+                    "bound",
+                    None,
+                    "bound must be 'exact' or 'paper'".into(),
+                ));
+            }
         };
         if n == 0 {
             return Err(invalid("n", Some(0.0), "n must be at least 1".into()));
         }
-        let mech = BinomialCurve::new(n, m, population).map_err(mech)?.with_bound(b);
-        Ok(Self { mech, rng: noise_rng(noise_seed)? })
+        let mech = BinomialCurve::new(n, m, population)
+            .map_err(mech)?
+            .with_bound(b);
+        Ok(Self {
+            mech,
+            rng: noise_rng(noise_seed)?,
+        })
     }
     /// Releases the curve for the private counts `infected` (1-D uint64 array, clamped to
     /// the population); returns ``(counts, event)`` with the event for len(infected)
@@ -279,20 +322,26 @@ impl PyBinomialCurve {
     ) -> PyResult<(Bound<'py, PyArray1<u64>>, PyEvent)> {
         let xs = infected.as_slice()?.to_vec();
         if xs.is_empty() {
-            return Err(invalid("infected", None, "infected must not be empty".into()));
+            return Err(invalid(
+                "infected",
+                None,
+                "infected must not be empty".into(),
+            ));
         }
         let mut out = vec![0u64; xs.len()];
         let (m, rng) = (&self.mech, &mut self.rng);
-        py.detach(|| m.release_curve(&xs, &mut out, rng)).map_err(mech)?;
+        py.detach(|| m.release_curve(&xs, &mut out, rng))
+            .map_err(mech)?;
         let ev = PyEvent::from_event(&self.mech.event(xs.len() as u64))?;
         Ok((out.into_pyarray(py), ev))
     }
     /// ε of `releases` releases under the configured bound.
     fn epsilon(&self, releases: u64) -> f64 {
         match self.mech.event(releases) {
-            dpinfer_mechanisms::Event::BinomialCurve { bound: BinomialBound::Paper, .. } => {
-                self.mech.epsilon_paper(releases)
-            }
+            dpinfer_mechanisms::Event::BinomialCurve {
+                bound: BinomialBound::Paper,
+                ..
+            } => self.mech.epsilon_paper(releases),
             _ => self.mech.epsilon_exact(releases),
         }
     }
@@ -331,14 +380,30 @@ impl PySparseVector {
         scale: Option<f64>,
         noise_seed: Option<u64>,
     ) -> PyResult<Self> {
-        let s = SparseVectorSettings { threshold, sensitivity, lo, hi, c, resample };
+        let s = SparseVectorSettings {
+            threshold,
+            sensitivity,
+            lo,
+            hi,
+            c,
+            resample,
+        };
         let m = match (epsilon, scale) {
             (Some(e), None) => SparseVector::from_epsilon(s, e),
             (None, Some(b)) => SparseVector::new(s, b),
-            _ => return Err(invalid("epsilon", None, "give exactly one of epsilon or scale".into())),
+            _ => {
+                return Err(invalid(
+                    "epsilon",
+                    None,
+                    "give exactly one of epsilon or scale".into(),
+                ));
+            }
         }
         .map_err(mech)?;
-        Ok(Self { mech: m, rng: noise_rng(noise_seed)? })
+        Ok(Self {
+            mech: m,
+            rng: noise_rng(noise_seed)?,
+        })
     }
     /// Answers one query: True if the noisy (clamped, rounded) `value` is at most the noisy
     /// threshold (the ABC acceptance direction). NaN maps to `lo`.
