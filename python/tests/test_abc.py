@@ -126,3 +126,43 @@ def test_gaussian_abcdp_claim():
     d = abc.euclidean_distances(y, np.array([1.0]))
     r = abc.gaussian_abcdp(th, d, epsilon_abc=0.2, epsilon_total=200.0, sensitivity=0.01, bound=2.0, noise_seed=3)
     assert r.privacy["epsilon"] <= 200.0 and r.diagnostics["decisions"] == 500
+
+
+@pytest.mark.parametrize(
+    "ret",
+    [
+        lambda t, s: np.zeros((1, 1), dtype=np.int64),  # wrong dtype
+        lambda t, s: [[0.0]],  # not an array
+        lambda t, s: None,
+        lambda t, s: np.zeros((1,)),  # 1-D
+        lambda t, s: np.zeros((2, 1)),  # wrong rows
+    ],
+)
+def test_misbehaving_simulators_raise(ret):
+    with pytest.raises((InvalidParameterError, TypeError)):
+        abc.smc_abc(priors.Uniform(0, 1), ret, [0.0], particles=10, max_generations=2)
+
+
+def test_nan_outputs_are_rejections_not_crashes():
+    def nan_sim(theta, seeds):
+        out = gaussian_mean_sim(theta, seeds)
+        out[theta[:, 0] > 0.5] = np.nan
+        return out
+
+    r = abc.rejection_abc(priors.Uniform(0, 1), nan_sim, [0.2], budget=500, threshold=0.5)
+    assert len(r) > 0 and (r.samples[:, 0] <= 0.5).all()
+
+
+class BadPrior:
+    def sample(self, seeds):
+        return np.ones((len(seeds), 1)) * np.nan
+
+    def log_pdf(self, theta):
+        raise ValueError("no density")
+
+
+def test_bad_python_prior_raises():
+    from dpinfer.errors import DpinferError
+
+    with pytest.raises((ValueError, DpinferError)):
+        abc.smc_abc(BadPrior(), gaussian_mean_sim, [0.0], particles=10, max_generations=3)
