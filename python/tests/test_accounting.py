@@ -100,8 +100,10 @@ def test_opacus_compatible_accountant_equals_opacus(opacus_rdp, z, q, steps):
     ours = A.RDPAccountant()
     for _ in range(3):  # history merging like opacus
         ours.step(noise_multiplier=z, sample_rate=q)
-    ours._acc.compose_poisson_gaussian(z, q, steps - 3)
-    ours.history[-1] = (z, q, steps)
+    ours.get_epsilon(1e-5)  # composes the first 3 steps; the rest are added incrementally
+    ours.load_state_dict({"history": [(z, q, steps)]}) if steps > 5000 else [
+        ours.step(noise_multiplier=z, sample_rate=q) for _ in range(steps - 3)
+    ]
     alphas = A.OPACUS_DEFAULT_ALPHAS
     rdp = opacus_rdp.compute_rdp(q=q, noise_multiplier=z, steps=steps, orders=alphas)
     eps_o, alpha_o = opacus_rdp.get_privacy_spent(orders=alphas, rdp=rdp, delta=1e-5)
@@ -130,7 +132,18 @@ def test_opacus_api_surface():
     assert again.get_epsilon(1e-5) == acc.get_epsilon(1e-5)
     with pytest.raises(InvalidParameterError):
         acc.step(noise_multiplier=0.0, sample_rate=0.01)
+    with pytest.raises(InvalidParameterError):
+        acc.step(noise_multiplier=1.0, sample_rate=1.5)
     assert acc.history == [(1.0, 0.01, 2), (2.0, 0.01, 1)]  # nothing recorded
+    # incremental composition equals composing the whole history at once
+    e1 = acc.get_epsilon(1e-5)
+    for _ in range(5):
+        acc.step(noise_multiplier=2.0, sample_rate=0.01)
+    acc.step(noise_multiplier=1.0, sample_rate=0.01)
+    fresh = A.RdpAccountant(A.OPACUS_DEFAULT_ALPHAS)
+    for nm, q, k in acc.history:
+        fresh.compose_poisson_gaussian(nm, q, k)
+    assert acc.get_epsilon(1e-5) == pytest.approx(fresh.get_epsilon(1e-5), rel=1e-12) and acc.get_epsilon(1e-5) > e1
 
 
 DPA_INTEGER_ORDERS = [o for o in A.DP_ACCOUNTING_DEFAULT_ORDERS if float(o).is_integer()]
