@@ -10,6 +10,7 @@
 mod cross;
 mod json;
 mod meta;
+mod python;
 mod tasks;
 mod tidy;
 mod util;
@@ -66,6 +67,11 @@ const TASKS: &[Task] = &[
         "bench-build",
         "cargo bench --no-run for tests/benches",
         tasks::bench_build,
+    ),
+    (
+        "python",
+        "wheel (maturin, abi3) into a venv under target/, then pytest python/tests",
+        python::python,
     ),
 ];
 

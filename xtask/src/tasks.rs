@@ -4,7 +4,11 @@ use crate::meta::{self, Package};
 use crate::util::{Cmd, Failures, Res, cargo, root};
 
 /// The nested workspaces (own `[workspace]`, own lockfile).
-const NESTED: &[&str] = &["tests/no-std-smoke/Cargo.toml", "tests/benches/Cargo.toml"];
+const NESTED: &[&str] = &[
+    "tests/no-std-smoke/Cargo.toml",
+    "tests/benches/Cargo.toml",
+    "python/Cargo.toml",
+];
 
 /// `cargo xtask fmt [--fix]`: rustfmt check (or rewrite) of the workspace and the nested
 /// workspaces.

@@ -1,0 +1,292 @@
+"""Privacy accounting (``dpinfer-accountants``) with an API a dp_accounting or opacus user
+recognises.
+
+Events
+    :class:`Event` with static constructors (``Event.gaussian(sigma, sensitivity)``,
+    ``Event.poisson_sampled(q, e)``, ``Event.self_composed(e, count)``, ...), and the
+    dp_accounting spellings :func:`GaussianDpEvent`, :func:`LaplaceDpEvent`,
+    :func:`PoissonSampledDpEvent`, :func:`SampledWithoutReplacementDpEvent`,
+    :func:`SelfComposedDpEvent`, :func:`ComposedDpEvent`, :func:`EpsilonDeltaDpEvent`.
+
+Accountants
+    :class:`RdpAccountant`, :class:`PldAccountant` (exact Gaussian PLD),
+    :class:`ZcdpAccountant`, :class:`PureDpAccountant`, :class:`ApproxDpAccountant`, all with
+    ``compose(event, count=1)``, ``get_epsilon(delta)``, ``get_delta(epsilon)`` and
+    ``epsilon_report(delta)`` (which conversion produced the number).
+
+opacus
+    :class:`RDPAccountant` has the method names of opacus' ``IAccountant``
+    (``step(noise_multiplier=, sample_rate=)``, ``get_epsilon(delta)``,
+    ``get_privacy_spent``, ``history``, ``mechanism()``) and opacus' default orders, so an
+    opacus user can swap it in; :func:`get_noise_multiplier` has opacus' signature.
+
+Budget
+    :class:`BudgetFilter` raises :class:`dpinfer.errors.BudgetExceeded` (and records nothing)
+    when an event would exceed the budget.
+
+Privacy notes. Every reported ε and δ is an upper bound of the exact value (rounded up; no
+NaN, no optimistic value — an unevaluable bound raises). Every guarantee is for the
+accountant's ``neighbouring`` relation: Poisson subsampling (MTZ19) under ``"add_remove"``,
+sampling without replacement (WBK19) under ``"replace_one"``; sensitivities you give must be
+for that relation. Composition is adaptive.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import List, Optional, Sequence, Tuple
+
+from ._native import (
+    ApproxDpAccountant,
+    BudgetFilter,
+    Event,
+    PldAccountant,
+    PureDpAccountant,
+    RdpAccountant,
+    Report,
+    ZcdpAccountant,
+    default_rdp_orders,
+    dp_barker_max_steps,
+    dp_hmc_max_steps,
+    dp_penalty_max_steps,
+    gaussian_sigma,
+    max_pld_mu,
+    poisson_gaussian_sigma_rdp,
+    rdp_to_delta,
+    rdp_to_epsilon,
+    rho_for_epsilon_delta,
+    zcdp_to_epsilon,
+)
+from .errors import InvalidParameterError, UnsupportedEventError
+
+__all__ = [
+    "Event",
+    "Report",
+    "RdpAccountant",
+    "PldAccountant",
+    "ZcdpAccountant",
+    "PureDpAccountant",
+    "ApproxDpAccountant",
+    "BudgetFilter",
+    "RDPAccountant",
+    "OPACUS_DEFAULT_ALPHAS",
+    "DP_ACCOUNTING_DEFAULT_ORDERS",
+    "GaussianDpEvent",
+    "LaplaceDpEvent",
+    "EpsilonDeltaDpEvent",
+    "ZCDpEvent",
+    "PoissonSampledDpEvent",
+    "SampledWithoutReplacementDpEvent",
+    "SelfComposedDpEvent",
+    "ComposedDpEvent",
+    "get_noise_multiplier",
+    "gaussian_sigma",
+    "poisson_gaussian_sigma_rdp",
+    "max_pld_mu",
+    "rho_for_epsilon_delta",
+    "rdp_to_epsilon",
+    "rdp_to_delta",
+    "zcdp_to_epsilon",
+    "dp_penalty_max_steps",
+    "dp_hmc_max_steps",
+    "dp_barker_max_steps",
+    "default_rdp_orders",
+]
+
+#: opacus' ``RDPAccountant.DEFAULT_ALPHAS`` (151 orders from 1.1 to 63).
+OPACUS_DEFAULT_ALPHAS: List[float] = [1 + x / 10.0 for x in range(1, 100)] + [
+    float(a) for a in range(12, 64)
+]
+#: dp_accounting's ``DEFAULT_RDP_ORDERS`` (1.1 … 10.9, 11 … 63, 128, 256, 512, 1024).
+DP_ACCOUNTING_DEFAULT_ORDERS: List[float] = (
+    [1 + x / 10.0 for x in range(1, 100)]
+    + [float(a) for a in range(11, 64)]
+    + [128.0, 256.0, 512.0, 1024.0]
+)
+
+
+# dp_accounting spellings ------------------------------------------------------------------
+
+
+def GaussianDpEvent(noise_multiplier: float) -> Event:  # noqa: N802 (dp_accounting name)
+    """Gaussian mechanism with sensitivity 1 and σ = ``noise_multiplier``."""
+    return Event.gaussian(noise_multiplier, 1.0)
+
+
+def LaplaceDpEvent(noise_multiplier: float) -> Event:  # noqa: N802
+    """Laplace mechanism with ℓ₁ sensitivity 1 and scale ``noise_multiplier``."""
+    return Event.laplace(noise_multiplier, 1.0)
+
+
+def EpsilonDeltaDpEvent(epsilon: float, delta: float = 0.0) -> Event:  # noqa: N802
+    """Any (ε, δ)-DP mechanism (δ = 0: pure ε-DP)."""
+    return Event.pure(epsilon) if delta == 0 else Event.approx_dp(epsilon, delta)
+
+
+def ZCDpEvent(rho: float) -> Event:  # noqa: N802
+    """Any ρ-zCDP mechanism."""
+    return Event.zcdp(rho)
+
+
+def PoissonSampledDpEvent(sampling_probability: float, event: Event) -> Event:  # noqa: N802
+    """Poisson subsampling with rate ``sampling_probability`` (add/remove relation)."""
+    return Event.poisson_sampled(sampling_probability, event)
+
+
+def SampledWithoutReplacementDpEvent(  # noqa: N802
+    source_dataset_size: int, sample_size: int, event: Event
+) -> Event:
+    """Sampling ``sample_size`` of ``source_dataset_size`` rows without replacement
+    (replace-one relation)."""
+    return Event.sampled_without_replacement(sample_size, source_dataset_size, event)
+
+
+def SelfComposedDpEvent(event: Event, count: int) -> Event:  # noqa: N802
+    """``count`` adaptive repetitions of ``event``."""
+    return Event.self_composed(event, count)
+
+
+def ComposedDpEvent(events: Sequence[Event]) -> Event:  # noqa: N802
+    """Adaptive composition of ``events``."""
+    return Event.composed(list(events))
+
+
+# opacus ------------------------------------------------------------------------------------
+
+
+class RDPAccountant:
+    """Drop-in for ``opacus.accountants.RDPAccountant`` backed by the Rust RDP accountant.
+
+    Same methods as opacus' ``IAccountant``: ``step(noise_multiplier=, sample_rate=)``,
+    ``get_epsilon(delta, alphas=None)``, ``get_privacy_spent(delta=, alphas=None)``,
+    ``history`` (list of ``(noise_multiplier, sample_rate, steps)``), ``len()``,
+    ``mechanism()``, ``state_dict()``/``load_state_dict()``. Orders default to opacus'
+    ``DEFAULT_ALPHAS``. Each ``step`` composes one Poisson-subsampled Gaussian (MTZ19,
+    add/remove relation, sensitivity 1: σ = noise_multiplier × clipping norm); steps with the
+    same (σ, q) are composed together at the next ``get_epsilon`` (exact: RDP adds).
+
+    Differences from opacus, all on the safe side: ε is the better of the Mironov and
+    Balle et al. conversions (opacus uses the latter), rounded up; ``noise_multiplier``
+    must be > 0 (opacus returns ε = ∞ for 0; dpinfer raises ``InvalidParameterError``).
+    """
+
+    DEFAULT_ALPHAS = OPACUS_DEFAULT_ALPHAS
+
+    def __init__(self) -> None:
+        self.history: List[Tuple[float, float, int]] = []
+        self._acc = RdpAccountant(self.DEFAULT_ALPHAS)
+        self._done: List[int] = []  # steps of history[i] already composed into _acc
+        self._probe = RdpAccountant([2.0])
+
+    @classmethod
+    def mechanism(cls) -> str:
+        return "rdp"
+
+    def __len__(self) -> int:
+        return len(self.history)
+
+    def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
+        """Records one DP-SGD step, O(1) like opacus (its parameters are validated now by
+        the Rust crate on a one-order probe; the composition on all orders happens at the
+        next ``get_epsilon``)."""
+        ev = Event.poisson_sampled(sample_rate, Event.gaussian(noise_multiplier))
+        if not self._probe.supports(ev):
+            self._probe.copy().compose(ev)  # raises the typed error
+        if self.history and self.history[-1][:2] == (noise_multiplier, sample_rate):
+            nm, q, k = self.history[-1]
+            self.history[-1] = (nm, q, k + 1)
+        else:
+            self.history.append((noise_multiplier, sample_rate, 1))
+
+    def _sync(self) -> RdpAccountant:
+        """Composes the steps recorded since the last call (each (σ, q) group at once)."""
+        for i, (nm, q, k) in enumerate(self.history):
+            done = self._done[i] if i < len(self._done) else 0
+            if k > done:
+                self._acc.compose_poisson_gaussian(nm, q, k - done)
+            if i < len(self._done):
+                self._done[i] = k
+            else:
+                self._done.append(k)
+        return self._acc
+
+    def _accountant(self, alphas: Optional[Sequence[float]]) -> RdpAccountant:
+        if alphas is None:
+            return self._sync()
+        acc = RdpAccountant([float(a) for a in alphas])
+        for nm, q, k in self.history:
+            acc.compose_poisson_gaussian(nm, q, k)
+        return acc
+
+    def get_privacy_spent(
+        self, *, delta: float, alphas: Optional[Sequence[float]] = None
+    ) -> Tuple[float, float]:
+        """``(epsilon, best_alpha)`` at ``delta``."""
+        if not self.history:
+            return 0.0, 0.0
+        r = self._accountant(alphas).epsilon_report(delta)
+        return r.epsilon, (r.order if r.order is not None else math.nan)
+
+    def get_epsilon(self, delta: float, alphas: Optional[Sequence[float]] = None, **kwargs) -> float:
+        """ε spent so far at ``delta``."""
+        eps, _ = self.get_privacy_spent(delta=delta, alphas=alphas)
+        return eps
+
+    def state_dict(self, destination=None):
+        d = {} if destination is None else destination
+        d["history"] = list(self.history)
+        d["mechanism"] = self.__class__.mechanism()
+        return d
+
+    def load_state_dict(self, state_dict) -> None:
+        hist = [tuple(h) for h in state_dict["history"]]
+        acc = RdpAccountant(self.DEFAULT_ALPHAS)
+        for nm, q, k in hist:
+            acc.compose_poisson_gaussian(nm, q, k)
+        self.history = hist
+        self._acc = acc
+        self._done = [k for (_, _, k) in hist]
+
+
+def get_noise_multiplier(
+    *,
+    target_epsilon: float,
+    target_delta: float,
+    sample_rate: float,
+    epochs: Optional[float] = None,
+    steps: Optional[int] = None,
+    accountant: str = "rdp",
+    orders: Optional[Sequence[float]] = None,
+    **kwargs,
+) -> float:
+    """The smallest noise multiplier z = σ/Δ such that ``steps`` (or
+    ``int(epochs / sample_rate)``, as opacus) Poisson-subsampled Gaussian steps are
+    (target_epsilon, target_delta)-DP (opacus' signature; ``epsilon_tolerance`` is ignored:
+    z is found to relative tolerance 1e-9 and rounded up, then re-verified).
+
+    ``accountant="rdp"``: RDP on ``orders`` (default: the crate's 34 orders, at most 128);
+    add/remove relation. ``"pld"`` / ``"zcdp"``: only for ``sample_rate == 1`` (the exact
+    Gaussian PLD or zCDP of ``steps`` full-batch Gaussian releases).
+    """
+    if steps is None:
+        if epochs is None:
+            raise InvalidParameterError("get_noise_multiplier needs steps or epochs")
+        if not (sample_rate > 0):
+            raise InvalidParameterError(f"sample_rate must be in (0, 1], not {sample_rate!r}")
+        steps = int(epochs / sample_rate)
+    if accountant == "rdp":
+        return poisson_gaussian_sigma_rdp(
+            target_epsilon,
+            target_delta,
+            steps,
+            sample_rate,
+            None if orders is None else [float(o) for o in orders],
+        )
+    if accountant in ("pld", "zcdp", "gdp", "prv"):
+        if sample_rate != 1.0:
+            raise UnsupportedEventError(
+                f"accountant={accountant!r} calibrates full-batch Gaussian releases only "
+                "(sample_rate == 1); use accountant='rdp' for Poisson subsampling"
+            )
+        return gaussian_sigma(target_epsilon, target_delta, steps, 1.0, accountant)
+    raise InvalidParameterError(f"accountant must be 'rdp', 'pld' or 'zcdp', not {accountant!r}")

@@ -1,0 +1,120 @@
+//! `cargo xtask python`: the Python package end to end on a fresh machine.
+//!
+//! Creates (once) a venv under `target/python-venv` with `python3 -m venv`, installs the
+//! build and test requirements from PyPI (maturin, numpy, pytest, hypothesis, pandas, scipy,
+//! dp-accounting; opacus with `--no-deps`, because the tests load only its torch-free RDP
+//! analysis), builds the abi3 wheel with `maturin build --release --locked`, installs that
+//! wheel into the venv, imports it, and runs `pytest python/tests` (any non-zero exit,
+//! including 5 = "no tests collected", fails the task).
+//!
+//! Environment: `XTASK_PYTHON` (default `python3`) is the interpreter the venv is made from.
+
+use std::path::{Path, PathBuf};
+
+use crate::util::{Cmd, Res, root, target_dir};
+
+/// Requirements of the build and the tests; a change re-runs `pip install`.
+const REQUIREMENTS: &[&str] = &[
+    "maturin>=1.5,<2",
+    "numpy>=1.21",
+    "pytest>=7",
+    "hypothesis>=6",
+    "pandas",
+    "scipy",
+    "dp-accounting==0.6.0",
+];
+/// Installed with `--no-deps` (opacus' package imports torch; its RDP analysis does not).
+const NO_DEPS: &[&str] = &["opacus==1.6.0"];
+
+fn venv_python(venv: &Path) -> PathBuf {
+    venv.join("bin").join("python")
+}
+
+pub(crate) fn python() -> Res {
+    let start = std::time::Instant::now();
+    let venv = target_dir().join("python-venv");
+    let py = venv_python(&venv);
+    if !py.is_file() {
+        let base = std::env::var("XTASK_PYTHON").unwrap_or_else(|_| "python3".to_owned());
+        Cmd::new(&base)
+            .args(["-m".as_ref(), "venv".as_ref(), venv.as_os_str()])
+            .run()
+            .map_err(|e| {
+                format!("{e}\n(needs a python3 >= 3.9 with the venv module; set XTASK_PYTHON)")
+            })?;
+    }
+    let stamp = venv.join("dpinfer-requirements.txt");
+    let wanted = format!(
+        "{}\n--no-deps {}\n",
+        REQUIREMENTS.join("\n"),
+        NO_DEPS.join(" ")
+    );
+    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(wanted.as_str()) {
+        Cmd::new(&py)
+            .args(["-m", "pip", "install", "--quiet", "--upgrade", "pip"])
+            .run()?;
+        Cmd::new(&py)
+            .args(["-m", "pip", "install", "--quiet"])
+            .args(REQUIREMENTS)
+            .run()?;
+        Cmd::new(&py)
+            .args(["-m", "pip", "install", "--quiet", "--no-deps"])
+            .args(NO_DEPS)
+            .run()?;
+        std::fs::write(&stamp, wanted).map_err(|e| format!("{}: {e}", stamp.display()))?;
+    }
+    let wheels = target_dir().join("python-wheels");
+    let _ = std::fs::remove_dir_all(&wheels);
+    Cmd::new(&py)
+        .args([
+            "-m",
+            "maturin",
+            "build",
+            "--release",
+            "--locked",
+            "-m",
+            "python/Cargo.toml",
+        ])
+        .args(["--out".as_ref(), wheels.as_os_str()])
+        .args(["--interpreter".as_ref(), py.as_os_str()])
+        .env("CARGO_TARGET_DIR", target_dir().join("python"))
+        .run()?;
+    let wheel = std::fs::read_dir(&wheels)
+        .map_err(|e| format!("{}: {e}", wheels.display()))?
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or_else(|| format!("maturin wrote no wheel into {}", wheels.display()))?;
+    Cmd::new(&py)
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--force-reinstall",
+            "--no-deps",
+        ])
+        .args([wheel.as_os_str()])
+        .run()?;
+    // The installed wheel (not the source tree) is what is imported: run from target/.
+    Cmd::new(&py)
+        .args([
+            "-c",
+            "import dpinfer, dpinfer.accounting as a; \
+             acc = a.RdpAccountant(); \
+             acc.compose(a.Event.poisson_sampled(0.01, a.Event.gaussian(1.0)), 10000); \
+             print('dpinfer', dpinfer.__version__, 'eps', acc.get_epsilon(1e-5))",
+        ])
+        .run()?;
+    Cmd::new(&py)
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .args([root().join("python").join("tests").as_os_str()])
+        .run()
+        .map_err(|e| format!("{e}\n(pytest exit 5 means no tests were collected)"))?;
+    eprintln!(
+        "python: wheel {} built, installed and tested in {:.1}s",
+        wheel.display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
