@@ -174,6 +174,7 @@ fn release_outcome(
         charts: Vec::new(),
         reproduced,
         warnings: Vec::new(),
+        prior_draws: None,
     }
 }
 

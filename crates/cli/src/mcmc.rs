@@ -460,5 +460,6 @@ fn outcome(cfg: &Config, model: &Model, r: Run) -> Result<Outcome> {
         charts,
         reproduced: false,
         warnings: Vec::new(),
+        prior_draws: None,
     })
 }

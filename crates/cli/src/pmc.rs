@@ -404,6 +404,7 @@ pub fn run(
         ],
         reproduced: false,
         warnings: Vec::new(),
+        prior_draws: None,
     })
 }
 

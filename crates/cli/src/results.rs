@@ -40,6 +40,9 @@ pub struct Outcome {
     /// Warnings about the posterior (few draws, no convergence, indistinguishable from the
     /// prior, an early stop), printed and stored in `summary.json`.
     pub warnings: Vec<String>,
+    /// Draws of the prior (row-major, set by [`Outcome::diagnose`]), drawn as a dashed grey
+    /// density under each marginal.
+    pub prior_draws: Option<Vec<f64>>,
 }
 
 /// Fewer effective draws than this make the 2.5 %/97.5 % quantiles unreliable.
@@ -125,6 +128,7 @@ impl Outcome {
     /// posterior that a two-sample KS test cannot tell from `prior_draws` (row-major,
     /// [`PRIOR_DRAWS`] draws of the model's prior) at the 5 % level for every parameter.
     pub fn diagnose(&mut self, prior_draws: Option<&[f64]>) {
+        self.prior_draws = prior_draws.map(<[f64]>::to_vec);
         let n = self.samples.len() / self.names.len().max(1);
         let ne = self.effective_draws();
         if n > 0 && ne < MIN_DRAWS {
@@ -356,6 +360,10 @@ impl Outcome {
                     name,
                     &resample_for_plot(&cols[j], self.weights.as_deref()),
                     self.truth.as_ref().and_then(|t| t.get(j).copied()),
+                    self.prior_draws
+                        .as_ref()
+                        .map(|p| p.iter().skip(j).step_by(d).copied().collect::<Vec<_>>())
+                        .as_deref(),
                 );
                 put(
                     dir,

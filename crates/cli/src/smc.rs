@@ -174,6 +174,7 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
         } else {
             vec![format!("SMC-ABC stopped early: {}", stop.explain())]
         },
+        prior_draws: None,
     })
 }
 

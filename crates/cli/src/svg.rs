@@ -36,7 +36,8 @@ fn finite_range(vals: impl Iterator<Item = f64>) -> Option<(f64, f64)> {
         return None;
     }
     if hi - lo < 1e-12 * (1.0 + lo.abs()) {
-        let pad = 0.5 * (1.0 + lo.abs()) * 1e-3;
+        // One value: a window of ±5 % around it (±0.5 around 0), so ticks stay readable.
+        let pad = if lo == 0.0 { 0.5 } else { 0.05 * lo.abs() };
         return Some((lo - pad, hi + pad));
     }
     Some((lo, hi))
@@ -57,30 +58,38 @@ enum Scale {
     Log10,
 }
 
+/// Longest tick label; a narrow window on a large value is labelled relative to an offset.
+const MAX_TICK_CHARS: usize = 7;
+
 /// Tick positions and labels for `[lo, hi]`: about `target` ticks at 1-2-5 steps (never
 /// below 1 on an integer axis), or at powers of ten on a log axis. Labels are exact short
 /// decimals (`0.25`, `3500`, `2e-5`), built from integers so that no rounding noise such as
-/// `0.30000000000000004` can appear.
-fn ticks(lo: f64, hi: f64, target: usize, scale: Scale) -> Vec<(f64, String)> {
+/// `0.30000000000000004` can appear. When a label would be longer than
+/// [`MAX_TICK_CHARS`] (a narrow window on a large value), the labels count from the first
+/// tick and the second value is that offset, for the axis label.
+fn ticks(lo: f64, hi: f64, target: usize, scale: Scale) -> (Vec<(f64, String)>, Option<String>) {
     if !(lo.is_finite() && hi.is_finite()) || hi <= lo {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     if scale == Scale::Log10 {
         #[allow(clippy::cast_possible_truncation)]
         let (k0, k1) = (lo.ceil() as i32, hi.floor() as i32);
         if k1 > k0 {
             let every = ((k1 - k0) / 6 + 1).max(1);
-            return (k0..=k1)
+            let t = (k0..=k1)
                 .filter(|k| (k - k0) % every == 0)
                 .map(|k| (f64::from(k), decimal(1, k)))
                 .collect();
+            return (t, None);
         }
         // Less than a decade: 1-2-5 ticks on the values themselves, placed at their log10.
-        return ticks(10f64.powf(lo), 10f64.powf(hi), target, Scale::Linear)
+        let (t, offset) = ticks(10f64.powf(lo), 10f64.powf(hi), target, Scale::Linear);
+        let t = t
             .into_iter()
             .filter(|(v, _)| *v > 0.0)
             .map(|(v, l)| (v.log10(), l))
             .collect();
+        return (t, offset);
     }
     #[allow(clippy::cast_precision_loss)]
     let raw = (hi - lo) / target.max(1) as f64;
@@ -112,12 +121,20 @@ fn ticks(lo: f64, hi: f64, target: usize, scale: Scale) -> Vec<(f64, String)> {
         (hi / step + 1e-9).floor() as i64,
     );
     if k1 < k0 || k1 - k0 > 1000 {
-        return Vec::new();
+        return (Vec::new(), None);
     }
     #[allow(clippy::cast_precision_loss)]
-    (k0..=k1)
+    let plain: Vec<(f64, String)> = (k0..=k1)
         .map(|k| (k as f64 * step, decimal(k * m, e)))
-        .collect()
+        .collect();
+    if plain.iter().all(|(_, l)| l.len() <= MAX_TICK_CHARS) {
+        return (plain, None);
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let relative = (k0..=k1)
+        .map(|k| (k as f64 * step, decimal((k - k0) * m, e)))
+        .collect();
+    (relative, Some(decimal(k0 * m, e)))
 }
 
 /// The exact decimal `n · 10^e` as a short label: plain digits for magnitudes in
@@ -202,7 +219,8 @@ impl Frame {
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let xt = ((self.w / 70.0).round() as usize).clamp(2, 8);
         let mut last_right = f64::NEG_INFINITY;
-        for (v, label) in ticks(self.xr.0, self.xr.1, xt, self.xs) {
+        let (xticks, xoff) = ticks(self.xr.0, self.xr.1, xt, self.xs);
+        for (v, label) in xticks {
             let px = self.px(v);
             let _ = write!(
                 out,
@@ -229,7 +247,8 @@ impl Frame {
         let yt = ((self.h / 45.0).round() as usize).clamp(2, 8);
         let mut widest: f64 = 0.0;
         let mut last_y = f64::INFINITY;
-        for (v, label) in ticks(self.yr.0, self.yr.1, yt, self.ys) {
+        let (yticks, yoff) = ticks(self.yr.0, self.yr.1, yt, self.ys);
+        for (v, label) in yticks {
             let py = self.py(v);
             let (x1, x2, tx, anchor) = if show.y_right {
                 (
@@ -256,13 +275,19 @@ impl Frame {
                 );
             }
         }
+        let with_offset = |label: &str, off: Option<String>| match off {
+            Some(o) if !label.is_empty() => format!("{label} (ticks + {o})"),
+            _ => label.to_owned(),
+        };
+        let xlabel = with_offset(xlabel, xoff.filter(|_| show.x));
+        let ylabel = with_offset(ylabel, yoff.filter(|_| show.y));
         if !xlabel.is_empty() {
             let _ = write!(
                 out,
                 r#"<text x="{:.1}" y="{:.1}" font-size="11" text-anchor="middle">{}</text>"#,
                 self.x0 + self.w / 2.0,
                 self.y0 + self.h + 30.0,
-                esc(xlabel)
+                esc(&xlabel)
             );
         }
         if !ylabel.is_empty() {
@@ -273,7 +298,7 @@ impl Frame {
                 r#"<text x="{lx:.1}" y="{:.1}" font-size="11" text-anchor="middle" transform="rotate(-90 {lx:.1} {:.1})">{}</text>"#,
                 self.y0 + self.h / 2.0,
                 self.y0 + self.h / 2.0,
-                esc(ylabel)
+                esc(&ylabel)
             );
         }
     }
@@ -367,6 +392,7 @@ fn histogram_into(
     frame_box: (f64, f64, f64, f64),
     vals: &[f64],
     truth: Option<f64>,
+    prior: Option<&[f64]>,
     xlabel: &str,
     show: TickLabels,
 ) {
@@ -395,9 +421,14 @@ fn histogram_into(
         .map(|i| lo + (hi - lo) * f64::from(i) / 120.0)
         .collect();
     let k = kde(&vals, &grid);
+    let prior_k = prior.map(|p| {
+        let p: Vec<f64> = p.iter().copied().filter(|v| v.is_finite()).collect();
+        kde(&p, &grid)
+    });
     let ymax = dens
         .iter()
         .chain(k.iter())
+        .chain(prior_k.iter().flatten())
         .fold(0.0_f64, |a, &b| a.max(b))
         .max(1e-300)
         * 1.08;
@@ -437,6 +468,22 @@ fn histogram_into(
         out,
         r##"<path class="kde" d="{path}" fill="none" stroke="#08519c" stroke-width="1.5"/>"##
     );
+    if let Some(pk) = &prior_k {
+        let mut path = String::new();
+        for (i, (g, d)) in grid.iter().zip(pk).enumerate() {
+            let _ = write!(
+                path,
+                "{}{:.2},{:.2} ",
+                if i == 0 { "M" } else { "L" },
+                f.px(*g),
+                f.py(*d)
+            );
+        }
+        let _ = write!(
+            out,
+            r##"<path class="prior" d="{path}" fill="none" stroke="#777" stroke-width="1.2" stroke-dasharray="5,3"/>"##
+        );
+    }
     if let Some(t) = truth.filter(|t| t.is_finite()) {
         let px = f.px(t);
         let _ = write!(
@@ -449,15 +496,23 @@ fn histogram_into(
     f.axes(out, xlabel, if show.y { "density" } else { "" }, show);
 }
 
-/// Histogram (density scale) with a KDE curve and an optional dashed line at the true value.
+/// Histogram (density scale) with a KDE curve, an optional dashed red line at the true value
+/// and an optional dashed grey prior density (a KDE of `prior` draws over the same range).
 #[must_use]
-pub fn histogram(title: &str, xlabel: &str, vals: &[f64], truth: Option<f64>) -> String {
+pub fn histogram(
+    title: &str,
+    xlabel: &str,
+    vals: &[f64],
+    truth: Option<f64>,
+    prior: Option<&[f64]>,
+) -> String {
     let mut out = header(480.0, 340.0, title);
     histogram_into(
         &mut out,
-        (60.0, 35.0, 390.0, 250.0),
+        (72.0, 35.0, 380.0, 250.0),
         vals,
         truth,
+        prior,
         xlabel,
         TickLabels {
             x: true,
@@ -481,7 +536,7 @@ pub fn pair_plot(
     let d = cols.len().max(1);
     let cell = if d <= 3 { 180.0 } else { 130.0 };
     #[allow(clippy::cast_precision_loss)]
-    let size = 60.0 + cell * d as f64 + 20.0;
+    let size = 72.0 + cell * d as f64 + 20.0;
     let mut out = header(size, size + 20.0, title);
     let ranges: Vec<(f64, f64)> = cols
         .iter()
@@ -499,7 +554,7 @@ pub fn pair_plot(
         for j in 0..=i {
             #[allow(clippy::cast_precision_loss)]
             let bx = (
-                60.0 + cell * j as f64,
+                72.0 + cell * j as f64,
                 35.0 + cell * i as f64,
                 cell - 24.0,
                 cell - 34.0,
@@ -515,6 +570,7 @@ pub fn pair_plot(
                     bx,
                     &cols[i],
                     truth.and_then(|t| t.get(i).copied()),
+                    None,
                     xl,
                     TickLabels {
                         x: i + 1 == d,
@@ -613,7 +669,7 @@ pub fn line_chart(
         Scale::Linear
     };
     let f = Frame {
-        x0: 70.0,
+        x0: 72.0,
         y0: 35.0,
         w: 420.0,
         h: 260.0,
@@ -793,7 +849,8 @@ mod tests {
     #[test]
     fn histogram_is_wellformed_and_has_bars() {
         let v: Vec<f64> = (0..1000).map(|i| f64::from(i).sin()).collect();
-        let s = histogram("t <&>", "x", &v, Some(0.2));
+        let s = histogram("t <&>", "x", &v, Some(0.2), Some(&[0.0, 0.5, -0.5, 0.9]));
+        assert!(s.contains("class=\"prior\""));
         assert!(s.starts_with("<?xml") && s.trim_end().ends_with("</svg>"));
         // Freedman–Diaconis for n = 1000 values of sin: range ≈ 2.08, IQR ≈ 1.41, h ≈ 0.28.
         assert_eq!(s.matches("class=\"bar\"").count(), 8);
@@ -841,29 +898,34 @@ mod tests {
     #[test]
     fn ticks_step_by_one_two_five() {
         // The cases from the report: ranges that used to tick at 82.251, 3640/5281/6922.
-        let t = ticks(82.251, 96.4, 3, Scale::Linear);
+        let (t, _) = ticks(82.251, 96.4, 3, Scale::Linear);
         let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
         assert_eq!(labels, ["85", "90", "95"]);
-        let t = ticks(3640.0, 6922.0, 4, Scale::Linear);
+        let (t, _) = ticks(3640.0, 6922.0, 4, Scale::Linear);
         let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
         assert_eq!(labels, ["4000", "5000", "6000"]);
-        let t = ticks(0.1, 0.3, 4, Scale::Linear);
+        let (t, _) = ticks(0.1, 0.3, 4, Scale::Linear);
         let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
         assert_eq!(labels, ["0.1", "0.15", "0.2", "0.25", "0.3"]);
         // Generations 1..8 on an integer axis never tick at 1.75.
-        let t = ticks(1.0, 3.0, 8, Scale::Integer);
+        let (t, _) = ticks(1.0, 3.0, 8, Scale::Integer);
         let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
         assert_eq!(labels, ["1", "2", "3"]);
         // A log axis over five decades ticks at powers of ten.
-        let t = ticks(-4.3, 0.75, 5, Scale::Log10);
+        let (t, _) = ticks(-4.3, 0.75, 5, Scale::Log10);
         let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
         assert_eq!(labels, ["0.0001", "0.001", "0.01", "0.1", "1"]);
         assert!(t.iter().all(|(v, _)| v.fract() == 0.0));
         // Less than a decade: 1-2-5 ticks on the values, placed at their log10.
-        let t = ticks(2f64.log10(), 9f64.log10(), 4, Scale::Log10);
+        let (t, _) = ticks(2f64.log10(), 9f64.log10(), 4, Scale::Log10);
         assert_eq!(t.first().map(|p| p.1.as_str()), Some("2"));
-        assert!(ticks(f64::NAN, 1.0, 4, Scale::Linear).is_empty());
-        assert!(ticks(1.0, 1.0, 4, Scale::Linear).is_empty());
+        assert!(ticks(f64::NAN, 1.0, 4, Scale::Linear).0.is_empty());
+        assert!(ticks(1.0, 1.0, 4, Scale::Linear).0.is_empty());
+        // A narrow window on a large value counts from an offset.
+        let (t, off) = ticks(807_067.627, 807_067.634, 4, Scale::Linear);
+        assert_eq!(off.as_deref(), Some("807067.628"));
+        assert_eq!(t[0].1, "0");
+        assert!(t.iter().all(|(_, l)| l.len() <= MAX_TICK_CHARS));
     }
 
     #[test]
