@@ -411,9 +411,9 @@ fn fmt_num_sig(v: f64, sig: i32) -> String {
     }
     let mag = v.abs().log10().floor() as i32;
     if !(-4..6).contains(&mag) {
-        return format!("{v:.*e}", (sig - 1).max(0) as usize);
+        return format!("{v:.*e}", usize::try_from(sig - 1).unwrap_or(0));
     }
-    let s = format!("{v:.*}", (sig - 1 - mag).max(0) as usize);
+    let s = format!("{v:.*}", usize::try_from(sig - 1 - mag).unwrap_or(0));
     if s.contains('.') {
         s.trim_end_matches('0').trim_end_matches('.').to_owned()
     } else {
