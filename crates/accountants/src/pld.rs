@@ -93,8 +93,8 @@ fn delta_upper(mu: f64, eps: f64) -> f64 {
 /// `δ(ε) = ½(erfc((ε−μ)/(2√μ)) − e^ε·erfc((ε+μ)/(2√μ)))` for the PLD `N(μ, 2μ)`, evaluated
 /// through `erfcx` so that ε up to 5000 and μ from 10⁻¹⁰ to 10⁴ stay finite. The reported
 /// value is the evaluation **plus its forward error bound** (derived per regime, see the
-/// source), then rounded up: it is never below the exact δ, and within 10⁻⁸ relative of it
-/// on the golden grid (`tests/data/pld_grid.txt`, 50-digit mpmath at the exact binary μ and
+/// source), then rounded up: it is never below the exact δ, and within 3·10⁻⁷ relative of it
+/// on the golden grid (`tests/data/pld_grid.txt`, 60-digit mpmath at the exact binary μ and
 /// ε; the bound is loosest at tiny μ, where `erfcx(a) − erfcx(b)` cancels). A positive δ
 /// that underflows is reported as the smallest subnormal.
 ///

@@ -60,7 +60,18 @@ pub trait Budgeted: Sampler {
 }
 
 macro_rules! budgeted {
+    // Samplers without one-off releases: `chains` chains share the single-chain count.
     ($t:ident, $($b:tt)*) => {
+        budgeted!(@impl $t, |s: &Self, chains| {
+            check_chains(chains)?;
+            Ok(s.max_iterations())
+        }, $($b)*);
+    };
+    // Samplers that charge per-chain releases themselves.
+    (@chains $t:ident, $($b:tt)*) => {
+        budgeted!(@impl $t, |s: &Self, chains| s.chains_max_iterations(chains), $($b)*);
+    };
+    (@impl $t:ident, $chains:expr, $($b:tt)*) => {
         impl<P, L, N> Budgeted for $t<P, L, N>
         where
             $t<P, L, N>: Sampler,
@@ -70,7 +81,8 @@ macro_rules! budgeted {
                 self.max_iterations()
             }
             fn chains_limit(&self, chains: u64) -> Result<Option<u64>, McmcError> {
-                self.chains_max_iterations(chains)
+                let f: fn(&Self, u64) -> Result<Option<u64>, McmcError> = $chains;
+                f(self, chains)
             }
             fn cap(&mut self, cap: u64) {
                 self.cap_iterations(cap);
@@ -84,7 +96,7 @@ macro_rules! budgeted {
 budgeted!(Penalty,);
 budgeted!(Barker,);
 budgeted!(SubsampledPenalty, L: dpinfer_simulators::RowLikelihood);
-budgeted!(Hmc, L: dpinfer_simulators::RowGradient, P: crate::model::PriorGradient, N: crate::noise::PrivacyNoise);
+budgeted!(@chains Hmc, L: dpinfer_simulators::RowGradient, P: crate::model::PriorGradient, N: crate::noise::PrivacyNoise);
 
 /// `chains` as a `u64`, refusing 0.
 pub(crate) fn check_chains(chains: u64) -> Result<u64, McmcError> {

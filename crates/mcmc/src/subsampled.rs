@@ -187,17 +187,6 @@ impl<P, L: RowLikelihood, N> SubsampledPenalty<P, L, N> {
         self.private.map(|p| p.max_iterations)
     }
 
-    /// Iterations the budget allows summed over `chains` chains (no per-chain one-off
-    /// releases: the same as [`Self::max_iterations`]); see [`crate::Budgeted::chains_limit`].
-    ///
-    /// # Errors
-    ///
-    /// [`McmcError::InvalidSize`] for `chains == 0`.
-    pub fn chains_max_iterations(&self, chains: u64) -> Result<Option<u64>, McmcError> {
-        crate::chains::check_chains(chains)?;
-        Ok(self.max_iterations())
-    }
-
     /// The noisy releases made so far (see [`crate::Releases`]).
     #[must_use]
     pub fn released(&self) -> crate::Releases {
