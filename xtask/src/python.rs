@@ -3,7 +3,7 @@
 //! Creates (once) a venv under `target/python-venv` with `python3 -m venv`, installs the
 //! build and test requirements from PyPI (maturin, numpy, pytest, hypothesis, pandas, scipy,
 //! dp-accounting; opacus with `--no-deps`, because the tests load only its torch-free RDP
-//! analysis), builds the abi3 wheel with `maturin build --release --locked`, installs that
+//! analysis), runs clippy `-D warnings` on the binding crate, builds the abi3 wheel with `maturin build --release --locked`, installs that
 //! wheel into the venv, imports it, and runs `pytest python/tests` (any non-zero exit,
 //! including 5 = "no tests collected", fails the task).
 //!
@@ -63,6 +63,20 @@ pub(crate) fn python() -> Res {
             .run()?;
         std::fs::write(&stamp, wanted).map_err(|e| format!("{}: {e}", stamp.display()))?;
     }
+    // The binding's own lint gate (its workspace is outside `cargo xtask lint`).
+    Cmd::cargo([
+        "clippy",
+        "--release",
+        "--locked",
+        "--manifest-path",
+        "python/Cargo.toml",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])
+    .env("CARGO_TARGET_DIR", target_dir().join("python"))
+    .run()?;
     let wheels = target_dir().join("python-wheels");
     let _ = std::fs::remove_dir_all(&wheels);
     Cmd::new(&py)

@@ -1,0 +1,252 @@
+//! `dpinfer.mcmc`: random-walk Metropolis–Hastings and the DP penalty sampler of
+//! `dpinfer-mcmc` (thesis §3.1; Yildirim & Ermiş 2019) with a Python per-row
+//! log-likelihood.
+
+use std::cell::RefCell;
+
+use dpinfer_mcmc::budget::Accounting;
+use dpinfer_mcmc::{Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Sampler, Trace};
+use dpinfer_simulators::{RowLikelihood, SimError, SimStream};
+use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+use crate::abc::AnyPrior;
+use crate::errors::{invalid, mcmc as mcmc_err};
+use crate::mechanisms::noise_rng;
+
+/// A Python `log_lik(theta (1, d)) -> (n,)` (or `(1, n)`) of per-row log-likelihoods,
+/// evaluated once per θ and cached for the chunked requests of the sampler (the current and
+/// the proposed θ).
+struct PyLik {
+    f: Py<PyAny>,
+    dim: usize,
+    n: usize,
+    cache: RefCell<Vec<(Vec<f64>, Vec<f64>)>>,
+    err: RefCell<Option<PyErr>>,
+}
+
+/// The user-model error used to stop the sampler after a Python exception.
+const PY_ERROR: SimError = SimError::Model {
+    code: 0x5059,
+    recoverable: false,
+};
+
+impl PyLik {
+    fn eval(&self, theta: &[f64]) -> Result<Vec<f64>, SimError> {
+        Python::attach(|py| {
+            let r = (|| -> PyResult<Vec<f64>> {
+                let t = PyArray1::from_slice(py, theta).reshape([1, self.dim])?;
+                let v = self.f.bind(py).call1((t,))?;
+                let a: numpy::PyReadonlyArrayDyn<'_, f64> = v.extract().map_err(|_| {
+                    invalid(
+                        "log_lik",
+                        None,
+                        "log_lik must return a float64 array of n values".into(),
+                    )
+                })?;
+                let v: Vec<f64> = a.as_array().iter().copied().collect();
+                if v.len() != self.n {
+                    return Err(invalid(
+                        "log_lik",
+                        None,
+                        format!(
+                            "log_lik returned {} values, expected n = {}",
+                            v.len(),
+                            self.n
+                        ),
+                    ));
+                }
+                Ok(v)
+            })();
+            r.map_err(|e| {
+                *self.err.borrow_mut() = Some(e);
+                PY_ERROR
+            })
+        })
+    }
+}
+
+impl RowLikelihood for PyLik {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn n_rows(&self) -> usize {
+        self.n
+    }
+    fn row_log_lik(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
+        if theta.len() != self.dim || first + out.len() > self.n {
+            return Err(SimError::DimensionMismatch {
+                what: "rows",
+                expected: self.n,
+                got: first + out.len(),
+            });
+        }
+        let hit = self.cache.borrow().iter().position(|(t, _)| t == theta);
+        let idx = match hit {
+            Some(i) => i,
+            None => {
+                let v = self.eval(theta)?;
+                let mut c = self.cache.borrow_mut();
+                if c.len() >= 2 {
+                    c.remove(0);
+                }
+                c.push((theta.to_vec(), v));
+                c.len() - 1
+            }
+        };
+        out.copy_from_slice(&self.cache.borrow()[idx].1[first..first + out.len()]);
+        Ok(())
+    }
+}
+
+fn proposal(kind: &str, scale: Vec<f64>) -> PyResult<Proposal> {
+    match kind {
+        "gaussian" => Ok(Proposal::Gaussian { scale }),
+        "one_coordinate" => Ok(Proposal::OneCoordinate { scale }),
+        "guided" => Ok(Proposal::GuidedRandomWalk { scale }),
+        _ => Err(invalid(
+            "proposal",
+            None,
+            "proposal must be 'gaussian', 'one_coordinate' or 'guided'".into(),
+        )),
+    }
+}
+
+/// Random-walk MH (exact) or, with `epsilon`/`delta`, the DP penalty algorithm on
+/// `p(X|θ)^T p(θ)` with per-row log-likelihoods `log_lik(theta (1, d)) -> (n,)`.
+#[pyfunction]
+#[pyo3(signature = (prior, log_lik, n, init, *, iterations, step_size, proposal_kind = "gaussian", temperature = 1.0, clip = None, tau = None, n_exponent = 0.5, epsilon = None, delta = None, accounting = "pld", burn_in = 0, seed = 0, noise_seed = None))]
+#[allow(clippy::too_many_arguments)]
+fn penalty<'py>(
+    py: Python<'py>,
+    prior: &Bound<'py, PyAny>,
+    log_lik: Py<PyAny>,
+    n: usize,
+    init: PyReadonlyArray1<'py, f64>,
+    iterations: u64,
+    step_size: Vec<f64>,
+    proposal_kind: &str,
+    temperature: f64,
+    clip: Option<f64>,
+    tau: Option<f64>,
+    n_exponent: f64,
+    epsilon: Option<f64>,
+    delta: Option<f64>,
+    accounting: &str,
+    burn_in: u64,
+    seed: u64,
+    noise_seed: Option<u64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let prior = AnyPrior::new(prior)?;
+    let init = init.as_slice()?.to_vec();
+    let lik = PyLik {
+        f: log_lik,
+        dim: init.len(),
+        n,
+        cache: RefCell::new(Vec::new()),
+        err: RefCell::new(None),
+    };
+    let settings = PenaltySettings {
+        proposal: proposal(proposal_kind, step_size)?,
+        temperature,
+    };
+    let mut rng = SimStream::new(seed, 0);
+    let mut trace = Trace::with_burn_in(burn_in);
+    let out = PyDict::new(py);
+    let check =
+        |r: Result<(), dpinfer_mcmc::McmcError>, lik: &PyLik, prior: &AnyPrior| -> PyResult<()> {
+            if let Some(e) = lik.err.borrow_mut().take() {
+                return Err(e);
+            }
+            if let Some(e) = prior.take_err() {
+                return Err(e);
+            }
+            r.map_err(mcmc_err)
+        };
+    match (epsilon, delta) {
+        (None, None) => {
+            let mut s = Penalty::exact(&prior, &lik, settings, &init).map_err(mcmc_err)?;
+            if let Some(c) = clip {
+                s = s.with_clip(c).map_err(mcmc_err)?;
+            }
+            let r = s.run(iterations, &mut rng, &mut trace);
+            check(r, &lik, &prior)?;
+            out.set_item("epsilon", py.None())?;
+        }
+        (Some(eps), Some(del)) => {
+            let acct = match accounting {
+                "pld" => Accounting::Pld,
+                "zcdp" => Accounting::Zcdp,
+                _ => {
+                    return Err(invalid(
+                        "accounting",
+                        None,
+                        "accounting must be 'pld' or 'zcdp'".into(),
+                    ));
+                }
+            };
+            let (Some(c), Some(t)) = (clip, tau) else {
+                return Err(invalid(
+                    "clip",
+                    None,
+                    "the DP penalty needs clip and tau".into(),
+                ));
+            };
+            let privacy = PenaltyPrivacy {
+                clip: c,
+                tau: t,
+                n_exponent,
+                epsilon: eps,
+                delta: del,
+                accounting: acct,
+            };
+            let noise = noise_rng(noise_seed)?;
+            let mut s = Penalty::private(&prior, &lik, settings, privacy, &init, noise)
+                .map_err(mcmc_err)?;
+            let allowed = s.max_iterations().unwrap_or(0);
+            // Never run past the budget: the sampler would refuse the step anyway.
+            let r = s.run(iterations.min(allowed), &mut rng, &mut trace);
+            check(r, &lik, &prior)?;
+            let spent = s.epsilon_spent().map_err(mcmc_err)?;
+            out.set_item("epsilon", spent.map(|x| x.0))?;
+            out.set_item("delta", spent.map(|x| x.1))?;
+            out.set_item("max_iterations", allowed)?;
+        }
+        _ => {
+            return Err(invalid(
+                "epsilon",
+                None,
+                "give both epsilon and delta (private) or neither (exact)".into(),
+            ));
+        }
+    }
+    let d = init.len();
+    let m = trace.draws.len() / d.max(1);
+    out.set_item(
+        "samples",
+        PyArray1::from_vec(py, trace.draws.clone()).reshape([m, d])?,
+    )?;
+    out.set_item("iterations", trace.iterations)?;
+    out.set_item("acceptance_rate", trace.acceptance_rate())?;
+    out.set_item("clip_fraction", trace.clip_fraction())?;
+    out.set_item("noise_sd", trace.noise_sd.clone().into_pyarray(py))?;
+    Ok(out)
+}
+
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(penalty, m)?)?;
+    Ok(())
+}
+
+impl RowLikelihood for &PyLik {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+    fn n_rows(&self) -> usize {
+        self.n
+    }
+    fn row_log_lik(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
+        (**self).row_log_lik(theta, first, out)
+    }
+}
