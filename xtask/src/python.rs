@@ -2,7 +2,7 @@
 //!
 //! Creates (once) a venv under `target/python-venv` with `python3 -m venv`, installs the
 //! build and test requirements from PyPI (maturin, numpy, pytest, hypothesis, pandas, scipy,
-//! dp-accounting; opacus with `--no-deps`, because the tests load only its torch-free RDP
+//! dp-accounting, dask[distributed]; opacus with `--no-deps`, because the tests load only its torch-free RDP
 //! analysis), runs clippy `-D warnings` on the binding crate, builds the abi3 wheel with `maturin build --release --locked`, installs that
 //! wheel into the venv, imports it, and runs `pytest python/tests` (any non-zero exit,
 //! including 5 = "no tests collected", fails the task).
@@ -22,6 +22,7 @@ const REQUIREMENTS: &[&str] = &[
     "pandas",
     "scipy",
     "dp-accounting==0.6.0",
+    "dask[distributed]",
 ];
 /// Installed with `--no-deps` (opacus' package imports torch; its RDP analysis does not).
 const NO_DEPS: &[&str] = &["opacus==1.6.0"];
