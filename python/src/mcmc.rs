@@ -5,7 +5,10 @@
 use std::cell::RefCell;
 
 use dpinfer_mcmc::budget::Accounting;
-use dpinfer_mcmc::{Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Sampler, Trace};
+use dpinfer_mcmc::{
+    Barker, BarkerPrivacy, BarkerSettings, Penalty, PenaltyPrivacy, PenaltySettings, Proposal,
+    Sampler, Trace,
+};
 use dpinfer_simulators::{RowLikelihood, SimError, SimStream};
 use numpy::{IntoPyArray, PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::prelude::*;
@@ -154,16 +157,6 @@ fn penalty<'py>(
     let mut rng = SimStream::new(seed, 0);
     let mut trace = Trace::with_burn_in(burn_in);
     let out = PyDict::new(py);
-    let check =
-        |r: Result<(), dpinfer_mcmc::McmcError>, lik: &PyLik, prior: &AnyPrior| -> PyResult<()> {
-            if let Some(e) = lik.err.borrow_mut().take() {
-                return Err(e);
-            }
-            if let Some(e) = prior.take_err() {
-                return Err(e);
-            }
-            r.map_err(mcmc_err)
-        };
     match (epsilon, delta) {
         (None, None) => {
             let mut s = Penalty::exact(&prior, &lik, settings, &init).map_err(mcmc_err)?;
@@ -221,7 +214,26 @@ fn penalty<'py>(
             ));
         }
     }
-    let d = init.len();
+    collect(py, &out, &trace, init.len())?;
+    Ok(out)
+}
+
+fn check(r: Result<(), dpinfer_mcmc::McmcError>, lik: &PyLik, prior: &AnyPrior) -> PyResult<()> {
+    if let Some(e) = lik.err.borrow_mut().take() {
+        return Err(e);
+    }
+    if let Some(e) = prior.take_err() {
+        return Err(e);
+    }
+    r.map_err(mcmc_err)
+}
+
+fn collect<'py>(
+    py: Python<'py>,
+    out: &Bound<'py, PyDict>,
+    trace: &Trace,
+    d: usize,
+) -> PyResult<()> {
     let m = trace.draws.len() / d.max(1);
     out.set_item(
         "samples",
@@ -231,11 +243,87 @@ fn penalty<'py>(
     out.set_item("acceptance_rate", trace.acceptance_rate())?;
     out.set_item("clip_fraction", trace.clip_fraction())?;
     out.set_item("noise_sd", trace.noise_sd.clone().into_pyarray(py))?;
+    Ok(())
+}
+
+/// The Barker test (exact), or with `batch`/`epsilon`/`delta` the DP Barker sampler
+/// (Heikkilä et al. 2019; thesis §3.2, Theorem 8): batches of `batch` rows without
+/// replacement, tempered per-row ratios clipped to √|B|/n₀, total noise variance 2.
+#[pyfunction]
+#[pyo3(signature = (prior, log_lik, n, init, *, iterations, step_size, proposal_kind = "gaussian", temperature = 1.0, batch = None, epsilon = None, delta = None, burn_in = 0, seed = 0, noise_seed = None))]
+#[allow(clippy::too_many_arguments)]
+fn barker<'py>(
+    py: Python<'py>,
+    prior: &Bound<'py, PyAny>,
+    log_lik: Py<PyAny>,
+    n: usize,
+    init: PyReadonlyArray1<'py, f64>,
+    iterations: u64,
+    step_size: Vec<f64>,
+    proposal_kind: &str,
+    temperature: f64,
+    batch: Option<usize>,
+    epsilon: Option<f64>,
+    delta: Option<f64>,
+    burn_in: u64,
+    seed: u64,
+    noise_seed: Option<u64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let prior = AnyPrior::new(prior)?;
+    let init = init.as_slice()?.to_vec();
+    let lik = PyLik {
+        f: log_lik,
+        dim: init.len(),
+        n,
+        cache: RefCell::new(Vec::new()),
+        err: RefCell::new(None),
+    };
+    let settings = BarkerSettings {
+        proposal: proposal(proposal_kind, step_size)?,
+        temperature,
+    };
+    let mut rng = SimStream::new(seed, 0);
+    let mut trace = Trace::with_burn_in(burn_in);
+    let out = PyDict::new(py);
+    match (batch, epsilon, delta) {
+        (None, None, None) => {
+            let mut s = Barker::exact(&prior, &lik, settings, &init).map_err(mcmc_err)?;
+            let r = s.run(iterations, &mut rng, &mut trace);
+            check(r, &lik, &prior)?;
+            out.set_item("epsilon", py.None())?;
+        }
+        (Some(b), Some(eps), Some(del)) => {
+            let privacy = BarkerPrivacy {
+                batch: b,
+                epsilon: eps,
+                delta: del,
+            };
+            let noise = noise_rng(noise_seed)?;
+            let mut s =
+                Barker::private(&prior, &lik, settings, privacy, &init, noise).map_err(mcmc_err)?;
+            let allowed = s.max_iterations().unwrap_or(0);
+            let r = s.run(iterations.min(allowed), &mut rng, &mut trace);
+            check(r, &lik, &prior)?;
+            let spent = s.epsilon_spent().map_err(mcmc_err)?;
+            out.set_item("epsilon", spent.map(|x| x.0))?;
+            out.set_item("delta", spent.map(|x| x.1))?;
+            out.set_item("max_iterations", allowed)?;
+        }
+        _ => {
+            return Err(invalid(
+                "epsilon",
+                None,
+                "give batch, epsilon and delta (private) or none (exact)".into(),
+            ));
+        }
+    }
+    collect(py, &out, &trace, init.len())?;
     Ok(out)
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(penalty, m)?)?;
+    m.add_function(wrap_pyfunction!(barker, m)?)?;
     Ok(())
 }
 

@@ -59,3 +59,22 @@ def test_mcmc_errors():
         mcmc.rwmh(priors.Uniform(0, 1), log_lik, N, [5.0], iterations=5, step_size=0.1)
     with pytest.raises(ZeroDivisionError):
         mcmc.rwmh(priors.Normal(0.0, 1.0), lambda t: 1 / 0, N, [0.0], iterations=5, step_size=0.1)
+
+
+def test_barker_recovers_conjugate_posterior():
+    m, s = posterior()
+    r = mcmc.barker(priors.Normal(0.0, PRIOR_SD), log_lik, N, [0.0], iterations=22_000,
+                    step_size=0.06, burn_in=2000, seed=4)
+    assert abs(r.samples.mean() - m) < 0.3 * s
+    assert abs(r.samples.std() - s) < 0.2 * s
+
+
+def test_dp_barker_stops_at_budget():
+    eps, delta, batch = 2.0, 1e-5, 500
+    r = mcmc.dp_barker(priors.Normal(0.0, PRIOR_SD), log_lik, N, [0.0], epsilon=eps, delta=delta,
+                       batch=batch, temperature=0.1, step_size=0.05, noise_seed=1, seed=2)
+    k = r.privacy["max_iterations"]
+    assert r.diagnostics["iterations"] == k >= 1
+    assert 0 < r.privacy["epsilon"] <= eps and r.privacy["delta"] == delta
+    # the same calibration (thesis Thm 8) reached through dpinfer.accounting
+    assert A.dp_barker_max_steps(eps, delta, batch, N)[0] == k

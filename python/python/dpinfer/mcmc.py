@@ -23,7 +23,7 @@ import numpy as np
 from . import _native
 from .abc import AbcResult
 
-__all__ = ["McmcResult", "rwmh", "dp_penalty"]
+__all__ = ["McmcResult", "rwmh", "dp_penalty", "barker", "dp_barker"]
 
 
 class McmcResult(AbcResult):
@@ -32,11 +32,11 @@ class McmcResult(AbcResult):
     noise sd per iteration)."""
 
 
-def _run(prior, log_lik, n, init, names, **kw) -> McmcResult:
+def _run(prior, log_lik, n, init, names, kernel=None, **kw) -> McmcResult:
     init = np.ascontiguousarray(np.asarray(init, dtype=np.float64).reshape(-1))
     step = kw.pop("step_size")
     step = [float(s) for s in np.broadcast_to(np.asarray(step, dtype=np.float64), init.shape)]
-    r = _native.penalty(prior, log_lik, int(n), init, step_size=step, **kw)
+    r = (kernel or _native.penalty)(prior, log_lik, int(n), init, step_size=step, **kw)
     m = len(r["samples"])
     privacy = None
     if r["epsilon"] is not None:
@@ -101,3 +101,54 @@ def dp_penalty(
                 step_size=step_size, proposal_kind=proposal, temperature=temperature,
                 clip=clip, tau=tau, n_exponent=n_exponent, epsilon=epsilon, delta=delta,
                 accounting=accounting, burn_in=burn_in, seed=seed, noise_seed=noise_seed)
+
+
+def barker(
+    prior,
+    log_lik: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    init,
+    *,
+    iterations: int,
+    step_size,
+    proposal: str = "gaussian",
+    temperature: float = 1.0,
+    burn_in: int = 0,
+    seed: int = 0,
+    names: Optional[Sequence[str]] = None,
+) -> McmcResult:
+    """Exact MCMC with the Barker acceptance test on p(X|θ)^T p(θ). **Not private.**"""
+    return _run(prior, log_lik, n, init, names, kernel=_native.barker, iterations=iterations,
+                step_size=step_size, proposal_kind=proposal, temperature=temperature,
+                burn_in=burn_in, seed=seed)
+
+
+def dp_barker(
+    prior,
+    log_lik: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    init,
+    *,
+    epsilon: float,
+    delta: float,
+    batch: int,
+    temperature: float,
+    step_size,
+    iterations: Optional[int] = None,
+    proposal: str = "gaussian",
+    burn_in: int = 0,
+    seed: int = 0,
+    noise_seed: Optional[int] = None,
+    names: Optional[Sequence[str]] = None,
+) -> McmcResult:
+    """DP Barker (Heikkilä et al. 2019; thesis §3.2, Theorem 8). Privacy: replace-one
+    neighbours, public n; each iteration reads a batch of ``batch`` rows drawn without
+    replacement (WBK19 amplification), tempered per-row ratios are clipped to √|B|/n₀
+    (T = n₀/n = ``temperature``) and the Barker test's noise (total variance 2) is drawn from
+    the OS CSPRNG unless ``noise_seed`` (NOT private). The run stops at the largest
+    iteration count whose RDP bound meets (ε, δ)."""
+    return _run(prior, log_lik, n, init, names, kernel=_native.barker,
+                iterations=(2**64 - 1) if iterations is None else iterations,
+                step_size=step_size, proposal_kind=proposal, temperature=temperature,
+                batch=batch, epsilon=epsilon, delta=delta, burn_in=burn_in, seed=seed,
+                noise_seed=noise_seed)
