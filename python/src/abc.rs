@@ -296,6 +296,17 @@ impl AnyPrior {
             err: RefCell::new(None),
         })
     }
+    /// `(dim, mean, sd)` when this is one of our priors with i.i.d. normal coordinates.
+    pub(crate) fn iid_normal(&self) -> Option<(usize, f64, f64)> {
+        let Self::Native(p) = self else { return None };
+        let mut it = p.coords.iter().map(|c| match c {
+            Coord::Normal(n) => Some((n.mean(), n.sd())),
+            _ => None,
+        });
+        let first = it.next()??;
+        it.all(|x| x == Some(first))
+            .then_some((p.coords.len(), first.0, first.1))
+    }
     pub(crate) fn take_err(&self) -> Option<PyErr> {
         match self {
             Self::Py { err, .. } => err.borrow_mut().take(),

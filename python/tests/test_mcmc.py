@@ -78,3 +78,47 @@ def test_dp_barker_stops_at_budget():
     assert 0 < r.privacy["epsilon"] <= eps and r.privacy["delta"] == delta
     # the same calibration (thesis Thm 8) reached through dpinfer.accounting
     assert A.dp_barker_max_steps(eps, delta, batch, N)[0] == k
+
+
+def grad_log_lik(theta):
+    return (X - theta[0, 0]).reshape(-1, 1)
+
+
+def test_hmc_recovers_conjugate_posterior():
+    """Trajectory length 0.036 ≈ 0.18 of the oscillation period 2π·sd (a half period would
+    map θ to its reflection about the mean and never mix)."""
+    m, s = posterior()
+    r = mcmc.hmc(priors.Normal(0.0, PRIOR_SD), log_lik, grad_log_lik, N, [0.0], iterations=3000,
+                 step_size=0.004, leapfrog_steps=9, burn_in=500, seed=5)
+    assert r.samples.shape == (2500, 1)
+    assert abs(r.samples.mean() - m) < 0.3 * s
+    assert abs(r.samples.std() - s) < 0.2 * s
+
+
+class GradPrior:
+    """N(0, 10²) as a Python prior with a gradient."""
+
+    def sample(self, seeds):
+        return np.array([[np.random.default_rng(int(x)).normal(0.0, PRIOR_SD)] for x in seeds])
+
+    def log_pdf(self, theta):
+        return -0.5 * (theta[:, 0] / PRIOR_SD) ** 2
+
+    def grad_log_pdf(self, theta):
+        return -theta[0] / PRIOR_SD**2
+
+
+def test_dp_hmc_stops_at_budget_and_matches_calibration():
+    eps, delta, tau_l, tau_g, L = 2.0, 1e-5, 1.0, 1.0, 5
+    r = mcmc.dp_hmc(GradPrior(), log_lik, grad_log_lik, N, [0.0], epsilon=eps, delta=delta,
+                    ratio_clip=5.0, grad_clip=5.0, tau_l=tau_l, tau_g=tau_g, step_size=0.01,
+                    leapfrog_steps=L, noise_seed=1, seed=2)
+    k = A.dp_hmc_max_steps(eps, delta, tau_l, tau_g, N, L, "pld")
+    assert r.privacy["max_iterations"] == k == r.diagnostics["iterations"] >= 1
+    assert 0 < r.privacy["epsilon"] <= eps
+
+
+def test_hmc_needs_a_prior_gradient():
+    with pytest.raises(InvalidParameterError):
+        mcmc.hmc(priors.Uniform(-1, 1), log_lik, grad_log_lik, N, [0.0], iterations=5,
+                 step_size=0.01, leapfrog_steps=2)

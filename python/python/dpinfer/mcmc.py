@@ -23,7 +23,7 @@ import numpy as np
 from . import _native
 from .abc import AbcResult
 
-__all__ = ["McmcResult", "rwmh", "dp_penalty", "barker", "dp_barker"]
+__all__ = ["McmcResult", "rwmh", "dp_penalty", "barker", "dp_barker", "hmc", "dp_hmc"]
 
 
 class McmcResult(AbcResult):
@@ -34,9 +34,12 @@ class McmcResult(AbcResult):
 
 def _run(prior, log_lik, n, init, names, kernel=None, **kw) -> McmcResult:
     init = np.ascontiguousarray(np.asarray(init, dtype=np.float64).reshape(-1))
-    step = kw.pop("step_size")
-    step = [float(s) for s in np.broadcast_to(np.asarray(step, dtype=np.float64), init.shape)]
-    r = (kernel or _native.penalty)(prior, log_lik, int(n), init, step_size=step, **kw)
+    if kernel is None or kernel is _native.barker:
+        step = kw.pop("step_size")
+        kw["step_size"] = [float(s) for s in np.broadcast_to(np.asarray(step, dtype=np.float64), init.shape)]
+        r = (kernel or _native.penalty)(prior, log_lik, int(n), init, **kw)
+    else:
+        r = kernel(prior, log_lik, kw.pop("grad_log_lik"), int(n), init, **kw)
     m = len(r["samples"])
     privacy = None
     if r["epsilon"] is not None:
@@ -152,3 +155,68 @@ def dp_barker(
                 step_size=step_size, proposal_kind=proposal, temperature=temperature,
                 batch=batch, epsilon=epsilon, delta=delta, burn_in=burn_in, seed=seed,
                 noise_seed=noise_seed)
+
+
+def hmc(
+    prior,
+    log_lik: Callable[[np.ndarray], np.ndarray],
+    grad_log_lik: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    init,
+    *,
+    iterations: int,
+    step_size: float,
+    leapfrog_steps: int,
+    inv_mass: Optional[Sequence[float]] = None,
+    temperature: float = 1.0,
+    burn_in: int = 0,
+    seed: int = 0,
+    names: Optional[Sequence[str]] = None,
+) -> McmcResult:
+    """Exact HMC. ``grad_log_lik(theta (1, d)) -> (n, d)`` are the per-row gradients; the
+    prior is ``priors.Normal(mean, sd)`` (one mean and sd) or an object with ``sample``,
+    ``log_pdf`` and ``grad_log_pdf(theta (1, d)) -> (d,)``. **Not private.**"""
+    return _run(prior, log_lik, n, init, names, kernel=_native.hmc, grad_log_lik=grad_log_lik,
+                iterations=iterations, step_size=step_size, leapfrog_steps=leapfrog_steps,
+                inv_mass=None if inv_mass is None else [float(m) for m in inv_mass],
+                temperature=temperature, burn_in=burn_in, seed=seed)
+
+
+def dp_hmc(
+    prior,
+    log_lik: Callable[[np.ndarray], np.ndarray],
+    grad_log_lik: Callable[[np.ndarray], np.ndarray],
+    n: int,
+    init,
+    *,
+    epsilon: float,
+    delta: float,
+    ratio_clip: float,
+    grad_clip: float,
+    tau_l: float,
+    tau_g: float,
+    step_size: float,
+    leapfrog_steps: int,
+    iterations: Optional[int] = None,
+    inv_mass: Optional[Sequence[float]] = None,
+    temperature: float = 1.0,
+    accounting: str = "pld",
+    reuse_gradient: bool = True,
+    burn_in: int = 0,
+    seed: int = 0,
+    noise_seed: Optional[int] = None,
+    names: Optional[Sequence[str]] = None,
+) -> McmcResult:
+    """DP HMC (thesis §5.2; Algorithm 3 with ``reuse_gradient``). Privacy: replace-one
+    neighbours, public n; per-row log-likelihood ratios clipped to ±ratio_clip·‖θ′−θ‖₂ and
+    per-row gradients to L2 norm grad_clip, Gaussian noise with scales τ_l, τ_g (OS CSPRNG
+    unless ``noise_seed``, NOT private); the run stops at the largest iteration count the
+    (ε, δ) target allows under ``accounting`` (kL + 1 gradient releases with reuse,
+    k(L + 1) without)."""
+    return _run(prior, log_lik, n, init, names, kernel=_native.hmc, grad_log_lik=grad_log_lik,
+                iterations=(2**64 - 1) if iterations is None else iterations,
+                step_size=step_size, leapfrog_steps=leapfrog_steps,
+                inv_mass=None if inv_mass is None else [float(m) for m in inv_mass],
+                temperature=temperature, ratio_clip=ratio_clip, grad_clip=grad_clip,
+                tau_l=tau_l, tau_g=tau_g, epsilon=epsilon, delta=delta, accounting=accounting,
+                reuse_gradient=reuse_gradient, burn_in=burn_in, seed=seed, noise_seed=noise_seed)
