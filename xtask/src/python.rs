@@ -79,7 +79,13 @@ pub(crate) fn python() -> Res {
         "warnings",
     ])
     .env("CARGO_TARGET_DIR", target_dir().join("python"))
-    .run()?;
+    .run()
+    .map_err(|e| {
+        format!(
+            "{e}\n(if cargo said the lock file needs updating: `cargo update --workspace \
+             --manifest-path python/Cargo.toml` and commit python/Cargo.lock)"
+        )
+    })?;
     let wheels = target_dir().join("python-wheels");
     let _ = std::fs::remove_dir_all(&wheels);
     Cmd::new(&py)
