@@ -24,7 +24,7 @@ use pyo3::types::PyDict;
 use rand_core::Rng;
 
 use crate::accounting::PyEvent;
-use crate::errors::{abc as abc_err, invalid, raise};
+use crate::errors::{abc as abc_err, invalid};
 use crate::mechanisms::noise_rng;
 
 // ---------------------------------------------------------------------------------------
@@ -253,7 +253,7 @@ impl PyPrior {
 
 /// A prior: ours, or any Python object with `sample(seeds) -> (n, d)` and
 /// `log_pdf(theta) -> (n,)`.
-enum AnyPrior {
+pub(crate) enum AnyPrior {
     Native(PyPrior),
     Py {
         obj: Py<PyAny>,
@@ -269,7 +269,7 @@ const PY_ERROR: SimError = SimError::Model {
 };
 
 impl AnyPrior {
-    fn new(ob: &Bound<'_, PyAny>) -> PyResult<Self> {
+    pub(crate) fn new(ob: &Bound<'_, PyAny>) -> PyResult<Self> {
         if let Ok(p) = ob.extract::<PyRef<'_, PyPrior>>() {
             return Ok(Self::Native(p.clone()));
         }
@@ -296,7 +296,18 @@ impl AnyPrior {
             err: RefCell::new(None),
         })
     }
-    fn take_err(&self) -> Option<PyErr> {
+    /// `(dim, mean, sd)` when this is one of our priors with i.i.d. normal coordinates.
+    pub(crate) fn iid_normal(&self) -> Option<(usize, f64, f64)> {
+        let Self::Native(p) = self else { return None };
+        let mut it = p.coords.iter().map(|c| match c {
+            Coord::Normal(n) => Some((n.mean(), n.sd())),
+            _ => None,
+        });
+        let first = it.next()??;
+        it.all(|x| x == Some(first))
+            .then_some((p.coords.len(), first.0, first.1))
+    }
+    pub(crate) fn take_err(&self) -> Option<PyErr> {
         match self {
             Self::Py { err, .. } => err.borrow_mut().take(),
             Self::Native(_) => None,
@@ -461,7 +472,7 @@ fn stop_name(r: StopReason) -> &'static str {
 }
 
 fn to2d<'py>(py: Python<'py>, v: Vec<f64>, d: usize) -> PyResult<Bound<'py, PyArray2<f64>>> {
-    let n = if d == 0 { 0 } else { v.len() / d };
+    let n = v.len().checked_div(d).unwrap_or(0);
     PyArray1::from_vec(py, v).reshape([n, d])
 }
 
@@ -754,7 +765,6 @@ fn gaussian_abcdp<'py>(
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let _ = raise;
     m.add_class::<PyPrior>()?;
     m.add_function(wrap_pyfunction!(row_seeds, m)?)?;
     m.add_function(wrap_pyfunction!(smc_abc, m)?)?;

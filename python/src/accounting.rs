@@ -834,16 +834,12 @@ impl PyBudgetFilter {
     /// Like `try_compose` but returns False instead of raising BudgetExceeded.
     #[pyo3(signature = (event, count = 1))]
     fn admit(&mut self, py: Python<'_>, event: &PyEvent, count: u64) -> PyResult<bool> {
-        match self.try_compose(py, event, count) {
+        let node = event.node.clone();
+        let inner = &mut self.inner;
+        match py.detach(|| node.with(|e| inner.try_compose_n(e, count))) {
             Ok(_) => Ok(true),
-            Err(e) => {
-                let is_budget = e
-                    .get_type(py)
-                    .name()
-                    .map(|n| n.to_string() == "BudgetExceeded")
-                    .unwrap_or(false);
-                if is_budget { Ok(false) } else { Err(e) }
-            }
+            Err(AccountantError::BudgetExceeded { .. }) => Ok(false),
+            Err(e) => Err(acc(e)),
         }
     }
     /// The spend so far at the filter's δ.

@@ -114,3 +114,27 @@ pub(crate) fn abc(e: AbcError) -> PyErr {
         _ => raise("NumericalError", msg, &[]),
     }
 }
+
+/// Maps an MCMC error.
+pub(crate) fn mcmc(e: dpinfer_mcmc::McmcError) -> PyErr {
+    use dpinfer_mcmc::McmcError as E;
+    let msg = e.to_string();
+    match e {
+        E::InvalidParameter { name, value } => {
+            named("InvalidParameterError", msg, name, Some(value))
+        }
+        E::InvalidSize { name, value } =>
+        {
+            #[allow(clippy::cast_precision_loss)]
+            named("InvalidParameterError", msg, name, Some(value as f64))
+        }
+        E::DimensionMismatch { .. } | E::InvalidInitialPoint => {
+            raise("InvalidParameterError", msg, &[])
+        }
+        E::BudgetExhausted { .. } => raise("BudgetExhausted", msg, &[]),
+        E::Accountant(a) => acc(a),
+        E::Mechanism(m) => mech(m),
+        E::Model(_) => raise("ModelError", msg, &[]),
+        _ => raise("NumericalError", msg, &[]),
+    }
+}

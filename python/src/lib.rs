@@ -7,6 +7,7 @@
 mod abc;
 mod accounting;
 mod errors;
+mod mcmc;
 mod mechanisms;
 
 use pyo3::prelude::*;
@@ -18,5 +19,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     accounting::register(m)?;
     mechanisms::register(m)?;
     abc::register(m)?;
+    mcmc::register(m)?;
     Ok(())
 }

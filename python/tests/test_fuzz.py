@@ -1,6 +1,6 @@
 """Hypothesis fuzz of the binding: arbitrary (bad) inputs raise a Python exception of an
 expected kind — never a crash of the interpreter, a Rust panic (PanicException, a
-BaseException) or a NaN/negative budget. About 3900 cases per run (6 × 600 + 300)."""
+BaseException) or a NaN/negative budget. About 4100 cases per run (6 × 600 + 300 + 200)."""
 
 from __future__ import annotations
 
@@ -184,5 +184,38 @@ def test_abc_private_passes_never_crash(th, ds, eps_abc, eps_total, c, sens, cli
             r = f()
             if isinstance(r, abc.AbcResult):
                 assert 0 <= r.privacy["epsilon"] <= eps_total
+        except OK:
+            pass
+
+
+_X = np.linspace(-1.0, 1.0, 50)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck))
+@given(floats, floats, floats, floats, floats, st.integers(-1, 60), st.sampled_from(["pld", "zcdp", "x"]))
+def test_mcmc_never_crashes(eps, delta, clip, tau, step, batch, accounting):
+    from dpinfer import mcmc
+
+    def ll(t):
+        return -0.5 * (_X - t[0, 0]) ** 2
+
+    def gl(t):
+        return (_X - t[0, 0]).reshape(-1, 1)
+
+    prior = priors.Normal(0.0, 1.0)
+    for f in (
+        lambda: mcmc.dp_penalty(prior, ll, 50, [0.0], epsilon=eps, delta=delta, clip=clip, tau=tau,
+                                step_size=step, iterations=20, accounting=accounting, noise_seed=1),
+        lambda: mcmc.dp_barker(prior, ll, 50, [0.0], epsilon=eps, delta=delta, batch=batch,
+                               temperature=0.5, step_size=step, iterations=20, noise_seed=1),
+        lambda: mcmc.dp_hmc(prior, ll, gl, 50, [0.0], epsilon=eps, delta=delta, ratio_clip=clip,
+                            grad_clip=clip, tau_l=tau, tau_g=tau, step_size=step, leapfrog_steps=2,
+                            iterations=5, accounting=accounting, noise_seed=1),
+        lambda: mcmc.rwmh(prior, ll, 50, [step], iterations=20, step_size=clip, temperature=tau),
+    ):
+        try:
+            r = f()
+            if r.privacy is not None:
+                assert 0 <= r.privacy["epsilon"] <= eps
         except OK:
             pass

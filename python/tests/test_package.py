@@ -14,6 +14,7 @@ def test_public_modules_and_stubs():
     import dpinfer.abc
     import dpinfer.accounting
     import dpinfer.errors
+    import dpinfer.mcmc
     import dpinfer.mechanisms
     import dpinfer.priors  # noqa: F401
 

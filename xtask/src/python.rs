@@ -2,10 +2,12 @@
 //!
 //! Creates (once) a venv under `target/python-venv` with `python3 -m venv`, installs the
 //! build and test requirements from PyPI (maturin, numpy, pytest, hypothesis, pandas, scipy,
-//! dp-accounting; opacus with `--no-deps`, because the tests load only its torch-free RDP
-//! analysis), builds the abi3 wheel with `maturin build --release --locked`, installs that
-//! wheel into the venv, imports it, and runs `pytest python/tests` (any non-zero exit,
-//! including 5 = "no tests collected", fails the task).
+//! dp-accounting, dask[distributed]; opacus with `--no-deps`, because the tests load only
+//! its torch-free RDP analysis), runs clippy `-D warnings` on the binding crate, builds the
+//! abi3 wheel with `maturin build --release --locked`, installs that wheel into the venv,
+//! imports it, and runs `pytest python/tests` (any non-zero exit, including 5 = "no tests
+//! collected", fails the task). A stamp file skips `pip install` when the requirement list
+//! is unchanged.
 //!
 //! Environment: `XTASK_PYTHON` (default `python3`) is the interpreter the venv is made from.
 
@@ -22,6 +24,7 @@ const REQUIREMENTS: &[&str] = &[
     "pandas",
     "scipy",
     "dp-accounting==0.6.0",
+    "dask[distributed]",
 ];
 /// Installed with `--no-deps` (opacus' package imports torch; its RDP analysis does not).
 const NO_DEPS: &[&str] = &["opacus==1.6.0"];
@@ -63,6 +66,26 @@ pub(crate) fn python() -> Res {
             .run()?;
         std::fs::write(&stamp, wanted).map_err(|e| format!("{}: {e}", stamp.display()))?;
     }
+    // The binding's own lint gate (its workspace is outside `cargo xtask lint`).
+    Cmd::cargo([
+        "clippy",
+        "--release",
+        "--locked",
+        "--manifest-path",
+        "python/Cargo.toml",
+        "--all-targets",
+        "--",
+        "-D",
+        "warnings",
+    ])
+    .env("CARGO_TARGET_DIR", target_dir().join("python"))
+    .run()
+    .map_err(|e| {
+        format!(
+            "{e}\n(if cargo said the lock file needs updating: `cargo update --workspace \
+             --manifest-path python/Cargo.toml` and commit python/Cargo.lock)"
+        )
+    })?;
     let wheels = target_dir().join("python-wheels");
     let _ = std::fs::remove_dir_all(&wheels);
     Cmd::new(&py)

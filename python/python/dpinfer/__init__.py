@@ -10,6 +10,8 @@ Submodules:
 * :mod:`dpinfer.priors` — priors usable by the samplers.
 * :mod:`dpinfer.abc` — ABC with your own (numpy) simulator: public pairs, private ABCDP
   passes (sparse vector, Gaussian), rejection and SMC-ABC.
+* :mod:`dpinfer.mcmc` — random-walk MH and the DP penalty sampler with a vectorised per-row
+  log-likelihood.
 * :mod:`dpinfer.errors` — the exceptions (``ValueError`` subclasses for invalid parameters,
   ``BudgetExceeded`` for the filter).
 
@@ -23,11 +25,11 @@ from . import errors
 from ._native import __version__
 from . import accounting, mechanisms
 
-__all__ = ["__version__", "accounting", "mechanisms", "errors", "priors", "abc"]
+__all__ = ["__version__", "accounting", "mechanisms", "errors", "priors", "abc", "mcmc"]
 
 
 def __getattr__(name):  # lazy: importing dpinfer does not import the samplers
-    if name in ("abc", "priors"):
+    if name in ("abc", "priors", "mcmc"):
         import importlib
 
         return importlib.import_module(f"{__name__}.{name}")
