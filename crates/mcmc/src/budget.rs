@@ -19,7 +19,7 @@
 //! Sommer, Meiser & Mohammadi (2019) Lemmas 11–12; Wang, Balle & Kasiviswanathan (2019)
 //! Theorem 9 (WBK19); Heikkilä et al. (2019) (HJDH19).
 
-use dpinfer_accountants::{calibrate, convert, curves, pld};
+use dpinfer_accountants::{ConversionRule, calibrate, convert, curves, pld};
 
 use crate::McmcError;
 use crate::error::{open_unit, positive};
@@ -230,9 +230,14 @@ pub fn subsampled_penalty_rdp(
 }
 
 /// ε at δ after `k` compositions of a mechanism with per-step RDP `rdp(α)` on orders
-/// `2..=max_order` (best of Mironov's and Balle et al.'s conversions; accountants
-/// `convert::rdp_to_approx`).
-fn rdp_epsilon(k: u64, delta: f64, per_step: &[(f64, f64)]) -> Result<f64, McmcError> {
+/// `2..=max_order` (by default the best of Mironov's and Balle et al.'s conversions;
+/// accountants `convert::rdp_to_approx_with`).
+fn rdp_epsilon(
+    k: u64,
+    delta: f64,
+    per_step: &[(f64, f64)],
+    rule: ConversionRule,
+) -> Result<f64, McmcError> {
     #[allow(clippy::cast_precision_loss)]
     let kf = k as f64;
     let mut orders = alloc_free::Buf::new();
@@ -241,7 +246,7 @@ fn rdp_epsilon(k: u64, delta: f64, per_step: &[(f64, f64)]) -> Result<f64, McmcE
         orders.push(a);
         values.push(kf * r);
     }
-    Ok(convert::rdp_to_approx(orders.as_slice(), values.as_slice(), delta)?.epsilon)
+    Ok(convert::rdp_to_approx_with(orders.as_slice(), values.as_slice(), delta, rule)?.epsilon)
 }
 
 /// Fixed-capacity buffers (no allocator needed) for the order grid.
@@ -297,11 +302,29 @@ pub fn subsampled_penalty_iterations(
     n: usize,
     batch: usize,
 ) -> Result<u64, McmcError> {
+    subsampled_penalty_iterations_with(epsilon, delta, tau, n, batch, ConversionRule::Tightest)
+}
+
+/// [`subsampled_penalty_iterations`] with a selectable RDP → (ε, δ) conversion
+/// ([`ConversionRule::Classic`]: Mironov 2017 Prop. 3 alone, thesis Theorem 1, as the thesis
+/// computes its iteration counts).
+///
+/// # Errors
+///
+/// As [`subsampled_penalty_iterations`].
+pub fn subsampled_penalty_iterations_with(
+    epsilon: f64,
+    delta: f64,
+    tau: f64,
+    n: usize,
+    batch: usize,
+    rule: ConversionRule,
+) -> Result<u64, McmcError> {
     check_eps_delta(epsilon, delta)?;
     positive("tau", tau)?;
     sampling_ratio(n, batch)?;
     let (c, len) = curve(MAX_RDP_ORDER, |a| subsampled_penalty_rdp(a, tau, n, batch))?;
-    largest_k(|k| Ok(rdp_epsilon(k, delta, &c[..len])? <= epsilon))
+    largest_k(|k| Ok(rdp_epsilon(k, delta, &c[..len], rule)? <= epsilon))
 }
 
 /// ε at δ spent by `k` iterations of subsampled DP penalty.
@@ -318,7 +341,7 @@ pub fn subsampled_penalty_epsilon(
 ) -> Result<f64, McmcError> {
     open_unit("delta", delta)?;
     let (c, len) = curve(MAX_RDP_ORDER, |a| subsampled_penalty_rdp(a, tau, n, batch))?;
-    rdp_epsilon(k, delta, &c[..len])
+    rdp_epsilon(k, delta, &c[..len], ConversionRule::Tightest)
 }
 
 /// Base RDP of one DP Barker test on a batch (thesis Theorem 8; HJDH19):
@@ -380,15 +403,33 @@ pub fn barker_iterations(
     n: usize,
     batch: usize,
 ) -> Result<u64, McmcError> {
+    barker_iterations_with(epsilon, delta, n, batch, ConversionRule::Tightest)
+}
+
+/// [`barker_iterations`] with a selectable RDP → (ε, δ) conversion
+/// ([`ConversionRule::Classic`]: Mironov 2017 Prop. 3 alone, as the thesis; accountants
+/// `calibrate::dp_barker_max_steps_with`).
+///
+/// # Errors
+///
+/// As [`barker_iterations`].
+pub fn barker_iterations_with(
+    epsilon: f64,
+    delta: f64,
+    n: usize,
+    batch: usize,
+    rule: ConversionRule,
+) -> Result<u64, McmcError> {
     check_eps_delta(epsilon, delta)?;
     sampling_ratio(n, batch)?;
     barker_top(batch)?;
-    Ok(calibrate::dp_barker_max_steps(
+    Ok(calibrate::dp_barker_max_steps_with(
         epsilon,
         delta,
         rows(batch)?,
         rows(n)?,
         u64::from(MAX_RDP_ORDER),
+        rule,
     )?
     .0)
 }
@@ -402,7 +443,7 @@ pub fn barker_epsilon(k: u64, delta: f64, n: usize, batch: usize) -> Result<f64,
     open_unit("delta", delta)?;
     sampling_ratio(n, batch)?;
     let (c, len) = curve(barker_top(batch)?, |a| barker_rdp(a, n, batch))?;
-    rdp_epsilon(k, delta, &c[..len])
+    rdp_epsilon(k, delta, &c[..len], ConversionRule::Tightest)
 }
 
 /// How DP HMC's gradient releases are charged (thesis §5.2).

@@ -209,6 +209,22 @@ impl<S: Budgeted> MultiChain<S> {
         &self.chains
     }
 
+    /// Everything the run has released so far, summed over the chains (compose
+    /// `gaussian_rho` as one Gaussian PLD / zCDP ρ, `subsampled` as that many subsampled
+    /// steps).
+    #[must_use]
+    pub fn releases(&self) -> Releases {
+        self.chains
+            .iter()
+            .map(Budgeted::releases)
+            .fold(Releases::default(), |a, r| Releases {
+                gaussian: a.gaussian + r.gaussian,
+                gaussian_rho: a.gaussian_rho + r.gaussian_rho,
+                gradients: a.gradients + r.gradients,
+                subsampled: a.subsampled + r.subsampled,
+            })
+    }
+
     /// Runs chain `i` for `iterations` with `rngs[i]` (one independent stream per chain);
     /// private chains stop at their share. Returns one trace per chain.
     ///

@@ -40,7 +40,14 @@ fn run_all<S: Budgeted>(mut mc: MultiChain<S>) -> Vec<Releases> {
     let traces = mc.run(u64::MAX, 0, &mut rngs).unwrap();
     let total: u64 = traces.iter().map(|t| t.iterations).sum();
     assert_eq!(total, mc.ledger().unwrap().shares.iter().sum::<u64>());
-    mc.chains().iter().map(Budgeted::releases).collect()
+    let per: Vec<Releases> = mc.chains().iter().map(Budgeted::releases).collect();
+    let sum = mc.releases();
+    assert_eq!(sum.gaussian, per.iter().map(|r| r.gaussian).sum::<u64>());
+    assert_eq!(
+        sum.subsampled,
+        per.iter().map(|r| r.subsampled).sum::<u64>()
+    );
+    per
 }
 
 /// Checks the composition of every chain's Gaussian releases against (ε, δ): the exact

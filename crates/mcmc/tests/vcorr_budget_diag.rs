@@ -68,6 +68,33 @@ fn vcorr_tables_match_logistic() {
     }
 }
 
+/// Issue 13 defect 2: every table's mixture variance `Σ w(m² + s²)` is within 1 % of the
+/// target `π²/3 − σ²` (so `N(0, σ²) + V_corr` has the logistic's variance; the σ² = 2 table
+/// used to be +3.98 % from weight 0.0021 at ±9.5), and the fourth moment of
+/// `N(0, σ²) + V_corr` is within 10 % of the logistic's `7π⁴/15` (a tail check).
+#[test]
+fn vcorr_moments_match_logistic() {
+    let pi2 = core::f64::consts::PI * core::f64::consts::PI;
+    for s2 in VCorr::grid() {
+        let v = VCorr::new(s2).unwrap();
+        let m2: f64 = v.components().map(|(w, m, s)| w * (m * m + s * s)).sum();
+        let m4: f64 = v
+            .components()
+            .map(|(w, m, s)| w * (m.powi(4) + 6.0 * m * m * s * s + 3.0 * s.powi(4)))
+            .sum();
+        let target = pi2 / 3.0 - s2;
+        let var_err = m2 / target - 1.0;
+        let total4 = 3.0 * s2 * s2 + 6.0 * s2 * m2 + m4;
+        let m4_err = total4 / (7.0 * pi2 * pi2 / 15.0) - 1.0;
+        eprintln!("sigma2 {s2}: variance error {var_err:+.2e}, fourth-moment error {m4_err:+.2e}");
+        assert!(
+            var_err.abs() <= 0.01,
+            "sigma2 {s2}: variance {m2} vs {target}"
+        );
+        assert!(m4_err.abs() <= 0.10, "sigma2 {s2}: fourth moment {total4}");
+    }
+}
+
 /// Samples N(0, σ²) + V_corr and runs a KS test against Logistic(0, 1). n = 200 000 draws,
 /// critical value 1.95/√n ≈ KS at α ≈ 1e-3·… (Kolmogorov: P(√n D > 1.95) ≈ 1.0e-3); the
 /// table's own CDF error (≤ 6e-4) is added to the threshold.
@@ -357,4 +384,49 @@ fn barker_base_rdp_matches_theorem_8() {
     assert!(k >= mironov_best, "{k} < {mironov_best}");
     assert!(budget::barker_epsilon(k, delta, n, b).unwrap() <= eps);
     assert!(budget::barker_epsilon(k + 1, delta, n, b).unwrap() > eps * (1.0 - 1e-9));
+}
+
+/// Issue 13 item 6 for the samplers' budgets: with the classic conversion (Mironov 2017
+/// Prop. 3, as the thesis) the subsampled-penalty and DP-Barker counts are the closed form
+/// `max_α ⌊(ε − ln(1/δ)/(α − 1))/ε(α)⌋` over the orders used, and never above the default
+/// (tightest) counts.
+#[test]
+fn classic_conversion_iteration_counts_are_mironov_closed_forms() {
+    use dpinfer_accountants::ConversionRule;
+    let closed = |eps: f64, delta: f64, top: u32, r: &dyn Fn(u32) -> f64| -> u64 {
+        (2..=top)
+            .map(|a| {
+                ((eps + delta.ln() / f64::from(a - 1)) / r(a))
+                    .floor()
+                    .max(0.0)
+            })
+            .fold(0.0, f64::max) as u64
+    };
+    for &(eps, tau, n, b) in &[
+        (1.0, 20.0, 1000, 100),
+        (4.0, 50.0, 1000, 100),
+        (2.0, 5.0, 5000, 50),
+    ] {
+        let k = budget::subsampled_penalty_iterations_with(
+            eps,
+            1e-5,
+            tau,
+            n,
+            b,
+            ConversionRule::Classic,
+        )
+        .unwrap();
+        let want = closed(eps, 1e-5, budget::MAX_RDP_ORDER, &|a| {
+            budget::subsampled_penalty_rdp(a, tau, n, b).unwrap()
+        });
+        assert!(k <= want && k + 1 >= want, "{k} vs {want}");
+        assert!(k <= budget::subsampled_penalty_iterations(eps, 1e-5, tau, n, b).unwrap());
+    }
+    for &(eps, n, b) in &[(1.0, 100_000, 1000), (6.0, 5000, 200)] {
+        let k = budget::barker_iterations_with(eps, 1e-6, n, b, ConversionRule::Classic).unwrap();
+        let top = ((b - 1) / 5).min(budget::MAX_RDP_ORDER as usize) as u32;
+        let want = closed(eps, 1e-6, top, &|a| budget::barker_rdp(a, n, b).unwrap());
+        assert!(k <= want && k + 1 >= want, "{k} vs {want}");
+        assert!(k <= budget::barker_iterations(eps, 1e-6, n, b).unwrap());
+    }
 }
