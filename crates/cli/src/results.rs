@@ -7,8 +7,8 @@ use std::path::Path;
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::files::{Replace, write_atomic};
 use crate::private::Ledger;
-use crate::shard::write_bytes_atomic;
 use crate::summary::{Marginal, summarise, table};
 use crate::svg::{Series, histogram, line_chart, pair_plot};
 
@@ -129,7 +129,7 @@ impl Outcome {
             s,
             "\nprivacy: ε = {}, δ = {}\n  accountant: {}\n  conversion: {}\n  neighbouring: {}\n  mechanism: {}\n  noise: {}\n",
             fmt_eps(l.epsilon),
-            l.delta,
+            crate::summary::fmt_num(l.delta, 6),
             l.accountant,
             l.conversion,
             l.neighbouring,
@@ -139,7 +139,7 @@ impl Outcome {
         if !self.facts.is_empty() {
             s.push_str("facts:");
             for (k, v) in &self.facts {
-                let _ = write!(s, " {k} = {v:.6}");
+                let _ = write!(s, " {k} = {}", crate::summary::fmt_num(*v, 6));
             }
             s.push('\n');
         }
@@ -203,6 +203,7 @@ impl Outcome {
                         ("dpinfer.model", self.model.clone()),
                         ("dpinfer.sampler", self.sampler.clone()),
                     ],
+                    Replace::Owned,
                 )?;
                 files.push("samples.arrow".to_string());
             }
@@ -282,14 +283,14 @@ impl Outcome {
 }
 
 fn put(dir: &Path, name: &str, bytes: &[u8], files: &mut Vec<String>) -> Result<()> {
-    write_bytes_atomic(&dir.join(name), bytes)?;
+    write_atomic(&dir.join(name), bytes, Replace::Owned)?;
     files.push(name.to_string());
     Ok(())
 }
 
 fn fmt_eps(e: f64) -> String {
     if e.is_finite() {
-        format!("{e:.6}")
+        crate::summary::fmt_num(e, 6)
     } else {
         "∞ (not private)".into()
     }

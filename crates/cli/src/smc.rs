@@ -80,7 +80,7 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
     let mut smc = SmcAbc::new(ModelPrior(model), sim, dist, settings)?;
     let mut rng = SimStream::with_domain(cfg.seeds.run, SMC_RUN_DOMAIN, 0);
     let stop = smc.run(&mut rng)?;
-    eprintln!("SMC-ABC stopped: {stop:?}");
+    crate::errln!("SMC-ABC stopped: {stop:?}");
     let hist = smc.history().to_vec();
     let rows: Vec<Vec<f64>> = hist
         .iter()

@@ -82,6 +82,17 @@ pub fn summarise(
         .collect()
 }
 
+/// A number for people: `prec` decimals in `[1e-4, 1e15)` (and for 0), scientific notation
+/// outside it — never a 300-digit decimal.
+#[must_use]
+pub fn fmt_num(v: f64, prec: usize) -> String {
+    if v == 0.0 || !v.is_finite() || (1e-4..1e15).contains(&v.abs()) {
+        format!("{v:.prec$}")
+    } else {
+        format!("{v:.prec$e}")
+    }
+}
+
 /// Renders a summary as an aligned text table.
 #[must_use]
 pub fn table(m: &[Marginal]) -> String {
@@ -91,15 +102,14 @@ pub fn table(m: &[Marginal]) -> String {
     );
     for r in m {
         s.push_str(&format!(
-            "{:<12} {:>11.5} {:>11.5} {:>11.5} {:>11.5} {:>11.5} {:>11}\n",
+            "{:<12} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
             r.name,
-            r.mean,
-            r.sd,
-            r.quantiles[0],
-            r.quantiles[2],
-            r.quantiles[4],
-            r.truth
-                .map_or_else(|| "-".to_string(), |t| format!("{t:.5}"))
+            fmt_num(r.mean, 5),
+            fmt_num(r.sd, 5),
+            fmt_num(r.quantiles[0], 5),
+            fmt_num(r.quantiles[2], 5),
+            fmt_num(r.quantiles[4], 5),
+            r.truth.map_or_else(|| "-".to_string(), |t| fmt_num(t, 5))
         ));
     }
     s
@@ -109,6 +119,15 @@ pub fn table(m: &[Marginal]) -> String {
 #[allow(clippy::float_cmp)] // exact order statistics
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_never_print_as_hundreds_of_digits() {
+        assert_eq!(fmt_num(1e300, 6), "1.000000e300");
+        assert_eq!(fmt_num(-2.5e-320, 2), "-2.50e-320");
+        assert_eq!(fmt_num(0.5, 3), "0.500");
+        assert_eq!(fmt_num(0.0, 2), "0.00");
+        assert_eq!(fmt_num(f64::INFINITY, 2), "inf");
+    }
 
     #[test]
     fn unweighted_moments_and_median() {
