@@ -95,6 +95,8 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
     let dir = out_dir(&cfg, out);
     let threads = check_threads(threads.unwrap_or(cfg.output.threads))?;
     let t0 = Instant::now();
+    // A DP MCMC run's fingerprint, once its once-only ledger is marked started.
+    let mut once: Option<String> = None;
     let outcome: (Outcome, DirLock) = if kind.uses_pairs() {
         let public = Public::new(&cfg, model)?;
         // The private step's own checks run before any simulation is spent.
@@ -136,12 +138,31 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
         }
         (o, lock)
     } else {
-        // MCMC writes nothing before it finishes: checks fail before the folder exists.
-        let o = crate::mcmc::run(&cfg, &model, &obs, &dir)?;
-        (o, DirLock::acquire(&dir)?)
+        // MCMC writes nothing before it finishes: checks fail before the folder exists. A
+        // private chain takes the folder's lock and marks its once-only ledger right before
+        // its first noise draw; its results are the release, so a rerun is refused.
+        let fp = crate::private::fingerprint(&cfg, &[], &obs);
+        let mut lock: Option<DirLock> = None;
+        let o = crate::mcmc::run(&cfg, &model, &obs, &dir, &mut || {
+            let l = DirLock::acquire(&dir)?;
+            crate::private::once_start(&l, &fp)?;
+            lock = Some(l);
+            Ok(())
+        })?;
+        if lock.is_some() {
+            once = Some(fp);
+        }
+        let lock = match lock {
+            Some(l) => l,
+            None => DirLock::acquire(&dir)?,
+        };
+        (o, lock)
     };
     let (outcome, lock) = outcome;
     let files = outcome.write(&dir)?;
+    if let Some(fp) = &once {
+        crate::private::once_done(&lock, fp)?;
+    }
     drop(lock);
     crate::out!("{}", outcome.report());
     crate::outln!(

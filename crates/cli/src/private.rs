@@ -414,6 +414,72 @@ where
     Ok((out, false))
 }
 
+/// The restart ledger of a release that is **not stored for reproduction** (DP MCMC: the
+/// chain's output is the release): the first invocation per folder marks it `started` (call
+/// this right before the first noise draw, under the folder's lock) and [`once_done`] marks
+/// it `released`; any later invocation — same input or not, finished or not — is refused,
+/// since drawing again would spend the budget again.
+///
+/// # Errors
+/// A folder that already holds a private release, I/O.
+pub fn once_start(lock: &DirLock, fp: &str) -> Result<()> {
+    let out_dir = lock.dir();
+    let ledger_path = out_dir.join(LEDGER_FILE);
+    match std::fs::symlink_metadata(&ledger_path) {
+        Ok(_) => {
+            let l: StepLedger = serde_json::from_slice(&read_owned(&ledger_path)?)
+                .with_context(|| format!("corrupt ledger {}", ledger_path.display()))?;
+            if l.fingerprint != fp {
+                bail!(
+                    "{} already holds a private release of a different input; refusing to \
+                     overwrite it (choose another output folder)",
+                    out_dir.display()
+                );
+            }
+            bail!(
+                "{} already holds a private MCMC release of this input (ledger {}): a DP MCMC \
+                 run cannot be reproduced without running the chain, so running it again would \
+                 spend the budget again. Refusing. (Choose another folder, or remove {} if you \
+                 accept charging the budget again.)",
+                out_dir.display(),
+                l.status,
+                ledger_path.display()
+            );
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(e).with_context(|| format!("inspecting {}", ledger_path.display())),
+    }
+    let started = StepLedger {
+        status: "started".into(),
+        fingerprint: fp.to_string(),
+        release_crc: None,
+        release_mac: None,
+    };
+    write_atomic(
+        &ledger_path,
+        serde_json::to_string_pretty(&started)?.as_bytes(),
+        Replace::Owned,
+    )
+}
+
+/// Marks a [`once_start`] release `released` (after its results are durable).
+///
+/// # Errors
+/// I/O.
+pub fn once_done(lock: &DirLock, fp: &str) -> Result<()> {
+    let done = StepLedger {
+        status: "released".into(),
+        fingerprint: fp.to_string(),
+        release_crc: None,
+        release_mac: None,
+    };
+    write_atomic(
+        &lock.dir().join(LEDGER_FILE),
+        serde_json::to_string_pretty(&done)?.as_bytes(),
+        Replace::Owned,
+    )
+}
+
 /// Reads a ledger file this command owns (capped, not remembered as an input).
 fn read_owned(path: &Path) -> Result<Vec<u8>> {
     crate::files::read_bounded(
@@ -493,11 +559,14 @@ fn run_pass(
     };
     let release = match kind {
         SamplerKind::Rejection => {
+            let k = s.accept.unwrap_or((t / 100).max(1)).min(t);
+            if k == 0 {
+                bail!("sampler.accept must be at least 1");
+            }
             let ledger = Ledger::not_private("rejection ABC: k nearest pairs");
             before_noise(&ledger)?;
             let mut idx: Vec<(f64, usize)> = (0..t).map(|i| (dist(pp.output(i)), i)).collect();
             idx.sort_by(|a, b| a.0.total_cmp(&b.0));
-            let k = s.accept.unwrap_or((t / 100).max(1)).min(t);
             let samples = idx[..k]
                 .iter()
                 .flat_map(|&(_, i)| pp.theta(i).to_vec())

@@ -125,6 +125,43 @@ fn concurrent_statistic_releases_draw_once() {
     exactly_one_draw(&outs);
 }
 
+#[test]
+fn concurrent_dp_mcmc_runs_draw_once_and_a_rerun_is_refused() {
+    // A DP MCMC chain's output is its release and cannot be reproduced without running the
+    // chain: one of three concurrent runs draws, the others refuse, and so does a rerun.
+    let dir = fresh_dir("race-mcmc");
+    let out = dir.join("R");
+    let text = example("dp-penalty-gaussian.toml", &out);
+    let text = set(&text, "seeds", "noise", "\"os\"");
+    let text = set(&text, "sampler", "iterations", "600");
+    let text = set(&text, "sampler", "burn_in", "200");
+    let c = write_config(&dir, "c.toml", &text);
+    let outs = together(3, &["run", c.to_str().unwrap()], &dir);
+    let ok = outs.iter().filter(|o| o.status.success()).count();
+    assert_eq!(ok, 1, "{:#?}", outs.iter().map(show).collect::<Vec<_>>());
+    for o in outs.iter().filter(|o| !o.status.success()) {
+        refused(o, "already holds a private MCMC release");
+    }
+    let ledger = std::fs::read_to_string(out.join("private-step.json")).unwrap();
+    assert!(ledger.contains("\"released\""), "{ledger}");
+    let summary = std::fs::read(out.join("summary.json")).unwrap();
+    refused(
+        &dpinfer(&["run", c.to_str().unwrap()], &dir),
+        "already holds a private MCMC release",
+    );
+    assert_eq!(std::fs::read(out.join("summary.json")).unwrap(), summary);
+    // A non-private chain (random-walk Metropolis) reruns freely.
+    let rw = write_config(&dir, "rw.toml", &set(&text, "sampler", "kind", "\"rwmh\""));
+    let o2 = dir.join("R2");
+    for _ in 0..2 {
+        let o = dpinfer(
+            &["run", rw.to_str().unwrap(), "--out", o2.to_str().unwrap()],
+            &dir,
+        );
+        assert!(o.status.success(), "{}", show(&o));
+    }
+}
+
 /// Only the lock file may start with a dot in a results folder after the runs.
 fn no_temporaries(dir: &Path) {
     for e in std::fs::read_dir(dir).unwrap() {
@@ -658,6 +695,14 @@ fn counts_and_inputs_are_bounded() {
         &dpinfer(&["private-step", "c.toml", "--pairs", "/dev/zero"], &dir),
         "device",
     );
+    // Rejection ABC with no sample to accept: an error before anything is drawn or written.
+    let rj = set(
+        &set(&text, "sampler", "kind", "\"rejection\""),
+        "sampler",
+        "accept",
+        "0",
+    );
+    refused(&run("rj.toml", &rj), "sampler.accept");
     // The input cap is configurable.
     let o = dpinfer_env(
         &["run", "c.toml"],
