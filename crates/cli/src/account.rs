@@ -376,6 +376,8 @@ fn compose_into(acc: &mut dyn Accountant, specs: &[Spec]) -> Result<()> {
 /// `x` with 6 decimals (or 7 significant digits in scientific notation), rounded *up*: a
 /// printed ε, δ or σ is never below the computed one.
 fn up(x: f64, sci: bool) -> String {
+    // Very large or small values in scientific notation, never as 300-digit decimals.
+    let sci = sci || !(1e-4..1e15).contains(&x.abs());
     let show = |v: f64| {
         if sci {
             format!("{v:.6e}")
@@ -597,9 +599,9 @@ fn composition(
             "order": order,
             "all": results.iter().map(|(w, r)| report_json(*w, r)).collect::<Vec<_>>(),
         });
-        println!("{v}");
+        crate::outln!("{v}");
     } else {
-        println!(
+        crate::outln!(
             "{} ({} accountant, {}; {} neighbours)",
             pair(what, &br),
             name(bw),
@@ -609,13 +611,13 @@ fn composition(
         if results.len() > 1 {
             for (w, r) in &results {
                 match r {
-                    Ok(rep) => println!(
+                    Ok(rep) => crate::outln!(
                         "  {:<7} {}  ({})",
                         name(*w),
                         pair(what, rep),
                         conversion_text(rep.conversion)
                     ),
-                    Err(e) => println!("  {:<7} cannot: {e:#}", name(*w)),
+                    Err(e) => crate::outln!("  {:<7} cannot: {e:#}", name(*w)),
                 }
             }
         }
@@ -670,7 +672,10 @@ fn sigma(
     rule: ConversionRule,
 ) -> Result<()> {
     if !(sensitivity.is_finite() && sensitivity > 0.0) {
-        bail!("--sensitivity {sensitivity} must be finite and positive");
+        bail!("--sensitivity {sensitivity:?} must be finite and positive");
+    }
+    if !(epsilon.is_finite() && epsilon > 0.0) {
+        bail!("--epsilon {epsilon:?} must be finite and positive");
     }
     let (sigma, how) = match poisson {
         Some(q) => {
@@ -694,14 +699,14 @@ fn sigma(
         }
     };
     if j {
-        println!(
+        crate::outln!(
             "{}",
             json!({"sigma": sigma, "epsilon": epsilon, "delta": delta, "steps": steps,
                    "sensitivity": sensitivity, "poisson": poisson, "method": how})
         );
     } else {
-        println!(
-            "σ = {} for {steps} Gaussian releases of sensitivity {sensitivity} within (ε = {epsilon}, δ = {delta:e}) [{how}]",
+        crate::outln!(
+            "σ = {} for {steps} Gaussian releases of sensitivity {sensitivity:?} within (ε = {epsilon:?}, δ = {delta:e}) [{how}]",
             up(sigma, false)
         );
     }
@@ -788,6 +793,12 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                     )?;
                     let t = tau.context("--tau is required for the penalty sampler")?;
                     let a = a.unwrap_or(0.5);
+                    // The noise sd is τ·n^a·2c: an exponent that over- or underflows it is the
+                    // exponent's fault, not τ's.
+                    let scale = (*n as f64).powf(a);
+                    if !(a.is_finite() && scale.is_normal() && (t * scale).is_finite()) {
+                        bail!("--a {a:?}: n^a = {scale:?} over- or underflows the noise sd τ·n^a");
+                    }
                     let m = m.unwrap_or(MethodArg::Pld);
                     let k = match m {
                         MethodArg::Zcdp => dp_penalty_max_steps_zcdp(*epsilon, *delta, t, *n, a)?,
@@ -808,6 +819,9 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                     let tl = tau.context("--tau (τ_l) is required for HMC")?;
                     let tg = tau_g.context("--tau-g is required for HMC")?;
                     let l = leapfrog.unwrap_or(10);
+                    if l == 0 {
+                        bail!("--leapfrog must be at least 1 (leapfrog steps per HMC iteration)");
+                    }
                     let m = m.unwrap_or(MethodArg::Pld);
                     let k = match m {
                         MethodArg::Zcdp => dp_hmc_max_steps_zcdp(*epsilon, *delta, tl, tg, *n, l)?,
@@ -842,14 +856,14 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                 }
             };
             if j {
-                println!(
+                crate::outln!(
                     "{}",
                     json!({"max_steps": k, "sampler": sampler_name(s),
                            "epsilon": epsilon, "delta": delta, "n": n, "settings": extra})
                 );
             } else {
-                println!(
-                    "{k} iterations of DP {} on n = {n} rows fit (ε = {epsilon}, δ = {delta:e}) [{extra}]",
+                crate::outln!(
+                    "{k} iterations of DP {} on n = {n} rows fit (ε = {epsilon:?}, δ = {delta:e}) [{extra}]",
                     sampler_name(s)
                 );
             }

@@ -9,6 +9,7 @@ use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch};
 use arrow_ipc::writer::FileWriter;
 use arrow_schema::{DataType, Field, Schema};
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -17,7 +18,8 @@ const BATCH_ROWS: usize = 65_536;
 
 /// Writes a row-major table (`values.len() = rows · names.len()`) as an Arrow IPC file with
 /// one non-nullable `Float64` column per name, plus `metadata` on the schema; written to a
-/// temporary name and renamed into place.
+/// unique temporary name, fsynced and renamed into place ([`crate::files::write_atomic_with`];
+/// `replace` says whether an existing file may be replaced).
 ///
 /// # Errors
 /// Empty or duplicate column names, a length that is not whole rows, I/O.
@@ -26,6 +28,7 @@ pub fn write_table(
     names: &[String],
     values: &[f64],
     metadata: &[(&str, String)],
+    replace: crate::files::Replace,
 ) -> Result<()> {
     let d = names.len();
     if d == 0 {
@@ -53,10 +56,7 @@ pub fn write_table(
         )
         .with_metadata(meta),
     );
-    let tmp = path.with_extension("arrow.tmp");
-    {
-        let file = std::fs::File::create(&tmp)
-            .with_context(|| format!("cannot create {}", tmp.display()))?;
+    crate::files::write_atomic_with(path, replace, |file| {
         let mut w = FileWriter::try_new(std::io::BufWriter::new(file), &schema)?;
         for chunk in values.chunks(BATCH_ROWS * d) {
             let rows = chunk.len() / d;
@@ -70,12 +70,10 @@ pub fn write_table(
             w.write(&RecordBatch::try_new(schema.clone(), cols)?)?;
         }
         w.finish()?;
-        let inner = w.into_inner()?;
-        inner.into_inner().map_err(|e| e.into_error())?.sync_all()?;
-    }
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot rename {} into place", tmp.display()))?;
-    Ok(())
+        let mut inner = w.into_inner()?;
+        inner.flush()?;
+        Ok(())
+    })
 }
 
 /// A table read back: column names, row-major values, schema metadata.

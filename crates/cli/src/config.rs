@@ -373,10 +373,10 @@ impl SamplerKind {
 }
 
 fn finite_pos(name: &str, v: f64) -> Result<f64> {
-    if v.is_finite() && v > 0.0 {
+    if v.is_normal() && v > 0.0 {
         Ok(v)
     } else {
-        bail!("{name} must be a finite number > 0, got {v}")
+        bail!("{name} must be a finite, normal (not subnormal) number > 0, got {v:?}")
     }
 }
 
@@ -387,8 +387,8 @@ impl Config {
     /// # Errors
     /// I/O, TOML syntax, unknown keys, invalid values.
     pub fn load(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config {}", path.display()))?;
+        let text =
+            crate::files::read_input_text(path, "config", Some(crate::files::MAX_CONFIG_BYTES))?;
         let mut c: Self =
             toml::from_str(&text).with_context(|| format!("invalid config {}", path.display()))?;
         if let Some(p) = &c.data.path
@@ -398,6 +398,7 @@ impl Config {
             c.data.path = Some(base.join(p));
         }
         c.validate()
+            .and_then(|()| crate::limits::check(&c))
             .with_context(|| format!("invalid config {}", path.display()))?;
         Ok(c)
     }

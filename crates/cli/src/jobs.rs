@@ -8,6 +8,7 @@ use anyhow::{Context, Result, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::{Config, SamplerKind};
+use crate::files::{DirLock, Replace};
 use crate::model::{Model, read_data};
 use crate::public::Public;
 use crate::results::Outcome;
@@ -69,6 +70,16 @@ pub(crate) fn bar(total: u64, what: &str) -> ProgressBar {
     pb
 }
 
+/// Most worker threads `--threads` / `output.threads` may ask for.
+pub const MAX_THREADS: usize = 1024;
+
+fn check_threads(t: usize) -> Result<usize> {
+    if t > MAX_THREADS {
+        bail!("--threads {t} is above the maximum of {MAX_THREADS} (0 = all cores)");
+    }
+    Ok(t)
+}
+
 fn out_dir(cfg: &Config, out: Option<&Path>) -> PathBuf {
     out.map_or_else(|| cfg.output.dir.clone(), Path::to_path_buf)
 }
@@ -83,30 +94,36 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
     let (model, obs) = load(&cfg)?;
     let prior = prior_draws(&model, cfg.seeds.run);
     let dir = out_dir(&cfg, out);
-    let threads = threads.unwrap_or(cfg.output.threads);
+    let threads = check_threads(threads.unwrap_or(cfg.output.threads))?;
     let t0 = Instant::now();
-    let outcome = if kind.uses_pairs() {
+    // A DP MCMC run's fingerprint, once its once-only ledger is marked started.
+    let mut once: Option<String> = None;
+    let outcome: (Outcome, DirLock) = if kind.uses_pairs() {
         let public = Public::new(&cfg, model)?;
         // The private step's own checks run before any simulation is spent.
         crate::private::check(&cfg, &public, &obs)?;
         let pb = bar(public.total, "simulating pairs");
         let rows = public.rows(0, 0, public.total, threads, &|k| pb.inc(k))?;
         pb.finish_and_clear();
-        eprintln!(
+        crate::errln!(
             "public step: {} pairs in {:.1} s",
             public.total,
             t0.elapsed().as_secs_f64()
         );
-        let (release, reproduced) = crate::private::private_step(&cfg, &public, &rows, &obs, &dir)?;
+        // From the ledger check to the last result file, the folder is this process's.
+        let lock = DirLock::acquire(&dir)?;
+        let (release, reproduced) =
+            crate::private::private_step(&cfg, &public, &rows, &obs, &lock)?;
         let h = header(&public, 0, 0, 1, 0, public.total);
-        shard::write_atomic(&dir.join("pairs-gen000.dpshard"), &h, &rows)?;
-        release_outcome(&cfg, &public, release, reproduced)
+        shard::write_atomic(&dir.join("pairs-gen000.dpshard"), &h, &rows, Replace::Owned)?;
+        (release_outcome(&cfg, &public, release, reproduced), lock)
     } else if kind == SamplerKind::SmcAbc {
         // On a privatized statistic: release it once (restart-safe), then post-process.
-        let released = if cfg.privacy.release.is_some() {
-            Some(crate::release::release(&cfg, &model, &obs, &dir)?)
+        let (released, lock) = if cfg.privacy.release.is_some() {
+            let (r, reproduced, lock) = crate::release::release(&cfg, &model, &obs, &dir)?;
+            (Some((r, reproduced)), lock)
         } else {
-            None
+            (None, DirLock::acquire(&dir)?)
         };
         let target = released
             .as_ref()
@@ -120,15 +137,37 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
             o.ledger = r.ledger;
             o.reproduced = reproduced;
         }
-        o
+        (o, lock)
     } else {
-        crate::mcmc::run(&cfg, &model, &obs, &dir)?
+        // MCMC writes nothing before it finishes: checks fail before the folder exists. A
+        // private chain takes the folder's lock and marks its once-only ledger right before
+        // its first noise draw; its results are the release, so a rerun is refused.
+        let fp = crate::private::fingerprint(&cfg, &[], &obs);
+        let mut lock: Option<DirLock> = None;
+        let o = crate::mcmc::run(&cfg, &model, &obs, &dir, &mut || {
+            let l = DirLock::acquire(&dir)?;
+            crate::private::once_start(&l, &fp)?;
+            lock = Some(l);
+            Ok(())
+        })?;
+        if lock.is_some() {
+            once = Some(fp);
+        }
+        let lock = match lock {
+            Some(l) => l,
+            None => DirLock::acquire(&dir)?,
+        };
+        (o, lock)
     };
-    let mut outcome = outcome;
+    let (mut outcome, lock) = outcome;
     outcome.diagnose(prior.as_deref());
     let files = outcome.write(&dir)?;
-    print!("{}", outcome.report());
-    println!(
+    if let Some(fp) = &once {
+        crate::private::once_done(&lock, fp)?;
+    }
+    drop(lock);
+    crate::out!("{}", outcome.report());
+    crate::outln!(
         "\nresults in {} ({} files) after {:.1} s",
         dir.display(),
         files.len(),
@@ -210,6 +249,9 @@ fn pairs_public(cfg: &Config, generation: u32, population: Option<&Path>) -> Res
             cfg.sampler.kind
         );
     }
+    if generation == 0 && population.is_some() {
+        bail!("--population belongs to generations ≥ 1 (generation 0 draws from the prior)");
+    }
     if !smc && (generation != 0 || population.is_some()) {
         bail!(
             "--generation/--population belong to smc-abc; {} has one pass",
@@ -243,8 +285,12 @@ pub fn simulate(
     population: Option<&Path>,
     threads: usize,
 ) -> Result<ExitCode> {
-    if n == 0 || i >= n {
-        bail!("--shard must be in 0..--shards (got shard {i} of {n})");
+    let threads = check_threads(threads)?;
+    if n == 0 || i >= n || n > shard::MAX_SHARDS {
+        bail!(
+            "--shard must be in 0..--shards and --shards in 1..={} (got shard {i} of {n})",
+            shard::MAX_SHARDS
+        );
     }
     let cfg = Config::load(config)?;
     let public = pairs_public(&cfg, generation, population)?;
@@ -257,8 +303,13 @@ pub fn simulate(
     let (start, end) = shard::shard_range(public.total, i, n);
     let rows = public.rows(generation, start, end, threads, &|_| {})?;
     let path = out.join(shard::shard_file_name(generation, i, n));
-    shard::write_atomic(&path, &header(&public, generation, i, n, start, end), &rows)?;
-    eprintln!("shard {i}/{n}: rows {start}..{end} -> {}", path.display());
+    shard::write_atomic(
+        &path,
+        &header(&public, generation, i, n, start, end),
+        &rows,
+        Replace::Owned,
+    )?;
+    crate::errln!("shard {i}/{n}: rows {start}..{end} -> {}", path.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -275,20 +326,21 @@ pub fn verify(dir: &Path, generation: u32) -> Result<ExitCode> {
         let name = shard::shard_file_name(generation, *i, h.shards);
         // A damaged file is reported once, as corrupt.
         if !rep.corrupt.iter().any(|(p, _)| p.ends_with(&name)) {
-            println!("missing {name}");
+            crate::outln!("missing {name}");
         }
     }
     for (p, why) in &rep.corrupt {
-        println!("corrupt {} ({why})", p.display());
+        crate::outln!("corrupt {} ({why})", p.display());
     }
     if rep.complete() {
-        println!(
+        crate::outln!(
             "complete: {} shards, {} rows, generation {generation}",
-            h.shards, h.total_rows
+            h.shards,
+            h.total_rows
         );
         Ok(ExitCode::SUCCESS)
     } else {
-        println!(
+        crate::outln!(
             "incomplete: {} of {} shards ok, {} missing, {} corrupt",
             rep.ok.len(),
             h.shards,
@@ -299,15 +351,28 @@ pub fn verify(dir: &Path, generation: u32) -> Result<ExitCode> {
     }
 }
 
-/// `dpinfer merge DIR --out FILE`.
+/// `dpinfer merge DIR --out FILE [--force]`: never replaces a shard it read, a non-regular
+/// file, or (without `force`) any existing file.
 ///
 /// # Errors
-/// Incomplete or inconsistent shards, I/O.
-pub fn merge(dir: &Path, out: &Path, generation: u32) -> Result<ExitCode> {
+/// Incomplete or inconsistent shards, a refused `--out`, I/O.
+pub fn merge(dir: &Path, out: &Path, generation: u32, force: bool) -> Result<ExitCode> {
+    crate::files::check_target(out, Replace::IfForced(force))?;
     let (h, data) = shard::merge_dir(dir, generation)?;
-    shard::write_atomic(out, &h, &data)?;
-    println!("merged {} rows into {}", h.total_rows, out.display());
+    shard::write_atomic(out, &h, &data, Replace::IfForced(force))?;
+    crate::outln!("merged {} rows into {}", h.total_rows, out.display());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Refuses a pairs table with a non-finite value (a row would silently drop out).
+fn finite_rows(pairs: &Path, h: &ShardHeader, rows: &[f64]) -> Result<()> {
+    if let Some((r, c)) = shard::first_non_finite(rows, h.row_len()) {
+        bail!(
+            "{} holds a non-finite value (row {r}, column {c}); refusing to use it",
+            pairs.display()
+        );
+    }
+    Ok(())
 }
 
 /// Refuses a pairs table simulated for another configuration or run seed.
@@ -330,7 +395,8 @@ fn belongs(pairs: &Path, h: &ShardHeader, public: &Public) -> Result<()> {
 ///
 /// # Errors
 /// A corrupt pairs file, a config it was not simulated for, I/O.
-pub fn export(pairs: &Path, out: &Path, config: Option<&Path>) -> Result<ExitCode> {
+pub fn export(pairs: &Path, out: &Path, config: Option<&Path>, force: bool) -> Result<ExitCode> {
+    crate::files::check_target(out, Replace::IfForced(force))?;
     let (h, rows) = shard::read(pairs).with_context(|| format!("reading {}", pairs.display()))?;
     let theta_names: Vec<String> = match config {
         Some(c) => {
@@ -357,8 +423,8 @@ pub fn export(pairs: &Path, out: &Path, config: Option<&Path>) -> Result<ExitCod
         ("dpinfer.row_start", h.row_start.to_string()),
         ("dpinfer.theta_dim", h.theta_dim.to_string()),
     ];
-    crate::arrow::write_table(out, &names, &rows, &meta)?;
-    println!(
+    crate::arrow::write_table(out, &names, &rows, &meta, Replace::IfForced(force))?;
+    crate::outln!(
         "exported {} rows × {} columns to {}",
         h.n_rows,
         names.len(),
@@ -378,6 +444,7 @@ pub fn private_step(config: &Path, pairs: &Path, out: Option<&Path>) -> Result<E
     crate::private::check(&cfg, &public, &obs)?;
     let (h, rows) = shard::read(pairs).context("reading the merged pairs")?;
     belongs(pairs, &h, &public)?;
+    finite_rows(pairs, &h, &rows)?;
     if h.row_start != 0 || h.n_rows != public.total || h.shards != 1 {
         bail!(
             "{} is a single shard, not the merged table (run `dpinfer merge`)",
@@ -385,12 +452,14 @@ pub fn private_step(config: &Path, pairs: &Path, out: Option<&Path>) -> Result<E
         );
     }
     let dir = out_dir(&cfg, out);
-    let (release, reproduced) = crate::private::private_step(&cfg, &public, &rows, &obs, &dir)?;
+    let lock = DirLock::acquire(&dir)?;
+    let (release, reproduced) = crate::private::private_step(&cfg, &public, &rows, &obs, &lock)?;
     let mut outcome = release_outcome(&cfg, &public, release, reproduced);
     outcome.diagnose(prior_draws(&public.model, cfg.seeds.run).as_deref());
     outcome.write(&dir)?;
-    print!("{}", outcome.report());
-    println!("\nresults in {}", dir.display());
+    drop(lock);
+    crate::out!("{}", outcome.report());
+    crate::outln!("\nresults in {}", dir.display());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -415,12 +484,14 @@ pub fn smc_step(
     let dir = out_dir(&cfg, out);
     // On a privatized statistic the central step sees only the release (made by the first
     // step into `--out`, reproduced from there afterwards).
-    let obs = if cfg.privacy.release.is_some() {
-        crate::release::release(&cfg, &model, &obs, &dir)?.0.s_dp
+    let (obs, lock) = if cfg.privacy.release.is_some() {
+        let (r, _, lock) = crate::release::release(&cfg, &model, &obs, &dir)?;
+        (r.s_dp, lock)
     } else {
-        obs
+        (obs, DirLock::acquire(&dir)?)
     };
     let (h, rows) = shard::read(pairs).context("reading the merged pairs")?;
+    finite_rows(pairs, &h, &rows)?;
     if h.config_hash != public.config_hash || h.generation != generation {
         bail!(
             "{} is not the generation-{generation} table of this config and population",
@@ -435,7 +506,8 @@ pub fn smc_step(
     }
     let p = crate::pmc::step(&cfg, &public, &rows, &obs, generation)?;
     p.write(&dir)?;
-    println!(
+    drop(lock);
+    crate::outln!(
         "generation {generation}: tolerance {:.6}, ESS {:.1} -> {}",
         p.tolerance,
         p.ess,

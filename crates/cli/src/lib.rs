@@ -8,10 +8,14 @@
     clippy::std_instead_of_alloc
 )]
 
+pub mod files;
+
 pub mod account;
 pub mod arrow;
 pub mod config;
 pub mod jobs;
+pub mod limits;
+pub mod mac;
 pub mod mcmc;
 pub mod model;
 pub mod pmc;

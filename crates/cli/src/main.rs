@@ -2,12 +2,13 @@
 //! accountants from the command line, and sharded public simulation for clusters.
 #![allow(clippy::print_stderr)]
 
-use dpinfer_cli::{account, jobs};
+use dpinfer_cli::files::take_stdout_error;
+use dpinfer_cli::{account, errln, jobs};
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 /// Differentially private simulation-based Bayesian inference.
 #[derive(Debug, Parser)]
@@ -67,23 +68,29 @@ enum Cmd {
     Merge {
         /// Shard folder.
         dir: PathBuf,
-        /// Merged file.
+        /// Merged file (never an input shard or a non-regular file).
         #[arg(long)]
         out: PathBuf,
         /// Generation.
         #[arg(long, default_value_t = 0)]
         generation: u32,
+        /// Replace an existing regular file at --out.
+        #[arg(long)]
+        force: bool,
     },
     /// Convert a shard or merged pairs file to an Arrow IPC file (pandas, polars, R, DuckDB).
     Export {
         /// Shard or merged pairs file.
         pairs: PathBuf,
-        /// Arrow IPC file to write.
+        /// Arrow IPC file to write (never the input or a non-regular file).
         #[arg(long)]
         out: PathBuf,
         /// Name the θ columns after this config's model (checked against the file).
         #[arg(long)]
         config: Option<PathBuf>,
+        /// Replace an existing regular file at --out.
+        #[arg(long)]
+        force: bool,
     },
     /// SMC-ABC (sharded PMC): the central step of one generation over its merged table.
     SmcStep {
@@ -116,7 +123,22 @@ enum Cmd {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    // Negative numbers are values (`--x -1`), not options, in every subcommand.
+    fn negatives(c: clap::Command) -> clap::Command {
+        c.allow_negative_numbers(true).mut_subcommands(negatives)
+    }
+    let cli = match negatives(Cli::command())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
+        Ok(c) => c,
+        Err(e) => {
+            // --help / --version print to stdout; usage errors to stderr (exit 2). A closed
+            // or full stream is not worth a panic.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
     let r = match &cli.cmd {
         Cmd::Run {
             config,
@@ -159,17 +181,32 @@ fn main() -> ExitCode {
             dir,
             out,
             generation,
-        } => jobs::merge(dir, out, *generation),
-        Cmd::Export { pairs, out, config } => jobs::export(pairs, out, config.as_deref()),
+            force,
+        } => jobs::merge(dir, out, *generation, *force),
+        Cmd::Export {
+            pairs,
+            out,
+            config,
+            force,
+        } => jobs::export(pairs, out, config.as_deref(), *force),
         Cmd::PrivateStep { config, pairs, out } => {
             jobs::private_step(config, pairs, out.as_deref())
         }
+    };
+    // Standard output that failed: a closed pipe ends quietly (as `head` expects of other Unix
+    // tools); any other failure (a full disk, /dev/full) is an error.
+    let r = match (r, take_stdout_error()) {
+        (Ok(code), None) => Ok(code),
+        (_, Some(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => return ExitCode::SUCCESS,
+        (Ok(_), Some(e)) => Err(anyhow::Error::new(e).context("writing to standard output")),
+        (Err(e), Some(_)) => Err(e),
+        (Err(e), None) => Err(e),
     };
     match r {
         Ok(code) => code,
         Err(e) => {
             let msg = format!("{e:#}").replace('\n', " ");
-            eprintln!("error: {msg}");
+            errln!("error: {msg}");
             ExitCode::from(2)
         }
     }

@@ -29,11 +29,19 @@ fn mcmc_err(e: McmcError) -> anyhow::Error {
     anyhow::anyhow!("mcmc: {e}")
 }
 
-/// Runs the configured MCMC sampler on the observed data.
+/// Runs the configured MCMC sampler on the observed data. A private sampler calls
+/// `before_noise` once its settings are checked and its iteration count fixed, right before
+/// the chain draws its first noise (the caller marks its ledger there).
 ///
 /// # Errors
-/// Models without a likelihood, invalid settings, sampler failures.
-pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outcome> {
+/// Models without a likelihood, invalid settings, sampler failures, `before_noise`'s error.
+pub fn run(
+    cfg: &Config,
+    model: &Model,
+    obs: &[f64],
+    _dir: &Path,
+    before_noise: &mut dyn FnMut() -> Result<()>,
+) -> Result<Outcome> {
     match model {
         Model::GaussianMean(m) => {
             let p = m.prior();
@@ -41,14 +49,14 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
             let lik = m
                 .likelihood(obs)
                 .map_err(|e| anyhow::anyhow!("data: {e}"))?;
-            drive(cfg, model, prior, lik, &[p.mean()])
+            drive(cfg, model, prior, lik, &[p.mean()], before_noise)
         }
         Model::Banana(b) => {
             let prior = BananaPriorGrad::new(b);
             let lik = b.data(obs).map_err(|e| anyhow::anyhow!("data: {e}"))?;
             let mut init = vec![0.0; b.settings().dim];
             init[1] = 0.0;
-            drive(cfg, model, prior, lik, &init)
+            drive(cfg, model, prior, lik, &init, before_noise)
         }
         _ => bail!(
             "model {} has no per-row likelihood; MCMC samplers need gaussian-mean or banana \
@@ -103,7 +111,14 @@ fn accounting(cfg: &Config) -> (Accounting, &'static str) {
     }
 }
 
-fn drive<P, L>(cfg: &Config, model: &Model, prior: P, lik: L, init: &[f64]) -> Result<Outcome>
+fn drive<P, L>(
+    cfg: &Config,
+    model: &Model,
+    prior: P,
+    lik: L,
+    init: &[f64],
+    before_noise: &mut dyn FnMut() -> Result<()>,
+) -> Result<Outcome>
 where
     P: PriorGradient + Clone,
     L: RowLikelihood + RowGradient + Clone,
@@ -196,6 +211,7 @@ where
                 &mut rng,
                 &|c| c.epsilon_spent(),
                 &describe,
+                before_noise,
             )?
             .into_run(relation, noise_src, n)
         }
@@ -231,6 +247,7 @@ where
                 &mut rng,
                 &|c| c.epsilon_spent(),
                 &describe,
+                before_noise,
             )?
             .into_run(relation, noise_src, n)
         }
@@ -285,6 +302,7 @@ where
                 &mut rng,
                 &|c| c.epsilon_spent(),
                 &describe,
+                before_noise,
             )?
             .into_run(relation, noise_src, n)
         }
@@ -337,9 +355,11 @@ fn run_private<S: Budgeted>(
     rng: &mut SimStream,
     spent: &Spent<S>,
     describe: &dyn Fn(u64) -> Describe,
+    before_noise: &mut dyn FnMut() -> Result<()>,
 ) -> Result<PrivateRun> {
     let k = cap(chain.limit(), iterations, burn_in)?;
     chain.cap(k);
+    before_noise()?;
     let (trace, eps) = segments(chain, k, burn_in.min(k / 2), rng, spent)?;
     let last = spent(chain)
         .map_err(mcmc_err)?

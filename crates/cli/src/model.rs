@@ -333,8 +333,7 @@ impl Simulator for ModelSim<'_> {
 /// # Errors
 /// I/O, parse errors, ragged rows, non-finite values — each names the line.
 pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f64>> {
-    let text = std::fs::read_to_string(path)
-        .with_context(|| format!("cannot read data file {}", path.display()))?;
+    let text = crate::files::read_input_text(path, "data file", None)?;
     let mut vals = Vec::new();
     let mut per_row: Option<usize> = None;
     for (i, line) in text.lines().enumerate() {

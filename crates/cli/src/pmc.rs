@@ -31,11 +31,11 @@ use dpinfer::simulators::{Prior, SimStream};
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
+use crate::files::{Replace, write_atomic};
 use crate::model::{Model, ModelPrior};
 use crate::private::{Ledger, observed};
 use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
-use crate::shard::write_bytes_atomic;
 use crate::svg::Series;
 
 /// One generation's population.
@@ -65,9 +65,51 @@ impl Population {
     /// # Errors
     /// I/O or malformed JSON.
     pub fn read(path: &Path) -> Result<Self> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("reading population {}", path.display()))?;
-        serde_json::from_str(&text).with_context(|| format!("population {}", path.display()))
+        let text = crate::files::read_input(path, "population", None)?;
+        let p: Self = serde_json::from_slice(&text)
+            .with_context(|| format!("population {}", path.display()))?;
+        p.check()
+            .with_context(|| format!("population {}", path.display()))?;
+        Ok(p)
+    }
+
+    /// Internal consistency: shapes, finite particles, normalised non-negative weights whose
+    /// ESS is the stored one, at least as many proposals as particles.
+    ///
+    /// # Errors
+    /// The first inconsistency found.
+    pub fn check(&self) -> Result<()> {
+        let n = self.weights.len();
+        ensure!(self.dim > 0 && n > 0, "empty population");
+        ensure!(
+            self.particles.len() == self.dim.saturating_mul(n),
+            "{} particle values for {n} weights of dimension {}",
+            self.particles.len(),
+            self.dim
+        );
+        ensure!(
+            self.particles.iter().all(|v| v.is_finite()),
+            "a particle holds a non-finite value"
+        );
+        ensure!(
+            self.weights.iter().all(|w| w.is_finite() && *w >= 0.0),
+            "weights must be finite and non-negative"
+        );
+        let total: f64 = self.weights.iter().sum();
+        ensure!((total - 1.0).abs() <= 1e-9, "weights sum to {total}, not 1");
+        let ess = effective_sample_size(&self.weights)?;
+        ensure!(
+            (ess - self.ess).abs() <= 1e-9 * ess.max(1.0),
+            "stored ESS {} ≠ {ess} recomputed from the weights",
+            self.ess
+        );
+        ensure!(
+            self.proposals >= n as u64 && self.tolerance >= 0.0,
+            "{} proposals for {n} particles, tolerance {}",
+            self.proposals,
+            self.tolerance
+        );
+        Ok(())
     }
 
     /// The file name of generation `g`'s population.
@@ -81,9 +123,10 @@ impl Population {
     /// # Errors
     /// I/O.
     pub fn write(&self, dir: &Path) -> Result<()> {
-        write_bytes_atomic(
+        write_atomic(
             &dir.join(Self::file_name(self.generation)),
             serde_json::to_string_pretty(self)?.as_bytes(),
+            Replace::Owned,
         )
     }
 }
@@ -127,10 +170,41 @@ impl Kernel {
         weighted_mean(&p.particles, d, &p.weights, &mut mean)?;
         let mut cov = vec![0.0; d * d];
         weighted_covariance(&p.particles, d, &p.weights, &mean, &mut cov)?;
+        // A (near-)degenerate population — e.g. copies of one particle — makes a kernel of
+        // width ~1e-16: every proposal is its ancestor. Refused: each coordinate's sd must be
+        // at least 1e-8 of its scale, and no coordinate (almost) a linear function of the
+        // others (conditional variance ≥ 1e-10 of the marginal).
+        let diag: Vec<f64> = (0..d).map(|i| cov[i * d + i]).collect();
+        for (i, (&v, &m)) in diag.iter().zip(&mean).enumerate() {
+            let scale = 1e-8 * m.abs().max(1.0);
+            ensure!(
+                v.is_finite() && v.sqrt() >= scale,
+                "population of generation {} is degenerate: θ{} has weighted sd {:e} \
+                 (its particles are (nearly) identical); the perturbation kernel would not move",
+                p.generation,
+                i + 1,
+                v.max(0.0).sqrt()
+            );
+        }
         for c in &mut cov {
             *c *= 2.0;
         }
-        cholesky_in_place(&mut cov, d).context("population covariance")?;
+        cholesky_in_place(&mut cov, d).with_context(|| {
+            format!(
+                "population of generation {} has a degenerate covariance",
+                p.generation
+            )
+        })?;
+        for (i, &v) in diag.iter().enumerate() {
+            let l = cov[i * d + i];
+            ensure!(
+                l * l >= 1e-10 * 2.0 * v,
+                "population of generation {} has a degenerate covariance: θ{} is (almost) a \
+                 linear function of the other coordinates",
+                p.generation,
+                i + 1
+            );
+        }
         let total: f64 = p.weights.iter().sum();
         let mut acc = 0.0;
         let cum_w = p
@@ -147,6 +221,11 @@ impl Kernel {
             h = fnv(h, &v.to_le_bytes());
         }
         h = fnv(h, &p.generation.to_le_bytes());
+        // The whole population, so an edited tolerance or table hash changes the shards' config
+        // hash as an edited particle does.
+        h = fnv(h, &p.table_hash.to_le_bytes());
+        h = fnv(h, &p.tolerance.to_le_bytes());
+        h = fnv(h, &p.proposals.to_le_bytes());
         Ok(Self {
             particles: p.particles.clone(),
             log_w,
@@ -330,9 +409,10 @@ pub fn run(
         p.write(dir)?;
         // Continue from the file, exactly as a sharded run does.
         let p = Population::read(&dir.join(Population::file_name(g)))?;
-        eprintln!(
+        crate::errln!(
             "generation {g}: tolerance {:.6}, ESS {:.1}",
-            p.tolerance, p.ess
+            p.tolerance,
+            p.ess
         );
         let done = p.tolerance <= final_tol;
         hist.push(p.clone());

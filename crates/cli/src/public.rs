@@ -153,7 +153,10 @@ impl Public {
         }
         let width = self.theta_dim() + self.summary_dim();
         let n = usize::try_from(end - start)?;
-        let mut out = vec![0.0; n * width];
+        let mut out = crate::limits::alloc_zeroed(
+            n.checked_mul(width).context("pairs table size overflows")?,
+            "the pairs table",
+        )?;
         let threads = if threads == 0 {
             std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
         } else {
@@ -169,7 +172,7 @@ impl Public {
                 .map(|(k, chunk)| {
                     let first = start + (k * per) as u64;
                     let features = features.as_ref();
-                    s.spawn(move || -> Result<()> {
+                    std::thread::Builder::new().spawn_scoped(s, move || -> Result<()> {
                         let mut sim = vec![0.0; ModelSim(&self.model).output_dim()];
                         for (i, row) in chunk.chunks_exact_mut(width).enumerate() {
                             let j = first + i as u64;
@@ -182,9 +185,13 @@ impl Public {
                 .collect();
             handles
                 .into_iter()
-                .map(|h| {
-                    h.join()
-                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a simulation worker panicked")))
+                .map(|h| match h {
+                    Ok(h) => h
+                        .join()
+                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a simulation worker failed"))),
+                    Err(e) => Err(anyhow::anyhow!(
+                        "cannot start {threads} worker threads ({e}); use fewer --threads"
+                    )),
                 })
                 .collect()
         });

@@ -16,8 +16,6 @@
 //! The release is restart-safe exactly like the pairs-based private step
 //! ([`crate::private::guarded`]).
 
-use std::path::Path;
-
 use anyhow::{Context, Result, bail, ensure};
 use dpinfer::abc::smc::PublicMechanism;
 use dpinfer::mechanisms::{BinomialCurve, Laplace};
@@ -58,7 +56,16 @@ impl Simulator for WithReplica<'_> {
         Ok(())
     }
 }
-use crate::private::{Ledger, fingerprint, guarded, noise_label, noise_rng};
+use std::path::Path;
+
+use crate::files::DirLock;
+use crate::private::{Claimed, Ledger, fingerprint, guarded, noise_label, noise_rng};
+
+impl Claimed for StatRelease {
+    fn ledger(&self) -> &Ledger {
+        &self.ledger
+    }
+}
 
 /// The public replica of the release mechanism (applied to simulated statistics).
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -188,6 +195,8 @@ pub enum Mech {
 }
 
 /// Releases the observed statistic once (or reproduces the stored release) into `dir`.
+/// Every check runs before the folder is created; then its lock is taken, and returned so the
+/// caller keeps it while writing the rest of the results.
 ///
 /// # Errors
 /// Models the mechanism does not fit, a cost above the budget, a refused restart.
@@ -196,7 +205,7 @@ pub fn release(
     model: &Model,
     obs: &[f64],
     dir: &Path,
-) -> Result<(StatRelease, bool)> {
+) -> Result<(StatRelease, bool, DirLock)> {
     let p = &cfg.privacy;
     // The release depends on the data, the model and the privacy settings only: the sampler
     // settings may change between runs and reuse the same release (post-processing).
@@ -229,29 +238,31 @@ pub fn release(
                     Ok(c)
                 })
                 .collect::<Result<_>>()?;
-            guarded(dir, fp, |mark_started| {
-                mark_started()?;
+            let ledger = Ledger {
+                epsilon: eps,
+                delta: 0.0,
+                accountant:
+                    "binomial infection-curve mechanism (Xiong et al. Prop. 4, exact bound)".into(),
+                conversion: "pure ε (none)".into(),
+                neighbouring: "replace-one (one individual's infection status)".into(),
+                mechanism: format!(
+                    "Binomial(n = {n}, (I + m)/(K + 2m)), m = {mm}, K = {k}, L = {l} time points"
+                ),
+                noise: noise_label(cfg.seeds.noise),
+            };
+            let lock = DirLock::acquire(dir)?;
+            guarded(&lock, fp, |mark_started| {
+                mark_started(&ledger)?;
                 let mut noise = noise_rng(cfg.seeds.noise)?;
                 let mut out = vec![0u64; counts.len()];
                 mech.release_curve(&counts, &mut out, &mut noise)?;
                 Ok(StatRelease {
                     s_dp: out.iter().map(|&c| c as f64 / n as f64).collect(),
                     replica,
-                    ledger: Ledger {
-                        epsilon: eps,
-                        delta: 0.0,
-                        accountant:
-                            "binomial infection-curve mechanism (Xiong et al. Prop. 4, exact bound)"
-                                .into(),
-                        conversion: "pure ε (none)".into(),
-                        neighbouring: "replace-one (one individual's infection status)".into(),
-                        mechanism: format!(
-                            "Binomial(n = {n}, (I + m)/(K + 2m)), m = {mm}, K = {k}, L = {l} time points"
-                        ),
-                        noise: noise_label(cfg.seeds.noise),
-                    },
+                    ledger,
                 })
             })
+            .map(|(r, rep)| (r, rep, lock))
         }
         Mech::Laplace(mech, sens, lo, hi) => {
             let d = model.output_len();
@@ -265,32 +276,35 @@ pub fn release(
                 eps <= budget,
                 "internal: Laplace release costs {eps} > {budget}"
             );
-            guarded(dir, fp, |mark_started| {
-                mark_started()?;
+            let ledger = Ledger {
+                epsilon: eps,
+                delta: 0.0,
+                accountant: "pure ε (Laplace, L1 sensitivity Δ₁)".into(),
+                conversion: "pure ε (none)".into(),
+                neighbouring: if matches!(model, Model::LinReg(..)) {
+                    "replace-one (n public; Δ₁ ≥ the statistic's proven bound)".into()
+                } else {
+                    "replace-one (the configured sensitivity's relation)".into()
+                },
+                mechanism: format!(
+                    "vector Laplace, Δ₁ = {sens}, b = {}, range [{lo}, {hi}]",
+                    mech.scale()
+                ),
+                noise: noise_label(cfg.seeds.noise),
+            };
+            let lock = DirLock::acquire(dir)?;
+            guarded(&lock, fp, |mark_started| {
+                mark_started(&ledger)?;
                 let mut noise = noise_rng(cfg.seeds.noise)?;
                 let mut out = vec![0.0; d];
                 mech.release_into(obs, &mut out, &mut noise)?;
                 Ok(StatRelease {
                     s_dp: out,
                     replica,
-                    ledger: Ledger {
-                        epsilon: eps,
-                        delta: 0.0,
-                        accountant: "pure ε (Laplace, L1 sensitivity Δ₁)".into(),
-                        conversion: "pure ε (none)".into(),
-                        neighbouring: if matches!(model, Model::LinReg(..)) {
-                            "replace-one (n public; Δ₁ ≥ the statistic's proven bound)".into()
-                        } else {
-                            "replace-one (the configured sensitivity's relation)".into()
-                        },
-                        mechanism: format!(
-                            "vector Laplace, Δ₁ = {sens}, b = {}, range [{lo}, {hi}]",
-                            mech.scale()
-                        ),
-                        noise: noise_label(cfg.seeds.noise),
-                    },
+                    ledger,
                 })
             })
+            .map(|(r, rep)| (r, rep, lock))
         }
     }
 }

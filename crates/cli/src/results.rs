@@ -7,8 +7,8 @@ use std::path::Path;
 use anyhow::Result;
 use serde::Serialize;
 
+use crate::files::{Replace, write_atomic};
 use crate::private::Ledger;
-use crate::shard::write_bytes_atomic;
 use crate::summary::{Marginal, summarise, table};
 use crate::svg::{Series, histogram, line_chart, pair_plot};
 
@@ -135,7 +135,7 @@ impl Outcome {
             self.warnings.push(format!(
                 "the posterior rests on {} (effective {}) draws, fewer than {MIN_DRAWS}: the 2.5 % and 97.5 % quantiles are unreliable; ask for more samples",
                 n,
-                fmt_num(ne.round())
+                crate::summary::fmt_sig(ne.round(), 4)
             ));
         }
         for name in &self.names {
@@ -150,10 +150,16 @@ impl Outcome {
             if rhat.is_some() || ess.is_some() {
                 let mut why = Vec::new();
                 if let Some(r) = rhat {
-                    why.push(format!("split R̂ = {} > {MAX_RHAT}", fmt_num(r)));
+                    why.push(format!(
+                        "split R̂ = {} > {MAX_RHAT}",
+                        crate::summary::fmt_sig(r, 4)
+                    ));
                 }
                 if let Some(e) = ess {
-                    why.push(format!("bulk ESS = {} < {MIN_ESS}", fmt_num(e.round())));
+                    why.push(format!(
+                        "bulk ESS = {} < {MIN_ESS}",
+                        crate::summary::fmt_sig(e.round(), 4)
+                    ));
                 }
                 self.warnings.push(format!(
                     "the chain has not converged for {name} ({}; Vehtari et al. 2021): run more iterations or tune the step size before using this posterior",
@@ -186,8 +192,8 @@ impl Outcome {
             if let Some((p, stat)) = worst.filter(|(p, _)| *p >= 0.05) {
                 self.warnings.push(format!(
                     "the posterior is indistinguishable from the prior (two-sample KS against {m} prior draws: p >= 0.05 for every parameter, smallest p = {}, D = {}): the data carried little information about θ at this privacy level; raise ε, use more informative summaries or more data",
-                    fmt_num(p),
-                    fmt_num(stat)
+                    crate::summary::fmt_sig(p, 4),
+                    crate::summary::fmt_sig(stat, 4)
                 ));
             }
         }
@@ -236,7 +242,7 @@ impl Outcome {
             s,
             "\nprivacy: ε = {}, δ = {}\n  accountant: {}\n  conversion: {}\n  neighbouring: {}\n  mechanism: {}\n  noise: {}\n",
             fmt_eps(l.epsilon),
-            fmt_up(l.delta),
+            crate::summary::fmt_up(l.delta),
             l.accountant,
             l.conversion,
             l.neighbouring,
@@ -246,7 +252,7 @@ impl Outcome {
         if !self.facts.is_empty() {
             s.push_str("facts:");
             for (k, v) in &self.facts {
-                let _ = write!(s, " {k} = {}", fmt_num_sig(*v, 6));
+                let _ = write!(s, " {k} = {}", crate::summary::fmt_sig(*v, 6));
             }
             s.push('\n');
         }
@@ -310,6 +316,7 @@ impl Outcome {
                         ("dpinfer.model", self.model.clone()),
                         ("dpinfer.sampler", self.sampler.clone()),
                     ],
+                    Replace::Owned,
                 )?;
                 files.push("samples.arrow".to_string());
             }
@@ -395,60 +402,14 @@ impl Outcome {
 }
 
 fn put(dir: &Path, name: &str, bytes: &[u8], files: &mut Vec<String>) -> Result<()> {
-    write_bytes_atomic(&dir.join(name), bytes)?;
+    write_atomic(&dir.join(name), bytes, Replace::Owned)?;
     files.push(name.to_string());
     Ok(())
 }
 
-/// A number for people: integers as integers, otherwise `sig` significant digits (plain
-/// decimals for magnitudes in [1e-4, 1e6), scientific outside), trailing zeros dropped.
-fn fmt_num_sig(v: f64, sig: i32) -> String {
-    if !v.is_finite() {
-        return format!("{v}");
-    }
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        return format!("{v:.0}");
-    }
-    let mag = v.abs().log10().floor() as i32;
-    if !(-4..6).contains(&mag) {
-        return format!("{v:.*e}", usize::try_from(sig - 1).unwrap_or(0));
-    }
-    let s = format!("{v:.*}", usize::try_from(sig - 1 - mag).unwrap_or(0));
-    if s.contains('.') {
-        s.trim_end_matches('0').trim_end_matches('.').to_owned()
-    } else {
-        s
-    }
-}
-
-/// [`fmt_num_sig`] with 4 significant digits (warnings).
-fn fmt_num(v: f64) -> String {
-    fmt_num_sig(v, 4)
-}
-
-/// A privacy parameter for people, **rounded up** to 6 significant digits, so that the
-/// printed ε or δ is never below the bound the accountant proved.
-fn fmt_up(v: f64) -> String {
-    if !v.is_finite() || v <= 0.0 {
-        return format!("{v}");
-    }
-    let mag = v.log10().floor() as i32;
-    let scale = 10f64.powi(5 - mag);
-    let mut c = (v * scale).ceil();
-    while c / scale < v {
-        c += 1.0;
-    }
-    let up = c / scale;
-    if (-4..6).contains(&mag) {
-        format!("{up}")
-    } else {
-        format!("{up:e}")
-    }
-}
-
 fn fmt_eps(e: f64) -> String {
     if e.is_finite() {
-        fmt_up(e)
+        crate::summary::fmt_up(e)
     } else {
         "∞ (not private)".into()
     }
@@ -485,35 +446,4 @@ fn resample_for_plot(vals: &[f64], w: Option<&[f64]>) -> Vec<f64> {
         out.push(vals[i]);
     }
     out
-}
-
-#[cfg(test)]
-mod format_tests {
-    use super::*;
-
-    #[test]
-    fn numbers_print_for_people() {
-        assert_eq!(fmt_num_sig(4000.0, 6), "4000");
-        assert_eq!(fmt_num_sig(0.13000000000000003, 6), "0.13");
-        assert_eq!(fmt_num_sig(0.000403125, 6), "0.000403125");
-        assert_eq!(fmt_num_sig(1.234567e-7, 3), "1.23e-7");
-        assert_eq!(fmt_num_sig(2.5e12 + 0.5, 3), "2.50e12");
-        assert_eq!(fmt_num_sig(f64::NAN, 3), "NaN");
-    }
-
-    #[test]
-    fn privacy_parameters_round_up() {
-        assert_eq!(fmt_eps(1.0), "1");
-        assert_eq!(fmt_eps(0.999_999_49), "1");
-        assert_eq!(fmt_eps(1.000_000_1), "1.00001");
-        assert_eq!(fmt_up(1e-6), "1e-6");
-        assert_eq!(fmt_up(0.00025), "0.00025");
-        assert_eq!(fmt_up(1.234_567_1e-9), "1.23457e-9");
-        // Never below the value, over many magnitudes.
-        for k in -300..300 {
-            let v = 1.234_567_891_234 * 10f64.powi(k);
-            let shown: f64 = fmt_up(v).parse().unwrap();
-            assert!(shown >= v, "{v} shown as {shown}");
-        }
-    }
 }

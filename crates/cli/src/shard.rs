@@ -13,8 +13,9 @@
 //! or absent.
 
 use anyhow::{Context, Result, bail};
+
+use crate::files::Replace;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 const MAGIC: &[u8; 8] = b"DPISHRD1";
@@ -69,8 +70,15 @@ pub fn shard_file_name(generation: u32, i: u32, n: u32) -> String {
     format!("gen{generation:03}-shard{i:05}-of{n:05}.dpshard")
 }
 
-fn encode(h: &ShardHeader, data: &[f64]) -> Vec<u8> {
-    let mut b = Vec::with_capacity(HEADER_LEN + data.len() * 8 + 4);
+fn encode(h: &ShardHeader, data: &[f64]) -> Result<Vec<u8>> {
+    let len = data
+        .len()
+        .checked_mul(8)
+        .and_then(|n| n.checked_add(HEADER_LEN + 4))
+        .context("size overflow")?;
+    let mut b = Vec::new();
+    b.try_reserve_exact(len)
+        .map_err(|_| anyhow::anyhow!("not enough memory for a shard of {len} bytes"))?;
     b.extend_from_slice(MAGIC);
     b.extend_from_slice(&h.config_hash.to_le_bytes());
     b.extend_from_slice(&h.run_seed.to_le_bytes());
@@ -87,45 +95,25 @@ fn encode(h: &ShardHeader, data: &[f64]) -> Vec<u8> {
     }
     let crc = crc32fast::hash(&b);
     b.extend_from_slice(&crc.to_le_bytes());
-    b
+    Ok(b)
 }
 
-/// Writes a shard atomically (temporary file, fsync, rename).
+/// Writes a shard atomically and durably ([`crate::files::write_atomic`]).
 ///
 /// # Errors
-/// I/O failures, or `data` not matching the header's size.
-pub fn write_atomic(path: &Path, h: &ShardHeader, data: &[f64]) -> Result<()> {
-    let expect = usize::try_from(h.n_rows)? * h.row_len();
+/// I/O failures, a refused target, or `data` not matching the header's size.
+pub fn write_atomic(path: &Path, h: &ShardHeader, data: &[f64], replace: Replace) -> Result<()> {
+    let expect = usize::try_from(h.n_rows)?
+        .checked_mul(h.row_len())
+        .context("size overflow")?;
     if data.len() != expect {
         bail!(
             "internal: shard data has {} values, header says {expect}",
             data.len()
         );
     }
-    let bytes = encode(h, data);
-    write_bytes_atomic(path, &bytes)
-}
-
-/// Writes bytes to `path` atomically: a temporary sibling file, fsync, then rename.
-///
-/// # Errors
-/// I/O failures.
-pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    let dir = path.parent().unwrap_or_else(|| Path::new("."));
-    fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        path.file_name().and_then(|s| s.to_str()).unwrap_or("out"),
-        std::process::id()
-    ));
-    {
-        let mut f =
-            fs::File::create(&tmp).with_context(|| format!("creating {}", tmp.display()))?;
-        f.write_all(bytes)?;
-        f.sync_all()?;
-    }
-    fs::rename(&tmp, path).with_context(|| format!("renaming into {}", path.display()))?;
-    Ok(())
+    let bytes = encode(h, data)?;
+    crate::files::write_atomic(path, &bytes, replace)
 }
 
 fn rd_u32(b: &[u8], o: &mut usize) -> u32 {
@@ -145,7 +133,7 @@ fn rd_u64(b: &[u8], o: &mut usize) -> u64 {
 /// # Errors
 /// Unreadable, truncated or corrupt files.
 pub fn read(path: &Path) -> Result<(ShardHeader, Vec<f64>)> {
-    let b = fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let b = crate::files::read_input(path, "shard", None)?;
     decode(&b).with_context(|| format!("shard {}", path.display()))
 }
 
@@ -174,7 +162,7 @@ fn decode(b: &[u8]) -> Result<(ShardHeader, Vec<f64>)> {
     let n = usize::try_from(h.n_rows)?
         .checked_mul(h.row_len())
         .context("size overflow")?;
-    if body.len() != HEADER_LEN + n * 8 {
+    if n.checked_mul(8).and_then(|k| k.checked_add(HEADER_LEN)) != Some(body.len()) {
         bail!("size does not match header");
     }
     let data = body[HEADER_LEN..]
@@ -197,22 +185,48 @@ pub struct VerifyReport {
     pub missing: Vec<u32>,
     /// Files that exist but fail to parse, fail the checksum or disagree with the others.
     pub corrupt: Vec<(PathBuf, String)>,
-    /// The common header (shard fields from the first sound shard).
+    /// The common header (from the first readable shard; `shards` from the file names).
     pub header: Option<ShardHeader>,
+    /// No shard could be read: `header` carries only the split from the names.
+    pub unreadable: bool,
 }
 
 impl VerifyReport {
     /// True when every shard is present and sound.
     #[must_use]
     pub fn complete(&self) -> bool {
-        self.missing.is_empty() && self.corrupt.is_empty() && self.header.is_some()
+        self.missing.is_empty() && self.corrupt.is_empty() && !self.unreadable
     }
 }
 
-/// Checks the shards of generation `generation` in `dir`.
+/// Most shards one split may have (`simulate` and `verify` refuse more).
+pub const MAX_SHARDS: u32 = 1 << 20;
+
+/// `(i, n)` of a canonical shard file name of generation `generation`.
+fn parse_name(name: &str, generation: u32) -> Option<(u32, u32)> {
+    let rest = name
+        .strip_prefix(&format!("gen{generation:03}-shard"))?
+        .strip_suffix(".dpshard")?;
+    let (i, n) = rest.split_once("-of")?;
+    let (i, n) = (i.parse().ok()?, n.parse().ok()?);
+    (shard_file_name(generation, i, n) == name).then_some((i, n))
+}
+
+/// The first non-finite value of a table, as (row, column).
+#[must_use]
+pub fn first_non_finite(data: &[f64], row_len: usize) -> Option<(usize, usize)> {
+    let k = data.iter().position(|v| !v.is_finite())?;
+    Some((k / row_len.max(1), k % row_len.max(1)))
+}
+
+/// Checks the shards of generation `generation` in `dir`. The split (how many shards) comes
+/// from the file names, which must all agree; each header must then agree with its own name
+/// (generation, index, count), with the other shards (config, seed, sizes), and with its row
+/// range, and hold only finite values. A forged header cannot make this allocate or loop
+/// beyond [`MAX_SHARDS`].
 ///
 /// # Errors
-/// The folder cannot be listed, or holds no shard of that generation at all.
+/// The folder cannot be listed, holds no shard of that generation, or holds several splits.
 pub fn verify_dir(dir: &Path, generation: u32) -> Result<VerifyReport> {
     let prefix = format!("gen{generation:03}-shard");
     let mut files: Vec<PathBuf> = fs::read_dir(dir)
@@ -229,39 +243,93 @@ pub fn verify_dir(dir: &Path, generation: u32) -> Result<VerifyReport> {
         bail!("no shards of generation {generation} in {}", dir.display());
     }
     let mut rep = VerifyReport::default();
-    let mut seen = std::collections::BTreeSet::new();
+    let mut named = Vec::new();
     for f in files {
+        match f
+            .file_name()
+            .and_then(|s| s.to_str())
+            .and_then(|s| parse_name(s, generation))
+        {
+            Some((i, n)) => named.push((f, i, n)),
+            None => rep
+                .corrupt
+                .push((f, "not a canonical gGGG-shardIIIII-ofNNNNN name".into())),
+        }
+    }
+    let splits: std::collections::BTreeSet<u32> = named.iter().map(|x| x.2).collect();
+    if splits.len() > 1 {
+        bail!(
+            "{} mixes shards of different splits (of {:?}); keep one split per folder",
+            dir.display(),
+            splits
+        );
+    }
+    let Some(&n) = splits.first() else {
+        bail!(
+            "no shard of generation {generation} in {} has a valid name",
+            dir.display()
+        );
+    };
+    if n == 0 || n > MAX_SHARDS {
+        bail!(
+            "shard names in {} claim {n} shards (1..={MAX_SHARDS} allowed)",
+            dir.display()
+        );
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    for (f, i, _) in named {
         match read(&f) {
-            Ok((h, _)) => {
-                let expect = rep.header.get_or_insert(h);
-                let (s, e) = shard_range(h.total_rows, h.shard, h.shards.max(1));
-                let consistent = h.config_hash == expect.config_hash
-                    && h.run_seed == expect.run_seed
-                    && h.shards == expect.shards
-                    && h.total_rows == expect.total_rows
-                    && h.theta_dim == expect.theta_dim
-                    && h.out_dim == expect.out_dim
-                    && h.shard < h.shards
-                    && h.row_start == s
-                    && h.n_rows == e - s
-                    && f.file_name().and_then(|n| n.to_str())
-                        == Some(shard_file_name(generation, h.shard, h.shards).as_str());
-                if consistent {
-                    seen.insert(h.shard);
-                    rep.ok.push(h.shard);
+            Ok((h, data)) => {
+                let expect = *rep.header.get_or_insert(h);
+                let (s, e) = shard_range(h.total_rows, i, n);
+                let why = if h.generation != generation || h.shard != i || h.shards != n {
+                    Some(format!(
+                        "header says generation {} shard {} of {}, its name generation \
+                         {generation} shard {i} of {n}",
+                        h.generation, h.shard, h.shards
+                    ))
+                } else if h.config_hash != expect.config_hash
+                    || h.run_seed != expect.run_seed
+                    || h.total_rows != expect.total_rows
+                    || h.theta_dim != expect.theta_dim
+                    || h.out_dim != expect.out_dim
+                {
+                    Some("header disagrees with the other shards".into())
+                } else if h.total_rows < u64::from(n) || h.row_start != s || h.n_rows != e - s {
+                    Some(format!("row range does not match shard {i} of {n}"))
                 } else {
-                    rep.corrupt.push((
-                        f,
-                        "header disagrees with the other shards or its name".into(),
-                    ));
+                    first_non_finite(&data, h.row_len())
+                        .map(|(r, c)| format!("non-finite value in row {r}, column {c}"))
+                };
+                match why {
+                    None => {
+                        seen.insert(i);
+                        rep.ok.push(i);
+                    }
+                    Some(w) => rep.corrupt.push((f, w)),
                 }
             }
             Err(e) => rep.corrupt.push((f, e.root_cause().to_string())),
         }
     }
-    if let Some(h) = rep.header {
-        rep.missing = (0..h.shards).filter(|i| !seen.contains(i)).collect();
+    if let Some(h) = &mut rep.header {
+        h.shards = n;
+    } else {
+        rep.header = Some(ShardHeader {
+            config_hash: 0,
+            run_seed: 0,
+            generation,
+            shard: 0,
+            shards: n,
+            total_rows: 0,
+            row_start: 0,
+            n_rows: 0,
+            theta_dim: 0,
+            out_dim: 0,
+        });
+        rep.unreadable = true;
     }
+    rep.missing = (0..n).filter(|i| !seen.contains(i)).collect();
     Ok(rep)
 }
 
@@ -283,6 +351,12 @@ pub fn merge_dir(dir: &Path, generation: u32) -> Result<(ShardHeader, Vec<f64>)>
         bail!("no shards")
     };
     let mut data = Vec::new();
+    let len = usize::try_from(h0.total_rows)
+        .ok()
+        .and_then(|t| t.checked_mul(h0.row_len()))
+        .context("merged table size overflows")?;
+    data.try_reserve_exact(len)
+        .map_err(|_| anyhow::anyhow!("not enough memory for the merged table ({len} values)"))?;
     for i in 0..h0.shards {
         let (_, d) = read(&dir.join(shard_file_name(generation, i, h0.shards)))?;
         data.extend_from_slice(&d);
@@ -318,11 +392,19 @@ mod tests {
             out_dim: 2,
         };
         let p = dir.join(shard_file_name(0, 0, 1));
-        write_atomic(&p, &h, &[1.0, 2.0, 3.0, 4.0, 5.0, f64::NAN]).unwrap();
+        write_atomic(&p, &h, &[1.0, 2.0, 3.0, 4.0, 5.0, f64::NAN], Replace::Owned).unwrap();
         let (h2, d) = read(&p).unwrap();
         assert_eq!(h, h2);
         assert_eq!(d[..5], [1.0, 2.0, 3.0, 4.0, 5.0]);
-        assert!(verify_dir(&dir, 0).unwrap().complete());
+        assert!(d[5].is_nan());
+        // A non-finite value reads back, but verify reports the shard.
+        let rep = verify_dir(&dir, 0).unwrap();
+        assert!(!rep.complete() && rep.corrupt[0].1.contains("non-finite"));
+        // (A file this process read is an input it never overwrites: a fresh folder.)
+        let dir2 = dir.join("finite");
+        let p = dir2.join(shard_file_name(0, 0, 1));
+        write_atomic(&p, &h, &[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], Replace::Owned).unwrap();
+        assert!(verify_dir(&dir2, 0).unwrap().complete());
         let mut b = fs::read(&p).unwrap();
         b[HEADER_LEN + 3] ^= 1;
         fs::write(&p, &b).unwrap();

@@ -80,7 +80,7 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
     let mut smc = SmcAbc::new(ModelPrior(model), sim, dist, settings)?;
     let mut rng = SimStream::with_domain(cfg.seeds.run, SMC_RUN_DOMAIN, 0);
     let stop = smc.run(&mut rng)?;
-    eprintln!(
+    crate::errln!(
         "SMC-ABC {}: {}",
         if stop.reached_target() {
             "finished"

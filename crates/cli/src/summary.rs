@@ -82,6 +82,60 @@ pub fn summarise(
         .collect()
 }
 
+/// A number for people: `prec` decimals in `[1e-4, 1e15)` (and for 0), scientific notation
+/// outside it — never a 300-digit decimal.
+#[must_use]
+pub fn fmt_num(v: f64, prec: usize) -> String {
+    if v == 0.0 || !v.is_finite() || (1e-4..1e15).contains(&v.abs()) {
+        format!("{v:.prec$}")
+    } else {
+        format!("{v:.prec$e}")
+    }
+}
+
+/// A number for people: integers as integers, otherwise `sig` significant digits (plain
+/// decimals for magnitudes in [1e-4, 1e6), scientific outside), trailing zeros dropped.
+#[must_use]
+pub fn fmt_sig(v: f64, sig: i32) -> String {
+    if !v.is_finite() {
+        return format!("{v}");
+    }
+    if v.fract() == 0.0 && v.abs() < 1e15 {
+        return format!("{v:.0}");
+    }
+    let mag = v.abs().log10().floor() as i32;
+    if !(-4..6).contains(&mag) {
+        return format!("{v:.*e}", usize::try_from(sig - 1).unwrap_or(0));
+    }
+    let s = format!("{v:.*}", usize::try_from(sig - 1 - mag).unwrap_or(0));
+    if s.contains('.') {
+        s.trim_end_matches('0').trim_end_matches('.').to_owned()
+    } else {
+        s
+    }
+}
+
+/// A privacy parameter for people, **rounded up** to 6 significant digits, so that the
+/// printed ε or δ is never below the bound the accountant proved.
+#[must_use]
+pub fn fmt_up(v: f64) -> String {
+    if !v.is_finite() || v <= 0.0 {
+        return format!("{v}");
+    }
+    let mag = v.log10().floor() as i32;
+    let scale = 10f64.powi(5 - mag);
+    let mut c = (v * scale).ceil();
+    while c / scale < v {
+        c += 1.0;
+    }
+    let up = c / scale;
+    if (-4..6).contains(&mag) {
+        format!("{up}")
+    } else {
+        format!("{up:e}")
+    }
+}
+
 /// Renders a summary as an aligned text table.
 #[must_use]
 pub fn table(m: &[Marginal]) -> String {
@@ -91,15 +145,14 @@ pub fn table(m: &[Marginal]) -> String {
     );
     for r in m {
         s.push_str(&format!(
-            "{:<12} {:>11.5} {:>11.5} {:>11.5} {:>11.5} {:>11.5} {:>11}\n",
+            "{:<12} {:>11} {:>11} {:>11} {:>11} {:>11} {:>11}\n",
             r.name,
-            r.mean,
-            r.sd,
-            r.quantiles[0],
-            r.quantiles[2],
-            r.quantiles[4],
-            r.truth
-                .map_or_else(|| "-".to_string(), |t| format!("{t:.5}"))
+            fmt_num(r.mean, 5),
+            fmt_num(r.sd, 5),
+            fmt_num(r.quantiles[0], 5),
+            fmt_num(r.quantiles[2], 5),
+            fmt_num(r.quantiles[4], 5),
+            r.truth.map_or_else(|| "-".to_string(), |t| fmt_num(t, 5))
         ));
     }
     s
@@ -109,6 +162,15 @@ pub fn table(m: &[Marginal]) -> String {
 #[allow(clippy::float_cmp)] // exact order statistics
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_never_print_as_hundreds_of_digits() {
+        assert_eq!(fmt_num(1e300, 6), "1.000000e300");
+        assert_eq!(fmt_num(-2.5e-320, 2), "-2.50e-320");
+        assert_eq!(fmt_num(0.5, 3), "0.500");
+        assert_eq!(fmt_num(0.0, 2), "0.00");
+        assert_eq!(fmt_num(f64::INFINITY, 2), "inf");
+    }
 
     #[test]
     fn unweighted_moments_and_median() {
@@ -127,5 +189,36 @@ mod tests {
         let m = summarise(&["a".into()], &c, Some(&[1.0, 3.0]), None);
         assert!((m[0].mean - 0.75).abs() < 1e-15);
         assert_eq!(m[0].quantiles[2], 1.0);
+    }
+}
+
+#[cfg(test)]
+mod format_tests {
+    use super::*;
+
+    #[test]
+    fn numbers_print_for_people() {
+        assert_eq!(fmt_sig(4000.0, 6), "4000");
+        assert_eq!(fmt_sig(0.13000000000000003, 6), "0.13");
+        assert_eq!(fmt_sig(0.000403125, 6), "0.000403125");
+        assert_eq!(fmt_sig(1.234567e-7, 3), "1.23e-7");
+        assert_eq!(fmt_sig(2.5e12 + 0.5, 3), "2.50e12");
+        assert_eq!(fmt_sig(f64::NAN, 3), "NaN");
+    }
+
+    #[test]
+    fn privacy_parameters_round_up() {
+        assert_eq!(fmt_up(1.0), "1");
+        assert_eq!(fmt_up(0.999_999_49), "1");
+        assert_eq!(fmt_up(1.000_000_1), "1.00001");
+        assert_eq!(fmt_up(1e-6), "1e-6");
+        assert_eq!(fmt_up(0.00025), "0.00025");
+        assert_eq!(fmt_up(1.234_567_1e-9), "1.23457e-9");
+        // Never below the value, over many magnitudes.
+        for k in -300..300 {
+            let v = 1.234_567_891_234 * 10f64.powi(k);
+            let shown: f64 = fmt_up(v).parse().unwrap();
+            assert!(shown >= v, "{v} shown as {shown}");
+        }
     }
 }

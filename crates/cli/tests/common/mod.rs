@@ -29,13 +29,31 @@ pub(crate) fn fresh_dir(name: &str) -> PathBuf {
     d
 }
 
-/// Runs `dpinfer args…` in `cwd`.
+/// Runs `dpinfer args…` in `cwd`. Every run of the e2e suites goes through here (or
+/// [`no_panic`]): the binary never panics, whatever the input.
 pub(crate) fn dpinfer(args: &[&str], cwd: &Path) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_dpinfer"))
-        .args(args)
-        .current_dir(cwd)
-        .output()
-        .expect("spawn dpinfer")
+    dpinfer_env(args, cwd, &[])
+}
+
+/// [`dpinfer`] with extra environment variables.
+pub(crate) fn dpinfer_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dpinfer"));
+    c.args(args).current_dir(cwd);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    no_panic(c.output().expect("spawn dpinfer"))
+}
+
+/// Fails on a panic of the binary: exit code 101, an abort, or "panicked" on stderr.
+pub(crate) fn no_panic(o: Output) -> Output {
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !err.contains("panicked") && o.status.code() != Some(101) && o.status.code().is_some(),
+        "the binary panicked or was killed: {}",
+        show(&o)
+    );
+    o
 }
 
 /// stdout and stderr of a run, for assertion messages.

@@ -1,0 +1,100 @@
+//! Bounds on every count a config can set, so no config can make the CLI abort on
+//! allocation or run unbounded. The bounds are far above the papers' settings (10⁴–10⁶
+//! pairs, 10²–10³ features) and are documented in the README; tables that fit the bounds
+//! but not the machine's memory are allocated fallibly ([`alloc_zeroed`]) and fail with an
+//! error, not an abort.
+
+use anyhow::{Result, bail};
+
+use crate::config::Config;
+
+/// Most public (θ, summary) pairs per table (`sampler.pairs`).
+pub const MAX_PAIRS: u64 = 1_000_000_000;
+/// Most observations of a model (`model.n`).
+pub const MAX_N: u64 = 100_000_000;
+/// Most random Fourier features (`distance.features`).
+pub const MAX_FEATURES: u64 = 65_536;
+/// Most SMC particles (`sampler.particles`) and accepted samples (`sampler.accept`).
+pub const MAX_PARTICLES: u64 = 10_000_000;
+/// Most SMC generations (`sampler.generations`).
+pub const MAX_GENERATIONS: u64 = 100_000;
+/// Most simulations of an SMC-ABC run (`sampler.simulations`).
+pub const MAX_SIMULATIONS: u64 = 1_000_000_000_000;
+/// Most MCMC iterations (`sampler.iterations`).
+pub const MAX_ITERATIONS: u64 = 1_000_000_000;
+/// Most HMC leapfrog steps (`sampler.leapfrog_steps`).
+pub const MAX_LEAPFROG: u64 = 100_000;
+/// Most SVT acceptances (`sampler.c`), mini-batch rows (`sampler.batch`).
+pub const MAX_COUNT: u64 = 1_000_000_000;
+/// Most binomial trials of the released curve (`privacy.release_n`).
+pub const MAX_RELEASE_N: u64 = 1_000_000_000_000;
+
+/// Checks every count of `cfg` against its bound.
+///
+/// # Errors
+/// The first count above its bound, named.
+pub fn check(cfg: &Config) -> Result<()> {
+    let s = &cfg.sampler;
+    let as_u64 = |v: Option<usize>| v.map(|x| x as u64);
+    for (name, v, max) in [
+        ("sampler.pairs", as_u64(s.pairs), MAX_PAIRS),
+        ("model.n", as_u64(cfg.model.n), MAX_N),
+        (
+            "distance.features",
+            Some(cfg.distance.features as u64),
+            MAX_FEATURES,
+        ),
+        ("sampler.particles", as_u64(s.particles), MAX_PARTICLES),
+        ("sampler.accept", as_u64(s.accept), MAX_PARTICLES),
+        (
+            "sampler.generations",
+            as_u64(s.generations),
+            MAX_GENERATIONS,
+        ),
+        ("sampler.simulations", s.simulations, MAX_SIMULATIONS),
+        ("sampler.iterations", s.iterations, MAX_ITERATIONS),
+        ("sampler.burn_in", s.burn_in, MAX_ITERATIONS),
+        (
+            "sampler.leapfrog_steps",
+            s.leapfrog_steps.map(u64::from),
+            MAX_LEAPFROG,
+        ),
+        ("sampler.c", s.c, MAX_COUNT),
+        ("sampler.batch", as_u64(s.batch), MAX_COUNT),
+        ("privacy.release_n", cfg.privacy.release_n, MAX_RELEASE_N),
+        ("privacy.release_m", cfg.privacy.release_m, MAX_RELEASE_N),
+    ] {
+        if let Some(v) = v
+            && v > max
+        {
+            bail!("{name} = {v} is above the supported maximum of {max}");
+        }
+    }
+    if s.leapfrog_steps == Some(0) {
+        bail!("sampler.leapfrog_steps must be at least 1");
+    }
+    if cfg.output.threads > crate::jobs::MAX_THREADS {
+        bail!(
+            "output.threads = {} is above the maximum of {}",
+            cfg.output.threads,
+            crate::jobs::MAX_THREADS
+        );
+    }
+    Ok(())
+}
+
+/// A zeroed vector of `n` values, allocated fallibly (`what` names it in the error).
+///
+/// # Errors
+/// Not enough memory.
+pub fn alloc_zeroed(n: usize, what: &str) -> Result<Vec<f64>> {
+    let mut v = Vec::new();
+    if v.try_reserve_exact(n).is_err() {
+        bail!(
+            "not enough memory for {what} ({n} values, {:.3} GB)",
+            n as f64 * 8e-9
+        );
+    }
+    v.resize(n, 0.0);
+    Ok(v)
+}

@@ -1,0 +1,283 @@
+//! Fuzzing the binary end to end (proptest-driven, bounded: a fixed number of cases, tens of
+//! seconds in the test profile). Hostile config files (values of every kind in every key,
+//! truncations, byte noise) and forged shard headers (random header bytes, with and without
+//! a recomputed CRC). Every case asserts: no panic, exit code 0 or 2 (1 for an incomplete
+//! `verify`), exactly one `error:` line — the last — on failure, and nothing outside the
+//! command's `--out` changed.
+#![cfg(unix)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::std_instead_of_core,
+    clippy::std_instead_of_alloc
+)]
+
+mod common;
+
+use common::{dpinfer, example, fresh_dir, set, show};
+use proptest::prelude::*;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+/// Every file under `dir` except those under `skip`, with its bytes' CRC and length.
+fn snapshot(dir: &Path, skip: &Path) -> BTreeMap<PathBuf, (u64, u32)> {
+    let mut m = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.starts_with(skip) {
+                continue;
+            }
+            let meta = std::fs::symlink_metadata(&p).unwrap();
+            if meta.is_dir() {
+                stack.push(p);
+            } else {
+                let b = std::fs::read(&p).unwrap_or_default();
+                m.insert(p, (meta.len(), crc32fast::hash(&b)));
+            }
+        }
+    }
+    m
+}
+
+/// The contract of every invocation.
+fn contract(o: &Output, ok_codes: &[i32]) {
+    let code = o.status.code().expect("killed by a signal");
+    assert!(ok_codes.contains(&code), "exit code {code}: {}", show(o));
+    let err = String::from_utf8_lossy(&o.stderr);
+    let errors = err.lines().filter(|l| l.starts_with("error")).count();
+    if code == 2 {
+        assert_eq!(errors, 1, "{}", show(o));
+        assert!(
+            err.trim_end()
+                .lines()
+                .last()
+                .unwrap_or("")
+                .starts_with("error: "),
+            "{}",
+            show(o)
+        );
+    } else {
+        assert_eq!(errors, 0, "{}", show(o));
+    }
+}
+
+const KEYS: &[(&str, &str)] = &[
+    ("model", "name"),
+    ("model", "n"),
+    ("model", "sigma"),
+    ("model", "prior_sd"),
+    ("model", "population"),
+    ("data", "path"),
+    ("data", "seed"),
+    ("distance", "kind"),
+    ("distance", "features"),
+    ("distance", "bandwidth"),
+    ("distance", "weights"),
+    ("distance", "clip"),
+    ("sampler", "kind"),
+    ("sampler", "pairs"),
+    ("sampler", "epsilon_abc"),
+    ("sampler", "c"),
+    ("sampler", "resample"),
+    ("sampler", "clip"),
+    ("sampler", "accept"),
+    ("privacy", "epsilon"),
+    ("privacy", "delta"),
+    ("privacy", "release"),
+    ("seeds", "run"),
+    ("seeds", "noise"),
+    ("output", "threads"),
+];
+
+/// Values that are invalid, extreme or small (never a valid value that runs long).
+const VALUES: &[&str] = &[
+    "0",
+    "-1",
+    "1",
+    "2",
+    "0.5",
+    "1e-320",
+    "nan",
+    "inf",
+    "-inf",
+    "1e308",
+    "-1e308",
+    "18446744073709551615",
+    "1000000000000",
+    "9223372036854775807",
+    "\"\"",
+    "\"os\"",
+    "\"x\"",
+    "\"/dev/zero\"",
+    "\"laplace\"",
+    "\"binomial-curve\"",
+    "\"rejection\"",
+    "\"soft-abc\"",
+    "\"gaussian-abc\"",
+    "\"svt-abc\"",
+    "\"dp-penalty\"",
+    "[]",
+    "[0.1, -2.0]",
+    "[nan]",
+    "true",
+    "{ a = 1 }",
+];
+
+/// The base config: SVT-ABC on the toy, 60 pairs (a valid run takes well under a second).
+fn base(out: &Path) -> String {
+    let t = example("abcdp-toy.toml", out);
+    let t = set(&t, "sampler", "pairs", "60");
+    let t = set(&t, "model", "n", "200");
+    set(&t, "distance", "features", "20")
+}
+
+#[derive(Debug, Clone)]
+enum Mutation {
+    Set(usize, usize),
+    Truncate(usize),
+    Byte(usize, u8),
+    DropLine(usize),
+}
+
+fn mutation() -> impl Strategy<Value = Mutation> {
+    prop_oneof![
+        4 => (0..KEYS.len(), 0..VALUES.len()).prop_map(|(k, v)| Mutation::Set(k, v)),
+        1 => (0..2000_usize).prop_map(Mutation::Truncate),
+        1 => (0..2000_usize, any::<u8>()).prop_map(|(i, b)| Mutation::Byte(i, b)),
+        1 => (0..60_usize).prop_map(Mutation::DropLine),
+    ]
+}
+
+fn apply(text: &str, m: &Mutation) -> Vec<u8> {
+    match *m {
+        Mutation::Set(k, v) => set(text, KEYS[k].0, KEYS[k].1, VALUES[v]).into_bytes(),
+        Mutation::Truncate(i) => text.as_bytes()[..i.min(text.len())].to_vec(),
+        Mutation::Byte(i, b) => {
+            let mut t = text.as_bytes().to_vec();
+            let n = t.len();
+            t[i % n] = b;
+            t
+        }
+        Mutation::DropLine(i) => {
+            let lines: Vec<&str> = text.lines().collect();
+            let k = i % lines.len();
+            lines
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != k)
+                .map(|(_, l)| *l)
+                .collect::<Vec<_>>()
+                .join("\n")
+                .into_bytes()
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 240,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn hostile_configs(muts in proptest::collection::vec(mutation(), 1..4)) {
+        let dir = fresh_dir("fuzz-cfg");
+        let out = dir.join("out");
+        let mut text = base(&out).into_bytes();
+        for m in &muts {
+            text = apply(&String::from_utf8_lossy(&text), m);
+        }
+        std::fs::write(dir.join("c.toml"), &text).unwrap();
+        std::fs::write(dir.join("bystander.txt"), "untouched").unwrap();
+        let before = snapshot(&dir, &out);
+        let o = dpinfer(&["run", "c.toml", "--out", "out"], &dir);
+        contract(&o, &[0, 2]);
+        prop_assert_eq!(&snapshot(&dir, &out), &before, "{:?}", muts);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// A complete 3-shard folder of the base config, made once.
+fn shard_folder() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let dir = fresh_dir("fuzz-shards-base");
+        std::fs::write(dir.join("c.toml"), base(&dir.join("out"))).unwrap();
+        for i in 0..3 {
+            let o = dpinfer(
+                &[
+                    "simulate",
+                    "c.toml",
+                    "--shard",
+                    &i.to_string(),
+                    "--shards",
+                    "3",
+                    "--out",
+                    "shards",
+                ],
+                &dir,
+            );
+            assert!(o.status.success(), "{}", show(&o));
+        }
+        dir
+    })
+}
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for e in std::fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_dir(&e.path(), &to.join(e.file_name()));
+        } else {
+            std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 120,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn forged_shard_headers(
+        which in 0..3_u32,
+        edits in proptest::collection::vec((0..84_usize, any::<u8>()), 1..6),
+        fix_crc in any::<bool>(),
+    ) {
+        let dir = fresh_dir("fuzz-shards");
+        copy_dir(shard_folder(), &dir);
+        let p = dir.join("shards").join(format!("gen000-shard{which:05}-of00003.dpshard"));
+        let mut b = std::fs::read(&p).unwrap();
+        for &(i, v) in &edits {
+            b[i] = v;
+        }
+        if fix_crc {
+            let n = b.len() - 4;
+            let crc = crc32fast::hash(&b[..n]);
+            b[n..].copy_from_slice(&crc.to_le_bytes());
+        }
+        std::fs::write(&p, &b).unwrap();
+        let out = dir.join("out");
+        let before = snapshot(&dir, &out);
+        let o = dpinfer(&["verify", "shards"], &dir);
+        contract(&o, &[0, 1, 2]);
+        let o = dpinfer(&["merge", "shards", "--out", "out/m.dpshard"], &dir);
+        contract(&o, &[0, 2]);
+        let o = dpinfer(&["export", p.to_str().unwrap(), "--out", "out/x.arrow"], &dir);
+        contract(&o, &[0, 2]);
+        if dir.join("out/m.dpshard").exists() {
+            let o = dpinfer(&["private-step", "c.toml", "--pairs", "out/m.dpshard", "--out", "out/r"], &dir);
+            contract(&o, &[0, 2]);
+        }
+        prop_assert_eq!(&snapshot(&dir, &out), &before, "{:?}", edits);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
