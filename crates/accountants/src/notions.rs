@@ -85,6 +85,9 @@ pub enum Conversion {
     },
     /// Exact Gaussian privacy-loss distribution (Sommer–Meiser–Mohammadi 2019, Lemma 12).
     GaussianPld,
+    /// Numerical (discretised, FFT-composed) privacy-loss distribution, pessimistic
+    /// connect-the-dots (Doroshenko et al. 2022); see `pld_numeric`.
+    NumericalPld,
 }
 
 /// A reported (ε, δ) guarantee with the conversion that produced it.
