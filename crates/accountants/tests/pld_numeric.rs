@@ -257,22 +257,57 @@ fn both_directions_and_report_fields() {
     assert!(e <= 1.0 + 1e-9 && e > 0.3, "{e}");
 }
 
+/// Sampling without replacement (replace-one): no peer computes its PLD. Ours must not exceed
+/// the RDP (WBK19) bound, and must not be below prv-accountant's certified lower bound of the
+/// Poisson remove pair at q = γ, which the mechanism attains on datasets whose other rows are
+/// all equal (then the sample's other rows contribute a constant).
+#[test]
+fn without_replacement_between_poisson_lower_bound_and_rdp() {
+    let mut checked = 0;
+    for line in GOLDEN.lines().filter(|l| l.starts_with("pg_q")) {
+        let f: Vec<&str> = line.split('|').map(str::trim).collect();
+        let p = &parse_events(f[1])[0];
+        let (x, prv_low) = (num(f[3]), num(f[5]));
+        if f[2] != "eps" || p.q >= 1.0 || p.n > 100_000 {
+            continue;
+        }
+        let population = 100_000u64;
+        let batch = (p.q * population as f64).round() as u64;
+        let g = Event::Gaussian {
+            sigma: p.s,
+            sensitivity: 1.0,
+        };
+        let wor = Event::SampledWithoutReplacement {
+            batch,
+            population,
+            event: &g,
+        };
+        let mut acc = PldAccountant::new(Neighbouring::ReplaceOne);
+        acc.compose_n(&wor, p.n).unwrap();
+        let ours = acc.epsilon(x).unwrap().epsilon;
+        let mut rdp = RdpAccountant::new(Neighbouring::ReplaceOne);
+        rdp.compose_n(&wor, p.n).unwrap();
+        let e_rdp = rdp.epsilon(x).unwrap().epsilon;
+        assert!(
+            ours >= prv_low,
+            "{}: wor {ours} < poisson lower {prv_low}",
+            f[0]
+        );
+        assert!(ours <= e_rdp, "{}: wor {ours} > rdp {e_rdp}", f[0]);
+        checked += 1;
+    }
+    assert!(checked >= 15, "{checked}");
+    // Poisson under replace-one and without-replacement under add/remove are refused.
+    let c = Component::without_replacement(Mechanism::Gaussian { mu: 0.5 }, 1, 10).unwrap();
+    assert!(matches!(
+        ComposedPld::new(&[(c, 1)], 0.0, AR, Discretisation::default(), false),
+        Err(AccountantError::IncompatibleRelation { .. })
+    ));
+    assert!(Component::without_replacement(Mechanism::Gaussian { mu: 0.5 }, 11, 10).is_err());
+}
+
 #[test]
 fn errors_and_unsupported_events() {
-    let g = Event::Gaussian {
-        sigma: 1.0,
-        sensitivity: 1.0,
-    };
-    let wor = Event::SampledWithoutReplacement {
-        batch: 10,
-        population: 100,
-        event: &g,
-    };
-    let mut acc = PldAccountant::new(Neighbouring::ReplaceOne);
-    assert!(matches!(
-        acc.compose(&wor),
-        Err(AccountantError::Unsupported { .. })
-    ));
     let mut acc = PldAccountant::new(AR);
     assert!(matches!(
         acc.compose(&Event::Zcdp { rho: 0.1 }),

@@ -506,3 +506,53 @@ pub(crate) fn discretise(
     });
     Ok((pess, opt))
 }
+
+/// The symmetric PLD for sampling without replacement at ratio `γ < 1` (see
+/// `Component::without_replacement`): the pessimistic connect-the-dots atoms of the remove
+/// pair `(γP + (1−γ)Q, Q)` at the grid losses `l ≥ h` (they depend only on its privacy
+/// profile on `[0, ∞)`), their mirror images `P(−l) = e^{−l}·P(l)` (symmetry), the mass
+/// at `+∞`, and the rest at loss 0 (non-negative by convexity of the profile at 0).
+pub(crate) fn discretise_wor(
+    mechanism: Mechanism,
+    gamma: f64,
+    h: f64,
+) -> Result<Pmf, AccountantError> {
+    let (rem, _) = discretise(mechanism, gamma, Direction::Remove, h, false)?;
+    let top = rem.offset + i64::try_from(rem.probs.len()).unwrap_or(i64::MAX) - 1;
+    if rem.offset > 0 || top < 0 {
+        return Err(AccountantError::NumericalFailure {
+            what: "without-replacement pld grid",
+        });
+    }
+    #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+    let k = top as usize;
+    #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+    let shift = (-rem.offset) as usize;
+    let mut probs = alloc::vec![0.0; 2 * k + 1];
+    let mut used = dpinfer_math::NeumaierSum::new();
+    used.add(rem.inf);
+    for i in 1..=k {
+        let m = rem.probs[shift + i];
+        #[allow(clippy::cast_precision_loss)]
+        let mirror = m * libm::exp(-(i as f64) * h);
+        probs[k + i] = m;
+        probs[k - i] = mirror;
+        used.add(m);
+        used.add(mirror);
+    }
+    let zero = 1.0 - used.sum();
+    if zero < -1e-12 {
+        return Err(AccountantError::NumericalFailure {
+            what: "without-replacement pld lost mass",
+        });
+    }
+    probs[k] = zero.max(0.0);
+    #[allow(clippy::cast_possible_wrap, clippy::cast_possible_truncation)]
+    let offset = -(k as i64);
+    Ok(Pmf {
+        offset,
+        probs,
+        inf: rem.inf,
+        slack: rem.slack,
+    })
+}

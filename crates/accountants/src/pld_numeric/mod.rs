@@ -83,11 +83,13 @@ pub enum Mechanism {
     },
 }
 
-/// One step: a base [`Mechanism`] Poisson-subsampled at rate `q` (`q = 1`: no subsampling).
+/// One step: a base [`Mechanism`] Poisson-subsampled at rate `q` (`q = 1`: no subsampling),
+/// or sampled without replacement with ratio `q = batch/population`.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Component {
     mechanism: Mechanism,
     q: f64,
+    without_replacement: bool,
 }
 
 impl Component {
@@ -119,7 +121,51 @@ impl Component {
                 }
             }
         }
-        Ok(Self { mechanism, q })
+        Ok(Self {
+            mechanism,
+            q,
+            without_replacement: false,
+        })
+    }
+    /// A step run on a sample of `batch` out of `population` rows drawn **without
+    /// replacement** (replace-one neighbours), ratio `γ = batch/population` (rounded up).
+    ///
+    /// # Privacy
+    /// Replace-one relation; the base mechanism's parameters must use the replace-one
+    /// sensitivity. The PLD is the symmetric pair whose privacy profile for ε ≥ 0 is that of
+    /// `(γP + (1−γ)Q, Q)`: by advanced joint convexity (Balle–Barthe–Gaboardi 2018, Thm 2)
+    /// the mechanism's δ(ε) in either order is at most `γ·δ_{P‖Q}(ε')` with
+    /// `e^{ε} = 1 + γ(e^{ε'} − 1)`, which is that profile; the symmetric extension to ε < 0
+    /// (`δ(ε) = 1 − e^ε + e^ε δ(−ε)`) then dominates the mechanism for every ε.
+    ///
+    /// # Errors
+    /// As [`Component::new`], and [`AccountantError::InvalidCount`] unless
+    /// `1 ≤ batch ≤ population`.
+    pub fn without_replacement(
+        mechanism: Mechanism,
+        batch: u64,
+        population: u64,
+    ) -> Result<Self, AccountantError> {
+        if batch == 0 || batch > population {
+            return Err(AccountantError::InvalidCount {
+                name: "batch",
+                value: batch,
+            });
+        }
+        let g = count_up(batch) / count_up(population);
+        let g = if g * count_up(population) < count_up(batch) {
+            g.next_up()
+        } else {
+            g
+        };
+        let mut c = Self::new(mechanism, g.min(1.0))?;
+        c.without_replacement = c.q < 1.0;
+        Ok(c)
+    }
+    /// Whether the sample is drawn without replacement (else Poisson).
+    #[must_use]
+    pub fn is_without_replacement(&self) -> bool {
+        self.without_replacement
     }
     /// The base mechanism.
     #[must_use]
@@ -234,7 +280,7 @@ impl Ledger {
     ///
     /// # Errors
     /// [`AccountantError::Unsupported`] for events this PLD cannot express (sampling without
-    /// replacement, zCDP, approximate DP with δ > 0, subsampled compositions), overflowing
+    /// zCDP, approximate DP with δ > 0, subsampled compositions or Gaussians), overflowing
     /// counts, parameter errors.
     pub fn split(
         event: &Event<'_>,
@@ -345,7 +391,17 @@ fn collect(
             }
             Ok(())
         }
-        Event::SampledWithoutReplacement { .. } => Err(unsupported(ev)),
+        Event::SampledWithoutReplacement {
+            batch,
+            population,
+            event,
+        } => match leaf(event, relation, depth + 1)? {
+            None => Ok(()),
+            Some(mech) => out.push(
+                Component::without_replacement(mech, batch, population)?,
+                count,
+            ),
+        },
         _ => match leaf(ev, relation, depth)? {
             None => Ok(()),
             Some(mech) => out.push(Component::new(mech, 1.0)?, count),
@@ -356,7 +412,7 @@ fn collect(
 mod compose_api {
     use alloc::vec::Vec;
 
-    use super::base::{Pmf, discretise};
+    use super::base::{Pmf, discretise, discretise_wor};
     use super::compose::{Composed, compose};
     use super::{Component, Direction, Discretisation, Mechanism};
     use crate::error::{non_negative, open_unit};
@@ -395,7 +451,11 @@ mod compose_api {
 
     fn direction_set(relation: Neighbouring, parts: &[(Component, u64)]) -> &'static [Direction] {
         // Without subsampling every pair here is symmetric: add = remove.
-        if relation == Neighbouring::AddRemove && parts.iter().any(|(c, _)| c.q < 1.0) {
+        if relation == Neighbouring::AddRemove
+            && parts
+                .iter()
+                .any(|(c, _)| c.q < 1.0 && !c.without_replacement)
+        {
             &[Direction::Remove, Direction::Add]
         } else {
             &[Direction::Remove]
@@ -427,11 +487,19 @@ mod compose_api {
             if mu > 0.0 {
                 all.push((Component::new(Mechanism::Gaussian { mu }, 1.0)?, 1));
             }
-            if relation == Neighbouring::ReplaceOne && all.iter().any(|(c, _)| c.q < 1.0) {
-                return Err(AccountantError::IncompatibleRelation {
-                    event: "PoissonSampled",
-                    relation,
-                });
+            for (c, _) in &all {
+                if relation == Neighbouring::ReplaceOne && c.q < 1.0 && !c.without_replacement {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "PoissonSampled",
+                        relation,
+                    });
+                }
+                if relation == Neighbouring::AddRemove && c.without_replacement {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "SampledWithoutReplacement",
+                        relation,
+                    });
+                }
             }
             if let Some(&(_, 0)) = all.iter().find(|(_, n)| *n == 0) {
                 return Err(AccountantError::InvalidCount {
@@ -445,7 +513,14 @@ mod compose_api {
             for &d in direction_set(relation, &all) {
                 let mut pess: Vec<Pmf> = Vec::with_capacity(all.len());
                 let mut opt: Vec<Pmf> = Vec::new();
+                let mut certifiable = bounds;
                 for (c, _) in &all {
+                    if c.without_replacement {
+                        pess.push(discretise_wor(c.mechanism, c.q, h)?);
+                        // Only an upper bound of this PLD is known: no certified lower bound.
+                        certifiable = false;
+                        continue;
+                    }
                     let (p, o) = discretise(c.mechanism, c.q, d, h, bounds)?;
                     pess.push(p);
                     if let Some(o) = o {
@@ -463,7 +538,7 @@ mod compose_api {
                 let counts = all.iter().map(|(_, n)| *n).chain(core::iter::repeat(1));
                 let refs: Vec<(&Pmf, u64)> = pess.iter().zip(counts.clone()).collect();
                 dirs.push((d, compose(&refs, discretisation.truncation, true)?));
-                if bounds && !opt.is_empty() {
+                if certifiable && !opt.is_empty() {
                     let refs: Vec<(&Pmf, u64)> = opt.iter().zip(counts).collect();
                     lower.push((d, compose(&refs, discretisation.truncation, false)?));
                 }
