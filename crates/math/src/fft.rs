@@ -174,13 +174,42 @@ pub fn fft_in_place(
             data.swap(i, j);
         }
     }
-    // Length-2 butterflies (twiddle 1).
-    for pair in data.chunks_exact_mut(2) {
-        let (a, b) = (pair[0], pair[1]);
-        pair[0] = Complex::new(a.re + b.re, a.im + b.im);
-        pair[1] = Complex::new(a.re - b.re, a.im - b.im);
+    if inverse {
+        butterflies::<true>(data, twiddles, step0);
+    } else {
+        butterflies::<false>(data, twiddles, step0);
     }
-    let mut len = 4;
+    Ok(())
+}
+
+/// The butterfly passes after the bit-reversal permutation: the first two stages fused into
+/// one radix-4 pass (twiddles 1 and ∓i, no multiplications), then radix-2 stages.
+fn butterflies<const INVERSE: bool>(data: &mut [Complex], twiddles: &[Complex], step0: usize) {
+    let n = data.len();
+    if n == 2 {
+        let (a, b) = (data[0], data[1]);
+        data[0] = Complex::new(a.re + b.re, a.im + b.im);
+        data[1] = Complex::new(a.re - b.re, a.im - b.im);
+        return;
+    }
+    for q in data.chunks_exact_mut(4) {
+        let (a0, a1, a2, a3) = (q[0], q[1], q[2], q[3]);
+        let s01 = Complex::new(a0.re + a1.re, a0.im + a1.im);
+        let d01 = Complex::new(a0.re - a1.re, a0.im - a1.im);
+        let s23 = Complex::new(a2.re + a3.re, a2.im + a3.im);
+        let d23 = Complex::new(a2.re - a3.re, a2.im - a3.im);
+        // w·d23 with w = −i (forward) or +i (inverse).
+        let t = if INVERSE {
+            Complex::new(-d23.im, d23.re)
+        } else {
+            Complex::new(d23.im, -d23.re)
+        };
+        q[0] = Complex::new(s01.re + s23.re, s01.im + s23.im);
+        q[2] = Complex::new(s01.re - s23.re, s01.im - s23.im);
+        q[1] = Complex::new(d01.re + t.re, d01.im + t.im);
+        q[3] = Complex::new(d01.re - t.re, d01.im - t.im);
+    }
+    let mut len = 8;
     while len <= n {
         let half = len / 2;
         let step = step0 * (n / len);
@@ -188,7 +217,7 @@ pub fn fft_in_place(
             let (lo, hi) = block.split_at_mut(half);
             for (j, (a, b)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
                 let w = twiddles[j * step];
-                let w = if inverse { w.conj() } else { w };
+                let w = if INVERSE { w.conj() } else { w };
                 let t = *b * w;
                 let u = *a;
                 *a = Complex::new(u.re + t.re, u.im + t.im);
@@ -197,7 +226,6 @@ pub fn fft_in_place(
         }
         len *= 2;
     }
-    Ok(())
 }
 
 /// Forward DFT of the real sequence `input` (length `n`, a power of two ≥ 2) into

@@ -98,10 +98,44 @@ fn powi(z: Complex, mut n: u64) -> Complex {
 /// length is the next power of two. Out-of-window mass wraps around (circular convolution);
 /// with `pessimistic` it is covered by adding `truncation` to δ, and negative round-off
 /// values are clamped to 0; otherwise (the lower-bound PLD) both are subtracted.
+/// Scratch buffers reused across compositions of the same FFT length (twiddles, real
+/// buffer, spectra, round-off bookkeeping): one allocation per query, not per direction.
+#[derive(Debug, Default)]
+pub(crate) struct Workspace {
+    n: usize,
+    tw: Vec<Complex>,
+    acc: Vec<Complex>,
+    spec: Vec<Complex>,
+    buf: Vec<f64>,
+    big_r: Vec<f64>,
+    big_s: Vec<f64>,
+}
+
+impl Workspace {
+    fn prepare(&mut self, n: usize) -> Result<(), AccountantError> {
+        if self.n != n {
+            self.tw = alloc::vec![Complex::default(); n / 2];
+            fft_twiddles(&mut self.tw)
+                .map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
+            self.acc = alloc::vec![Complex::default(); n / 2 + 1];
+            self.spec = alloc::vec![Complex::default(); n / 2 + 1];
+            self.buf = alloc::vec![0.0; n];
+            self.big_r = alloc::vec![0.0; n / 2 + 1];
+            self.big_s = alloc::vec![0.0; n / 2 + 1];
+            self.n = n;
+        }
+        self.acc.fill(Complex::new(1.0, 0.0));
+        self.big_r.fill(1.0);
+        self.big_s.fill(0.0);
+        Ok(())
+    }
+}
+
 pub(crate) fn compose(
     parts: &[(&Pmf, u64)],
     truncation: f64,
     pessimistic: bool,
+    ws: &mut Workspace,
 ) -> Result<Composed, AccountantError> {
     // Infinite mass: 1 − Π(1 − inf_g)^{n_g}.
     let mut ln_keep = 0.0;
@@ -187,15 +221,18 @@ pub(crate) fn compose(
         });
     }
     let n = width.max(2).next_power_of_two();
-    let mut tw = alloc::vec![Complex::default(); n / 2];
-    fft_twiddles(&mut tw).map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
-    let mut acc = alloc::vec![Complex::new(1.0, 0.0); n / 2 + 1];
-    let mut spec = alloc::vec![Complex::default(); n / 2 + 1];
-    let mut buf = alloc::vec![0.0; n];
+    ws.prepare(n)?;
+    let Workspace {
+        tw,
+        acc,
+        spec,
+        buf,
+        big_r,
+        big_s,
+        ..
+    } = ws;
     // Per-bin round-off bookkeeping (see below): R_b ≥ |exact spectrum| of the composition
     // and S_b = Σ_g n_g ε_g / r_g.
-    let mut big_r = alloc::vec![1.0_f64; n / 2 + 1];
-    let mut big_s = alloc::vec![0.0_f64; n / 2 + 1];
     #[allow(clippy::cast_precision_loss)]
     let log_n = f64::from(n.trailing_zeros());
     for &(p, count) in parts {
@@ -205,8 +242,7 @@ pub(crate) fn compose(
             buf[i & (n - 1)] += x;
             l1 += x.abs();
         }
-        rfft(&mut buf, &mut spec, &tw)
-            .map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
+        rfft(buf, spec, tw).map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
         // Each computed bin is within ε_g = 8·log₂N·u·‖p‖₁ of the exact one (every output
         // is a sum of N terms through log₂N butterflies; Higham 2002, §24.1).
         let eps_g = 8.0 * (log_n + 1.0) * U * l1;
@@ -214,18 +250,29 @@ pub(crate) fn compose(
         let cf = count as f64;
         // |z|^count below e^{−700}: the bin is 0 to double precision.
         let cutoff = libm::exp(-1400.0 / cf);
+        // Bins at or below the cutoff: |z| + ε_g ≤ r_cut, so their bound is r_cut^count.
+        let r_cut = libm::sqrt(cutoff) + eps_g;
+        let r_cut_pow = powr(r_cut, count);
         for (((a, &z), r_acc), s_acc) in acc
             .iter_mut()
-            .zip(&spec)
+            .zip(spec.iter())
             .zip(big_r.iter_mut())
             .zip(big_s.iter_mut())
         {
-            let r = libm::sqrt(z.norm_sqr()) + eps_g;
+            if *r_acc == 0.0 {
+                continue;
+            }
+            let ns = z.norm_sqr();
+            if ns <= cutoff {
+                *a = Complex::default();
+                *r_acc *= r_cut_pow;
+                *s_acc += cf * eps_g / r_cut.max(eps_g);
+                continue;
+            }
+            let r = libm::sqrt(ns) + eps_g;
             *r_acc *= powr(r, count);
             *s_acc += cf * eps_g / r;
-            if z.norm_sqr() <= cutoff {
-                *a = Complex::default();
-            } else if a.re != 0.0 || a.im != 0.0 {
+            if a.re != 0.0 || a.im != 0.0 {
                 *a = *a * powi(z, count);
             }
         }
@@ -236,12 +283,11 @@ pub(crate) fn compose(
     #[allow(clippy::cast_precision_loss)]
     let log_c = libm::log2(max_count as f64).max(1.0);
     let mut roundoff = 0.0;
-    for (r, s) in big_r.iter().zip(&big_s) {
+    for (r, s) in big_r.iter().zip(big_s.iter()) {
         roundoff += r * (s + (6.0 * log_c + 8.0 * (log_n + 1.0)) * U);
     }
     roundoff *= 2.0;
-    irfft(&mut acc, &mut buf, &tw)
-        .map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
+    irfft(acc, buf, tw).map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
     // Absolute index a lives at position (a − base) mod n.
     let n_i = i64::try_from(n).unwrap_or(i64::MAX);
     let start = (lo - full_lo).rem_euclid(n_i);
@@ -330,7 +376,11 @@ impl Composed {
                 f64::NEG_INFINITY
             };
             let lower = next_l.max(0.0);
-            let at_lower = u - libm::exp(lower - lj) * r;
+            let at_lower = if next_l >= 0.0 {
+                u - eh * r
+            } else {
+                u - libm::exp(lower - lj) * r
+            };
             if at_lower > target {
                 return self.solve_between(lower, lj, u, r, target);
             }

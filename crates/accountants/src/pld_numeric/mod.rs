@@ -413,7 +413,7 @@ mod compose_api {
     use alloc::vec::Vec;
 
     use super::base::{Pmf, discretise, discretise_wor};
-    use super::compose::{Composed, compose};
+    use super::compose::{Composed, Workspace, compose};
     use super::{Component, Direction, Discretisation, Mechanism};
     use crate::error::{non_negative, open_unit};
     use crate::{AccountantError, Neighbouring, round_up};
@@ -508,6 +508,7 @@ mod compose_api {
                 });
             }
             let h = discretisation.interval;
+            let mut ws = Workspace::default();
             let mut dirs = Vec::new();
             let mut lower = Vec::new();
             for &d in direction_set(relation, &all) {
@@ -537,10 +538,13 @@ mod compose_api {
                 }
                 let counts = all.iter().map(|(_, n)| *n).chain(core::iter::repeat(1));
                 let refs: Vec<(&Pmf, u64)> = pess.iter().zip(counts.clone()).collect();
-                dirs.push((d, compose(&refs, discretisation.truncation, true)?));
+                dirs.push((d, compose(&refs, discretisation.truncation, true, &mut ws)?));
                 if certifiable && !opt.is_empty() {
                     let refs: Vec<(&Pmf, u64)> = opt.iter().zip(counts).collect();
-                    lower.push((d, compose(&refs, discretisation.truncation, false)?));
+                    lower.push((
+                        d,
+                        compose(&refs, discretisation.truncation, false, &mut ws)?,
+                    ));
                 }
             }
             Ok(Self { h, dirs, lower })
