@@ -23,6 +23,8 @@ fn subsampled_gaussian_rdp_matches_the_accountants_readme() {
         "epsilon",
         "--delta",
         "1e-5",
+        "--accountant",
+        "rdp",
         "--event",
         "gaussian:sigma=1,poisson=0.01,count=10000",
     ]);
@@ -30,6 +32,18 @@ fn subsampled_gaussian_rdp_matches_the_accountants_readme() {
     assert!((e - 6.7194).abs() < 1e-3, "{e}");
     assert_eq!(v["accountant"], "rdp");
     assert_eq!(v["neighbouring"], "add/remove");
+    // By default every accountant runs; the numerical PLD is the tightest for DP-SGD.
+    let v = json(&[
+        "epsilon",
+        "--delta",
+        "1e-5",
+        "--event",
+        "gaussian:sigma=1,poisson=0.01,count=10000",
+    ]);
+    let e_all = v["epsilon"].as_f64().unwrap();
+    assert_eq!(v["accountant"], "pld");
+    assert_eq!(v["conversion"], "numerical_pld");
+    assert!(e_all < e && e_all > 0.9 * e, "{e_all} vs rdp {e}");
 }
 
 #[test]
