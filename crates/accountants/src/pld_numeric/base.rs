@@ -64,14 +64,14 @@ pub(crate) struct Integrals {
 }
 
 impl Mechanism {
-    /// `(t_min, t_max)`: outside this loss range both `P` and `Q` have mass ≤ 10⁻²⁰
-    /// (Gaussian) or none (the others).
-    pub(crate) fn range(self) -> (f64, f64) {
+    /// `(t_min, t_max)`: outside this loss range both `P` and `Q` have mass ≤ `tail`
+    /// (Gaussian: `Φ(−z) = tail`) or none (the others).
+    pub(crate) fn range(self, tail: f64) -> (f64, f64) {
         match self {
-            // Φ(−9.3) ≈ 7·10⁻²¹.
             Self::Gaussian { mu } => {
                 let s = libm::sqrt(2.0 * mu);
-                (-mu - 9.3 * s, mu + 9.3 * s)
+                let z = -dpinfer_math::norm_quantile(tail);
+                (-mu - z * s, mu + z * s)
             }
             Self::Laplace { epsilon } | Self::RandomizedResponse { epsilon } => (-epsilon, epsilon),
         }
@@ -417,8 +417,9 @@ pub(crate) fn discretise(
     direction: Direction,
     h: f64,
     optimistic: bool,
+    tail: f64,
 ) -> Result<(Pmf, Option<Pmf>), AccountantError> {
-    let (t_min, t_max) = mechanism.range();
+    let (t_min, t_max) = mechanism.range(tail);
     let (l_min, l_max) = match direction {
         Direction::Remove => (subsampled_loss(q, t_min), subsampled_loss(q, t_max)),
         Direction::Add => (-subsampled_loss(q, t_max), -subsampled_loss(q, t_min)),
@@ -562,8 +563,9 @@ pub(crate) fn discretise_wor(
     mechanism: Mechanism,
     gamma: f64,
     h: f64,
+    tail: f64,
 ) -> Result<Pmf, AccountantError> {
-    let (rem, _) = discretise(mechanism, gamma, Direction::Remove, h, false)?;
+    let (rem, _) = discretise(mechanism, gamma, Direction::Remove, h, false, tail)?;
     let top = rem.offset + i64::try_from(rem.probs.len()).unwrap_or(i64::MAX) - 1;
     if rem.offset > 0 || top < 0 {
         return Err(AccountantError::NumericalFailure {

@@ -52,6 +52,9 @@ pub use compose_api::*;
 pub const DEFAULT_INTERVAL: f64 = 1e-4;
 /// Default bound on the composition's mass outside the FFT window (added to δ).
 pub const DEFAULT_TRUNCATION: f64 = 1e-15;
+/// Total mass (over all steps) beyond the per-step loss grids, moved to the grids' top point
+/// and to `+∞` (so at most this much is added to δ, inside the reported infinity mass).
+pub const TAIL_BUDGET: f64 = 1e-12;
 
 /// The direction of a dominating pair under add/remove neighbours.
 #[derive(Copy, Clone, Debug, PartialEq, Eq, Hash)]
@@ -508,6 +511,11 @@ mod compose_api {
                 });
             }
             let h = discretisation.interval;
+            // Per-step loss range: the tails beyond it (≤ `tail` of mass each) go to the top
+            // grid point and to +∞ (pessimistic), adding at most TAIL_BUDGET to δ in total.
+            #[allow(clippy::cast_precision_loss)]
+            let steps: f64 = all.iter().map(|(_, n)| *n as f64).sum();
+            let tail = (super::TAIL_BUDGET / steps.max(1.0)).clamp(1e-300, 1e-14);
             let mut ws = Workspace::default();
             let mut dirs = Vec::new();
             let mut lower = Vec::new();
@@ -517,12 +525,12 @@ mod compose_api {
                 let mut certifiable = bounds;
                 for (c, _) in &all {
                     if c.without_replacement {
-                        pess.push(discretise_wor(c.mechanism, c.q, h)?);
+                        pess.push(discretise_wor(c.mechanism, c.q, h, tail)?);
                         // Only an upper bound of this PLD is known: no certified lower bound.
                         certifiable = false;
                         continue;
                     }
-                    let (p, o) = discretise(c.mechanism, c.q, d, h, bounds)?;
+                    let (p, o) = discretise(c.mechanism, c.q, d, h, bounds, tail)?;
                     pess.push(p);
                     if let Some(o) = o {
                         opt.push(o);
