@@ -390,3 +390,25 @@ fn calibration_round_trips() {
     };
     assert!(e_k(k) <= 2.0 && e_k(k + 1) > 2.0);
 }
+
+/// The generic accountant testkit on subsampled events through the numerical PLD:
+/// subsampled ≤ unsubsampled, q = 1 equals the base, monotone in steps and in δ.
+#[test]
+fn testkit_checks_on_subsampled_events() {
+    let make = || PldAccountant::new(AR);
+    for (sigma, q, k) in [(1.0, 0.01, 1000u64), (2.0, 0.1, 100), (0.8, 0.5, 10)] {
+        dpinfer_accountants::testkit::subsampling(make, sigma, q, k, 1e-5).unwrap();
+        let g = Event::Gaussian {
+            sigma,
+            sensitivity: 1.0,
+        };
+        let s = Event::PoissonSampled { q, event: &g };
+        dpinfer_accountants::testkit::monotone_in_steps(make, &s, k, 1e-5).unwrap();
+        dpinfer_accountants::testkit::monotone_in_delta(make, &s, k, 1e-7, 1e-5).unwrap();
+        let l = Event::Laplace {
+            scale: sigma,
+            sensitivity: 1.0,
+        };
+        dpinfer_accountants::testkit::order_independent(make, &s, &l, 1e-6).unwrap();
+    }
+}

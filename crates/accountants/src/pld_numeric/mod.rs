@@ -24,7 +24,7 @@
 //!   inverse FFT. The window is chosen by Chernoff bounds so that at most `truncation`
 //!   (default 10⁻¹⁵) of mass falls outside; that mass is **added to δ**. FFT round-off is
 //!   bounded (Higham 2002, Thm 24.2) and also added to δ.
-//! * [`ComposedPld::epsilon_bounds`] additionally composes the *optimistic* (rounded-down)
+//! * With `bounds`, [`ComposedPld::new`] additionally composes the *optimistic* (rounded-down)
 //!   discretisation, whose δ-curve lies below the exact one, giving a certified interval
 //!   `[lower, upper]` for ε (as prv-accountant reports).
 //!
