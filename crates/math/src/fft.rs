@@ -209,22 +209,80 @@ fn butterflies<const INVERSE: bool>(data: &mut [Complex], twiddles: &[Complex], 
         q[1] = Complex::new(d01.re + t.re, d01.im + t.im);
         q[3] = Complex::new(d01.re - t.re, d01.im - t.im);
     }
+    // Remaining radix-2 stages of lengths 8, 16, …, n, fused in pairs (len, 2·len): the
+    // second stage's twiddle for the upper half is W_{2L}^{j+L/2} = ∓i·W_{2L}^j, an exact
+    // rotation, so the fused pass computes the same bits as two radix-2 passes.
     let mut len = 8;
     while len <= n {
+        if 2 * len > n {
+            radix2_stage::<INVERSE>(data, twiddles, step0, len);
+            break;
+        }
         let half = len / 2;
-        let step = step0 * (n / len);
-        for block in data.chunks_exact_mut(len) {
-            let (lo, hi) = block.split_at_mut(half);
-            for (j, (a, b)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
-                let w = twiddles[j * step];
-                let w = if INVERSE { w.conj() } else { w };
-                let t = *b * w;
-                let u = *a;
-                *a = Complex::new(u.re + t.re, u.im + t.im);
-                *b = Complex::new(u.re - t.re, u.im - t.im);
+        let step1 = step0 * (n / len);
+        let step2 = step1 / 2;
+        for block in data.chunks_exact_mut(2 * len) {
+            let (ab, cd) = block.split_at_mut(len);
+            let (a_s, b_s) = ab.split_at_mut(half);
+            let (c_s, d_s) = cd.split_at_mut(half);
+            for (j, (((a, b), c), d)) in a_s
+                .iter_mut()
+                .zip(b_s.iter_mut())
+                .zip(c_s.iter_mut())
+                .zip(d_s.iter_mut())
+                .enumerate()
+            {
+                let w1 = twiddles[j * step1];
+                let w2 = twiddles[j * step2];
+                let (w1, w2) = if INVERSE {
+                    (w1.conj(), w2.conj())
+                } else {
+                    (w1, w2)
+                };
+                let t1 = *b * w1;
+                let a1 = Complex::new(a.re + t1.re, a.im + t1.im);
+                let b1 = Complex::new(a.re - t1.re, a.im - t1.im);
+                let t2 = *d * w1;
+                let c1 = Complex::new(c.re + t2.re, c.im + t2.im);
+                let d1 = Complex::new(c.re - t2.re, c.im - t2.im);
+                let u = c1 * w2;
+                let v0 = d1 * w2;
+                // ·(−i) forward, ·(+i) inverse.
+                let v = if INVERSE {
+                    Complex::new(-v0.im, v0.re)
+                } else {
+                    Complex::new(v0.im, -v0.re)
+                };
+                *a = Complex::new(a1.re + u.re, a1.im + u.im);
+                *c = Complex::new(a1.re - u.re, a1.im - u.im);
+                *b = Complex::new(b1.re + v.re, b1.im + v.im);
+                *d = Complex::new(b1.re - v.re, b1.im - v.im);
             }
         }
-        len *= 2;
+        len *= 4;
+    }
+}
+
+/// One radix-2 stage of length `len`.
+fn radix2_stage<const INVERSE: bool>(
+    data: &mut [Complex],
+    twiddles: &[Complex],
+    step0: usize,
+    len: usize,
+) {
+    let n = data.len();
+    let half = len / 2;
+    let step = step0 * (n / len);
+    for block in data.chunks_exact_mut(len) {
+        let (lo, hi) = block.split_at_mut(half);
+        for (j, (a, b)) in lo.iter_mut().zip(hi.iter_mut()).enumerate() {
+            let w = twiddles[j * step];
+            let w = if INVERSE { w.conj() } else { w };
+            let t = *b * w;
+            let u = *a;
+            *a = Complex::new(u.re + t.re, u.im + t.im);
+            *b = Complex::new(u.re - t.re, u.im - t.im);
+        }
     }
 }
 

@@ -112,7 +112,7 @@ pub(crate) struct Workspace {
 }
 
 impl Workspace {
-    fn prepare(&mut self, n: usize) -> Result<(), AccountantError> {
+    fn prepare(&mut self, n: usize, multi: bool) -> Result<(), AccountantError> {
         if self.n != n {
             self.tw = alloc::vec![Complex::default(); n / 2];
             fft_twiddles(&mut self.tw)
@@ -120,13 +120,18 @@ impl Workspace {
             self.acc = alloc::vec![Complex::default(); n / 2 + 1];
             self.spec = alloc::vec![Complex::default(); n / 2 + 1];
             self.buf = alloc::vec![0.0; n];
-            self.big_r = alloc::vec![0.0; n / 2 + 1];
-            self.big_s = alloc::vec![0.0; n / 2 + 1];
+            self.big_r = Vec::new();
+            self.big_s = Vec::new();
             self.n = n;
         }
         self.acc.fill(Complex::new(1.0, 0.0));
-        self.big_r.fill(1.0);
-        self.big_s.fill(0.0);
+        // Per-bin bookkeeping across parts is only needed for heterogeneous compositions.
+        if multi {
+            self.big_r.clear();
+            self.big_r.resize(n / 2 + 1, 1.0);
+            self.big_s.clear();
+            self.big_s.resize(n / 2 + 1, 0.0);
+        }
         Ok(())
     }
 }
@@ -221,7 +226,8 @@ pub(crate) fn compose(
         });
     }
     let n = width.max(2).next_power_of_two();
-    ws.prepare(n)?;
+    let multi = parts.len() > 1;
+    ws.prepare(n, multi)?;
     let Workspace {
         tw,
         acc,
@@ -235,6 +241,13 @@ pub(crate) fn compose(
     // and S_b = Σ_g n_g ε_g / r_g.
     #[allow(clippy::cast_precision_loss)]
     let log_n = f64::from(n.trailing_zeros());
+    // Round-off of the output, Σ_j |Δy_j| ≤ Σ_b |ΔY_b| + (inverse FFT error): with
+    // |z̃^c − z^c| ≤ c·ε·r^{c−1} (|z̃|, |z| ≤ r), squaring error ≤ 6·log₂c·u·r^c per bin,
+    // and the inverse transform's 8·log₂N·u·Σ|Y_b|; both halves of the spectrum.
+    #[allow(clippy::cast_precision_loss)]
+    let log_c = libm::log2(max_count as f64).max(1.0);
+    let per_bin = (6.0 * log_c + 8.0 * (log_n + 1.0)) * U;
+    let mut single_bound = 0.0;
     for &(p, count) in parts {
         buf.iter_mut().for_each(|x| *x = 0.0);
         let mut l1 = 0.0;
@@ -253,38 +266,45 @@ pub(crate) fn compose(
         // Bins at or below the cutoff: |z| + ε_g ≤ r_cut, so their bound is r_cut^count.
         let r_cut = libm::sqrt(cutoff) + eps_g;
         let r_cut_pow = powr(r_cut, count);
-        for (((a, &z), r_acc), s_acc) in acc
-            .iter_mut()
-            .zip(spec.iter())
-            .zip(big_r.iter_mut())
-            .zip(big_s.iter_mut())
-        {
-            if *r_acc == 0.0 {
-                continue;
-            }
+        // Per bin: R = r^count ≥ |exact bin| (r = |z| + ε_g) and S = count·ε_g/r, so that
+        // R·S = count·ε_g·r^{count−1} bounds |z̃^count − z^count|.
+        let step = |a: &mut Complex, z: Complex| -> (f64, f64) {
             let ns = z.norm_sqr();
             if ns <= cutoff {
                 *a = Complex::default();
-                *r_acc *= r_cut_pow;
-                *s_acc += cf * eps_g / r_cut.max(eps_g);
-                continue;
+                return (r_cut_pow, cf * eps_g / r_cut);
             }
             let r = libm::sqrt(ns) + eps_g;
-            *r_acc *= powr(r, count);
-            *s_acc += cf * eps_g / r;
             if a.re != 0.0 || a.im != 0.0 {
                 *a = *a * powi(z, count);
             }
+            (powr(r, count), cf * eps_g / r)
+        };
+        if multi {
+            for (((a, &z), r_acc), s_acc) in acc
+                .iter_mut()
+                .zip(spec.iter())
+                .zip(big_r.iter_mut())
+                .zip(big_s.iter_mut())
+            {
+                if *r_acc == 0.0 {
+                    *a = Complex::default();
+                    continue;
+                }
+                let (rp, st) = step(a, z);
+                *r_acc *= rp;
+                *s_acc += st;
+            }
+        } else {
+            for (a, &z) in acc.iter_mut().zip(spec.iter()) {
+                let (rp, st) = step(a, z);
+                single_bound += rp * (st + per_bin);
+            }
         }
     }
-    // Round-off of the output, Σ_j |Δy_j| ≤ Σ_b |ΔY_b| + (inverse FFT error): with
-    // |z̃^c − z^c| ≤ c·ε·r^{c−1} (|z̃|, |z| ≤ r), squaring error ≤ 6·log₂c·u·r^c per bin,
-    // and the inverse transform's 8·log₂N·u·Σ|Y_b|; both halves of the spectrum.
-    #[allow(clippy::cast_precision_loss)]
-    let log_c = libm::log2(max_count as f64).max(1.0);
-    let mut roundoff = 0.0;
+    let mut roundoff = single_bound;
     for (r, s) in big_r.iter().zip(big_s.iter()) {
-        roundoff += r * (s + (6.0 * log_c + 8.0 * (log_n + 1.0)) * U);
+        roundoff += r * (s + per_bin);
     }
     roundoff *= 2.0;
     irfft(acc, buf, tw).map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
@@ -293,22 +313,23 @@ pub(crate) fn compose(
     let start = (lo - full_lo).rem_euclid(n_i);
     #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
     let start = start as usize;
-    let mut probs = Vec::with_capacity(n);
-    probs.extend_from_slice(&buf[start..]);
-    probs.extend_from_slice(&buf[..start]);
-    if pessimistic {
-        for x in &mut probs {
-            if *x < 0.0 {
-                *x = 0.0;
-            }
-        }
+    // Keep only positive losses (absolute index ≥ 1): δ(ε) for ε ≥ 0 never looks below.
+    let keep_from = (1 - lo).clamp(0, n_i);
+    #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+    let keep_from = keep_from as usize;
+    let mut probs = Vec::with_capacity(n - keep_from);
+    for k in keep_from..n {
+        let x = buf[(start + k) & (n - 1)];
+        probs.push(if pessimistic { x.max(0.0) } else { x });
     }
+    #[allow(clippy::cast_possible_wrap, clippy::cast_possible_truncation)]
+    let offset = lo + keep_from as i64;
     #[allow(clippy::cast_precision_loss)]
     for &(p, c) in parts {
         roundoff += c as f64 * p.slack;
     }
     Ok(Composed {
-        offset: lo,
+        offset,
         probs,
         inf,
         truncation: tail,
