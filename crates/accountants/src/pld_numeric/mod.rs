@@ -10,7 +10,10 @@
 //!   (Zhu–Dong–Wang, "Optimal accounting of differential privacy via characteristic
 //!   function", AISTATS 2022, Prop. 30). Under add/remove both directions are composed
 //!   separately and the **worse** of the two δ(ε) (or ε(δ)) is reported; under replace-one
-//!   the unsubsampled pairs are symmetric and one direction suffices.
+//!   the unsubsampled pairs are symmetric and one direction suffices. Sampling without
+//!   replacement (replace-one) uses the symmetric pair of [`Component::without_replacement`].
+//! * The per-step loss range is cut where at most [`TAIL_BUDGET`]`/steps` of mass lies beyond
+//!   it; that mass goes to the top grid point and to `+∞` (pessimistic, counted in δ).
 //! * Each pair's privacy loss is discretised on the grid `h·ℤ` with the **pessimistic
 //!   connect-the-dots** construction (V. Doroshenko, B. Ghazi, P. Kamath, R. Kumar,
 //!   P. Manurangsi, "Connect the dots: tighter discrete approximations of privacy loss
@@ -26,7 +29,14 @@
 //!   bounded (Higham 2002, Thm 24.2) and also added to δ.
 //! * With `bounds`, [`ComposedPld::new`] additionally composes the *optimistic* (rounded-down)
 //!   discretisation, whose δ-curve lies below the exact one, giving a certified interval
-//!   `[lower, upper]` for ε (as prv-accountant reports).
+//!   `[lower, upper]` for ε (as prv-accountant reports). Rounding every step's loss down
+//!   biases the sum by up to `n·h`, so this lower bound is valid but loose for many steps.
+//!
+//! # Privacy
+//! Upper bounds (never below the exact value, up to the documented allowances, which are
+//! all *added* to δ) for the neighbouring relation of the accountant: add/remove for Poisson
+//! subsampling, replace-one for sampling without replacement; sensitivities must be given
+//! for that relation.
 //!
 //! The FFT is [`dpinfer_math::rfft`] (radix-2, `libm` twiddles): the same bits on every target.
 
