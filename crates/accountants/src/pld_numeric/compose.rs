@@ -118,7 +118,7 @@ impl Workspace {
             fft_twiddles(&mut self.tw)
                 .map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
             self.acc = alloc::vec![Complex::default(); n / 2 + 1];
-            self.spec = alloc::vec![Complex::default(); n / 2 + 1];
+            self.spec = Vec::new();
             self.buf = alloc::vec![0.0; n];
             self.big_r = Vec::new();
             self.big_s = Vec::new();
@@ -127,6 +127,7 @@ impl Workspace {
         self.acc.fill(Complex::new(1.0, 0.0));
         // Per-bin bookkeeping across parts is only needed for heterogeneous compositions.
         if multi {
+            self.spec.resize(n / 2 + 1, Complex::default());
             self.big_r.clear();
             self.big_r.resize(n / 2 + 1, 1.0);
             self.big_s.clear();
@@ -255,7 +256,9 @@ pub(crate) fn compose(
             buf[i & (n - 1)] += x;
             l1 += x.abs();
         }
-        rfft(buf, spec, tw).map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
+        // A single part is transformed straight into the accumulator (one buffer less).
+        let target: &mut [Complex] = if multi { spec } else { acc };
+        rfft(buf, target, tw).map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
         // Each computed bin is within ε_g = 8·log₂N·u·‖p‖₁ of the exact one (every output
         // is a sum of N terms through log₂N butterflies; Higham 2002, §24.1).
         let eps_g = 8.0 * (log_n + 1.0) * U * l1;
@@ -296,7 +299,9 @@ pub(crate) fn compose(
                 *s_acc += st;
             }
         } else {
-            for (a, &z) in acc.iter_mut().zip(spec.iter()) {
+            for a in acc.iter_mut() {
+                let z = *a;
+                *a = Complex::new(1.0, 0.0);
                 let (rp, st) = step(a, z);
                 single_bound += rp * (st + per_bin);
             }
