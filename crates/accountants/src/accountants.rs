@@ -317,10 +317,20 @@ impl Accountant for ZcdpAccountant {
 /// assert!((d - 0.12693673750664397).abs() < 1e-12);
 /// # Ok::<(), dpinfer_accountants::AccountantError>(())
 /// ```
+///
+/// With `alloc`, events the Gaussian PLD cannot express exactly — Poisson-subsampled
+/// Gaussian/Laplace/pure-ε steps, Laplace, pure-ε parts — are accounted by a numerical PLD
+/// ([`crate::pld_numeric`]: pessimistic connect-the-dots discretisation, FFT composition,
+/// both add/remove directions), reported as [`Conversion::NumericalPld`]. While only
+/// Gaussians were composed the exact closed form is used and the numbers are unchanged.
 #[derive(Clone, Debug)]
 pub struct PldAccountant {
     relation: Neighbouring,
     mu: NeumaierSum,
+    #[cfg(feature = "alloc")]
+    numeric: crate::pld_numeric::Ledger,
+    #[cfg(feature = "alloc")]
+    discretisation: crate::pld_numeric::Discretisation,
 }
 
 impl PldAccountant {
@@ -330,7 +340,48 @@ impl PldAccountant {
         Self {
             relation,
             mu: NeumaierSum::new(),
+            #[cfg(feature = "alloc")]
+            numeric: crate::pld_numeric::Ledger::new(),
+            #[cfg(feature = "alloc")]
+            discretisation: crate::pld_numeric::Discretisation::default(),
         }
+    }
+    /// An empty accountant whose numerical PLD (used for subsampled events) has the given
+    /// grid interval and truncation bound (`alloc`).
+    #[cfg(feature = "alloc")]
+    #[must_use]
+    pub fn with_discretisation(
+        relation: Neighbouring,
+        discretisation: crate::pld_numeric::Discretisation,
+    ) -> Self {
+        Self {
+            discretisation,
+            ..Self::new(relation)
+        }
+    }
+    /// The numerical components recorded so far (empty while only Gaussians were composed).
+    #[cfg(feature = "alloc")]
+    #[must_use]
+    pub fn ledger(&self) -> &crate::pld_numeric::Ledger {
+        &self.numeric
+    }
+    /// The composed numerical PLD of everything recorded (the Gaussians included as one
+    /// exact-μ component), for repeated queries, with `bounds` the certified lower bounds too.
+    ///
+    /// # Errors
+    /// As [`crate::pld_numeric::ComposedPld::new`].
+    #[cfg(feature = "alloc")]
+    pub fn composed(
+        &self,
+        bounds: bool,
+    ) -> Result<crate::pld_numeric::ComposedPld, AccountantError> {
+        crate::pld_numeric::ComposedPld::new(
+            self.numeric.parts(),
+            self.mu(),
+            self.relation,
+            self.discretisation,
+            bounds,
+        )
     }
     /// Total μ so far (rounded up).
     #[must_use]
@@ -430,10 +481,30 @@ impl Accountant for PldAccountant {
             });
         }
         event.validate(self.relation)?;
-        let m = event_pld(event, self.relation, 0)?;
-        add_scaled(&mut self.mu, count, m)
+        match event_pld(event, self.relation, 0) {
+            Ok(m) => add_scaled(&mut self.mu, count, m),
+            #[cfg(feature = "alloc")]
+            Err(AccountantError::Unsupported { .. }) => {
+                let (m, parts) = crate::pld_numeric::Ledger::split(event, self.relation, count)?;
+                let mut mu = self.mu;
+                add_scaled(&mut mu, 1, m)?;
+                self.numeric.merge(&parts)?;
+                self.mu = mu;
+                Ok(())
+            }
+            Err(e) => Err(e),
+        }
     }
     fn epsilon(&self, delta: f64) -> Result<Report, AccountantError> {
+        #[cfg(feature = "alloc")]
+        if !self.numeric.is_empty() {
+            let r = self.composed(false)?.epsilon(delta)?;
+            return Ok(Report {
+                epsilon: r.epsilon,
+                delta,
+                conversion: Conversion::NumericalPld,
+            });
+        }
         let e = crate::pld::epsilon_for_delta(self.mu(), delta)?;
         Ok(Report {
             epsilon: e,
@@ -442,6 +513,15 @@ impl Accountant for PldAccountant {
         })
     }
     fn delta(&self, epsilon: f64) -> Result<Report, AccountantError> {
+        #[cfg(feature = "alloc")]
+        if !self.numeric.is_empty() {
+            let r = self.composed(false)?.delta(epsilon)?;
+            return Ok(Report {
+                epsilon,
+                delta: r.delta,
+                conversion: Conversion::NumericalPld,
+            });
+        }
         let d = crate::pld::delta_for_epsilon(self.mu(), epsilon)?;
         Ok(Report {
             epsilon,

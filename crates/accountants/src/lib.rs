@@ -17,6 +17,8 @@ mod event;
 mod filter;
 mod notions;
 pub mod pld;
+#[cfg(feature = "alloc")]
+pub mod pld_numeric;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 

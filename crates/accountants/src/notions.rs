@@ -85,6 +85,9 @@ pub enum Conversion {
     },
     /// Exact Gaussian privacy-loss distribution (Sommer–Meiser–Mohammadi 2019, Lemma 12).
     GaussianPld,
+    /// Numerical (discretised, FFT-composed) privacy-loss distribution, pessimistic
+    /// connect-the-dots (Doroshenko et al. 2022); see `pld_numeric`.
+    NumericalPld,
 }
 
 /// Which conversion from RDP / zCDP to (ε, δ)-DP a report or calibration uses (the

@@ -65,8 +65,9 @@ fn unsupported_events_are_typed_errors() {
         PureAccountant::new(AR).compose(&g),
         Err(AccountantError::Unsupported { .. })
     ));
+    // (pure ε is accounted by the numerical PLD with `alloc`; zCDP has no PLD.)
     assert!(matches!(
-        PldAccountant::new(AR).compose(&Event::PureEpsilon { epsilon: 1.0 }),
+        PldAccountant::new(AR).compose(&Event::Zcdp { rho: 1.0 }),
         Err(AccountantError::Unsupported { .. })
     ));
     assert!(matches!(

@@ -100,7 +100,8 @@ enum Which {
     Zcdp,
     /// Rényi DP over the default order grid.
     Rdp,
-    /// The Gaussian privacy-loss distribution (exact for Gaussian mechanisms).
+    /// Privacy-loss distribution: exact for Gaussian mechanisms, numerical (FFT) for
+    /// subsampled Gaussian/Laplace/pure-ε events.
     Pld,
 }
 
@@ -477,6 +478,7 @@ fn conversion_key(c: Conversion) -> (&'static str, Option<f64>) {
         Conversion::BunSteinke => ("bun_steinke", None),
         Conversion::CksZcdp { order } => ("cks_zcdp", Some(order)),
         Conversion::GaussianPld => ("gaussian_pld", None),
+        Conversion::NumericalPld => ("numerical_pld", None),
         _ => ("other", None),
     }
 }
@@ -499,6 +501,11 @@ fn conversion_text(c: Conversion) -> String {
             format!("zCDP → (ε,δ) via Canonne–Kamath–Steinke 2020 at α = {order}")
         }
         Conversion::GaussianPld => "exact Gaussian privacy-loss distribution".into(),
+        Conversion::NumericalPld => {
+            "numerical privacy-loss distribution (pessimistic connect-the-dots, FFT; \
+             Doroshenko et al. 2022)"
+                .into()
+        }
         other => format!("{other:?}"),
     }
 }

@@ -2,11 +2,13 @@
 #![doc = include_str!("../README.md")]
 
 mod binom;
+mod fft;
 mod logspace;
 mod normal;
 mod sum;
 
 pub use binom::{ln_binomial, ln_binomial_int, ln_gamma};
+pub use fft::{Complex, FftError, fft_in_place, fft_twiddles, irfft, rfft};
 pub use logspace::{
     log_add_exp, log_logistic, log_sub_exp, log1mexp, logsumexp, logsumexp_iter, softplus,
 };

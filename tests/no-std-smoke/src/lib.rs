@@ -63,7 +63,7 @@ mod runtime {
     use core::cell::UnsafeCell;
     use core::sync::atomic::{AtomicUsize, Ordering};
 
-    const ARENA_SIZE: usize = 1 << 20;
+    const ARENA_SIZE: usize = 1 << 22;
 
     /// A bump allocator over a fixed static arena; `dealloc` is a no-op.
     struct Bump {

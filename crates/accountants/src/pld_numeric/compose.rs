@@ -1,0 +1,436 @@
+//! FFT composition of discretised PLDs with Chernoff-bounded windows, and δ(ε) / ε(δ) of the
+//! result.
+
+use alloc::vec::Vec;
+
+use dpinfer_math::{Complex, fft_twiddles, irfft, rfft};
+
+use super::base::Pmf;
+use crate::AccountantError;
+
+/// Largest FFT length used (2²⁷ points ≈ 4 GiB of buffers would be far beyond; 2²⁶ is
+/// 2 GiB — we stop at 2²⁵ ≈ 1 GiB).
+const MAX_FFT: usize = 1 << 25;
+
+/// Unit round-off of f64.
+const U: f64 = f64::EPSILON / 2.0;
+
+/// One composed direction: masses on losses `(offset + i)·h`, the mass at `+∞`, and the
+/// allowances that are added to (pessimistic) or subtracted from (optimistic) δ.
+#[derive(Clone, Debug)]
+pub(crate) struct Composed {
+    pub(crate) offset: i64,
+    pub(crate) probs: Vec<f64>,
+    pub(crate) inf: f64,
+    /// Window truncation mass (Chernoff bound of the mass outside the window).
+    pub(crate) truncation: f64,
+    /// FFT and discretisation round-off allowance.
+    pub(crate) roundoff: f64,
+}
+
+/// `ln E[e^{λ·i}]` (index units, absolute index `offset + i`) of the finite part of `p`,
+/// by a multiplicative recurrence from the end where `e^{λi}` is largest (no overflow),
+/// inflated by `4·len·u` for the recurrence's rounding (an upper bound is what is needed).
+fn log_mgf(p: &Pmf, lambda: f64) -> f64 {
+    let n = p.probs.len();
+    let r = libm::exp(-lambda.abs());
+    let mut w = 1.0;
+    let mut s = 0.0;
+    if lambda > 0.0 {
+        for &x in p.probs.iter().rev() {
+            s += x * w;
+            w *= r;
+        }
+    } else {
+        for &x in &p.probs {
+            s += x * w;
+            w *= r;
+        }
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let start = if lambda > 0.0 {
+        (p.offset + n as i64 - 1) as f64
+    } else {
+        p.offset as f64
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let slack = 4.0 * n as f64 * U;
+    lambda * start + libm::log(s) + slack
+}
+
+/// `r^n` (real, `r ≥ 0`) by repeated squaring.
+fn powr(r: f64, mut n: u64) -> f64 {
+    let mut base = r;
+    let mut acc = 1.0;
+    while n > 0 {
+        if n & 1 == 1 {
+            acc *= base;
+        }
+        n >>= 1;
+        if n > 0 {
+            base *= base;
+        }
+    }
+    acc
+}
+
+/// `z^n` by repeated squaring (`O(log n)` complex products, no transcendental calls).
+fn powi(z: Complex, mut n: u64) -> Complex {
+    let mut base = z;
+    let mut acc = Complex::new(1.0, 0.0);
+    while n > 0 {
+        if n & 1 == 1 {
+            acc = acc * base;
+        }
+        n >>= 1;
+        if n > 0 {
+            base = base * base;
+        }
+    }
+    acc
+}
+
+/// Composes `count` copies of each PLD in `parts` (heterogeneous adaptive composition) by one
+/// real FFT per distinct part, per-bin powers by repeated squaring, and one inverse FFT.
+///
+/// The window `[lo, hi]` is chosen by Chernoff bounds over 13 orders on each side so that the
+/// mass of the composition outside it is at most `truncation` (half per side); the FFT
+/// length is the next power of two. Out-of-window mass wraps around (circular convolution);
+/// with `pessimistic` it is covered by adding `truncation` to δ, and negative round-off
+/// values are clamped to 0; otherwise (the lower-bound PLD) both are subtracted.
+/// Scratch buffers reused across compositions of the same FFT length (twiddles, real
+/// buffer, spectra, round-off bookkeeping): one allocation per query, not per direction.
+#[derive(Debug, Default)]
+pub(crate) struct Workspace {
+    n: usize,
+    tw: Vec<Complex>,
+    acc: Vec<Complex>,
+    spec: Vec<Complex>,
+    buf: Vec<f64>,
+    big_r: Vec<f64>,
+    big_s: Vec<f64>,
+}
+
+impl Workspace {
+    fn prepare(&mut self, n: usize, multi: bool) -> Result<(), AccountantError> {
+        if self.n != n {
+            self.tw = alloc::vec![Complex::default(); n / 2];
+            fft_twiddles(&mut self.tw)
+                .map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
+            self.acc = alloc::vec![Complex::default(); n / 2 + 1];
+            self.spec = Vec::new();
+            self.buf = alloc::vec![0.0; n];
+            self.big_r = Vec::new();
+            self.big_s = Vec::new();
+            self.n = n;
+        }
+        self.acc.fill(Complex::new(1.0, 0.0));
+        // Per-bin bookkeeping across parts is only needed for heterogeneous compositions.
+        if multi {
+            self.spec.resize(n / 2 + 1, Complex::default());
+            self.big_r.clear();
+            self.big_r.resize(n / 2 + 1, 1.0);
+            self.big_s.clear();
+            self.big_s.resize(n / 2 + 1, 0.0);
+        }
+        Ok(())
+    }
+}
+
+pub(crate) fn compose(
+    parts: &[(&Pmf, u64)],
+    truncation: f64,
+    pessimistic: bool,
+    ws: &mut Workspace,
+) -> Result<Composed, AccountantError> {
+    // Infinite mass: 1 − Π(1 − inf_g)^{n_g}.
+    let mut ln_keep = 0.0;
+    let mut base_offset: i128 = 0;
+    let mut max_index: i128 = 0;
+    let mut var = 1.0;
+    let mut max_count = 1u64;
+    #[allow(clippy::cast_precision_loss)]
+    for &(p, n) in parts {
+        let nf = n as f64;
+        ln_keep += nf * libm::log1p(-p.inf);
+        base_offset += i128::from(p.offset) * i128::from(n);
+        max_index += (i128::from(p.offset) + p.probs.len() as i128 - 1) * i128::from(n);
+        let mass: f64 = p.probs.iter().sum();
+        let mean: f64 = p
+            .probs
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| i as f64 * x)
+            .sum::<f64>()
+            / mass.max(f64::MIN_POSITIVE);
+        let v: f64 = p
+            .probs
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| (i as f64 - mean) * (i as f64 - mean) * x)
+            .sum::<f64>()
+            / mass.max(f64::MIN_POSITIVE);
+        var += nf * v;
+        max_count = max_count.max(n);
+    }
+    let inf = -libm::expm1(ln_keep);
+    if base_offset.abs() > (1i128 << 62) || max_index.abs() > (1i128 << 62) {
+        return Err(AccountantError::NumericalFailure {
+            what: "pld composition range overflow",
+        });
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    let (full_lo, full_hi) = (base_offset as i64, max_index as i64);
+    // Chernoff window.
+    let ln2t = libm::log(2.0 / truncation);
+    let z = libm::sqrt(2.0 * ln2t);
+    let sd = libm::sqrt(var);
+    #[allow(clippy::cast_precision_loss)]
+    let (mut hi, mut lo) = (full_hi as f64, full_lo as f64);
+    for k in -6..=6 {
+        let lam = z / sd * libm::exp2(f64::from(k) / 2.0);
+        for sign in [1.0, -1.0] {
+            let l = sign * lam;
+            #[allow(clippy::cast_precision_loss)]
+            let total: f64 = parts.iter().map(|&(p, n)| n as f64 * log_mgf(p, l)).sum();
+            let b = (total + ln2t) / l;
+            if !b.is_finite() {
+                continue;
+            }
+            if sign > 0.0 {
+                hi = hi.min(libm::ceil(b));
+            } else {
+                lo = lo.max(libm::floor(b));
+            }
+        }
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let mut tail = 0.0;
+    #[allow(clippy::cast_precision_loss)]
+    {
+        if hi < full_hi as f64 {
+            tail += 0.5 * truncation;
+        }
+        if lo > full_lo as f64 {
+            tail += 0.5 * truncation;
+        }
+    }
+    if hi < lo {
+        hi = lo;
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    let (lo, hi) = (lo as i64, hi as i64);
+    let width = usize::try_from(hi - lo + 1).unwrap_or(usize::MAX);
+    if width > MAX_FFT {
+        return Err(AccountantError::NumericalFailure {
+            what: "pld composition window too large (increase the discretisation interval)",
+        });
+    }
+    let n = width.max(2).next_power_of_two();
+    let multi = parts.len() > 1;
+    ws.prepare(n, multi)?;
+    let Workspace {
+        tw,
+        acc,
+        spec,
+        buf,
+        big_r,
+        big_s,
+        ..
+    } = ws;
+    // Per-bin round-off bookkeeping (see below): R_b ≥ |exact spectrum| of the composition
+    // and S_b = Σ_g n_g ε_g / r_g.
+    #[allow(clippy::cast_precision_loss)]
+    let log_n = f64::from(n.trailing_zeros());
+    // Round-off of the output, Σ_j |Δy_j| ≤ Σ_b |ΔY_b| + (inverse FFT error): with
+    // |z̃^c − z^c| ≤ c·ε·r^{c−1} (|z̃|, |z| ≤ r), squaring error ≤ 6·log₂c·u·r^c per bin,
+    // and the inverse transform's 8·log₂N·u·Σ|Y_b|; both halves of the spectrum.
+    #[allow(clippy::cast_precision_loss)]
+    let log_c = libm::log2(max_count as f64).max(1.0);
+    let per_bin = (6.0 * log_c + 8.0 * (log_n + 1.0)) * U;
+    let mut single_bound = 0.0;
+    for &(p, count) in parts {
+        buf.iter_mut().for_each(|x| *x = 0.0);
+        let mut l1 = 0.0;
+        for (i, &x) in p.probs.iter().enumerate() {
+            buf[i & (n - 1)] += x;
+            l1 += x.abs();
+        }
+        // A single part is transformed straight into the accumulator (one buffer less).
+        let target: &mut [Complex] = if multi { spec } else { acc };
+        rfft(buf, target, tw).map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
+        // Each computed bin is within ε_g = 8·log₂N·u·‖p‖₁ of the exact one (every output
+        // is a sum of N terms through log₂N butterflies; Higham 2002, §24.1).
+        let eps_g = 8.0 * (log_n + 1.0) * U * l1;
+        #[allow(clippy::cast_precision_loss)]
+        let cf = count as f64;
+        // |z|^count below e^{−700}: the bin is 0 to double precision.
+        let cutoff = libm::exp(-1400.0 / cf);
+        // Bins at or below the cutoff: |z| + ε_g ≤ r_cut, so their bound is r_cut^count.
+        let r_cut = libm::sqrt(cutoff) + eps_g;
+        let r_cut_pow = powr(r_cut, count);
+        // Per bin: R = r^count ≥ |exact bin| (r = |z| + ε_g) and S = count·ε_g/r, so that
+        // R·S = count·ε_g·r^{count−1} bounds |z̃^count − z^count|.
+        let step = |a: &mut Complex, z: Complex| -> (f64, f64) {
+            let ns = z.norm_sqr();
+            if ns <= cutoff {
+                *a = Complex::default();
+                return (r_cut_pow, cf * eps_g / r_cut);
+            }
+            let r = libm::sqrt(ns) + eps_g;
+            if a.re != 0.0 || a.im != 0.0 {
+                *a = *a * powi(z, count);
+            }
+            (powr(r, count), cf * eps_g / r)
+        };
+        if multi {
+            for (((a, &z), r_acc), s_acc) in acc
+                .iter_mut()
+                .zip(spec.iter())
+                .zip(big_r.iter_mut())
+                .zip(big_s.iter_mut())
+            {
+                if *r_acc == 0.0 {
+                    *a = Complex::default();
+                    continue;
+                }
+                let (rp, st) = step(a, z);
+                *r_acc *= rp;
+                *s_acc += st;
+            }
+        } else {
+            for a in acc.iter_mut() {
+                let z = *a;
+                *a = Complex::new(1.0, 0.0);
+                let (rp, st) = step(a, z);
+                single_bound += rp * (st + per_bin);
+            }
+        }
+    }
+    let mut roundoff = single_bound;
+    for (r, s) in big_r.iter().zip(big_s.iter()) {
+        roundoff += r * (s + per_bin);
+    }
+    roundoff *= 2.0;
+    irfft(acc, buf, tw).map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
+    // Absolute index a lives at position (a − base) mod n.
+    let n_i = i64::try_from(n).unwrap_or(i64::MAX);
+    let start = (lo - full_lo).rem_euclid(n_i);
+    #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+    let start = start as usize;
+    // Keep only positive losses (absolute index ≥ 1): δ(ε) for ε ≥ 0 never looks below.
+    let keep_from = (1 - lo).clamp(0, n_i);
+    #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+    let keep_from = keep_from as usize;
+    let mut probs = Vec::with_capacity(n - keep_from);
+    for k in keep_from..n {
+        let x = buf[(start + k) & (n - 1)];
+        probs.push(if pessimistic { x.max(0.0) } else { x });
+    }
+    #[allow(clippy::cast_possible_wrap, clippy::cast_possible_truncation)]
+    let offset = lo + keep_from as i64;
+    #[allow(clippy::cast_precision_loss)]
+    for &(p, c) in parts {
+        roundoff += c as f64 * p.slack;
+    }
+    Ok(Composed {
+        offset,
+        probs,
+        inf,
+        truncation: tail,
+        roundoff,
+    })
+}
+
+impl Composed {
+    /// The loss of entry `i`.
+    #[allow(clippy::cast_precision_loss)]
+    fn loss(&self, i: usize, h: f64) -> f64 {
+        (self.offset + i as i64) as f64 * h
+    }
+
+    /// `Σ_{l > ε} p_l (1 − e^{ε−l})` (the finite part of δ(ε)), and the total mass summed.
+    pub(crate) fn finite_delta(&self, h: f64, eps: f64) -> (f64, f64) {
+        let mut s = dpinfer_math::NeumaierSum::new();
+        let mut mass = 0.0;
+        for (i, &p) in self.probs.iter().enumerate().rev() {
+            let l = self.loss(i, h);
+            if l <= eps {
+                break;
+            }
+            s.add(p * -libm::expm1(eps - l));
+            mass += p.abs();
+        }
+        (s.sum(), mass)
+    }
+
+    /// Pessimistic δ(ε): finite part + ∞ mass + truncation + round-off (not rounded).
+    pub(crate) fn delta_upper(&self, h: f64, eps: f64) -> f64 {
+        let (d, mass) = self.finite_delta(h, eps);
+        #[allow(clippy::cast_precision_loss)]
+        let sum_err = 2.0 * self.probs.len() as f64 * U * mass;
+        (d + sum_err + self.inf + self.truncation + self.roundoff).min(1.0)
+    }
+
+    /// Optimistic δ(ε) (a lower bound): finite part minus truncation and round-off.
+    pub(crate) fn delta_lower(&self, h: f64, eps: f64) -> f64 {
+        let (d, mass) = self.finite_delta(h, eps);
+        #[allow(clippy::cast_precision_loss)]
+        let sum_err = 2.0 * self.probs.len() as f64 * U * mass;
+        (d - sum_err + self.inf - self.truncation - self.roundoff).max(0.0)
+    }
+
+    /// The smallest ε ≥ 0 with `finite(ε) ≤ target` (None if even the largest loss fails,
+    /// which cannot happen for target ≥ 0). The scan runs down from the top keeping
+    /// `U = Σ_{i≥j} p_i` and `R = Σ_{i≥j} p_i e^{l_j − l_i}`, so that on `[l_{j−1}, l_j)`
+    /// `finite(ε) = U − e^{ε−l_j} R`, and solves the crossing in closed form.
+    pub(crate) fn epsilon_for(&self, h: f64, target: f64) -> f64 {
+        let eh = libm::exp(-h);
+        let Some(mut j) = self.probs.len().checked_sub(1) else {
+            return 0.0;
+        };
+        let mut lj = self.loss(j, h);
+        if lj <= 0.0 {
+            return 0.0;
+        }
+        let mut u = self.probs[j];
+        let mut r = self.probs[j];
+        loop {
+            let next_l = if j > 0 {
+                self.loss(j - 1, h)
+            } else {
+                f64::NEG_INFINITY
+            };
+            let lower = next_l.max(0.0);
+            let at_lower = if next_l >= 0.0 {
+                u - eh * r
+            } else {
+                u - libm::exp(lower - lj) * r
+            };
+            if at_lower > target {
+                return self.solve_between(lower, lj, u, r, target);
+            }
+            if next_l <= 0.0 {
+                return 0.0;
+            }
+            j -= 1;
+            lj = next_l;
+            u += self.probs[j];
+            r = r * eh + self.probs[j];
+        }
+    }
+
+    /// Solves `U − e^{ε − l_j} R = target` for ε in `[lower, l_j]`.
+    #[allow(clippy::unused_self)]
+    fn solve_between(&self, lower: f64, lj: f64, u: f64, r: f64, target: f64) -> f64 {
+        if r <= 0.0 || u - target <= 0.0 {
+            return lj.max(lower).max(0.0);
+        }
+        let at_lower = u - libm::exp(lower - lj) * r;
+        if at_lower <= target {
+            return lower.max(0.0);
+        }
+        let e = lj + libm::log((u - target) / r);
+        e.clamp(lower, lj.max(lower)).max(0.0)
+    }
+}
