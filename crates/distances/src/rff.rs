@@ -154,7 +154,10 @@ impl<'f> RandomFourierFeatures<'f> {
                 for (ti, &v) in t.iter_mut().zip(p) {
                     let u = w * sanitize(v);
                     *ti = if u.is_finite() { u } else { 0.0 };
-                    big = big.max(ti.abs());
+                    // A select, not `f64::max` (whose NaN rule blocks vectorisation); `ti` is
+                    // finite here, so the result is the same.
+                    let a = ti.abs();
+                    big = if a > big { a } else { big };
                 }
                 if big <= fastsincos::FAST_LIMIT {
                     for ((ti, c), s) in t.iter().zip(&mut cs).zip(&mut ss) {
