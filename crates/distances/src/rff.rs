@@ -124,21 +124,8 @@ impl<'f> RandomFourierFeatures<'f> {
         Ok(())
     }
 
-    /// Sums of `(cos, sin)` of frequency `zj` over the rows of `x` (divided by nothing), at
-    /// the dispatched [`crate::simd`] level (same bits on every level).
-    fn cos_sin_sums(&self, zj: &[f64], x: Rows<'_>) -> (f64, f64) {
-        struct J<'s, 'f, 'z, 'x>(&'s RandomFourierFeatures<'f>, &'z [f64], Rows<'x>);
-        impl Job for J<'_, '_, '_, '_> {
-            type Output = (f64, f64);
-            #[inline(always)]
-            fn run(self) -> (f64, f64) {
-                self.0.cos_sin_sums_here(self.1, self.2)
-            }
-        }
-        dispatch(J(self, zj, x))
-    }
-
-    /// [`Self::cos_sin_sums`] compiled into the caller (no dispatch).
+    /// Sums of `(cos, sin)` of frequency `zj` over the rows of `x` (divided by nothing). Called
+    /// inside the dispatched loops over frequencies (`MeanEmbedding`, `SqDistTo`, `Mmd2`).
     #[inline(always)]
     fn cos_sin_sums_here(&self, zj: &[f64], x: Rows<'_>) -> (f64, f64) {
         if self.dim == 1 {
@@ -284,12 +271,7 @@ impl<'f> RandomFourierFeatures<'f> {
                 found: out.len(),
             });
         }
-        let k = self.scale / as_f64(x.rows());
-        for (zj, o) in self.z.chunks_exact(self.dim).zip(out.chunks_exact_mut(2)) {
-            let (c, s) = self.cos_sin_sums(zj, x);
-            o[0] = k * c;
-            o[1] = k * s;
-        }
+        dispatch(MeanEmbedding(self, x, out));
         Ok(())
     }
 
@@ -306,15 +288,7 @@ impl<'f> RandomFourierFeatures<'f> {
 
     /// `Σ_j ‖e_j − μ̂_j(y)‖²` where `e` is a precomputed embedding of length `D`.
     fn sq_dist_to(&self, emb: &[f64], y: Rows<'_>) -> f64 {
-        let k = self.scale / as_f64(y.rows());
-        let mut acc = 0.0;
-        for (zj, e) in self.z.chunks_exact(self.dim).zip(emb.chunks_exact(2)) {
-            let (c, s) = self.cos_sin_sums(zj, y);
-            let dc = e[0] - k * c;
-            let ds = e[1] - k * s;
-            acc += dc * dc + ds * ds;
-        }
-        acc
+        dispatch(SqDistTo(self, emb, y))
     }
 
     /// RFF estimate of the biased squared MMD, `‖μ̂(x) − μ̂(y)‖²`, without a buffer
@@ -325,16 +299,68 @@ impl<'f> RandomFourierFeatures<'f> {
     pub fn mmd2(&self, x: Rows<'_>, y: Rows<'_>) -> Result<f64, DistanceError> {
         self.check_rows(x)?;
         self.check_rows(y)?;
-        let (kx, ky) = (self.scale / as_f64(x.rows()), self.scale / as_f64(y.rows()));
+        Ok(dispatch(Mmd2(self, x, y)).clamp(0.0, 4.0))
+    }
+}
+
+// The loops over frequencies, each run once per call at the dispatched `crate::simd` level
+// (same bits on every level).
+
+/// `out[2j..2j+2] = (scale / n) (Σ cos, Σ sin)` of frequency `j` over `x`.
+struct MeanEmbedding<'s, 'f, 'x, 'o>(&'s RandomFourierFeatures<'f>, Rows<'x>, &'o mut [f64]);
+
+impl Job for MeanEmbedding<'_, '_, '_, '_> {
+    type Output = ();
+    #[inline(always)]
+    fn run(self) {
+        let (f, x) = (self.0, self.1);
+        let k = f.scale / as_f64(x.rows());
+        for (zj, o) in f.z.chunks_exact(f.dim).zip(self.2.chunks_exact_mut(2)) {
+            let (c, s) = f.cos_sin_sums_here(zj, x);
+            o[0] = k * c;
+            o[1] = k * s;
+        }
+    }
+}
+
+/// `Σ_j ‖e_j − μ̂_j(y)‖²` for a precomputed embedding `e`.
+struct SqDistTo<'s, 'f, 'e, 'y>(&'s RandomFourierFeatures<'f>, &'e [f64], Rows<'y>);
+
+impl Job for SqDistTo<'_, '_, '_, '_> {
+    type Output = f64;
+    #[inline(always)]
+    fn run(self) -> f64 {
+        let (f, y) = (self.0, self.2);
+        let k = f.scale / as_f64(y.rows());
         let mut acc = 0.0;
-        for zj in self.z.chunks_exact(self.dim) {
-            let (cx, sx) = self.cos_sin_sums(zj, x);
-            let (cy, sy) = self.cos_sin_sums(zj, y);
+        for (zj, e) in f.z.chunks_exact(f.dim).zip(self.1.chunks_exact(2)) {
+            let (c, s) = f.cos_sin_sums_here(zj, y);
+            let dc = e[0] - k * c;
+            let ds = e[1] - k * s;
+            acc += dc * dc + ds * ds;
+        }
+        acc
+    }
+}
+
+/// `‖μ̂(x) − μ̂(y)‖²` (unclamped).
+struct Mmd2<'s, 'f, 'x, 'y>(&'s RandomFourierFeatures<'f>, Rows<'x>, Rows<'y>);
+
+impl Job for Mmd2<'_, '_, '_, '_> {
+    type Output = f64;
+    #[inline(always)]
+    fn run(self) -> f64 {
+        let (f, x, y) = (self.0, self.1, self.2);
+        let (kx, ky) = (f.scale / as_f64(x.rows()), f.scale / as_f64(y.rows()));
+        let mut acc = 0.0;
+        for zj in f.z.chunks_exact(f.dim) {
+            let (cx, sx) = f.cos_sin_sums_here(zj, x);
+            let (cy, sy) = f.cos_sin_sums_here(zj, y);
             let dc = kx * cx - ky * cy;
             let ds = kx * sx - ky * sy;
             acc += dc * dc + ds * ds;
         }
-        Ok(acc.clamp(0.0, 4.0))
+        acc
     }
 }
 
@@ -499,11 +525,18 @@ mod tests {
                             (want.0.to_bits(), want.1.to_bits()),
                             "dim {dim}, rows {rows}, l {bandwidth}"
                         );
-                        for level in crate::simd::Level::available() {
-                            let got = crate::simd::with_level(level, || f.cos_sin_sums(zj, x));
-                            let got = got.unwrap();
-                            assert_eq!(got.0.to_bits(), want.0.to_bits(), "{level:?}");
-                            assert_eq!(got.1.to_bits(), want.1.to_bits(), "{level:?}");
+                    }
+                    // Through the dispatched loop over frequencies, on every level.
+                    let k = f.scale / rows as f64;
+                    for level in crate::simd::Level::available() {
+                        let mut emb = [0.0; 6 * 2];
+                        crate::simd::with_level(level, || f.mean_embedding(x, &mut emb))
+                            .unwrap()
+                            .unwrap();
+                        for (zj, e) in z[..3 * dim].chunks_exact(dim).zip(emb.chunks_exact(2)) {
+                            let (c, s) = f.cos_sin_rows_scalar(zj, x.as_slice());
+                            assert_eq!(e[0].to_bits(), (k * c).to_bits(), "{level:?}");
+                            assert_eq!(e[1].to_bits(), (k * s).to_bits(), "{level:?}");
                         }
                     }
                 }

@@ -14,8 +14,8 @@
 //! order, so it gives the same bits too. On targets other than x86-64 the portable code is
 //! used (aarch64's baseline already has 2 × f64 NEON).
 //!
-//! The [`Level`] API exists to make the bit-identity checkable and to benchmark the levels
-//! side by side; it never changes a number.
+//! The `Level` / `with_level` API (std only) exists to make the bit-identity checkable and
+//! to benchmark the levels side by side; it never changes a number.
 
 /// A hot loop run under [`dispatch`]: `run` must be `#[inline(always)]` so its body is
 /// compiled inside the `#[target_feature]` function of each level.
@@ -42,6 +42,24 @@ std::thread_local! {
     static FORCED: core::cell::Cell<Option<Level>> = const { core::cell::Cell::new(None) };
 }
 
+/// The CPU's instruction-set tokens, detected once per process (a dispatch then costs a
+/// thread-local read and a match, not a feature probe).
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[derive(Clone, Copy)]
+struct Tokens {
+    v3: Option<pulp::x86::V3>,
+    v4: Option<pulp::x86::V4>,
+}
+
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+fn tokens() -> Tokens {
+    static TOKENS: std::sync::OnceLock<Tokens> = std::sync::OnceLock::new();
+    *TOKENS.get_or_init(|| Tokens {
+        v3: pulp::x86::V3::try_new(),
+        v4: pulp::x86::V4::try_new(),
+    })
+}
+
 #[cfg(feature = "std")]
 impl Level {
     /// The best level this CPU supports (what the kernels use unless [`with_level`] says
@@ -50,10 +68,11 @@ impl Level {
     pub fn detected() -> Self {
         #[cfg(target_arch = "x86_64")]
         {
-            if pulp::x86::V4::try_new().is_some() {
+            let t = tokens();
+            if t.v4.is_some() {
                 return Self::X86V4;
             }
-            if pulp::x86::V3::try_new().is_some() {
+            if t.v3.is_some() {
                 return Self::X86V3;
             }
         }
@@ -66,9 +85,9 @@ impl Level {
         match self {
             Self::Portable => true,
             #[cfg(target_arch = "x86_64")]
-            Self::X86V3 => pulp::x86::V3::try_new().is_some(),
+            Self::X86V3 => tokens().v3.is_some(),
             #[cfg(target_arch = "x86_64")]
-            Self::X86V4 => pulp::x86::V4::try_new().is_some(),
+            Self::X86V4 => tokens().v4.is_some(),
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }
@@ -139,14 +158,15 @@ pub(crate) fn dispatch_at<J: Job>(level: Level, job: J) -> J::Output {
     #[cfg(target_arch = "x86_64")]
     {
         use pulp::Simd;
+        let t = tokens();
         match level {
             Level::X86V4 => {
-                if let Some(s) = pulp::x86::V4::try_new() {
+                if let Some(s) = t.v4 {
                     return Simd::vectorize(s, Op(job));
                 }
             }
             Level::X86V3 => {
-                if let Some(s) = pulp::x86::V3::try_new() {
+                if let Some(s) = t.v3 {
                     return Simd::vectorize(s, Op(job));
                 }
             }
