@@ -2,8 +2,9 @@
 //! median-heuristic distances), with no `unsafe` in this crate.
 //!
 //! The kernels are written once, as portable scalar Rust with a **fixed lane count and
-//! summation order** (blocks of 32 squared distances, four accumulator lanes for kernel sums,
-//! eight for random-feature sums, compensated row sums in row order) and only `+ − × ÷ √` (no
+//! summation order** (chunks of 8 rows, four accumulator lanes for kernel sums with row `i`
+//! in lane `i mod 4`, eight lanes for 1-D random-feature sums, compensated row sums in row
+//! order) and only `+ − × ÷ √` (no
 //! `mul_add`; Rust never contracts `a·b + c` into an FMA). With the `std` feature (default)
 //! each hot loop is compiled a second and third time with x86-64-v3 (AVX2, 4 × f64) and
 //! x86-64-v4 (AVX-512, 8 × f64) enabled, by `pulp`'s safe `#[target_feature]` wrappers, and
