@@ -238,3 +238,32 @@ pub fn median_heuristic_pooled(
     }
     finish(median_in_place(out))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{strided, strided_from};
+
+    /// The division-free stepping visits exactly the rows `⌊i n / s⌋` (including the carry
+    /// when `n mod s ≠ 0`, and huge `n` where `i n` overflows `usize`).
+    #[test]
+    fn strided_from_matches_the_formula() {
+        for (n, s) in [
+            (2, 2),
+            (7, 3),
+            (1000, 500),
+            (1000, 999),
+            (5000, 1999),
+            (12_345, 678),
+            (usize::MAX / 3, 17),
+        ] {
+            for i0 in [0, 1, s / 2, s - 1] {
+                let want = (i0..s).map(|i| strided(i, n, s).0);
+                assert!(
+                    strided_from(i0, n, s).eq(want),
+                    "n = {n}, s = {s}, i0 = {i0}"
+                );
+                assert!(strided_from(i0, n, s).all(|r| r < n));
+            }
+        }
+    }
+}

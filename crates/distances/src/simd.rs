@@ -2,8 +2,9 @@
 //! median-heuristic distances), with no `unsafe` in this crate.
 //!
 //! The kernels are written once, as portable scalar Rust with a **fixed lane count and
-//! summation order** (blocks of 32 squared distances, four accumulator lanes for kernel sums,
-//! eight for random-feature sums, compensated row sums in row order) and only `+ − × ÷ √` (no
+//! summation order** (chunks of 8 rows, four accumulator lanes for kernel sums with row `i`
+//! in lane `i mod 4`, eight lanes for 1-D random-feature sums, compensated row sums in row
+//! order) and only `+ − × ÷ √` (no
 //! `mul_add`; Rust never contracts `a·b + c` into an FMA). With the `std` feature (default)
 //! each hot loop is compiled a second and third time with x86-64-v3 (AVX2, 4 × f64) and
 //! x86-64-v4 (AVX-512, 8 × f64) enabled, by `pulp`'s safe `#[target_feature]` wrappers, and
@@ -14,8 +15,8 @@
 //! order, so it gives the same bits too. On targets other than x86-64 the portable code is
 //! used (aarch64's baseline already has 2 × f64 NEON).
 //!
-//! The [`Level`] API exists to make the bit-identity checkable and to benchmark the levels
-//! side by side; it never changes a number.
+//! The `Level` / `with_level` API (std only) exists to make the bit-identity checkable and
+//! to benchmark the levels side by side; it never changes a number.
 
 /// A hot loop run under [`dispatch`]: `run` must be `#[inline(always)]` so its body is
 /// compiled inside the `#[target_feature]` function of each level.
@@ -42,6 +43,24 @@ std::thread_local! {
     static FORCED: core::cell::Cell<Option<Level>> = const { core::cell::Cell::new(None) };
 }
 
+/// The CPU's instruction-set tokens, detected once per process (a dispatch then costs a
+/// thread-local read and a match, not a feature probe).
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+#[derive(Clone, Copy)]
+struct Tokens {
+    v3: Option<pulp::x86::V3>,
+    v4: Option<pulp::x86::V4>,
+}
+
+#[cfg(all(feature = "std", target_arch = "x86_64"))]
+fn tokens() -> Tokens {
+    static TOKENS: std::sync::OnceLock<Tokens> = std::sync::OnceLock::new();
+    *TOKENS.get_or_init(|| Tokens {
+        v3: pulp::x86::V3::try_new(),
+        v4: pulp::x86::V4::try_new(),
+    })
+}
+
 #[cfg(feature = "std")]
 impl Level {
     /// The best level this CPU supports (what the kernels use unless [`with_level`] says
@@ -50,10 +69,11 @@ impl Level {
     pub fn detected() -> Self {
         #[cfg(target_arch = "x86_64")]
         {
-            if pulp::x86::V4::try_new().is_some() {
+            let t = tokens();
+            if t.v4.is_some() {
                 return Self::X86V4;
             }
-            if pulp::x86::V3::try_new().is_some() {
+            if t.v3.is_some() {
                 return Self::X86V3;
             }
         }
@@ -66,9 +86,9 @@ impl Level {
         match self {
             Self::Portable => true,
             #[cfg(target_arch = "x86_64")]
-            Self::X86V3 => pulp::x86::V3::try_new().is_some(),
+            Self::X86V3 => tokens().v3.is_some(),
             #[cfg(target_arch = "x86_64")]
-            Self::X86V4 => pulp::x86::V4::try_new().is_some(),
+            Self::X86V4 => tokens().v4.is_some(),
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }
@@ -139,14 +159,15 @@ pub(crate) fn dispatch_at<J: Job>(level: Level, job: J) -> J::Output {
     #[cfg(target_arch = "x86_64")]
     {
         use pulp::Simd;
+        let t = tokens();
         match level {
             Level::X86V4 => {
-                if let Some(s) = pulp::x86::V4::try_new() {
+                if let Some(s) = t.v4 {
                     return Simd::vectorize(s, Op(job));
                 }
             }
             Level::X86V3 => {
-                if let Some(s) = pulp::x86::V3::try_new() {
+                if let Some(s) = t.v3 {
                     return Simd::vectorize(s, Op(job));
                 }
             }

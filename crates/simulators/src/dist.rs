@@ -41,20 +41,39 @@ pub fn uniform_open01<R: Rng + ?Sized>(rng: &mut R) -> f64 {
 /// generated with mpmath by `tools/ziggurat_exp.py`.
 #[inline]
 pub fn exponential<R: Rng + ?Sized>(rng: &mut R) -> f64 {
+    use crate::ziggurat_tables::ZIG_EXP_X as X;
+    let bits = rng.next_u64();
+    let i = (bits & 0xff) as usize;
+    #[allow(clippy::cast_precision_loss)] // < 2^53: exact
+    let u = (bits >> 11) as f64 * TWO_M53;
+    let x = u * X[i];
+    if x < X[i + 1] {
+        return x;
+    }
+    exponential_slow(rng, i, x)
+}
+
+/// The ≈ 1 % of [`exponential`] draws outside the rectangles: the wedge or tail of layer `i`
+/// for the candidate `x`, then further draws as needed (the same sequence of draws as one
+/// loop). Out of line, so the callers' hot loops keep their values in registers (these
+/// paths call `libm`, which clobbers every vector register).
+#[cold]
+#[inline(never)]
+fn exponential_slow<R: Rng + ?Sized>(rng: &mut R, mut i: usize, mut x: f64) -> f64 {
     use crate::ziggurat_tables::{ZIG_EXP_F as F, ZIG_EXP_R, ZIG_EXP_X as X};
     loop {
-        let bits = rng.next_u64();
-        let i = (bits & 0xff) as usize;
-        #[allow(clippy::cast_precision_loss)] // < 2^53: exact
-        let u = (bits >> 11) as f64 * TWO_M53;
-        let x = u * X[i];
-        if x < X[i + 1] {
-            return x;
-        }
         if i == 0 {
             return ZIG_EXP_R - libm::log(uniform_open01(rng));
         }
         if F[i] + uniform01(rng) * (F[i + 1] - F[i]) < libm::exp(-x) {
+            return x;
+        }
+        let bits = rng.next_u64();
+        i = (bits & 0xff) as usize;
+        #[allow(clippy::cast_precision_loss)] // < 2^53: exact
+        let u = (bits >> 11) as f64 * TWO_M53;
+        x = u * X[i];
+        if x < X[i + 1] {
             return x;
         }
     }

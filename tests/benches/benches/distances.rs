@@ -109,6 +109,15 @@ fn bench(c: &mut Criterion) {
     c.bench_function("clipped_weighted_l2_mean_n1000", |b| {
         b.iter(|| cl.mean_distance(black_box(o), black_box(s1)).unwrap())
     });
+
+    // RFF on 5-D data (the 5-D exact-MMD sets), 50 frequencies of dimension 5 (drawn last so
+    // the data of the benches above are unchanged).
+    let z5 = normals(&mut rng, 50 * 5, 0.0);
+    let f5 = RandomFourierFeatures::new(&z5, 5, 2.0).unwrap();
+    let rr5 = RffReference::new(f5, x5r).unwrap();
+    at_levels(c, "rff_mmd_D100_5d_n1000", 100, || {
+        rr5.mmd(black_box(y5r)).unwrap()
+    });
 }
 
 criterion_group!(benches, bench);
