@@ -208,6 +208,20 @@ impl Frame {
     fn py(&self, y: f64) -> f64 {
         self.y0 + self.h - (y - self.yr.0) / (self.yr.1 - self.yr.0) * self.h
     }
+    /// SVG path data through the points (x, y) of one curve.
+    fn polyline(&self, xs: &[f64], ys: &[f64]) -> String {
+        let mut path = String::new();
+        for (i, (x, y)) in xs.iter().zip(ys).enumerate() {
+            let _ = write!(
+                path,
+                "{}{:.2},{:.2} ",
+                if i == 0 { "M" } else { "L" },
+                self.px(*x),
+                self.py(*y)
+            );
+        }
+        path
+    }
     fn axes(&self, out: &mut String, xlabel: &str, ylabel: &str, show: TickLabels) {
         const FONT: f64 = 10.0;
         let _ = write!(
@@ -454,34 +468,16 @@ fn histogram_into(
             (f.y0 + f.h - py).max(0.0)
         );
     }
-    let mut path = String::new();
-    for (i, (g, d)) in grid.iter().zip(&k).enumerate() {
-        let _ = write!(
-            path,
-            "{}{:.2},{:.2} ",
-            if i == 0 { "M" } else { "L" },
-            f.px(*g),
-            f.py(*d)
-        );
-    }
     let _ = write!(
         out,
-        r##"<path class="kde" d="{path}" fill="none" stroke="#08519c" stroke-width="1.5"/>"##
+        r##"<path class="kde" d="{}" fill="none" stroke="#08519c" stroke-width="1.5"/>"##,
+        f.polyline(&grid, &k)
     );
     if let Some(pk) = &prior_k {
-        let mut path = String::new();
-        for (i, (g, d)) in grid.iter().zip(pk).enumerate() {
-            let _ = write!(
-                path,
-                "{}{:.2},{:.2} ",
-                if i == 0 { "M" } else { "L" },
-                f.px(*g),
-                f.py(*d)
-            );
-        }
         let _ = write!(
             out,
-            r##"<path class="prior" d="{path}" fill="none" stroke="#777" stroke-width="1.2" stroke-dasharray="5,3"/>"##
+            r##"<path class="prior" d="{}" fill="none" stroke="#777" stroke-width="1.2" stroke-dasharray="5,3"/>"##,
+            f.polyline(&grid, pk)
         );
     }
     if let Some(t) = truth.filter(|t| t.is_finite()) {
