@@ -431,3 +431,45 @@ macro_rules! errln {
         $crate::files::stderr_write(format_args!("\n"));
     }};
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().into_string().unwrap())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_failed_write_leaves_the_target_and_no_temporary() {
+        let dir = std::env::temp_dir().join(format!("dpinfer-files-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let p = dir.join("out.bin");
+        write_atomic(&p, b"old", Replace::Owned).unwrap();
+        // The fill fails half-way: the old file stays, the temporary is gone.
+        let r = write_atomic_with(&p, Replace::Owned, |f| {
+            f.write_all(b"half")?;
+            bail!("disk on fire")
+        });
+        assert!(r.is_err());
+        assert_eq!(fs::read(&p).unwrap(), b"old");
+        assert_eq!(names(&dir), ["out.bin"]);
+        // A refused target (exists, not forced): nothing created.
+        assert!(write_atomic(&p, b"new", Replace::IfForced(false)).is_err());
+        assert_eq!(names(&dir), ["out.bin"]);
+        write_atomic(&p, b"new", Replace::IfForced(true)).unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"new");
+        // An input of this process is never replaced, even forced.
+        assert_eq!(read_input(&p, "input", None).unwrap(), b"new");
+        assert!(write_atomic(&p, b"x", Replace::IfForced(true)).is_err());
+        assert_eq!(names(&dir), ["out.bin"]);
+        let _ = fs::remove_dir_all(&dir);
+    }
+}
