@@ -83,13 +83,32 @@ impl FilterEpsilon for crate::ApproxAccountant {
 
 impl<A: Accountant + FilterEpsilon + Clone> BudgetFilter<A> {
     /// A filter with budget (ε, δ) around `accountant` (which may already hold events).
-    /// `δ = 0` is allowed only with a pure accountant.
+    /// `δ = 0` is allowed only with an accountant that reports at δ = 0 (pure ε, or the
+    /// approximate-DP accountant while its δ is 0); an RDP, zCDP or PLD accountant needs
+    /// `δ > 0`, and asking for 0 is refused here rather than on every later admission.
     ///
     /// # Errors
-    /// [`AccountantError::InvalidParameter`] unless `ε ≥ 0` finite and `0 ≤ δ < 1`.
+    /// [`AccountantError::InvalidParameter`] unless `ε ≥ 0` finite and `0 ≤ δ < 1`, or for
+    /// `δ = 0` with an accountant that cannot report at δ = 0.
     pub fn new(accountant: A, epsilon: f64, delta: f64) -> Result<Self, AccountantError> {
         let epsilon = non_negative("epsilon", epsilon)?;
-        if delta != 0.0 {
+        if delta == 0.0 {
+            // The accountant's own answer at δ = 0 decides: an error now would be an error
+            // on every admission. (A budget overrun is not an error here: the filter refuses
+            // events, it does not refuse to exist.)
+            match accountant.filter_epsilon(0.0) {
+                Ok(_)
+                | Err(
+                    AccountantError::BudgetExceeded { .. } | AccountantError::DeltaTooSmall { .. },
+                ) => {}
+                Err(_) => {
+                    return Err(AccountantError::InvalidParameter {
+                        name: "delta",
+                        value: 0.0,
+                    });
+                }
+            }
+        } else {
             open_unit("delta", delta)?;
         }
         Ok(Self {

@@ -515,3 +515,24 @@ fn bulk_gaussian_composition_matches_events() {
     assert!(a.compose_gaussians(&[1.0, f64::NAN], 1.0).is_err());
     assert_eq!(a.mu(), before);
 }
+
+#[test]
+fn budget_filter_with_zero_delta_needs_an_accountant_that_reports_there() {
+    // An RDP accountant cannot report at δ = 0: refused at construction, not at every
+    // admission.
+    assert!(matches!(
+        BudgetFilter::new(RdpAccountant::new(AR), 1.0, 0.0),
+        Err(AccountantError::InvalidParameter { name: "delta", .. })
+    ));
+    // A pure accountant can, and admits within its ε.
+    let mut f = BudgetFilter::new(PureAccountant::new(AR), 1.2, 0.0).unwrap();
+    let lap = Event::Laplace {
+        scale: 2.0,
+        sensitivity: 1.0,
+    };
+    assert!(f.try_compose_n(&lap, 2).is_ok());
+    assert!(matches!(
+        f.try_compose_n(&lap, 1),
+        Err(AccountantError::BudgetExceeded { .. })
+    ));
+}
