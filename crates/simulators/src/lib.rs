@@ -8,6 +8,7 @@ extern crate std;
 
 pub mod dist;
 mod error;
+mod fn_sim;
 pub mod likelihood;
 pub mod prior;
 mod simulator;
@@ -15,6 +16,7 @@ pub mod stream;
 mod ziggurat_tables;
 
 pub use error::SimError;
+pub use fn_sim::FnSimulator;
 pub use likelihood::{BatchClipSum, ClipSum, RowGradient, RowLikelihood};
 pub use prior::Prior;
 pub use simulator::{IncrementalSimulator, RunEnd, Simulator};
