@@ -11,6 +11,8 @@
 pub mod account;
 pub mod arrow;
 pub mod config;
+pub mod declared;
+pub mod external;
 pub mod jobs;
 pub mod mcmc;
 pub mod model;
