@@ -10,6 +10,7 @@
 mod cross;
 mod json;
 mod meta;
+mod pyworkers;
 mod tasks;
 mod tidy;
 mod util;
@@ -98,6 +99,10 @@ fn ci(fail_fast: bool) -> ExitCode {
         eprintln!("xtask ci: WARNING: XTASK_ONLY={only} narrows lint/test/features/nostd");
     }
     let mut results: Vec<(&str, Option<String>, String)> = Vec::new();
+    // Python with pyarrow + numpy for the external-simulator e2e tests (target/py-workers).
+    if let Err(e) = pyworkers::ensure() {
+        eprintln!("xtask ci: cannot prepare target/py-workers: {e}");
+    }
     for (name, _, run) in TASKS {
         eprintln!("\n==> xtask {name}");
         let t = Instant::now();

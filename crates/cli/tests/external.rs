@@ -2,7 +2,12 @@
 //! compiled reference worker `examples/worker_gaussian.rs` (no Python needed): results
 //! independent of worker count and batch size, every fault named with its row and the
 //! worker's stderr, retries on a fresh worker, the reject marker, and the shard commands.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::float_cmp)]
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::float_cmp
+)]
 
 mod common;
 use common::{dpinfer, fresh_dir, show, write_config};
