@@ -13,6 +13,7 @@ pub mod likelihood;
 pub mod prior;
 mod simulator;
 pub mod stream;
+pub mod summaries;
 mod ziggurat_tables;
 
 pub use error::SimError;
