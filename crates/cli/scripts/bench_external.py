@@ -24,8 +24,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_worker  # noqa: E402
 
 K = 10
-N_DPINFER = 200_000
-N_ELFI = 200_000
+N_DPINFER = 1_000_000
+N_ELFI = 1_000_000
 N_PYABC = 2_000
 
 
@@ -116,6 +116,8 @@ def main():
     binary = os.path.abspath(sys.argv[1])
     with tempfile.TemporaryDirectory() as d:
         rows = []
+        t = best(lambda: subprocess.run([sys.executable, "-c", "import numpy, pyarrow.ipc"], check=True))
+        print(f"python startup with numpy + pyarrow: {t:.2f} s (paid once per worker)")
         t = best(direct)
         rows.append(("numpy simulator called directly (floor)", N_ELFI / t))
         for w in (1, 2):

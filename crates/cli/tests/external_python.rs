@@ -24,9 +24,11 @@ fn python() -> Option<PathBuf> {
             .output()
             .is_ok_and(|o| o.status.success())
     };
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .filter(|d| !d.is_empty())
+        .map_or_else(|| root().join("target"), |d| root().join(d));
     let candidate = std::env::var_os("DPINFER_TEST_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root().join("target/py-workers/bin/python"));
+        .map_or_else(|| target.join("py-workers/bin/python"), PathBuf::from);
     if ok(&candidate) {
         return Some(candidate);
     }
