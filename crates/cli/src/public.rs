@@ -157,12 +157,7 @@ impl Public {
         let width = self.theta_dim() + self.summary_dim();
         let n = usize::try_from(end - start)?;
         let mut out = vec![0.0; n * width];
-        let threads = if threads == 0 {
-            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
-        } else {
-            threads
-        }
-        .clamp(1, n.max(1));
+        let threads = resolve_threads(threads).clamp(1, n.max(1));
         let per = n.div_ceil(threads).max(1);
         let features = self.features()?;
         let results: Vec<Result<()>> = std::thread::scope(|s| {
@@ -217,11 +212,7 @@ impl Public {
         const BLOCK: u64 = 16_384;
         let d = self.theta_dim();
         let width = d + self.summary_dim();
-        let workers = if threads == 0 {
-            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
-        } else {
-            threads
-        };
+        let workers = resolve_threads(threads);
         let features = self.features()?;
         let mut out = Vec::with_capacity(usize::try_from(end - start)? * width);
         let mut lo = start;
@@ -321,6 +312,15 @@ impl Public {
             Some(f) => f.mean_embedding(Rows::new(sim, self.model.row_dim())?, summ)?,
         }
         Ok(())
+    }
+}
+
+/// `threads`, with 0 meaning the available parallelism.
+fn resolve_threads(threads: usize) -> usize {
+    if threads == 0 {
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    } else {
+        threads
     }
 }
 
