@@ -377,3 +377,138 @@ impl Simulator for CommandModel {
         self.simulate_one(theta, rng, out)
     }
 }
+
+/// Reads observed data from an Arrow IPC file (`.arrow`, `.feather`, `.ipc`; the file format
+/// pandas, polars, R `arrow` and DuckDB write): one row per observation, every column numeric
+/// (`float64`, `float32` or an integer type) without nulls, values returned row-major. With
+/// `strict_rows` the number of columns must be `row_dim`.
+///
+/// # Errors
+/// I/O, not an Arrow file, non-numeric or null columns, non-finite values, a column count that
+/// is not the model's row dimension, an empty table — each naming the file and the column.
+pub fn read_arrow_data(
+    path: &std::path::Path,
+    row_dim: usize,
+    strict_rows: bool,
+) -> Result<Vec<f64>> {
+    use arrow_array::Array;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{
+        Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type,
+        UInt32Type, UInt64Type,
+    };
+    use arrow_schema::DataType;
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read data file {}", path.display()))?;
+    let reader = arrow_ipc::reader::FileReader::try_new(std::io::BufReader::new(file), None)
+        .with_context(|| format!("data file {} is not an Arrow IPC file", path.display()))?;
+    let schema = reader.schema();
+    let cols = schema.fields().len();
+    if strict_rows && cols != row_dim {
+        bail!(
+            "data file {}: {cols} columns, the model's rows have dimension {row_dim}",
+            path.display()
+        );
+    }
+    let mut vals = Vec::new();
+    for batch in reader {
+        let batch =
+            batch.with_context(|| format!("data file {}: damaged batch", path.display()))?;
+        let mut columns: Vec<Vec<f64>> = Vec::with_capacity(cols);
+        for (f, a) in schema.fields().iter().zip(batch.columns()) {
+            if a.null_count() > 0 {
+                bail!(
+                    "data file {}: column {:?} holds nulls",
+                    path.display(),
+                    f.name()
+                );
+            }
+            #[allow(clippy::cast_precision_loss)]
+            let v: Vec<f64> = match a.data_type() {
+                DataType::Float64 => a.as_primitive::<Float64Type>().values().to_vec(),
+                DataType::Float32 => a
+                    .as_primitive::<Float32Type>()
+                    .values()
+                    .iter()
+                    .map(|&x| f64::from(x))
+                    .collect(),
+                DataType::Int8 => a
+                    .as_primitive::<Int8Type>()
+                    .values()
+                    .iter()
+                    .map(|&x| f64::from(x))
+                    .collect(),
+                DataType::Int16 => a
+                    .as_primitive::<Int16Type>()
+                    .values()
+                    .iter()
+                    .map(|&x| f64::from(x))
+                    .collect(),
+                DataType::Int32 => a
+                    .as_primitive::<Int32Type>()
+                    .values()
+                    .iter()
+                    .map(|&x| f64::from(x))
+                    .collect(),
+                DataType::Int64 => a
+                    .as_primitive::<Int64Type>()
+                    .values()
+                    .iter()
+                    .map(|&x| x as f64)
+                    .collect(),
+                DataType::UInt8 => a
+                    .as_primitive::<UInt8Type>()
+                    .values()
+                    .iter()
+                    .map(|&x| f64::from(x))
+                    .collect(),
+                DataType::UInt16 => a
+                    .as_primitive::<UInt16Type>()
+                    .values()
+                    .iter()
+                    .map(|&x| f64::from(x))
+                    .collect(),
+                DataType::UInt32 => a
+                    .as_primitive::<UInt32Type>()
+                    .values()
+                    .iter()
+                    .map(|&x| f64::from(x))
+                    .collect(),
+                DataType::UInt64 => a
+                    .as_primitive::<UInt64Type>()
+                    .values()
+                    .iter()
+                    .map(|&x| x as f64)
+                    .collect(),
+                other => bail!(
+                    "data file {}: column {:?} has type {other}, expected numbers",
+                    path.display(),
+                    f.name()
+                ),
+            };
+            if let Some(i) = v.iter().position(|x| !x.is_finite()) {
+                bail!(
+                    "data file {}: column {:?} row {} is not finite",
+                    path.display(),
+                    f.name(),
+                    vals.len() / cols.max(1) + i + 1
+                );
+            }
+            columns.push(v);
+        }
+        for r in 0..batch.num_rows() {
+            vals.extend(columns.iter().map(|c| c[r]));
+        }
+    }
+    if vals.is_empty() {
+        bail!("data file {} holds no values", path.display());
+    }
+    if row_dim > 1 && !vals.len().is_multiple_of(row_dim) {
+        bail!(
+            "data file {}: {} values do not form rows of the model's dimension {row_dim}",
+            path.display(),
+            vals.len()
+        );
+    }
+    Ok(vals)
+}

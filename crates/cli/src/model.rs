@@ -360,13 +360,20 @@ impl Simulator for ModelSim<'_> {
     }
 }
 
-/// Reads a CSV of numbers (no header; `#` comments and blank lines skipped) into row-major
+/// Reads observed data: an Arrow IPC file by its extension (`.arrow`, `.feather`, `.ipc`;
+/// `crate::declared::read_arrow_data`), otherwise a CSV of numbers (no header; `#` comments and blank lines skipped) into row-major
 /// values, checking that every value is finite, every line has the same number of values and,
 /// with `strict_rows` (one observation per line), that this number is `row_dim`.
 ///
 /// # Errors
 /// I/O, parse errors, ragged rows, non-finite values — each names the line.
 pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f64>> {
+    if matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("arrow" | "feather" | "ipc")
+    ) {
+        return crate::declared::read_arrow_data(path, row_dim, strict_rows);
+    }
     let text = std::fs::read_to_string(path)
         .with_context(|| format!("cannot read data file {}", path.display()))?;
     let mut vals = Vec::new();

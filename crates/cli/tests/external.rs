@@ -366,3 +366,57 @@ fn bad_command_configs_fail_with_one_clear_line() {
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(e.contains("cannot start the external simulator"), "{e}");
 }
+
+/// Writes `cols` as an Arrow IPC file.
+fn write_arrow(path: &Path, cols: Vec<(&str, arrow_array::ArrayRef)>) {
+    let batch = arrow_array::RecordBatch::try_from_iter(cols).unwrap();
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = arrow_ipc::writer::FileWriter::try_new(f, &batch.schema()).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+}
+
+#[test]
+fn observed_data_from_an_arrow_file_equals_the_csv() {
+    let dir = fresh_dir("ext-arrow");
+    let cfg = config(&dir, "batch = 32", SVT);
+    let csv: Vec<f64> = std::fs::read_to_string(dir.join("obs.csv"))
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    write_arrow(
+        &dir.join("obs.arrow"),
+        vec![(
+            "y",
+            std::sync::Arc::new(arrow_array::Float64Array::from(csv)) as _,
+        )],
+    );
+    let o = dpinfer(&["run", cfg.to_str().unwrap(), "--out", "from-csv"], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("obs.csv", "obs.arrow");
+    let a = write_config(&dir, "arrow.toml", &text);
+    let o = dpinfer(&["run", a.to_str().unwrap(), "--out", "from-arrow"], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("from-csv/samples.csv")).unwrap(),
+        std::fs::read_to_string(dir.join("from-arrow/samples.csv")).unwrap()
+    );
+    // A text column is refused, naming it.
+    write_arrow(
+        &dir.join("obs.arrow"),
+        vec![(
+            "label",
+            std::sync::Arc::new(arrow_array::StringArray::from(vec!["a"; 50])) as _,
+        )],
+    );
+    let o = dpinfer(&["run", a.to_str().unwrap(), "--out", "bad"], &dir);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("column \"label\" has type Utf8, expected numbers"),
+        "{e}"
+    );
+}
