@@ -104,6 +104,11 @@ fn ci(fail_fast: bool) -> ExitCode {
         eprintln!("xtask ci: WARNING: XTASK_ONLY={only} narrows lint/test/features/nostd");
     }
     let mut results: Vec<(&str, Option<String>, String)> = Vec::new();
+    // The Python environment (pyarrow + numpy among its packages) for the external-simulator
+    // e2e tests in the `test` task; `python` uses the same one.
+    if let Err(e) = python::venv() {
+        eprintln!("xtask ci: cannot prepare target/python-venv: {e}");
+    }
     for (name, _, run) in TASKS {
         eprintln!("\n==> xtask {name}");
         let t = Instant::now();

@@ -25,6 +25,8 @@ const REQUIREMENTS: &[&str] = &[
     "scipy",
     "dp-accounting==0.6.0",
     "dask[distributed]",
+    // the CLI's external-simulator workers (crates/cli/tests/external_python.rs)
+    "pyarrow==26.0.1",
 ];
 /// Installed with `--no-deps` (opacus' package imports torch; its RDP analysis does not).
 const NO_DEPS: &[&str] = &["opacus==1.6.0"];
@@ -33,8 +35,13 @@ fn venv_python(venv: &Path) -> PathBuf {
     venv.join("bin").join("python")
 }
 
-pub(crate) fn python() -> Res {
-    let start = std::time::Instant::now();
+/// The project's one Python environment, `target/python-venv`, created and brought up to
+/// [`REQUIREMENTS`] when needed; returns its interpreter. The CLI's external-simulator tests
+/// use it too (`cargo xtask ci` prepares it before the tests).
+///
+/// # Errors
+/// No usable `python3` with `venv`, or `pip install` failed.
+pub(crate) fn venv() -> Res<PathBuf> {
     let venv = target_dir().join("python-venv");
     let py = venv_python(&venv);
     if !py.is_file() {
@@ -66,6 +73,12 @@ pub(crate) fn python() -> Res {
             .run()?;
         std::fs::write(&stamp, wanted).map_err(|e| format!("{}: {e}", stamp.display()))?;
     }
+    Ok(py)
+}
+
+pub(crate) fn python() -> Res {
+    let start = std::time::Instant::now();
+    let py = venv()?;
     // The binding's own lint gate (its workspace is outside `cargo xtask lint`).
     Cmd::cargo([
         "clippy",

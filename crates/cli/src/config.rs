@@ -55,6 +55,33 @@ pub struct ModelConfig {
     /// observations (`n`, if also given, must equal its length).
     #[serde(default)]
     pub obs_times: Option<Vec<f64>>,
+    /// `"command"`: an external simulator (see `crate::external`); absent: a built-in model.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kind: Option<String>,
+    /// command: program and arguments, run without a shell in the config file's folder.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<Vec<String>>,
+    /// command: values per simulation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outputs: Option<usize>,
+    /// command: values per observation row (default 1), for the MMD.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub row_dim: Option<usize>,
+    /// command: rows per request batch (default 64; never changes a number).
+    #[serde(default, skip_serializing)]
+    pub batch: Option<usize>,
+    /// command: seconds a worker may take per batch (default 60; never changes a number).
+    #[serde(default, skip_serializing)]
+    pub timeout: Option<f64>,
+    /// command: retries of a failed batch on a fresh worker (default 2).
+    #[serde(default, skip_serializing)]
+    pub retries: Option<u32>,
+    /// `[[model.prior]]`: the declared prior, one table per parameter (command models).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub prior: Vec<crate::declared::PriorDecl>,
+    /// The config file's folder (the command's working directory); set by [`Config::load`].
+    #[serde(skip)]
+    pub base_dir: PathBuf,
 }
 
 /// `[data]`.
@@ -391,6 +418,11 @@ impl Config {
             crate::files::read_input_text(path, "config", Some(crate::files::MAX_CONFIG_BYTES))?;
         let mut c: Self =
             toml::from_str(&text).with_context(|| format!("invalid config {}", path.display()))?;
+        c.model.base_dir = path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or_else(|| Path::new("."))
+            .to_path_buf();
         if let Some(p) = &c.data.path
             && p.is_relative()
         {

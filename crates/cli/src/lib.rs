@@ -13,6 +13,8 @@ pub mod files;
 pub mod account;
 pub mod arrow;
 pub mod config;
+pub mod declared;
+pub mod external;
 pub mod jobs;
 pub mod limits;
 pub mod mac;

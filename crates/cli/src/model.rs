@@ -41,6 +41,9 @@ pub enum Model {
     LinReg(LinearRegression<2>, IidNormal),
     /// Tuberculosis birth–death–mutation model with 8 genotype summaries (ABCDP §6.3).
     Tuberculosis(Tuberculosis, TbPrior),
+    /// `kind = "command"`: the user's simulator as external worker processes, with a
+    /// declared prior (`crate::declared`).
+    Command(std::sync::Arc<crate::declared::CommandModel>),
 }
 
 /// Prior view of a [`Model`].
@@ -61,6 +64,33 @@ impl Model {
     /// # Errors
     /// Unknown model name or invalid model parameters.
     pub fn build(c: &ModelConfig, n_override: Option<usize>) -> Result<Self> {
+        match c.kind.as_deref() {
+            Some("command") => {
+                return Ok(Self::Command(std::sync::Arc::new(
+                    crate::declared::CommandModel::build(c)?,
+                )));
+            }
+            None | Some("builtin") => {}
+            Some(other) => bail!("unknown model.kind {other:?} (expected \"command\" or none)"),
+        }
+        if !c.prior.is_empty() {
+            bail!(
+                "model.prior: overriding a built-in model's prior is not supported yet; \
+                 declared priors belong to kind = \"command\""
+            );
+        }
+        for (key, set) in [
+            ("command", c.command.is_some()),
+            ("outputs", c.outputs.is_some()),
+            ("row_dim", c.row_dim.is_some()),
+            ("batch", c.batch.is_some()),
+            ("timeout", c.timeout.is_some()),
+            ("retries", c.retries.is_some()),
+        ] {
+            if set {
+                bail!("model.{key} belongs to kind = \"command\"");
+            }
+        }
         let n = n_override.or(c.n);
         if c.obs_times.is_some() && c.name != "sir" {
             bail!("model.obs_times applies to the sir model only");
@@ -149,6 +179,7 @@ impl Model {
             Self::Banana(_) => "banana",
             Self::LinReg(..) => "linear-regression",
             Self::Tuberculosis(..) => "tuberculosis",
+            Self::Command(_) => "command",
         }
     }
 
@@ -171,6 +202,7 @@ impl Model {
                 .collect(),
             Self::LinReg(..) => vec!["beta0".into(), "beta1".into(), "beta2".into()],
             Self::Tuberculosis(..) => vec!["R1".into(), "t1".into(), "R2".into(), "beta".into()],
+            Self::Command(m) => m.names.clone(),
         }
     }
 
@@ -190,6 +222,7 @@ impl Model {
             }
             Self::LinReg(..) => Some(BETA_STAR.to_vec()),
             Self::Tuberculosis(..) => Some(TRUE_THETA.to_vec()),
+            Self::Command(_) => None,
         }
     }
 
@@ -200,6 +233,7 @@ impl Model {
     pub fn row_dim(&self) -> usize {
         match self {
             Self::Banana(b) => b.settings().dim,
+            Self::Command(m) => m.row_dim,
             _ => 1,
         }
     }
@@ -228,6 +262,9 @@ impl Model {
         if let Self::Cubic(..) = self {
             return Ok(NETHERLANDS_CASES.to_vec());
         }
+        if let Self::Command(_) = self {
+            bail!("a command model has no embedded data set: give [data] path = \"observed.csv\"");
+        }
         let truth = self.truth().context("model has no true θ")?;
         let mut out = vec![0.0; ModelSim(self).output_dim()];
         let mut rng = SimStream::with_domain(seed, OBS_DOMAIN, 0);
@@ -248,6 +285,7 @@ impl Prior for ModelPrior<'_> {
             Model::Banana(b) => b.prior().dim(),
             Model::LinReg(_, p) => p.dim(),
             Model::Tuberculosis(_, p) => p.dim(),
+            Model::Command(m) => m.dim(),
         }
     }
     fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
@@ -259,6 +297,7 @@ impl Prior for ModelPrior<'_> {
             Model::Banana(b) => b.prior().sample(rng, out),
             Model::LinReg(_, p) => p.sample(rng, out),
             Model::Tuberculosis(_, p) => p.sample(rng, out),
+            Model::Command(m) => m.sample(rng, out),
         }
     }
     fn ln_density(&self, theta: &[f64]) -> f64 {
@@ -270,6 +309,7 @@ impl Prior for ModelPrior<'_> {
             Model::Banana(b) => b.prior().ln_density(theta),
             Model::LinReg(_, p) => p.ln_density(theta),
             Model::Tuberculosis(_, p) => p.ln_density(theta),
+            Model::Command(m) => m.ln_density(theta),
         }
     }
     fn in_support(&self, theta: &[f64]) -> bool {
@@ -281,6 +321,7 @@ impl Prior for ModelPrior<'_> {
             Model::Banana(b) => b.prior().in_support(theta),
             Model::LinReg(_, p) => p.in_support(theta),
             Model::Tuberculosis(_, p) => p.in_support(theta),
+            Model::Command(m) => m.in_support(theta),
         }
     }
 }
@@ -295,6 +336,7 @@ impl Simulator for ModelSim<'_> {
             Model::Banana(m) => m.param_dim(),
             Model::LinReg(m, _) => m.param_dim(),
             Model::Tuberculosis(m, _) => m.param_dim(),
+            Model::Command(m) => m.param_dim(),
         }
     }
     fn output_dim(&self) -> usize {
@@ -306,6 +348,7 @@ impl Simulator for ModelSim<'_> {
             Model::Banana(m) => m.output_dim(),
             Model::LinReg(m, _) => m.output_dim(),
             Model::Tuberculosis(m, _) => m.output_dim(),
+            Model::Command(m) => m.output_dim(),
         }
     }
     fn simulate<R: Rng + ?Sized>(
@@ -322,17 +365,25 @@ impl Simulator for ModelSim<'_> {
             Model::Banana(m) => m.simulate(theta, rng, out),
             Model::LinReg(m, _) => m.simulate(theta, rng, out),
             Model::Tuberculosis(m, _) => m.simulate(theta, rng, out),
+            Model::Command(m) => m.simulate(theta, rng, out),
         }
     }
 }
 
-/// Reads a CSV of numbers (no header; `#` comments and blank lines skipped) into row-major
+/// Reads observed data: an Arrow IPC file by its extension (`.arrow`, `.feather`, `.ipc`;
+/// `crate::declared::read_arrow_data`), otherwise a CSV of numbers (no header; `#` comments and blank lines skipped) into row-major
 /// values, checking that every value is finite, every line has the same number of values and,
 /// with `strict_rows` (one observation per line), that this number is `row_dim`.
 ///
 /// # Errors
 /// I/O, parse errors, ragged rows, non-finite values — each names the line.
 pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f64>> {
+    if matches!(
+        path.extension().and_then(|e| e.to_str()),
+        Some("arrow" | "feather" | "ipc")
+    ) {
+        return crate::declared::read_arrow_data(path, row_dim, strict_rows);
+    }
     let text = crate::files::read_input_text(path, "data file", None)?;
     let mut vals = Vec::new();
     let mut per_row: Option<usize> = None;

@@ -151,18 +151,16 @@ impl Public {
         if start > end || end > self.total {
             bail!("row range {start}..{end} outside 0..{}", self.total);
         }
+        if let (Model::Command(m), None) = (&self.model, &self.replica) {
+            return self.rows_external(m, generation, start, end, threads, progress);
+        }
         let width = self.theta_dim() + self.summary_dim();
         let n = usize::try_from(end - start)?;
         let mut out = crate::limits::alloc_zeroed(
             n.checked_mul(width).context("pairs table size overflows")?,
             "the pairs table",
         )?;
-        let threads = if threads == 0 {
-            std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
-        } else {
-            threads
-        }
-        .clamp(1, n.max(1));
+        let threads = resolve_threads(threads).clamp(1, n.max(1));
         let per = n.div_ceil(threads).max(1);
         let features = self.features()?;
         let results: Vec<Result<()>> = std::thread::scope(|s| {
@@ -197,6 +195,91 @@ impl Public {
         });
         for r in results {
             r?;
+        }
+        Ok(out)
+    }
+
+    /// [`Public::rows`] for an external simulator: the same per-row streams, θ draws and
+    /// redraws as the in-process path (θ, then the row's simulation seed from the same stream;
+    /// a rejected θ is redrawn from it), with the simulations sent in batches to a pool of
+    /// `threads` worker processes. Bit-identical to the per-row path for any batch size and
+    /// worker count.
+    fn rows_external(
+        &self,
+        m: &crate::declared::CommandModel,
+        generation: u32,
+        start: u64,
+        end: u64,
+        threads: usize,
+        progress: &(dyn Fn(u64) + Sync),
+    ) -> Result<Vec<f64>> {
+        use crate::external::{Answer, Request};
+        use rand::Rng as _;
+        /// Rows simulated per round trip to the pool (bounds memory, paces progress).
+        const BLOCK: u64 = 16_384;
+        let d = self.theta_dim();
+        let width = d + self.summary_dim();
+        let workers = resolve_threads(threads);
+        let features = self.features()?;
+        let mut out = Vec::with_capacity(usize::try_from(end - start)? * width);
+        let mut lo = start;
+        while lo < end {
+            let hi = (lo + BLOCK).min(end);
+            let n = usize::try_from(hi - lo)?;
+            let mut rngs: Vec<SimStream> = (lo..hi)
+                .map(|j| SimStream::with_domain(self.seed, PAIRS_DOMAIN + u64::from(generation), j))
+                .collect();
+            let mut thetas = vec![0.0; n * d];
+            let mut sims: Vec<Option<Vec<f64>>> = vec![None; n];
+            let mut pending: Vec<usize> = (0..n).collect();
+            for _ in 0..MAX_REDRAWS {
+                if pending.is_empty() {
+                    break;
+                }
+                let mut requests = Vec::with_capacity(pending.len());
+                for &i in &pending {
+                    let j = lo + i as u64;
+                    let th = &mut thetas[i * d..(i + 1) * d];
+                    crate::pmc::draw_theta(self, &mut rngs[i], th)
+                        .with_context(|| format!("row {j}"))?;
+                    requests.push(Request {
+                        row: j,
+                        seed: rngs[i].next_u64(),
+                        theta: th.to_vec(),
+                    });
+                }
+                let answers = m.pool.run(&requests, workers)?;
+                let mut still = Vec::new();
+                for (&i, a) in pending.iter().zip(answers) {
+                    match a {
+                        Answer::Output(v) => {
+                            sims[i] = Some(v);
+                            progress(1);
+                        }
+                        Answer::Reject => still.push(i),
+                    }
+                }
+                pending = still;
+            }
+            if let Some(&i) = pending.first() {
+                bail!(
+                    "row {}: {MAX_REDRAWS} consecutive θ draws the simulator rejected",
+                    lo + i as u64
+                );
+            }
+            let mut summ = vec![0.0; self.summary_dim()];
+            for (i, sim) in sims.into_iter().enumerate() {
+                let sim = sim.context("internal: a row without a simulation")?;
+                out.extend_from_slice(&thetas[i * d..(i + 1) * d]);
+                match &features {
+                    None => out.extend_from_slice(&sim),
+                    Some(f) => {
+                        f.mean_embedding(Rows::new(&sim, self.model.row_dim())?, &mut summ)?;
+                        out.extend_from_slice(&summ);
+                    }
+                }
+            }
+            lo = hi;
         }
         Ok(out)
     }
@@ -236,6 +319,15 @@ impl Public {
             Some(f) => f.mean_embedding(Rows::new(sim, self.model.row_dim())?, summ)?,
         }
         Ok(())
+    }
+}
+
+/// `threads`, with 0 meaning the available parallelism.
+fn resolve_threads(threads: usize) -> usize {
+    if threads == 0 {
+        std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+    } else {
+        threads
     }
 }
 

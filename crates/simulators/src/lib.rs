@@ -8,13 +8,16 @@ extern crate std;
 
 pub mod dist;
 mod error;
+mod fn_sim;
 pub mod likelihood;
 pub mod prior;
 mod simulator;
 pub mod stream;
+pub mod summaries;
 mod ziggurat_tables;
 
 pub use error::SimError;
+pub use fn_sim::FnSimulator;
 pub use likelihood::{BatchClipSum, ClipSum, RowGradient, RowLikelihood};
 pub use prior::Prior;
 pub use simulator::{IncrementalSimulator, RunEnd, Simulator};

@@ -1,5 +1,6 @@
 //! The [`Prior`] trait and allocation-free building blocks (normal, log-normal, uniform,
-//! i.i.d. normal, symmetric Dirichlet, products).
+//! i.i.d. normal, symmetric Dirichlet, products; truncated normal, gamma, beta, exponential), and
+//! with `alloc` the `DeclaredPrior` product a configuration file builds.
 
 use crate::dist;
 use crate::error::{SimError, check_len, finite, positive};
@@ -436,3 +437,11 @@ impl<A: Prior, B: Prior> Prior for Product<A, B> {
         }
     }
 }
+
+mod univariate;
+pub use univariate::{Beta, Exponential, Gamma, TruncatedNormal};
+
+#[cfg(feature = "alloc")]
+mod declared;
+#[cfg(feature = "alloc")]
+pub use declared::{DeclaredPrior, Marginal};

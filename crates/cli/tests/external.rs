@@ -1,0 +1,423 @@
+//! External simulators (`[model] kind = "command"`): the Arrow IPC worker protocol with the
+//! compiled reference worker `examples/worker_gaussian.rs` (no Python needed): results
+//! independent of worker count and batch size, every fault named with its row and the
+//! worker's stderr, retries on a fresh worker, the reject marker, and the shard commands.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::float_cmp,
+    clippy::std_instead_of_alloc
+)]
+
+mod common;
+use common::{dpinfer, fresh_dir, show, write_config};
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The compiled reference worker (built with the package's examples by `cargo test`).
+fn worker() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(Path::parent).unwrap();
+    let p = dir
+        .join("examples")
+        .join(format!("worker_gaussian{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        p.exists(),
+        "{} is missing: run `cargo test -p dpinfer-cli` (which builds the examples) or \
+         `cargo build -p dpinfer-cli --example worker_gaussian` first",
+        p.display()
+    );
+    p
+}
+
+const OUTPUTS: usize = 50;
+
+fn config(dir: &Path, extra_model: &str, sampler: &str) -> PathBuf {
+    let data: String = (0..OUTPUTS)
+        .map(|i| format!("{}\n", 1.0 + ((i * 37 % 17) as f64 - 8.0) / 8.0))
+        .collect();
+    std::fs::write(dir.join("obs.csv"), data).unwrap();
+    let text = format!(
+        r#"[model]
+name = "my-gaussian"
+kind = "command"
+command = [{w:?}]
+outputs = {OUTPUTS}
+{extra_model}
+
+[[model.prior]]
+name = "mu"
+dist = "uniform"
+lo = -3.0
+hi = 3.0
+
+[data]
+path = "obs.csv"
+
+[distance]
+kind = "rff-mmd"
+features = 20
+
+{sampler}
+
+[privacy]
+epsilon = 5.0
+
+[seeds]
+run = 11
+noise = 42
+
+[output]
+dir = "results"
+"#,
+        w = worker().display().to_string()
+    );
+    write_config(dir, "ext.toml", &text)
+}
+
+const SVT: &str =
+    "[sampler]\nkind = \"svt-abc\"\npairs = 120\nepsilon_abc = 0.2\nc = 5\nclip = 0.5";
+
+fn run_env(args: &[&str], dir: &Path, env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dpinfer"));
+    c.args(args).current_dir(dir);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().unwrap()
+}
+
+fn simulate(dir: &Path, cfg: &Path, out: &str, threads: &str, env: &[(&str, &str)]) -> Output {
+    run_env(
+        &[
+            "simulate",
+            cfg.to_str().unwrap(),
+            "--shard",
+            "0",
+            "--shards",
+            "1",
+            "--out",
+            out,
+            "--threads",
+            threads,
+        ],
+        dir,
+        env,
+    )
+}
+
+fn shard_bytes(dir: &Path, out: &str) -> Vec<u8> {
+    let d = dir.join(out);
+    let f = std::fs::read_dir(&d)
+        .unwrap()
+        .filter_map(Result::ok)
+        .find(|e| e.file_name().to_string_lossy().ends_with(".dpshard"))
+        .unwrap();
+    std::fs::read(f.path()).unwrap()
+}
+
+#[test]
+fn one_and_four_workers_and_any_batch_size_give_the_same_table_bit_for_bit() {
+    let dir = fresh_dir("ext-bits");
+    let a = config(&dir, "batch = 64", SVT);
+    let o = simulate(&dir, &a, "one", "1", &[]);
+    assert!(o.status.success(), "{}", show(&o));
+    let dir2 = fresh_dir("ext-bits");
+    let b = config(&dir2, "batch = 7", SVT);
+    let o = simulate(&dir2, &b, "four", "4", &[]);
+    assert!(o.status.success(), "{}", show(&o));
+    let one = shard_bytes(&dir, "one");
+    assert!(
+        one == shard_bytes(&dir2, "four"),
+        "1 worker/batch 64 differs from 4 workers/batch 7"
+    );
+
+    // Shards of 3 (any order) merge to the same table, and `verify` accepts them.
+    let sd = dir.join("s3");
+    for i in [2, 0, 1] {
+        let o = run_env(
+            &[
+                "simulate",
+                a.to_str().unwrap(),
+                "--shard",
+                &i.to_string(),
+                "--shards",
+                "3",
+                "--out",
+                sd.to_str().unwrap(),
+                "--threads",
+                "2",
+            ],
+            &dir,
+            &[],
+        );
+        assert!(o.status.success(), "{}", show(&o));
+    }
+    let o = dpinfer(&["verify", sd.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let m = dir.join("m3.dpshard");
+    let o = dpinfer(
+        &["merge", sd.to_str().unwrap(), "--out", m.to_str().unwrap()],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(
+        std::fs::read(&m).unwrap() == one,
+        "3 shards merge to a different table"
+    );
+
+    // The data owner's private step runs on the merged table and matches `run`.
+    let o = dpinfer(
+        &[
+            "private-step",
+            a.to_str().unwrap(),
+            "--pairs",
+            m.to_str().unwrap(),
+            "--out",
+            "priv",
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let o = dpinfer(&["run", a.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(std::fs::read(dir.join("results/pairs-gen000.dpshard")).unwrap() == one);
+    assert_eq!(
+        std::fs::read_to_string(dir.join("results/samples.csv")).unwrap(),
+        std::fs::read_to_string(dir.join("priv/samples.csv")).unwrap()
+    );
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("privacy: ε = 5"), "{stdout}");
+}
+
+/// Runs `simulate` with a fault injected at row 37 and returns stderr.
+fn fault(name: &str, extra_model: &str) -> String {
+    let dir = fresh_dir(&format!("ext-{name}"));
+    let cfg = config(&dir, extra_model, SVT);
+    let spec = format!("{name}@37");
+    let o = simulate(&dir, &cfg, "s", "2", &[("DPINFER_TEST_FAULT", &spec)]);
+    assert!(!o.status.success(), "{name}: {}", show(&o));
+    assert!(
+        !dir.join("s").exists() || std::fs::read_dir(dir.join("s")).unwrap().next().is_none(),
+        "{name}: a shard was written"
+    );
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn a_crashing_worker_names_the_row_exit_status_and_stderr() {
+    let e = fault("crash", "batch = 8\nretries = 1");
+    assert!(e.contains("row 37"), "{e}");
+    assert!(e.contains("exit status: 3") || e.contains("exited"), "{e}");
+    assert!(
+        e.contains("injecting fault \"crash\" at row 37"),
+        "stderr tail missing: {e}"
+    );
+}
+
+#[test]
+fn a_hanging_worker_is_killed_after_the_timeout() {
+    let t = std::time::Instant::now();
+    let e = fault("hang", "batch = 8\ntimeout = 1.0\nretries = 0");
+    assert!(e.contains("row 37"), "{e}");
+    assert!(e.contains("no answer within 1 s"), "{e}");
+    // batch + one isolated run: two timeouts, not an hour.
+    assert!(t.elapsed().as_secs() < 60);
+}
+
+#[test]
+fn garbage_on_stdout_is_reported_as_not_arrow() {
+    let e = fault("garbage", "batch = 8\ntimeout = 2.0\nretries = 0");
+    assert!(e.contains("row 37"), "{e}");
+    assert!(e.contains("not a valid Arrow IPC stream"), "{e}");
+    assert!(e.contains("Traceback (most recent call last)"), "{e}");
+}
+
+#[test]
+fn wrong_row_ids_wrong_dimensions_and_nan_are_named() {
+    let e = fault("wrong-id", "batch = 8\nretries = 0");
+    assert!(
+        e.contains("row id 1000037, which is not in the batch"),
+        "{e}"
+    );
+    let e = fault("dims", "batch = 8\nretries = 0");
+    assert!(e.contains("51 output values, model.outputs = 50"), "{e}");
+    let e = fault("nan", "batch = 8\nretries = 0");
+    assert!(e.contains("row 37: output 1 is NaN"), "{e}");
+}
+
+#[test]
+fn a_worker_that_crashes_once_is_replaced_and_the_table_is_unchanged() {
+    let dir = fresh_dir("ext-once");
+    let cfg = config(&dir, "batch = 8", SVT);
+    let o = simulate(&dir, &cfg, "ok", "1", &[]);
+    assert!(o.status.success(), "{}", show(&o));
+    let o = simulate(
+        &dir,
+        &cfg,
+        "retried",
+        "1",
+        &[("DPINFER_TEST_FAULT", "crash-once@37")],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(shard_bytes(&dir, "ok") == shard_bytes(&dir, "retried"));
+}
+
+#[test]
+fn rejected_thetas_are_redrawn_from_the_rows_own_stream() {
+    let dir = fresh_dir("ext-reject");
+    let cfg = config(&dir, "batch = 16", SVT);
+    let o = simulate(&dir, &cfg, "all", "2", &[]);
+    assert!(o.status.success(), "{}", show(&o));
+    let o = simulate(
+        &dir,
+        &cfg,
+        "rej",
+        "2",
+        &[("DPINFER_TEST_REJECT_BELOW", "0.0")],
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let read = |name: &str| -> Vec<f64> {
+        let arrow = dir.join(format!("{name}.arrow"));
+        let d = dir.join(name);
+        let shard = std::fs::read_dir(&d)
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        let o = dpinfer(
+            &[
+                "export",
+                shard.to_str().unwrap(),
+                "--out",
+                arrow.to_str().unwrap(),
+            ],
+            &dir,
+        );
+        assert!(o.status.success(), "{}", show(&o));
+        let f = std::fs::File::open(&arrow).unwrap();
+        let r = arrow_ipc::reader::FileReader::try_new(f, None).unwrap();
+        let mut mu = Vec::new();
+        for b in r {
+            let b = b.unwrap();
+            let c = b.column_by_name("theta1").unwrap();
+            let c = c
+                .as_any()
+                .downcast_ref::<arrow_array::Float64Array>()
+                .unwrap();
+            mu.extend(c.values().iter().copied());
+        }
+        mu
+    };
+    let all = read("all");
+    let rej = read("rej");
+    assert_eq!(all.len(), 120);
+    assert_eq!(rej.len(), 120);
+    assert!(rej.iter().all(|&m| m >= 0.0), "a rejected θ was kept");
+    assert!(all.iter().any(|&m| m < 0.0));
+    // Rows whose first θ was accepted are untouched.
+    for (a, r) in all.iter().zip(&rej) {
+        if *a >= 0.0 {
+            assert_eq!(a, r);
+        }
+    }
+}
+
+#[test]
+fn bad_command_configs_fail_with_one_clear_line() {
+    let dir = fresh_dir("ext-bad");
+    let cfg = config(&dir, "", SVT);
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    for (from, to, expect) in [
+        ("outputs = 50\n", "", "model.outputs"),
+        (
+            "dist = \"uniform\"",
+            "dist = \"cauchy\"",
+            "unknown dist \"cauchy\"",
+        ),
+        (
+            "lo = -3.0\n",
+            "lo = -3.0\nsd = 1.0\n",
+            "`sd` does not apply to dist = \"uniform\"",
+        ),
+        (
+            "kind = \"command\"",
+            "kind = \"shell\"",
+            "unknown model.kind",
+        ),
+        ("hi = 3.0", "hi = -4.0", "model.prior \"mu\" (uniform)"),
+    ] {
+        assert!(text.contains(from), "{from}");
+        let p = write_config(&dir, "bad.toml", &text.replacen(from, to, 1));
+        let o = dpinfer(&["run", p.to_str().unwrap()], &dir);
+        assert!(!o.status.success());
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(expect), "{expect}: {e}");
+        assert!(!dir.join("results").exists());
+    }
+    let p = write_config(
+        &dir,
+        "missing.toml",
+        &text.replace(&worker().display().to_string(), "/nonexistent/simulator"),
+    );
+    let o = dpinfer(&["run", p.to_str().unwrap()], &dir);
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("cannot start the external simulator"), "{e}");
+}
+
+/// Writes `cols` as an Arrow IPC file.
+fn write_arrow(path: &Path, cols: Vec<(&str, arrow_array::ArrayRef)>) {
+    let batch = arrow_array::RecordBatch::try_from_iter(cols).unwrap();
+    let f = std::fs::File::create(path).unwrap();
+    let mut w = arrow_ipc::writer::FileWriter::try_new(f, &batch.schema()).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+}
+
+#[test]
+fn observed_data_from_an_arrow_file_equals_the_csv() {
+    let dir = fresh_dir("ext-arrow");
+    let cfg = config(&dir, "batch = 32", SVT);
+    let csv: Vec<f64> = std::fs::read_to_string(dir.join("obs.csv"))
+        .unwrap()
+        .lines()
+        .map(|l| l.parse().unwrap())
+        .collect();
+    write_arrow(
+        &dir.join("obs.arrow"),
+        vec![(
+            "y",
+            std::sync::Arc::new(arrow_array::Float64Array::from(csv)) as _,
+        )],
+    );
+    let o = dpinfer(&["run", cfg.to_str().unwrap(), "--out", "from-csv"], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("obs.csv", "obs.arrow");
+    let a = write_config(&dir, "arrow.toml", &text);
+    let o = dpinfer(&["run", a.to_str().unwrap(), "--out", "from-arrow"], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    assert_eq!(
+        std::fs::read_to_string(dir.join("from-csv/samples.csv")).unwrap(),
+        std::fs::read_to_string(dir.join("from-arrow/samples.csv")).unwrap()
+    );
+    // A text column is refused, naming it.
+    write_arrow(
+        &dir.join("obs.arrow"),
+        vec![(
+            "label",
+            std::sync::Arc::new(arrow_array::StringArray::from(vec!["a"; 50])) as _,
+        )],
+    );
+    let o = dpinfer(&["run", a.to_str().unwrap(), "--out", "bad"], &dir);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("column \"label\" has type Utf8, expected numbers"),
+        "{e}"
+    );
+}
