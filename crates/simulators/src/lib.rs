@@ -6,6 +6,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod batch;
 pub mod dist;
 mod error;
 pub mod likelihood;
@@ -14,6 +15,7 @@ mod simulator;
 pub mod stream;
 mod ziggurat_tables;
 
+pub use batch::{BatchSimulator, check_batch};
 pub use error::SimError;
 pub use likelihood::{BatchClipSum, ClipSum, RowGradient, RowLikelihood};
 pub use prior::Prior;
