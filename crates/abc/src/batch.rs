@@ -71,3 +71,27 @@ pub(crate) fn row_streams(seed: u64, domain: u64, first: u64, n: usize) -> Vec<S
         .map(|i| SimStream::with_domain(seed, domain, first.wrapping_add(i)))
         .collect()
 }
+
+/// Values (θ and output, f64) one block may hold: 2²⁴ ≈ 128 MiB.
+const MAX_BLOCK_VALUES: usize = 1 << 24;
+
+/// The block size actually used for a requested one: at least 1 row, and at most as many rows
+/// as keep the block's θ and output buffers under [`MAX_BLOCK_VALUES`]. Rows are independent,
+/// so this never changes a number; it keeps a huge `batch` from exhausting memory.
+pub(crate) fn block_rows(requested: usize, d: usize, k: usize) -> usize {
+    let cap = (MAX_BLOCK_VALUES / d.saturating_add(k).saturating_add(1)).max(1);
+    requested.clamp(1, cap)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn block_rows_is_at_least_one_and_memory_capped() {
+        assert_eq!(block_rows(0, 3, 4), 1);
+        assert_eq!(block_rows(4096, 3, 4), 4096);
+        assert_eq!(block_rows(usize::MAX, 3, 4), MAX_BLOCK_VALUES / 8);
+        assert_eq!(block_rows(usize::MAX, usize::MAX, usize::MAX), 1);
+    }
+}

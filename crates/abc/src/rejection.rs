@@ -21,7 +21,7 @@ use dpinfer_simulators::{
 };
 use rand_core::Rng;
 
-use crate::batch::{Gather, row_streams, simulate_rows};
+use crate::batch::{Gather, block_rows, row_streams, simulate_rows};
 use crate::discrepancy::{Discrepancy, PrefixDiscrepancy, sanitize};
 use crate::error::{AbcError, non_negative};
 
@@ -358,7 +358,8 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy> RejectionAbc<P, S, D> {
     /// Runs to completion with one reproducible stream per proposal
     /// (`SimStream::with_domain(seed, REJECTION_DOMAIN, proposal index)`, used for the prior
     /// draw and then the simulation), calling the simulator on blocks of `batch` proposals
-    /// (`batch = 0` is read as 1). Proposals are recorded in order, so the result is
+    /// (`batch = 0` is read as 1; blocks are capped at 2²⁴ θ-and-output values). Proposals are
+    /// recorded in order, so the result is
     /// bit-identical for every `batch` and equal to `RejectionAbc::run_parallel`'s; a block
     /// may simulate a few proposals past the target that are then not counted.
     ///
@@ -369,9 +370,10 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy> RejectionAbc<P, S, D> {
     pub fn run_batched(&mut self, seed: u64, batch: usize) -> Result<(), AbcError> {
         self.check_fresh()?;
         let d = self.theta.len();
+        let batch = block_rows(batch, d, self.out.len());
         let mut g = Gather::default();
         while !self.finished {
-            let n = self.next_block(batch.max(1))?;
+            let n = self.next_block(batch)?;
             let mut thetas = alloc::vec![0.0; n * d];
             let mut dists = alloc::vec![0.0; n];
             let mut ok = alloc::vec![false; n];

@@ -25,7 +25,7 @@ use core::ops::ControlFlow;
 use dpinfer_simulators::{BatchSimulator, Prior, SimError, Simulator};
 use rand_core::Rng;
 
-use crate::batch::{Gather, row_streams, simulate_rows};
+use crate::batch::{Gather, block_rows, row_streams, simulate_rows};
 use crate::discrepancy::{Discrepancy, sanitize};
 
 /// Stream domain base of [`SmcAbc::step_batched`] and `SmcAbc::step_parallel` (plus the
@@ -744,7 +744,8 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
     /// Runs one generation with one reproducible stream per particle
     /// (`SimStream::with_domain(seed, SMC_DOMAIN + generation, particle)`; the resampling
     /// uniform uses particle index `u64::MAX`), calling the simulator on the pending particles
-    /// of blocks of `batch` particles (`batch = 0` reads as all particles): one
+    /// of blocks of `batch` particles (`batch = 0` reads as all particles; blocks are capped at
+    /// 2²⁴ θ-and-output values): one
     /// [`BatchSimulator::simulate_batch`] call per round of proposals, e.g. one numpy call.
     /// The result is bit-identical for every `batch` and equal to `SmcAbc::step_parallel`'s
     /// (but differs from [`SmcAbc::step`], which draws from one sequential stream). If the
@@ -756,7 +757,11 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
     /// As [`SmcAbc::step`].
     pub fn step_batched(&mut self, seed: u64, batch: usize) -> Result<SmcStep, AbcError> {
         let n = self.settings.particles;
-        let batch = if batch == 0 { n } else { batch.min(n) };
+        let batch = block_rows(
+            if batch == 0 { n } else { batch.min(n) },
+            self.dim,
+            self.out.len(),
+        );
         self.step_streams(seed, |this, job, thetas, dists, sims| {
             let mut g = Gather::default();
             for (b, ((th, ds), sm)) in thetas
