@@ -14,7 +14,7 @@ use dpinfer_abc::rejection::{RejectionAbc, RejectionSettings, Rule};
 use dpinfer_abc::smc::{SmcAbc, SmcSettings, StopReason, Tolerance};
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
 use dpinfer_simulators::prior::{LogNormal, Normal, Uniform};
-use dpinfer_simulators::{Prior, SimError, SimStream, Simulator};
+use dpinfer_simulators::{BatchSimulator, Prior, SimError, SimStream, check_batch};
 use numpy::{
     IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2,
     PyUntypedArrayMethods,
@@ -385,8 +385,7 @@ impl Prior for AnyPrior {
     }
 }
 
-/// A Python simulator `f(theta (n, d) float64, seeds (n,) uint64) -> (n, output_dim)` called
-/// with one row per simulation (the library samplers simulate one θ at a time).
+/// A Python simulator `f(theta (n, d) float64, seeds (n,) uint64) -> (n, output_dim)`.
 struct PySim {
     f: Py<PyAny>,
     param_dim: usize,
@@ -394,24 +393,36 @@ struct PySim {
     err: RefCell<Option<PyErr>>,
 }
 
-impl Simulator for PySim {
-    fn param_dim(&self) -> usize {
-        self.param_dim
+/// [`PySim`] as the library's [`BatchSimulator`]: the samplers' per-row-stream paths
+/// (`run_batched`/`step_batched`) hand it whole blocks, so the Python callable is called once
+/// per block of θ rows. Row `i`'s seed is the first 64-bit draw of its own stream.
+struct PyBatch<'a>(&'a PySim);
+
+impl BatchSimulator for PyBatch<'_> {
+    fn batch_param_dim(&self) -> usize {
+        self.0.param_dim
     }
-    fn output_dim(&self) -> usize {
-        self.output_dim
+    fn batch_output_dim(&self) -> usize {
+        self.0.output_dim
     }
-    fn simulate<R: Rng + ?Sized>(
+    fn simulate_batch<R: Rng>(
         &self,
-        theta: &[f64],
-        rng: &mut R,
+        thetas: &[f64],
+        streams: &mut [R],
         out: &mut [f64],
+        ok: &mut [bool],
     ) -> Result<(), SimError> {
-        let seed = rng.next_u64();
+        let s = self.0;
+        let n = streams.len();
+        check_batch(s.param_dim, s.output_dim, n, thetas, out, ok)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let seeds: Vec<u64> = streams.iter_mut().map(|r| r.next_u64()).collect();
         Python::attach(|py| {
             let r = (|| -> PyResult<()> {
-                let t = PyArray1::from_slice(py, theta).reshape([1, self.param_dim])?;
-                let y = self.f.bind(py).call1((t, vec![seed].into_pyarray(py)))?;
+                let t = PyArray1::from_slice(py, thetas).reshape([n, s.param_dim])?;
+                let y = s.f.bind(py).call1((t, seeds.into_pyarray(py)))?;
                 let y: PyReadonlyArray2<'_, f64> = y.extract().map_err(|_| {
                     invalid(
                         "simulator",
@@ -419,25 +430,30 @@ impl Simulator for PySim {
                         "the simulator must return a 2-D float64 array".into(),
                     )
                 })?;
-                let a = y.as_array();
-                if a.shape() != [1, self.output_dim] {
+                if y.shape() != [n, s.output_dim] {
                     return Err(invalid(
                         "simulator",
                         None,
                         format!(
-                            "simulator returned shape {:?}, expected (1, {})",
-                            a.shape(),
-                            self.output_dim
+                            "simulator returned shape {:?}, expected ({n}, {})",
+                            y.shape(),
+                            s.output_dim
                         ),
                     ));
                 }
-                for (o, v) in out.iter_mut().zip(a.iter()) {
-                    *o = *v;
+                match y.as_slice() {
+                    Ok(v) => out.copy_from_slice(v),
+                    Err(_) => {
+                        for (o, v) in out.iter_mut().zip(y.as_array().iter()) {
+                            *o = *v;
+                        }
+                    }
                 }
+                ok.fill(true);
                 Ok(())
             })();
             r.map_err(|e| {
-                *self.err.borrow_mut() = Some(e);
+                *s.err.borrow_mut() = Some(e);
                 PY_ERROR
             })
         })
@@ -478,9 +494,12 @@ fn to2d<'py>(py: Python<'py>, v: Vec<f64>, d: usize) -> PyResult<Bound<'py, PyAr
 
 /// SMC-ABC (Beaumont et al. 2009 / Del Moral et al. 2012) of `dpinfer-abc` with a Python
 /// simulator and Euclidean distance to `observed`. NOT private: it reads the observation
-/// without noise. Returns a dict (wrapped by `dpinfer.abc.smc_abc`).
+/// without noise. Returns a dict (wrapped by `dpinfer.abc.smc_abc`). Runs
+/// `SmcAbc::run_batched`: one stream per particle and generation, the simulator called once
+/// per round on all pending particles of a block of `batch_size` (0 = all particles); the
+/// result does not depend on `batch_size`.
 #[pyfunction]
-#[pyo3(signature = (prior, simulator, observed, *, particles = 1000, initial_tolerance = f64::INFINITY, quantile = Some(0.5), geometric_factor = None, tolerances = None, final_tolerance = 0.0, max_generations = 20, simulation_budget = 10_000_000, min_acceptance_rate = 0.0, ess_fraction = 0.5, kernel_scale = 2.0, seed = 0))]
+#[pyo3(signature = (prior, simulator, observed, *, particles = 1000, initial_tolerance = f64::INFINITY, quantile = Some(0.5), geometric_factor = None, tolerances = None, final_tolerance = 0.0, max_generations = 20, simulation_budget = 10_000_000, min_acceptance_rate = 0.0, ess_fraction = 0.5, kernel_scale = 2.0, seed = 0, batch_size = 0))]
 #[allow(clippy::too_many_arguments)]
 fn smc_abc<'py>(
     py: Python<'py>,
@@ -499,6 +518,7 @@ fn smc_abc<'py>(
     ess_fraction: f64,
     kernel_scale: f64,
     seed: u64,
+    batch_size: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let obs = observed_vec(observed)?;
     let prior = AnyPrior::new(prior)?;
@@ -530,9 +550,8 @@ fn smc_abc<'py>(
         kernel_scale,
     };
     let dist = Euclidean::new(&obs).map_err(abc_err)?;
-    let mut smc = SmcAbc::new(&prior, &sim, dist, settings).map_err(abc_err)?;
-    let mut rng = SimStream::new(seed, 0);
-    let stop = smc.run(&mut rng);
+    let mut smc = SmcAbc::new(&prior, PyBatch(&sim), dist, settings).map_err(abc_err)?;
+    let stop = smc.run_batched(seed, batch_size);
     let stop = finish(stop, &prior, &sim)?;
     let d = smc.dim();
     let out = PyDict::new(py);
@@ -559,9 +578,11 @@ fn smc_abc<'py>(
 
 /// Rejection ABC (Pritchard et al. 1999) of `dpinfer-abc` with a Python simulator: accept
 /// when the Euclidean distance is ≤ `threshold` (stop after `target` acceptances), or keep
-/// the `nearest` closest of `budget` proposals. NOT private.
+/// the `nearest` closest of `budget` proposals. NOT private. Runs `RejectionAbc::run_batched`:
+/// one stream per proposal, the simulator called on blocks of `batch_size` θ rows; the result
+/// does not depend on `batch_size`.
 #[pyfunction]
-#[pyo3(signature = (prior, simulator, observed, *, budget, threshold = None, nearest = None, target = u64::MAX, seed = 0))]
+#[pyo3(signature = (prior, simulator, observed, *, budget, threshold = None, nearest = None, target = u64::MAX, seed = 0, batch_size = 4096))]
 #[allow(clippy::too_many_arguments)]
 fn rejection_abc<'py>(
     py: Python<'py>,
@@ -573,6 +594,7 @@ fn rejection_abc<'py>(
     nearest: Option<usize>,
     target: u64,
     seed: u64,
+    batch_size: usize,
 ) -> PyResult<Bound<'py, PyDict>> {
     let obs = observed_vec(observed)?;
     let prior = AnyPrior::new(prior)?;
@@ -596,7 +618,7 @@ fn rejection_abc<'py>(
     let dist = Euclidean::new(&obs).map_err(abc_err)?;
     let mut rej = RejectionAbc::new(
         &prior,
-        &sim,
+        PyBatch(&sim),
         dist,
         RejectionSettings {
             rule,
@@ -605,8 +627,7 @@ fn rejection_abc<'py>(
         },
     )
     .map_err(abc_err)?;
-    let mut rng = SimStream::new(seed, 0);
-    let r = rej.run(&mut rng);
+    let r = rej.run_batched(seed, batch_size);
     finish(r, &prior, &sim)?;
     let out = PyDict::new(py);
     out.set_item("samples", to2d(py, rej.accepted().to_vec(), rej.dim())?)?;

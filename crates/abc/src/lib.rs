@@ -7,6 +7,8 @@ extern crate alloc;
 extern crate std;
 
 pub mod analysis;
+#[cfg(feature = "alloc")]
+mod batch;
 mod error;
 #[cfg(any(feature = "alloc", test))]
 mod rng;

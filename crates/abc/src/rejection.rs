@@ -2,9 +2,12 @@
 //! if `ρ ≤ ε` (threshold rule) or keep the `k` nearest of a fixed budget (quantile rule).
 //!
 //! The sampler is a state machine: each [`RejectionAbc::step`] is one proposal. Early
-//! rejection through [`IncrementalSimulator`]s is [`RejectionAbc::step_early`]. With the
-//! `parallel` feature, `RejectionAbc::run_parallel` evaluates proposals on several threads
-//! with one `dpinfer_simulators::SimStream` per proposal, so results are bit-identical for any thread count.
+//! rejection through [`IncrementalSimulator`]s is [`RejectionAbc::step_early`].
+//! [`RejectionAbc::run_batched`] gives every proposal its own `dpinfer_simulators::SimStream`
+//! and hands blocks of proposals to a [`BatchSimulator`] (one call per block, e.g. one numpy
+//! call); with the `parallel` feature, `RejectionAbc::run_parallel` evaluates the same
+//! proposals on the rayon thread pool. Both give bit-identical results for every block size
+//! and thread count.
 //!
 //! # Privacy
 //!
@@ -13,15 +16,17 @@
 
 use alloc::vec::Vec;
 
-#[cfg(feature = "parallel")]
-use dpinfer_simulators::SimStream;
-use dpinfer_simulators::{IncrementalSimulator, Prior, RunEnd, SimError, Simulator};
+use dpinfer_simulators::{
+    BatchSimulator, IncrementalSimulator, Prior, RunEnd, SimError, Simulator,
+};
 use rand_core::Rng;
 
+use crate::batch::{Gather, block_rows, row_streams, simulate_rows};
 use crate::discrepancy::{Discrepancy, PrefixDiscrepancy, sanitize};
 use crate::error::{AbcError, non_negative};
 
-/// Stream domain of the per-proposal streams of `RejectionAbc::run_parallel` (feature `parallel`).
+/// Stream domain of the per-proposal streams of [`RejectionAbc::run_batched`] and
+/// `RejectionAbc::run_parallel` (feature `parallel`).
 pub const REJECTION_DOMAIN: u64 = 0x5245_4a45_4354; // "REJECT"
 
 /// The acceptance rule.
@@ -134,8 +139,9 @@ fn sim_error(e: SimError) -> Result<RejectionStep, AbcError> {
     }
 }
 
-impl<P: Prior, S: Simulator, D: Discrepancy> RejectionAbc<P, S, D> {
-    /// Builds the sampler.
+impl<P: Prior, S: BatchSimulator, D: Discrepancy> RejectionAbc<P, S, D> {
+    /// Builds the sampler (any [`Simulator`] is a [`BatchSimulator`]; a batch-only simulator
+    /// can use [`RejectionAbc::run_batched`] only).
     ///
     /// # Errors
     ///
@@ -151,14 +157,14 @@ impl<P: Prior, S: Simulator, D: Discrepancy> RejectionAbc<P, S, D> {
                 value: 0,
             });
         }
-        if sim.param_dim() != dim {
+        if sim.batch_param_dim() != dim {
             return Err(AbcError::LengthMismatch {
                 name: "simulator param_dim",
                 expected: dim,
-                found: sim.param_dim(),
+                found: sim.batch_param_dim(),
             });
         }
-        let out_dim = sim.output_dim();
+        let out_dim = sim.batch_output_dim();
         let tolerance = match settings.rule {
             Rule::Threshold(e) => e,
             Rule::Nearest(_) => f64::INFINITY,
@@ -267,6 +273,125 @@ impl<P: Prior, S: Simulator, D: Discrepancy> RejectionAbc<P, S, D> {
         }
     }
 
+    fn finish(&mut self) {
+        self.finished = true;
+        if let Rule::Nearest(k) = self.settings.rule {
+            let dim = self.theta.len();
+            let n = self.distances.len();
+            let mut idx: Vec<usize> = (0..n).collect();
+            // stable: ties keep proposal order
+            idx.sort_by(|&a, &b| self.distances[a].total_cmp(&self.distances[b]));
+            idx.truncate(k.min(n));
+            let mut th = Vec::with_capacity(idx.len() * dim);
+            let mut ds = Vec::with_capacity(idx.len());
+            for &i in &idx {
+                th.extend_from_slice(&self.accepted[i * dim..(i + 1) * dim]);
+                ds.push(self.distances[i]);
+            }
+            self.tolerance = ds.last().copied().unwrap_or(f64::INFINITY);
+            self.accepted = th;
+            self.distances = ds;
+        }
+    }
+
+    /// Evaluates proposals `first..first + n` (`n = dists.len()`), each with its own stream
+    /// `SimStream::with_domain(seed, REJECTION_DOMAIN, index)`: θ rows into `thetas`,
+    /// distances into `dists`, `ok[i] = false` for a recoverable simulator failure.
+    fn evaluate_block(
+        &self,
+        seed: u64,
+        first: u64,
+        thetas: &mut [f64],
+        dists: &mut [f64],
+        ok: &mut [bool],
+        g: &mut Gather,
+    ) -> Result<(), AbcError> {
+        let (d, k) = (self.theta.len(), self.out.len());
+        let n = dists.len();
+        let mut streams = row_streams(seed, REJECTION_DOMAIN, first, n);
+        for (th, rng) in thetas.chunks_exact_mut(d).zip(streams.iter_mut()) {
+            self.prior.sample(rng, th).map_err(|_| AbcError::Model)?;
+        }
+        let all: Vec<usize> = (0..n).collect();
+        let mut out = alloc::vec![0.0; n * k];
+        simulate_rows(&self.sim, d, k, thetas, &mut streams, &mut out, ok, &all, g)?;
+        for (i, dist) in dists.iter_mut().enumerate() {
+            if ok[i] {
+                *dist = sanitize(self.dist.distance(&out[i * k..(i + 1) * k]));
+            }
+        }
+        Ok(())
+    }
+
+    /// Records evaluated proposals in order until the sampler finishes.
+    fn merge_block(&mut self, thetas: &[f64], dists: &[f64], ok: &[bool]) {
+        let d = self.theta.len();
+        for (i, (&dist, &good)) in dists.iter().zip(ok).enumerate() {
+            self.simulations += 1;
+            if good {
+                self.theta.copy_from_slice(&thetas[i * d..(i + 1) * d]);
+                self.record(dist);
+                if self.finished {
+                    break;
+                }
+            }
+        }
+        self.post_step();
+    }
+
+    /// Size of the next block of proposals (at most `max`, within the budget).
+    fn next_block(&self, max: usize) -> Result<usize, AbcError> {
+        let left = self.settings.budget - self.simulations;
+        usize::try_from(left.min(max as u64)).map_err(|_| AbcError::InvalidCount {
+            name: "batch",
+            value: usize::MAX,
+        })
+    }
+
+    fn check_fresh(&self) -> Result<(), AbcError> {
+        if self.simulations != 0 || self.finished {
+            return Err(AbcError::Finished);
+        }
+        Ok(())
+    }
+
+    /// Runs to completion with one reproducible stream per proposal
+    /// (`SimStream::with_domain(seed, REJECTION_DOMAIN, proposal index)`, used for the prior
+    /// draw and then the simulation), calling the simulator on blocks of `batch` proposals
+    /// (`batch = 0` is read as 1; blocks are capped at 2²⁴ θ-and-output values). Proposals are
+    /// recorded in order, so the result is
+    /// bit-identical for every `batch` and equal to `RejectionAbc::run_parallel`'s; a block
+    /// may simulate a few proposals past the target that are then not counted.
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::Finished`] if the sampler was already stepped, and as
+    /// [`RejectionAbc::step`].
+    pub fn run_batched(&mut self, seed: u64, batch: usize) -> Result<(), AbcError> {
+        self.check_fresh()?;
+        let d = self.theta.len();
+        let batch = block_rows(batch, d, self.out.len());
+        let mut g = Gather::default();
+        while !self.finished {
+            let n = self.next_block(batch)?;
+            let mut thetas = alloc::vec![0.0; n * d];
+            let mut dists = alloc::vec![0.0; n];
+            let mut ok = alloc::vec![false; n];
+            self.evaluate_block(
+                seed,
+                self.simulations,
+                &mut thetas,
+                &mut dists,
+                &mut ok,
+                &mut g,
+            )?;
+            self.merge_block(&thetas, &dists, &ok);
+        }
+        Ok(())
+    }
+}
+
+impl<P: Prior, S: Simulator, D: Discrepancy> RejectionAbc<P, S, D> {
     /// One proposal: θ ~ π, simulate, compare.
     ///
     /// # Errors
@@ -300,27 +425,6 @@ impl<P: Prior, S: Simulator, D: Discrepancy> RejectionAbc<P, S, D> {
     pub fn run<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<(), AbcError> {
         while self.step(rng)? != RejectionStep::Done {}
         Ok(())
-    }
-
-    fn finish(&mut self) {
-        self.finished = true;
-        if let Rule::Nearest(k) = self.settings.rule {
-            let dim = self.theta.len();
-            let n = self.distances.len();
-            let mut idx: Vec<usize> = (0..n).collect();
-            // stable: ties keep proposal order
-            idx.sort_by(|&a, &b| self.distances[a].total_cmp(&self.distances[b]));
-            idx.truncate(k.min(n));
-            let mut th = Vec::with_capacity(idx.len() * dim);
-            let mut ds = Vec::with_capacity(idx.len());
-            for &i in &idx {
-                th.extend_from_slice(&self.accepted[i * dim..(i + 1) * dim]);
-                ds.push(self.distances[i]);
-            }
-            self.tolerance = ds.last().copied().unwrap_or(f64::INFINITY);
-            self.accepted = th;
-            self.distances = ds;
-        }
     }
 }
 
@@ -363,97 +467,43 @@ impl<P: Prior, S: IncrementalSimulator, D: PrefixDiscrepancy> RejectionAbc<P, S,
     }
 }
 
-/// Outcome of one proposal in a parallel batch: θ and its distance, or nothing.
-#[cfg(feature = "parallel")]
-type Outcome = Option<(Vec<f64>, f64)>;
-
 #[cfg(feature = "parallel")]
 impl<P, S, D> RejectionAbc<P, S, D>
 where
     P: Prior + Sync,
-    S: Simulator + Sync,
+    S: BatchSimulator + Sync,
     D: Discrepancy + Sync,
 {
-    fn evaluate_proposal(&self, seed: u64, index: u64) -> Result<Outcome, AbcError> {
-        let mut rng = SimStream::with_domain(seed, REJECTION_DOMAIN, index);
-        let mut theta = alloc::vec![0.0; self.theta.len()];
-        let mut out = alloc::vec![0.0; self.out.len()];
-        self.prior
-            .sample(&mut rng, &mut theta)
-            .map_err(|_| AbcError::Model)?;
-        match self.sim.simulate(&theta, &mut rng, &mut out) {
-            Ok(()) => Ok(Some((theta, sanitize(self.dist.distance(&out))))),
-            Err(e) if e.is_recoverable() => Ok(None),
-            Err(_) => Err(AbcError::Model),
-        }
-    }
-
-    /// Runs to completion with one reproducible stream per proposal
-    /// (`SimStream::with_domain(seed, REJECTION_DOMAIN, proposal index)`), evaluating batches
-    /// of proposals on `threads` threads (`threads ≤ 1` runs on the calling thread). Results
-    /// are merged in proposal order, so they are bit-identical for every thread count.
+    /// [`RejectionAbc::run_batched`] on the current rayon thread pool (choose the thread
+    /// count with `rayon::ThreadPool::install`): blocks of 8192 proposals are split into work
+    /// items of 256, each one simulator call, and merged in proposal order, so the result is
+    /// bit-identical to `run_batched` for every thread count.
     ///
     /// # Errors
     ///
-    /// [`AbcError::Finished`] if the sampler was already stepped, and as
-    /// [`RejectionAbc::step`].
-    #[cfg(feature = "parallel")]
-    pub fn run_parallel(&mut self, seed: u64, threads: usize) -> Result<(), AbcError> {
-        const BATCH: u64 = 8192;
-        if self.simulations != 0 || self.finished {
-            return Err(AbcError::Finished);
-        }
-        let threads = threads.max(1);
+    /// As [`RejectionAbc::run_batched`].
+    pub fn run_parallel(&mut self, seed: u64) -> Result<(), AbcError> {
+        use rayon::prelude::*;
+        const BATCH: usize = 8192;
+        const CHUNK: usize = 256;
+        self.check_fresh()?;
+        let d = self.theta.len();
         while !self.finished {
-            let start = self.simulations;
-            let end = start.saturating_add(BATCH).min(self.settings.budget);
-            let n = usize::try_from(end - start).map_err(|_| AbcError::InvalidCount {
-                name: "batch",
-                value: usize::MAX,
-            })?;
-            let mut results: Vec<Result<Outcome, AbcError>> = Vec::with_capacity(n);
-            if threads == 1 {
-                for i in start..end {
-                    results.push(self.evaluate_proposal(seed, i));
-                }
-            } else {
-                let chunk = n.div_ceil(threads);
-                let this = &*self;
-                let parts: Vec<Vec<Result<Outcome, AbcError>>> = std::thread::scope(|s| {
-                    let handles: Vec<_> = (0..threads)
-                        .map(|t| {
-                            s.spawn(move || {
-                                let lo = start + (t * chunk) as u64;
-                                let hi = (lo + chunk as u64).min(end);
-                                (lo..hi)
-                                    .map(|i| this.evaluate_proposal(seed, i))
-                                    .collect::<Vec<_>>()
-                            })
-                        })
-                        .collect();
-                    handles
-                        .into_iter()
-                        .map(|h| {
-                            h.join()
-                                .unwrap_or_else(|_| alloc::vec![Err(AbcError::Model)])
-                        })
-                        .collect()
-                });
-                for p in parts {
-                    results.extend(p);
-                }
-            }
-            for r in results {
-                self.simulations += 1;
-                if let Some((theta, d)) = r? {
-                    self.theta.copy_from_slice(&theta);
-                    self.record(d);
-                    if self.finished {
-                        break;
-                    }
-                }
-            }
-            self.post_step();
+            let n = self.next_block(BATCH)?;
+            let first = self.simulations;
+            let mut thetas = alloc::vec![0.0; n * d];
+            let mut dists = alloc::vec![0.0; n];
+            let mut ok = alloc::vec![false; n];
+            let this = &*self;
+            thetas
+                .par_chunks_mut(CHUNK * d)
+                .zip(dists.par_chunks_mut(CHUNK))
+                .zip(ok.par_chunks_mut(CHUNK))
+                .enumerate()
+                .try_for_each_init(Gather::default, |g, (c, ((th, ds), okc))| {
+                    this.evaluate_block(seed, first + (c * CHUNK) as u64, th, ds, okc, g)
+                })?;
+            self.merge_block(&thetas, &dists, &ok);
         }
         Ok(())
     }

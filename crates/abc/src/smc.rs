@@ -22,12 +22,14 @@
 use alloc::vec::Vec;
 use core::ops::ControlFlow;
 
-use dpinfer_simulators::{Prior, SimError, Simulator};
+use dpinfer_simulators::{BatchSimulator, Prior, SimError, Simulator};
 use rand_core::Rng;
 
+use crate::batch::{Gather, block_rows, row_streams, simulate_rows};
 use crate::discrepancy::{Discrepancy, sanitize};
 
-/// Stream domain base of [`SmcAbc::step_parallel`] (plus the generation index).
+/// Stream domain base of [`SmcAbc::step_batched`] and `SmcAbc::step_parallel` (plus the
+/// generation index).
 pub const SMC_DOMAIN: u64 = 0x0053_4d43_0000_0000; // "SMC"
 
 /// Consecutive out-of-support proposals after which a particle gives up (budget stop).
@@ -330,7 +332,7 @@ pub struct SmcAbc<P, S, D, O = ()> {
     done: Option<StopReason>,
 }
 
-impl<P: Prior, S: Simulator, D: Discrepancy> SmcAbc<P, S, D, ()> {
+impl<P: Prior, S: BatchSimulator, D: Discrepancy> SmcAbc<P, S, D, ()> {
     /// Builds the sampler with no observer.
     ///
     /// # Errors
@@ -342,7 +344,7 @@ impl<P: Prior, S: Simulator, D: Discrepancy> SmcAbc<P, S, D, ()> {
     }
 }
 
-impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> {
+impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> {
     /// Builds the sampler with an observer.
     ///
     /// # Errors
@@ -363,11 +365,11 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
                 value: 0,
             });
         }
-        if sim.param_dim() != dim {
+        if sim.batch_param_dim() != dim {
             return Err(AbcError::LengthMismatch {
                 name: "simulator param_dim",
                 expected: dim,
-                found: sim.param_dim(),
+                found: sim.batch_param_dim(),
             });
         }
         let n = settings.particles;
@@ -376,7 +378,7 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
             Tolerance::Geometric { initial, .. } | Tolerance::Quantile { initial, .. } => *initial,
         }
         .max(settings.final_tolerance);
-        let out_dim = sim.output_dim();
+        let out_dim = sim.batch_output_dim();
         Ok(Self {
             prior,
             sim,
@@ -458,19 +460,6 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
         weighted_mean(&self.particles, self.dim, &self.weights, out)
     }
 
-    /// Runs generations until done; returns the stop reason.
-    ///
-    /// # Errors
-    ///
-    /// As [`SmcAbc::step`].
-    pub fn run<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<StopReason, AbcError> {
-        loop {
-            if let SmcStep::Done(r) = self.step(rng)? {
-                return Ok(r);
-            }
-        }
-    }
-
     /// Prepares the perturbation kernel `N(·, scale · Σ_w)` from the current population.
     fn prepare_kernel(&mut self) -> Result<(), AbcError> {
         weighted_mean(&self.particles, self.dim, &self.weights, &mut self.mean)?;
@@ -528,45 +517,6 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
             theta[i] = b + s;
         }
         Ok(self.prior.in_support(theta))
-    }
-
-    /// One accepted particle: proposes, simulates and compares until `ρ ≤ eps`. Returns the
-    /// number of simulations, or `None` once `cap` simulations (or `MAX_MISSES` consecutive
-    /// out-of-support proposals) are used up.
-    fn accept_one<R: Rng + ?Sized>(
-        &self,
-        rng: &mut R,
-        eps: f64,
-        cap: u64,
-        theta: &mut [f64],
-        z: &mut [f64],
-        out: &mut [f64],
-    ) -> Result<Option<(f64, u64)>, AbcError> {
-        let mut sims = 0u64;
-        let mut misses = 0u64;
-        loop {
-            if sims >= cap {
-                return Ok(None);
-            }
-            if !self.propose_into(rng, theta, z)? {
-                misses += 1;
-                if misses >= MAX_MISSES {
-                    return Ok(None);
-                }
-                continue; // outside the prior support: weight would be 0, no simulation
-            }
-            misses = 0;
-            sims += 1;
-            match self.sim.simulate(theta, rng, out) {
-                Ok(()) => {}
-                Err(e) if e.is_recoverable() => continue,
-                Err(_) => return Err(AbcError::Model),
-            }
-            let d = sanitize(self.dist.distance(out));
-            if d <= eps {
-                return Ok(Some((d, sims)));
-            }
-        }
     }
 
     /// Whitens the current population with the kernel's Cholesky factor (`z_j = L⁻¹ θ_j`), so
@@ -678,74 +628,82 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
         Ok(None)
     }
 
-    /// Runs one generation, drawing from `rng` sequentially.
-    ///
-    /// # Errors
-    ///
-    /// [`AbcError::Model`] for a fatal prior/simulator failure,
-    /// [`AbcError::DegenerateCovariance`] if the population collapses,
-    /// [`AbcError::ZeroTotalWeight`] if every new particle has zero weight.
-    pub fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<SmcStep, AbcError> {
-        if let Some(s) = self.begin_generation()? {
-            return Ok(s);
-        }
-        let eps = self.epsilon;
-        let n = self.settings.particles;
-        let dim = self.dim;
-        let mut theta = core::mem::take(&mut self.theta);
-        let mut z = core::mem::take(&mut self.scratch);
-        let mut out = core::mem::take(&mut self.out);
-        let mut sims = 0u64;
-        let mut res = Ok(true);
-        for i in 0..n {
-            let cap = self
-                .settings
-                .simulation_budget
-                .saturating_sub(self.total_sims + sims);
-            match self.accept_one(rng, eps, cap, &mut theta, &mut z, &mut out) {
-                Ok(Some((d, k))) => {
-                    sims += k;
-                    self.new_particles[i * dim..(i + 1) * dim].copy_from_slice(&theta);
-                    self.new_distances[i] = d;
+    /// Proposes, simulates and compares particles `first..first + n` of a per-stream
+    /// generation (`n = dists.len()`), particle `i` with its own stream
+    /// `SimStream::with_domain(seed, domain, i)`, until each is accepted: every round, each
+    /// pending particle proposes from its stream (redrawing out-of-support proposals, which
+    /// are not simulated), then all pending particles are simulated in one
+    /// [`BatchSimulator::simulate_batch`] call. Each particle therefore consumes exactly the
+    /// draws of a per-particle loop, whatever the block size. Writes θ rows, distances and
+    /// simulation counts; returns `false` (stop: budget) as soon as a particle uses up `cap`
+    /// simulations or `MAX_MISSES` consecutive out-of-support proposals.
+    #[allow(clippy::too_many_arguments)]
+    fn accept_block(
+        &self,
+        job: Job,
+        first: usize,
+        thetas: &mut [f64],
+        dists: &mut [f64],
+        sims: &mut [u64],
+        g: &mut Gather,
+    ) -> Result<bool, AbcError> {
+        let (d, k) = (self.dim, self.out.len());
+        let n = dists.len();
+        let mut streams = row_streams(job.seed, job.domain, first as u64, n);
+        let mut out = alloc::vec![0.0; n * k];
+        let mut ok = alloc::vec![false; n];
+        let mut z = alloc::vec![0.0; d];
+        let mut pending: Vec<usize> = (0..n).collect();
+        sims.fill(0);
+        while !pending.is_empty() {
+            for &i in &pending {
+                let mut misses = 0u64;
+                loop {
+                    if sims[i] >= job.cap {
+                        return Ok(false);
+                    }
+                    if self.propose_into(
+                        &mut streams[i],
+                        &mut thetas[i * d..(i + 1) * d],
+                        &mut z,
+                    )? {
+                        break;
+                    }
+                    misses += 1;
+                    if misses >= MAX_MISSES {
+                        return Ok(false);
+                    }
                 }
-                Ok(None) => {
-                    res = Ok(false);
-                    break;
-                }
-                Err(e) => {
-                    res = Err(e);
-                    break;
-                }
+                sims[i] += 1;
             }
+            simulate_rows(
+                &self.sim,
+                d,
+                k,
+                thetas,
+                &mut streams,
+                &mut out,
+                &mut ok,
+                &pending,
+                g,
+            )?;
+            pending.retain(|&i| {
+                if !ok[i] {
+                    return true; // recoverable failure: propose again
+                }
+                let dist = sanitize(self.dist.distance(&out[i * k..(i + 1) * k]));
+                dists[i] = dist;
+                dist > job.eps
+            });
         }
-        self.theta = theta;
-        self.scratch = z;
-        self.out = out;
-        if !res? {
-            self.total_sims = self.settings.simulation_budget;
-            return Ok(self.stop(StopReason::Budget));
-        }
-        let u = u01_open(rng);
-        self.finish_generation(eps, sims, u)
+        Ok(true)
     }
 
-    /// Runs one generation with one reproducible stream per particle
-    /// (`SimStream::with_domain(seed, SMC_DOMAIN + generation, particle)`; the resampling
-    /// uniform uses particle index `u64::MAX`), evaluating particles on `threads` threads.
-    /// The result is bit-identical for every thread count (but differs from [`SmcAbc::step`],
-    /// which draws from one sequential stream). If the generation would exceed the
-    /// simulation budget it is discarded and the run stops with [`StopReason::Budget`].
-    ///
-    /// # Errors
-    ///
-    /// As [`SmcAbc::step`].
-    #[cfg(feature = "parallel")]
-    pub fn step_parallel(&mut self, seed: u64, threads: usize) -> Result<SmcStep, AbcError>
+    /// One per-stream generation: `fill` runs [`Self::accept_block`] over all particles (in
+    /// blocks, sequentially or on threads) and reports whether every particle was accepted.
+    fn step_streams<F>(&mut self, seed: u64, fill: F) -> Result<SmcStep, AbcError>
     where
-        P: Sync,
-        S: Sync,
-        D: Sync,
-        O: Sync,
+        F: FnOnce(&Self, Job, &mut [f64], &mut [f64], &mut [u64]) -> Result<bool, AbcError>,
     {
         use dpinfer_simulators::SimStream;
         if let Some(s) = self.begin_generation()? {
@@ -753,63 +711,29 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
         }
         let eps = self.epsilon;
         let n = self.settings.particles;
-        let dim = self.dim;
-        let out_dim = self.out.len();
         let domain = SMC_DOMAIN.wrapping_add(self.generation as u64);
         let cap = self
             .settings
             .simulation_budget
             .saturating_sub(self.total_sims);
-        let threads = threads.clamp(1, n);
-        let chunk = n.div_ceil(threads);
-        type Part = Vec<Result<Option<(Vec<f64>, f64, u64)>, AbcError>>;
-        let this = &*self;
-        let work = move |lo: usize, hi: usize| -> Part {
-            let mut theta = alloc::vec![0.0; dim];
-            let mut z = alloc::vec![0.0; dim];
-            let mut out = alloc::vec![0.0; out_dim];
-            (lo..hi)
-                .map(|i| {
-                    let mut rng = SimStream::with_domain(seed, domain, i as u64);
-                    this.accept_one(&mut rng, eps, cap, &mut theta, &mut z, &mut out)
-                        .map(|r| r.map(|(d, k)| (theta.clone(), d, k)))
-                })
-                .collect()
+        let job = Job {
+            seed,
+            domain,
+            eps,
+            cap,
         };
-        let parts: Vec<Part> = if threads == 1 {
-            alloc::vec![work(0, n)]
-        } else {
-            std::thread::scope(|sc| {
-                let hs: Vec<_> = (0..threads)
-                    .map(|t| {
-                        let lo = (t * chunk).min(n);
-                        let hi = (lo + chunk).min(n);
-                        sc.spawn(move || work(lo, hi))
-                    })
-                    .collect();
-                hs.into_iter()
-                    .map(|h| {
-                        h.join()
-                            .unwrap_or_else(|_| alloc::vec![Err(AbcError::Model)])
-                    })
-                    .collect()
-            })
-        };
-        let mut sims = 0u64;
-        let mut i = 0;
-        for r in parts.into_iter().flatten() {
-            match r? {
-                Some((th, d, k)) => {
-                    sims = sims.saturating_add(k);
-                    self.new_particles[i * dim..(i + 1) * dim].copy_from_slice(&th);
-                    self.new_distances[i] = d;
-                    i += 1;
-                }
-                None => {
-                    return Ok(self.stop(StopReason::Budget));
-                }
-            }
+        let mut thetas = core::mem::take(&mut self.new_particles);
+        let mut dists = core::mem::take(&mut self.new_distances);
+        thetas.resize(n * self.dim, 0.0);
+        dists.resize(n, 0.0);
+        let mut sims = alloc::vec![0u64; n];
+        let all = fill(&*self, job, &mut thetas, &mut dists, &mut sims);
+        self.new_particles = thetas;
+        self.new_distances = dists;
+        if !all? {
+            return Ok(self.stop(StopReason::Budget));
         }
+        let sims = sims.iter().fold(0u64, |a, &b| a.saturating_add(b));
         if self.total_sims.saturating_add(sims) > self.settings.simulation_budget {
             return Ok(self.stop(StopReason::Budget));
         }
@@ -817,21 +741,51 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
         self.finish_generation(eps, sims, u)
     }
 
-    /// Runs [`SmcAbc::step_parallel`] until done.
+    /// Runs one generation with one reproducible stream per particle
+    /// (`SimStream::with_domain(seed, SMC_DOMAIN + generation, particle)`; the resampling
+    /// uniform uses particle index `u64::MAX`), calling the simulator on the pending particles
+    /// of blocks of `batch` particles (`batch = 0` reads as all particles; blocks are capped at
+    /// 2²⁴ θ-and-output values): one
+    /// [`BatchSimulator::simulate_batch`] call per round of proposals, e.g. one numpy call.
+    /// The result is bit-identical for every `batch` and equal to `SmcAbc::step_parallel`'s
+    /// (but differs from [`SmcAbc::step`], which draws from one sequential stream). If the
+    /// generation would exceed the simulation budget it is discarded and the run stops with
+    /// [`StopReason::Budget`] (which also wins over a fatal error of a later particle).
     ///
     /// # Errors
     ///
     /// As [`SmcAbc::step`].
-    #[cfg(feature = "parallel")]
-    pub fn run_parallel(&mut self, seed: u64, threads: usize) -> Result<StopReason, AbcError>
-    where
-        P: Sync,
-        S: Sync,
-        D: Sync,
-        O: Sync,
-    {
+    pub fn step_batched(&mut self, seed: u64, batch: usize) -> Result<SmcStep, AbcError> {
+        let n = self.settings.particles;
+        let batch = block_rows(
+            if batch == 0 { n } else { batch.min(n) },
+            self.dim,
+            self.out.len(),
+        );
+        self.step_streams(seed, |this, job, thetas, dists, sims| {
+            let mut g = Gather::default();
+            for (b, ((th, ds), sm)) in thetas
+                .chunks_mut(batch * this.dim)
+                .zip(dists.chunks_mut(batch))
+                .zip(sims.chunks_mut(batch))
+                .enumerate()
+            {
+                if !this.accept_block(job, b * batch, th, ds, sm, &mut g)? {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        })
+    }
+
+    /// Runs [`SmcAbc::step_batched`] until done.
+    ///
+    /// # Errors
+    ///
+    /// As [`SmcAbc::step`].
+    pub fn run_batched(&mut self, seed: u64, batch: usize) -> Result<StopReason, AbcError> {
         loop {
-            if let SmcStep::Done(r) = self.step_parallel(seed, threads)? {
+            if let SmcStep::Done(r) = self.step_batched(seed, batch)? {
                 return Ok(r);
             }
         }
@@ -915,6 +869,170 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
     fn stop(&mut self, r: StopReason) -> SmcStep {
         self.done = Some(r);
         SmcStep::Done(r)
+    }
+}
+
+/// The fixed inputs of one per-stream generation.
+#[derive(Clone, Copy, Debug)]
+struct Job {
+    seed: u64,
+    domain: u64,
+    eps: f64,
+    cap: u64,
+}
+
+impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> {
+    /// Runs generations until done; returns the stop reason.
+    ///
+    /// # Errors
+    ///
+    /// As [`SmcAbc::step`].
+    pub fn run<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<StopReason, AbcError> {
+        loop {
+            if let SmcStep::Done(r) = self.step(rng)? {
+                return Ok(r);
+            }
+        }
+    }
+
+    /// One accepted particle: proposes, simulates and compares until `ρ ≤ eps`. Returns the
+    /// number of simulations, or `None` once `cap` simulations (or `MAX_MISSES` consecutive
+    /// out-of-support proposals) are used up.
+    fn accept_one<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        eps: f64,
+        cap: u64,
+        theta: &mut [f64],
+        z: &mut [f64],
+        out: &mut [f64],
+    ) -> Result<Option<(f64, u64)>, AbcError> {
+        let mut sims = 0u64;
+        let mut misses = 0u64;
+        loop {
+            if sims >= cap {
+                return Ok(None);
+            }
+            if !self.propose_into(rng, theta, z)? {
+                misses += 1;
+                if misses >= MAX_MISSES {
+                    return Ok(None);
+                }
+                continue; // outside the prior support: weight would be 0, no simulation
+            }
+            misses = 0;
+            sims += 1;
+            match self.sim.simulate(theta, rng, out) {
+                Ok(()) => {}
+                Err(e) if e.is_recoverable() => continue,
+                Err(_) => return Err(AbcError::Model),
+            }
+            let d = sanitize(self.dist.distance(out));
+            if d <= eps {
+                return Ok(Some((d, sims)));
+            }
+        }
+    }
+
+    /// Runs one generation, drawing from `rng` sequentially.
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::Model`] for a fatal prior/simulator failure,
+    /// [`AbcError::DegenerateCovariance`] if the population collapses,
+    /// [`AbcError::ZeroTotalWeight`] if every new particle has zero weight.
+    pub fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<SmcStep, AbcError> {
+        if let Some(s) = self.begin_generation()? {
+            return Ok(s);
+        }
+        let eps = self.epsilon;
+        let n = self.settings.particles;
+        let dim = self.dim;
+        let mut theta = core::mem::take(&mut self.theta);
+        let mut z = core::mem::take(&mut self.scratch);
+        let mut out = core::mem::take(&mut self.out);
+        let mut sims = 0u64;
+        let mut res = Ok(true);
+        for i in 0..n {
+            let cap = self
+                .settings
+                .simulation_budget
+                .saturating_sub(self.total_sims + sims);
+            match self.accept_one(rng, eps, cap, &mut theta, &mut z, &mut out) {
+                Ok(Some((d, k))) => {
+                    sims += k;
+                    self.new_particles[i * dim..(i + 1) * dim].copy_from_slice(&theta);
+                    self.new_distances[i] = d;
+                }
+                Ok(None) => {
+                    res = Ok(false);
+                    break;
+                }
+                Err(e) => {
+                    res = Err(e);
+                    break;
+                }
+            }
+        }
+        self.theta = theta;
+        self.scratch = z;
+        self.out = out;
+        if !res? {
+            self.total_sims = self.settings.simulation_budget;
+            return Ok(self.stop(StopReason::Budget));
+        }
+        let u = u01_open(rng);
+        self.finish_generation(eps, sims, u)
+    }
+}
+
+#[cfg(feature = "parallel")]
+impl<P, S, D, O> SmcAbc<P, S, D, O>
+where
+    P: Prior + Sync,
+    S: BatchSimulator + Sync,
+    D: Discrepancy + Sync,
+    O: SmcObserver + Sync,
+{
+    /// [`SmcAbc::step_batched`] on the current rayon thread pool (choose the thread count with
+    /// `rayon::ThreadPool::install`), in work items of 16 particles: bit-identical to
+    /// `step_batched` for every thread count.
+    ///
+    /// # Errors
+    ///
+    /// As [`SmcAbc::step`].
+    pub fn step_parallel(&mut self, seed: u64) -> Result<SmcStep, AbcError> {
+        use rayon::prelude::*;
+        const CHUNK: usize = 16;
+        self.step_streams(seed, |this, job, thetas, dists, sims| {
+            thetas
+                .par_chunks_mut(CHUNK * this.dim)
+                .zip(dists.par_chunks_mut(CHUNK))
+                .zip(sims.par_chunks_mut(CHUNK))
+                .enumerate()
+                .map_init(Gather::default, |g, (c, ((th, ds), sm))| {
+                    this.accept_block(job, c * CHUNK, th, ds, sm, g)
+                })
+                .collect::<Vec<_>>()
+                .into_iter()
+                // the first work item (in particle order) that did not accept them all
+                // decides, whatever the thread count
+                .find(|r| !matches!(r, Ok(true)))
+                .unwrap_or(Ok(true))
+        })
+    }
+
+    /// Runs [`SmcAbc::step_parallel`] until done.
+    ///
+    /// # Errors
+    ///
+    /// As [`SmcAbc::step`].
+    pub fn run_parallel(&mut self, seed: u64) -> Result<StopReason, AbcError> {
+        loop {
+            if let SmcStep::Done(r) = self.step_parallel(seed)? {
+                return Ok(r);
+            }
+        }
     }
 }
 

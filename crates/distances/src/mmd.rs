@@ -231,45 +231,14 @@ pub fn mmd2_linear<K: Kernel + ?Sized>(
     finite(s.sum() / as_f64(pairs))
 }
 
-/// Row sums `f(i)` for `i < n` computed on up to `threads` scoped threads (rows interleaved
-/// for balance), returned in row order, so any reduction over them in order is independent
-/// of the thread count.
+/// Row sums `f(i)` for `i < n` computed on the current rayon thread pool (work-stealing, so
+/// the triangular self-sum balances), returned in row order, so any reduction over them in
+/// order is independent of the thread count.
 #[cfg(feature = "parallel")]
-pub(crate) fn parallel_rows<F: Fn(usize) -> f64 + Sync>(
+pub(crate) fn parallel_rows<F: Fn(usize) -> f64 + Sync + Send>(
     n: usize,
-    threads: usize,
     f: F,
 ) -> alloc::vec::Vec<f64> {
-    let t = threads.clamp(1, n.max(1));
-    let mut out = alloc::vec![0.0; n];
-    if t == 1 {
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = f(i);
-        }
-        return out;
-    }
-    let f = &f;
-    let parts: alloc::vec::Vec<alloc::vec::Vec<f64>> = std::thread::scope(|s| {
-        let handles: alloc::vec::Vec<_> = (0..t)
-            .map(|k| s.spawn(move || (k..n).step_by(t).map(f).collect::<alloc::vec::Vec<f64>>()))
-            .collect();
-        // A panicking worker can only come from a panicking caller kernel; recompute its
-        // rows on this thread instead of propagating a panic.
-        handles
-            .into_iter()
-            .enumerate()
-            .map(|(k, h)| {
-                h.join()
-                    .unwrap_or_else(|_| (k..n).step_by(t).map(f).collect())
-            })
-            .collect()
-    });
-    for (k, part) in parts.iter().enumerate() {
-        for (j, v) in part.iter().enumerate() {
-            if let Some(o) = out.get_mut(k + j * t) {
-                *o = *v;
-            }
-        }
-    }
-    out
+    use rayon::prelude::*;
+    (0..n).into_par_iter().with_min_len(8).map(f).collect()
 }

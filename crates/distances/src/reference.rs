@@ -161,13 +161,14 @@ impl<'a, K: BoundedKernel> MmdReference<'a, K> {
 
 #[cfg(feature = "parallel")]
 impl<K: BoundedKernel + Sync> MmdReference<'_, K> {
-    /// [`MmdReference::mmd2`] on up to `threads` threads (`std::thread::scope`). The result is
-    /// bit-identical to [`MmdReference::mmd2`] for every thread count: rows are summed by the
-    /// same kernel code and reduced with the same compensated sum in row order.
+    /// [`MmdReference::mmd2`] on the current rayon thread pool (choose the thread count with
+    /// `rayon::ThreadPool::install`). The result is bit-identical to [`MmdReference::mmd2`]
+    /// for every thread count: rows are summed by the same kernel code and reduced with the
+    /// same compensated sum in row order.
     ///
     /// # Errors
     /// As [`MmdReference::mmd2`].
-    pub fn mmd2_parallel(&self, sim: Rows<'_>, threads: usize) -> Result<f64, DistanceError> {
+    pub fn mmd2_parallel(&self, sim: Rows<'_>) -> Result<f64, DistanceError> {
         use dpinfer_math::NeumaierSum;
         self.obs.same_dim(&sim)?;
         use crate::mmd::RowSum;
@@ -176,7 +177,7 @@ impl<K: BoundedKernel + Sync> MmdReference<'_, K> {
         // The workers run at the caller's dispatch level (same bits on every level anyway).
         let level = Level::current();
         let (d, ys) = (sim.dim(), sim.as_slice());
-        let self_rows = crate::mmd::parallel_rows(sim.rows(), threads, |i| {
+        let self_rows = crate::mmd::parallel_rows(sim.rows(), |i| {
             ys.get((i + 1) * d..)
                 .filter(|r| !r.is_empty())
                 .map_or(0.0, |rest| {
@@ -184,7 +185,7 @@ impl<K: BoundedKernel + Sync> MmdReference<'_, K> {
                 })
         });
         let obs = self.obs.as_slice();
-        let cross_rows = crate::mmd::parallel_rows(self.obs.rows(), threads, |i| {
+        let cross_rows = crate::mmd::parallel_rows(self.obs.rows(), |i| {
             dispatch_at(level, RowSum(k, &obs[i * d..(i + 1) * d], ys))
         });
         let mut diag = NeumaierSum::new();
@@ -203,9 +204,9 @@ impl<K: BoundedKernel + Sync> MmdReference<'_, K> {
     ///
     /// # Errors
     /// As [`MmdReference::mmd2`].
-    pub fn mmd_parallel(&self, sim: Rows<'_>, threads: usize) -> Result<f64, DistanceError> {
+    pub fn mmd_parallel(&self, sim: Rows<'_>) -> Result<f64, DistanceError> {
         let up = 2.0 * libm::sqrt(self.kernel.bound());
-        Ok(clamp_nan(libm::sqrt(self.mmd2_parallel(sim, threads)?), up))
+        Ok(clamp_nan(libm::sqrt(self.mmd2_parallel(sim)?), up))
     }
 }
 
@@ -235,8 +236,15 @@ mod tests {
             .unwrap();
             let s = Rows::new(&sim[..m], d).unwrap();
             let seq = r.mmd(s).unwrap();
-            for t in [1usize, 2, 3, 8, 1000] {
-                assert_eq!(r.mmd_parallel(s, t).unwrap().to_bits(), seq.to_bits());
+            for t in [1usize, 2, 7] {
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(t)
+                    .build()
+                    .unwrap();
+                let par = pool.install(|| r.mmd_parallel(s).unwrap());
+                assert_eq!(par.to_bits(), seq.to_bits(), "{t} threads");
+                let par2 = pool.install(|| r.mmd2_parallel(s).unwrap());
+                assert_eq!(par2.to_bits(), r.mmd2(s).unwrap().to_bits(), "{t} threads");
             }
         }
     }

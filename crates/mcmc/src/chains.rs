@@ -257,41 +257,42 @@ impl<S: Budgeted> MultiChain<S> {
 
 #[cfg(feature = "parallel")]
 impl<S: Budgeted + Send> MultiChain<S> {
-    /// As [`MultiChain::run`], one thread per chain (`std::thread::scope`). Each chain only
-    /// uses its own RNG streams, so the traces are bit-identical to [`MultiChain::run`].
+    /// As [`MultiChain::run`], the chains run as tasks of the current rayon thread pool
+    /// (choose the thread count with `rayon::ThreadPool::install`). Each chain only uses its
+    /// own RNG streams, so the traces are bit-identical to [`MultiChain::run`] for every
+    /// thread count.
     ///
     /// # Errors
     ///
-    /// As [`MultiChain::run`]; [`McmcError::WorkerFailed`] if a worker thread panicked.
+    /// As [`MultiChain::run`] (the first error in chain order); [`McmcError::WorkerFailed`]
+    /// if a chain panicked (a bug in a caller's model), instead of propagating the panic.
     pub fn run_parallel<R: Rng + Send>(
         &mut self,
         iterations: u64,
         burn_in: u64,
         rngs: &mut [R],
     ) -> Result<Vec<Trace>, McmcError> {
+        use core::panic::AssertUnwindSafe;
+        use rayon::prelude::*;
         if rngs.len() != self.chains.len() {
             return Err(McmcError::DimensionMismatch {
                 expected: self.chains.len(),
                 got: rngs.len(),
             });
         }
-        std::thread::scope(|scope| {
-            let handles: Vec<_> = self
-                .chains
-                .iter_mut()
-                .zip(rngs.iter_mut())
-                .map(|(c, rng)| {
-                    scope.spawn(move || {
-                        let n = c.limit().map_or(iterations, |l| l.min(iterations));
-                        let mut t = Trace::with_burn_in(burn_in);
-                        c.run(n, rng, &mut t).map(|()| t)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().map_err(|_| McmcError::WorkerFailed)?)
-                .collect()
-        })
+        let results: Vec<Result<Trace, McmcError>> = self
+            .chains
+            .par_iter_mut()
+            .zip(rngs.par_iter_mut())
+            .map(|(c, rng)| {
+                std::panic::catch_unwind(AssertUnwindSafe(|| {
+                    let n = c.limit().map_or(iterations, |l| l.min(iterations));
+                    let mut t = Trace::with_burn_in(burn_in);
+                    c.run(n, rng, &mut t).map(|()| t)
+                }))
+                .map_err(|_| McmcError::WorkerFailed)?
+            })
+            .collect();
+        results.into_iter().collect()
     }
 }

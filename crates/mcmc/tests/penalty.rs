@@ -377,9 +377,19 @@ fn parallel_chains_are_bit_identical() {
             .collect::<Vec<_>>()
     };
     let a = make().run(500, 0, &mut rngs()).unwrap();
-    let b = make().run_parallel(500, 0, &mut rngs()).unwrap();
-    for (x, y) in a.iter().zip(&b) {
-        assert_eq!(x.draws, y.draws);
-        assert_eq!(x.noise_sd, y.noise_sd);
+    for threads in [1, 2, 7] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let b = pool
+            .install(|| make().run_parallel(500, 0, &mut rngs()))
+            .unwrap();
+        assert_eq!(a.len(), b.len());
+        for (x, y) in a.iter().zip(&b) {
+            let bits = |v: &[f64]| v.iter().map(|z| z.to_bits()).collect::<Vec<_>>();
+            assert_eq!(bits(&x.draws), bits(&y.draws), "{threads} threads");
+            assert_eq!(bits(&x.noise_sd), bits(&y.noise_sd), "{threads} threads");
+        }
     }
 }

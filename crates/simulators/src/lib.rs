@@ -6,6 +6,7 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+mod batch;
 pub mod dist;
 mod error;
 mod fn_sim;
@@ -16,6 +17,7 @@ pub mod stream;
 pub mod summaries;
 mod ziggurat_tables;
 
+pub use batch::{BatchSimulator, check_batch};
 pub use error::SimError;
 pub use fn_sim::FnSimulator;
 pub use likelihood::{BatchClipSum, ClipSum, RowGradient, RowLikelihood};

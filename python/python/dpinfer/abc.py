@@ -122,11 +122,15 @@ def rejection_abc(
     nearest: Optional[int] = None,
     target: Optional[int] = None,
     seed: int = 0,
+    batch_size: int = 4096,
     names: Optional[Sequence[str]] = None,
 ) -> AbcResult:
     """Rejection ABC with Euclidean distance to ``observed``. Give ``threshold`` (accept
     ρ ≤ threshold; stop after ``target`` acceptances) or ``nearest`` (keep the k closest of
-    ``budget`` proposals). **Not private.**"""
+    ``budget`` proposals). **Not private.**
+
+    ``simulator(theta, seeds)`` is called on blocks of up to ``batch_size`` rows; every
+    proposal has its own stream, so the result does not depend on ``batch_size``."""
     r = _native.rejection_abc(
         prior,
         simulator,
@@ -136,6 +140,7 @@ def rejection_abc(
         nearest=nearest,
         target=(2**64 - 1) if target is None else target,
         seed=seed,
+        batch_size=batch_size,
     )
     n = len(r["samples"])
     return AbcResult(
@@ -164,12 +169,18 @@ def smc_abc(
     ess_fraction: float = 0.5,
     kernel_scale: float = 2.0,
     seed: int = 0,
+    batch_size: int = 0,
     names: Optional[Sequence[str]] = None,
 ) -> AbcResult:
     """SMC-ABC (population Monte Carlo with a Gaussian kernel of ``kernel_scale`` × the
     weighted covariance) with Euclidean distance to ``observed``. Tolerances: the weighted
     ``quantile`` of the previous generation's distances (default), a ``geometric_factor``
-    schedule, or an explicit list. **Not private.**"""
+    schedule, or an explicit list. **Not private.**
+
+    Each generation proposes in rounds: ``simulator(theta, seeds)`` is called once per round
+    on every particle of a block of ``batch_size`` (0: all particles) that is not yet
+    accepted. Every particle has its own stream, so the result does not depend on
+    ``batch_size``."""
     r = _native.smc_abc(
         prior,
         simulator,
@@ -186,6 +197,7 @@ def smc_abc(
         ess_fraction=ess_fraction,
         kernel_scale=kernel_scale,
         seed=seed,
+        batch_size=batch_size,
     )
     diag = {k: r[k] for k in ("distances", "stop_reason", "simulations", "history")}
     return AbcResult(r["samples"], r["weights"], None, diag, names)

@@ -1,5 +1,6 @@
 //! Shared test fixtures: the Gaussian-mean toy with a conjugate prior.
 #![allow(
+    clippy::unwrap_used,
     clippy::float_cmp,
     clippy::cast_precision_loss,
     clippy::cast_possible_truncation,
@@ -137,4 +138,13 @@ pub fn weighted_mean_sd(x: &[f64], w: &[f64]) -> (f64, f64) {
         .sum::<f64>()
         / tw;
     (m, v.sqrt())
+}
+
+/// Runs `f` on a dedicated rayon pool of `threads` threads.
+pub fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap()
+        .install(f)
 }
