@@ -155,6 +155,8 @@ fn apply(text: &str, m: &Mutation) -> Vec<u8> {
     match *m {
         Mutation::Set(k, v) => set(text, KEYS[k].0, KEYS[k].1, VALUES[v]).into_bytes(),
         Mutation::Truncate(i) => text.as_bytes()[..i.min(text.len())].to_vec(),
+        // An earlier mutation may have emptied the text: nothing to change then.
+        Mutation::Byte(..) | Mutation::DropLine(_) if text.is_empty() => text.as_bytes().to_vec(),
         Mutation::Byte(i, b) => {
             let mut t = text.as_bytes().to_vec();
             let n = t.len();
