@@ -454,6 +454,7 @@ fn conversion_name(c: Conversion) -> (String, Option<f64>) {
         Conversion::BunSteinke => ("bun_steinke".into(), None),
         Conversion::CksZcdp { order } => ("cks_zcdp".into(), Some(order)),
         Conversion::GaussianPld => ("gaussian_pld".into(), None),
+        Conversion::NumericalPld => ("numerical_pld".into(), None),
         other => (format!("{other:?}"), None),
     }
 }

@@ -303,8 +303,15 @@ def test_errors_are_value_errors_with_names():
         A.RdpAccountant(neighbouring="replace_one").compose(poisson_gaussian(1.0, 0.1))
     with pytest.raises(IncompatibleRelationError):
         acc.compose(A.Event.sampled_without_replacement(10, 100, A.Event.gaussian(1.0)))
+    # The numerical PLD accepts subsampled steps (tighter than RDP) but not zCDP events.
+    pld = A.PldAccountant()
+    pld.compose(poisson_gaussian(1.0, 0.1), 100)
+    rdp = A.RdpAccountant()
+    rdp.compose(poisson_gaussian(1.0, 0.1), 100)
+    assert pld.get_epsilon(1e-5) <= rdp.get_epsilon(1e-5)
+    assert pld.epsilon_report(1e-5).conversion == "numerical_pld"
     with pytest.raises(UnsupportedEventError):
-        A.PldAccountant().compose(poisson_gaussian(1.0, 0.1))
+        A.PldAccountant().compose(A.Event.zcdp(0.1))
     with pytest.raises(UnsupportedEventError):
         A.PureDpAccountant().compose(A.Event.gaussian(1.0))
     with pytest.raises(InvalidParameterError):

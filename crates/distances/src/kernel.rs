@@ -441,6 +441,8 @@ mod tests {
                         "{name} dim {dim} rows {rows}"
                     );
                 }
+                // The dispatch levels exist under `std` only.
+                #[cfg(feature = "std")]
                 for level in crate::simd::Level::available() {
                     let got = crate::simd::with_level(level, || {
                         crate::mmd::cross_sum(

@@ -527,7 +527,9 @@ mod tests {
                         );
                     }
                     // Through the dispatched loop over frequencies, on every level.
+                    #[cfg(feature = "std")]
                     let k = f.scale / rows as f64;
+                    #[cfg(feature = "std")]
                     for level in crate::simd::Level::available() {
                         let mut emb = [0.0; 6 * 2];
                         crate::simd::with_level(level, || f.mean_embedding(x, &mut emb))

@@ -103,7 +103,8 @@ fn row_ok(r: Result<(), SimError>) -> Result<bool, SimError> {
     }
 }
 
-#[cfg(test)]
+// The tests build their blocks in `Vec`s.
+#[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
     use crate::SimStream;

@@ -13,9 +13,9 @@ mod common;
 use common::{ks_crit_1e6, ks_stat, mean_var};
 
 use dpinfer_math::{norm_cdf, norm_sf};
-use dpinfer_simulators::prior::{
-    Beta, DeclaredPrior, Dirichlet, Exponential, Gamma, Marginal, TruncatedNormal, Uniform,
-};
+use dpinfer_simulators::prior::{Beta, Exponential, Gamma, TruncatedNormal};
+#[cfg(feature = "alloc")]
+use dpinfer_simulators::prior::{DeclaredPrior, Dirichlet, Marginal, Uniform};
 use dpinfer_simulators::{Prior, SimError, SimStream};
 
 fn draws<P: Prior>(p: &P, n: usize, seed: u64) -> Vec<f64> {
@@ -96,6 +96,7 @@ fn validation_is_typed() {
     assert!(bad(TruncatedNormal::new(0.0, 0.0, 0.0, 1.0)));
     // No mass in f64 log space: 1e5 standard deviations out.
     assert!(bad(TruncatedNormal::new(0.0, 1.0, 1e200, f64::INFINITY)));
+    #[cfg(feature = "alloc")]
     assert!(matches!(
         DeclaredPrior::new(vec![]),
         Err(SimError::InvalidSize { .. })
@@ -191,6 +192,7 @@ fn truncated_normal_far_tail_moments() {
     assert!(z.abs() < 4.89, "z = {z}");
 }
 
+#[cfg(feature = "alloc")]
 #[test]
 fn declared_prior_is_the_product() {
     let p = DeclaredPrior::new(vec![
