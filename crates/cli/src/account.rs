@@ -191,7 +191,7 @@ enum AccountCmd {
         /// Poisson sampling rate q (RDP, add/remove neighbours).
         #[arg(long)]
         poisson: Option<f64>,
-        /// Accounting method [default: pld; rdp with --poisson, the only one it allows].
+        /// Accounting method [default: pld; rdp with --poisson, where pld (numerical) is also allowed].
         #[arg(long, value_enum)]
         method: Option<MethodArg>,
     },
@@ -686,16 +686,40 @@ fn sigma(
     }
     let (sigma, how) = match poisson {
         Some(q) => {
-            if matches!(m, Some(MethodArg::Zcdp | MethodArg::Pld)) {
-                bail!("--poisson is calibrated with rdp only (drop --method or use --method rdp)");
-            }
-            let z =
-                poisson_gaussian_sigma_rdp_with(epsilon, delta, steps, q, &DEFAULT_ORDERS, rule)?;
+            let (z, name) = match m {
+                Some(MethodArg::Zcdp) => {
+                    bail!(
+                        "--poisson is calibrated with rdp or pld (zCDP has no subsampling bound here)"
+                    )
+                }
+                // The numerical PLD (FFT composition, pessimistic discretisation): the tightest.
+                Some(MethodArg::Pld) => (
+                    dpinfer::accountants::pld_numeric::poisson_gaussian_sigma(
+                        epsilon,
+                        delta,
+                        steps,
+                        q,
+                        dpinfer::accountants::pld_numeric::Discretisation::default(),
+                    )?,
+                    "pld (numerical)",
+                ),
+                _ => (
+                    poisson_gaussian_sigma_rdp_with(
+                        epsilon,
+                        delta,
+                        steps,
+                        q,
+                        &DEFAULT_ORDERS,
+                        rule,
+                    )?,
+                    "rdp",
+                ),
+            };
             let s = round_up(z * sensitivity);
             if !s.is_finite() {
                 bail!("σ overflows for sensitivity {sensitivity}");
             }
-            (s, format!("rdp, Poisson q = {q}, add/remove"))
+            (s, format!("{name}, Poisson q = {q}, add/remove"))
         }
         None => {
             let m = m.unwrap_or(MethodArg::Pld);
