@@ -236,9 +236,20 @@ def test_full_batch_calibration_pld_and_zcdp():
         acc = cls()
         acc.compose(A.Event.gaussian(s), 100)
         assert acc.get_epsilon(1e-6) <= 1.0
+    # Poisson subsampling with the numerical PLD: a smaller z than RDP, still within budget.
+    z_pld = A.get_noise_multiplier(
+        target_epsilon=1.0, target_delta=1e-6, sample_rate=0.5, steps=10, accountant="pld"
+    )
+    z_rdp = A.get_noise_multiplier(
+        target_epsilon=1.0, target_delta=1e-6, sample_rate=0.5, steps=10, accountant="rdp"
+    )
+    assert z_pld < z_rdp
+    acc = A.PldAccountant()
+    acc.compose(poisson_gaussian(z_pld, 0.5), 10)
+    assert 0.98 < acc.get_epsilon(1e-6) <= 1.0
     with pytest.raises(UnsupportedEventError):
         A.get_noise_multiplier(
-            target_epsilon=1.0, target_delta=1e-6, sample_rate=0.5, steps=10, accountant="pld"
+            target_epsilon=1.0, target_delta=1e-6, sample_rate=0.5, steps=10, accountant="zcdp"
         )
     with pytest.raises(InfeasibleError):
         A.gaussian_sigma(0.0, 1e-5, 10, 1.0, "zcdp")

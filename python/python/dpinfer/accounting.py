@@ -51,6 +51,7 @@ from ._native import (
     dp_penalty_max_steps,
     gaussian_sigma,
     max_pld_mu,
+    poisson_gaussian_sigma_pld,
     poisson_gaussian_sigma_rdp,
     rdp_to_delta,
     rdp_to_epsilon,
@@ -81,6 +82,7 @@ __all__ = [
     "ComposedDpEvent",
     "get_noise_multiplier",
     "gaussian_sigma",
+    "poisson_gaussian_sigma_pld",
     "poisson_gaussian_sigma_rdp",
     "max_pld_mu",
     "rho_for_epsilon_delta",
@@ -265,8 +267,9 @@ def get_noise_multiplier(
     z is found to relative tolerance 1e-9 and rounded up, then re-verified).
 
     ``accountant="rdp"``: RDP on ``orders`` (default: the crate's 34 orders, at most 128);
-    add/remove relation. ``"pld"`` / ``"zcdp"``: only for ``sample_rate == 1`` (the exact
-    Gaussian PLD or zCDP of ``steps`` full-batch Gaussian releases).
+    add/remove relation. ``"pld"`` (or ``"prv"``): the numerical PLD for ``sample_rate < 1``
+    (tighter than RDP; add/remove), the exact Gaussian PLD for ``sample_rate == 1``.
+    ``"zcdp"``: only for ``sample_rate == 1``.
     """
     if steps is None:
         if epochs is None:
@@ -282,6 +285,8 @@ def get_noise_multiplier(
             sample_rate,
             None if orders is None else [float(o) for o in orders],
         )
+    if accountant in ("pld", "prv") and sample_rate != 1.0:
+        return poisson_gaussian_sigma_pld(target_epsilon, target_delta, steps, sample_rate)
     if accountant in ("pld", "zcdp", "gdp", "prv"):
         if sample_rate != 1.0:
             raise UnsupportedEventError(
