@@ -58,6 +58,31 @@ pub(crate) struct PyLaplace {
     seed: Option<u64>,
 }
 
+/// The body of `release` for the scalar/vector mechanisms (Laplace, Gaussian): a float in,
+/// a float out, or a 1-D array in, an array out (released without the GIL); with the event.
+macro_rules! release_scalar_or_vector {
+    ($self:ident, $py:ident, $x:ident) => {{
+        let ev = PyEvent::from_event(&$self.mech.event())?;
+        let (m, rng) = (&$self.mech, &mut $self.rng);
+        let v = match input($x)? {
+            Input::Scalar(v) => m
+                .release(v, rng)
+                .map_err(mech)?
+                .into_pyobject($py)?
+                .into_any()
+                .unbind(),
+            Input::Vector(a) => {
+                let xs = a.as_slice()?.to_vec();
+                let mut out = vec![0.0; xs.len()];
+                $py.detach(|| m.release_into(&xs, &mut out, rng))
+                    .map_err(mech)?;
+                out.into_pyarray($py).into_any().unbind()
+            }
+        };
+        Ok((v, ev))
+    }};
+}
+
 #[pymethods]
 impl PyLaplace {
     /// Give exactly one of `scale` (b) or `epsilon` (then b = Δ′/ε, rounded so the
@@ -99,24 +124,7 @@ impl PyLaplace {
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
     ) -> PyResult<(Py<PyAny>, PyEvent)> {
-        let ev = PyEvent::from_event(&self.mech.event())?;
-        let (m, rng) = (&self.mech, &mut self.rng);
-        let v = match input(x)? {
-            Input::Scalar(v) => m
-                .release(v, rng)
-                .map_err(mech)?
-                .into_pyobject(py)?
-                .into_any()
-                .unbind(),
-            Input::Vector(a) => {
-                let xs = a.as_slice()?.to_vec();
-                let mut out = vec![0.0; xs.len()];
-                py.detach(|| m.release_into(&xs, &mut out, rng))
-                    .map_err(mech)?;
-                out.into_pyarray(py).into_any().unbind()
-            }
-        };
-        Ok((v, ev))
+        release_scalar_or_vector!(self, py, x)
     }
     /// The requested noise scale b.
     #[getter]
@@ -211,24 +219,7 @@ impl PyGaussian {
         py: Python<'py>,
         x: &Bound<'py, PyAny>,
     ) -> PyResult<(Py<PyAny>, PyEvent)> {
-        let ev = PyEvent::from_event(&self.mech.event())?;
-        let (m, rng) = (&self.mech, &mut self.rng);
-        let v = match input(x)? {
-            Input::Scalar(v) => m
-                .release(v, rng)
-                .map_err(mech)?
-                .into_pyobject(py)?
-                .into_any()
-                .unbind(),
-            Input::Vector(a) => {
-                let xs = a.as_slice()?.to_vec();
-                let mut out = vec![0.0; xs.len()];
-                py.detach(|| m.release_into(&xs, &mut out, rng))
-                    .map_err(mech)?;
-                out.into_pyarray(py).into_any().unbind()
-            }
-        };
-        Ok((v, ev))
+        release_scalar_or_vector!(self, py, x)
     }
     /// The requested σ.
     #[getter]
