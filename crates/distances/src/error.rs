@@ -80,6 +80,12 @@ pub enum DistanceError {
     /// A sample value or statistic is NaN or infinite where a finite value is required
     /// (the two-sample KS functions).
     NonFiniteValue,
+    /// A sensitivity was asked for under a neighbouring relation its bound was not proved
+    /// for (see [`crate::Sensitivity::value_for`]).
+    IncompatibleRelation {
+        /// The relation asked for.
+        relation: crate::Neighbouring,
+    },
 }
 
 impl fmt::Display for DistanceError {
@@ -125,6 +131,10 @@ impl fmt::Display for DistanceError {
             }
             Self::NonFiniteKernel => f.write_str("kernel produced a non-finite value"),
             Self::NonFiniteValue => f.write_str("a value is NaN or infinite"),
+            Self::IncompatibleRelation { relation } => write!(
+                f,
+                "the sensitivity bound is not proved for the {relation} neighbouring relation"
+            ),
         }
     }
 }

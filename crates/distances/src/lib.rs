@@ -30,5 +30,5 @@ pub use mmd::{mmd_biased, mmd_unbiased, mmd2_biased, mmd2_linear, mmd2_unbiased}
 pub use reference::MmdReference;
 pub use rff::{RandomFourierFeatures, RffReference};
 pub use rows::{Rows, sanitize};
-pub use sensitivity::{Neighbouring, Sensitivity};
+pub use sensitivity::{Neighbouring, Relations, Sensitivity};
 pub use summary::{ClippedWeightedL2, TUBERCULOSIS_CLIP, TUBERCULOSIS_WEIGHTS, WeightedL2};

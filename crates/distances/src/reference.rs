@@ -148,7 +148,7 @@ impl<'a, K: BoundedKernel> MmdReference<'a, K> {
             sensitivity::rounding_slack(b, n, sim_rows, self.dim()),
         ) {
             (Ok(s), Ok(slack)) => s.plus(slack),
-            _ => Sensitivity::new(f64::MAX, crate::Neighbouring::AnyPair),
+            _ => Sensitivity::new(f64::MAX, crate::Relations::ANY_PAIR),
         }
     }
 

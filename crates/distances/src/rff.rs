@@ -470,7 +470,7 @@ impl<E: AsRef<[f64]>> RffReference<'_, E> {
             sensitivity::rounding_slack(1.0, self.n, sim_rows, dims),
         ) {
             (Ok(s), Ok(slack)) => s.plus(slack),
-            _ => Sensitivity::new(f64::MAX, crate::Neighbouring::AnyPair),
+            _ => Sensitivity::new(f64::MAX, crate::Relations::ANY_PAIR),
         }
     }
 }

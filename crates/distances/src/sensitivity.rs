@@ -8,48 +8,127 @@
 use crate::DistanceError;
 use crate::mmd::as_f64;
 
-/// Which pairs of private data sets a sensitivity bound ranges over.
+pub use dpinfer_accountants::Neighbouring;
+
+/// The set of neighbouring relations a sensitivity bound holds for: one or both of the
+/// workspace's relations ([`Neighbouring`], the accountants' type), or any pair of data sets
+/// (a bound on the output's range, which then holds under every relation).
+///
+/// ```
+/// use dpinfer_distances::{Neighbouring, Relations};
+/// assert!(Relations::ANY_PAIR.contains(Neighbouring::AddRemove));
+/// assert!(!Relations::REPLACE_ONE.contains(Neighbouring::AddRemove));
+/// assert_eq!(Relations::REPLACE_ONE_OR_ADD_REMOVE.to_string(), "replace-one and add/remove");
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum Neighbouring {
-    /// `D` and `D′` have the same size `N` and differ in one record (row or data set),
-    /// the relation of Lemma 1 (Park, Vinaroz & Jitkrittum 2021) and Lemma 3.1 (Park &
+pub struct Relations {
+    replace_one: bool,
+    add_remove: bool,
+    any_pair: bool,
+}
+
+impl Relations {
+    /// `D` and `D′` have the same size `N` and differ in one record (row or data set), the
+    /// relation of Lemma 1 (Park, Vinaroz & Jitkrittum 2021) and Lemma 3.1 (Park &
     /// Jitkrittum).
-    ReplaceOne,
+    pub const REPLACE_ONE: Self = Self {
+        replace_one: true,
+        add_remove: false,
+        any_pair: false,
+    };
     /// `D′` is `D` with one record added or removed.
-    AddRemove,
+    pub const ADD_REMOVE: Self = Self {
+        replace_one: false,
+        add_remove: true,
+        any_pair: false,
+    };
     /// Both [`Neighbouring::ReplaceOne`] and [`Neighbouring::AddRemove`].
-    ReplaceOneOrAddRemove,
-    /// Any two data sets (a bound on the range of the output).
-    AnyPair,
+    pub const REPLACE_ONE_OR_ADD_REMOVE: Self = Self {
+        replace_one: true,
+        add_remove: true,
+        any_pair: false,
+    };
+    /// Any two data sets (a bound on the range of the output); implies both relations.
+    pub const ANY_PAIR: Self = Self {
+        replace_one: true,
+        add_remove: true,
+        any_pair: true,
+    };
+
+    /// Whether a bound with these relations holds under `relation`.
+    #[must_use]
+    pub fn contains(self, relation: Neighbouring) -> bool {
+        match relation {
+            Neighbouring::ReplaceOne => self.replace_one,
+            Neighbouring::AddRemove => self.add_remove,
+        }
+    }
+
+    /// Whether the bound holds for any two data sets (not only neighbours).
+    #[must_use]
+    pub fn any_pair(self) -> bool {
+        self.any_pair
+    }
+}
+
+impl core::fmt::Display for Relations {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(match (self.any_pair, self.replace_one, self.add_remove) {
+            (true, _, _) => "any pair",
+            (false, true, true) => "replace-one and add/remove",
+            (false, true, false) => "replace-one",
+            (false, false, true) => "add/remove",
+            (false, false, false) => "none",
+        })
+    }
 }
 
 /// A global sensitivity `Δ = sup |ρ(D) − ρ(D′)|` over neighbouring `D, D′` (and over every
-/// simulated data set), together with the neighbouring relation it assumes.
+/// simulated data set), together with the set of neighbouring relations it holds for.
+///
+/// Read it with [`Sensitivity::value_for`] under the relation of the accountant that will
+/// account the release: that refuses a relation the bound was not proved for.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Sensitivity {
     value: f64,
-    relation: Neighbouring,
+    relations: Relations,
 }
 
 impl Sensitivity {
-    pub(crate) fn new(value: f64, relation: Neighbouring) -> Self {
-        Self { value, relation }
+    pub(crate) fn new(value: f64, relations: Relations) -> Self {
+        Self { value, relations }
     }
     /// The bound `Δ` (finite, positive).
     #[must_use]
     pub fn value(&self) -> f64 {
         self.value
     }
-    /// The neighbouring relation the bound assumes.
+    /// The neighbouring relations the bound holds for.
     #[must_use]
-    pub fn relation(&self) -> Neighbouring {
-        self.relation
+    pub fn relations(&self) -> Relations {
+        self.relations
+    }
+    /// Whether the bound holds under `relation`.
+    #[must_use]
+    pub fn holds_for(&self, relation: Neighbouring) -> bool {
+        self.relations.contains(relation)
+    }
+    /// The bound `Δ` under `relation`.
+    ///
+    /// # Errors
+    /// [`DistanceError::IncompatibleRelation`] if the bound was not proved for `relation`
+    /// (e.g. an MMD sensitivity, proved for replace-one, asked for under add/remove).
+    pub fn value_for(&self, relation: Neighbouring) -> Result<f64, DistanceError> {
+        if self.holds_for(relation) {
+            Ok(self.value)
+        } else {
+            Err(DistanceError::IncompatibleRelation { relation })
+        }
     }
     pub(crate) fn plus(self, extra: f64) -> Self {
         Self {
             value: (self.value + extra).next_up(),
-            relation: self.relation,
+            relations: self.relations,
         }
     }
 }
@@ -108,7 +187,7 @@ pub fn mmd(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
     check_n(n, 1)?;
     finite(Sensitivity::new(
         up(up(2.0 * libm::sqrt(b_k)) / as_f64(n)),
-        Neighbouring::ReplaceOne,
+        Relations::REPLACE_ONE,
     ))
 }
 
@@ -143,7 +222,7 @@ pub fn mmd2(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
     check_n(n, 1)?;
     finite(Sensitivity::new(
         up(up(8.0 * b_k) / as_f64(n)),
-        Neighbouring::ReplaceOne,
+        Relations::REPLACE_ONE,
     ))
 }
 
@@ -164,7 +243,7 @@ pub fn mmd2_unbiased(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
     check_n(n, 2)?;
     finite(Sensitivity::new(
         up(up(8.0 * b_k) / as_f64(n)),
-        Neighbouring::ReplaceOne,
+        Relations::REPLACE_ONE,
     ))
 }
 
@@ -181,7 +260,7 @@ pub fn mmd_unbiased(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
     let s = mmd2_unbiased(b_k, n)?;
     finite(Sensitivity::new(
         up(libm::sqrt(s.value())),
-        Neighbouring::ReplaceOne,
+        Relations::REPLACE_ONE,
     ))
 }
 
@@ -199,7 +278,7 @@ pub fn mmd2_linear(b_k: f64, n: usize) -> Result<Sensitivity, DistanceError> {
     check_n(n, 2)?;
     finite(Sensitivity::new(
         up(up(4.0 * b_k) / as_f64(n / 2)),
-        Neighbouring::ReplaceOne,
+        Relations::REPLACE_ONE,
     ))
 }
 
@@ -219,7 +298,7 @@ pub fn rff_mmd(n: usize) -> Result<Sensitivity, DistanceError> {
     check_n(n, 1)?;
     finite(Sensitivity::new(
         up(2.0 / as_f64(n)),
-        Neighbouring::ReplaceOne,
+        Relations::REPLACE_ONE,
     ))
 }
 
@@ -236,13 +315,13 @@ fn check_c(c: f64) -> Result<(), DistanceError> {
 /// boundedness by clipping the distance by C") and `B_ρ` of Park & Jitkrittum (§4).
 ///
 /// # Privacy
-/// [`Neighbouring::AnyPair`]: holds for any two observed data sets.
+/// [`Relations::ANY_PAIR`]: holds for any two observed data sets.
 ///
 /// # Errors
 /// [`DistanceError::InvalidClip`] unless `C` is finite and positive.
 pub fn clipped(c: f64) -> Result<Sensitivity, DistanceError> {
     check_c(c)?;
-    Ok(Sensitivity::new(c, Neighbouring::AnyPair))
+    Ok(Sensitivity::new(c, Relations::ANY_PAIR))
 }
 
 /// Sensitivity of the mean of `n` per-data-set clipped distances, `(1/n) Σ_i min(ρ_i, C)`,
@@ -253,7 +332,7 @@ pub fn clipped(c: f64) -> Result<Sensitivity, DistanceError> {
 /// size).
 ///
 /// # Privacy
-/// [`Neighbouring::ReplaceOneOrAddRemove`] over the `n` observed data sets.
+/// [`Relations::REPLACE_ONE_OR_ADD_REMOVE`] over the `n` observed data sets.
 ///
 /// # Errors
 /// [`DistanceError::InvalidClip`]; [`DistanceError::InvalidSize`] if `n = 0`.
@@ -262,7 +341,7 @@ pub fn clipped_mean(c: f64, n: usize) -> Result<Sensitivity, DistanceError> {
     check_n(n, 1)?;
     finite(Sensitivity::new(
         up(c / as_f64(n)),
-        Neighbouring::ReplaceOneOrAddRemove,
+        Relations::REPLACE_ONE_OR_ADD_REMOVE,
     ))
 }
 
@@ -272,13 +351,13 @@ pub fn clipped_mean(c: f64, n: usize) -> Result<Sensitivity, DistanceError> {
 /// does not apply to distances, which are non-negative.
 ///
 /// # Privacy
-/// [`Neighbouring::ReplaceOneOrAddRemove`].
+/// [`Relations::REPLACE_ONE_OR_ADD_REMOVE`].
 ///
 /// # Errors
 /// [`DistanceError::InvalidClip`].
 pub fn clipped_sum(c: f64) -> Result<Sensitivity, DistanceError> {
     check_c(c)?;
-    Ok(Sensitivity::new(c, Neighbouring::ReplaceOneOrAddRemove))
+    Ok(Sensitivity::new(c, Relations::REPLACE_ONE_OR_ADD_REMOVE))
 }
 
 /// A bound on `|ρ̃ − ρ|`, the difference between the MMD this crate computes in `f64` and

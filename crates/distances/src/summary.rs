@@ -236,7 +236,7 @@ impl<'w> ClippedWeightedL2<'w> {
     /// Sensitivity of [`ClippedWeightedL2::distance`]: `C` ([`sensitivity::clipped`]).
     #[must_use]
     pub fn sensitivity(&self) -> Sensitivity {
-        Sensitivity::new(self.clip, crate::Neighbouring::AnyPair)
+        Sensitivity::new(self.clip, crate::Relations::ANY_PAIR)
     }
 
     /// Sensitivity of [`ClippedWeightedL2::mean_distance`] over `n` observed data sets:
@@ -251,6 +251,6 @@ impl<'w> ClippedWeightedL2<'w> {
     /// Sensitivity of [`ClippedWeightedL2::sum_distance`]: `C`.
     #[must_use]
     pub fn sum_sensitivity(&self) -> Sensitivity {
-        Sensitivity::new(self.clip, crate::Neighbouring::ReplaceOneOrAddRemove)
+        Sensitivity::new(self.clip, crate::Relations::REPLACE_ONE_OR_ADD_REMOVE)
     }
 }

@@ -337,3 +337,42 @@ fn blocked_row_sums_match_naive_for_every_dim() {
         assert!((want_l.row_sum(&x, &ys) - nl).abs() < 1e-13);
     }
 }
+
+/// Each bound records the relations its proof covers, in the workspace's one `Neighbouring`
+/// type, and `value_for` refuses the others.
+#[test]
+fn sensitivities_record_their_relations() {
+    use dpinfer_distances::{DistanceError, Neighbouring, Relations, sensitivity};
+    let (ro, ar) = (Neighbouring::ReplaceOne, Neighbouring::AddRemove);
+    let mmd = sensitivity::mmd(1.0, 100).unwrap();
+    assert_eq!(mmd.relations(), Relations::REPLACE_ONE);
+    assert_eq!(mmd.value_for(ro).unwrap(), mmd.value());
+    assert_eq!(
+        mmd.value_for(ar),
+        Err(DistanceError::IncompatibleRelation { relation: ar })
+    );
+    for s in [
+        sensitivity::mmd2(1.0, 10).unwrap(),
+        sensitivity::mmd2_unbiased(1.0, 10).unwrap(),
+        sensitivity::mmd_unbiased(1.0, 10).unwrap(),
+        sensitivity::mmd2_linear(1.0, 10).unwrap(),
+        sensitivity::rff_mmd(10).unwrap(),
+    ] {
+        assert!(s.holds_for(ro) && !s.holds_for(ar) && !s.relations().any_pair());
+    }
+    for s in [
+        sensitivity::clipped_mean(5.0, 10).unwrap(),
+        sensitivity::clipped_sum(5.0).unwrap(),
+    ] {
+        assert!(s.holds_for(ro) && s.holds_for(ar) && !s.relations().any_pair());
+        assert_eq!(s.relations().to_string(), "replace-one and add/remove");
+    }
+    let c = sensitivity::clipped(5.0).unwrap();
+    assert!(c.holds_for(ro) && c.holds_for(ar) && c.relations().any_pair());
+    assert_eq!(c.value_for(ar), Ok(5.0));
+    assert_eq!(c.relations().to_string(), "any pair");
+    assert_eq!(
+        DistanceError::IncompatibleRelation { relation: ar }.to_string(),
+        "the sensitivity bound is not proved for the add/remove neighbouring relation"
+    );
+}

@@ -26,8 +26,8 @@ pub use dpinfer_mcmc as mcmc;
 ///
 /// Types whose names collide across crates are renamed: the Gaussian and Laplace *kernels*
 /// of `dpinfer-distances` are `GaussianKernel` and `LaplaceKernel` (the mechanisms keep
-/// `Gaussian` and `Laplace`), and the distances crate's relation type is
-/// `SensitivityRelation` (the accountants' `Neighbouring` keeps its name).
+/// `Gaussian` and `Laplace`). `Neighbouring` is the one relation type of the workspace (the
+/// accountants'; the distances crate re-exports it).
 pub mod prelude {
     #[cfg(feature = "abc")]
     pub use dpinfer_abc::AbcError;
@@ -48,8 +48,8 @@ pub mod prelude {
     #[cfg(feature = "distances")]
     pub use dpinfer_distances::{
         ClippedWeightedL2, DistanceError, Gaussian as GaussianKernel, Kernel,
-        Laplace as LaplaceKernel, MmdReference, Neighbouring as SensitivityRelation,
-        RandomFourierFeatures, RffReference, Rows, Sensitivity, median_heuristic,
+        Laplace as LaplaceKernel, MmdReference, RandomFourierFeatures,
+        Relations as SensitivityRelations, RffReference, Rows, Sensitivity, median_heuristic,
     };
     #[cfg(feature = "math")]
     pub use dpinfer_math::{ln_norm_cdf, log_add_exp, logsumexp, norm_cdf, norm_quantile};
