@@ -7,7 +7,7 @@ use crate::composition::{KOV_MAX_K, advanced, optimal, optimal_delta};
 use crate::convert::{
     rdp_to_approx_with, rdp_to_delta_with, zcdp_to_approx_with, zcdp_to_delta_with,
 };
-use crate::curves::{count_up, event_approx, event_pld, event_pure, event_rdp, event_zcdp};
+use crate::curves::{Approx, GaussianMu, Pure, Rdp, Zcdp, count_up, fold};
 use crate::error::{finite, non_negative, open_unit};
 use crate::{
     Accountant, AccountantError, ApproxDp, Conversion, ConversionRule, Event, Neighbouring, Report,
@@ -62,7 +62,7 @@ impl Accountant for PureAccountant {
     }
     fn compose_n(&mut self, event: &Event<'_>, count: u64) -> Result<(), AccountantError> {
         event.validate(self.relation)?;
-        let e = event_pure(event, self.relation, 0)?;
+        let e = fold(&Pure, event, self.relation, 0)?;
         add_scaled(&mut self.eps, count, e)
     }
     /// Pure DP: ε is the same for every δ ∈ [0, 1).
@@ -161,7 +161,7 @@ impl Accountant for ApproxAccountant {
         if count == 0 {
             return Ok(());
         }
-        let (e, d) = event_approx(event, self.relation, 0)?;
+        let (e, d) = fold(&Approx, event, self.relation, 0)?;
         let mut eps = self.eps;
         let mut del = self.delta;
         add_scaled(&mut eps, count, e)?;
@@ -295,7 +295,7 @@ impl Accountant for ZcdpAccountant {
     }
     fn compose_n(&mut self, event: &Event<'_>, count: u64) -> Result<(), AccountantError> {
         event.validate(self.relation)?;
-        let r = event_zcdp(event, self.relation, 0)?;
+        let r = fold(&Zcdp, event, self.relation, 0)?;
         add_scaled(&mut self.rho, count, r)
     }
     fn epsilon(&self, delta: f64) -> Result<Report, AccountantError> {
@@ -481,7 +481,7 @@ impl Accountant for PldAccountant {
             });
         }
         event.validate(self.relation)?;
-        match event_pld(event, self.relation, 0) {
+        match fold(&GaussianMu, event, self.relation, 0) {
             Ok(m) => add_scaled(&mut self.mu, count, m),
             #[cfg(feature = "alloc")]
             Err(AccountantError::Unsupported { .. }) => {
@@ -623,7 +623,7 @@ impl<const N: usize> Accountant for RdpAccountant<N> {
         event.validate(self.relation)?;
         let mut new = self.sums;
         for (s, &a) in new.iter_mut().zip(&self.orders) {
-            let r = event_rdp(event, a, self.relation, 0)?;
+            let r = fold(&Rdp { alpha: a }, event, self.relation, 0)?;
             if r.is_nan() || r < 0.0 {
                 return Err(AccountantError::NumericalFailure { what: "rdp value" });
             }
@@ -653,8 +653,8 @@ mod vec_rdp {
     use alloc::vec::Vec;
 
     use super::{
-        Accountant, AccountantError, ConversionRule, Event, Neighbouring, NeumaierSum, Report,
-        count_up, event_rdp, rdp_to_approx_with, rdp_to_delta_with, round_up,
+        Accountant, AccountantError, ConversionRule, Event, Neighbouring, NeumaierSum, Rdp, Report,
+        count_up, fold, rdp_to_approx_with, rdp_to_delta_with, round_up,
     };
 
     /// [`super::RdpAccountant`] over an arbitrary heap-allocated grid (`alloc` feature),
@@ -709,7 +709,7 @@ mod vec_rdp {
             event.validate(self.relation)?;
             let mut add = Vec::with_capacity(self.orders.len());
             for &a in &self.orders {
-                let r = event_rdp(event, a, self.relation, 0)?;
+                let r = fold(&Rdp { alpha: a }, event, self.relation, 0)?;
                 if r.is_nan() || r < 0.0 {
                     return Err(AccountantError::NumericalFailure { what: "rdp value" });
                 }

@@ -521,342 +521,430 @@ where
 
 // ----- event evaluation (used by the accountants) -----
 
-/// RDP of an event at order α under `relation`.
-pub(crate) fn event_rdp(
+/// A privacy notion an event tree can be folded into: its value, how repetitions and
+/// compositions of values combine, and the value of every other node (mechanisms and
+/// subsampled events). [`fold`] is the one walk over the tree; adding an [`Event`] variant
+/// means one arm in the `node` of each notion that can express it (the `_` arms report
+/// [`AccountantError::Unsupported`]).
+pub(crate) trait Notion {
+    /// The notion's value of one event (ε, (ε, δ), ρ, μ, or an RDP value at one order).
+    type Value: Copy;
+    /// Running compensated sum of values (for [`Event::Composed`]).
+    type Sum: Default;
+    /// The value of the empty composition.
+    const ZERO: Self::Value;
+    /// Adds one part of a composition.
+    fn add(sum: &mut Self::Sum, value: Self::Value);
+    /// The composition of the parts added to `sum`, rounded up.
+    fn total(sum: &Self::Sum) -> Result<Self::Value, AccountantError>;
+    /// `count ≥ 1` adaptive repetitions of `value`, rounded up.
+    fn repeat(value: Self::Value, count: u64) -> Result<Self::Value, AccountantError>;
+    /// The value of a node that is neither [`Event::SelfComposed`] nor [`Event::Composed`]
+    /// (its children, if any, are at `depth + 1`).
+    fn node(
+        &self,
+        ev: &Event<'_>,
+        relation: Neighbouring,
+        depth: usize,
+    ) -> Result<Self::Value, AccountantError>;
+}
+
+/// Folds the event tree `ev` (at nesting `depth`) into `notion`: the depth check,
+/// composition (Σ, compensated) and repetition (count × value) for every notion, the
+/// notion's own [`Notion::node`] for everything else.
+pub(crate) fn fold<N: Notion>(
+    notion: &N,
     ev: &Event<'_>,
-    alpha: f64,
     relation: Neighbouring,
     depth: usize,
-) -> Result<f64, AccountantError> {
+) -> Result<N::Value, AccountantError> {
     if depth > MAX_EVENT_DEPTH {
         return Err(AccountantError::TooDeep);
     }
-    let unsupported = || AccountantError::Unsupported {
-        event: ev.name(),
-        accountant: "RDP",
-    };
     match *ev {
-        Event::Gaussian { sigma, sensitivity } => gaussian_rdp(sigma, sensitivity, alpha),
-        Event::Laplace { scale, sensitivity } => laplace_rdp(scale, sensitivity, alpha),
-        Event::Zcdp { rho } => {
-            non_negative("rho", rho)?;
-            finite("zcdp rdp", round_up(order(alpha)? * rho))
-        }
-        Event::ApproxDp {
-            epsilon,
-            delta: 0.0,
-        } => pure_rdp(epsilon, alpha),
-        Event::ApproxDp { .. } => Err(unsupported()),
-        Event::PureEpsilon { .. } | Event::SparseVector { .. } => {
-            pure_rdp(event_pure(ev, relation, depth)?, alpha)
-        }
-        Event::BinomialCurve {
-            n,
-            m,
-            releases,
-            bound,
-        } => {
-            if releases == 0 {
-                return Err(AccountantError::InvalidCount {
-                    name: "releases",
-                    value: releases,
-                });
-            }
-            let e1 = binomial_release_epsilon(n, m, bound)?;
-            finite(
-                "binomial rdp",
-                round_up(count_up(releases) * pure_rdp(e1, alpha)?),
-            )
-        }
-        Event::PoissonSampled { q, event } => {
-            ev.validate(relation)?;
-            match *event {
-                Event::Gaussian { sigma, sensitivity } => {
-                    positive("sigma", sigma)?;
-                    if non_negative("sensitivity", sensitivity)? == 0.0 {
-                        return Ok(0.0);
-                    }
-                    poisson_gaussian_rdp(q, sigma / sensitivity, alpha)
-                }
-                _ => match event_pure(event, relation, depth + 1) {
-                    Ok(e) => pure_rdp(amplify_pure(q, e)?, alpha),
-                    Err(AccountantError::Unsupported { .. }) => Err(unsupported()),
-                    Err(e) => Err(e),
-                },
-            }
-        }
-        Event::SampledWithoutReplacement {
-            batch,
-            population,
-            event,
-        } => {
-            ev.validate(relation)?;
-            let a = order(alpha)?;
-            let q = count_up(batch) / count_up(population);
-            let q = if count_up(batch) > q * count_up(population) {
-                q.next_up()
-            } else {
-                q
-            };
-            // Integer orders directly; fractional orders by monotonicity of RDP in α.
-            let ai = libm::ceil(a).max(2.0);
-            if ai > 1e7 {
-                return Err(AccountantError::InvalidParameter {
-                    name: "alpha",
-                    value: alpha,
-                });
-            }
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let ai = ai as u64;
-            wor_rdp(q.min(1.0), ai, |j| {
-                event_rdp(event, count_up(j), relation, depth + 1)
-            })
-        }
         Event::SelfComposed { event, count } => {
             if count == 0 {
-                return Ok(0.0);
+                return Ok(N::ZERO);
             }
-            let r = event_rdp(event, alpha, relation, depth + 1)?;
-            Ok(round_up(count_up(count) * r))
+            N::repeat(fold(notion, event, relation, depth + 1)?, count)
         }
         Event::Composed(events) => {
-            let mut s = NeumaierSum::new();
+            let mut sum = N::Sum::default();
             for e in events {
-                s.add(event_rdp(e, alpha, relation, depth + 1)?);
+                N::add(&mut sum, fold(notion, e, relation, depth + 1)?);
             }
-            Ok(round_up(s.sum()))
+            N::total(&sum)
+        }
+        _ => notion.node(ev, relation, depth),
+    }
+}
+
+/// The pure ε of `ev`, reported as unsupported by `accountant` (not by pure DP) when pure
+/// DP cannot express it: the fallback of the notions that accept any pure-DP mechanism.
+fn via_pure(
+    ev: &Event<'_>,
+    relation: Neighbouring,
+    depth: usize,
+    accountant: &'static str,
+) -> Result<f64, AccountantError> {
+    match fold(&Pure, ev, relation, depth) {
+        Err(AccountantError::Unsupported { .. }) => Err(AccountantError::Unsupported {
+            event: ev.name(),
+            accountant,
+        }),
+        r => r,
+    }
+}
+
+/// `q = batch/population` rounded up, at most 1.
+fn wor_rate(batch: u64, population: u64) -> f64 {
+    (count_up(batch) / count_up(population)).next_up().min(1.0)
+}
+
+/// Pure ε-DP (ε adds).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Pure;
+
+impl Notion for Pure {
+    type Value = f64;
+    type Sum = NeumaierSum;
+    const ZERO: f64 = 0.0;
+    fn add(sum: &mut NeumaierSum, value: f64) {
+        sum.add(value);
+    }
+    fn total(sum: &NeumaierSum) -> Result<f64, AccountantError> {
+        finite("pure composition", round_up(sum.sum()))
+    }
+    fn repeat(value: f64, count: u64) -> Result<f64, AccountantError> {
+        finite("pure composition", round_up(count_up(count) * value))
+    }
+    fn node(
+        &self,
+        ev: &Event<'_>,
+        relation: Neighbouring,
+        depth: usize,
+    ) -> Result<f64, AccountantError> {
+        match *ev {
+            Event::Laplace { scale, sensitivity } => {
+                let b = positive("scale", scale)?;
+                let d = non_negative("sensitivity", sensitivity)?;
+                finite("laplace epsilon", round_up(d / b))
+            }
+            Event::PureEpsilon { epsilon } => non_negative("epsilon", epsilon),
+            Event::ApproxDp {
+                epsilon,
+                delta: 0.0,
+            } => non_negative("epsilon", epsilon),
+            Event::SparseVector {
+                c,
+                scale,
+                sensitivity,
+                resample,
+            } => sparse_vector_epsilon(c, scale, sensitivity, resample),
+            Event::BinomialCurve {
+                n,
+                m,
+                releases,
+                bound,
+            } => binomial_curve_epsilon(n, m, releases, bound),
+            Event::Gaussian {
+                sigma,
+                sensitivity: 0.0,
+            } => {
+                positive("sigma", sigma)?;
+                Ok(0.0)
+            }
+            Event::PoissonSampled { q, event } => {
+                ev.validate(relation)?;
+                amplify_pure(q, fold(self, event, relation, depth + 1)?)
+            }
+            Event::SampledWithoutReplacement {
+                batch,
+                population,
+                event,
+            } => {
+                ev.validate(relation)?;
+                amplify_pure(
+                    wor_rate(batch, population),
+                    fold(self, event, relation, depth + 1)?,
+                )
+            }
+            _ => Err(AccountantError::Unsupported {
+                event: ev.name(),
+                accountant: "pure DP",
+            }),
         }
     }
 }
 
-/// Pure ε of an event under `relation`.
+/// (ε, δ) for basic composition: both add, δ capped at 1.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Approx;
+
+impl Notion for Approx {
+    type Value = (f64, f64);
+    type Sum = (NeumaierSum, NeumaierSum);
+    const ZERO: (f64, f64) = (0.0, 0.0);
+    fn add(sum: &mut Self::Sum, (e, d): (f64, f64)) {
+        sum.0.add(e);
+        sum.1.add(d);
+    }
+    fn total(sum: &Self::Sum) -> Result<(f64, f64), AccountantError> {
+        Ok((
+            finite("approx composition", round_up(sum.0.sum()))?,
+            round_up(sum.1.sum()).min(1.0),
+        ))
+    }
+    fn repeat((e, d): (f64, f64), count: u64) -> Result<(f64, f64), AccountantError> {
+        let c = count_up(count);
+        Ok((
+            finite("approx composition", round_up(c * e))?,
+            round_up(c * d).min(1.0),
+        ))
+    }
+    fn node(
+        &self,
+        ev: &Event<'_>,
+        relation: Neighbouring,
+        depth: usize,
+    ) -> Result<(f64, f64), AccountantError> {
+        let amplified = |q: f64, event: &Event<'_>| {
+            let (e, d) = fold(self, event, relation, depth + 1)?;
+            Ok((amplify_pure(q, e)?, round_up(q * d).min(1.0)))
+        };
+        match *ev {
+            Event::ApproxDp { epsilon, delta } => {
+                let p = crate::ApproxDp::new(epsilon, delta)?;
+                Ok((p.epsilon(), p.delta()))
+            }
+            Event::PoissonSampled { q, event } => {
+                ev.validate(relation)?;
+                amplified(q, event)
+            }
+            Event::SampledWithoutReplacement {
+                batch,
+                population,
+                event,
+            } => {
+                ev.validate(relation)?;
+                amplified(wor_rate(batch, population), event)
+            }
+            _ => Ok((via_pure(ev, relation, depth, "approximate DP")?, 0.0)),
+        }
+    }
+}
+
+/// ρ-zCDP (ρ adds).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Zcdp;
+
+impl Notion for Zcdp {
+    type Value = f64;
+    type Sum = NeumaierSum;
+    const ZERO: f64 = 0.0;
+    fn add(sum: &mut NeumaierSum, value: f64) {
+        sum.add(value);
+    }
+    fn total(sum: &NeumaierSum) -> Result<f64, AccountantError> {
+        finite("zcdp composition", round_up(sum.sum()))
+    }
+    fn repeat(value: f64, count: u64) -> Result<f64, AccountantError> {
+        finite("zcdp composition", round_up(count_up(count) * value))
+    }
+    fn node(
+        &self,
+        ev: &Event<'_>,
+        relation: Neighbouring,
+        depth: usize,
+    ) -> Result<f64, AccountantError> {
+        match *ev {
+            Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
+            Event::Zcdp { rho } => non_negative("rho", rho),
+            Event::BinomialCurve {
+                n,
+                m,
+                releases,
+                bound,
+            } => {
+                if releases == 0 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "releases",
+                        value: releases,
+                    });
+                }
+                let e = binomial_release_epsilon(n, m, bound)?;
+                finite("binomial zcdp", round_up(count_up(releases) * 0.5 * e * e))
+            }
+            Event::PoissonSampled { .. } | Event::SampledWithoutReplacement { .. } => {
+                ev.validate(relation)?;
+                Err(AccountantError::Unsupported {
+                    event: ev.name(),
+                    accountant: "zCDP",
+                })
+            }
+            _ => {
+                let e = via_pure(ev, relation, depth, "zCDP")?;
+                finite("zcdp of pure", round_up(0.5 * e * e))
+            }
+        }
+    }
+}
+
+/// The mean μ of a Gaussian privacy-loss distribution (μ adds): Gaussian events and their
+/// compositions only.
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct GaussianMu;
+
+impl Notion for GaussianMu {
+    type Value = f64;
+    type Sum = NeumaierSum;
+    const ZERO: f64 = 0.0;
+    fn add(sum: &mut NeumaierSum, value: f64) {
+        sum.add(value);
+    }
+    fn total(sum: &NeumaierSum) -> Result<f64, AccountantError> {
+        finite("pld composition", round_up(sum.sum()))
+    }
+    fn repeat(value: f64, count: u64) -> Result<f64, AccountantError> {
+        finite("pld composition", round_up(count_up(count) * value))
+    }
+    fn node(
+        &self,
+        ev: &Event<'_>,
+        relation: Neighbouring,
+        _depth: usize,
+    ) -> Result<f64, AccountantError> {
+        match *ev {
+            Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
+            _ => {
+                ev.validate(relation)?;
+                Err(AccountantError::Unsupported {
+                    event: ev.name(),
+                    accountant: "Gaussian PLD",
+                })
+            }
+        }
+    }
+}
+
+/// Rényi DP at one order α (RDP values add; +∞ is a valid value, so compositions are not
+/// checked for finiteness).
+#[derive(Copy, Clone, Debug)]
+pub(crate) struct Rdp {
+    /// The order α > 1.
+    pub(crate) alpha: f64,
+}
+
+impl Notion for Rdp {
+    type Value = f64;
+    type Sum = NeumaierSum;
+    const ZERO: f64 = 0.0;
+    fn add(sum: &mut NeumaierSum, value: f64) {
+        sum.add(value);
+    }
+    fn total(sum: &NeumaierSum) -> Result<f64, AccountantError> {
+        Ok(round_up(sum.sum()))
+    }
+    fn repeat(value: f64, count: u64) -> Result<f64, AccountantError> {
+        Ok(round_up(count_up(count) * value))
+    }
+    fn node(
+        &self,
+        ev: &Event<'_>,
+        relation: Neighbouring,
+        depth: usize,
+    ) -> Result<f64, AccountantError> {
+        let alpha = self.alpha;
+        let unsupported = || AccountantError::Unsupported {
+            event: ev.name(),
+            accountant: "RDP",
+        };
+        match *ev {
+            Event::Gaussian { sigma, sensitivity } => gaussian_rdp(sigma, sensitivity, alpha),
+            Event::Laplace { scale, sensitivity } => laplace_rdp(scale, sensitivity, alpha),
+            Event::Zcdp { rho } => {
+                non_negative("rho", rho)?;
+                finite("zcdp rdp", round_up(order(alpha)? * rho))
+            }
+            Event::ApproxDp {
+                epsilon,
+                delta: 0.0,
+            } => pure_rdp(epsilon, alpha),
+            Event::PureEpsilon { .. } | Event::SparseVector { .. } => {
+                pure_rdp(fold(&Pure, ev, relation, depth)?, alpha)
+            }
+            Event::BinomialCurve {
+                n,
+                m,
+                releases,
+                bound,
+            } => {
+                if releases == 0 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "releases",
+                        value: releases,
+                    });
+                }
+                let e1 = binomial_release_epsilon(n, m, bound)?;
+                finite(
+                    "binomial rdp",
+                    round_up(count_up(releases) * pure_rdp(e1, alpha)?),
+                )
+            }
+            Event::PoissonSampled { q, event } => {
+                ev.validate(relation)?;
+                match *event {
+                    Event::Gaussian { sigma, sensitivity } => {
+                        positive("sigma", sigma)?;
+                        if non_negative("sensitivity", sensitivity)? == 0.0 {
+                            return Ok(0.0);
+                        }
+                        poisson_gaussian_rdp(q, sigma / sensitivity, alpha)
+                    }
+                    _ => match fold(&Pure, event, relation, depth + 1) {
+                        Ok(e) => pure_rdp(amplify_pure(q, e)?, alpha),
+                        Err(AccountantError::Unsupported { .. }) => Err(unsupported()),
+                        Err(e) => Err(e),
+                    },
+                }
+            }
+            Event::SampledWithoutReplacement {
+                batch,
+                population,
+                event,
+            } => {
+                ev.validate(relation)?;
+                let a = order(alpha)?;
+                let q = count_up(batch) / count_up(population);
+                let q = if count_up(batch) > q * count_up(population) {
+                    q.next_up()
+                } else {
+                    q
+                };
+                // Integer orders directly; fractional orders by monotonicity of RDP in α.
+                let ai = libm::ceil(a).max(2.0);
+                if ai > 1e7 {
+                    return Err(AccountantError::InvalidParameter {
+                        name: "alpha",
+                        value: alpha,
+                    });
+                }
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let ai = ai as u64;
+                wor_rdp(q.min(1.0), ai, |j| {
+                    fold(&Self { alpha: count_up(j) }, event, relation, depth + 1)
+                })
+            }
+            _ => Err(unsupported()),
+        }
+    }
+}
+
+/// Pure ε of an event under `relation` (`fold(&Pure, …)`, kept for the numerical PLD).
 pub(crate) fn event_pure(
     ev: &Event<'_>,
     relation: Neighbouring,
     depth: usize,
 ) -> Result<f64, AccountantError> {
-    if depth > MAX_EVENT_DEPTH {
-        return Err(AccountantError::TooDeep);
-    }
-    let unsupported = || AccountantError::Unsupported {
-        event: ev.name(),
-        accountant: "pure DP",
-    };
-    match *ev {
-        Event::Laplace { scale, sensitivity } => {
-            let b = positive("scale", scale)?;
-            let d = non_negative("sensitivity", sensitivity)?;
-            finite("laplace epsilon", round_up(d / b))
-        }
-        Event::PureEpsilon { epsilon } => non_negative("epsilon", epsilon),
-        Event::ApproxDp {
-            epsilon,
-            delta: 0.0,
-        } => non_negative("epsilon", epsilon),
-        Event::SparseVector {
-            c,
-            scale,
-            sensitivity,
-            resample,
-        } => sparse_vector_epsilon(c, scale, sensitivity, resample),
-        Event::BinomialCurve {
-            n,
-            m,
-            releases,
-            bound,
-        } => binomial_curve_epsilon(n, m, releases, bound),
-        Event::Gaussian {
-            sigma,
-            sensitivity: 0.0,
-        } => {
-            positive("sigma", sigma)?;
-            Ok(0.0)
-        }
-        Event::Gaussian { .. } | Event::Zcdp { .. } | Event::ApproxDp { .. } => Err(unsupported()),
-        Event::PoissonSampled { q, event } => {
-            ev.validate(relation)?;
-            amplify_pure(q, event_pure(event, relation, depth + 1)?)
-        }
-        Event::SampledWithoutReplacement {
-            batch,
-            population,
-            event,
-        } => {
-            ev.validate(relation)?;
-            let q = (count_up(batch) / count_up(population)).next_up().min(1.0);
-            amplify_pure(q, event_pure(event, relation, depth + 1)?)
-        }
-        Event::SelfComposed { event, count } => {
-            if count == 0 {
-                return Ok(0.0);
-            }
-            let e = event_pure(event, relation, depth + 1)?;
-            finite("pure composition", round_up(count_up(count) * e))
-        }
-        Event::Composed(events) => {
-            let mut s = NeumaierSum::new();
-            for e in events {
-                s.add(event_pure(e, relation, depth + 1)?);
-            }
-            finite("pure composition", round_up(s.sum()))
-        }
-    }
-}
-
-/// (ε, δ) of an event for basic composition, under `relation`.
-pub(crate) fn event_approx(
-    ev: &Event<'_>,
-    relation: Neighbouring,
-    depth: usize,
-) -> Result<(f64, f64), AccountantError> {
-    if depth > MAX_EVENT_DEPTH {
-        return Err(AccountantError::TooDeep);
-    }
-    match *ev {
-        Event::ApproxDp { epsilon, delta } => {
-            let p = crate::ApproxDp::new(epsilon, delta)?;
-            Ok((p.epsilon(), p.delta()))
-        }
-        Event::PoissonSampled { q, event } => {
-            ev.validate(relation)?;
-            let (e, d) = event_approx(event, relation, depth + 1)?;
-            Ok((amplify_pure(q, e)?, round_up(q * d).min(1.0)))
-        }
-        Event::SampledWithoutReplacement {
-            batch,
-            population,
-            event,
-        } => {
-            ev.validate(relation)?;
-            let q = (count_up(batch) / count_up(population)).next_up().min(1.0);
-            let (e, d) = event_approx(event, relation, depth + 1)?;
-            Ok((amplify_pure(q, e)?, round_up(q * d).min(1.0)))
-        }
-        Event::SelfComposed { event, count } => {
-            if count == 0 {
-                return Ok((0.0, 0.0));
-            }
-            let (e, d) = event_approx(event, relation, depth + 1)?;
-            let c = count_up(count);
-            Ok((
-                finite("approx composition", round_up(c * e))?,
-                round_up(c * d).min(1.0),
-            ))
-        }
-        Event::Composed(events) => {
-            let mut se = NeumaierSum::new();
-            let mut sd = NeumaierSum::new();
-            for e in events {
-                let (a, b) = event_approx(e, relation, depth + 1)?;
-                se.add(a);
-                sd.add(b);
-            }
-            Ok((
-                finite("approx composition", round_up(se.sum()))?,
-                round_up(sd.sum()).min(1.0),
-            ))
-        }
-        _ => match event_pure(ev, relation, depth) {
-            Ok(e) => Ok((e, 0.0)),
-            Err(AccountantError::Unsupported { .. }) => Err(AccountantError::Unsupported {
-                event: ev.name(),
-                accountant: "approximate DP",
-            }),
-            Err(e) => Err(e),
-        },
-    }
-}
-
-/// zCDP ρ of an event.
-pub(crate) fn event_zcdp(
-    ev: &Event<'_>,
-    relation: Neighbouring,
-    depth: usize,
-) -> Result<f64, AccountantError> {
-    if depth > MAX_EVENT_DEPTH {
-        return Err(AccountantError::TooDeep);
-    }
-    match *ev {
-        Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
-        Event::Zcdp { rho } => non_negative("rho", rho),
-        Event::BinomialCurve {
-            n,
-            m,
-            releases,
-            bound,
-        } => {
-            if releases == 0 {
-                return Err(AccountantError::InvalidCount {
-                    name: "releases",
-                    value: releases,
-                });
-            }
-            let e = binomial_release_epsilon(n, m, bound)?;
-            finite("binomial zcdp", round_up(count_up(releases) * 0.5 * e * e))
-        }
-        Event::SelfComposed { event, count } => {
-            if count == 0 {
-                return Ok(0.0);
-            }
-            let r = event_zcdp(event, relation, depth + 1)?;
-            finite("zcdp composition", round_up(count_up(count) * r))
-        }
-        Event::Composed(events) => {
-            let mut s = NeumaierSum::new();
-            for e in events {
-                s.add(event_zcdp(e, relation, depth + 1)?);
-            }
-            finite("zcdp composition", round_up(s.sum()))
-        }
-        Event::PoissonSampled { .. } | Event::SampledWithoutReplacement { .. } => {
-            ev.validate(relation)?;
-            Err(AccountantError::Unsupported {
-                event: ev.name(),
-                accountant: "zCDP",
-            })
-        }
-        _ => match event_pure(ev, relation, depth) {
-            Ok(e) => finite("zcdp of pure", round_up(0.5 * e * e)),
-            Err(AccountantError::Unsupported { .. }) => Err(AccountantError::Unsupported {
-                event: ev.name(),
-                accountant: "zCDP",
-            }),
-            Err(e) => Err(e),
-        },
-    }
-}
-
-/// Gaussian-PLD mean μ of an event (Gaussian events and their compositions only).
-pub(crate) fn event_pld(
-    ev: &Event<'_>,
-    relation: Neighbouring,
-    depth: usize,
-) -> Result<f64, AccountantError> {
-    if depth > MAX_EVENT_DEPTH {
-        return Err(AccountantError::TooDeep);
-    }
-    match *ev {
-        Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
-        Event::SelfComposed { event, count } => {
-            if count == 0 {
-                return Ok(0.0);
-            }
-            let r = event_pld(event, relation, depth + 1)?;
-            finite("pld composition", round_up(count_up(count) * r))
-        }
-        Event::Composed(events) => {
-            let mut s = NeumaierSum::new();
-            for e in events {
-                s.add(event_pld(e, relation, depth + 1)?);
-            }
-            finite("pld composition", round_up(s.sum()))
-        }
-        _ => {
-            ev.validate(relation)?;
-            Err(AccountantError::Unsupported {
-                event: ev.name(),
-                accountant: "Gaussian PLD",
-            })
-        }
-    }
+    fold(&Pure, ev, relation, depth)
 }
