@@ -528,17 +528,10 @@ where
 /// [`AccountantError::Unsupported`]).
 pub(crate) trait Notion {
     /// The notion's value of one event (ε, (ε, δ), ρ, μ, or an RDP value at one order).
-    type Value: Copy;
-    /// Running compensated sum of values (for [`Event::Composed`]).
-    type Sum: Default;
-    /// The value of the empty composition.
-    const ZERO: Self::Value;
-    /// Adds one part of a composition.
-    fn add(sum: &mut Self::Sum, value: Self::Value);
-    /// The composition of the parts added to `sum`, rounded up.
-    fn total(sum: &Self::Sum) -> Result<Self::Value, AccountantError>;
-    /// `count ≥ 1` adaptive repetitions of `value`, rounded up.
-    fn repeat(value: Self::Value, count: u64) -> Result<Self::Value, AccountantError>;
+    type Value: Additive;
+    /// Checks (and caps) a composed or repeated value after rounding up: the finite check
+    /// of the notions whose values must stay finite, δ ≤ 1 for approximate DP.
+    fn settle(&self, value: Self::Value) -> Result<Self::Value, AccountantError>;
     /// The value of a node that is neither [`Event::SelfComposed`] nor [`Event::Composed`]
     /// (its children, if any, are at `depth + 1`).
     fn node(
@@ -547,6 +540,49 @@ pub(crate) trait Notion {
         relation: Neighbouring,
         depth: usize,
     ) -> Result<Self::Value, AccountantError>;
+}
+
+/// A value that composes by addition (compensated sums, each component rounded up).
+pub(crate) trait Additive: Copy {
+    /// The running sum.
+    type Sum: Default;
+    /// The empty composition.
+    const ZERO: Self;
+    /// Adds one part.
+    fn add(self, sum: &mut Self::Sum);
+    /// The sum of the parts, rounded up.
+    fn total(sum: &Self::Sum) -> Self;
+    /// `count` times the value, rounded up.
+    fn times(self, count: u64) -> Self;
+}
+
+impl Additive for f64 {
+    type Sum = NeumaierSum;
+    const ZERO: Self = 0.0;
+    fn add(self, sum: &mut NeumaierSum) {
+        sum.add(self);
+    }
+    fn total(sum: &NeumaierSum) -> Self {
+        round_up(sum.sum())
+    }
+    fn times(self, count: u64) -> Self {
+        round_up(count_up(count) * self)
+    }
+}
+
+impl Additive for (f64, f64) {
+    type Sum = (NeumaierSum, NeumaierSum);
+    const ZERO: Self = (0.0, 0.0);
+    fn add(self, sum: &mut Self::Sum) {
+        sum.0.add(self.0);
+        sum.1.add(self.1);
+    }
+    fn total(sum: &Self::Sum) -> Self {
+        (f64::total(&sum.0), f64::total(&sum.1))
+    }
+    fn times(self, count: u64) -> Self {
+        (self.0.times(count), self.1.times(count))
+    }
 }
 
 /// Folds the event tree `ev` (at nesting `depth`) into `notion`: the depth check,
@@ -564,16 +600,16 @@ pub(crate) fn fold<N: Notion>(
     match *ev {
         Event::SelfComposed { event, count } => {
             if count == 0 {
-                return Ok(N::ZERO);
+                return Ok(Additive::ZERO);
             }
-            N::repeat(fold(notion, event, relation, depth + 1)?, count)
+            notion.settle(fold(notion, event, relation, depth + 1)?.times(count))
         }
         Event::Composed(events) => {
-            let mut sum = N::Sum::default();
+            let mut sum = <N::Value as Additive>::Sum::default();
             for e in events {
-                N::add(&mut sum, fold(notion, e, relation, depth + 1)?);
+                fold(notion, e, relation, depth + 1)?.add(&mut sum);
             }
-            N::total(&sum)
+            notion.settle(Additive::total(&sum))
         }
         _ => notion.node(ev, relation, depth),
     }
@@ -607,16 +643,8 @@ pub(crate) struct Pure;
 
 impl Notion for Pure {
     type Value = f64;
-    type Sum = NeumaierSum;
-    const ZERO: f64 = 0.0;
-    fn add(sum: &mut NeumaierSum, value: f64) {
-        sum.add(value);
-    }
-    fn total(sum: &NeumaierSum) -> Result<f64, AccountantError> {
-        finite("pure composition", round_up(sum.sum()))
-    }
-    fn repeat(value: f64, count: u64) -> Result<f64, AccountantError> {
-        finite("pure composition", round_up(count_up(count) * value))
+    fn settle(&self, value: f64) -> Result<f64, AccountantError> {
+        finite("pure composition", value)
     }
     fn node(
         &self,
@@ -683,24 +711,8 @@ pub(crate) struct Approx;
 
 impl Notion for Approx {
     type Value = (f64, f64);
-    type Sum = (NeumaierSum, NeumaierSum);
-    const ZERO: (f64, f64) = (0.0, 0.0);
-    fn add(sum: &mut Self::Sum, (e, d): (f64, f64)) {
-        sum.0.add(e);
-        sum.1.add(d);
-    }
-    fn total(sum: &Self::Sum) -> Result<(f64, f64), AccountantError> {
-        Ok((
-            finite("approx composition", round_up(sum.0.sum()))?,
-            round_up(sum.1.sum()).min(1.0),
-        ))
-    }
-    fn repeat((e, d): (f64, f64), count: u64) -> Result<(f64, f64), AccountantError> {
-        let c = count_up(count);
-        Ok((
-            finite("approx composition", round_up(c * e))?,
-            round_up(c * d).min(1.0),
-        ))
+    fn settle(&self, (e, d): (f64, f64)) -> Result<(f64, f64), AccountantError> {
+        Ok((finite("approx composition", e)?, d.min(1.0)))
     }
     fn node(
         &self,
@@ -740,16 +752,8 @@ pub(crate) struct Zcdp;
 
 impl Notion for Zcdp {
     type Value = f64;
-    type Sum = NeumaierSum;
-    const ZERO: f64 = 0.0;
-    fn add(sum: &mut NeumaierSum, value: f64) {
-        sum.add(value);
-    }
-    fn total(sum: &NeumaierSum) -> Result<f64, AccountantError> {
-        finite("zcdp composition", round_up(sum.sum()))
-    }
-    fn repeat(value: f64, count: u64) -> Result<f64, AccountantError> {
-        finite("zcdp composition", round_up(count_up(count) * value))
+    fn settle(&self, value: f64) -> Result<f64, AccountantError> {
+        finite("zcdp composition", value)
     }
     fn node(
         &self,
@@ -797,16 +801,8 @@ pub(crate) struct GaussianMu;
 
 impl Notion for GaussianMu {
     type Value = f64;
-    type Sum = NeumaierSum;
-    const ZERO: f64 = 0.0;
-    fn add(sum: &mut NeumaierSum, value: f64) {
-        sum.add(value);
-    }
-    fn total(sum: &NeumaierSum) -> Result<f64, AccountantError> {
-        finite("pld composition", round_up(sum.sum()))
-    }
-    fn repeat(value: f64, count: u64) -> Result<f64, AccountantError> {
-        finite("pld composition", round_up(count_up(count) * value))
+    fn settle(&self, value: f64) -> Result<f64, AccountantError> {
+        finite("pld composition", value)
     }
     fn node(
         &self,
@@ -837,16 +833,9 @@ pub(crate) struct Rdp {
 
 impl Notion for Rdp {
     type Value = f64;
-    type Sum = NeumaierSum;
-    const ZERO: f64 = 0.0;
-    fn add(sum: &mut NeumaierSum, value: f64) {
-        sum.add(value);
-    }
-    fn total(sum: &NeumaierSum) -> Result<f64, AccountantError> {
-        Ok(round_up(sum.sum()))
-    }
-    fn repeat(value: f64, count: u64) -> Result<f64, AccountantError> {
-        Ok(round_up(count_up(count) * value))
+    /// +∞ is a valid RDP value: nothing to check.
+    fn settle(&self, value: f64) -> Result<f64, AccountantError> {
+        Ok(value)
     }
     fn node(
         &self,

@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use dpinfer_math::check::{self, ParamError};
+
 use crate::Neighbouring;
 
 /// Everything that can go wrong in this crate.
@@ -114,49 +116,46 @@ impl fmt::Display for AccountantError {
 
 impl core::error::Error for AccountantError {}
 
-/// Validates a finite, non-negative real.
+/// A rejected parameter is an [`AccountantError::InvalidParameter`] (the validators are
+/// `dpinfer_math::check`, shared by the workspace).
+impl From<ParamError> for AccountantError {
+    fn from(e: ParamError) -> Self {
+        Self::InvalidParameter {
+            name: e.name,
+            value: e.value,
+        }
+    }
+}
+
+/// Validates a finite, non-negative real ([`check::non_negative`]).
 pub(crate) fn non_negative(name: &'static str, value: f64) -> Result<f64, AccountantError> {
-    if value.is_finite() && value >= 0.0 {
-        Ok(value)
-    } else {
-        Err(AccountantError::InvalidParameter { name, value })
-    }
+    Ok(check::non_negative(name, value)?)
 }
 
-/// Validates a finite, strictly positive real.
+/// Validates a finite, strictly positive real ([`check::positive`]).
 pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64, AccountantError> {
-    if value.is_finite() && value > 0.0 {
-        Ok(value)
-    } else {
-        Err(AccountantError::InvalidParameter { name, value })
-    }
+    Ok(check::positive(name, value)?)
 }
 
-/// Validates a probability in the open interval `(0, 1)`.
+/// Validates a probability in the open interval `(0, 1)` ([`check::open_unit`]).
 pub(crate) fn open_unit(name: &'static str, value: f64) -> Result<f64, AccountantError> {
-    if value > 0.0 && value < 1.0 {
-        Ok(value)
-    } else {
-        Err(AccountantError::InvalidParameter { name, value })
-    }
+    Ok(check::open_unit(name, value)?)
 }
 
-/// Validates a sampling rate in `(0, 1]`.
+/// Validates a sampling rate in `(0, 1]` ([`check::rate`]).
 pub(crate) fn rate(name: &'static str, value: f64) -> Result<f64, AccountantError> {
-    if value > 0.0 && value <= 1.0 {
-        Ok(value)
-    } else {
-        Err(AccountantError::InvalidParameter { name, value })
-    }
+    Ok(check::rate(name, value)?)
 }
 
-/// Rejects NaN/±∞ results that would otherwise leak into an `Ok`.
+/// Validates a probability in `[0, 1]` ([`check::probability`]).
+pub(crate) fn probability(name: &'static str, value: f64) -> Result<f64, AccountantError> {
+    Ok(check::probability(name, value)?)
+}
+
+/// Rejects NaN/±∞ *results* that would otherwise leak into an `Ok` (a numerical failure,
+/// not a bad parameter).
 pub(crate) fn finite(what: &'static str, value: f64) -> Result<f64, AccountantError> {
-    if value.is_finite() {
-        Ok(value)
-    } else {
-        Err(AccountantError::NumericalFailure { what })
-    }
+    check::finite(what, value).map_err(|_| AccountantError::NumericalFailure { what })
 }
 
 /// A name that does not parse as an [`crate::AccountantKind`], [`crate::Neighbouring`] or

@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use crate::error::{AccountantError, ParseNameError, non_negative};
+use crate::error::{AccountantError, ParseNameError, non_negative, probability};
 
 /// Relative safety margin applied to every reported ε, δ and ρ: the computed value is
 /// multiplied by `1 + 2⁻⁴⁶` (≈ 1.4·10⁻¹⁴, i.e. 64 ulp) and then stepped up one more ulp
@@ -333,12 +333,7 @@ impl ApproxDp {
     /// [`AccountantError::InvalidParameter`] unless `0 ≤ ε < ∞` and `0 ≤ δ ≤ 1`.
     pub fn new(epsilon: f64, delta: f64) -> Result<Self, AccountantError> {
         let epsilon = non_negative("epsilon", epsilon)?;
-        if !(0.0..=1.0).contains(&delta) {
-            return Err(AccountantError::InvalidParameter {
-                name: "delta",
-                value: delta,
-            });
-        }
+        let delta = probability("delta", delta)?;
         Ok(Self { epsilon, delta })
     }
     /// ε.

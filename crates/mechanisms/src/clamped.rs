@@ -119,7 +119,7 @@ impl ClampedStat {
         max_records: u64,
         epsilon: f64,
     ) -> Result<Self, MechanismError> {
-        let epsilon = positive(epsilon, "epsilon")?;
+        let epsilon = positive("epsilon", epsilon)?;
         check_bounds(lo, hi)?;
         if max_records == 0 {
             return Err(MechanismError::OutOfRange { param: "n" });
@@ -150,12 +150,12 @@ impl ClampedStat {
         // Real-valued sensitivity (approximate, only to pick the grid).
         #[allow(clippy::cast_precision_loss)]
         let delta0 = data_grid.spacing() * d_units.max(1) as f64 / divisor as f64;
-        let b0 = positive(delta0 / epsilon, "scale")?;
+        let b0 = positive("scale", delta0 / epsilon)?;
         let grid = Grid::for_scale(b0, out_lo, out_hi, LAPLACE_PRECISION_BITS)?;
         let rel = grid.exponent() - data_grid.exponent();
         let sens_units = ceil_div_pow2(d_units, divisor, rel)?.max(1);
         let inflated = crate::laplace::units_to_f64(grid, sens_units)?;
-        let mut scale = positive((inflated / epsilon).next_up(), "scale")?;
+        let mut scale = positive("scale", (inflated / epsilon).next_up())?;
         for _ in 0..64 {
             let (t, s) = grid.dyadic_units(scale)?;
             if u128::from(t) > u128::from(s) << 50 {

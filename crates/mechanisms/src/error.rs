@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use dpinfer_math::check::{self, ParamError};
+
 /// Everything that can go wrong when building or running a mechanism.
 ///
 /// Errors carry public parameters only (scales, sizes, bounds), never data values, so
@@ -77,33 +79,30 @@ impl fmt::Display for MechanismError {
 
 impl core::error::Error for MechanismError {}
 
-/// Validates that `x` is finite and `> 0`.
-pub(crate) fn positive(x: f64, param: &'static str) -> Result<f64, MechanismError> {
-    if !x.is_finite() {
-        Err(MechanismError::NonFinite { param })
-    } else if x > 0.0 {
-        Ok(x)
-    } else {
-        Err(MechanismError::NotPositive { param })
+/// A rejected parameter: NaN/±∞ is [`MechanismError::NonFinite`], anything else out of
+/// range [`MechanismError::NotPositive`] (the validators are `dpinfer_math::check`).
+impl From<ParamError> for MechanismError {
+    fn from(e: ParamError) -> Self {
+        if e.non_finite() {
+            Self::NonFinite { param: e.name }
+        } else {
+            Self::NotPositive { param: e.name }
+        }
     }
 }
 
-/// Validates that `x` is finite and `≥ 0` (−0 is accepted and returned as +0).
-pub(crate) fn non_negative(x: f64, param: &'static str) -> Result<f64, MechanismError> {
-    if !x.is_finite() {
-        Err(MechanismError::NonFinite { param })
-    } else if x >= 0.0 {
-        Ok(x.abs())
-    } else {
-        Err(MechanismError::NotPositive { param })
-    }
+/// Validates that `x` is finite and `> 0` ([`check::positive`]).
+pub(crate) fn positive(param: &'static str, x: f64) -> Result<f64, MechanismError> {
+    Ok(check::positive(param, x)?)
 }
 
-/// Validates that `x` is finite.
-pub(crate) fn finite(x: f64, param: &'static str) -> Result<f64, MechanismError> {
-    if x.is_finite() {
-        Ok(x)
-    } else {
-        Err(MechanismError::NonFinite { param })
-    }
+/// Validates that `x` is finite and `≥ 0` (−0 is accepted and returned as +0;
+/// [`check::non_negative`]).
+pub(crate) fn non_negative(param: &'static str, x: f64) -> Result<f64, MechanismError> {
+    Ok(check::non_negative(param, x)?.abs())
+}
+
+/// Validates that `x` is finite ([`check::finite`]).
+pub(crate) fn finite(param: &'static str, x: f64) -> Result<f64, MechanismError> {
+    Ok(check::finite(param, x)?)
 }

@@ -77,7 +77,7 @@ impl Gaussian {
         lo: f64,
         hi: f64,
     ) -> Result<Self, MechanismError> {
-        let sigma = positive(sigma, "sigma")?;
+        let sigma = positive("sigma", sigma)?;
         let grid = Grid::for_scale(sigma, lo, hi, GAUSSIAN_PRECISION_BITS)?;
         let sigma_units = grid.ceil_units(sigma)?.max(1);
         Self::on_grid(dim, sigma, sensitivity, lo, hi, grid, sigma_units)
@@ -92,7 +92,7 @@ impl Gaussian {
         grid: Grid,
         sigma_units: u64,
     ) -> Result<Self, MechanismError> {
-        let sensitivity = positive(sensitivity, "sensitivity")?;
+        let sensitivity = positive("sensitivity", sensitivity)?;
         if dim == 0 {
             return Err(MechanismError::OutOfRange { param: "dim" });
         }
@@ -132,13 +132,13 @@ impl Gaussian {
         lo: f64,
         hi: f64,
     ) -> Result<Self, MechanismError> {
-        let rho = positive(rho, "rho")?;
-        let sensitivity = positive(sensitivity, "sensitivity")?;
+        let rho = positive("rho", rho)?;
+        let sensitivity = positive("sensitivity", sensitivity)?;
         if dim == 0 {
             return Err(MechanismError::OutOfRange { param: "dim" });
         }
         let root = libm::sqrt(2.0 * rho);
-        let sigma0 = positive(sensitivity / root, "sigma")?;
+        let sigma0 = positive("sigma", sensitivity / root)?;
         let grid = Grid::for_scale(sigma0, lo, hi, GAUSSIAN_PRECISION_BITS)?;
         let sens_units = l2_units(grid, sensitivity, dim, lo, hi)?;
         let target = sens_units / root;
@@ -190,7 +190,7 @@ impl Gaussian {
         lo: f64,
         hi: f64,
     ) -> Result<Self, MechanismError> {
-        positive(epsilon, "epsilon")?;
+        positive("epsilon", epsilon)?;
         if !(delta > 0.0 && delta < 1.0) {
             return Err(MechanismError::OutOfRange { param: "delta" });
         }

@@ -96,7 +96,7 @@ impl Grid {
         hi: f64,
         precision_bits: i32,
     ) -> Result<Self, MechanismError> {
-        crate::error::positive(scale, "scale")?;
+        crate::error::positive("scale", scale)?;
         check_bounds(lo, hi)?;
         let k_scale = ceil_log2(scale) - precision_bits;
         let bound = lo.abs().max(hi.abs());
@@ -178,7 +178,7 @@ impl Grid {
     ///
     /// Non-finite or negative `x`; [`MechanismError::Overflow`] above `2⁶²`.
     pub fn ceil_units(&self, x: f64) -> Result<u64, MechanismError> {
-        let x = crate::error::non_negative(x, "sensitivity")?;
+        let x = crate::error::non_negative("sensitivity", x)?;
         if x == 0.0 {
             return Ok(0);
         }
@@ -210,7 +210,7 @@ impl Grid {
     /// Non-finite or non-positive `x`; [`MechanismError::OutOfRange`] if `t` or `s` would
     /// exceed `2⁶³` (the grid is absurdly coarse or fine relative to `x`).
     pub fn dyadic_units(&self, x: f64) -> Result<(u64, u64), MechanismError> {
-        let x = crate::error::positive(x, "scale")?;
+        let x = crate::error::positive("scale", x)?;
         let (_, m, e) = decompose(x);
         let tz = m.trailing_zeros();
         let m = m >> tz;

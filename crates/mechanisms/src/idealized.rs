@@ -54,7 +54,7 @@ impl IdealizedLaplace {
     /// Non-finite or non-positive `scale`.
     pub fn new(scale: f64) -> Result<Self, MechanismError> {
         Ok(Self {
-            scale: positive(scale, "scale")?,
+            scale: positive("scale", scale)?,
         })
     }
 
@@ -71,7 +71,7 @@ impl IdealizedLaplace {
     ///
     /// Non-finite or negative `sensitivity`.
     pub fn cost(&self, sensitivity: f64) -> Result<IdealizedCost, MechanismError> {
-        let sensitivity = crate::error::non_negative(sensitivity, "sensitivity")?;
+        let sensitivity = crate::error::non_negative("sensitivity", sensitivity)?;
         Ok(IdealizedCost {
             event: Event::Laplace {
                 scale: self.scale,
@@ -102,7 +102,7 @@ impl IdealizedGaussian {
     /// Non-finite or non-positive `sigma`.
     pub fn new(sigma: f64) -> Result<Self, MechanismError> {
         Ok(Self {
-            sigma: positive(sigma, "sigma")?,
+            sigma: positive("sigma", sigma)?,
         })
     }
 
@@ -118,7 +118,7 @@ impl IdealizedGaussian {
     ///
     /// Non-finite or negative `sensitivity`.
     pub fn cost(&self, sensitivity: f64) -> Result<IdealizedCost, MechanismError> {
-        let sensitivity = crate::error::non_negative(sensitivity, "sensitivity")?;
+        let sensitivity = crate::error::non_negative("sensitivity", sensitivity)?;
         Ok(IdealizedCost {
             event: Event::Gaussian {
                 sigma: self.sigma,

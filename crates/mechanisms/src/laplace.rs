@@ -83,8 +83,8 @@ impl Laplace {
         lo: f64,
         hi: f64,
     ) -> Result<Self, MechanismError> {
-        let scale = positive(scale, "scale")?;
-        let sensitivity = positive(sensitivity, "sensitivity")?;
+        let scale = positive("scale", scale)?;
+        let sensitivity = positive("sensitivity", sensitivity)?;
         if dim == 0 {
             return Err(MechanismError::OutOfRange { param: "dim" });
         }
@@ -130,23 +130,23 @@ impl Laplace {
         lo: f64,
         hi: f64,
     ) -> Result<Self, MechanismError> {
-        let epsilon = positive(epsilon, "epsilon")?;
-        let sensitivity = positive(sensitivity, "sensitivity")?;
+        let epsilon = positive("epsilon", epsilon)?;
+        let sensitivity = positive("sensitivity", sensitivity)?;
         if dim == 0 {
             return Err(MechanismError::OutOfRange { param: "dim" });
         }
-        let b0 = positive(sensitivity / epsilon, "scale")?;
+        let b0 = positive("scale", sensitivity / epsilon)?;
         let grid = Grid::for_scale(b0, lo, hi, LAPLACE_PRECISION_BITS)?;
         let units = l1_units(grid, sensitivity, dim, lo, hi)?;
         let inflated = units_to_f64(grid, units)?;
-        let mut scale = positive((inflated / epsilon).next_up(), "scale")?;
+        let mut scale = positive("scale", (inflated / epsilon).next_up())?;
         // Make sure the certified ε does not exceed the target despite rounding.
         for _ in 0..64 {
             let mech = Self::vector(dim, scale, sensitivity, lo, hi)?;
             if mech.epsilon() <= epsilon {
                 return Ok(mech);
             }
-            scale = positive(scale.next_up(), "scale")?;
+            scale = positive("scale", scale.next_up())?;
         }
         Err(MechanismError::OutOfRange { param: "epsilon" })
     }

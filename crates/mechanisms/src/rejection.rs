@@ -30,10 +30,10 @@ pub fn rejection_h(
     bound: f64,
     threshold: f64,
 ) -> Result<f64, MechanismError> {
-    let sigma = positive(sigma, "sigma")?;
-    let sensitivity = positive(sensitivity, "sensitivity")?;
-    let bound = positive(bound, "bound")?;
-    let threshold = finite(threshold, "threshold")?;
+    let sigma = positive("sigma", sigma)?;
+    let sensitivity = positive("sensitivity", sensitivity)?;
+    let bound = positive("bound", bound)?;
+    let threshold = finite("threshold", threshold)?;
     // In log space so that neither factor under- or overflows on its own; rounded up.
     let ln_num = (libm::log(sensitivity) - libm::log(SQRT_2PI) - libm::log(sigma)).min(0.0);
     let arg = (threshold - bound).min(-threshold) / sigma;
@@ -59,7 +59,7 @@ pub fn rejection_h_inverse(
     bound: f64,
     threshold: f64,
 ) -> Result<f64, MechanismError> {
-    let epsilon = positive(epsilon, "epsilon")?;
+    let epsilon = positive("epsilon", epsilon)?;
     let (mut lo, mut hi) = (-690.0f64, 690.0f64); // ln σ
     let h = |ls: f64| rejection_h(libm::exp(ls), sensitivity, bound, threshold);
     if h(hi)? > epsilon {
@@ -144,10 +144,10 @@ impl GaussianRejection {
         bound: f64,
         threshold: f64,
     ) -> Result<Self, MechanismError> {
-        let sigma = positive(sigma, "sigma")?;
-        let sensitivity = positive(sensitivity, "sensitivity")?;
-        let bound = positive(bound, "bound")?;
-        let threshold = finite(threshold, "threshold")?;
+        let sigma = positive("sigma", sigma)?;
+        let sensitivity = positive("sensitivity", sensitivity)?;
+        let bound = positive("bound", bound)?;
+        let threshold = finite("threshold", threshold)?;
         let lo = threshold.min(0.0);
         let hi = threshold.max(bound);
         let grid = Grid::for_scale(sigma, lo, hi, GAUSSIAN_PRECISION_BITS)?;

@@ -89,7 +89,7 @@ impl<'a> RegressionStats<'a> {
         n: u64,
         epsilon: f64,
     ) -> Result<Self, MechanismError> {
-        let epsilon = positive(epsilon, "epsilon")?;
+        let epsilon = positive("epsilon", epsilon)?;
         let p = x_bounds.len();
         if p == 0 || p > MAX_PREDICTORS {
             return Err(MechanismError::OutOfRange {
@@ -109,14 +109,14 @@ impl<'a> RegressionStats<'a> {
         let big_p = p_u * p_u + 3 * p_u + 3;
         #[allow(clippy::cast_precision_loss)]
         let delta1 = (big_p as f64 / n as f64).next_up();
-        let b0 = positive(delta1 / epsilon, "scale")?;
+        let b0 = positive("scale", delta1 / epsilon)?;
         let grid = Grid::for_scale(b0, -1.0, 1.0, LAPLACE_PRECISION_BITS)?;
         let d = u64::try_from(regression_stats_len(p)).map_err(|_| MechanismError::Overflow)?;
         let sens_units = ceil_div_pow2(big_p, n, grid.exponent())?
             .checked_add(d - 1)
             .ok_or(MechanismError::Overflow)?;
         let inflated = crate::laplace::units_to_f64(grid, sens_units)?;
-        let mut scale = positive((inflated / epsilon).next_up(), "scale")?;
+        let mut scale = positive("scale", (inflated / epsilon).next_up())?;
         for _ in 0..64 {
             let (t, s) = grid.dyadic_units(scale)?;
             // For ε below ~2⁻⁴⁰ the grid step exceeds Δ₁ and the inflated noise would be

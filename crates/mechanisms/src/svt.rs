@@ -154,9 +154,9 @@ impl SparseVector {
     /// Non-finite threshold or bounds, non-positive Δ or `b`, `lo ≥ hi`,
     /// or parameters outside the grid's range.
     pub fn new(settings: SparseVectorSettings, scale: f64) -> Result<Self, MechanismError> {
-        let scale = positive(scale, "scale")?;
-        positive(settings.sensitivity, "sensitivity")?;
-        finite(settings.threshold, "threshold")?;
+        let scale = positive("scale", scale)?;
+        positive("sensitivity", settings.sensitivity)?;
+        finite("threshold", settings.threshold)?;
         let grid = Grid::for_scale(scale, settings.lo, settings.hi, LAPLACE_PRECISION_BITS)?;
         Self::on_grid(settings, scale, grid)
     }
@@ -205,15 +205,15 @@ impl SparseVector {
         settings: SparseVectorSettings,
         epsilon_total: f64,
     ) -> Result<Self, MechanismError> {
-        let eps = positive(epsilon_total, "epsilon")?;
-        let delta = positive(settings.sensitivity, "sensitivity")?;
+        let eps = positive("epsilon", epsilon_total)?;
+        let delta = positive("sensitivity", settings.sensitivity)?;
         #[allow(clippy::cast_precision_loss)]
         let k = Self::factor(settings.c, settings.resample) as f64;
-        let b0 = positive(k * delta / eps, "scale")?;
+        let b0 = positive("scale", k * delta / eps)?;
         let grid = Grid::for_scale(b0, settings.lo, settings.hi, LAPLACE_PRECISION_BITS)?;
         let probe = Self::on_grid(settings, b0, grid)?;
         let inflated = crate::laplace::units_to_f64(grid, probe.sens_units)?;
-        let mut scale = positive((k * inflated).next_up() / eps, "scale")?.next_up();
+        let mut scale = positive("scale", (k * inflated).next_up() / eps)?.next_up();
         // Grow b until the mechanism's own (grid-rounded, rounded-up) ε meets the budget:
         // 64 single ulps, then geometrically growing relative steps (the grid rounding of Δ′
         // can need more than 64 ulps of b, e.g. Δ = 0.2, c = 10, RESAMPLE at ε = 1).
@@ -227,7 +227,7 @@ impl SparseVector {
                 scale.next_up()
             } else {
                 step *= 2.0;
-                positive((scale * (1.0 + step)).next_up(), "scale")?
+                positive("scale", (scale * (1.0 + step)).next_up())?
             };
         }
         Err(MechanismError::OutOfRange { param: "epsilon" })

@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use dpinfer_math::check::{self, ParamError};
+
 /// Everything that can go wrong when building or running a prior, simulator or row likelihood.
 ///
 /// Payloads hold *parameters* (names, dimensions, indices of parameters), never data values or
@@ -145,13 +147,20 @@ pub(crate) const fn check_len(
     }
 }
 
-/// Validates a finite parameter.
-pub(crate) fn finite(name: &'static str, value: f64) -> Result<f64, SimError> {
-    if value.is_finite() {
-        Ok(value)
-    } else {
-        Err(SimError::InvalidParameter { name, value })
+/// A rejected parameter is a [`SimError::InvalidParameter`] (the validators are
+/// `dpinfer_math::check`, shared by the workspace).
+impl From<ParamError> for SimError {
+    fn from(e: ParamError) -> Self {
+        Self::InvalidParameter {
+            name: e.name,
+            value: e.value,
+        }
     }
+}
+
+/// Validates a finite parameter ([`check::finite`]).
+pub(crate) fn finite(name: &'static str, value: f64) -> Result<f64, SimError> {
+    Ok(check::finite(name, value)?)
 }
 
 /// Largest accepted clip bound: sums of up to 2⁶⁴ clipped rows stay finite.
@@ -177,11 +186,7 @@ pub(crate) fn finite_theta(theta: &[f64]) -> Result<(), SimError> {
     }
 }
 
-/// Validates a finite, strictly positive parameter.
+/// Validates a finite, strictly positive parameter ([`check::positive`]).
 pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64, SimError> {
-    if value.is_finite() && value > 0.0 {
-        Ok(value)
-    } else {
-        Err(SimError::InvalidParameter { name, value })
-    }
+    Ok(check::positive(name, value)?)
 }
