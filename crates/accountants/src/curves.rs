@@ -626,6 +626,11 @@ pub(crate) fn event_rdp(
             }
             Ok(round_up(s.sum()))
         }
+        Event::DiscreteLaplace { .. } => pure_rdp(event_pure(ev, relation, depth)?, alpha),
+        Event::DiscreteGaussian { .. } => finite(
+            "discrete gaussian rdp",
+            round_up(order(alpha)? * event_zcdp(ev, relation, depth)?),
+        ),
     }
 }
 
@@ -700,6 +705,21 @@ pub(crate) fn event_pure(
             }
             finite("pure composition", round_up(s.sum()))
         }
+        Event::DiscreteLaplace { scale, sensitivity } => {
+            let b = positive("scale", scale)?;
+            finite(
+                "discrete laplace epsilon",
+                round_up(count_up(sensitivity) / b),
+            )
+        }
+        Event::DiscreteGaussian {
+            sigma,
+            sensitivity: 0,
+        } => {
+            positive("sigma", sigma)?;
+            Ok(0.0)
+        }
+        Event::DiscreteGaussian { .. } => Err(unsupported()),
     }
 }
 
@@ -779,6 +799,11 @@ pub(crate) fn event_zcdp(
     match *ev {
         Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
         Event::Zcdp { rho } => non_negative("rho", rho),
+        Event::DiscreteGaussian { sigma, sensitivity } => {
+            let s = positive("sigma", sigma)?;
+            let r = count_up(sensitivity) / s;
+            finite("discrete gaussian rho", round_up(0.5 * r * r))
+        }
         Event::BinomialCurve {
             n,
             m,

@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use dpinfer_math::{norm_cdf, norm_cdf_sub_exp};
 
+use super::discrete::{DGauss, DLap};
 use super::{Direction, Mechanism};
 use crate::AccountantError;
 
@@ -74,13 +75,26 @@ impl Mechanism {
                 (-mu - z * s, mu + z * s)
             }
             Self::Laplace { epsilon } | Self::RandomizedResponse { epsilon } => (-epsilon, epsilon),
+            Self::DiscreteLaplace { scale, shift } => {
+                let e = DLap::new(scale, shift).epsilon();
+                (-e, e)
+            }
+            Self::DiscreteGaussian { sigma, shift } => {
+                let d = DGauss::new(sigma, shift);
+                let (mu, tau) = (d.mu(), d.tau());
+                let s = libm::sqrt(2.0 * mu);
+                let z = -dpinfer_math::norm_quantile(tail);
+                (-mu - z * s - tau, mu + z * s + tau)
+            }
         }
     }
 
     /// Point masses of `Q` on the loss: `[(ℓ, Q{ℓ})]`.
     fn atoms(self) -> [(f64, f64); 2] {
         match self {
-            Self::Gaussian { .. } => [(0.0, 0.0); 2],
+            Self::Gaussian { .. }
+            | Self::DiscreteLaplace { .. }
+            | Self::DiscreteGaussian { .. } => [(0.0, 0.0); 2],
             Self::Laplace { epsilon: e } => [(-e, 0.5), (e, 0.5 * libm::exp(-e))],
             Self::RandomizedResponse { epsilon: e } => {
                 // Q = (e^ε, 1)/(1 + e^ε) on ℓ = (−ε, +ε).
@@ -93,6 +107,8 @@ impl Mechanism {
     /// `Q(ℓ ≤ t)`.
     pub(crate) fn q_le(self, t: f64) -> f64 {
         match self {
+            Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).q_le(t),
+            Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).q_le(t),
             Self::Gaussian { mu } => norm_cdf((t + mu) / libm::sqrt(2.0 * mu)),
             Self::Laplace { epsilon: e } => {
                 if t < -e {
@@ -118,6 +134,8 @@ impl Mechanism {
     /// `Q(ℓ > t)`.
     pub(crate) fn q_gt(self, t: f64) -> f64 {
         match self {
+            Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).q_gt(t),
+            Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).q_gt(t),
             Self::Gaussian { mu } => norm_cdf(-(t + mu) / libm::sqrt(2.0 * mu)),
             Self::Laplace { epsilon: e } => {
                 if t < -e {
@@ -143,6 +161,8 @@ impl Mechanism {
     /// `P(ℓ ≤ t)` (= `Q(ℓ ≥ −t)` by symmetry).
     pub(crate) fn p_le(self, t: f64) -> f64 {
         match self {
+            Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).p_le(t),
+            Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).p_le(t),
             Self::Gaussian { mu } => norm_cdf((t - mu) / libm::sqrt(2.0 * mu)),
             Self::Laplace { epsilon: e } => {
                 if t < -e {
@@ -168,6 +188,8 @@ impl Mechanism {
     /// `P(ℓ > t)`.
     pub(crate) fn p_gt(self, t: f64) -> f64 {
         match self {
+            Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).p_gt(t),
+            Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).p_gt(t),
             Self::Gaussian { mu } => norm_cdf((mu - t) / libm::sqrt(2.0 * mu)),
             Self::Laplace { epsilon: e } => {
                 if t < -e {
@@ -199,6 +221,8 @@ impl Mechanism {
             return 0.0;
         }
         let v = match self {
+            Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).hockey(t),
+            Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).hockey(t),
             Self::Gaussian { mu } => {
                 let s = libm::sqrt(2.0 * mu);
                 norm_cdf_sub_exp((mu - t) / s, -(t + mu) / s, t)
@@ -239,6 +263,12 @@ impl Mechanism {
             return out;
         }
         match self {
+            Self::DiscreteLaplace { scale, shift } => {
+                return DLap::new(scale, shift).integrals((x, ex), (y, ey), right_closed);
+            }
+            Self::DiscreteGaussian { sigma, shift } => {
+                return DGauss::new(sigma, shift).integrals((x, ex), (y, ey), right_closed);
+            }
             Self::Gaussian { mu } => {
                 if x == f64::NEG_INFINITY {
                     // m_lo = P(ℓ ≤ y); m_hi = e^y Q(ℓ ≤ y) − P(ℓ ≤ y) = e^y H_{e^{−y}}(P‖Q).

@@ -174,6 +174,20 @@ pub(crate) fn compose(
         max_count = max_count.max(n);
     }
     let inf = -libm::expm1(ln_keep);
+    // One copy of one PLD: nothing to convolve (no FFT, no round-off, no truncation).
+    if let [(p, 1)] = *parts {
+        let n_i = i64::try_from(p.probs.len()).unwrap_or(i64::MAX);
+        let keep_from = (1 - p.offset).clamp(0, n_i);
+        #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+        let probs = p.probs[keep_from as usize..].to_vec();
+        return Ok(Composed {
+            offset: p.offset + keep_from,
+            probs,
+            inf: p.inf,
+            truncation: 0.0,
+            roundoff: p.slack,
+        });
+    }
     if base_offset.abs() > (1i128 << 62) || max_index.abs() > (1i128 << 62) {
         return Err(AccountantError::NumericalFailure {
             what: "pld composition range overflow",

@@ -43,6 +43,7 @@
 mod base;
 mod calibrate;
 mod compose;
+mod discrete;
 
 pub use calibrate::{poisson_gaussian_max_steps, poisson_gaussian_sigma};
 
@@ -94,6 +95,27 @@ pub enum Mechanism {
         /// ε > 0.
         epsilon: f64,
     },
+    /// Discrete Laplace on ℤ of scale `β` (`Q(z) ∝ e^{−|z|/β}`, the sampler
+    /// `dpinfer_mechanisms::sampling::discrete_laplace` with `β = t/s`), shifted by the
+    /// integer sensitivity `k` (grid units): the pair `(DLap(k, β), DLap(0, β))`
+    /// (Canonne–Kamath–Steinke 2020, Alg. 2). Loss on `[−k/β, k/β]`, lattice step `2/β`.
+    DiscreteLaplace {
+        /// `β > 0` (grid units).
+        scale: f64,
+        /// `k ≥ 1` (grid units, ≤ 2⁵²).
+        shift: u64,
+    },
+    /// Discrete Gaussian `N_ℤ(0, σ²)` (`Q(z) ∝ e^{−z²/2σ²}`, the sampler
+    /// `dpinfer_mechanisms::sampling::discrete_gaussian`), shifted by the integer
+    /// sensitivity `k`: the pair `(N_ℤ(k, σ²), N_ℤ(0, σ²))` (CKS 2020, Alg. 3, Thm 4).
+    /// Loss `(2z − k)k/(2σ²)`; computed by enumerating the ≈ `24.4σ + k` lattice points
+    /// (at most 2²⁵).
+    DiscreteGaussian {
+        /// `σ > 0` (grid units).
+        sigma: f64,
+        /// `k ≥ 1` (grid units).
+        shift: u64,
+    },
 }
 
 /// One step: a base [`Mechanism`] Poisson-subsampled at rate `q` (`q = 1`: no subsampling),
@@ -130,6 +152,40 @@ impl Component {
                     return Err(AccountantError::InvalidParameter {
                         name: "epsilon",
                         value: epsilon,
+                    });
+                }
+            }
+            Mechanism::DiscreteLaplace { scale, shift } => {
+                let b = positive("scale", scale)?;
+                if shift == 0 || shift > 1 << 52 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "shift",
+                        value: shift,
+                    });
+                }
+                #[allow(clippy::cast_precision_loss)]
+                let e = shift as f64 / b;
+                if b > 4.5e15 || e > 700.0 {
+                    return Err(AccountantError::InvalidParameter {
+                        name: "scale",
+                        value: scale,
+                    });
+                }
+            }
+            Mechanism::DiscreteGaussian { sigma, shift } => {
+                let s = positive("sigma", sigma)?;
+                if shift == 0 || shift > 1 << 52 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "shift",
+                        value: shift,
+                    });
+                }
+                #[allow(clippy::cast_precision_loss)]
+                let r = shift as f64 / s;
+                if 0.5 * r * r > 1e4 || discrete::DGauss::atoms(s, shift) > discrete::MAX_ATOMS {
+                    return Err(AccountantError::InvalidParameter {
+                        name: "sigma",
+                        value: sigma,
                     });
                 }
             }
@@ -348,6 +404,20 @@ fn leaf(
             let d = non_negative("sensitivity", sensitivity)?;
             let e = round_up(d / b);
             Ok((e > 0.0).then_some(Mechanism::Laplace { epsilon: e }))
+        }
+        Event::DiscreteLaplace { scale, sensitivity } => {
+            positive("scale", scale)?;
+            Ok((sensitivity > 0).then_some(Mechanism::DiscreteLaplace {
+                scale,
+                shift: sensitivity,
+            }))
+        }
+        Event::DiscreteGaussian { sigma, sensitivity } => {
+            positive("sigma", sigma)?;
+            Ok((sensitivity > 0).then_some(Mechanism::DiscreteGaussian {
+                sigma,
+                shift: sensitivity,
+            }))
         }
         Event::PureEpsilon { .. }
         | Event::SparseVector { .. }
