@@ -430,9 +430,8 @@ pub(crate) struct Pmf {
 /// `|Σμ + μ_∞ − 1|` (compensated sum), added to the δ of every composed copy.
 pub(crate) const CONSTRUCTION_SLACK: f64 = 1e-14;
 
-/// The pessimistic connect-the-dots PLD (and, with `optimistic`, the rounded-down PLD, a
-/// lower bound) of `mechanism` Poisson-subsampled at rate `q` (`q = 1`: no subsampling), in
-/// `direction`, on the grid `h·ℤ`.
+/// The pessimistic connect-the-dots PLD of `mechanism` Poisson-subsampled at rate `q`
+/// (`q = 1`: no subsampling), in `direction`, on the grid `h·ℤ`.
 ///
 /// For the grid `ε_0 < … < ε_k` (`ε_j = (i_0 + j)h`, covering the loss range) and the loss
 /// intervals `I_j = (ε_{j−1}, ε_j]` with upper/lower masses `p_j, r_j`, the pessimistic
@@ -446,9 +445,8 @@ pub(crate) fn discretise(
     q: f64,
     direction: Direction,
     h: f64,
-    optimistic: bool,
     tail: f64,
-) -> Result<(Pmf, Option<Pmf>), AccountantError> {
+) -> Result<Pmf, AccountantError> {
     let (t_min, t_max) = mechanism.range(tail);
     let (l_min, l_max) = match direction {
         Direction::Remove => (subsampled_loss(q, t_min), subsampled_loss(q, t_max)),
@@ -479,11 +477,6 @@ pub(crate) fn discretise(
     let em1h = libm::expm1(h);
     let one_m = -libm::expm1(-h);
     let mut mu = alloc::vec![0.0; k + 1];
-    let mut opt = if optimistic {
-        alloc::vec![0.0; k + 1]
-    } else {
-        Vec::new()
-    };
     let mut prev = threshold(0);
     let mut a_prev = if direction == Direction::Add {
         libm::exp(eps_at(0))
@@ -493,18 +486,16 @@ pub(crate) fn discretise(
     for j in 1..=k {
         let cur = threshold(j);
         let (prev_t, t) = (prev.0, cur.0);
-        let (b, a, p) = match direction {
+        let (b, a) = match direction {
             Direction::Remove => {
                 let m = mechanism.integrals(prev, cur, true);
                 if prev_t == f64::NEG_INFINITY {
                     // The lower grid point lies below the support (e^{ε_{j−1}} < 1 − q):
                     // B = p − e^{ε_{j−1}} r = q·m_lo + (1 − q − e^{ε_{j−1}})·m0.
-                    let p = q * m.m_lo + (1.0 - q) * m.m0;
                     let gap = (-libm::expm1(eps_at(j - 1)) - q).max(0.0);
-                    (q * m.m_lo + gap * m.m0, q * m.m_hi, p)
+                    (q * m.m_lo + gap * m.m0, q * m.m_hi)
                 } else {
-                    let p = q * (prev.1 * m.m0 + m.m_lo) + (1.0 - q) * m.m0;
-                    (q * m.m_lo, q * m.m_hi, p)
+                    (q * m.m_lo, q * m.m_hi)
                 }
             }
             Direction::Add => {
@@ -517,23 +508,19 @@ pub(crate) fn discretise(
                 } else {
                     a_j * q * m.m_lo
                 };
-                let out = (a_prev * q * m.m_hi, a, m.m0);
+                let out = (a_prev * q * m.m_hi, a);
                 a_prev = a_j;
                 out
             }
         };
         mu[j] += b / one_m;
         mu[j - 1] += a / em1h;
-        if optimistic {
-            opt[j - 1] += p;
-        }
         prev = cur;
     }
     let t0 = threshold(0).0;
     let tk = threshold(k).0;
     let ek = libm::exp(eps_at(k));
-    let inf;
-    match direction {
+    let inf = match direction {
         Direction::Remove => {
             mu[0] += if t0 == f64::NEG_INFINITY {
                 0.0
@@ -541,26 +528,20 @@ pub(crate) fn discretise(
                 q * mechanism.p_le(t0) + (1.0 - q) * mechanism.q_le(t0)
             };
             mu[k] += ek * mechanism.q_gt(tk);
-            inf = q * mechanism.hockey(tk);
-            if optimistic {
-                opt[k] += q * mechanism.p_gt(tk) + (1.0 - q) * mechanism.q_gt(tk);
-            }
+            q * mechanism.hockey(tk)
         }
         Direction::Add => {
             // Q(ℓ ≥ u) = P(ℓ ≤ −u); P(ℓ < u) = Q(ℓ > −u); Q(ℓ < u) = P(ℓ > −u).
             mu[0] += mechanism.p_le(-t0);
             let w_above = q * mechanism.q_gt(-tk) + (1.0 - q) * mechanism.p_gt(-tk);
             mu[k] += ek * w_above;
-            inf = if tk == f64::NEG_INFINITY {
+            if tk == f64::NEG_INFINITY {
                 0.0
             } else {
                 (1.0 - (1.0 - q) * ek).max(0.0) * mechanism.hockey(-tk)
-            };
-            if optimistic {
-                opt[k] += mechanism.p_gt(-tk);
             }
         }
-    }
+    };
     let total: f64 = dpinfer_math::NeumaierSum::sum_iter(mu.iter().copied()) + inf;
     if !total.is_finite() || (total - 1.0).abs() > 1e-9 || mu.iter().any(|m| m.is_nan() || *m < 0.0)
     {
@@ -575,13 +556,7 @@ pub(crate) fn discretise(
         inf,
         slack,
     };
-    let opt = optimistic.then_some(Pmf {
-        offset,
-        probs: opt,
-        inf: 0.0,
-        slack,
-    });
-    Ok((pess, opt))
+    Ok(pess)
 }
 
 /// The symmetric PLD for sampling without replacement at ratio `γ < 1` (see
@@ -595,7 +570,7 @@ pub(crate) fn discretise_wor(
     h: f64,
     tail: f64,
 ) -> Result<Pmf, AccountantError> {
-    let (rem, _) = discretise(mechanism, gamma, Direction::Remove, h, false, tail)?;
+    let rem = discretise(mechanism, gamma, Direction::Remove, h, tail)?;
     let top = rem.offset + i64::try_from(rem.probs.len()).unwrap_or(i64::MAX) - 1;
     if rem.offset > 0 || top < 0 {
         return Err(AccountantError::NumericalFailure {

@@ -16,7 +16,7 @@ const MAX_FFT: usize = 1 << 25;
 const U: f64 = f64::EPSILON / 2.0;
 
 /// One composed direction: masses on losses `(offset + i)·h`, the mass at `+∞`, and the
-/// allowances that are added to (pessimistic) or subtracted from (optimistic) δ.
+/// allowances that are added to δ (upper bounds) or subtracted from it (lower bounds).
 #[derive(Clone, Debug)]
 pub(crate) struct Composed {
     pub(crate) offset: i64,
@@ -96,8 +96,8 @@ fn powi(z: Complex, mut n: u64) -> Complex {
 /// The window `[lo, hi]` is chosen by Chernoff bounds over 13 orders on each side so that the
 /// mass of the composition outside it is at most `truncation` (half per side); the FFT
 /// length is the next power of two. Out-of-window mass wraps around (circular convolution);
-/// with `pessimistic` it is covered by adding `truncation` to δ, and negative round-off
-/// values are clamped to 0; otherwise (the lower-bound PLD) both are subtracted.
+/// it is covered by adding `truncation` to δ, and negative round-off values are clamped to
+/// 0 (lower bounds subtract both allowances instead).
 /// Scratch buffers reused across compositions of the same FFT length (twiddles, real
 /// buffer, spectra, round-off bookkeeping): one allocation per query, not per direction.
 #[derive(Debug, Default)]
@@ -140,7 +140,6 @@ impl Workspace {
 pub(crate) fn compose(
     parts: &[(&Pmf, u64)],
     truncation: f64,
-    pessimistic: bool,
     ws: &mut Workspace,
 ) -> Result<Composed, AccountantError> {
     // Infinite mass: 1 − Π(1 − inf_g)^{n_g}.
@@ -339,7 +338,7 @@ pub(crate) fn compose(
     let mut probs = Vec::with_capacity(n - keep_from);
     for k in keep_from..n {
         let x = buf[(start + k) & (n - 1)];
-        probs.push(if pessimistic { x.max(0.0) } else { x });
+        probs.push(x.max(0.0));
     }
     #[allow(clippy::cast_possible_wrap, clippy::cast_possible_truncation)]
     let offset = lo + keep_from as i64;
@@ -386,7 +385,7 @@ impl Composed {
         (d + sum_err + self.inf + self.truncation + self.roundoff).min(1.0)
     }
 
-    /// Optimistic δ(ε) (a lower bound): finite part minus truncation and round-off.
+    /// The computed δ(ε) less every allowance: a lower bound of this PLD's exact δ(ε).
     pub(crate) fn delta_lower(&self, h: f64, eps: f64) -> f64 {
         let (d, mass) = self.finite_delta(h, eps);
         #[allow(clippy::cast_precision_loss)]
