@@ -250,10 +250,21 @@ impl Mechanism {
         v.max(0.0)
     }
 
+    /// The Gaussian loss standard deviation `√(2μ)` (0 for the others), hoisted out of
+    /// [`Mechanism::integrals_scaled`].
+    pub(crate) fn scale(self) -> f64 {
+        match self {
+            Self::Gaussian { mu } => libm::sqrt(2.0 * mu),
+            _ => 0.0,
+        }
+    }
+
     /// `Q`-integrals over `(x, y]` (`right_closed`) or `[x, y)`; `x` may be `−∞`. Each end
     /// comes with its exponential (`(x, e^x)`).
-    pub(crate) fn integrals(
+    /// `s = self.scale()` is precomputed by the caller.
+    pub(crate) fn integrals_scaled(
         self,
+        s: f64,
         (x, ex): (f64, f64),
         (y, ey): (f64, f64),
         right_closed: bool,
@@ -277,7 +288,6 @@ impl Mechanism {
                     out.m_hi = ey * self.hockey(-y);
                     return out;
                 }
-                let s = libm::sqrt(2.0 * mu);
                 let d = y - x;
                 // Composite Gauss–Legendre: pieces of width ≤ s/8 (4 points), or a single
                 // 3-point rule when the interval is narrower than s/64.
@@ -476,6 +486,7 @@ pub(crate) fn discretise(
     };
     let em1h = libm::expm1(h);
     let one_m = -libm::expm1(-h);
+    let scale = mechanism.scale();
     let mut mu = alloc::vec![0.0; k + 1];
     let mut prev = threshold(0);
     let mut a_prev = if direction == Direction::Add {
@@ -488,7 +499,7 @@ pub(crate) fn discretise(
         let (prev_t, t) = (prev.0, cur.0);
         let (b, a) = match direction {
             Direction::Remove => {
-                let m = mechanism.integrals(prev, cur, true);
+                let m = mechanism.integrals_scaled(scale, prev, cur, true);
                 if prev_t == f64::NEG_INFINITY {
                     // The lower grid point lies below the support (e^{ε_{j−1}} < 1 − q):
                     // B = p − e^{ε_{j−1}} r = q·m_lo + (1 − q − e^{ε_{j−1}})·m0.
@@ -499,7 +510,7 @@ pub(crate) fn discretise(
                 }
             }
             Direction::Add => {
-                let m = mechanism.integrals(cur, prev, false);
+                let m = mechanism.integrals_scaled(scale, cur, prev, false);
                 let a_j = libm::exp(eps_at(j));
                 let a = if t == f64::NEG_INFINITY {
                     // The upper grid point lies above the support (e^{−ε_j} < 1 − q):

@@ -660,7 +660,7 @@ mod compose_api {
                 }
                 let counts = all.iter().map(|(_, n)| *n).chain(core::iter::repeat(1));
                 let refs: Vec<(&Pmf, u64)> = pess.iter().zip(counts).collect();
-                dirs.push((d, compose(&refs, discretisation.truncation, &mut ws)?));
+                dirs.push((d, compose(&refs, h, discretisation.truncation, &mut ws)?));
             }
             let certifiable =
                 bounds && !all.is_empty() && all.iter().all(|(c, _)| !c.without_replacement);
@@ -720,31 +720,11 @@ mod compose_api {
             let delta = open_unit("delta", delta)?;
             let mut best: Option<PldReport> = None;
             for (d, c) in &self.dirs {
-                let mass: f64 = c.probs.iter().sum();
-                #[allow(clippy::cast_precision_loss)]
-                let scan_err = 4.0 * c.probs.len() as f64 * f64::EPSILON * mass;
-                let spent = c.inf + c.truncation + c.roundoff + scan_err;
-                let target = delta - spent;
-                if target.is_nan() || target <= 0.0 {
-                    return Err(AccountantError::DeltaTooSmall {
-                        requested: delta,
-                        spent,
-                    });
-                }
-                let mut e = round_up(c.epsilon_for(self.h, target));
-                // Verify with the direct sum (and nudge up by grid steps if needed).
-                let mut guard = 0;
-                let mut step = self.h * 1e-3;
-                while c.delta_upper(self.h, e) > delta {
-                    e = round_up(e + step);
-                    step *= 2.0;
-                    guard += 1;
-                    if guard > 64 || !e.is_finite() {
-                        return Err(AccountantError::NumericalFailure {
-                            what: "pld epsilon search",
-                        });
-                    }
-                }
+                let e = if c.is_spectral() {
+                    spectral_upper(c, self.h, delta)?
+                } else {
+                    scan_upper(c, self.h, delta)?
+                };
                 if best.is_none_or(|b| e > b.epsilon) {
                     best = Some(PldReport {
                         epsilon: e,
@@ -762,19 +742,124 @@ mod compose_api {
             if let Some(lb) = self.lower {
                 let mut lo = 0.0_f64;
                 for (_, c) in &self.dirs {
-                    let mass: f64 = c.probs.iter().sum();
-                    #[allow(clippy::cast_precision_loss)]
-                    let scan_err = 4.0 * c.probs.len() as f64 * f64::EPSILON * mass;
-                    let target = delta + lb.penalty + c.truncation + c.roundoff + scan_err - c.inf;
-                    if target >= mass {
-                        continue;
-                    }
-                    let e = c.epsilon_for(self.h, target) - lb.shift;
-                    lo = lo.max(e * (1.0 - 1e-12));
+                    let e = if c.is_spectral() {
+                        spectral_lower(c, self.h, delta, lb)
+                    } else {
+                        scan_lower(c, self.h, delta, lb)
+                    };
+                    lo = lo.max(e);
                 }
                 r.lower = Some(lo.next_down().max(0.0));
             }
             Ok(r)
         }
+    }
+
+    /// ε(δ) upper bound of one direction from its loss masses: the closed-form scan, then
+    /// verified with the direct sum (nudged up if needed).
+    fn scan_upper(c: &Composed, h: f64, delta: f64) -> Result<f64, AccountantError> {
+        let mass: f64 = c.probs.iter().sum();
+        #[allow(clippy::cast_precision_loss)]
+        let scan_err = 4.0 * c.probs.len() as f64 * f64::EPSILON * mass;
+        let spent = c.inf + c.truncation + c.roundoff + scan_err;
+        let target = delta - spent;
+        if target.is_nan() || target <= 0.0 {
+            return Err(AccountantError::DeltaTooSmall {
+                requested: delta,
+                spent,
+            });
+        }
+        let mut e = round_up(c.epsilon_for(h, target));
+        let mut guard = 0;
+        let mut step = h * 1e-3;
+        while c.delta_upper(h, e) > delta {
+            e = round_up(e + step);
+            step *= 2.0;
+            guard += 1;
+            if guard > 64 || !e.is_finite() {
+                return Err(AccountantError::NumericalFailure {
+                    what: "pld epsilon search",
+                });
+            }
+        }
+        Ok(e)
+    }
+
+    /// ε(δ) lower bound of one direction from its loss masses (see [`ComposedPld::new`]).
+    fn scan_lower(c: &Composed, h: f64, delta: f64, lb: LowerBound) -> f64 {
+        let mass: f64 = c.probs.iter().sum();
+        #[allow(clippy::cast_precision_loss)]
+        let scan_err = 4.0 * c.probs.len() as f64 * f64::EPSILON * mass;
+        let target = delta + lb.penalty + c.truncation + c.roundoff + scan_err - c.inf;
+        if target >= mass {
+            return 0.0;
+        }
+        (c.epsilon_for(h, target) - lb.shift) * (1.0 - 1e-12)
+    }
+
+    /// ε(δ) upper bound of one direction evaluated from its spectrum: bisection keeping
+    /// `δ_upper(hi) ≤ δ` (so `hi` is always verified).
+    fn spectral_upper(c: &Composed, h: f64, delta: f64) -> Result<f64, AccountantError> {
+        let spent = c.inf + c.truncation + c.roundoff;
+        if spent.is_nan() || spent >= delta {
+            return Err(AccountantError::DeltaTooSmall {
+                requested: delta,
+                spent,
+            });
+        }
+        if c.delta_upper(h, 0.0) <= delta {
+            return Ok(0.0);
+        }
+        let mut lo = 0.0;
+        let mut hi = c.top_loss(h).max(h);
+        let mut guard = 0;
+        while c.delta_upper(h, hi) > delta {
+            lo = hi;
+            hi = 2.0 * hi + h;
+            guard += 1;
+            if guard > 64 || !hi.is_finite() {
+                return Err(AccountantError::NumericalFailure {
+                    what: "pld epsilon search",
+                });
+            }
+        }
+        for _ in 0..200 {
+            if hi - lo <= 1e-12 * hi {
+                break;
+            }
+            let mid = 0.5 * (lo + hi);
+            if c.delta_upper(h, mid) <= delta {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Ok(hi)
+    }
+
+    /// ε(δ) lower bound of one direction evaluated from its spectrum: bisection keeping
+    /// `δ_lower(lo + s) − penalty > δ`, so that the exact ε exceeds `lo`.
+    fn spectral_lower(c: &Composed, h: f64, delta: f64, lb: LowerBound) -> f64 {
+        let above = |e: f64| c.delta_lower(h, e + lb.shift) - lb.penalty > delta;
+        if !above(0.0) {
+            return 0.0;
+        }
+        let mut lo = 0.0;
+        let mut hi = c.top_loss(h).max(h);
+        if above(hi) {
+            return hi;
+        }
+        for _ in 0..200 {
+            if hi - lo <= 1e-12 * hi {
+                break;
+            }
+            let mid = 0.5 * (lo + hi);
+            if above(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 }
