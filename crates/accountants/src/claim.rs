@@ -123,6 +123,20 @@ pub enum EventBuf {
     },
     /// [`Event::Composed`].
     Composed(Vec<EventBuf>),
+    /// [`Event::DiscreteLaplace`].
+    DiscreteLaplace {
+        /// Scale β > 0 in grid units.
+        scale: f64,
+        /// Integer sensitivity `k` in grid units.
+        sensitivity: u64,
+    },
+    /// [`Event::DiscreteGaussian`].
+    DiscreteGaussian {
+        /// σ > 0 in grid units.
+        sigma: f64,
+        /// Integer sensitivity `k` in grid units.
+        sensitivity: u64,
+    },
 }
 
 impl From<&Event<'_>> for EventBuf {
@@ -173,6 +187,12 @@ impl From<&Event<'_>> for EventBuf {
                 count,
             },
             Event::Composed(events) => Self::Composed(events.iter().map(Self::from).collect()),
+            Event::DiscreteLaplace { scale, sensitivity } => {
+                Self::DiscreteLaplace { scale, sensitivity }
+            }
+            Event::DiscreteGaussian { sigma, sensitivity } => {
+                Self::DiscreteGaussian { sigma, sensitivity }
+            }
         }
     }
 }
@@ -310,6 +330,14 @@ fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Even
                 _ => Event::Composed(&[]),
             },
             EventBuf::Composed(events) => Event::Composed(child(events.len())),
+            EventBuf::DiscreteLaplace { scale, sensitivity } => Event::DiscreteLaplace {
+                scale: *scale,
+                sensitivity: *sensitivity,
+            },
+            EventBuf::DiscreteGaussian { sigma, sensitivity } => Event::DiscreteGaussian {
+                sigma: *sigma,
+                sensitivity: *sensitivity,
+            },
         };
         built.push(e);
     }

@@ -697,6 +697,20 @@ impl Notion for Pure {
                     fold(self, event, relation, depth + 1)?,
                 )
             }
+            Event::DiscreteLaplace { scale, sensitivity } => {
+                let b = positive("scale", scale)?;
+                finite(
+                    "discrete laplace epsilon",
+                    round_up(count_up(sensitivity) / b),
+                )
+            }
+            Event::DiscreteGaussian {
+                sigma,
+                sensitivity: 0,
+            } => {
+                positive("sigma", sigma)?;
+                Ok(0.0)
+            }
             _ => Err(AccountantError::Unsupported {
                 event: ev.name(),
                 accountant: "pure DP",
@@ -764,6 +778,11 @@ impl Notion for Zcdp {
         match *ev {
             Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
             Event::Zcdp { rho } => non_negative("rho", rho),
+            Event::DiscreteGaussian { sigma, sensitivity } => {
+                let s = positive("sigma", sigma)?;
+                let r = count_up(sensitivity) / s;
+                finite("discrete gaussian rho", round_up(0.5 * r * r))
+            }
             Event::BinomialCurve {
                 n,
                 m,
@@ -859,9 +878,13 @@ impl Notion for Rdp {
                 epsilon,
                 delta: 0.0,
             } => pure_rdp(epsilon, alpha),
-            Event::PureEpsilon { .. } | Event::SparseVector { .. } => {
-                pure_rdp(fold(&Pure, ev, relation, depth)?, alpha)
-            }
+            Event::PureEpsilon { .. }
+            | Event::SparseVector { .. }
+            | Event::DiscreteLaplace { .. } => pure_rdp(fold(&Pure, ev, relation, depth)?, alpha),
+            Event::DiscreteGaussian { .. } => finite(
+                "discrete gaussian rdp",
+                round_up(order(alpha)? * fold(&Zcdp, ev, relation, depth)?),
+            ),
             Event::BinomialCurve {
                 n,
                 m,

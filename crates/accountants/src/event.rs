@@ -130,6 +130,27 @@ pub enum Event<'a> {
     },
     /// Adaptive composition of several events.
     Composed(&'a [Event<'a>]),
+    /// Discrete Laplace noise on ℤ of scale `β` (`P(z) ∝ e^{−|z|/β}`: the exact sampler
+    /// `dpinfer_mechanisms::sampling::discrete_laplace` with `β = t/s`) added to an
+    /// integer-valued query of ℓ₁ sensitivity `k` **in grid units** (one coordinate).
+    /// Pure ε = k/β (Canonne–Kamath–Steinke 2020, Prop. 5); the numerical PLD
+    /// ([`crate::pld_numeric`]) uses its exact lattice privacy loss.
+    DiscreteLaplace {
+        /// Scale β > 0 in grid units.
+        scale: f64,
+        /// Integer sensitivity `k` in grid units (0: no cost).
+        sensitivity: u64,
+    },
+    /// Discrete Gaussian noise `N_ℤ(0, σ²)` (the exact sampler
+    /// `dpinfer_mechanisms::sampling::discrete_gaussian`) added to an integer-valued scalar
+    /// query of sensitivity `k` **in grid units**. ρ = k²/(2σ²)-zCDP (Canonne–Kamath–Steinke
+    /// 2020, Thm 14); the numerical PLD uses its exact lattice privacy loss.
+    DiscreteGaussian {
+        /// σ > 0 in grid units.
+        sigma: f64,
+        /// Integer sensitivity `k` in grid units (0: no cost).
+        sensitivity: u64,
+    },
 }
 
 impl Event<'_> {
@@ -148,6 +169,8 @@ impl Event<'_> {
             Self::SampledWithoutReplacement { .. } => "SampledWithoutReplacement",
             Self::SelfComposed { .. } => "SelfComposed",
             Self::Composed(_) => "Composed",
+            Self::DiscreteLaplace { .. } => "DiscreteLaplace",
+            Self::DiscreteGaussian { .. } => "DiscreteGaussian",
         }
     }
 
@@ -246,6 +269,12 @@ impl Event<'_> {
                     e.validate_at(relation, depth + 1)?;
                 }
             }
+            Self::DiscreteLaplace { scale, .. } => {
+                positive("scale", scale)?;
+            }
+            Self::DiscreteGaussian { sigma, .. } => {
+                positive("sigma", sigma)?;
+            }
         }
         Ok(())
     }
@@ -302,6 +331,18 @@ impl core::fmt::Display for Event<'_> {
                 "SampledWithoutReplacement({batch} of {population}, {event})"
             ),
             Self::SelfComposed { event, count } => write!(f, "SelfComposed({count} × {event})"),
+            Self::DiscreteLaplace { scale, sensitivity } => {
+                write!(
+                    f,
+                    "DiscreteLaplace(β = {scale}, k = {sensitivity} grid units)"
+                )
+            }
+            Self::DiscreteGaussian { sigma, sensitivity } => {
+                write!(
+                    f,
+                    "DiscreteGaussian(σ = {sigma}, k = {sensitivity} grid units)"
+                )
+            }
             Self::Composed(events) => {
                 f.write_str("Composed[")?;
                 for (i, e) in events.iter().enumerate() {

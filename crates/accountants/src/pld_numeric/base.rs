@@ -9,6 +9,7 @@ use alloc::vec::Vec;
 
 use dpinfer_math::{norm_cdf, norm_cdf_sub_exp};
 
+use super::discrete::{DGauss, DLap};
 use super::{Direction, Mechanism};
 use crate::AccountantError;
 
@@ -74,13 +75,26 @@ impl Mechanism {
                 (-mu - z * s, mu + z * s)
             }
             Self::Laplace { epsilon } | Self::RandomizedResponse { epsilon } => (-epsilon, epsilon),
+            Self::DiscreteLaplace { scale, shift } => {
+                let e = DLap::new(scale, shift).epsilon();
+                (-e, e)
+            }
+            Self::DiscreteGaussian { sigma, shift } => {
+                let d = DGauss::new(sigma, shift);
+                let (mu, tau) = (d.mu(), d.tau());
+                let s = libm::sqrt(2.0 * mu);
+                let z = -dpinfer_math::norm_quantile(tail);
+                (-mu - z * s - tau, mu + z * s + tau)
+            }
         }
     }
 
     /// Point masses of `Q` on the loss: `[(ℓ, Q{ℓ})]`.
     fn atoms(self) -> [(f64, f64); 2] {
         match self {
-            Self::Gaussian { .. } => [(0.0, 0.0); 2],
+            Self::Gaussian { .. }
+            | Self::DiscreteLaplace { .. }
+            | Self::DiscreteGaussian { .. } => [(0.0, 0.0); 2],
             Self::Laplace { epsilon: e } => [(-e, 0.5), (e, 0.5 * libm::exp(-e))],
             Self::RandomizedResponse { epsilon: e } => {
                 // Q = (e^ε, 1)/(1 + e^ε) on ℓ = (−ε, +ε).
@@ -93,6 +107,8 @@ impl Mechanism {
     /// `Q(ℓ ≤ t)`.
     pub(crate) fn q_le(self, t: f64) -> f64 {
         match self {
+            Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).q_le(t),
+            Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).q_le(t),
             Self::Gaussian { mu } => norm_cdf((t + mu) / libm::sqrt(2.0 * mu)),
             Self::Laplace { epsilon: e } => {
                 if t < -e {
@@ -118,6 +134,8 @@ impl Mechanism {
     /// `Q(ℓ > t)`.
     pub(crate) fn q_gt(self, t: f64) -> f64 {
         match self {
+            Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).q_gt(t),
+            Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).q_gt(t),
             Self::Gaussian { mu } => norm_cdf(-(t + mu) / libm::sqrt(2.0 * mu)),
             Self::Laplace { epsilon: e } => {
                 if t < -e {
@@ -143,6 +161,8 @@ impl Mechanism {
     /// `P(ℓ ≤ t)` (= `Q(ℓ ≥ −t)` by symmetry).
     pub(crate) fn p_le(self, t: f64) -> f64 {
         match self {
+            Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).p_le(t),
+            Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).p_le(t),
             Self::Gaussian { mu } => norm_cdf((t - mu) / libm::sqrt(2.0 * mu)),
             Self::Laplace { epsilon: e } => {
                 if t < -e {
@@ -168,6 +188,8 @@ impl Mechanism {
     /// `P(ℓ > t)`.
     pub(crate) fn p_gt(self, t: f64) -> f64 {
         match self {
+            Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).p_gt(t),
+            Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).p_gt(t),
             Self::Gaussian { mu } => norm_cdf((mu - t) / libm::sqrt(2.0 * mu)),
             Self::Laplace { epsilon: e } => {
                 if t < -e {
@@ -199,6 +221,8 @@ impl Mechanism {
             return 0.0;
         }
         let v = match self {
+            Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).hockey(t),
+            Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).hockey(t),
             Self::Gaussian { mu } => {
                 let s = libm::sqrt(2.0 * mu);
                 norm_cdf_sub_exp((mu - t) / s, -(t + mu) / s, t)
@@ -226,10 +250,21 @@ impl Mechanism {
         v.max(0.0)
     }
 
+    /// The Gaussian loss standard deviation `√(2μ)` (0 for the others), hoisted out of
+    /// [`Mechanism::integrals_scaled`].
+    pub(crate) fn scale(self) -> f64 {
+        match self {
+            Self::Gaussian { mu } => libm::sqrt(2.0 * mu),
+            _ => 0.0,
+        }
+    }
+
     /// `Q`-integrals over `(x, y]` (`right_closed`) or `[x, y)`; `x` may be `−∞`. Each end
     /// comes with its exponential (`(x, e^x)`).
-    pub(crate) fn integrals(
+    /// `s = self.scale()` is precomputed by the caller.
+    pub(crate) fn integrals_scaled(
         self,
+        s: f64,
         (x, ex): (f64, f64),
         (y, ey): (f64, f64),
         right_closed: bool,
@@ -239,6 +274,12 @@ impl Mechanism {
             return out;
         }
         match self {
+            Self::DiscreteLaplace { scale, shift } => {
+                return DLap::new(scale, shift).integrals((x, ex), (y, ey), right_closed);
+            }
+            Self::DiscreteGaussian { sigma, shift } => {
+                return DGauss::new(sigma, shift).integrals((x, ex), (y, ey), right_closed);
+            }
             Self::Gaussian { mu } => {
                 if x == f64::NEG_INFINITY {
                     // m_lo = P(ℓ ≤ y); m_hi = e^y Q(ℓ ≤ y) − P(ℓ ≤ y) = e^y H_{e^{−y}}(P‖Q).
@@ -247,7 +288,6 @@ impl Mechanism {
                     out.m_hi = ey * self.hockey(-y);
                     return out;
                 }
-                let s = libm::sqrt(2.0 * mu);
                 let d = y - x;
                 // Composite Gauss–Legendre: pieces of width ≤ s/8 (4 points), or a single
                 // 3-point rule when the interval is narrower than s/64.
@@ -400,9 +440,8 @@ pub(crate) struct Pmf {
 /// `|Σμ + μ_∞ − 1|` (compensated sum), added to the δ of every composed copy.
 pub(crate) const CONSTRUCTION_SLACK: f64 = 1e-14;
 
-/// The pessimistic connect-the-dots PLD (and, with `optimistic`, the rounded-down PLD, a
-/// lower bound) of `mechanism` Poisson-subsampled at rate `q` (`q = 1`: no subsampling), in
-/// `direction`, on the grid `h·ℤ`.
+/// The pessimistic connect-the-dots PLD of `mechanism` Poisson-subsampled at rate `q`
+/// (`q = 1`: no subsampling), in `direction`, on the grid `h·ℤ`.
 ///
 /// For the grid `ε_0 < … < ε_k` (`ε_j = (i_0 + j)h`, covering the loss range) and the loss
 /// intervals `I_j = (ε_{j−1}, ε_j]` with upper/lower masses `p_j, r_j`, the pessimistic
@@ -416,9 +455,8 @@ pub(crate) fn discretise(
     q: f64,
     direction: Direction,
     h: f64,
-    optimistic: bool,
     tail: f64,
-) -> Result<(Pmf, Option<Pmf>), AccountantError> {
+) -> Result<Pmf, AccountantError> {
     let (t_min, t_max) = mechanism.range(tail);
     let (l_min, l_max) = match direction {
         Direction::Remove => (subsampled_loss(q, t_min), subsampled_loss(q, t_max)),
@@ -448,12 +486,8 @@ pub(crate) fn discretise(
     };
     let em1h = libm::expm1(h);
     let one_m = -libm::expm1(-h);
+    let scale = mechanism.scale();
     let mut mu = alloc::vec![0.0; k + 1];
-    let mut opt = if optimistic {
-        alloc::vec![0.0; k + 1]
-    } else {
-        Vec::new()
-    };
     let mut prev = threshold(0);
     let mut a_prev = if direction == Direction::Add {
         libm::exp(eps_at(0))
@@ -463,22 +497,20 @@ pub(crate) fn discretise(
     for j in 1..=k {
         let cur = threshold(j);
         let (prev_t, t) = (prev.0, cur.0);
-        let (b, a, p) = match direction {
+        let (b, a) = match direction {
             Direction::Remove => {
-                let m = mechanism.integrals(prev, cur, true);
+                let m = mechanism.integrals_scaled(scale, prev, cur, true);
                 if prev_t == f64::NEG_INFINITY {
                     // The lower grid point lies below the support (e^{ε_{j−1}} < 1 − q):
                     // B = p − e^{ε_{j−1}} r = q·m_lo + (1 − q − e^{ε_{j−1}})·m0.
-                    let p = q * m.m_lo + (1.0 - q) * m.m0;
                     let gap = (-libm::expm1(eps_at(j - 1)) - q).max(0.0);
-                    (q * m.m_lo + gap * m.m0, q * m.m_hi, p)
+                    (q * m.m_lo + gap * m.m0, q * m.m_hi)
                 } else {
-                    let p = q * (prev.1 * m.m0 + m.m_lo) + (1.0 - q) * m.m0;
-                    (q * m.m_lo, q * m.m_hi, p)
+                    (q * m.m_lo, q * m.m_hi)
                 }
             }
             Direction::Add => {
-                let m = mechanism.integrals(cur, prev, false);
+                let m = mechanism.integrals_scaled(scale, cur, prev, false);
                 let a_j = libm::exp(eps_at(j));
                 let a = if t == f64::NEG_INFINITY {
                     // The upper grid point lies above the support (e^{−ε_j} < 1 − q):
@@ -487,23 +519,19 @@ pub(crate) fn discretise(
                 } else {
                     a_j * q * m.m_lo
                 };
-                let out = (a_prev * q * m.m_hi, a, m.m0);
+                let out = (a_prev * q * m.m_hi, a);
                 a_prev = a_j;
                 out
             }
         };
         mu[j] += b / one_m;
         mu[j - 1] += a / em1h;
-        if optimistic {
-            opt[j - 1] += p;
-        }
         prev = cur;
     }
     let t0 = threshold(0).0;
     let tk = threshold(k).0;
     let ek = libm::exp(eps_at(k));
-    let inf;
-    match direction {
+    let inf = match direction {
         Direction::Remove => {
             mu[0] += if t0 == f64::NEG_INFINITY {
                 0.0
@@ -511,26 +539,20 @@ pub(crate) fn discretise(
                 q * mechanism.p_le(t0) + (1.0 - q) * mechanism.q_le(t0)
             };
             mu[k] += ek * mechanism.q_gt(tk);
-            inf = q * mechanism.hockey(tk);
-            if optimistic {
-                opt[k] += q * mechanism.p_gt(tk) + (1.0 - q) * mechanism.q_gt(tk);
-            }
+            q * mechanism.hockey(tk)
         }
         Direction::Add => {
             // Q(ℓ ≥ u) = P(ℓ ≤ −u); P(ℓ < u) = Q(ℓ > −u); Q(ℓ < u) = P(ℓ > −u).
             mu[0] += mechanism.p_le(-t0);
             let w_above = q * mechanism.q_gt(-tk) + (1.0 - q) * mechanism.p_gt(-tk);
             mu[k] += ek * w_above;
-            inf = if tk == f64::NEG_INFINITY {
+            if tk == f64::NEG_INFINITY {
                 0.0
             } else {
                 (1.0 - (1.0 - q) * ek).max(0.0) * mechanism.hockey(-tk)
-            };
-            if optimistic {
-                opt[k] += mechanism.p_gt(-tk);
             }
         }
-    }
+    };
     let total: f64 = dpinfer_math::NeumaierSum::sum_iter(mu.iter().copied()) + inf;
     if !total.is_finite() || (total - 1.0).abs() > 1e-9 || mu.iter().any(|m| m.is_nan() || *m < 0.0)
     {
@@ -545,13 +567,7 @@ pub(crate) fn discretise(
         inf,
         slack,
     };
-    let opt = optimistic.then_some(Pmf {
-        offset,
-        probs: opt,
-        inf: 0.0,
-        slack,
-    });
-    Ok((pess, opt))
+    Ok(pess)
 }
 
 /// The symmetric PLD for sampling without replacement at ratio `γ < 1` (see
@@ -565,7 +581,7 @@ pub(crate) fn discretise_wor(
     h: f64,
     tail: f64,
 ) -> Result<Pmf, AccountantError> {
-    let (rem, _) = discretise(mechanism, gamma, Direction::Remove, h, false, tail)?;
+    let rem = discretise(mechanism, gamma, Direction::Remove, h, tail)?;
     let top = rem.offset + i64::try_from(rem.probs.len()).unwrap_or(i64::MAX) - 1;
     if rem.offset > 0 || top < 0 {
         return Err(AccountantError::NumericalFailure {

@@ -27,10 +27,12 @@
 //!   inverse FFT. The window is chosen by Chernoff bounds so that at most `truncation`
 //!   (default 10⁻¹⁵) of mass falls outside; that mass is **added to δ**. FFT round-off is
 //!   bounded (Higham 2002, Thm 24.2) and also added to δ.
-//! * With `bounds`, [`ComposedPld::new`] additionally composes the *optimistic* (rounded-down)
-//!   discretisation, whose δ-curve lies below the exact one, giving a certified interval
-//!   `[lower, upper]` for ε (as prv-accountant reports). Rounding every step's loss down
-//!   biases the sum by up to `n·h`, so this lower bound is valid but loose for many steps.
+//! * With `bounds`, [`ComposedPld::new`] also reports a certified lower bound, giving an
+//!   interval `[lower, upper]` for ε (as prv-accountant reports), from the same composition:
+//!   the connect-the-dots PLD is a randomized rounding of each step's loss, whose summed
+//!   error is at most `h·√(N·ln(10¹⁵)/2) + N·h²/4` except with probability 10⁻¹⁵
+//!   (Hoeffding), so the exact ε is at least the computed one (at a δ raised by that
+//!   probability) minus that shift — `O(h√N)` wide, e.g. 0.04 for 10⁴ steps at h = 10⁻⁴.
 //!
 //! # Privacy
 //! Upper bounds (never below the exact value, up to the documented allowances, which are
@@ -43,6 +45,7 @@
 mod base;
 mod calibrate;
 mod compose;
+mod discrete;
 
 pub use calibrate::{poisson_gaussian_max_steps, poisson_gaussian_sigma};
 
@@ -94,6 +97,27 @@ pub enum Mechanism {
         /// ε > 0.
         epsilon: f64,
     },
+    /// Discrete Laplace on ℤ of scale `β` (`Q(z) ∝ e^{−|z|/β}`, the sampler
+    /// `dpinfer_mechanisms::sampling::discrete_laplace` with `β = t/s`), shifted by the
+    /// integer sensitivity `k` (grid units): the pair `(DLap(k, β), DLap(0, β))`
+    /// (Canonne–Kamath–Steinke 2020, Alg. 2). Loss on `[−k/β, k/β]`, lattice step `2/β`.
+    DiscreteLaplace {
+        /// `β > 0` (grid units).
+        scale: f64,
+        /// `k ≥ 1` (grid units, ≤ 2⁵²).
+        shift: u64,
+    },
+    /// Discrete Gaussian `N_ℤ(0, σ²)` (`Q(z) ∝ e^{−z²/2σ²}`, the sampler
+    /// `dpinfer_mechanisms::sampling::discrete_gaussian`), shifted by the integer
+    /// sensitivity `k`: the pair `(N_ℤ(k, σ²), N_ℤ(0, σ²))` (CKS 2020, Alg. 3, Thm 4).
+    /// Loss `(2z − k)k/(2σ²)`; computed by enumerating the ≈ `24.4σ + k` lattice points
+    /// (at most 2²⁵).
+    DiscreteGaussian {
+        /// `σ > 0` (grid units).
+        sigma: f64,
+        /// `k ≥ 1` (grid units).
+        shift: u64,
+    },
 }
 
 /// One step: a base [`Mechanism`] Poisson-subsampled at rate `q` (`q = 1`: no subsampling),
@@ -130,6 +154,40 @@ impl Component {
                     return Err(AccountantError::InvalidParameter {
                         name: "epsilon",
                         value: epsilon,
+                    });
+                }
+            }
+            Mechanism::DiscreteLaplace { scale, shift } => {
+                let b = positive("scale", scale)?;
+                if shift == 0 || shift > 1 << 52 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "shift",
+                        value: shift,
+                    });
+                }
+                #[allow(clippy::cast_precision_loss)]
+                let e = shift as f64 / b;
+                if b > 4.5e15 || e > 700.0 {
+                    return Err(AccountantError::InvalidParameter {
+                        name: "scale",
+                        value: scale,
+                    });
+                }
+            }
+            Mechanism::DiscreteGaussian { sigma, shift } => {
+                let s = positive("sigma", sigma)?;
+                if shift == 0 || shift > 1 << 52 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "shift",
+                        value: shift,
+                    });
+                }
+                #[allow(clippy::cast_precision_loss)]
+                let r = shift as f64 / s;
+                if 0.5 * r * r > 1e4 || discrete::DGauss::atoms(s, shift) > discrete::MAX_ATOMS {
+                    return Err(AccountantError::InvalidParameter {
+                        name: "sigma",
+                        value: sigma,
                     });
                 }
             }
@@ -349,6 +407,20 @@ fn leaf(
             let e = round_up(d / b);
             Ok((e > 0.0).then_some(Mechanism::Laplace { epsilon: e }))
         }
+        Event::DiscreteLaplace { scale, sensitivity } => {
+            positive("scale", scale)?;
+            Ok((sensitivity > 0).then_some(Mechanism::DiscreteLaplace {
+                scale,
+                shift: sensitivity,
+            }))
+        }
+        Event::DiscreteGaussian { sigma, sensitivity } => {
+            positive("sigma", sigma)?;
+            Ok((sensitivity > 0).then_some(Mechanism::DiscreteGaussian {
+                sigma,
+                shift: sensitivity,
+            }))
+        }
         Event::PureEpsilon { .. }
         | Event::SparseVector { .. }
         | Event::BinomialCurve { .. }
@@ -446,8 +518,8 @@ mod compose_api {
         pub roundoff: f64,
         /// Mass of the loss `+∞` (from the discretisation's upper end), part of δ.
         pub infinity_mass: f64,
-        /// Certified lower bound of the reported quantity (ε for `epsilon`, δ for `delta`)
-        /// from the optimistic discretisation, when bounds were requested.
+        /// Certified lower bound of the reported quantity (ε for `epsilon`, δ for `delta`),
+        /// when bounds were requested (see [`ComposedPld::new`]).
         pub lower: Option<f64>,
         /// The direction that attained the reported value.
         pub direction: Direction,
@@ -459,7 +531,33 @@ mod compose_api {
     pub struct ComposedPld {
         h: f64,
         dirs: Vec<(Direction, Composed)>,
-        lower: Vec<(Direction, Composed)>,
+        lower: Option<LowerBound>,
+    }
+
+    /// The certified lower bound's loss shift `s` and probability penalty (see
+    /// [`ComposedPld::new`]).
+    #[derive(Copy, Clone, Debug)]
+    struct LowerBound {
+        shift: f64,
+        penalty: f64,
+    }
+
+    /// Failure probability of the Hoeffding bound on the summed rounding errors.
+    const LOWER_ETA: f64 = 1e-15;
+
+    impl LowerBound {
+        /// `N` steps on the grid `h` whose losses outside the per-step ranges have total
+        /// probability ≤ `2·tail_total`: `s = min(N·h, h·√(N·ln(1/η)/2) + N·h²/4)`,
+        /// penalty `η + 2·tail_total`.
+        fn new(steps: f64, h: f64, tail_total: f64) -> Self {
+            let det = steps * h;
+            let hoeffding =
+                h * libm::sqrt(steps * libm::log(1.0 / LOWER_ETA) / 2.0) + steps * h * h / 4.0;
+            Self {
+                shift: round_up(det.min(hoeffding)),
+                penalty: round_up(LOWER_ETA + 2.0 * tail_total),
+            }
+        }
     }
 
     fn direction_set(relation: Neighbouring, parts: &[(Component, u64)]) -> &'static [Direction] {
@@ -477,8 +575,23 @@ mod compose_api {
 
     impl ComposedPld {
         /// Discretises and composes `parts` (each `count` times) and one Gaussian of PLD mean
-        /// `gaussian_mu` (0 for none). With `bounds`, also the optimistic discretisation for
-        /// certified lower bounds (twice the work).
+        /// `gaussian_mu` (0 for none). With `bounds`, the reports also carry a certified
+        /// lower bound (no extra composition).
+        ///
+        /// # Lower bound
+        /// The connect-the-dots PLD of one step is a randomized rounding of its loss `L` to
+        /// the two neighbouring grid points that keeps `E[e^{−L}]` (Doroshenko et al. 2022):
+        /// the rounding error `e` has range `h` and `0 ≤ E[e | L] ≤ h²/8 + O(h³)` (≤ h²/4
+        /// is used). Composed over `N` steps, `L̃ = L + Σe` and, by Hoeffding's inequality
+        /// for the conditionally independent errors, `Σe ≤ s = h√(N ln(1/η)/2) + N h²/4`
+        /// except with probability
+        /// `η = 10⁻¹⁵` (and always `Σe < N h`). Losses outside the per-step grid ranges
+        /// (probability ≤ `2·TAIL_BUDGET`) are the only other exception. Hence the exact
+        /// `δ(ε) ≥ δ̃(ε + s) − η − 2·TAIL_BUDGET` (the computed δ̃ less its round-off and
+        /// truncation allowances), and `ε(δ) ≥ ε̃(δ + penalty) − s`: the same idea as
+        /// prv-accountant's error bounds (Gopi, Lee, Wutschitz, NeurIPS 2021), with a width
+        /// `O(h√N)` instead of the `N·h` of a rounded-down PLD. Not available when a
+        /// component is sampled without replacement (only an upper bound of its PLD is known).
         ///
         /// # Privacy
         /// Upper bounds for the relation the components were derived under: add/remove
@@ -528,23 +641,14 @@ mod compose_api {
             let tail = (super::TAIL_BUDGET / steps.max(1.0)).clamp(1e-300, 1e-14);
             let mut ws = Workspace::default();
             let mut dirs = Vec::new();
-            let mut lower = Vec::new();
             for &d in direction_set(relation, &all) {
                 let mut pess: Vec<Pmf> = Vec::with_capacity(all.len());
-                let mut opt: Vec<Pmf> = Vec::new();
-                let mut certifiable = bounds;
                 for (c, _) in &all {
-                    if c.without_replacement {
-                        pess.push(discretise_wor(c.mechanism, c.q, h, tail)?);
-                        // Only an upper bound of this PLD is known: no certified lower bound.
-                        certifiable = false;
-                        continue;
-                    }
-                    let (p, o) = discretise(c.mechanism, c.q, d, h, bounds, tail)?;
-                    pess.push(p);
-                    if let Some(o) = o {
-                        opt.push(o);
-                    }
+                    pess.push(if c.without_replacement {
+                        discretise_wor(c.mechanism, c.q, h, tail)?
+                    } else {
+                        discretise(c.mechanism, c.q, d, h, tail)?
+                    });
                 }
                 if all.is_empty() {
                     pess.push(Pmf {
@@ -555,16 +659,12 @@ mod compose_api {
                     });
                 }
                 let counts = all.iter().map(|(_, n)| *n).chain(core::iter::repeat(1));
-                let refs: Vec<(&Pmf, u64)> = pess.iter().zip(counts.clone()).collect();
-                dirs.push((d, compose(&refs, discretisation.truncation, true, &mut ws)?));
-                if certifiable && !opt.is_empty() {
-                    let refs: Vec<(&Pmf, u64)> = opt.iter().zip(counts).collect();
-                    lower.push((
-                        d,
-                        compose(&refs, discretisation.truncation, false, &mut ws)?,
-                    ));
-                }
+                let refs: Vec<(&Pmf, u64)> = pess.iter().zip(counts).collect();
+                dirs.push((d, compose(&refs, h, discretisation.truncation, &mut ws)?));
             }
+            let certifiable =
+                bounds && !all.is_empty() && all.iter().all(|(c, _)| !c.without_replacement);
+            let lower = certifiable.then(|| LowerBound::new(steps, h, round_up(steps * tail)));
             Ok(Self { h, dirs, lower })
         }
 
@@ -574,8 +674,8 @@ mod compose_api {
             self.h
         }
 
-        /// δ(ε): the worse direction's pessimistic δ, rounded up; `lower` from the optimistic
-        /// PLD if it was built.
+        /// δ(ε): the worse direction's pessimistic δ, rounded up; `lower` the certified lower
+        /// bound if bounds were requested.
         ///
         /// # Errors
         /// [`AccountantError::InvalidParameter`] unless `0 ≤ ε < ∞`.
@@ -598,11 +698,11 @@ mod compose_api {
                 }
             }
             let mut r = best.ok_or(AccountantError::NumericalFailure { what: "empty pld" })?;
-            if !self.lower.is_empty() {
+            if let Some(lb) = self.lower {
                 let lo = self
-                    .lower
+                    .dirs
                     .iter()
-                    .map(|(_, c)| c.delta_lower(self.h, eps))
+                    .map(|(_, c)| c.delta_lower(self.h, eps + lb.shift) - lb.penalty)
                     .fold(0.0, f64::max);
                 r.lower = Some(lo.next_down().max(0.0));
             }
@@ -610,7 +710,7 @@ mod compose_api {
         }
 
         /// ε(δ): the smallest ε ≥ 0 whose pessimistic δ(ε) ≤ `delta` in both directions,
-        /// rounded up; `lower` is the certified lower bound if the optimistic PLD was built.
+        /// rounded up; `lower` is the certified lower bound if bounds were requested.
         ///
         /// # Errors
         /// [`AccountantError::InvalidParameter`] unless `0 < δ < 1`;
@@ -620,31 +720,11 @@ mod compose_api {
             let delta = open_unit("delta", delta)?;
             let mut best: Option<PldReport> = None;
             for (d, c) in &self.dirs {
-                let mass: f64 = c.probs.iter().sum();
-                #[allow(clippy::cast_precision_loss)]
-                let scan_err = 4.0 * c.probs.len() as f64 * f64::EPSILON * mass;
-                let spent = c.inf + c.truncation + c.roundoff + scan_err;
-                let target = delta - spent;
-                if target.is_nan() || target <= 0.0 {
-                    return Err(AccountantError::DeltaTooSmall {
-                        requested: delta,
-                        spent,
-                    });
-                }
-                let mut e = round_up(c.epsilon_for(self.h, target));
-                // Verify with the direct sum (and nudge up by grid steps if needed).
-                let mut guard = 0;
-                let mut step = self.h * 1e-3;
-                while c.delta_upper(self.h, e) > delta {
-                    e = round_up(e + step);
-                    step *= 2.0;
-                    guard += 1;
-                    if guard > 64 || !e.is_finite() {
-                        return Err(AccountantError::NumericalFailure {
-                            what: "pld epsilon search",
-                        });
-                    }
-                }
+                let e = if c.is_spectral() {
+                    spectral_upper(c, self.h, delta)?
+                } else {
+                    scan_upper(c, self.h, delta)?
+                };
                 if best.is_none_or(|b| e > b.epsilon) {
                     best = Some(PldReport {
                         epsilon: e,
@@ -659,19 +739,127 @@ mod compose_api {
                 }
             }
             let mut r = best.ok_or(AccountantError::NumericalFailure { what: "empty pld" })?;
-            if !self.lower.is_empty() {
+            if let Some(lb) = self.lower {
                 let mut lo = 0.0_f64;
-                for (_, c) in &self.lower {
-                    let mass: f64 = c.probs.iter().map(|x| x.abs()).sum();
-                    #[allow(clippy::cast_precision_loss)]
-                    let scan_err = 4.0 * c.probs.len() as f64 * f64::EPSILON * mass;
-                    let target = delta + c.truncation + c.roundoff + scan_err - c.inf;
-                    let e = c.epsilon_for(self.h, target);
-                    lo = lo.max(e * (1.0 - 1e-12));
+                for (_, c) in &self.dirs {
+                    let e = if c.is_spectral() {
+                        spectral_lower(c, self.h, delta, lb)
+                    } else {
+                        scan_lower(c, self.h, delta, lb)
+                    };
+                    lo = lo.max(e);
                 }
                 r.lower = Some(lo.next_down().max(0.0));
             }
             Ok(r)
         }
+    }
+
+    /// ε(δ) upper bound of one direction from its loss masses: the closed-form scan, then
+    /// verified with the direct sum (nudged up if needed).
+    fn scan_upper(c: &Composed, h: f64, delta: f64) -> Result<f64, AccountantError> {
+        let mass: f64 = c.probs.iter().sum();
+        #[allow(clippy::cast_precision_loss)]
+        let scan_err = 4.0 * c.probs.len() as f64 * f64::EPSILON * mass;
+        let spent = c.inf + c.truncation + c.roundoff + scan_err;
+        let target = delta - spent;
+        if target.is_nan() || target <= 0.0 {
+            return Err(AccountantError::DeltaTooSmall {
+                requested: delta,
+                spent,
+            });
+        }
+        let mut e = round_up(c.epsilon_for(h, target));
+        let mut guard = 0;
+        let mut step = h * 1e-3;
+        while c.delta_upper(h, e) > delta {
+            e = round_up(e + step);
+            step *= 2.0;
+            guard += 1;
+            if guard > 64 || !e.is_finite() {
+                return Err(AccountantError::NumericalFailure {
+                    what: "pld epsilon search",
+                });
+            }
+        }
+        Ok(e)
+    }
+
+    /// ε(δ) lower bound of one direction from its loss masses (see [`ComposedPld::new`]).
+    fn scan_lower(c: &Composed, h: f64, delta: f64, lb: LowerBound) -> f64 {
+        let mass: f64 = c.probs.iter().sum();
+        #[allow(clippy::cast_precision_loss)]
+        let scan_err = 4.0 * c.probs.len() as f64 * f64::EPSILON * mass;
+        let target = delta + lb.penalty + c.truncation + c.roundoff + scan_err - c.inf;
+        if target >= mass {
+            return 0.0;
+        }
+        (c.epsilon_for(h, target) - lb.shift) * (1.0 - 1e-12)
+    }
+
+    /// ε(δ) upper bound of one direction evaluated from its spectrum: bisection keeping
+    /// `δ_upper(hi) ≤ δ` (so `hi` is always verified).
+    fn spectral_upper(c: &Composed, h: f64, delta: f64) -> Result<f64, AccountantError> {
+        let spent = c.inf + c.truncation + c.roundoff;
+        if spent.is_nan() || spent >= delta {
+            return Err(AccountantError::DeltaTooSmall {
+                requested: delta,
+                spent,
+            });
+        }
+        if c.delta_upper(h, 0.0) <= delta {
+            return Ok(0.0);
+        }
+        let mut lo = 0.0;
+        let mut hi = c.top_loss(h).max(h);
+        let mut guard = 0;
+        while c.delta_upper(h, hi) > delta {
+            lo = hi;
+            hi = 2.0 * hi + h;
+            guard += 1;
+            if guard > 64 || !hi.is_finite() {
+                return Err(AccountantError::NumericalFailure {
+                    what: "pld epsilon search",
+                });
+            }
+        }
+        for _ in 0..200 {
+            if hi - lo <= 1e-12 * hi {
+                break;
+            }
+            let mid = 0.5 * (lo + hi);
+            if c.delta_upper(h, mid) <= delta {
+                hi = mid;
+            } else {
+                lo = mid;
+            }
+        }
+        Ok(hi)
+    }
+
+    /// ε(δ) lower bound of one direction evaluated from its spectrum: bisection keeping
+    /// `δ_lower(lo + s) − penalty > δ`, so that the exact ε exceeds `lo`.
+    fn spectral_lower(c: &Composed, h: f64, delta: f64, lb: LowerBound) -> f64 {
+        let above = |e: f64| c.delta_lower(h, e + lb.shift) - lb.penalty > delta;
+        if !above(0.0) {
+            return 0.0;
+        }
+        let mut lo = 0.0;
+        let mut hi = c.top_loss(h).max(h);
+        if above(hi) {
+            return hi;
+        }
+        for _ in 0..200 {
+            if hi - lo <= 1e-12 * hi {
+                break;
+            }
+            let mid = 0.5 * (lo + hi);
+            if above(mid) {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
     }
 }
