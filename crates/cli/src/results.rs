@@ -396,7 +396,7 @@ impl Outcome {
         for c in &self.charts {
             let svg = if c.stem == "trace" {
                 // MCMC: trace and rank plots per parameter, the halves as split-R̂'s chains.
-                crate::svg::trace_rank(&c.title, &c.series, 2)
+                crate::svg::trace_rank(&format!("{} and rank plots", c.title), &c.series, 2)
             } else {
                 line_chart(&c.title, &c.xlabel, &c.ylabel, &c.series, c.log_y)
             };

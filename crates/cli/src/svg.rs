@@ -801,8 +801,19 @@ pub fn trace_rank(title: &str, series: &[Series], chains: usize) -> String {
     const ROW: f64 = 150.0;
     let chains = chains.max(1);
     #[allow(clippy::cast_precision_loss)]
-    let height = 50.0 + ROW * series.len().max(1) as f64 + 10.0;
+    let height = 50.0 + ROW * series.len().max(1) as f64 + 24.0;
     let mut out = header(680.0, height, title);
+    let parts = match chains {
+        1 => "one chain".to_owned(),
+        2 => "colours: first and second half of the kept draws (split-R̂'s chains)".to_owned(),
+        k => format!("colours: {k} consecutive parts of the kept draws (split-R̂'s chains)"),
+    };
+    let _ = write!(
+        out,
+        r#"<text x="340" y="{:.1}" font-size="10" text-anchor="middle">{}; dashed: uniform ranks</text>"#,
+        height - 8.0,
+        esc(&parts)
+    );
     for (j, s) in series.iter().enumerate() {
         #[allow(clippy::cast_precision_loss)]
         let y0 = 40.0 + ROW * j as f64;
@@ -924,7 +935,7 @@ pub fn trace_rank(title: &str, series: &[Series], chains: usize) -> String {
         g.axes(
             &mut out,
             if last { "rank (all draws)" } else { "" },
-            "",
+            "count",
             TickLabels {
                 x: true,
                 y: true,
