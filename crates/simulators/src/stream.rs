@@ -155,7 +155,7 @@ impl TryRng for SimStream {
 ///
 /// A seeded output is reproducible from `(run seed, domain, job, version)`. [`StreamVersion::V1`]
 /// is the default, so every seeded output published before version 2 existed is reproduced
-/// unchanged; choose [`StreamVersion::V2`] for new work: its ziggurat normals are ≈ 4× faster
+/// unchanged; choose [`StreamVersion::V2`] for new work: its ziggurat normals are ≈ 6× faster
 /// than the polar method (see the crate README's benchmarks). Pick it per model with the
 /// models' `with_stream_version` (e.g.
 /// [`GaussianMean::with_stream_version`](crate::models::gaussian::GaussianMean::with_stream_version)),

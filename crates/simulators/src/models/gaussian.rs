@@ -46,7 +46,7 @@ impl GaussianMean {
 
     /// The same model drawing its observation noise with the normal sampler of `version`
     /// (default [`StreamVersion::V1`], the polar method; [`StreamVersion::V2`], the ziggurat,
-    /// is ≈ 4× faster per observation). Changes every simulated number, never the
+    /// is ≈ 6× faster per observation). Changes every simulated number, never the
     /// distribution; the prior's draws are the same in every version.
     ///
     /// ```
