@@ -12,7 +12,7 @@ use dpinfer::simulators::models::mixture::{PAPER_N, THETA_STAR, UniformMixture};
 use dpinfer::simulators::models::sir::{self, SirSettings, SirTauLeap};
 use dpinfer::simulators::models::tb::{TRUE_THETA, TbPrior, Tuberculosis};
 use dpinfer::simulators::prior::{Dirichlet, IidNormal, LogNormal, Product};
-use dpinfer::simulators::{Prior, SimError, SimStream, Simulator};
+use dpinfer::simulators::{Prior, SimError, SimStream, Simulator, StreamVersion};
 use rand::Rng;
 
 use crate::config::ModelConfig;
@@ -92,6 +92,8 @@ impl Model {
             }
         }
         let n = n_override.or(c.n);
+        let version = StreamVersion::try_from(c.stream_version.unwrap_or(1))
+            .map_err(|_| anyhow::anyhow!("model.stream_version must be 1 or 2"))?;
         if c.obs_times.is_some() && c.name != "sir" {
             bail!("model.obs_times applies to the sir model only");
         }
@@ -103,7 +105,8 @@ impl Model {
                     c.prior_mean.unwrap_or(0.0),
                     c.prior_sd.unwrap_or(10.0),
                 )
-                .map_err(sim_err)?,
+                .map_err(sim_err)?
+                .with_stream_version(version),
             ),
             "uniform-mixture" => {
                 let m = UniformMixture::new(5, n.unwrap_or(PAPER_N)).map_err(sim_err)?;
@@ -111,7 +114,7 @@ impl Model {
                 Self::UniformMixture(m, p)
             }
             "cubic-outbreak" => {
-                let m = CubicOutbreak::paper();
+                let m = CubicOutbreak::paper().with_stream_version(version);
                 if let Some(n) = n
                     && n != NETHERLANDS_CASES.len()
                 {
@@ -146,7 +149,9 @@ impl Model {
                 if let Some(n) = n {
                     s.n = n;
                 }
-                let m = LinearRegression::new(s).map_err(sim_err)?;
+                let m = LinearRegression::new(s)
+                    .map_err(sim_err)?
+                    .with_stream_version(version);
                 let p = m.prior().map_err(sim_err)?;
                 Self::LinReg(m, p)
             }
@@ -159,7 +164,11 @@ impl Model {
             "banana" => {
                 let mut s = BananaSettings::thesis_2d();
                 s.n = n.unwrap_or(10_000);
-                Self::Banana(Banana::new(s).map_err(sim_err)?)
+                Self::Banana(
+                    Banana::new(s)
+                        .map_err(sim_err)?
+                        .with_stream_version(version),
+                )
             }
             other => bail!(
                 "unknown model.name {other:?} (expected gaussian-mean, uniform-mixture, \

@@ -394,7 +394,12 @@ impl Outcome {
             }
         }
         for c in &self.charts {
-            let svg = line_chart(&c.title, &c.xlabel, &c.ylabel, &c.series, c.log_y);
+            let svg = if c.stem == "trace" {
+                // MCMC: trace and rank plots per parameter, the halves as split-R̂'s chains.
+                crate::svg::trace_rank(&format!("{} and rank plots", c.title), &c.series, 2)
+            } else {
+                line_chart(&c.title, &c.xlabel, &c.ylabel, &c.series, c.log_y)
+            };
             put(dir, &format!("{}.svg", c.stem), svg.as_bytes(), &mut files)?;
         }
         Ok(files)

@@ -1,5 +1,5 @@
-//! Small, dependency-free SVG plots: histograms with a KDE overlay, pair plots, traces and
-//! line charts. Every plot is a self-contained SVG document (UTF-8, no external resources).
+//! Small, dependency-free SVG plots: histograms with a KDE overlay, pair plots, MCMC trace
+//! and rank plots, and line charts. Every plot is a self-contained SVG document (UTF-8, no external resources).
 
 use std::fmt::Write as _;
 
@@ -732,6 +732,222 @@ pub fn line_chart(
     out
 }
 
+/// Fractional ranks (1-based, ties get their average rank) of all finite values, in input
+/// order; non-finite values get NaN.
+fn average_ranks(vals: &[f64]) -> Vec<f64> {
+    let mut idx: Vec<usize> = (0..vals.len()).filter(|&i| vals[i].is_finite()).collect();
+    idx.sort_by(|&a, &b| vals[a].total_cmp(&vals[b]));
+    let mut ranks = vec![f64::NAN; vals.len()];
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i + 1;
+        while j < idx.len() && vals[idx[j]] == vals[idx[i]] {
+            j += 1;
+        }
+        // positions i..j (0-based) share the rank (i + 1 + j) / 2
+        #[allow(clippy::cast_precision_loss)]
+        let r = (i + 1 + j) as f64 / 2.0;
+        for &k in &idx[i..j] {
+            ranks[k] = r;
+        }
+        i = j;
+    }
+    ranks
+}
+
+/// Rank histograms of `vals` cut into `chains` consecutive parts of `⌊n/chains⌋` draws (a
+/// remainder is dropped): the parts' draws are ranked together (average ranks for ties) and
+/// each part's ranks are counted in the same bins — 20 as in Vehtari et al. (2021), fewer
+/// when a part has under 100 draws (at least 5 per bin in expectation). Returns the counts
+/// per part and bin, and the count every bin has in expectation under uniform ranks.
+fn rank_histograms(vals: &[f64], chains: usize) -> (Vec<Vec<f64>>, f64) {
+    let chains = chains.max(1);
+    let per = vals.len() / chains;
+    let used = per * chains;
+    let ranks = average_ranks(&vals[..used]);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let bins = (per / 5).clamp(1, 20);
+    #[allow(clippy::cast_precision_loss)]
+    let (total, nb) = (used.max(1) as f64, bins as f64);
+    let mut counts = vec![vec![0.0f64; bins]; chains];
+    for (c, part) in counts.iter_mut().enumerate() {
+        for r in &ranks[c * per..(c + 1) * per] {
+            if r.is_finite() {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let b = (((r - 0.5) / total * nb).floor() as usize).min(bins - 1);
+                part[b] += 1.0;
+            }
+        }
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let expected = per as f64 / nb;
+    (counts, expected)
+}
+
+/// Trace and rank plots of MCMC draws, one row per parameter (Vehtari, Gelman, Simpson,
+/// Carpenter & Bürkner 2021, *Rank-normalization, folding, and localization: an improved R̂*,
+/// §4 and Fig. 4–6).
+///
+/// `series[j]` holds parameter `j`'s draws in iteration order (`x` = iteration numbers);
+/// they are cut into `chains` consecutive equal parts, the chains of split-R̂ (the CLI runs one
+/// chain and uses its two halves). Left: the trace, each part in its own colour. Right: the
+/// rank plot — all kept draws of the parameter are ranked together (ties share their average
+/// rank), and each part's ranks are histogrammed into the same bins; the dashed line is the
+/// count every bin has in expectation when the parts sample the same distribution. Parts
+/// that have not mixed show histograms that rise or fall across the bins instead of
+/// scattering around the line.
+#[must_use]
+pub fn trace_rank(title: &str, series: &[Series], chains: usize) -> String {
+    const ROW: f64 = 150.0;
+    let chains = chains.max(1);
+    #[allow(clippy::cast_precision_loss)]
+    let height = 50.0 + ROW * series.len().max(1) as f64 + 24.0;
+    let mut out = header(680.0, height, title);
+    let parts = match chains {
+        1 => "one chain".to_owned(),
+        2 => "colours: first and second half of the kept draws (split-R̂'s chains)".to_owned(),
+        k => format!("colours: {k} consecutive parts of the kept draws (split-R̂'s chains)"),
+    };
+    let _ = write!(
+        out,
+        r#"<text x="340" y="{:.1}" font-size="10" text-anchor="middle">{}; dashed: uniform ranks</text>"#,
+        height - 8.0,
+        esc(&parts)
+    );
+    for (j, s) in series.iter().enumerate() {
+        #[allow(clippy::cast_precision_loss)]
+        let y0 = 40.0 + ROW * j as f64;
+        let n = s.y.len().min(s.x.len());
+        let per = n / chains;
+        let last = j + 1 == series.len();
+        // Left: the trace.
+        let xr = finite_range(s.x[..n].iter().copied()).unwrap_or((0.0, 1.0));
+        let yr = finite_range(s.y[..n].iter().copied()).unwrap_or((0.0, 1.0));
+        let f = Frame {
+            x0: 72.0,
+            y0,
+            w: 360.0,
+            h: ROW - 50.0,
+            xr,
+            yr,
+            xs: if all_integers(s.x[..n].iter().copied()) {
+                Scale::Integer
+            } else {
+                Scale::Linear
+            },
+            ys: Scale::Linear,
+        };
+        for c in 0..chains {
+            let (lo, hi) = if per == 0 {
+                (0, if c == 0 { n } else { 0 })
+            } else {
+                (c * per, if c + 1 == chains { n } else { (c + 1) * per })
+            };
+            if hi <= lo {
+                continue;
+            }
+            let step = ((hi - lo) / 2000).max(1);
+            let mut path = String::new();
+            let mut pen_up = true;
+            for (x, y) in s.x[lo..hi].iter().zip(&s.y[lo..hi]).step_by(step) {
+                if !x.is_finite() || !y.is_finite() {
+                    pen_up = true;
+                    continue;
+                }
+                let _ = write!(
+                    path,
+                    "{}{:.2},{:.2} ",
+                    if pen_up { "M" } else { "L" },
+                    f.px(*x),
+                    f.py(*y)
+                );
+                pen_up = false;
+            }
+            let _ = write!(
+                out,
+                r#"<path class="trace" data-chain="{c}" d="{path}" fill="none" stroke="{}" stroke-width="0.8"/>"#,
+                PALETTE[c % PALETTE.len()]
+            );
+        }
+        f.axes(
+            &mut out,
+            if last { "iteration" } else { "" },
+            &s.label,
+            TickLabels {
+                x: true,
+                y: true,
+                y_right: false,
+                margin: 20.0,
+            },
+        );
+        // Right: the rank plot.
+        let (counts, expected) = rank_histograms(&s.y[..n], chains);
+        let total = (per * chains).max(1) as f64;
+        let bins = counts.first().map_or(1, Vec::len);
+        let top = counts
+            .iter()
+            .flatten()
+            .copied()
+            .fold(expected, f64::max)
+            .max(1.0);
+        let g = Frame {
+            x0: 490.0,
+            y0,
+            w: 170.0,
+            h: ROW - 50.0,
+            xr: (0.0, total),
+            yr: (0.0, 1.1 * top),
+            xs: Scale::Integer,
+            ys: Scale::Integer,
+        };
+        for (c, part) in counts.iter().enumerate() {
+            let mut path = String::new();
+            for (b, &k) in part.iter().enumerate() {
+                #[allow(clippy::cast_precision_loss)]
+                let (a, e) = (
+                    b as f64 / bins as f64 * total,
+                    (b + 1) as f64 / bins as f64 * total,
+                );
+                let _ = write!(
+                    path,
+                    "{}{:.2},{:.2} L{:.2},{:.2} ",
+                    if b == 0 { "M" } else { "L" },
+                    g.px(a),
+                    g.py(k),
+                    g.px(e),
+                    g.py(k)
+                );
+            }
+            let _ = write!(
+                out,
+                r#"<path class="rank" data-chain="{c}" d="{path}" fill="none" stroke="{}" stroke-width="1.4"/>"#,
+                PALETTE[c % PALETTE.len()]
+            );
+        }
+        let _ = write!(
+            out,
+            r##"<line class="uniform" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#444" stroke-dasharray="4 3"/>"##,
+            g.px(0.0),
+            g.py(expected),
+            g.px(total),
+            g.py(expected)
+        );
+        g.axes(
+            &mut out,
+            if last { "rank (all draws)" } else { "" },
+            "count",
+            TickLabels {
+                x: true,
+                y: true,
+                y_right: false,
+                margin: 10.0,
+            },
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
+
 /// A text label's estimated box in pixels: (x0, y0, x1, y1, content, is a tick label).
 type TextBox = (f64, f64, f64, f64, String, bool);
 
@@ -959,6 +1175,64 @@ mod tests {
         );
         assert_eq!(layout_problems(&c), Vec::<String>::new());
         assert!(!c.contains(">1.75<") && c.contains(">1e-6<") && c.contains(">8<"));
+    }
+
+    #[test]
+    fn ranks_average_ties() {
+        let r = average_ranks(&[3.0, 1.0, 3.0, f64::NAN, 2.0, 3.0]);
+        assert_eq!(&r[..3], &[4.0, 1.0, 4.0]); // 1, 2, 3, 3, 3: the 3s share (3 + 4 + 5) / 3
+        assert!(r[3].is_nan());
+        assert_eq!(&r[4..], &[2.0, 4.0]);
+    }
+
+    /// Rank histograms: two halves at different levels (a chain that has not mixed) put all
+    /// of the first half's ranks in the bottom bins, halves of a well-mixed sequence stay near
+    /// the uniform count; the plot has one trace and one rank outline per half and parameter
+    /// and passes the layout check.
+    #[test]
+    fn trace_rank_plot_shows_mixing() {
+        // a well-mixed sequence: a fixed pseudo-random permutation of 0..400; a drifting one
+        let mixed: Vec<f64> = (0..400u32).map(|i| f64::from((i * 7919) % 400)).collect();
+        let drift: Vec<f64> = (0..400u32)
+            .map(|i| f64::from(i / 200) * 10.0 + f64::from(i % 7))
+            .collect();
+        let (c, e) = rank_histograms(&drift, 2);
+        assert_eq!(e, 10.0);
+        assert_eq!(c[0][..10].iter().sum::<f64>(), 200.0);
+        assert!(c[0][10..].iter().all(|&k| k == 0.0) && c[1][..10].iter().all(|&k| k == 0.0));
+        let (c, _) = rank_histograms(&mixed, 2);
+        for part in &c {
+            assert_eq!(part.iter().sum::<f64>(), 200.0);
+            assert!(part.iter().all(|&k| (3.0..=17.0).contains(&k)), "{part:?}");
+        }
+        // few draws: fewer bins, at least 5 per bin in expectation; an odd draw is dropped
+        let (c, e) = rank_histograms(
+            &[
+                1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 0.5, 0.0,
+            ],
+            2,
+        );
+        assert_eq!((c[0].len(), e), (1, 6.0));
+        let it: Vec<f64> = (1000..1400).map(f64::from).collect();
+        let series = vec![
+            Series {
+                label: "mu".into(),
+                x: it.clone(),
+                y: mixed,
+            },
+            Series {
+                label: "sigma".into(),
+                x: it,
+                y: drift,
+            },
+        ];
+        let s = trace_rank("rwmh trace and rank plots", &series, 2);
+        assert_eq!(layout_problems(&s), Vec::<String>::new());
+        assert_eq!(s.matches("class=\"trace\"").count(), 4);
+        assert_eq!(s.matches("class=\"rank\"").count(), 4);
+        assert_eq!(s.matches("class=\"uniform\"").count(), 2);
+        assert!(s.contains(">rank (all draws)<") && s.contains(">iteration<"));
+        assert!(trace_rank("empty", &[], 2).trim_end().ends_with("</svg>"));
     }
 
     #[test]

@@ -11,6 +11,8 @@ mod fastexp;
 mod fastsincos;
 mod kernel;
 mod ks;
+#[cfg(feature = "parallel")]
+mod many;
 mod median;
 mod mmd;
 mod reference;

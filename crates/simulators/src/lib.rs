@@ -15,6 +15,7 @@ pub mod prior;
 mod simulator;
 pub mod stream;
 pub mod summaries;
+mod ziggurat_normal_tables;
 mod ziggurat_tables;
 
 pub use batch::{BatchSimulator, check_batch};
@@ -23,5 +24,5 @@ pub use fn_sim::FnSimulator;
 pub use likelihood::{BatchClipSum, ClipSum, RowGradient, RowLikelihood};
 pub use prior::Prior;
 pub use simulator::{IncrementalSimulator, RunEnd, Simulator};
-pub use stream::SimStream;
+pub use stream::{SimStream, StreamVersion};
 pub mod models;

@@ -90,3 +90,36 @@ const MODELS: [f64; 9] = [
     312.0,
     110.0,
 ];
+
+/// Stream version 2: the first ziggurat normals of `SimStream::new(2024, 1)` (the stream of
+/// `DRAWS`), then the Gaussian-mean toy (n = 3, σ = 2) at μ = 1.5 on stream (7, 2) under
+/// version 2. Version 1 stays the default: `pinned_values` above is unchanged.
+fn v2_draws() -> Vec<f64> {
+    use dpinfer_simulators::StreamVersion;
+    use dpinfer_simulators::models::gaussian::GaussianMean;
+    let mut r = SimStream::new(2024, 1);
+    let mut v: Vec<f64> = (0..4).map(|_| dist::ziggurat_normal(&mut r)).collect();
+    let mut y = vec![0.0; 3];
+    GaussianMean::new(3, 2.0, 0.0, 10.0)
+        .unwrap()
+        .with_stream_version(StreamVersion::V2)
+        .simulate(&[1.5], &mut SimStream::new(7, 2), &mut y)
+        .unwrap();
+    v.extend(y);
+    v
+}
+
+#[test]
+fn pinned_values_stream_version_2() {
+    close(&v2_draws(), &V2_DRAWS);
+}
+
+const V2_DRAWS: [f64; 7] = [
+    -1.3879393043264048,
+    -0.2268987746839935,
+    -0.6025912439547214,
+    -0.33867264977057343,
+    4.809707807867376,
+    -1.2263752594412778,
+    4.211650086200309,
+];

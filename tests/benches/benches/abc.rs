@@ -71,6 +71,33 @@ impl Simulator for MeanOf100Zig {
     }
 }
 
+/// Same model with the simulators' stream-version-2 normal (`StreamVersion::V2`, the libm
+/// ziggurat that draws what rand_distr's does).
+#[derive(Clone, Copy)]
+struct MeanOf100V2;
+
+impl Simulator for MeanOf100V2 {
+    fn param_dim(&self) -> usize {
+        1
+    }
+    fn output_dim(&self) -> usize {
+        1
+    }
+    fn simulate<R: Rng + ?Sized>(
+        &self,
+        th: &[f64],
+        rng: &mut R,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
+        let mut s = 0.0;
+        for _ in 0..100 {
+            s += dpinfer_simulators::StreamVersion::V2.std_normal(rng);
+        }
+        out[0] = th[0] + s / 100.0;
+        Ok(())
+    }
+}
+
 /// A simulator that does nothing (out = θ): measures the framework's own cost per proposal
 /// (prior draw + step bookkeeping + distance).
 #[derive(Clone, Copy)]
@@ -123,6 +150,24 @@ fn rejection(c: &mut Criterion) {
             let mut s = RejectionAbc::new(
                 Normal::new(0.0, 1.0).unwrap(),
                 MeanOf100Zig,
+                Euclidean::new(&obs).unwrap(),
+                RejectionSettings {
+                    rule: Rule::Threshold(0.05),
+                    budget: n,
+                    target: u64::MAX,
+                },
+            )
+            .unwrap();
+            let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+            s.run(&mut rng).unwrap();
+            black_box(s.accepted().len())
+        });
+    });
+    g.bench_function("gaussian_mean_100obs_stream_v2_1e5_sims", |b| {
+        b.iter(|| {
+            let mut s = RejectionAbc::new(
+                Normal::new(0.0, 1.0).unwrap(),
+                MeanOf100V2,
                 Euclidean::new(&obs).unwrap(),
                 RejectionSettings {
                     rule: Rule::Threshold(0.05),

@@ -1,6 +1,7 @@
 //! Thread scaling of the `parallel` features (rayon): public pair generation
 //! (`PublicPairs::generate_parallel`) and the exact MMD against a cached observed side
-//! (`MmdReference::mmd_parallel`), each on dedicated rayon pools of 1 and 2 threads, next to
+//! (`MmdReference::mmd_parallel`), and one RFF / exact MMD per set over many simulated sets
+//! (`mmd_many`, `mean_embeddings`), each on dedicated rayon pools of 1 and 2 threads, next to
 //! the sequential call. The results are bit-identical for every thread count (tested in the
 //! crates); only the time changes.
 
@@ -8,7 +9,7 @@ use core::hint::black_box;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use dpinfer_abc::pairs::PublicPairs;
-use dpinfer_distances::{Gaussian, MmdReference, Rows};
+use dpinfer_distances::{Gaussian, MmdReference, RandomFourierFeatures, RffReference, Rows};
 use dpinfer_simulators::models::gaussian::GaussianMean;
 use dpinfer_simulators::prior::Normal;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -64,5 +65,66 @@ fn mmd(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, pairs, mmd);
+fn many_sets(c: &mut Criterion) {
+    // The ABCDP-toy distance step: 64 simulated sets of 5000 1-D points against one observed
+    // set, RFF MMD with D = 100 (50 frequencies) and exact cached MMD (8 sets), one distance
+    // per set, sequential loop vs `mmd_many` / `mean_embeddings` on pools of 1 and 2 threads.
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+    let n = 5000;
+    let x: Vec<f64> = (0..n).map(|_| rng.random::<f64>() * 4.0 - 2.0).collect();
+    let sims: Vec<Vec<f64>> = (0..64)
+        .map(|_| (0..n).map(|_| rng.random::<f64>() * 4.0 - 1.5).collect())
+        .collect();
+    let sets: Vec<Rows<'_>> = sims.iter().map(|s| Rows::new(s, 1).unwrap()).collect();
+    let z: Vec<f64> = (0..50).map(|_| rng.random::<f64>() * 2.0 - 1.0).collect();
+    let f = RandomFourierFeatures::new(&z, 1, 1.0).unwrap();
+    let rff = RffReference::new(f, Rows::new(&x, 1).unwrap()).unwrap();
+    let mut out = vec![0.0; sets.len()];
+    let mut g = c.benchmark_group("rff_mmd_64_sets_x5000");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(sets.len() as u64));
+    g.bench_function("sequential", |b| {
+        b.iter(|| {
+            for (s, o) in sets.iter().zip(out.iter_mut()) {
+                *o = rff.mmd(*s).unwrap();
+            }
+            black_box(out[0])
+        })
+    });
+    for threads in [1, 2] {
+        let p = pool(threads);
+        g.bench_function(format!("mmd_many_rayon_{threads}_threads"), |b| {
+            b.iter(|| p.install(|| rff.mmd_many(&sets, &mut out)).unwrap())
+        });
+    }
+    let mut emb = vec![0.0; sets.len() * f.num_features()];
+    for threads in [1, 2] {
+        let p = pool(threads);
+        g.bench_function(format!("mean_embeddings_rayon_{threads}_threads"), |b| {
+            b.iter(|| p.install(|| f.mean_embeddings(&sets, &mut emb)).unwrap())
+        });
+    }
+    g.finish();
+    let exact = MmdReference::new(Gaussian::new(1.0).unwrap(), Rows::new(&x, 1).unwrap()).unwrap();
+    let mut g = c.benchmark_group("exact_mmd_8_sets_x5000");
+    g.sample_size(10);
+    g.throughput(Throughput::Elements(8));
+    g.bench_function("sequential", |b| {
+        b.iter(|| {
+            for (s, o) in sets[..8].iter().zip(out.iter_mut()) {
+                *o = exact.mmd(*s).unwrap();
+            }
+            black_box(out[0])
+        })
+    });
+    for threads in [1, 2] {
+        let p = pool(threads);
+        g.bench_function(format!("mmd_many_rayon_{threads}_threads"), |b| {
+            b.iter(|| p.install(|| exact.mmd_many(&sets[..8], &mut out[..8])).unwrap())
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(benches, pairs, mmd, many_sets);
 criterion_main!(benches);

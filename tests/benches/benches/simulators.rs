@@ -93,6 +93,56 @@ fn sir(c: &mut Criterion) {
     g.finish();
 }
 
+/// 10⁶ standard normals: stream version 1 (polar), version 2 (ziggurat), rand_distr's
+/// `StandardNormal` (the peer the ziggurat follows); and the Gaussian-mean toy under both.
+fn normals(c: &mut Criterion) {
+    use dpinfer_simulators::StreamVersion;
+    use dpinfer_simulators::dist;
+    let mut g = c.benchmark_group("normals");
+    g.throughput(Throughput::Elements(1_000_000));
+    let mut r = SimStream::new(3, 3);
+    g.bench_function("v1 polar 1e6", |b| {
+        b.iter(|| {
+            let mut s = 0.0;
+            for _ in 0..1_000_000 {
+                s += dist::std_normal(&mut r);
+            }
+            black_box(s)
+        })
+    });
+    g.bench_function("v2 ziggurat 1e6", |b| {
+        b.iter(|| {
+            let mut s = 0.0;
+            for _ in 0..1_000_000 {
+                s += dist::ziggurat_normal(&mut r);
+            }
+            black_box(s)
+        })
+    });
+    g.bench_function("rand_distr StandardNormal 1e6 (peer)", |b| {
+        use rand_distr::Distribution;
+        b.iter(|| {
+            let mut s = 0.0;
+            for _ in 0..1_000_000 {
+                let z: f64 = rand_distr::StandardNormal.sample(&mut r);
+                s += z;
+            }
+            black_box(s)
+        })
+    });
+    g.throughput(Throughput::Elements(1));
+    let mut out = vec![0.0; 1000];
+    for v in [StreamVersion::V1, StreamVersion::V2] {
+        let gm = GaussianMean::new(1000, 1.0, 0.0, 1.0)
+            .unwrap()
+            .with_stream_version(v);
+        g.bench_function(format!("gaussian mean n=1000 v{}", v.number()), |b| {
+            b.iter(|| gm.simulate(&[0.5], &mut r, &mut out).unwrap())
+        });
+    }
+    g.finish();
+}
+
 fn models(c: &mut Criterion) {
     let mut g = c.benchmark_group("models");
     g.throughput(Throughput::Elements(1));
@@ -184,5 +234,5 @@ fn banana(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, stream, sir, models, banana);
+criterion_group!(benches, stream, normals, sir, models, banana);
 criterion_main!(benches);

@@ -20,6 +20,7 @@ use crate::likelihood::{
 };
 use crate::prior::{LN_SQRT_2PI, Prior};
 use crate::simulator::Simulator;
+use crate::stream::StreamVersion;
 use rand_core::Rng;
 
 /// Settings of the banana model (public fields, validated by [`Banana::new`]).
@@ -91,6 +92,7 @@ pub struct Banana {
     s: BananaSettings,
     /// precisions τ₁, τ₂, τ_rest, τ₀
     tau: [f64; 4],
+    version: StreamVersion,
 }
 
 impl Banana {
@@ -121,7 +123,25 @@ impl Banana {
             1.0 / positive("sigma_rest_sq", s.sigma_rest_sq)?,
             1.0 / positive("sigma0_sq", s.sigma0_sq)?,
         ];
-        Ok(Self { s, tau })
+        Ok(Self {
+            s,
+            tau,
+            version: StreamVersion::V1,
+        })
+    }
+
+    /// The same model drawing its normals with the sampler of `version` (default
+    /// [`StreamVersion::V1`]; [`StreamVersion::V2`] is the faster ziggurat). Changes every simulated data set, never the distribution; the prior and the exact posterior sampler draw the same numbers in every version.
+    #[must_use]
+    pub const fn with_stream_version(mut self, version: StreamVersion) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// The stream version of the simulations (see `with_stream_version`).
+    #[must_use]
+    pub const fn stream_version(&self) -> StreamVersion {
+        self.version
     }
 
     /// The settings.
@@ -238,8 +258,18 @@ impl Simulator for Banana {
                 theta[k]
             };
             let sd = libm::sqrt(1.0 / self.precision(k));
-            for x in &mut out[k * n..(k + 1) * n] {
-                *x = mean + sd * dist::std_normal(rng);
+            let block = &mut out[k * n..(k + 1) * n];
+            match self.version {
+                StreamVersion::V1 => {
+                    for x in block {
+                        *x = mean + sd * dist::std_normal(rng);
+                    }
+                }
+                StreamVersion::V2 => {
+                    for x in block {
+                        *x = mean + sd * dist::ziggurat_normal(rng);
+                    }
+                }
             }
         }
         if out.iter().any(|x| !x.is_finite()) {

@@ -10,6 +10,7 @@ use crate::error::{SimError, check_len, finite, positive};
 use crate::likelihood::{ClipSum, RowGradient, RowLikelihood, check_range};
 use crate::prior::{LN_SQRT_2PI, Normal};
 use crate::simulator::{IncrementalSimulator, Simulator};
+use crate::stream::StreamVersion;
 use rand_core::Rng;
 
 /// The data model x_i ~ N(μ, σ²), i = 1..n, θ = (μ). Output: the n raw draws; one observation
@@ -19,6 +20,7 @@ pub struct GaussianMean {
     n: usize,
     sigma: f64,
     prior: Normal,
+    version: StreamVersion,
 }
 
 impl GaussianMean {
@@ -38,7 +40,33 @@ impl GaussianMean {
             n,
             sigma: positive("sigma", sigma)?,
             prior: Normal::new(prior_mean, prior_sd)?,
+            version: StreamVersion::V1,
         })
+    }
+
+    /// The same model drawing its observation noise with the normal sampler of `version`
+    /// (default [`StreamVersion::V1`], the polar method; [`StreamVersion::V2`], the ziggurat,
+    /// is ≈ 6× faster per observation). Changes every simulated number, never the
+    /// distribution; the prior's draws are the same in every version.
+    ///
+    /// ```
+    /// use dpinfer_simulators::models::gaussian::GaussianMean;
+    /// use dpinfer_simulators::{SimStream, Simulator, StreamVersion};
+    /// let m = GaussianMean::new(100, 1.0, 0.0, 10.0)?.with_stream_version(StreamVersion::V2);
+    /// let mut y = [0.0; 100];
+    /// m.simulate(&[1.5], &mut SimStream::new(42, 0), &mut y)?;
+    /// # Ok::<(), dpinfer_simulators::SimError>(())
+    /// ```
+    #[must_use]
+    pub const fn with_stream_version(mut self, version: StreamVersion) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// The stream version of the simulations (see [`GaussianMean::with_stream_version`]).
+    #[must_use]
+    pub const fn stream_version(&self) -> StreamVersion {
+        self.version
     }
 
     /// The prior N(μ₀, τ₀²) (implements [`crate::Prior`]).
@@ -100,8 +128,17 @@ impl Simulator for GaussianMean {
     ) -> Result<(), SimError> {
         check_len("out", self.n, out.len())?;
         let mu = IncrementalSimulator::begin(self, theta)?.mu;
-        for y in out.iter_mut() {
-            *y = mu + self.sigma * dist::std_normal(rng);
+        match self.version {
+            StreamVersion::V1 => {
+                for y in out.iter_mut() {
+                    *y = mu + self.sigma * dist::std_normal(rng);
+                }
+            }
+            StreamVersion::V2 => {
+                for y in out.iter_mut() {
+                    *y = mu + self.sigma * dist::ziggurat_normal(rng);
+                }
+            }
         }
         if out.iter().any(|x| !x.is_finite()) {
             return Err(SimError::Degenerate {
@@ -147,7 +184,7 @@ impl IncrementalSimulator for GaussianMean {
         if run.done >= self.n {
             return Err(SimError::Exhausted);
         }
-        let y = run.mu + self.sigma * dist::std_normal(rng);
+        let y = run.mu + self.sigma * self.version.std_normal(rng);
         if !y.is_finite() {
             return Err(SimError::Degenerate {
                 what: "gaussian data overflow",
