@@ -7,13 +7,13 @@ use rand_core::{CryptoRng, Rng};
 
 use crate::McmcError;
 use crate::batch::Batcher;
-use crate::budget;
+use crate::budget::{Budget, Mechanism};
 use crate::model::log_ratio_sum;
 use crate::noise::PrivacyNoise;
 use crate::penalty::check_common;
 use crate::proposal::{Proposal, ProposalState};
 use crate::rng::{NoNoise, logistic};
-use crate::sampler::{Sampler, Step};
+use crate::sampler::{Counts, Meter, Sampler, Step};
 use crate::vcorr::VCorr;
 
 /// Settings of (DP) Barker.
@@ -52,10 +52,8 @@ struct Private {
     batcher: Batcher,
     bound: f64,
     vcorr: VCorr,
-    max_iterations: u64,
     n: usize,
     batch: usize,
-    delta: f64,
 }
 
 /// Barker / DP Barker sampler. [`Barker::exact`] is the exact Barker kernel (full data,
@@ -71,9 +69,8 @@ pub struct Barker<P, L, N = NoNoise> {
     temperature: f64,
     private: Option<Private>,
     noise: N,
-    iteration: u64,
     last_batch_var: f64,
-    released: crate::Releases,
+    meter: Meter,
 }
 
 impl<P: Prior, L: RowLikelihood> Barker<P, L, NoNoise> {
@@ -100,9 +97,8 @@ impl<P: Prior, L: RowLikelihood> Barker<P, L, NoNoise> {
             temperature: settings.temperature,
             private: None,
             noise: NoNoise,
-            iteration: 0,
             last_batch_var: 0.0,
-            released: crate::Releases::default(),
+            meter: Meter::default(),
         })
     }
 }
@@ -123,10 +119,15 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Barker<P, L, N> {
     ) -> Result<Self, McmcError> {
         let mut b = Barker::exact(prior, lik, settings, init)?;
         let n = b.lik.n_rows();
-        let k = budget::barker_iterations(privacy.epsilon, privacy.delta, n, privacy.batch)?;
-        if k == 0 {
-            return Err(McmcError::BudgetExhausted { allowed: 0 });
-        }
+        let budget = Budget::new(
+            Mechanism::Barker {
+                n,
+                batch: privacy.batch,
+                rule: dpinfer_accountants::ConversionRule::Tightest,
+            },
+            privacy.epsilon,
+            privacy.delta,
+        )?;
         #[allow(clippy::cast_precision_loss)]
         let bound = libm::sqrt(privacy.batch as f64) / (n as f64 * b.temperature);
         let bound =
@@ -135,10 +136,8 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Barker<P, L, N> {
             batcher: Batcher::new(n, privacy.batch),
             bound,
             vcorr: VCorr::new(BARKER_SIGMA2)?,
-            max_iterations: k,
             n,
             batch: privacy.batch,
-            delta: privacy.delta,
         };
         Ok(Barker {
             prior: b.prior,
@@ -150,33 +149,15 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Barker<P, L, N> {
             temperature: b.temperature,
             private: Some(private),
             noise,
-            iteration: 0,
             last_batch_var: 0.0,
-            released: crate::Releases::default(),
+            meter: Meter::new(Some(budget)),
         })
     }
 }
 
+crate::chains::metered!(Barker);
+
 impl<P, L, N> Barker<P, L, N> {
-    /// Lowers the iteration limit to `cap` (never raises it); used to split one budget over
-    /// several chains (see [`crate::Ledger`]). No effect on exact kernels.
-    pub fn cap_iterations(&mut self, cap: u64) {
-        if let Some(p) = self.private.as_mut() {
-            p.max_iterations = p.max_iterations.min(cap);
-        }
-    }
-
-    /// Iterations the budget allows (`None` for the exact kernel).
-    #[must_use]
-    pub fn max_iterations(&self) -> Option<u64> {
-        self.private.as_ref().map(|p| p.max_iterations)
-    }
-
-    /// The noisy releases made so far (see [`crate::Releases`]).
-    #[must_use]
-    pub fn released(&self) -> crate::Releases {
-        self.released
-    }
     /// Batch variance σ_b² of the last private step.
     ///
     /// # Privacy
@@ -185,18 +166,6 @@ impl<P, L, N> Barker<P, L, N> {
     #[must_use]
     pub fn last_batch_variance(&self) -> f64 {
         self.last_batch_var
-    }
-    /// (ε, δ) spent so far by the RDP accounting (`None` for the exact kernel).
-    ///
-    /// # Errors
-    ///
-    /// Accounting failures.
-    pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
-        let Some(p) = &self.private else {
-            return Ok(None);
-        };
-        let e = budget::barker_epsilon(self.iteration, p.delta, p.n, p.batch)?;
-        Ok(Some((e, p.delta)))
     }
 }
 
@@ -208,14 +177,7 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L,
         &self.theta
     }
     fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
-        if let Some(p) = &self.private
-            && self.iteration >= p.max_iterations
-        {
-            return Err(McmcError::BudgetExhausted {
-                allowed: p.max_iterations,
-            });
-        }
-        self.iteration += 1;
+        self.meter.begin()?;
         self.proposal.propose(rng, &self.theta, &mut self.proposed);
         let lp_new = self.prior.ln_density(&self.proposed);
         let mut evaluated = 0;
@@ -259,7 +221,7 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L,
                     let (noisy, sd_eff) =
                         self.noise
                             .release(scale * s, 1.0, 2.0 * scale * p.bound, range)?;
-                    self.released.subsampled += 1;
+                    self.meter.released.subsampled += 1;
                     let rest = libm::sqrt((BARKER_SIGMA2 - sd_eff * sd_eff - sb2).max(0.0));
                     let noisy = noisy + rest * self.noise.std_normal();
                     noise_sd = libm::sqrt(sd_eff * sd_eff + rest * rest);
@@ -275,19 +237,14 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L,
             self.log_prior = lp_new;
         }
         self.proposal.after(accepted);
-        Ok(Step {
-            position: &self.theta,
-            iteration: self.iteration,
-            accepted,
-            ratios_evaluated: evaluated,
-            ratios_clipped: clipped,
-            gradients_evaluated: 0,
-            gradients_clipped: 0,
-            noise_sd,
-            remaining: self
-                .private
-                .as_ref()
-                .map(|p| p.max_iterations - self.iteration),
-        })
+        Ok(self.meter.step(
+            &self.theta,
+            Counts {
+                accepted,
+                ratios: (evaluated, clipped),
+                noise_sd,
+                ..Counts::default()
+            },
+        ))
     }
 }

@@ -20,8 +20,8 @@
 use alloc::vec::Vec;
 use rand_core::Rng;
 
+use crate::McmcError;
 use crate::sampler::{Sampler, Trace};
-use crate::{Barker, Hmc, McmcError, Penalty, SubsampledPenalty};
 
 /// The noisy releases a private sampler has made so far (an audit record: every noise draw
 /// that touched the data is counted where it is drawn).
@@ -57,46 +57,94 @@ pub trait Budgeted: Sampler {
     fn cap(&mut self, cap: u64);
     /// What this chain has released so far.
     fn releases(&self) -> Releases;
+    /// The privacy budget (`None`: exact kernel).
+    fn budget(&self) -> Option<&crate::budget::Budget>;
 }
 
-macro_rules! budgeted {
-    // Samplers without one-off releases: `chains` chains share the single-chain count.
-    ($t:ident, $($b:tt)*) => {
-        budgeted!(@impl $t, |s: &Self, chains| {
-            check_chains(chains)?;
-            Ok(s.max_iterations())
-        }, $($b)*);
-    };
-    // Samplers that charge per-chain releases themselves.
-    (@chains $t:ident, $($b:tt)*) => {
-        budgeted!(@impl $t, |s: &Self, chains| s.chains_max_iterations(chains), $($b)*);
-    };
-    (@impl $t:ident, $chains:expr, $($b:tt)*) => {
-        impl<P, L, N> Budgeted for $t<P, L, N>
+/// The budget accessors of a private sampler that embeds a [`crate::sampler::Meter`] as
+/// `meter`: inherent `cap_iterations`, `max_iterations`, `chains_max_iterations`, `budget`,
+/// `released`, `epsilon_spent`, and the [`Budgeted`] impl.
+macro_rules! metered {
+    ($t:ident) => {
+        impl<P, L, N> $t<P, L, N> {
+            /// Lowers the iteration limit to `cap` (never raises it); used to split one budget
+            /// over several chains (see [`crate::Ledger`]). No effect on exact kernels.
+            pub fn cap_iterations(&mut self, cap: u64) {
+                if let Some(b) = self.meter.budget.as_mut() {
+                    b.cap(cap);
+                }
+            }
+
+            /// Iterations the budget allows in total (`None` for exact kernels).
+            #[must_use]
+            pub fn max_iterations(&self) -> Option<u64> {
+                self.meter.budget.map(|b| b.max_iterations())
+            }
+
+            /// Iterations the budget allows **summed over** `chains` chains with these privacy
+            /// parameters ([`crate::budget::Budget::chains_limit`]: DP HMC with reused
+            /// gradients charges one start gradient per chain). Never more than
+            /// `max_iterations`; `None` for exact kernels.
+            ///
+            /// # Errors
+            ///
+            /// [`McmcError::InvalidSize`] for `chains == 0`; accounting failures.
+            pub fn chains_max_iterations(
+                &self,
+                chains: u64,
+            ) -> Result<Option<u64>, crate::McmcError> {
+                crate::chains::check_chains(chains)?;
+                self.meter
+                    .budget
+                    .map(|b| b.chains_limit(chains))
+                    .transpose()
+            }
+
+            /// The privacy budget (`None` for exact kernels).
+            #[must_use]
+            pub fn budget(&self) -> Option<&crate::budget::Budget> {
+                self.meter.budget.as_ref()
+            }
+
+            /// The noisy releases made so far (see [`crate::Releases`]).
+            #[must_use]
+            pub fn released(&self) -> crate::Releases {
+                self.meter.released
+            }
+
+            /// (ε, δ) spent by the iterations run so far (`None` for exact kernels).
+            ///
+            /// # Errors
+            ///
+            /// Accounting failures.
+            pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, crate::McmcError> {
+                self.meter.spent()
+            }
+        }
+
+        impl<P, L, N> crate::Budgeted for $t<P, L, N>
         where
-            $t<P, L, N>: Sampler,
-            $($b)*
+            $t<P, L, N>: crate::Sampler,
         {
             fn limit(&self) -> Option<u64> {
                 self.max_iterations()
             }
-            fn chains_limit(&self, chains: u64) -> Result<Option<u64>, McmcError> {
-                let f: fn(&Self, u64) -> Result<Option<u64>, McmcError> = $chains;
-                f(self, chains)
+            fn chains_limit(&self, chains: u64) -> Result<Option<u64>, crate::McmcError> {
+                self.chains_max_iterations(chains)
             }
             fn cap(&mut self, cap: u64) {
                 self.cap_iterations(cap);
             }
-            fn releases(&self) -> Releases {
+            fn releases(&self) -> crate::Releases {
                 self.released()
+            }
+            fn budget(&self) -> Option<&crate::budget::Budget> {
+                self.meter.budget.as_ref()
             }
         }
     };
 }
-budgeted!(Penalty,);
-budgeted!(Barker,);
-budgeted!(SubsampledPenalty, L: dpinfer_simulators::RowLikelihood);
-budgeted!(@chains Hmc, L: dpinfer_simulators::RowGradient, P: crate::model::PriorGradient, N: crate::noise::PrivacyNoise);
+pub(crate) use metered;
 
 /// `chains` as a `u64`, refusing 0.
 pub(crate) fn check_chains(chains: u64) -> Result<u64, McmcError> {

@@ -6,13 +6,13 @@ use dpinfer_simulators::{Prior, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
 use crate::McmcError;
-use crate::budget::{self, Accounting};
+use crate::budget::{Accounting, Budget, Mechanism, penalty_multiplier};
 use crate::error::positive;
 use crate::model::log_ratio_sum;
 use crate::noise::PrivacyNoise;
 use crate::proposal::{Proposal, ProposalState};
 use crate::rng::{NoNoise, log_uniform};
-use crate::sampler::{Sampler, Step};
+use crate::sampler::{Counts, Meter, Sampler, Step};
 
 /// Settings shared by the exact and private random-walk kernels.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,9 +53,6 @@ pub struct PenaltyPrivacy {
 struct Private {
     clip: f64,
     multiplier: f64,
-    max_iterations: u64,
-    accounting: Accounting,
-    delta: f64,
 }
 
 /// Random-walk MH / DP penalty sampler.
@@ -78,8 +75,7 @@ pub struct Penalty<P, L, N = NoNoise> {
     clip: Option<f64>,
     private: Option<Private>,
     noise: N,
-    iteration: u64,
-    released: crate::Releases,
+    meter: Meter,
 }
 
 pub(crate) fn check_common<P: Prior, L: RowLikelihood>(
@@ -143,8 +139,7 @@ impl<P: Prior, L: RowLikelihood> Penalty<P, L, NoNoise> {
             clip: None,
             private: None,
             noise: NoNoise,
-            iteration: 0,
-            released: crate::Releases::default(),
+            meter: Meter::default(),
         })
     }
 
@@ -178,27 +173,17 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Penalty<P, L, N> {
         settings.proposal.validate(init.len())?;
         positive("clip", privacy.clip)?;
         let n = lik.n_rows();
-        let k = match privacy.accounting {
-            Accounting::Zcdp => budget::penalty_iterations_zcdp(
-                privacy.epsilon,
-                privacy.delta,
-                privacy.tau,
+        let budget = Budget::new(
+            Mechanism::Penalty {
+                tau: privacy.tau,
                 n,
-                privacy.n_exponent,
-            )?,
-            Accounting::Pld => budget::penalty_iterations_pld(
-                privacy.epsilon,
-                privacy.delta,
-                privacy.tau,
-                n,
-                privacy.n_exponent,
-            )?,
-        };
-        if k == 0 {
-            return Err(McmcError::BudgetExhausted { allowed: 0 });
-        }
-        #[allow(clippy::cast_precision_loss)]
-        let multiplier = privacy.tau * libm::pow(n as f64, privacy.n_exponent);
+                n_exponent: privacy.n_exponent,
+                accounting: privacy.accounting,
+            },
+            privacy.epsilon,
+            privacy.delta,
+        )?;
+        let multiplier = penalty_multiplier(privacy.tau, n, privacy.n_exponent)?;
         Ok(Self {
             proposal: ProposalState::new(settings.proposal, init.len()),
             prior,
@@ -211,56 +196,14 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Penalty<P, L, N> {
             private: Some(Private {
                 clip: privacy.clip,
                 multiplier,
-                max_iterations: k,
-                accounting: privacy.accounting,
-                delta: privacy.delta,
             }),
             noise,
-            iteration: 0,
-            released: crate::Releases::default(),
+            meter: Meter::new(Some(budget)),
         })
     }
 }
 
-impl<P, L, N> Penalty<P, L, N> {
-    /// Lowers the iteration limit to `cap` (never raises it); used to split one budget over
-    /// several chains (see [`crate::Ledger`]). No effect on exact kernels.
-    pub fn cap_iterations(&mut self, cap: u64) {
-        if let Some(p) = self.private.as_mut() {
-            p.max_iterations = p.max_iterations.min(cap);
-        }
-    }
-
-    /// Iterations the budget allows in total (`None` for exact kernels).
-    #[must_use]
-    pub fn max_iterations(&self) -> Option<u64> {
-        self.private.map(|p| p.max_iterations)
-    }
-
-    /// The noisy releases made so far (see [`crate::Releases`]).
-    #[must_use]
-    pub fn released(&self) -> crate::Releases {
-        self.released
-    }
-    /// (ε, δ) spent by the iterations run so far (`None` for exact kernels).
-    ///
-    /// # Errors
-    ///
-    /// Accounting failures.
-    pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
-        match self.private {
-            None => Ok(None),
-            Some(p) => {
-                #[allow(clippy::cast_precision_loss)]
-                let m = self.iteration as f64 / (2.0 * p.multiplier * p.multiplier);
-                Ok(Some((
-                    budget::gaussian_epsilon(p.accounting, m, p.delta)?,
-                    p.delta,
-                )))
-            }
-        }
-    }
-}
+crate::chains::metered!(Penalty);
 
 impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
     fn dim(&self) -> usize {
@@ -270,14 +213,7 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
         &self.theta
     }
     fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
-        if let Some(p) = self.private
-            && self.iteration >= p.max_iterations
-        {
-            return Err(McmcError::BudgetExhausted {
-                allowed: p.max_iterations,
-            });
-        }
-        self.iteration += 1;
+        self.meter.begin()?;
         let dist = self.proposal.propose(rng, &self.theta, &mut self.proposed);
         let lp_new = self.prior.ln_density(&self.proposed);
         let n = self.lik.n_rows();
@@ -318,8 +254,8 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
                 #[allow(clippy::cast_precision_loss)]
                 let bound = n as f64 * p.clip * dist;
                 let (noisy, sd_eff) = self.noise.release(sum, p.multiplier * c, c, bound)?;
-                self.released.gaussian += 1;
-                self.released.gaussian_rho += c * c / (2.0 * sd_eff * sd_eff);
+                self.meter.released.gaussian += 1;
+                self.meter.released.gaussian_rho += c * c / (2.0 * sd_eff * sd_eff);
                 sum = noisy;
                 noise_sd = self.temperature * sd_eff;
                 penalty = 0.5 * noise_sd * noise_sd;
@@ -333,16 +269,14 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
             self.log_prior = lp_new;
         }
         self.proposal.after(accepted);
-        Ok(Step {
-            position: &self.theta,
-            iteration: self.iteration,
-            accepted,
-            ratios_evaluated: evaluated,
-            ratios_clipped: clipped,
-            gradients_evaluated: 0,
-            gradients_clipped: 0,
-            noise_sd,
-            remaining: self.private.map(|p| p.max_iterations - self.iteration),
-        })
+        Ok(self.meter.step(
+            &self.theta,
+            Counts {
+                accepted,
+                ratios: (evaluated, clipped),
+                noise_sd,
+                ..Counts::default()
+            },
+        ))
     }
 }

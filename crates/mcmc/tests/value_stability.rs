@@ -16,6 +16,9 @@ use dpinfer_mcmc::{
 use rand::SeedableRng;
 use rand::rngs::{ChaCha20Rng, Xoshiro256PlusPlus};
 
+/// (iteration limit, draws digest, noise-σ digest, ε spent bits).
+type Record = (Option<u64>, u64, u64, u64);
+
 /// Order-sensitive digest of f64 bit patterns (splitmix64 finaliser per word).
 fn digest(xs: impl IntoIterator<Item = f64>) -> u64 {
     xs.into_iter().fold(0x9e37_79b9_7f4a_7c15, |h, x| {
@@ -32,17 +35,16 @@ fn record<S: Sampler>(
     iterations: u64,
     limit: Option<u64>,
     spent: impl Fn(&S) -> Result<Option<(f64, f64)>, McmcError>,
-) -> (Option<u64>, u64, u64, u64) {
+) -> Record {
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(77);
     let mut t = Trace::default();
     let iterations = limit.map_or(iterations, |l| l.min(iterations));
     s.run(iterations, &mut rng, &mut t).unwrap();
-    eprintln!("accepted {} of {}", t.accepted, t.iterations);
     let eps = spent(s).unwrap().map_or(0, |(e, _)| e.to_bits());
     (limit, digest(t.draws), digest(t.noise_sd), eps)
 }
 
-fn penalty(accounting: Accounting) -> (Option<u64>, u64, u64, u64) {
+fn penalty(accounting: Accounting) -> Record {
     let (prior, lik) = toy(200, 2, 3);
     let mut s = Penalty::private(
         prior,
@@ -69,7 +71,7 @@ fn penalty(accounting: Accounting) -> (Option<u64>, u64, u64, u64) {
     record(&mut s, 150, limit, Penalty::epsilon_spent)
 }
 
-fn hmc(accounting: Accounting, charging: GradientCharging) -> (Option<u64>, u64, u64, u64) {
+fn hmc(accounting: Accounting, charging: GradientCharging) -> Record {
     let (prior, lik) = toy(5000, 2, 4);
     let mut s = Hmc::private(
         prior,
@@ -98,7 +100,7 @@ fn hmc(accounting: Accounting, charging: GradientCharging) -> (Option<u64>, u64,
     record(&mut s, 60, limit, Hmc::epsilon_spent)
 }
 
-fn barker() -> (Option<u64>, u64, u64, u64) {
+fn barker() -> Record {
     let (prior, lik) = toy(2000, 1, 5);
     let mut s = Barker::private(
         prior,
@@ -120,7 +122,7 @@ fn barker() -> (Option<u64>, u64, u64, u64) {
     record(&mut s, 300, limit, Barker::epsilon_spent)
 }
 
-fn subsampled() -> (Option<u64>, u64, u64, u64) {
+fn subsampled() -> Record {
     let (prior, lik) = toy(1000, 1, 6);
     let mut s = SubsampledPenalty::private(
         prior,
@@ -147,7 +149,7 @@ fn subsampled() -> (Option<u64>, u64, u64, u64) {
 fn exact_kernels() -> [u64; 3] {
     let (prior, lik) = toy(200, 2, 7);
     let mut rw = Penalty::exact(
-        prior.clone(),
+        prior,
         lik.clone(),
         PenaltySettings {
             proposal: Proposal::Gaussian {
@@ -159,7 +161,7 @@ fn exact_kernels() -> [u64; 3] {
     )
     .unwrap();
     let mut hm = Hmc::exact(
-        prior.clone(),
+        prior,
         lik.clone(),
         HmcSettings {
             step_size: 0.05,
@@ -198,16 +200,22 @@ fn seeded_private_runs_are_bit_identical_to_the_pinned_digests() {
             "hmc zcdp fresh",
             hmc(Accounting::Zcdp, GradientCharging::Fresh),
         ),
-        ("hmc pld reuse", hmc(Accounting::Pld, GradientCharging::Reuse)),
+        (
+            "hmc pld reuse",
+            hmc(Accounting::Pld, GradientCharging::Reuse),
+        ),
         ("barker", barker()),
         ("subsampled", subsampled()),
     ];
     for (what, g) in &got {
-        eprintln!("(\"{what}\", ({:?}, {:#x}, {:#x}, {:#x})),", g.0, g.1, g.2, g.3);
+        eprintln!(
+            "(\"{what}\", ({:?}, {:#x}, {:#x}, {:#x})),",
+            g.0, g.1, g.2, g.3
+        );
     }
     let exact = exact_kernels();
     eprintln!("exact {:#x?}", exact);
-    let want: [(&str, (Option<u64>, u64, u64, u64)); 6] = PINNED;
+    let want: [(&str, Record); 6] = PINNED;
     for ((what, g), (w_what, w)) in got.iter().zip(want) {
         assert_eq!(*what, w_what);
         assert_eq!(*g, w, "{what}");
@@ -215,7 +223,7 @@ fn seeded_private_runs_are_bit_identical_to_the_pinned_digests() {
     assert_eq!(exact, PINNED_EXACT);
 }
 
-const PINNED: [(&str, (Option<u64>, u64, u64, u64)); 6] = [
+const PINNED: [(&str, Record); 6] = [
     (
         "penalty zcdp",
         (
