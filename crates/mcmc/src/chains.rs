@@ -286,22 +286,92 @@ impl<S: Budgeted> MultiChain<S> {
         burn_in: u64,
         rngs: &mut [R],
     ) -> Result<Vec<Trace>, McmcError> {
-        if rngs.len() != self.chains.len() {
+        let legs = self.legs(iterations, burn_in);
+        self.run_legs(&legs, rngs, &())
+    }
+
+    /// One leg per chain: its share (capped at `iterations`) in a single segment.
+    fn legs(&self, iterations: u64, burn_in: u64) -> Vec<Leg> {
+        self.chains
+            .iter()
+            .map(|c| {
+                let n = c.limit().map_or(iterations, |l| l.min(iterations));
+                Leg {
+                    iterations: n,
+                    burn_in,
+                    segment: n.max(1),
+                }
+            })
+            .collect()
+    }
+
+    /// Runs chain `i` for `legs[i]` with `rngs[i]`, reporting every segment to `progress`.
+    pub(crate) fn run_legs<R: Rng>(
+        &mut self,
+        legs: &[Leg],
+        rngs: &mut [R],
+        progress: &dyn Progress,
+    ) -> Result<Vec<Trace>, McmcError> {
+        self.check_rngs(rngs.len())?;
+        self.chains
+            .iter_mut()
+            .zip(rngs.iter_mut())
+            .zip(legs)
+            .enumerate()
+            .map(|(i, ((c, rng), leg))| leg.run(i, c, rng, progress))
+            .collect()
+    }
+
+    fn check_rngs(&self, got: usize) -> Result<(), McmcError> {
+        if got != self.chains.len() {
             return Err(McmcError::DimensionMismatch {
                 expected: self.chains.len(),
-                got: rngs.len(),
+                got,
             });
         }
-        let mut out = Vec::with_capacity(self.chains.len());
-        for (c, rng) in self.chains.iter_mut().zip(rngs.iter_mut()) {
-            let n = c.limit().map_or(iterations, |l| l.min(iterations));
-            let mut t = Trace::with_burn_in(burn_in);
-            c.run(n, rng, &mut t)?;
-            out.push(t);
-        }
-        Ok(out)
+        Ok(())
     }
 }
+
+/// What one chain of a run does: `iterations` steps in segments of `segment`, the first
+/// `burn_in` draws discarded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Leg {
+    pub(crate) iterations: u64,
+    pub(crate) burn_in: u64,
+    pub(crate) segment: u64,
+}
+
+impl Leg {
+    fn run<S: Sampler, R: Rng>(
+        &self,
+        chain: usize,
+        c: &mut S,
+        rng: &mut R,
+        progress: &dyn Progress,
+    ) -> Result<Trace, McmcError> {
+        let mut t = Trace::with_burn_in(self.burn_in);
+        let mut done = 0;
+        while done < self.iterations {
+            let k = self.segment.min(self.iterations - done);
+            c.run(k, rng, &mut t)?;
+            done += k;
+            progress.advanced(chain, k);
+        }
+        Ok(t)
+    }
+}
+
+/// Receives a multi-chain run's progress (from the chain's worker thread under
+/// `run_parallel`, hence `Sync`). `()` ignores it.
+pub trait Progress: Sync {
+    /// Chain `chain` has run `iterations` more iterations.
+    fn advanced(&self, chain: usize, iterations: u64) {
+        let _ = (chain, iterations);
+    }
+}
+
+impl Progress for () {}
 
 #[cfg(feature = "parallel")]
 impl<S: Budgeted + Send> MultiChain<S> {
@@ -320,25 +390,29 @@ impl<S: Budgeted + Send> MultiChain<S> {
         burn_in: u64,
         rngs: &mut [R],
     ) -> Result<Vec<Trace>, McmcError> {
+        let legs = self.legs(iterations, burn_in);
+        self.run_legs_parallel(&legs, rngs, &())
+    }
+
+    /// [`MultiChain::run_legs`] on the rayon pool.
+    pub(crate) fn run_legs_parallel<R: Rng + Send>(
+        &mut self,
+        legs: &[Leg],
+        rngs: &mut [R],
+        progress: &dyn Progress,
+    ) -> Result<Vec<Trace>, McmcError> {
         use core::panic::AssertUnwindSafe;
         use rayon::prelude::*;
-        if rngs.len() != self.chains.len() {
-            return Err(McmcError::DimensionMismatch {
-                expected: self.chains.len(),
-                got: rngs.len(),
-            });
-        }
+        self.check_rngs(rngs.len())?;
         let results: Vec<Result<Trace, McmcError>> = self
             .chains
             .par_iter_mut()
             .zip(rngs.par_iter_mut())
-            .map(|(c, rng)| {
-                std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    let n = c.limit().map_or(iterations, |l| l.min(iterations));
-                    let mut t = Trace::with_burn_in(burn_in);
-                    c.run(n, rng, &mut t).map(|()| t)
-                }))
-                .map_err(|_| McmcError::WorkerFailed)?
+            .zip(legs.par_iter())
+            .enumerate()
+            .map(|(i, ((c, rng), leg))| {
+                std::panic::catch_unwind(AssertUnwindSafe(|| leg.run(i, c, rng, progress)))
+                    .map_err(|_| McmcError::WorkerFailed)?
             })
             .collect();
         results.into_iter().collect()
