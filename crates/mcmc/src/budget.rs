@@ -291,6 +291,18 @@ pub enum Accounting {
     Pld,
 }
 
+impl Accounting {
+    /// `"zcdp"` or `"pld"` (`None` for anything else).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "zcdp" => Some(Self::Zcdp),
+            "pld" => Some(Self::Pld),
+            _ => None,
+        }
+    }
+}
+
 /// ε spent after composing Gaussian releases of total `m = Σ Δ²/(2σ²)`, at `delta`: the
 /// zCDP conversion (thesis Theorem 1) or the exact Gaussian PLD (SMM19 Lemma 12).
 ///
@@ -752,5 +764,71 @@ impl Budget {
             });
         }
         Ok(())
+    }
+}
+
+impl Mechanism {
+    /// Which accountant composes this mechanism's releases.
+    #[must_use]
+    pub fn accountant(&self) -> &'static str {
+        match self.accounting() {
+            Some(Accounting::Zcdp) => "zCDP (Bun & Steinke 2016)",
+            Some(Accounting::Pld) => "exact Gaussian privacy-loss distribution (SMM19)",
+            None => "RDP with subsampling amplification (WBK19, sum through j = α)",
+        }
+    }
+
+    /// How the accountant's bound becomes (ε, δ).
+    #[must_use]
+    pub fn conversion(&self) -> &'static str {
+        match (self.accounting(), self.rule()) {
+            (Some(Accounting::Zcdp), _) => "zCDP → (ε, δ): ρ + 2√(ρ ln(1/δ)) (thesis Theorem 1)",
+            (Some(Accounting::Pld), _) => "exact (ε, δ) of the Gaussian PLD (thesis Theorem 7)",
+            (None, Some(ConversionRule::Classic)) => "RDP → (ε, δ): Mironov 2017 Prop. 3",
+            (None, _) => "RDP → (ε, δ): best of Mironov 2017 Prop. 3 and Balle et al. 2020",
+        }
+    }
+}
+
+/// One line of prose generated from the value: the mechanism, its reference and parameters.
+impl core::fmt::Display for Mechanism {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            Self::Penalty {
+                tau, n, n_exponent, ..
+            } => write!(
+                f,
+                "DP penalty (Yildirim & Ermiş 2019; thesis Theorems 6-7): Gaussian noise on \
+                 clipped log-ratio sums, multiplier τn^α with τ = {tau}, α = {n_exponent}, \
+                 n = {n}"
+            ),
+            Self::Hmc {
+                tau_l,
+                tau_g,
+                n,
+                leapfrog,
+                charging,
+                ..
+            } => write!(
+                f,
+                "DP HMC (thesis §5.2): Gaussian noise on clipped log-ratio sums (τ_l = {tau_l}) \
+                 and gradient sums (τ_g = {tau_g}), {leapfrog} leapfrog steps, {} gradients, \
+                 n = {n}",
+                match charging {
+                    GradientCharging::Fresh => "fresh",
+                    GradientCharging::Reuse => "reused (Algorithm 3)",
+                }
+            ),
+            Self::SubsampledPenalty { tau, n, batch, .. } => write!(
+                f,
+                "subsampled DP penalty (thesis Theorem 9): noise variance τc² with τ = {tau} on \
+                 batches of {batch} of n = {n} rows drawn without replacement"
+            ),
+            Self::Barker { n, batch, .. } => write!(
+                f,
+                "DP Barker (Heikkilä et al. 2019; thesis Theorem 8): noise variance 2 on \
+                 batches of {batch} of n = {n} rows drawn without replacement"
+            ),
+        }
     }
 }

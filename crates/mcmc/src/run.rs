@@ -43,6 +43,7 @@ use rand_core::CryptoRng;
 
 use crate::budget::{Accounting, Budget, GradientCharging};
 use crate::chains::{Leg, Progress};
+use crate::diagnostics::{ess_bulk, split_rhat};
 use crate::model::PriorGradient;
 use crate::rng::NoNoise;
 use crate::{
@@ -602,6 +603,31 @@ impl<P, L, N> Run<P, L, N> {
             allowed: self.allowed,
             releases,
         })
+    }
+}
+
+impl RunOutput {
+    /// Per coordinate `(bulk ESS, R̂)` of the kept draws: over the chains (split-R̂) when there
+    /// are several, over the two halves of the draws as two chains for one chain. NaN where a
+    /// chain is too short.
+    #[must_use]
+    pub fn diagnostics(&self) -> Vec<(f64, f64)> {
+        let d = self.traces.first().map_or(0, |t| t.dim);
+        (0..d)
+            .map(|j| {
+                let cols: Vec<Vec<f64>> = self.traces.iter().map(|t| t.coordinate(j)).collect();
+                let all: Vec<&[f64]> = cols.iter().map(Vec::as_slice).collect();
+                let rhat = if let [col] = all.as_slice() {
+                    let half = col.len() / 2;
+                    let (a, b) = col.split_at(half);
+                    split_rhat(&[a, &b[..half.min(b.len())]])
+                } else {
+                    split_rhat(&all)
+                };
+                let ess = ess_bulk(&all).unwrap_or(f64::NAN);
+                (ess, rhat.unwrap_or(f64::NAN))
+            })
+            .collect()
     }
 }
 
