@@ -11,16 +11,17 @@ use dpinfer::mcmc::McmcError;
 use dpinfer::mcmc::budget::Accounting;
 use dpinfer::mcmc::model::{BananaPriorGrad, GaussianPrior, PriorGradient};
 use dpinfer::mcmc::run::{
-    DpBarker, DpHmc, DpPenalty, Kernel, Run, RunOutput, RunSettings, Scale, Target, Walk, WalkKind,
+    DpBarker, DpHmc, DpPenalty, Kernel, Run, RunSettings, Scale, Target, Walk, WalkKind,
 };
 use dpinfer::simulators::{RowGradient, RowLikelihood};
 
+mod outcome;
+
 use crate::config::{Config, SamplerKind};
 use crate::model::Model;
-use crate::private::{Ledger, noise_label, noise_rng};
+use crate::private::{noise_label, noise_rng};
 use crate::progress::Bar;
-use crate::results::{Chart, Diagnostic, Outcome};
-use crate::svg::Series;
+use crate::results::Outcome;
 
 /// Names the config key behind a library error.
 fn mcmc_err(e: McmcError) -> anyhow::Error {
@@ -162,121 +163,13 @@ where
     ));
     let out = run.run(&pb).map_err(mcmc_err)?;
     pb.0.finish_and_clear();
-    let (ledger, facts) = match (&out.budget, out.spent) {
-        (Some(b), Some((epsilon, delta))) => {
-            let (k, allowed) = (out.iterations[0], out.allowed.unwrap_or(0));
-            let m = b.mechanism();
-            let ledger = Ledger {
-                epsilon,
-                delta,
-                accountant: m.accountant().into(),
-                conversion: m.conversion().into(),
-                neighbouring: "replace-one (one data row changed)".into(),
-                mechanism: format!("{m}; {k} iterations (budget allows {allowed})"),
-                noise: noise_label(cfg.seeds.noise),
-            };
-            (
-                ledger,
-                vec![("iterations".into(), k as f64), ("n".into(), n)],
-            )
-        }
-        _ => (
-            Ledger::not_private("random-walk Metropolis on the raw data"),
-            Vec::new(),
-        ),
+    let ledger = outcome::ledger(&out, noise_label(cfg.seeds.noise));
+    let facts = match out.budget {
+        Some(_) => vec![
+            ("iterations".into(), out.iterations[0] as f64),
+            ("n".into(), n),
+        ],
+        None => Vec::new(),
     };
-    outcome(cfg, model, out, ledger, facts)
-}
-
-fn series(label: &str, x: Vec<f64>, y: Vec<f64>) -> Series {
-    let label = label.into();
-    Series { label, x, y }
-}
-
-fn chart(stem: &str, title: String, ylabel: &str, series: Vec<Series>) -> Chart {
-    let (stem, xlabel, ylabel) = (stem.into(), "iteration".into(), ylabel.into());
-    Chart {
-        stem,
-        title,
-        xlabel,
-        ylabel,
-        series,
-        log_y: false,
-    }
-}
-
-fn table(stem: &str, columns: &[&str], rows: Vec<Vec<f64>>) -> Diagnostic {
-    let columns = columns.iter().map(|c| (*c).to_string()).collect();
-    Diagnostic {
-        stem: stem.into(),
-        columns,
-        rows,
-    }
-}
-
-fn outcome(
-    cfg: &Config,
-    model: &Model,
-    r: RunOutput,
-    ledger: Ledger,
-    mut facts: Vec<(String, f64)>,
-) -> Result<Outcome> {
-    let t = &r.traces[0];
-    let (names, kept) = (model.names(), t.len());
-    facts.push(("acceptance_rate".into(), t.acceptance_rate()));
-    facts.push(("clip_fraction_nonprivate".into(), t.clip_fraction()));
-    facts.push(("kept_draws".into(), kept as f64));
-    let it: Vec<f64> = (0..kept).map(|i| (i as u64 + t.burn_in) as f64).collect();
-    let mut rows = Vec::new();
-    for (j, (ess, rhat)) in r.diagnostics().into_iter().enumerate() {
-        facts.push((format!("ess_bulk_{}", names[j]), ess));
-        facts.push((format!("split_rhat_{}", names[j]), rhat));
-        rows.push(vec![j as f64, ess, rhat]);
-    }
-    let trace = (0..t.dim).map(|j| series(&names[j], it.clone(), t.coordinate(j)));
-    let title = format!("{} trace (after burn-in)", cfg.sampler.kind);
-    let mut charts = vec![chart("trace", title, "θ", trace.collect())];
-    if let Some(&(last, _)) = r.epsilon.last() {
-        let (x, y) = r.epsilon.iter().map(|&(k, e)| (k as f64, e)).unzip();
-        let budget = series(
-            "budget",
-            vec![0.0, last as f64],
-            vec![cfg.privacy.epsilon; 2],
-        );
-        let title = format!("ε spent (δ = {})", ledger.delta);
-        charts.push(chart(
-            "epsilon-spent",
-            title,
-            "ε",
-            vec![series("ε spent", x, y), budget],
-        ));
-    }
-    let noise = t
-        .noise_sd
-        .iter()
-        .enumerate()
-        .map(|(i, s)| vec![i as f64, *s]);
-    let diagnostics = vec![
-        table(
-            "chain-diagnostics",
-            &["parameter", "ess_bulk", "split_rhat"],
-            rows,
-        ),
-        table("noise-sd", &["iteration", "noise_sd"], noise.collect()),
-    ];
-    Ok(Outcome {
-        model: model.name().into(),
-        sampler: cfg.sampler.kind.clone(),
-        names,
-        samples: t.draws.clone(),
-        weights: None,
-        truth: model.truth(),
-        ledger,
-        facts,
-        diagnostics,
-        charts,
-        reproduced: false,
-        warnings: Vec::new(),
-        prior_draws: None,
-    })
+    Ok(outcome::outcome(cfg, model, out, ledger, facts))
 }

@@ -832,3 +832,95 @@ impl core::fmt::Display for Mechanism {
         }
     }
 }
+
+#[cfg(feature = "alloc")]
+impl Budget {
+    /// The privacy claim of `k` iterations in total over `chains` chains: the released events
+    /// with their counts, composed by the accountant this budget uses, under substitute-one-row
+    /// neighbours ([`dpinfer_accountants::Neighbouring::ReplaceOne`]), reported at this
+    /// budget's δ.
+    ///
+    /// * DP penalty: `k × Gaussian(σ = τn^α, Δ = 1)` (the release's noise sd over its
+    ///   sensitivity), zCDP with the Bun–Steinke conversion (thesis Theorem 1, as the budget)
+    ///   or the exact Gaussian PLD.
+    /// * DP HMC: `k × Gaussian(σ = τ_l√n, Δ = 1)` ratio tests and
+    ///   [`gradient_releases`] `× Gaussian(σ = τ_g√n, Δ = 1)` gradients.
+    /// * Subsampled DP penalty: `k × SampledWithoutReplacement(|B| of n, Gaussian(σ = √τ,
+    ///   Δ = 1))` by the RDP accountant with this budget's conversion rule.
+    /// * DP Barker: `None` — HJDH19's Theorem 8 test has no accountants `Event` yet; its
+    ///   (ε, δ) is [`Budget::spent`].
+    ///
+    /// The claim's accountant may round differently from [`Budget::spent`]; both are upper
+    /// bounds of the same composition (compared in `tests/run.rs`).
+    ///
+    /// # Errors
+    ///
+    /// Accounting failures.
+    pub fn claim(
+        &self,
+        k: u64,
+        chains: u64,
+    ) -> Result<Option<dpinfer_accountants::Claim>, McmcError> {
+        use alloc::boxed::Box;
+        use alloc::vec;
+        use dpinfer_accountants::{AccountantKind, Claim, EventBuf, Neighbouring};
+        let gaussian = |sigma: f64| EventBuf::Gaussian {
+            sigma,
+            sensitivity: 1.0,
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let sqrt_n = |n: usize| rows(n).map(|n| libm::sqrt(n as f64));
+        let kind = |a| match a {
+            Accounting::Zcdp => AccountantKind::Zcdp,
+            Accounting::Pld => AccountantKind::Pld,
+        };
+        let (events, accountant, rule) = match self.mechanism {
+            Mechanism::Penalty {
+                tau,
+                n,
+                n_exponent,
+                accounting,
+            } => {
+                let m = penalty_multiplier(tau, n, n_exponent)?;
+                (
+                    vec![(gaussian(m), k)],
+                    kind(accounting),
+                    ConversionRule::Classic,
+                )
+            }
+            Mechanism::Hmc {
+                tau_l,
+                tau_g,
+                n,
+                leapfrog,
+                charging,
+                accounting,
+            } => {
+                let g = gradient_releases(k, u64::from(leapfrog), charging, chains);
+                let events = vec![
+                    (gaussian(tau_l * sqrt_n(n)?), k),
+                    (gaussian(tau_g * sqrt_n(n)?), g),
+                ];
+                (events, kind(accounting), ConversionRule::Classic)
+            }
+            Mechanism::SubsampledPenalty {
+                tau,
+                n,
+                batch,
+                rule,
+            } => {
+                let event = EventBuf::SampledWithoutReplacement {
+                    batch: rows(batch)?,
+                    population: rows(n)?,
+                    event: Box::new(gaussian(libm::sqrt(tau))),
+                };
+                (vec![(event, k)], AccountantKind::Rdp, rule)
+            }
+            Mechanism::Barker { .. } => return Ok(None),
+        };
+        let relation = Neighbouring::ReplaceOne;
+        Ok(Some(Claim::account(
+            relation, accountant, rule, events, self.delta,
+        )?))
+    }
+}

@@ -38,6 +38,7 @@
 
 use alloc::vec;
 use alloc::vec::Vec;
+use dpinfer_accountants::Claim;
 use dpinfer_simulators::{RowGradient, RowLikelihood, SimStream};
 use rand_core::CryptoRng;
 
@@ -373,6 +374,10 @@ pub struct RunOutput {
     pub allowed: Option<u64>,
     /// Every noisy release, summed over the chains (an audit record).
     pub releases: Releases,
+    /// The run's privacy claim as a value (relation, events with counts, accountant,
+    /// conversion, report; [`Budget::claim`]); `None` for exact kernels and for DP Barker,
+    /// whose test has no accountants event yet (its (ε, δ) is `spent`).
+    pub claim: Option<Claim>,
 }
 
 impl<P, L, N> Run<P, L, N>
@@ -572,8 +577,8 @@ impl<P, L, N> Run<P, L, N> {
 
     fn output(self, traces: Vec<Trace>, releases: Releases) -> Result<RunOutput, McmcError> {
         let chains = self.legs.len() as u64;
-        let (epsilon, spent) = match &self.budget {
-            None => (Vec::new(), None),
+        let (epsilon, spent, claim) = match &self.budget {
+            None => (Vec::new(), None, None),
             Some(b) => {
                 let segments = self
                     .legs
@@ -591,7 +596,7 @@ impl<P, L, N> Run<P, L, N> {
                     eps.push((done, b.spent(done, chains)?.0));
                 }
                 let total = self.legs.iter().map(|l| l.iterations).sum();
-                (eps, Some(b.spent(total, chains)?))
+                (eps, Some(b.spent(total, chains)?), b.claim(total, chains)?)
             }
         };
         Ok(RunOutput {
@@ -602,6 +607,7 @@ impl<P, L, N> Run<P, L, N> {
             budget: self.budget,
             allowed: self.allowed,
             releases,
+            claim,
         })
     }
 }
