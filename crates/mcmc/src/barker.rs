@@ -1,7 +1,6 @@
 //! Barker's acceptance test and DP Barker (Heikkilä et al. 2019; thesis §3.2, Algorithm 2,
 //! Theorem 8).
 
-use alloc::vec::Vec;
 use dpinfer_simulators::{Prior, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
@@ -10,8 +9,7 @@ use crate::batch::Batcher;
 use crate::budget::{Budget, Mechanism};
 use crate::model::log_ratio_sum;
 use crate::noise::PrivacyNoise;
-use crate::penalty::check_common;
-use crate::proposal::{Proposal, ProposalState};
+use crate::proposal::{Proposal, Walker};
 use crate::rng::{NoNoise, logistic};
 use crate::sampler::{Counts, Meter, Sampler, Step};
 use crate::vcorr::VCorr;
@@ -62,10 +60,7 @@ struct Private {
 pub struct Barker<P, L, N = NoNoise> {
     prior: P,
     lik: L,
-    theta: Vec<f64>,
-    proposed: Vec<f64>,
-    log_prior: f64,
-    proposal: ProposalState,
+    walk: Walker,
     temperature: f64,
     private: Option<Private>,
     noise: N,
@@ -85,15 +80,11 @@ impl<P: Prior, L: RowLikelihood> Barker<P, L, NoNoise> {
         settings: BarkerSettings,
         init: &[f64],
     ) -> Result<Self, McmcError> {
-        let lp = check_common(&prior, &lik, settings.temperature, init)?;
-        settings.proposal.validate(init.len())?;
+        let walk = Walker::new(&prior, &lik, settings.proposal, settings.temperature, init)?;
         Ok(Self {
-            proposal: ProposalState::new(settings.proposal, init.len()),
+            walk,
             prior,
             lik,
-            theta: init.to_vec(),
-            proposed: init.to_vec(),
-            log_prior: lp,
             temperature: settings.temperature,
             private: None,
             noise: NoNoise,
@@ -117,7 +108,7 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Barker<P, L, N> {
         init: &[f64],
         noise: N,
     ) -> Result<Self, McmcError> {
-        let mut b = Barker::exact(prior, lik, settings, init)?;
+        let b = Barker::exact(prior, lik, settings, init)?;
         let n = b.lik.n_rows();
         let budget = Budget::new(
             Mechanism::Barker {
@@ -142,10 +133,7 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Barker<P, L, N> {
         Ok(Barker {
             prior: b.prior,
             lik: b.lik,
-            theta: core::mem::take(&mut b.theta),
-            proposed: core::mem::take(&mut b.proposed),
-            log_prior: b.log_prior,
-            proposal: b.proposal,
+            walk: b.walk,
             temperature: b.temperature,
             private: Some(private),
             noise,
@@ -171,15 +159,14 @@ impl<P, L, N> Barker<P, L, N> {
 
 impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L, N> {
     fn dim(&self) -> usize {
-        self.theta.len()
+        self.walk.theta.len()
     }
     fn position(&self) -> &[f64] {
-        &self.theta
+        &self.walk.theta
     }
     fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
         self.meter.begin()?;
-        self.proposal.propose(rng, &self.theta, &mut self.proposed);
-        let lp_new = self.prior.ln_density(&self.proposed);
+        let (_, lp_new) = self.walk.propose(rng, &self.prior);
         let mut evaluated = 0;
         let mut clipped = 0;
         let mut noise_sd = 0.0;
@@ -187,9 +174,10 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L,
             match &mut self.private {
                 None => {
                     let n = self.lik.n_rows();
-                    let sum = log_ratio_sum(&self.lik, &self.theta, &self.proposed, 0, n)?;
+                    let sum =
+                        log_ratio_sum(&self.lik, &self.walk.theta, &self.walk.proposed, 0, n)?;
                     evaluated = n;
-                    let lambda = self.temperature * sum + lp_new - self.log_prior;
+                    let lambda = self.temperature * sum + lp_new - self.walk.log_prior;
                     lambda + logistic(rng) > 0.0
                 }
                 Some(p) => {
@@ -199,8 +187,8 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L,
                         sum_sq: s2,
                         clipped: c,
                     } = self.lik.clipped_log_ratio_rows(
-                        &self.theta,
-                        &self.proposed,
+                        &self.walk.theta,
+                        &self.walk.proposed,
                         rows,
                         p.bound,
                     )?;
@@ -226,19 +214,15 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L,
                     let noisy = noisy + rest * self.noise.std_normal();
                     noise_sd = libm::sqrt(sd_eff * sd_eff + rest * rest);
                     let corr = p.vcorr.sample(&mut self.noise);
-                    noisy + lp_new - self.log_prior + corr > 0.0
+                    noisy + lp_new - self.walk.log_prior + corr > 0.0
                 }
             }
         } else {
             false
         };
-        if accepted {
-            self.theta.copy_from_slice(&self.proposed);
-            self.log_prior = lp_new;
-        }
-        self.proposal.after(accepted);
+        self.walk.decide(accepted, lp_new);
         Ok(self.meter.step(
-            &self.theta,
+            &self.walk.theta,
             Counts {
                 accepted,
                 ratios: (evaluated, clipped),

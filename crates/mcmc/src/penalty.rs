@@ -1,7 +1,6 @@
 //! Random-walk Metropolis–Hastings and the DP penalty algorithm (thesis §2.2, §3.1;
 //! Yildirim & Ermiş 2019).
 
-use alloc::vec::Vec;
 use dpinfer_simulators::{Prior, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
@@ -10,7 +9,7 @@ use crate::budget::{Accounting, Budget, Mechanism, penalty_multiplier};
 use crate::error::positive;
 use crate::model::log_ratio_sum;
 use crate::noise::PrivacyNoise;
-use crate::proposal::{Proposal, ProposalState};
+use crate::proposal::{Proposal, Walker};
 use crate::rng::{NoNoise, log_uniform};
 use crate::sampler::{Counts, Meter, Sampler, Step};
 
@@ -67,10 +66,7 @@ struct Private {
 pub struct Penalty<P, L, N = NoNoise> {
     prior: P,
     lik: L,
-    theta: Vec<f64>,
-    proposed: Vec<f64>,
-    log_prior: f64,
-    proposal: ProposalState,
+    walk: Walker,
     temperature: f64,
     clip: Option<f64>,
     private: Option<Private>,
@@ -126,15 +122,11 @@ impl<P: Prior, L: RowLikelihood> Penalty<P, L, NoNoise> {
         settings: PenaltySettings,
         init: &[f64],
     ) -> Result<Self, McmcError> {
-        let lp = check_common(&prior, &lik, settings.temperature, init)?;
-        settings.proposal.validate(init.len())?;
+        let walk = Walker::new(&prior, &lik, settings.proposal, settings.temperature, init)?;
         Ok(Self {
-            proposal: ProposalState::new(settings.proposal, init.len()),
+            walk,
             prior,
             lik,
-            theta: init.to_vec(),
-            proposed: init.to_vec(),
-            log_prior: lp,
             temperature: settings.temperature,
             clip: None,
             private: None,
@@ -169,8 +161,7 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Penalty<P, L, N> {
         init: &[f64],
         noise: N,
     ) -> Result<Self, McmcError> {
-        let lp = check_common(&prior, &lik, settings.temperature, init)?;
-        settings.proposal.validate(init.len())?;
+        let walk = Walker::new(&prior, &lik, settings.proposal, settings.temperature, init)?;
         positive("clip", privacy.clip)?;
         let n = lik.n_rows();
         let budget = Budget::new(
@@ -185,12 +176,9 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Penalty<P, L, N> {
         )?;
         let multiplier = penalty_multiplier(privacy.tau, n, privacy.n_exponent)?;
         Ok(Self {
-            proposal: ProposalState::new(settings.proposal, init.len()),
+            walk,
             prior,
             lik,
-            theta: init.to_vec(),
-            proposed: init.to_vec(),
-            log_prior: lp,
             temperature: settings.temperature,
             clip: Some(privacy.clip),
             private: Some(Private {
@@ -207,15 +195,14 @@ crate::chains::metered!(Penalty);
 
 impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
     fn dim(&self) -> usize {
-        self.theta.len()
+        self.walk.theta.len()
     }
     fn position(&self) -> &[f64] {
-        &self.theta
+        &self.walk.theta
     }
     fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
         self.meter.begin()?;
-        let dist = self.proposal.propose(rng, &self.theta, &mut self.proposed);
-        let lp_new = self.prior.ln_density(&self.proposed);
+        let (dist, lp_new) = self.walk.propose(rng, &self.prior);
         let n = self.lik.n_rows();
         let mut evaluated = 0;
         let mut clipped = 0;
@@ -233,8 +220,8 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
             let sum = match self.clip {
                 Some(l) => {
                     let cs = self.lik.clipped_log_ratio_sum(
-                        &self.theta,
-                        &self.proposed,
+                        &self.walk.theta,
+                        &self.walk.proposed,
                         0,
                         n,
                         l * dist,
@@ -242,7 +229,7 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
                     clipped = cs.clipped;
                     cs.sum
                 }
-                None => log_ratio_sum(&self.lik, &self.theta, &self.proposed, 0, n)?,
+                None => log_ratio_sum(&self.lik, &self.walk.theta, &self.walk.proposed, 0, n)?,
             };
             evaluated = n;
             let mut sum = sum;
@@ -260,17 +247,13 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
                 noise_sd = self.temperature * sd_eff;
                 penalty = 0.5 * noise_sd * noise_sd;
             }
-            let lambda = self.temperature * sum + lp_new - self.log_prior;
+            let lambda = self.temperature * sum + lp_new - self.walk.log_prior;
             // NaN λ (exact kernel with a NaN row) rejects.
             log_uniform(rng) < lambda - penalty
         };
-        if accepted {
-            self.theta.copy_from_slice(&self.proposed);
-            self.log_prior = lp_new;
-        }
-        self.proposal.after(accepted);
+        self.walk.decide(accepted, lp_new);
         Ok(self.meter.step(
-            &self.theta,
+            &self.walk.theta,
             Counts {
                 accepted,
                 ratios: (evaluated, clipped),

@@ -1,6 +1,5 @@
 //! DP penalty with subsampling (thesis §4.1, Lemma 1, Theorem 9).
 
-use alloc::vec::Vec;
 use dpinfer_simulators::{Prior, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
@@ -9,8 +8,7 @@ use crate::batch::Batcher;
 use crate::budget::{Budget, Mechanism};
 use crate::error::positive;
 use crate::noise::PrivacyNoise;
-use crate::penalty::check_common;
-use crate::proposal::{Proposal, ProposalState};
+use crate::proposal::{Proposal, Walker};
 use crate::rng::{NoNoise, log_uniform};
 use crate::sampler::{Counts, Meter, Sampler, Step};
 
@@ -59,10 +57,7 @@ struct Private {
 pub struct SubsampledPenalty<P, L, N = NoNoise> {
     prior: P,
     lik: L,
-    theta: Vec<f64>,
-    proposed: Vec<f64>,
-    log_prior: f64,
-    proposal: ProposalState,
+    walk: Walker,
     s: SubsampledPenaltySettings,
     batcher: Batcher,
     private: Option<Private>,
@@ -95,8 +90,13 @@ impl<P: Prior, L: RowLikelihood> SubsampledPenalty<P, L, NoNoise> {
         settings: SubsampledPenaltySettings,
         init: &[f64],
     ) -> Result<Self, McmcError> {
-        let lp = check_common(&prior, &lik, settings.temperature, init)?;
-        settings.proposal.validate(init.len())?;
+        let walk = Walker::new(
+            &prior,
+            &lik,
+            settings.proposal.clone(),
+            settings.temperature,
+            init,
+        )?;
         positive("clip", settings.clip)?;
         let n = lik.n_rows();
         if settings.batch < 2 || settings.batch > n {
@@ -106,13 +106,10 @@ impl<P: Prior, L: RowLikelihood> SubsampledPenalty<P, L, NoNoise> {
             });
         }
         Ok(Self {
-            proposal: ProposalState::new(settings.proposal.clone(), init.len()),
+            walk,
             batcher: Batcher::new(n, settings.batch),
             prior,
             lik,
-            theta: init.to_vec(),
-            proposed: init.to_vec(),
-            log_prior: lp,
             s: settings,
             private: None,
             noise: NoNoise,
@@ -150,10 +147,7 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> SubsampledPenalty<P, L, N> {
         Ok(SubsampledPenalty {
             prior: e.prior,
             lik: e.lik,
-            theta: e.theta,
-            proposed: e.proposed,
-            log_prior: e.log_prior,
-            proposal: e.proposal,
+            walk: e.walk,
             s: e.s,
             batcher: e.batcher,
             private: Some(Private { tau: privacy.tau }),
@@ -167,15 +161,14 @@ crate::chains::metered!(SubsampledPenalty);
 
 impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for SubsampledPenalty<P, L, N> {
     fn dim(&self) -> usize {
-        self.theta.len()
+        self.walk.theta.len()
     }
     fn position(&self) -> &[f64] {
-        &self.theta
+        &self.walk.theta
     }
     fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
         self.meter.begin()?;
-        let dist = self.proposal.propose(rng, &self.theta, &mut self.proposed);
-        let lp_new = self.prior.ln_density(&self.proposed);
+        let (dist, lp_new) = self.walk.propose(rng, &self.prior);
         let n = self.lik.n_rows();
         let b = self.s.batch;
         let (mut evaluated, mut clipped, mut noise_sd) = (0, 0, 0.0);
@@ -192,8 +185,8 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for SubsampledPenalty<
                 sum_sq: s2,
                 clipped: c,
             } = self.lik.clipped_log_ratio_rows(
-                &self.theta,
-                &self.proposed,
+                &self.walk.theta,
+                &self.walk.proposed,
                 rows,
                 self.s.clip * dist,
             )?;
@@ -217,16 +210,12 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for SubsampledPenalty<
                 noise_sd = sd_eff;
                 var = sd_eff * sd_eff;
             }
-            let released = data + lp_new - self.log_prior;
+            let released = data + lp_new - self.walk.log_prior;
             log_uniform(rng) < released - 0.5 * var
         };
-        if accepted {
-            self.theta.copy_from_slice(&self.proposed);
-            self.log_prior = lp_new;
-        }
-        self.proposal.after(accepted);
+        self.walk.decide(accepted, lp_new);
         Ok(self.meter.step(
-            &self.theta,
+            &self.walk.theta,
             Counts {
                 accepted,
                 ratios: (evaluated, clipped),

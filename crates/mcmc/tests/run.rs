@@ -287,7 +287,10 @@ fn claims_are_values_that_match_the_budget() {
                 assert!(matches!(kernel, Kernel::DpBarker(_)));
                 continue;
             };
-            eprintln!("{kernel:?} m = {m}: budget ε {eps}, claim ε {}", claim.epsilon());
+            eprintln!(
+                "{kernel:?} m = {m}: budget ε {eps}, claim ε {}",
+                claim.epsilon()
+            );
             assert_eq!(claim.relation, Neighbouring::ReplaceOne);
             assert_eq!(claim.delta(), delta);
             assert!((claim.epsilon() - eps).abs() <= 1e-9 * eps, "{claim}");
@@ -322,7 +325,10 @@ fn claims_are_values_that_match_the_budget() {
     let k = b.max_iterations();
     let claim = b.claim(k, 1).unwrap().unwrap();
     let (eps, _) = b.spent(k, 1).unwrap();
-    eprintln!("subsampled: k = {k}, budget ε {eps}, claim ε {}", claim.epsilon());
+    eprintln!(
+        "subsampled: k = {k}, budget ε {eps}, claim ε {}",
+        claim.epsilon()
+    );
     assert!(matches!(
         claim.events[0].0,
         EventBuf::SampledWithoutReplacement {
