@@ -274,7 +274,7 @@ pub struct RunSettings {
     /// Seed of the public randomness (default 0).
     pub seed: u64,
     /// Segments per chain after which [`Progress`] hears of it and ε spent is recorded
-    /// (default 40; never changes a draw).
+    /// (default 40; never changes a draw; every segment costs one accountant evaluation).
     pub segments: u64,
 }
 
@@ -591,7 +591,7 @@ impl<P, L, N> Run<P, L, N> {
                     let done: u64 = self
                         .legs
                         .iter()
-                        .map(|l| (s * l.segment).min(l.iterations))
+                        .map(|l| s.saturating_mul(l.segment).min(l.iterations))
                         .sum();
                     eps.push((done, b.spent(done, chains)?.0));
                 }
