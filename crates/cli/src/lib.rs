@@ -22,6 +22,7 @@ pub mod mcmc;
 pub mod model;
 pub mod pmc;
 pub mod private;
+mod progress;
 pub mod public;
 pub mod release;
 pub mod results;

@@ -1,32 +1,41 @@
-//! MCMC from the command line: random-walk Metropolis (non-private), DP penalty, DP Barker and
-//! DP HMC from `dpinfer-mcmc`, on the models with a per-row likelihood (gaussian-mean,
-//! banana). Writes the trace, acceptance and ε-spent trajectories.
+//! MCMC from the command line: turns `[sampler]` into a `dpinfer-mcmc` run (random-walk
+//! Metropolis, DP penalty, DP Barker, DP HMC), runs it on the models with a per-row
+//! likelihood (gaussian-mean, banana) and writes the trace, diagnostics and ε spent. The
+//! library owns the samplers, their defaults, the budget and the run; this file only maps
+//! config keys and writes results.
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
-use dpinfer::mcmc::budget::{Accounting, GradientCharging};
-use dpinfer::mcmc::diagnostics::{ess_bulk, split_rhat};
+use anyhow::{Result, bail};
+use dpinfer::mcmc::McmcError;
+use dpinfer::mcmc::budget::Accounting;
 use dpinfer::mcmc::model::{BananaPriorGrad, GaussianPrior, PriorGradient};
-use dpinfer::mcmc::{
-    Barker, BarkerPrivacy, BarkerSettings, Budgeted, Hmc, HmcPrivacy, HmcSettings, McmcError,
-    Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Sampler, Trace,
+use dpinfer::mcmc::run::{
+    DpBarker, DpHmc, DpPenalty, Kernel, Run, RunSettings, Scale, Target, Walk, WalkKind,
 };
-use dpinfer::simulators::{RowGradient, RowLikelihood, SimStream};
+use dpinfer::simulators::{RowGradient, RowLikelihood};
+
+mod outcome;
 
 use crate::config::{Config, SamplerKind};
 use crate::model::Model;
-use crate::private::{Ledger, noise_rng};
-use crate::results::{Chart, Diagnostic, Outcome};
-use crate::svg::Series;
+use crate::private::{noise_label, noise_rng};
+use crate::progress::Bar;
+use crate::results::Outcome;
 
-/// Stream domain of the chain's public randomness (proposals, momenta, batches).
-const MCMC_DOMAIN: u64 = 0x4d43_4d43_0000_0000;
-/// Segments of the run after which ε spent is read from the sampler.
-const SEGMENTS: u64 = 40;
-
+/// Names the config key behind a library error.
 fn mcmc_err(e: McmcError) -> anyhow::Error {
-    anyhow::anyhow!("mcmc: {e}")
+    match e {
+        McmcError::WrongLength { .. } => anyhow::anyhow!("sampler.{e}"),
+        McmcError::InvalidSize { name, value } if name == "iterations" || name == "burn_in" => {
+            anyhow::anyhow!("sampler.{name} = {value} must be positive and burn_in < iterations")
+        }
+        McmcError::BudgetExhausted { allowed } => anyhow::anyhow!(
+            "the privacy budget allows only {allowed} iterations; increase privacy.epsilon or \
+             the noise multiplier"
+        ),
+        e => anyhow::anyhow!("mcmc: {e}"),
+    }
 }
 
 /// Runs the configured MCMC sampler on the observed data. A private sampler calls
@@ -42,21 +51,25 @@ pub fn run(
     _dir: &Path,
     before_noise: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Outcome> {
+    let data = |e| anyhow::anyhow!("data: {e}");
     match model {
         Model::GaussianMean(m) => {
             let p = m.prior();
             let prior = GaussianPrior::new(1, p.mean(), p.sd()).map_err(mcmc_err)?;
-            let lik = m
-                .likelihood(obs)
-                .map_err(|e| anyhow::anyhow!("data: {e}"))?;
+            let lik = m.likelihood(obs).map_err(data)?;
             drive(cfg, model, prior, lik, &[p.mean()], before_noise)
         }
         Model::Banana(b) => {
-            let prior = BananaPriorGrad::new(b);
-            let lik = b.data(obs).map_err(|e| anyhow::anyhow!("data: {e}"))?;
-            let mut init = vec![0.0; b.settings().dim];
-            init[1] = 0.0;
-            drive(cfg, model, prior, lik, &init, before_noise)
+            let lik = b.data(obs).map_err(data)?;
+            let init = vec![0.0; b.settings().dim];
+            drive(
+                cfg,
+                model,
+                BananaPriorGrad::new(b),
+                lik,
+                &init,
+                before_noise,
+            )
         }
         _ => bail!(
             "model {} has no per-row likelihood; MCMC samplers need gaussian-mean or banana \
@@ -66,49 +79,51 @@ pub fn run(
     }
 }
 
-/// Reads (ε, δ) spent from a chain.
-type Spent<S> = dyn Fn(&S) -> Result<Option<(f64, f64)>, McmcError>;
-
-struct Run {
-    trace: Trace,
-    eps: Vec<(f64, f64)>,
-    ledger: Ledger,
-    facts: Vec<(String, f64)>,
-}
-
-fn segments<S: Sampler>(
-    chain: &mut S,
-    total: u64,
-    burn_in: u64,
-    rng: &mut SimStream,
-    spent: &Spent<S>,
-) -> Result<(Trace, Vec<(f64, f64)>)> {
-    let mut trace = Trace::with_burn_in(burn_in);
-    let mut eps = vec![(0.0, 0.0)];
-    let seg = total.div_ceil(SEGMENTS).max(1);
-    let mut done = 0;
-    let pb = crate::jobs::bar(total, "sampling");
-    while done < total {
-        let k = seg.min(total - done);
-        chain.run(k, rng, &mut trace).map_err(mcmc_err)?;
-        done += k;
-        pb.inc(k);
-        if let Some((e, _)) = spent(chain).map_err(mcmc_err)? {
-            eps.push((done as f64, e));
+/// `dst = src` for every configured `src` (unset keys keep the library's default).
+macro_rules! set {
+    ($($dst:expr => $src:expr),+) => {$(
+        if let Some(v) = &$src {
+            $dst.clone_from(v);
         }
-    }
-    pb.finish_and_clear();
-    Ok((trace, eps))
+    )+};
 }
 
-fn accounting(cfg: &Config) -> (Accounting, &'static str) {
-    match cfg.sampler.accounting.as_deref() {
-        Some("zcdp") => (Accounting::Zcdp, "zCDP → (ε, δ) (thesis Theorem 6)"),
-        _ => (
-            Accounting::Pld,
-            "Gaussian PLD, exact (ε, δ) (thesis Theorem 7)",
-        ),
-    }
+/// `[sampler]` and `[privacy]` as a library kernel (unset keys keep the library's defaults).
+fn kernel(cfg: &Config) -> Result<Kernel> {
+    let s = &cfg.sampler;
+    let walk = |kind| {
+        let mut w = Walk::new(kind);
+        set!(w.scale => s.proposal_scale.map(Scale::Uniform), w.temperature => s.temperature);
+        set!(w.scale => s.proposal_scales.clone().map(Scale::PerCoordinate));
+        w
+    };
+    let (epsilon, delta) = (cfg.privacy.epsilon, cfg.privacy.delta);
+    let target = Target { epsilon, delta };
+    let accounting = s.accounting.as_deref().and_then(Accounting::from_name);
+    Ok(match cfg.kind()? {
+        SamplerKind::Rwmh => Kernel::Rwmh(walk(WalkKind::Gaussian)),
+        SamplerKind::DpPenalty => {
+            let mut k = DpPenalty::new(target);
+            k.walk = walk(WalkKind::Guided);
+            set!(k.clip => s.ratio_clip, k.tau => s.tau, k.accounting => accounting);
+            Kernel::DpPenalty(k)
+        }
+        SamplerKind::DpBarker => {
+            let mut k = DpBarker::new(target);
+            k.walk = walk(WalkKind::Gaussian);
+            set!(k.batch => s.batch);
+            Kernel::DpBarker(k)
+        }
+        SamplerKind::DpHmc => {
+            let mut k = DpHmc::new(target);
+            set!(k.step_size => s.step_size, k.leapfrog_steps => s.leapfrog_steps);
+            set!(k.inv_mass => s.inv_mass.clone().map(Some), k.temperature => s.temperature);
+            set!(k.ratio_clip => s.ratio_clip, k.grad_clip => s.grad_clip);
+            set!(k.tau_l => s.tau_l, k.tau_g => s.tau_g, k.accounting => accounting);
+            Kernel::DpHmc(k)
+        }
+        _ => bail!("{} is not an MCMC sampler", s.kind),
+    })
 }
 
 fn drive<P, L>(
@@ -123,363 +138,38 @@ where
     P: PriorGradient + Clone,
     L: RowLikelihood + RowGradient + Clone,
 {
-    let s = &cfg.sampler;
-    let kind = cfg.kind()?;
-    let d = init.len();
-    let iterations = s.iterations.unwrap_or(5000);
-    if iterations == 0 {
-        bail!("sampler.iterations must be positive");
-    }
-    let burn_in = s.burn_in.unwrap_or(iterations / 2);
-    if burn_in >= iterations {
-        bail!("sampler.burn_in ({burn_in}) must be below sampler.iterations ({iterations})");
-    }
-    let init = match &s.init {
-        Some(v) if v.len() != d => bail!("sampler.init has {} values, θ has {d}", v.len()),
-        Some(v) => v.as_slice(),
-        None => init,
+    let (s, kernel) = (&cfg.sampler, kernel(cfg)?);
+    let mut settings = RunSettings {
+        seed: cfg.seeds.run,
+        burn_in: s.burn_in,
+        ..Default::default()
     };
-    let scale = match &s.proposal_scales {
-        Some(v) if v.len() != d => {
-            bail!("sampler.proposal_scales has {} values, θ has {d}", v.len())
-        }
-        Some(v) => v.clone(),
-        None => vec![s.proposal_scale.unwrap_or(0.05); d],
+    set!(settings.iterations => s.iterations);
+    let private = kernel.is_private();
+    let noise = if private {
+        vec![noise_rng(cfg.seeds.noise)?]
+    } else {
+        Vec::new()
     };
-    let temperature = s.temperature.unwrap_or(1.0);
-    let mut rng = SimStream::with_domain(cfg.seeds.run, MCMC_DOMAIN, 0);
-    let (eps_total, delta) = (cfg.privacy.epsilon, cfg.privacy.delta);
-    let noise_src = match cfg.seeds.noise {
-        crate::config::NoiseSeed::Os => "ChaCha20 seeded from the OS CSPRNG".to_string(),
-        crate::config::NoiseSeed::Fixed(x) => {
-            format!("ChaCha20 from FIXED seed {x} (reproducible, NOT private)")
-        }
-    };
-    let relation = "replace-one (one data row changed)".to_string();
     let n = lik.n_rows() as f64;
-    let run = match kind {
-        SamplerKind::Rwmh => {
-            let settings = PenaltySettings {
-                proposal: Proposal::Gaussian { scale },
-                temperature,
-            };
-            let mut chain = Penalty::exact(prior, lik, settings, init).map_err(mcmc_err)?;
-            let (trace, _) = segments(&mut chain, iterations, burn_in, &mut rng, &|_| Ok(None))?;
-            Run {
-                trace,
-                eps: Vec::new(),
-                ledger: Ledger::not_private("random-walk Metropolis on the raw data"),
-                facts: Vec::new(),
-            }
-        }
-        SamplerKind::DpPenalty => {
-            let (acc, conv) = accounting(cfg);
-            let settings = PenaltySettings {
-                proposal: Proposal::GuidedRandomWalk { scale },
-                temperature,
-            };
-            let privacy = PenaltyPrivacy {
-                clip: s.ratio_clip.unwrap_or(5.0),
-                tau: s.tau.unwrap_or(0.5),
-                n_exponent: 0.5,
-                epsilon: eps_total,
-                delta,
-                accounting: acc,
-            };
-            let mut chain = Penalty::private(
-                prior,
-                lik,
-                settings,
-                privacy,
-                init,
-                noise_rng(cfg.seeds.noise)?,
-            )
-            .map_err(mcmc_err)?;
-            let allowed = chain.max_iterations().unwrap_or(0);
-            let describe = |k: u64| Describe {
-                accountant: "DP penalty, Gaussian noise on clipped log-ratio sums".into(),
-                conversion: conv.into(),
-                mechanism: format!(
-                    "penalty algorithm (Yildirim & Ermiş 2019; thesis Theorems 6-7), clip {}, τ {}, {k} iterations (budget allows {allowed})",
-                    privacy.clip, privacy.tau
-                ),
-            };
-            run_private(
-                &mut chain,
-                iterations,
-                burn_in,
-                &mut rng,
-                &|c| c.epsilon_spent(),
-                &describe,
-                before_noise,
-            )?
-            .into_run(relation, noise_src, n)
-        }
-        SamplerKind::DpBarker => {
-            let settings = BarkerSettings {
-                proposal: Proposal::Gaussian { scale },
-                temperature,
-            };
-            let privacy = BarkerPrivacy {
-                batch: s.batch.unwrap_or(1000),
-                epsilon: eps_total,
-                delta,
-            };
-            let mut chain = Barker::private(
-                prior,
-                lik,
-                settings,
-                privacy,
-                init,
-                noise_rng(cfg.seeds.noise)?,
-            )
-            .map_err(mcmc_err)?;
-            let describe = |k: u64| Describe {
-                accountant:
-                    "RDP of subsampled Barker tests (Heikkilä et al. 2019; thesis Theorem 9)".into(),
-                conversion: "RDP → (ε, δ)".into(),
-                mechanism: format!("DP Barker, batch {}, {k} iterations", privacy.batch),
-            };
-            run_private(
-                &mut chain,
-                iterations,
-                burn_in,
-                &mut rng,
-                &|c| c.epsilon_spent(),
-                &describe,
-                before_noise,
-            )?
-            .into_run(relation, noise_src, n)
-        }
-        SamplerKind::DpHmc => {
-            let (acc, conv) = accounting(cfg);
-            let settings = HmcSettings {
-                step_size: s.step_size.unwrap_or(0.01),
-                leapfrog_steps: s.leapfrog_steps.unwrap_or(10),
-                inv_mass: match &s.inv_mass {
-                    Some(v) if v.len() != d => {
-                        bail!("sampler.inv_mass has {} values, θ has {d}", v.len())
-                    }
-                    Some(v) => v.clone(),
-                    None => vec![1.0; d],
-                },
-                temperature,
-            };
-            let privacy = HmcPrivacy {
-                ratio_clip: s.ratio_clip.unwrap_or(5.0),
-                grad_clip: s.grad_clip.unwrap_or(5.0),
-                tau_l: s.tau_l.unwrap_or(0.5),
-                tau_g: s.tau_g.unwrap_or(0.5),
-                epsilon: eps_total,
-                delta,
-                accounting: acc,
-                charging: GradientCharging::Reuse,
-            };
-            let mut chain = Hmc::private(
-                prior,
-                lik,
-                settings,
-                privacy,
-                init,
-                noise_rng(cfg.seeds.noise)?,
-            )
-            .map_err(mcmc_err)?;
-            let describe = |k: u64| Describe {
-                accountant:
-                    "DP HMC, Gaussian noise on clipped log-ratio and gradient sums (thesis §5)"
-                        .into(),
-                conversion: conv.into(),
-                mechanism: format!(
-                    "DP HMC, step {}, {} leapfrog steps, {k} iterations",
-                    settings_step(s.step_size),
-                    s.leapfrog_steps.unwrap_or(10)
-                ),
-            };
-            run_private(
-                &mut chain,
-                iterations,
-                burn_in,
-                &mut rng,
-                &|c| c.epsilon_spent(),
-                &describe,
-                before_noise,
-            )?
-            .into_run(relation, noise_src, n)
-        }
-        _ => bail!("{} is not an MCMC sampler", s.kind),
-    };
-    outcome(cfg, model, run)
-}
-
-/// How a private chain's ledger describes it.
-struct Describe {
-    accountant: String,
-    conversion: String,
-    mechanism: String,
-}
-
-/// A finished private chain.
-struct PrivateRun {
-    trace: Trace,
-    eps: Vec<(f64, f64)>,
-    k: u64,
-    spent: (f64, f64),
-    describe: Describe,
-}
-
-impl PrivateRun {
-    fn into_run(self, neighbouring: String, noise: String, n: f64) -> Run {
-        Run {
-            trace: self.trace,
-            eps: self.eps,
-            ledger: Ledger {
-                epsilon: self.spent.0,
-                delta: self.spent.1,
-                accountant: self.describe.accountant,
-                conversion: self.describe.conversion,
-                neighbouring,
-                mechanism: self.describe.mechanism,
-                noise,
-            },
-            facts: vec![("iterations".into(), self.k as f64), ("n".into(), n)],
-        }
+    let init = s.init.as_deref().unwrap_or(init);
+    let run = Run::new(prior, lik, init, &kernel, &settings, noise).map_err(mcmc_err)?;
+    if private {
+        before_noise()?;
     }
-}
-
-/// Caps a private chain at what its budget allows, runs it in segments (reading ε spent after
-/// each) and returns the trace, the ε trajectory, the iterations run and the final (ε, δ).
-fn run_private<S: Budgeted>(
-    chain: &mut S,
-    iterations: u64,
-    burn_in: u64,
-    rng: &mut SimStream,
-    spent: &Spent<S>,
-    describe: &dyn Fn(u64) -> Describe,
-    before_noise: &mut dyn FnMut() -> Result<()>,
-) -> Result<PrivateRun> {
-    let k = cap(chain.limit(), iterations, burn_in)?;
-    chain.cap(k);
-    before_noise()?;
-    let (trace, eps) = segments(chain, k, burn_in.min(k / 2), rng, spent)?;
-    let last = spent(chain)
-        .map_err(mcmc_err)?
-        .context("private chain without a ledger")?;
-    Ok(PrivateRun {
-        trace,
-        eps,
-        k,
-        spent: last,
-        describe: describe(k),
-    })
-}
-
-fn settings_step(s: Option<f64>) -> f64 {
-    s.unwrap_or(0.01)
-}
-
-/// The iterations to run: the configured count, capped by the privacy budget.
-fn cap(max: Option<u64>, iterations: u64, burn_in: u64) -> Result<u64> {
-    let allowed = max.unwrap_or(iterations);
-    let k = iterations.min(allowed);
-    if k <= burn_in.min(k / 2) || k < 2 {
-        bail!(
-            "the privacy budget allows only {allowed} iterations; increase privacy.epsilon or \
-             the noise multiplier"
-        );
-    }
-    Ok(k)
-}
-
-fn outcome(cfg: &Config, model: &Model, r: Run) -> Result<Outcome> {
-    let d = r.trace.dim.max(1);
-    let draws = &r.trace.draws;
-    let names = model.names();
-    let kept = draws.len() / d;
-    let mut facts = r.facts;
-    facts.push(("acceptance_rate".into(), r.trace.acceptance_rate()));
-    facts.push(("clip_fraction_nonprivate".into(), r.trace.clip_fraction()));
-    facts.push(("kept_draws".into(), kept as f64));
-    let mut diag_rows = Vec::new();
-    for j in 0..d {
-        let col: Vec<f64> = draws.chunks_exact(d).map(|x| x[j]).collect();
-        // Two halves as two chains: split-R̂ and bulk ESS of the kept draws.
-        let half = col.len() / 2;
-        let (a, b) = col.split_at(half);
-        let rhat = split_rhat(&[a, &b[..half.min(b.len())]]).unwrap_or(f64::NAN);
-        let ess = ess_bulk(&[&col]).unwrap_or(f64::NAN);
-        facts.push((format!("ess_bulk_{}", names[j]), ess));
-        facts.push((format!("split_rhat_{}", names[j]), rhat));
-        diag_rows.push(vec![j as f64, ess, rhat]);
-    }
-    let it: Vec<f64> = (0..kept)
-        .map(|i| (i as u64 + r.trace.burn_in) as f64)
-        .collect();
-    let mut charts = vec![Chart {
-        stem: "trace".into(),
-        title: format!("{} trace (after burn-in)", cfg.sampler.kind),
-        xlabel: "iteration".into(),
-        ylabel: "θ".into(),
-        series: (0..d)
-            .map(|j| Series {
-                label: names[j].clone(),
-                x: it.clone(),
-                y: draws.chunks_exact(d).map(|x| x[j]).collect(),
-            })
-            .collect(),
-        log_y: false,
-    }];
-    if !r.eps.is_empty() {
-        charts.push(Chart {
-            stem: "epsilon-spent".into(),
-            title: format!("ε spent (δ = {})", r.ledger.delta),
-            xlabel: "iteration".into(),
-            ylabel: "ε".into(),
-            series: vec![
-                Series {
-                    label: "ε spent".into(),
-                    x: r.eps.iter().map(|p| p.0).collect(),
-                    y: r.eps.iter().map(|p| p.1).collect(),
-                },
-                Series {
-                    label: "budget".into(),
-                    x: vec![0.0, r.eps.last().map_or(0.0, |p| p.0)],
-                    y: vec![cfg.privacy.epsilon; 2],
-                },
-            ],
-            log_y: false,
-        });
-    }
-    let noise: Vec<Vec<f64>> = r
-        .trace
-        .noise_sd
-        .iter()
-        .enumerate()
-        .map(|(i, s)| vec![i as f64, *s])
-        .collect();
-    Ok(Outcome {
-        model: model.name().into(),
-        sampler: cfg.sampler.kind.clone(),
-        names,
-        samples: draws.clone(),
-        weights: None,
-        truth: model.truth(),
-        ledger: r.ledger,
-        facts,
-        diagnostics: vec![
-            Diagnostic {
-                stem: "chain-diagnostics".into(),
-                columns: vec!["parameter".into(), "ess_bulk".into(), "split_rhat".into()],
-                rows: diag_rows,
-            },
-            Diagnostic {
-                stem: "noise-sd".into(),
-                columns: vec!["iteration".into(), "noise_sd".into()],
-                rows: noise,
-            },
+    let pb = Bar(crate::progress::bar(
+        run.iterations().iter().sum(),
+        "sampling",
+    ));
+    let out = run.run(&pb).map_err(mcmc_err)?;
+    pb.0.finish_and_clear();
+    let ledger = outcome::ledger(&out, noise_label(cfg.seeds.noise));
+    let facts = match out.budget {
+        Some(_) => vec![
+            ("iterations".into(), out.iterations[0] as f64),
+            ("n".into(), n),
         ],
-        charts,
-        reproduced: false,
-        warnings: Vec::new(),
-        prior_draws: None,
-    })
+        None => Vec::new(),
+    };
+    Ok(outcome::outcome(cfg, model, out, ledger, facts))
 }

@@ -1,19 +1,17 @@
 //! Barker's acceptance test and DP Barker (Heikkilä et al. 2019; thesis §3.2, Algorithm 2,
 //! Theorem 8).
 
-use alloc::vec::Vec;
 use dpinfer_simulators::{Prior, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
 use crate::McmcError;
 use crate::batch::Batcher;
-use crate::budget;
+use crate::budget::{Budget, Mechanism};
 use crate::model::log_ratio_sum;
 use crate::noise::PrivacyNoise;
-use crate::penalty::check_common;
-use crate::proposal::{Proposal, ProposalState};
+use crate::proposal::{Proposal, Walker};
 use crate::rng::{NoNoise, logistic};
-use crate::sampler::{Sampler, Step};
+use crate::sampler::{Counts, Meter, Sampler, Step};
 use crate::vcorr::VCorr;
 
 /// Settings of (DP) Barker.
@@ -52,10 +50,8 @@ struct Private {
     batcher: Batcher,
     bound: f64,
     vcorr: VCorr,
-    max_iterations: u64,
     n: usize,
     batch: usize,
-    delta: f64,
 }
 
 /// Barker / DP Barker sampler. [`Barker::exact`] is the exact Barker kernel (full data,
@@ -64,16 +60,12 @@ struct Private {
 pub struct Barker<P, L, N = NoNoise> {
     prior: P,
     lik: L,
-    theta: Vec<f64>,
-    proposed: Vec<f64>,
-    log_prior: f64,
-    proposal: ProposalState,
+    walk: Walker,
     temperature: f64,
     private: Option<Private>,
     noise: N,
-    iteration: u64,
     last_batch_var: f64,
-    released: crate::Releases,
+    meter: Meter,
 }
 
 impl<P: Prior, L: RowLikelihood> Barker<P, L, NoNoise> {
@@ -88,21 +80,16 @@ impl<P: Prior, L: RowLikelihood> Barker<P, L, NoNoise> {
         settings: BarkerSettings,
         init: &[f64],
     ) -> Result<Self, McmcError> {
-        let lp = check_common(&prior, &lik, settings.temperature, init)?;
-        settings.proposal.validate(init.len())?;
+        let walk = Walker::new(&prior, &lik, settings.proposal, settings.temperature, init)?;
         Ok(Self {
-            proposal: ProposalState::new(settings.proposal, init.len()),
+            walk,
             prior,
             lik,
-            theta: init.to_vec(),
-            proposed: init.to_vec(),
-            log_prior: lp,
             temperature: settings.temperature,
             private: None,
             noise: NoNoise,
-            iteration: 0,
             last_batch_var: 0.0,
-            released: crate::Releases::default(),
+            meter: Meter::default(),
         })
     }
 }
@@ -121,12 +108,17 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Barker<P, L, N> {
         init: &[f64],
         noise: N,
     ) -> Result<Self, McmcError> {
-        let mut b = Barker::exact(prior, lik, settings, init)?;
+        let b = Barker::exact(prior, lik, settings, init)?;
         let n = b.lik.n_rows();
-        let k = budget::barker_iterations(privacy.epsilon, privacy.delta, n, privacy.batch)?;
-        if k == 0 {
-            return Err(McmcError::BudgetExhausted { allowed: 0 });
-        }
+        let budget = Budget::new(
+            Mechanism::Barker {
+                n,
+                batch: privacy.batch,
+                rule: dpinfer_accountants::ConversionRule::Tightest,
+            },
+            privacy.epsilon,
+            privacy.delta,
+        )?;
         #[allow(clippy::cast_precision_loss)]
         let bound = libm::sqrt(privacy.batch as f64) / (n as f64 * b.temperature);
         let bound =
@@ -135,48 +127,25 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Barker<P, L, N> {
             batcher: Batcher::new(n, privacy.batch),
             bound,
             vcorr: VCorr::new(BARKER_SIGMA2)?,
-            max_iterations: k,
             n,
             batch: privacy.batch,
-            delta: privacy.delta,
         };
         Ok(Barker {
             prior: b.prior,
             lik: b.lik,
-            theta: core::mem::take(&mut b.theta),
-            proposed: core::mem::take(&mut b.proposed),
-            log_prior: b.log_prior,
-            proposal: b.proposal,
+            walk: b.walk,
             temperature: b.temperature,
             private: Some(private),
             noise,
-            iteration: 0,
             last_batch_var: 0.0,
-            released: crate::Releases::default(),
+            meter: Meter::new(Some(budget)),
         })
     }
 }
 
+crate::chains::metered!(Barker);
+
 impl<P, L, N> Barker<P, L, N> {
-    /// Lowers the iteration limit to `cap` (never raises it); used to split one budget over
-    /// several chains (see [`crate::Ledger`]). No effect on exact kernels.
-    pub fn cap_iterations(&mut self, cap: u64) {
-        if let Some(p) = self.private.as_mut() {
-            p.max_iterations = p.max_iterations.min(cap);
-        }
-    }
-
-    /// Iterations the budget allows (`None` for the exact kernel).
-    #[must_use]
-    pub fn max_iterations(&self) -> Option<u64> {
-        self.private.as_ref().map(|p| p.max_iterations)
-    }
-
-    /// The noisy releases made so far (see [`crate::Releases`]).
-    #[must_use]
-    pub fn released(&self) -> crate::Releases {
-        self.released
-    }
     /// Batch variance σ_b² of the last private step.
     ///
     /// # Privacy
@@ -186,38 +155,18 @@ impl<P, L, N> Barker<P, L, N> {
     pub fn last_batch_variance(&self) -> f64 {
         self.last_batch_var
     }
-    /// (ε, δ) spent so far by the RDP accounting (`None` for the exact kernel).
-    ///
-    /// # Errors
-    ///
-    /// Accounting failures.
-    pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
-        let Some(p) = &self.private else {
-            return Ok(None);
-        };
-        let e = budget::barker_epsilon(self.iteration, p.delta, p.n, p.batch)?;
-        Ok(Some((e, p.delta)))
-    }
 }
 
 impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L, N> {
     fn dim(&self) -> usize {
-        self.theta.len()
+        self.walk.theta.len()
     }
     fn position(&self) -> &[f64] {
-        &self.theta
+        &self.walk.theta
     }
     fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
-        if let Some(p) = &self.private
-            && self.iteration >= p.max_iterations
-        {
-            return Err(McmcError::BudgetExhausted {
-                allowed: p.max_iterations,
-            });
-        }
-        self.iteration += 1;
-        self.proposal.propose(rng, &self.theta, &mut self.proposed);
-        let lp_new = self.prior.ln_density(&self.proposed);
+        self.meter.begin()?;
+        let (_, lp_new) = self.walk.propose(rng, &self.prior);
         let mut evaluated = 0;
         let mut clipped = 0;
         let mut noise_sd = 0.0;
@@ -225,9 +174,10 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L,
             match &mut self.private {
                 None => {
                     let n = self.lik.n_rows();
-                    let sum = log_ratio_sum(&self.lik, &self.theta, &self.proposed, 0, n)?;
+                    let sum =
+                        log_ratio_sum(&self.lik, &self.walk.theta, &self.walk.proposed, 0, n)?;
                     evaluated = n;
-                    let lambda = self.temperature * sum + lp_new - self.log_prior;
+                    let lambda = self.temperature * sum + lp_new - self.walk.log_prior;
                     lambda + logistic(rng) > 0.0
                 }
                 Some(p) => {
@@ -237,8 +187,8 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L,
                         sum_sq: s2,
                         clipped: c,
                     } = self.lik.clipped_log_ratio_rows(
-                        &self.theta,
-                        &self.proposed,
+                        &self.walk.theta,
+                        &self.walk.proposed,
                         rows,
                         p.bound,
                     )?;
@@ -259,35 +209,26 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L,
                     let (noisy, sd_eff) =
                         self.noise
                             .release(scale * s, 1.0, 2.0 * scale * p.bound, range)?;
-                    self.released.subsampled += 1;
+                    self.meter.released.subsampled += 1;
                     let rest = libm::sqrt((BARKER_SIGMA2 - sd_eff * sd_eff - sb2).max(0.0));
                     let noisy = noisy + rest * self.noise.std_normal();
                     noise_sd = libm::sqrt(sd_eff * sd_eff + rest * rest);
                     let corr = p.vcorr.sample(&mut self.noise);
-                    noisy + lp_new - self.log_prior + corr > 0.0
+                    noisy + lp_new - self.walk.log_prior + corr > 0.0
                 }
             }
         } else {
             false
         };
-        if accepted {
-            self.theta.copy_from_slice(&self.proposed);
-            self.log_prior = lp_new;
-        }
-        self.proposal.after(accepted);
-        Ok(Step {
-            position: &self.theta,
-            iteration: self.iteration,
-            accepted,
-            ratios_evaluated: evaluated,
-            ratios_clipped: clipped,
-            gradients_evaluated: 0,
-            gradients_clipped: 0,
-            noise_sd,
-            remaining: self
-                .private
-                .as_ref()
-                .map(|p| p.max_iterations - self.iteration),
-        })
+        self.walk.decide(accepted, lp_new);
+        Ok(self.meter.step(
+            &self.walk.theta,
+            Counts {
+                accepted,
+                ratios: (evaluated, clipped),
+                noise_sd,
+                ..Counts::default()
+            },
+        ))
     }
 }

@@ -59,11 +59,7 @@ pub fn zcdp_rho(epsilon: f64, delta: f64) -> Result<f64, McmcError> {
 
 /// ε of a ρ-zCDP mechanism at δ (thesis Theorem 1): `ρ + 2√(ρ ln(1/δ))`, nudged up by a
 /// relative 1e-12.
-///
-/// # Errors
-///
-/// [`McmcError::InvalidParameter`] unless `ρ ≥ 0` is finite and `0 < δ < 1`.
-pub fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64, McmcError> {
+fn zcdp_epsilon(rho: f64, delta: f64) -> Result<f64, McmcError> {
     if !(rho.is_finite() && rho >= 0.0) {
         return Err(McmcError::param("rho", rho));
     }
@@ -88,11 +84,7 @@ pub fn gaussian_pld_delta(epsilon: f64, m: f64) -> Result<f64, McmcError> {
 }
 
 /// Smallest ε with `δ(ε) ≤ delta` for the PLD `N(m, 2m)` (rounded up).
-///
-/// # Errors
-///
-/// Invalid `m` or δ.
-pub fn gaussian_pld_epsilon(m: f64, delta: f64) -> Result<f64, McmcError> {
+fn gaussian_pld_epsilon(m: f64, delta: f64) -> Result<f64, McmcError> {
     open_unit("delta", delta)?;
     if !(m.is_finite() && m >= 0.0) {
         return Err(McmcError::param("m", m));
@@ -123,54 +115,6 @@ fn largest_k(mut ok: impl FnMut(u64) -> Result<bool, McmcError>) -> Result<u64, 
         }
     }
     Ok(lo)
-}
-
-/// DP penalty iterations by zCDP (thesis Theorem 6): `k = ⌊2τ²n^{2α}ρ⌋`
-/// (accountants `calibrate::dp_penalty_max_steps_zcdp`).
-///
-/// # Errors
-///
-/// Invalid ε, δ, τ, `n = 0` or a non-positive / non-finite exponent.
-pub fn penalty_iterations_zcdp(
-    epsilon: f64,
-    delta: f64,
-    tau: f64,
-    n: usize,
-    n_exponent: f64,
-) -> Result<u64, McmcError> {
-    check_eps_delta(epsilon, delta)?;
-    positive("n_exponent", n_exponent)?;
-    Ok(calibrate::dp_penalty_max_steps_zcdp(
-        epsilon,
-        delta,
-        tau,
-        rows(n)?,
-        n_exponent,
-    )?)
-}
-
-/// DP penalty iterations by the exact Gaussian PLD (thesis Theorem 7): the largest `k` with
-/// `δ(ε; kμ) ≤ δ`, `μ = 1/(2τ²n^{2α})` (accountants `calibrate::dp_penalty_max_steps_pld`).
-///
-/// # Errors
-///
-/// As [`penalty_iterations_zcdp`].
-pub fn penalty_iterations_pld(
-    epsilon: f64,
-    delta: f64,
-    tau: f64,
-    n: usize,
-    n_exponent: f64,
-) -> Result<u64, McmcError> {
-    check_eps_delta(epsilon, delta)?;
-    positive("n_exponent", n_exponent)?;
-    Ok(calibrate::dp_penalty_max_steps_pld(
-        epsilon,
-        delta,
-        tau,
-        rows(n)?,
-        n_exponent,
-    )?)
 }
 
 /// Subsampled RDP of WBK19 Theorem 9 (sampling without replacement, ratio `q`) as written in
@@ -288,62 +232,6 @@ fn curve(
     Ok((out, len))
 }
 
-/// Subsampled DP penalty iterations (thesis Theorem 9, WBK19 accounting over orders
-/// `2..=MAX_RDP_ORDER`, RDP → (ε, δ) by the better of Mironov's and Balle et al.'s
-/// conversions): the largest `k` whose ε at δ is at most the target.
-///
-/// # Errors
-///
-/// As [`subsampled_penalty_rdp`] plus invalid ε, δ.
-pub fn subsampled_penalty_iterations(
-    epsilon: f64,
-    delta: f64,
-    tau: f64,
-    n: usize,
-    batch: usize,
-) -> Result<u64, McmcError> {
-    subsampled_penalty_iterations_with(epsilon, delta, tau, n, batch, ConversionRule::Tightest)
-}
-
-/// [`subsampled_penalty_iterations`] with a selectable RDP → (ε, δ) conversion
-/// ([`ConversionRule::Classic`]: Mironov 2017 Prop. 3 alone, thesis Theorem 1, as the thesis
-/// computes its iteration counts).
-///
-/// # Errors
-///
-/// As [`subsampled_penalty_iterations`].
-pub fn subsampled_penalty_iterations_with(
-    epsilon: f64,
-    delta: f64,
-    tau: f64,
-    n: usize,
-    batch: usize,
-    rule: ConversionRule,
-) -> Result<u64, McmcError> {
-    check_eps_delta(epsilon, delta)?;
-    positive("tau", tau)?;
-    sampling_ratio(n, batch)?;
-    let (c, len) = curve(MAX_RDP_ORDER, |a| subsampled_penalty_rdp(a, tau, n, batch))?;
-    largest_k(|k| Ok(rdp_epsilon(k, delta, &c[..len], rule)? <= epsilon))
-}
-
-/// ε at δ spent by `k` iterations of subsampled DP penalty.
-///
-/// # Errors
-///
-/// As [`subsampled_penalty_iterations`].
-pub fn subsampled_penalty_epsilon(
-    k: u64,
-    delta: f64,
-    tau: f64,
-    n: usize,
-    batch: usize,
-) -> Result<f64, McmcError> {
-    open_unit("delta", delta)?;
-    let (c, len) = curve(MAX_RDP_ORDER, |a| subsampled_penalty_rdp(a, tau, n, batch))?;
-    rdp_epsilon(k, delta, &c[..len], ConversionRule::Tightest)
-}
-
 /// Base RDP of one DP Barker test on a batch (thesis Theorem 8; HJDH19):
 /// `ε'(α) = 5/(2|B|) + ln(2|B|/(|B| − 5α))/(2(α−1)) + 2α/(|B| − 5α)`, valid for `α < |B|/5`.
 ///
@@ -384,302 +272,14 @@ fn barker_top(batch: usize) -> Result<u32, McmcError> {
     Ok(top)
 }
 
-/// DP Barker iterations for (ε, δ) (thesis Theorem 8, accountants
-/// `calibrate::dp_barker_max_steps`), over integer orders `2 ≤ α < |B|/5` (capped at
-/// [`MAX_RDP_ORDER`]).
-///
-/// # Privacy
-///
-/// Valid for the per-row bound `T|r_j| ≤ √|B|/n` (enforced by clipping in [`crate::Barker`])
-/// and total noise variance σ² = 2, the setting of HJDH19's Theorem 8 (under the bound the
-/// batch variance satisfies σ_b² ≤ 1, so the added `N(0, 2 − σ_b²)` has variance ≥ 1).
-///
-/// # Errors
-///
-/// Invalid ε, δ, sizes, or `|B| ≤ 10` (no valid order).
-pub fn barker_iterations(
-    epsilon: f64,
-    delta: f64,
-    n: usize,
-    batch: usize,
-) -> Result<u64, McmcError> {
-    barker_iterations_with(epsilon, delta, n, batch, ConversionRule::Tightest)
-}
-
-/// [`barker_iterations`] with a selectable RDP → (ε, δ) conversion
-/// ([`ConversionRule::Classic`]: Mironov 2017 Prop. 3 alone, as the thesis; accountants
-/// `calibrate::dp_barker_max_steps_with`).
-///
-/// # Errors
-///
-/// As [`barker_iterations`].
-pub fn barker_iterations_with(
-    epsilon: f64,
-    delta: f64,
-    n: usize,
-    batch: usize,
-    rule: ConversionRule,
-) -> Result<u64, McmcError> {
-    check_eps_delta(epsilon, delta)?;
-    sampling_ratio(n, batch)?;
-    barker_top(batch)?;
-    Ok(calibrate::dp_barker_max_steps_with(
-        epsilon,
-        delta,
-        rows(batch)?,
-        rows(n)?,
-        u64::from(MAX_RDP_ORDER),
-        rule,
-    )?
-    .0)
-}
-
-/// ε at δ spent by `k` DP Barker iterations.
-///
-/// # Errors
-///
-/// As [`barker_iterations`].
-pub fn barker_epsilon(k: u64, delta: f64, n: usize, batch: usize) -> Result<f64, McmcError> {
-    open_unit("delta", delta)?;
-    sampling_ratio(n, batch)?;
-    let (c, len) = curve(barker_top(batch)?, |a| barker_rdp(a, n, batch))?;
-    rdp_epsilon(k, delta, &c[..len], ConversionRule::Tightest)
-}
-
 /// How DP HMC's gradient releases are charged (thesis §5.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum GradientCharging {
     /// A fresh noisy gradient at the start of every trajectory: `k(L+1)` gradient releases.
     Fresh,
     /// Algorithm 3: the last noisy gradient of an accepted trajectory (or the previous start
-    /// gradient after a reject) is reused: `kL + 1` releases.
+    /// gradient after a reject) is reused: `kL + 1` releases per chain.
     Reuse,
-}
-
-/// Per-release PLD means / zCDP costs `(ρ_l, ρ_g) = (1/(2τ_l²n), 1/(2τ_g²n))`, rounded up.
-pub(crate) fn hmc_units(tau_l: f64, tau_g: f64, n: usize) -> Result<(f64, f64), McmcError> {
-    positive("tau_l", tau_l)?;
-    positive("tau_g", tau_g)?;
-    #[allow(clippy::cast_precision_loss)]
-    let nf = rows(n)? as f64;
-    let rl = (1.0 / (2.0 * tau_l * tau_l * nf)) * (1.0 + 1e-12);
-    let rg = (1.0 / (2.0 * tau_g * tau_g * nf)) * (1.0 + 1e-12);
-    positive("rho_l", rl)?;
-    positive("rho_g", rg)?;
-    Ok((rl, rg))
-}
-
-/// Gradient releases after `k` iterations with `leapfrog` steps.
-#[must_use]
-pub fn gradient_releases(k: u64, leapfrog: u64, charging: GradientCharging) -> u64 {
-    match charging {
-        GradientCharging::Fresh => k.saturating_mul(leapfrog + 1),
-        GradientCharging::Reuse => k.saturating_mul(leapfrog).saturating_add(1),
-    }
-}
-
-/// Gradient releases of `chains` chains that run `k` iterations **in total** with `leapfrog`
-/// steps: `k(L+1)` (`Fresh`) or `kL + chains` (`Reuse`: each chain releases its own start
-/// gradient, Algorithm 3's "+1"). `chains = 1` is [`gradient_releases`].
-#[must_use]
-pub fn chains_gradient_releases(
-    k: u64,
-    leapfrog: u64,
-    charging: GradientCharging,
-    chains: u64,
-) -> u64 {
-    match charging {
-        GradientCharging::Fresh => k.saturating_mul(leapfrog + 1),
-        GradientCharging::Reuse => k.saturating_mul(leapfrog).saturating_add(chains),
-    }
-}
-
-/// Total PLD mean (= zCDP ρ) of `chains` DP HMC chains running `k` iterations in total:
-/// `kρ_l + G ρ_g` with `G` from [`chains_gradient_releases`], rounded up.
-///
-/// # Errors
-///
-/// Invalid τ's or `n`.
-pub fn dp_hmc_chains_cost(
-    k: u64,
-    tau_l: f64,
-    tau_g: f64,
-    n: usize,
-    leapfrog: u32,
-    charging: GradientCharging,
-    chains: u64,
-) -> Result<f64, McmcError> {
-    let (rl, rg) = hmc_units(tau_l, tau_g, n)?;
-    let g = chains_gradient_releases(k, u64::from(leapfrog), charging, chains);
-    #[allow(clippy::cast_precision_loss)]
-    let m = k as f64 * rl + g as f64 * rg;
-    Ok(m * (1.0 + 1e-12))
-}
-
-/// DP HMC iterations **summed over** `chains` chains sharing one (ε, δ) budget
-/// (`target = (ε, δ)`, `kernel = (L, charging)`): the largest `K` with
-/// [`dp_hmc_chains_cost`]`(K) ≤ ρ(ε, δ)` (zCDP, Bun–Steinke) or `δ(ε; cost(K)) ≤ δ` (PLD).
-/// For `chains = 1` it equals [`dp_hmc_iterations_zcdp`] / [`dp_hmc_iterations_pld`].
-///
-/// # Errors
-///
-/// As [`dp_hmc_iterations_zcdp`]; [`McmcError::InvalidSize`] for `chains == 0`.
-pub fn dp_hmc_chains_iterations(
-    accounting: Accounting,
-    target: (f64, f64),
-    tau_l: f64,
-    tau_g: f64,
-    n: usize,
-    kernel: (u32, GradientCharging),
-    chains: u64,
-) -> Result<u64, McmcError> {
-    let (epsilon, delta) = target;
-    let (leapfrog, charging) = kernel;
-    check_eps_delta(epsilon, delta)?;
-    if chains == 0 {
-        return Err(McmcError::InvalidSize {
-            name: "chains",
-            value: 0,
-        });
-    }
-    if leapfrog == 0 {
-        return Err(McmcError::InvalidSize {
-            name: "leapfrog",
-            value: 0,
-        });
-    }
-    if chains == 1 {
-        return match accounting {
-            Accounting::Zcdp => {
-                dp_hmc_iterations_zcdp(epsilon, delta, tau_l, tau_g, n, leapfrog, charging)
-            }
-            Accounting::Pld => {
-                dp_hmc_iterations_pld(epsilon, delta, tau_l, tau_g, n, leapfrog, charging)
-            }
-        };
-    }
-    hmc_units(tau_l, tau_g, n)?;
-    let cost = |k| dp_hmc_chains_cost(k, tau_l, tau_g, n, leapfrog, charging, chains);
-    match accounting {
-        Accounting::Zcdp => {
-            let rho = zcdp_rho(epsilon, delta)?;
-            if cost(0)? > rho {
-                return Ok(0);
-            }
-            largest_k(|k| Ok(cost(k)? <= rho))
-        }
-        Accounting::Pld => {
-            if gaussian_pld_delta(epsilon, cost(0)?)? > delta {
-                return Ok(0);
-            }
-            largest_k(|k| Ok(gaussian_pld_delta(epsilon, cost(k)?)? <= delta))
-        }
-    }
-}
-
-/// Total PLD mean (= zCDP ρ) of `k` DP HMC iterations.
-///
-/// # Errors
-///
-/// Invalid τ's or `n`.
-pub fn dp_hmc_cost(
-    k: u64,
-    tau_l: f64,
-    tau_g: f64,
-    n: usize,
-    leapfrog: u32,
-    charging: GradientCharging,
-) -> Result<f64, McmcError> {
-    let (rl, rg) = hmc_units(tau_l, tau_g, n)?;
-    let g = gradient_releases(k, u64::from(leapfrog), charging);
-    #[allow(clippy::cast_precision_loss)]
-    let m = k as f64 * rl + g as f64 * rg;
-    Ok(m * (1.0 + 1e-12))
-}
-
-/// DP HMC iterations by zCDP (thesis §5.2): per release `ρ_l = 1/(2τ_l²n)`,
-/// `ρ_g = 1/(2τ_g²n)`; `k` iterations cost `kρ_l + G(k)ρ_g` with `G` from `charging`.
-/// `Reuse` is the thesis formula `⌊(ρ − ρ_g)/(ρ_l + Lρ_g)⌋` (accountants
-/// `calibrate::dp_hmc_max_steps_zcdp`).
-///
-/// # Errors
-///
-/// Invalid ε, δ, τ's, `n = 0` or `leapfrog = 0`.
-pub fn dp_hmc_iterations_zcdp(
-    epsilon: f64,
-    delta: f64,
-    tau_l: f64,
-    tau_g: f64,
-    n: usize,
-    leapfrog: u32,
-    charging: GradientCharging,
-) -> Result<u64, McmcError> {
-    check_eps_delta(epsilon, delta)?;
-    if leapfrog == 0 {
-        return Err(McmcError::InvalidSize {
-            name: "leapfrog",
-            value: 0,
-        });
-    }
-    match charging {
-        GradientCharging::Reuse => Ok(calibrate::dp_hmc_max_steps_zcdp(
-            epsilon,
-            delta,
-            tau_l,
-            tau_g,
-            rows(n)?,
-            u64::from(leapfrog),
-        )?),
-        GradientCharging::Fresh => {
-            let rho = zcdp_rho(epsilon, delta)?;
-            hmc_units(tau_l, tau_g, n)?;
-            largest_k(|k| Ok(dp_hmc_cost(k, tau_l, tau_g, n, leapfrog, charging)? <= rho))
-        }
-    }
-}
-
-/// DP HMC iterations by the Gaussian PLD (thesis §5.2): PLD `N(m, 2m)` with
-/// `m = kρ_l + G(k)ρ_g`; the largest `k` with `δ(ε; m) ≤ δ` (`Reuse`: accountants
-/// `calibrate::dp_hmc_max_steps_pld`).
-///
-/// # Errors
-///
-/// As [`dp_hmc_iterations_zcdp`].
-pub fn dp_hmc_iterations_pld(
-    epsilon: f64,
-    delta: f64,
-    tau_l: f64,
-    tau_g: f64,
-    n: usize,
-    leapfrog: u32,
-    charging: GradientCharging,
-) -> Result<u64, McmcError> {
-    check_eps_delta(epsilon, delta)?;
-    if leapfrog == 0 {
-        return Err(McmcError::InvalidSize {
-            name: "leapfrog",
-            value: 0,
-        });
-    }
-    match charging {
-        GradientCharging::Reuse => Ok(calibrate::dp_hmc_max_steps_pld(
-            epsilon,
-            delta,
-            tau_l,
-            tau_g,
-            rows(n)?,
-            u64::from(leapfrog),
-        )?),
-        GradientCharging::Fresh => {
-            hmc_units(tau_l, tau_g, n)?;
-            largest_k(|k| {
-                Ok(gaussian_pld_delta(
-                    epsilon,
-                    dp_hmc_cost(k, tau_l, tau_g, n, leapfrog, charging)?,
-                )? <= delta)
-            })
-        }
-    }
 }
 
 /// Which bound converts a DP penalty / DP HMC budget into iterations.
@@ -691,7 +291,20 @@ pub enum Accounting {
     Pld,
 }
 
-/// ε spent after composing Gaussian releases of total `m = Σ Δ²/(2σ²)`, at `delta`.
+impl Accounting {
+    /// `"zcdp"` or `"pld"` (`None` for anything else).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "zcdp" => Some(Self::Zcdp),
+            "pld" => Some(Self::Pld),
+            _ => None,
+        }
+    }
+}
+
+/// ε spent after composing Gaussian releases of total `m = Σ Δ²/(2σ²)`, at `delta`: the
+/// zCDP conversion (thesis Theorem 1) or the exact Gaussian PLD (SMM19 Lemma 12).
 ///
 /// # Errors
 ///
@@ -700,5 +313,614 @@ pub fn gaussian_epsilon(accounting: Accounting, m: f64, delta: f64) -> Result<f6
     match accounting {
         Accounting::Zcdp => zcdp_epsilon(m, delta),
         Accounting::Pld => gaussian_pld_epsilon(m, delta),
+    }
+}
+
+/// Gradient releases of `chains` DP HMC chains that run `k` iterations **in total** with
+/// `leapfrog` steps: `k(L+1)` (`Fresh`) or `kL + chains` (`Reuse`: each chain releases its own
+/// start gradient, Algorithm 3's "+1").
+#[must_use]
+pub fn gradient_releases(k: u64, leapfrog: u64, charging: GradientCharging, chains: u64) -> u64 {
+    match charging {
+        GradientCharging::Fresh => k.saturating_mul(leapfrog + 1),
+        GradientCharging::Reuse => k.saturating_mul(leapfrog).saturating_add(chains),
+    }
+}
+
+/// Per-release PLD means / zCDP costs `(ρ_l, ρ_g) = (1/(2τ_l²n), 1/(2τ_g²n))`, rounded up.
+fn hmc_units(tau_l: f64, tau_g: f64, n: usize) -> Result<(f64, f64), McmcError> {
+    positive("tau_l", tau_l)?;
+    positive("tau_g", tau_g)?;
+    #[allow(clippy::cast_precision_loss)]
+    let nf = rows(n)? as f64;
+    let rl = (1.0 / (2.0 * tau_l * tau_l * nf)) * (1.0 + 1e-12);
+    let rg = (1.0 / (2.0 * tau_g * tau_g * nf)) * (1.0 + 1e-12);
+    positive("rho_l", rl)?;
+    positive("rho_g", rg)?;
+    Ok((rl, rg))
+}
+
+/// What one iteration of a private sampler releases, with the public parameters and the
+/// accounting its budget needs: **one** description from which the iteration limit
+/// ([`Mechanism::iterations`]), the ε spent ([`Mechanism::epsilon`]) and the multi-chain
+/// limit ([`Mechanism::chains_iterations`]) all follow.
+///
+/// # Privacy
+///
+/// Substitute-one-row neighbours with public `n` for every variant (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Mechanism {
+    /// DP penalty (thesis Theorems 6–7): one Gaussian release of noise multiplier `τ n^α`
+    /// per iteration; `k` iterations cost `m = k/(2τ²n^{2α})`.
+    Penalty {
+        /// Noise scale τ.
+        tau: f64,
+        /// Rows.
+        n: usize,
+        /// Exponent α of `n`.
+        n_exponent: f64,
+        /// zCDP or exact Gaussian PLD.
+        accounting: Accounting,
+    },
+    /// DP HMC (thesis §5.2): per iteration one ratio release (`ρ_l = 1/(2τ_l²n)`) and `L + 1`
+    /// (`Fresh`) or `L` (`Reuse`, plus one start gradient per chain) gradient releases
+    /// (`ρ_g = 1/(2τ_g²n)`).
+    Hmc {
+        /// Noise scale of the ratio releases τ_l.
+        tau_l: f64,
+        /// Noise scale of the gradient releases τ_g.
+        tau_g: f64,
+        /// Rows.
+        n: usize,
+        /// Leapfrog steps per iteration L.
+        leapfrog: u32,
+        /// How gradient releases are charged.
+        charging: GradientCharging,
+        /// zCDP or exact Gaussian PLD.
+        accounting: Accounting,
+    },
+    /// Subsampled DP penalty (thesis Theorem 9): per iteration one `(α, α/(2τ))`-RDP release
+    /// on a batch drawn without replacement, amplified by WBK19 with `q = |B|/n`, over orders
+    /// `2..=MAX_RDP_ORDER`.
+    SubsampledPenalty {
+        /// Noise variance multiplier τ.
+        tau: f64,
+        /// Rows.
+        n: usize,
+        /// Batch size |B|.
+        batch: usize,
+        /// RDP → (ε, δ) conversion.
+        rule: ConversionRule,
+    },
+    /// DP Barker (thesis Theorem 8; HJDH19): per iteration one Barker test on a batch,
+    /// WBK19-amplified, over orders `2 ≤ α < |B|/5` (at most [`MAX_RDP_ORDER`]).
+    Barker {
+        /// Rows.
+        n: usize,
+        /// Batch size |B|.
+        batch: usize,
+        /// RDP → (ε, δ) conversion.
+        rule: ConversionRule,
+    },
+}
+
+impl Mechanism {
+    /// The largest iteration count whose guarantee is at most (ε, δ) (DP penalty: thesis
+    /// Theorem 6 `⌊2τ²n^{2α}ρ⌋` or Theorem 7's largest `k` with `δ(ε; kμ) ≤ δ`; DP HMC:
+    /// `⌊(ρ − ρ_g)/(ρ_l + Lρ_g)⌋` for `Reuse` under zCDP, else the largest `k` whose cost
+    /// meets the target; subsampled penalty and DP Barker: the largest `k` whose composed RDP
+    /// converts to at most ε at δ).
+    ///
+    /// # Errors
+    ///
+    /// Invalid ε, δ or mechanism parameters (`n = 0`, τ ≤ 0, batch outside `1..=n`, DP Barker
+    /// `|B| ≤ 10`, `leapfrog = 0`, …).
+    pub fn iterations(&self, epsilon: f64, delta: f64) -> Result<u64, McmcError> {
+        check_eps_delta(epsilon, delta)?;
+        match *self {
+            Self::Penalty {
+                tau,
+                n,
+                n_exponent,
+                accounting,
+            } => {
+                positive("n_exponent", n_exponent)?;
+                let n = rows(n)?;
+                Ok(match accounting {
+                    Accounting::Zcdp => {
+                        calibrate::dp_penalty_max_steps_zcdp(epsilon, delta, tau, n, n_exponent)?
+                    }
+                    Accounting::Pld => {
+                        calibrate::dp_penalty_max_steps_pld(epsilon, delta, tau, n, n_exponent)?
+                    }
+                })
+            }
+            Self::Hmc {
+                tau_l,
+                tau_g,
+                n,
+                leapfrog,
+                charging,
+                accounting,
+            } => {
+                check_leapfrog(leapfrog)?;
+                match (charging, accounting) {
+                    (GradientCharging::Reuse, Accounting::Zcdp) => {
+                        Ok(calibrate::dp_hmc_max_steps_zcdp(
+                            epsilon,
+                            delta,
+                            tau_l,
+                            tau_g,
+                            rows(n)?,
+                            u64::from(leapfrog),
+                        )?)
+                    }
+                    (GradientCharging::Reuse, Accounting::Pld) => {
+                        Ok(calibrate::dp_hmc_max_steps_pld(
+                            epsilon,
+                            delta,
+                            tau_l,
+                            tau_g,
+                            rows(n)?,
+                            u64::from(leapfrog),
+                        )?)
+                    }
+                    (GradientCharging::Fresh, _) => self.largest_within(epsilon, delta, 1),
+                }
+            }
+            Self::SubsampledPenalty {
+                tau,
+                n,
+                batch,
+                rule,
+            } => {
+                positive("tau", tau)?;
+                sampling_ratio(n, batch)?;
+                let (c, len) = curve(MAX_RDP_ORDER, |a| subsampled_penalty_rdp(a, tau, n, batch))?;
+                largest_k(|k| Ok(rdp_epsilon(k, delta, &c[..len], rule)? <= epsilon))
+            }
+            Self::Barker { n, batch, rule } => {
+                sampling_ratio(n, batch)?;
+                barker_top(batch)?;
+                Ok(calibrate::dp_barker_max_steps_with(
+                    epsilon,
+                    delta,
+                    rows(batch)?,
+                    rows(n)?,
+                    u64::from(MAX_RDP_ORDER),
+                    rule,
+                )?
+                .0)
+            }
+        }
+    }
+
+    /// Iterations **summed over** `chains` chains sharing one (ε, δ) budget. The chains
+    /// compose; only DP HMC with [`GradientCharging::Reuse`] releases something once per
+    /// chain (its start gradient, `kL + chains` gradients), so for every other mechanism this
+    /// is [`Mechanism::iterations`]. For `chains = 1` it always equals
+    /// [`Mechanism::iterations`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Mechanism::iterations`]; [`McmcError::InvalidSize`] for `chains == 0`.
+    pub fn chains_iterations(
+        &self,
+        epsilon: f64,
+        delta: f64,
+        chains: u64,
+    ) -> Result<u64, McmcError> {
+        check_eps_delta(epsilon, delta)?;
+        if chains == 0 {
+            return Err(McmcError::InvalidSize {
+                name: "chains",
+                value: 0,
+            });
+        }
+        match *self {
+            Self::Hmc {
+                leapfrog,
+                charging: GradientCharging::Reuse,
+                ..
+            } if chains > 1 => {
+                check_leapfrog(leapfrog)?;
+                self.largest_within(epsilon, delta, chains)
+            }
+            _ => self.iterations(epsilon, delta),
+        }
+    }
+
+    /// Largest `K` whose Gaussian cost ([`Mechanism::gaussian_cost`] with `chains`) meets
+    /// (ε, δ): `cost ≤ ρ(ε, δ)` (zCDP) or `δ(ε; cost) ≤ δ` (PLD); 0 if even `K = 0` does not.
+    fn largest_within(&self, epsilon: f64, delta: f64, chains: u64) -> Result<u64, McmcError> {
+        let accounting = self.accounting().ok_or(McmcError::AccountingFailed)?;
+        let cost = |k| self.gaussian_cost(k, chains);
+        cost(0)?;
+        match accounting {
+            Accounting::Zcdp => {
+                let rho = zcdp_rho(epsilon, delta)?;
+                if cost(0)? > rho {
+                    return Ok(0);
+                }
+                largest_k(|k| Ok(cost(k)? <= rho))
+            }
+            Accounting::Pld => {
+                if gaussian_pld_delta(epsilon, cost(0)?)? > delta {
+                    return Ok(0);
+                }
+                largest_k(|k| Ok(gaussian_pld_delta(epsilon, cost(k)?)? <= delta))
+            }
+        }
+    }
+
+    /// The Gaussian accounting of DP penalty and DP HMC (`None` for the RDP mechanisms).
+    #[must_use]
+    pub fn accounting(&self) -> Option<Accounting> {
+        match *self {
+            Self::Penalty { accounting, .. } | Self::Hmc { accounting, .. } => Some(accounting),
+            Self::SubsampledPenalty { .. } | Self::Barker { .. } => None,
+        }
+    }
+
+    /// The RDP → (ε, δ) conversion of subsampled penalty and DP Barker (`None` for the
+    /// Gaussian mechanisms).
+    #[must_use]
+    pub fn rule(&self) -> Option<ConversionRule> {
+        match *self {
+            Self::SubsampledPenalty { rule, .. } | Self::Barker { rule, .. } => Some(rule),
+            Self::Penalty { .. } | Self::Hmc { .. } => None,
+        }
+    }
+
+    /// Total PLD mean (= zCDP ρ) of `k` iterations in total over `chains` chains of a Gaussian
+    /// mechanism: DP penalty `k/(2(τn^α)²)`; DP HMC `kρ_l + Gρ_g` with `G` from
+    /// [`gradient_releases`], rounded up.
+    ///
+    /// # Errors
+    ///
+    /// Invalid parameters; [`McmcError::AccountingFailed`] for the RDP mechanisms.
+    pub fn gaussian_cost(&self, k: u64, chains: u64) -> Result<f64, McmcError> {
+        match *self {
+            Self::Penalty {
+                tau, n, n_exponent, ..
+            } => {
+                positive("tau", tau)?;
+                let m = penalty_multiplier(tau, n, n_exponent)?;
+                #[allow(clippy::cast_precision_loss)]
+                Ok(k as f64 / (2.0 * m * m))
+            }
+            Self::Hmc {
+                tau_l,
+                tau_g,
+                n,
+                leapfrog,
+                charging,
+                ..
+            } => {
+                let (rl, rg) = hmc_units(tau_l, tau_g, n)?;
+                let g = gradient_releases(k, u64::from(leapfrog), charging, chains);
+                #[allow(clippy::cast_precision_loss)]
+                let m = k as f64 * rl + g as f64 * rg;
+                Ok(m * (1.0 + 1e-12))
+            }
+            Self::SubsampledPenalty { .. } | Self::Barker { .. } => {
+                Err(McmcError::AccountingFailed)
+            }
+        }
+    }
+
+    /// ε at δ spent by `k` iterations in total over `chains` chains (Gaussian mechanisms:
+    /// [`gaussian_epsilon`] of [`Mechanism::gaussian_cost`]; RDP mechanisms: `k` composed
+    /// steps converted by the mechanism's rule).
+    ///
+    /// # Errors
+    ///
+    /// Invalid δ or parameters.
+    pub fn epsilon(&self, k: u64, delta: f64, chains: u64) -> Result<f64, McmcError> {
+        open_unit("delta", delta)?;
+        match *self {
+            Self::Penalty { accounting, .. } | Self::Hmc { accounting, .. } => {
+                gaussian_epsilon(accounting, self.gaussian_cost(k, chains)?, delta)
+            }
+            Self::SubsampledPenalty {
+                tau,
+                n,
+                batch,
+                rule,
+            } => {
+                let (c, len) = curve(MAX_RDP_ORDER, |a| subsampled_penalty_rdp(a, tau, n, batch))?;
+                rdp_epsilon(k, delta, &c[..len], rule)
+            }
+            Self::Barker { n, batch, rule } => {
+                sampling_ratio(n, batch)?;
+                let (c, len) = curve(barker_top(batch)?, |a| barker_rdp(a, n, batch))?;
+                rdp_epsilon(k, delta, &c[..len], rule)
+            }
+        }
+    }
+}
+
+/// DP penalty's noise multiplier `τ n^α`.
+pub(crate) fn penalty_multiplier(tau: f64, n: usize, n_exponent: f64) -> Result<f64, McmcError> {
+    #[allow(clippy::cast_precision_loss)]
+    let m = tau * libm::pow(rows(n)? as f64, n_exponent);
+    positive("noise multiplier", m)
+}
+
+fn check_leapfrog(leapfrog: u32) -> Result<(), McmcError> {
+    if leapfrog == 0 {
+        return Err(McmcError::InvalidSize {
+            name: "leapfrog",
+            value: 0,
+        });
+    }
+    Ok(())
+}
+
+/// A private sampler's budget: the mechanism it runs, the (ε, δ) target and the iteration
+/// limit that target allows (lowered by [`Budget::cap`] when several chains share it). The
+/// four private samplers (DP penalty, subsampled DP penalty, DP Barker, DP HMC) embed this
+/// one struct; their `max_iterations`, `cap_iterations`, `epsilon_spent` and the budget check
+/// before every step all come from it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Budget {
+    mechanism: Mechanism,
+    epsilon: f64,
+    delta: f64,
+    max_iterations: u64,
+}
+
+impl Budget {
+    /// The budget of `mechanism` for the target (ε, δ).
+    ///
+    /// # Errors
+    ///
+    /// As [`Mechanism::iterations`]; [`McmcError::BudgetExhausted`] if the target allows no
+    /// iteration.
+    pub fn new(mechanism: Mechanism, epsilon: f64, delta: f64) -> Result<Self, McmcError> {
+        let k = mechanism.iterations(epsilon, delta)?;
+        if k == 0 {
+            return Err(McmcError::BudgetExhausted { allowed: 0 });
+        }
+        Ok(Self {
+            mechanism,
+            epsilon,
+            delta,
+            max_iterations: k,
+        })
+    }
+
+    /// What one iteration releases.
+    #[must_use]
+    pub fn mechanism(&self) -> &Mechanism {
+        &self.mechanism
+    }
+
+    /// The (ε, δ) target.
+    #[must_use]
+    pub fn target(&self) -> (f64, f64) {
+        (self.epsilon, self.delta)
+    }
+
+    /// Iterations allowed (after any [`Budget::cap`]).
+    #[must_use]
+    pub fn max_iterations(&self) -> u64 {
+        self.max_iterations
+    }
+
+    /// Lowers the limit to `cap` (never raises it).
+    pub fn cap(&mut self, cap: u64) {
+        self.max_iterations = self.max_iterations.min(cap);
+    }
+
+    /// Iterations allowed **summed over** `chains` chains with this budget, never more than
+    /// [`Budget::max_iterations`] (see [`Mechanism::chains_iterations`]).
+    ///
+    /// # Errors
+    ///
+    /// [`McmcError::InvalidSize`] for `chains == 0`; accounting failures.
+    pub fn chains_limit(&self, chains: u64) -> Result<u64, McmcError> {
+        if chains == 0 {
+            return Err(McmcError::InvalidSize {
+                name: "chains",
+                value: 0,
+            });
+        }
+        if chains == 1 || !self.per_chain_releases() {
+            return Ok(self.max_iterations);
+        }
+        let k = self
+            .mechanism
+            .chains_iterations(self.epsilon, self.delta, chains)?;
+        Ok(k.min(self.max_iterations))
+    }
+
+    /// Whether each chain releases something once on its own (DP HMC with reused gradients).
+    fn per_chain_releases(&self) -> bool {
+        matches!(
+            self.mechanism,
+            Mechanism::Hmc {
+                charging: GradientCharging::Reuse,
+                ..
+            }
+        )
+    }
+
+    /// (ε, δ) spent by `k` iterations in total over `chains` chains.
+    ///
+    /// # Errors
+    ///
+    /// Accounting failures.
+    pub fn spent(&self, k: u64, chains: u64) -> Result<(f64, f64), McmcError> {
+        Ok((self.mechanism.epsilon(k, self.delta, chains)?, self.delta))
+    }
+
+    /// [`McmcError::BudgetExhausted`] once `iteration` steps have used the limit.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn check(&self, iteration: u64) -> Result<(), McmcError> {
+        if iteration >= self.max_iterations {
+            return Err(McmcError::BudgetExhausted {
+                allowed: self.max_iterations,
+            });
+        }
+        Ok(())
+    }
+}
+
+impl Mechanism {
+    /// Which accountant composes this mechanism's releases.
+    #[must_use]
+    pub fn accountant(&self) -> &'static str {
+        match self.accounting() {
+            Some(Accounting::Zcdp) => "zCDP (Bun & Steinke 2016)",
+            Some(Accounting::Pld) => "exact Gaussian privacy-loss distribution (SMM19)",
+            None => "RDP with subsampling amplification (WBK19, sum through j = α)",
+        }
+    }
+
+    /// How the accountant's bound becomes (ε, δ).
+    #[must_use]
+    pub fn conversion(&self) -> &'static str {
+        match (self.accounting(), self.rule()) {
+            (Some(Accounting::Zcdp), _) => "zCDP → (ε, δ): ρ + 2√(ρ ln(1/δ)) (thesis Theorem 1)",
+            (Some(Accounting::Pld), _) => "exact (ε, δ) of the Gaussian PLD (thesis Theorem 7)",
+            (None, Some(ConversionRule::Classic)) => "RDP → (ε, δ): Mironov 2017 Prop. 3",
+            (None, _) => "RDP → (ε, δ): best of Mironov 2017 Prop. 3 and Balle et al. 2020",
+        }
+    }
+}
+
+/// One line of prose generated from the value: the mechanism, its reference and parameters.
+impl core::fmt::Display for Mechanism {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            Self::Penalty {
+                tau, n, n_exponent, ..
+            } => write!(
+                f,
+                "DP penalty (Yildirim & Ermiş 2019; thesis Theorems 6-7): Gaussian noise on \
+                 clipped log-ratio sums, multiplier τn^α with τ = {tau}, α = {n_exponent}, \
+                 n = {n}"
+            ),
+            Self::Hmc {
+                tau_l,
+                tau_g,
+                n,
+                leapfrog,
+                charging,
+                ..
+            } => write!(
+                f,
+                "DP HMC (thesis §5.2): Gaussian noise on clipped log-ratio sums (τ_l = {tau_l}) \
+                 and gradient sums (τ_g = {tau_g}), {leapfrog} leapfrog steps, {} gradients, \
+                 n = {n}",
+                match charging {
+                    GradientCharging::Fresh => "fresh",
+                    GradientCharging::Reuse => "reused (Algorithm 3)",
+                }
+            ),
+            Self::SubsampledPenalty { tau, n, batch, .. } => write!(
+                f,
+                "subsampled DP penalty (thesis Theorem 9): noise variance τc² with τ = {tau} on \
+                 batches of {batch} of n = {n} rows drawn without replacement"
+            ),
+            Self::Barker { n, batch, .. } => write!(
+                f,
+                "DP Barker (Heikkilä et al. 2019; thesis Theorem 8): noise variance 2 on \
+                 batches of {batch} of n = {n} rows drawn without replacement"
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl Budget {
+    /// The privacy claim of `k` iterations in total over `chains` chains: the released events
+    /// with their counts, composed by the accountant this budget uses, under substitute-one-row
+    /// neighbours ([`dpinfer_accountants::Neighbouring::ReplaceOne`]), reported at this
+    /// budget's δ.
+    ///
+    /// * DP penalty: `k × Gaussian(σ = τn^α, Δ = 1)` (the release's noise sd over its
+    ///   sensitivity), zCDP with the Bun–Steinke conversion (thesis Theorem 1, as the budget)
+    ///   or the exact Gaussian PLD.
+    /// * DP HMC: `k × Gaussian(σ = τ_l√n, Δ = 1)` ratio tests and
+    ///   [`gradient_releases`] `× Gaussian(σ = τ_g√n, Δ = 1)` gradients.
+    /// * Subsampled DP penalty: `k × SampledWithoutReplacement(|B| of n, Gaussian(σ = √τ,
+    ///   Δ = 1))` by the RDP accountant with this budget's conversion rule.
+    /// * DP Barker: `None` — HJDH19's Theorem 8 test has no accountants `Event` yet; its
+    ///   (ε, δ) is [`Budget::spent`].
+    ///
+    /// The claim's accountant may round differently from [`Budget::spent`]; both are upper
+    /// bounds of the same composition (compared in `tests/run.rs`).
+    ///
+    /// # Errors
+    ///
+    /// Accounting failures.
+    pub fn claim(
+        &self,
+        k: u64,
+        chains: u64,
+    ) -> Result<Option<dpinfer_accountants::Claim>, McmcError> {
+        use alloc::boxed::Box;
+        use alloc::vec;
+        use dpinfer_accountants::{AccountantKind, Claim, EventBuf, Neighbouring};
+        let gaussian = |sigma: f64| EventBuf::Gaussian {
+            sigma,
+            sensitivity: 1.0,
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let sqrt_n = |n: usize| rows(n).map(|n| libm::sqrt(n as f64));
+        let kind = |a| match a {
+            Accounting::Zcdp => AccountantKind::Zcdp,
+            Accounting::Pld => AccountantKind::Pld,
+        };
+        let (events, accountant, rule) = match self.mechanism {
+            Mechanism::Penalty {
+                tau,
+                n,
+                n_exponent,
+                accounting,
+            } => {
+                let m = penalty_multiplier(tau, n, n_exponent)?;
+                (
+                    vec![(gaussian(m), k)],
+                    kind(accounting),
+                    ConversionRule::Classic,
+                )
+            }
+            Mechanism::Hmc {
+                tau_l,
+                tau_g,
+                n,
+                leapfrog,
+                charging,
+                accounting,
+            } => {
+                let g = gradient_releases(k, u64::from(leapfrog), charging, chains);
+                let events = vec![
+                    (gaussian(tau_l * sqrt_n(n)?), k),
+                    (gaussian(tau_g * sqrt_n(n)?), g),
+                ];
+                (events, kind(accounting), ConversionRule::Classic)
+            }
+            Mechanism::SubsampledPenalty {
+                tau,
+                n,
+                batch,
+                rule,
+            } => {
+                let event = EventBuf::SampledWithoutReplacement {
+                    batch: rows(batch)?,
+                    population: rows(n)?,
+                    event: Box::new(gaussian(libm::sqrt(tau))),
+                };
+                (vec![(event, k)], AccountantKind::Rdp, rule)
+            }
+            Mechanism::Barker { .. } => return Ok(None),
+        };
+        let relation = Neighbouring::ReplaceOne;
+        Ok(Some(Claim::account(
+            relation, accountant, rule, events, self.delta,
+        )?))
     }
 }

@@ -20,8 +20,8 @@
 use alloc::vec::Vec;
 use rand_core::Rng;
 
+use crate::McmcError;
 use crate::sampler::{Sampler, Trace};
-use crate::{Barker, Hmc, McmcError, Penalty, SubsampledPenalty};
 
 /// The noisy releases a private sampler has made so far (an audit record: every noise draw
 /// that touched the data is counted where it is drawn).
@@ -57,46 +57,94 @@ pub trait Budgeted: Sampler {
     fn cap(&mut self, cap: u64);
     /// What this chain has released so far.
     fn releases(&self) -> Releases;
+    /// The privacy budget (`None`: exact kernel).
+    fn budget(&self) -> Option<&crate::budget::Budget>;
 }
 
-macro_rules! budgeted {
-    // Samplers without one-off releases: `chains` chains share the single-chain count.
-    ($t:ident, $($b:tt)*) => {
-        budgeted!(@impl $t, |s: &Self, chains| {
-            check_chains(chains)?;
-            Ok(s.max_iterations())
-        }, $($b)*);
-    };
-    // Samplers that charge per-chain releases themselves.
-    (@chains $t:ident, $($b:tt)*) => {
-        budgeted!(@impl $t, |s: &Self, chains| s.chains_max_iterations(chains), $($b)*);
-    };
-    (@impl $t:ident, $chains:expr, $($b:tt)*) => {
-        impl<P, L, N> Budgeted for $t<P, L, N>
+/// The budget accessors of a private sampler that embeds a [`crate::sampler::Meter`] as
+/// `meter`: inherent `cap_iterations`, `max_iterations`, `chains_max_iterations`, `budget`,
+/// `released`, `epsilon_spent`, and the [`Budgeted`] impl.
+macro_rules! metered {
+    ($t:ident) => {
+        impl<P, L, N> $t<P, L, N> {
+            /// Lowers the iteration limit to `cap` (never raises it); used to split one budget
+            /// over several chains (see [`crate::Ledger`]). No effect on exact kernels.
+            pub fn cap_iterations(&mut self, cap: u64) {
+                if let Some(b) = self.meter.budget.as_mut() {
+                    b.cap(cap);
+                }
+            }
+
+            /// Iterations the budget allows in total (`None` for exact kernels).
+            #[must_use]
+            pub fn max_iterations(&self) -> Option<u64> {
+                self.meter.budget.map(|b| b.max_iterations())
+            }
+
+            /// Iterations the budget allows **summed over** `chains` chains with these privacy
+            /// parameters ([`crate::budget::Budget::chains_limit`]: DP HMC with reused
+            /// gradients charges one start gradient per chain). Never more than
+            /// `max_iterations`; `None` for exact kernels.
+            ///
+            /// # Errors
+            ///
+            /// [`McmcError::InvalidSize`] for `chains == 0`; accounting failures.
+            pub fn chains_max_iterations(
+                &self,
+                chains: u64,
+            ) -> Result<Option<u64>, crate::McmcError> {
+                crate::chains::check_chains(chains)?;
+                self.meter
+                    .budget
+                    .map(|b| b.chains_limit(chains))
+                    .transpose()
+            }
+
+            /// The privacy budget (`None` for exact kernels).
+            #[must_use]
+            pub fn budget(&self) -> Option<&crate::budget::Budget> {
+                self.meter.budget.as_ref()
+            }
+
+            /// The noisy releases made so far (see [`crate::Releases`]).
+            #[must_use]
+            pub fn released(&self) -> crate::Releases {
+                self.meter.released
+            }
+
+            /// (ε, δ) spent by the iterations run so far (`None` for exact kernels).
+            ///
+            /// # Errors
+            ///
+            /// Accounting failures.
+            pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, crate::McmcError> {
+                self.meter.spent()
+            }
+        }
+
+        impl<P, L, N> crate::Budgeted for $t<P, L, N>
         where
-            $t<P, L, N>: Sampler,
-            $($b)*
+            $t<P, L, N>: crate::Sampler,
         {
             fn limit(&self) -> Option<u64> {
                 self.max_iterations()
             }
-            fn chains_limit(&self, chains: u64) -> Result<Option<u64>, McmcError> {
-                let f: fn(&Self, u64) -> Result<Option<u64>, McmcError> = $chains;
-                f(self, chains)
+            fn chains_limit(&self, chains: u64) -> Result<Option<u64>, crate::McmcError> {
+                self.chains_max_iterations(chains)
             }
             fn cap(&mut self, cap: u64) {
                 self.cap_iterations(cap);
             }
-            fn releases(&self) -> Releases {
+            fn releases(&self) -> crate::Releases {
                 self.released()
+            }
+            fn budget(&self) -> Option<&crate::budget::Budget> {
+                self.meter.budget.as_ref()
             }
         }
     };
 }
-budgeted!(Penalty,);
-budgeted!(Barker,);
-budgeted!(SubsampledPenalty, L: dpinfer_simulators::RowLikelihood);
-budgeted!(@chains Hmc, L: dpinfer_simulators::RowGradient, P: crate::model::PriorGradient, N: crate::noise::PrivacyNoise);
+pub(crate) use metered;
 
 /// `chains` as a `u64`, refusing 0.
 pub(crate) fn check_chains(chains: u64) -> Result<u64, McmcError> {
@@ -238,22 +286,92 @@ impl<S: Budgeted> MultiChain<S> {
         burn_in: u64,
         rngs: &mut [R],
     ) -> Result<Vec<Trace>, McmcError> {
-        if rngs.len() != self.chains.len() {
+        let legs = self.legs(iterations, burn_in);
+        self.run_legs(&legs, rngs, &())
+    }
+
+    /// One leg per chain: its share (capped at `iterations`) in a single segment.
+    fn legs(&self, iterations: u64, burn_in: u64) -> Vec<Leg> {
+        self.chains
+            .iter()
+            .map(|c| {
+                let n = c.limit().map_or(iterations, |l| l.min(iterations));
+                Leg {
+                    iterations: n,
+                    burn_in,
+                    segment: n.max(1),
+                }
+            })
+            .collect()
+    }
+
+    /// Runs chain `i` for `legs[i]` with `rngs[i]`, reporting every segment to `progress`.
+    pub(crate) fn run_legs<R: Rng>(
+        &mut self,
+        legs: &[Leg],
+        rngs: &mut [R],
+        progress: &dyn Progress,
+    ) -> Result<Vec<Trace>, McmcError> {
+        self.check_rngs(rngs.len())?;
+        self.chains
+            .iter_mut()
+            .zip(rngs.iter_mut())
+            .zip(legs)
+            .enumerate()
+            .map(|(i, ((c, rng), leg))| leg.run(i, c, rng, progress))
+            .collect()
+    }
+
+    fn check_rngs(&self, got: usize) -> Result<(), McmcError> {
+        if got != self.chains.len() {
             return Err(McmcError::DimensionMismatch {
                 expected: self.chains.len(),
-                got: rngs.len(),
+                got,
             });
         }
-        let mut out = Vec::with_capacity(self.chains.len());
-        for (c, rng) in self.chains.iter_mut().zip(rngs.iter_mut()) {
-            let n = c.limit().map_or(iterations, |l| l.min(iterations));
-            let mut t = Trace::with_burn_in(burn_in);
-            c.run(n, rng, &mut t)?;
-            out.push(t);
-        }
-        Ok(out)
+        Ok(())
     }
 }
+
+/// What one chain of a run does: `iterations` steps in segments of `segment`, the first
+/// `burn_in` draws discarded.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Leg {
+    pub(crate) iterations: u64,
+    pub(crate) burn_in: u64,
+    pub(crate) segment: u64,
+}
+
+impl Leg {
+    fn run<S: Sampler, R: Rng>(
+        &self,
+        chain: usize,
+        c: &mut S,
+        rng: &mut R,
+        progress: &dyn Progress,
+    ) -> Result<Trace, McmcError> {
+        let mut t = Trace::with_burn_in(self.burn_in);
+        let mut done = 0;
+        while done < self.iterations {
+            let k = self.segment.min(self.iterations - done);
+            c.run(k, rng, &mut t)?;
+            done += k;
+            progress.advanced(chain, k);
+        }
+        Ok(t)
+    }
+}
+
+/// Receives a multi-chain run's progress (from the chain's worker thread under
+/// `run_parallel`, hence `Sync`). `()` ignores it.
+pub trait Progress: Sync {
+    /// Chain `chain` has run `iterations` more iterations.
+    fn advanced(&self, chain: usize, iterations: u64) {
+        let _ = (chain, iterations);
+    }
+}
+
+impl Progress for () {}
 
 #[cfg(feature = "parallel")]
 impl<S: Budgeted + Send> MultiChain<S> {
@@ -272,25 +390,29 @@ impl<S: Budgeted + Send> MultiChain<S> {
         burn_in: u64,
         rngs: &mut [R],
     ) -> Result<Vec<Trace>, McmcError> {
+        let legs = self.legs(iterations, burn_in);
+        self.run_legs_parallel(&legs, rngs, &())
+    }
+
+    /// [`MultiChain::run_legs`] on the rayon pool.
+    pub(crate) fn run_legs_parallel<R: Rng + Send>(
+        &mut self,
+        legs: &[Leg],
+        rngs: &mut [R],
+        progress: &dyn Progress,
+    ) -> Result<Vec<Trace>, McmcError> {
         use core::panic::AssertUnwindSafe;
         use rayon::prelude::*;
-        if rngs.len() != self.chains.len() {
-            return Err(McmcError::DimensionMismatch {
-                expected: self.chains.len(),
-                got: rngs.len(),
-            });
-        }
+        self.check_rngs(rngs.len())?;
         let results: Vec<Result<Trace, McmcError>> = self
             .chains
             .par_iter_mut()
             .zip(rngs.par_iter_mut())
-            .map(|(c, rng)| {
-                std::panic::catch_unwind(AssertUnwindSafe(|| {
-                    let n = c.limit().map_or(iterations, |l| l.min(iterations));
-                    let mut t = Trace::with_burn_in(burn_in);
-                    c.run(n, rng, &mut t).map(|()| t)
-                }))
-                .map_err(|_| McmcError::WorkerFailed)?
+            .zip(legs.par_iter())
+            .enumerate()
+            .map(|(i, ((c, rng), leg))| {
+                std::panic::catch_unwind(AssertUnwindSafe(|| leg.run(i, c, rng, progress)))
+                    .map_err(|_| McmcError::WorkerFailed)?
             })
             .collect();
         results.into_iter().collect()

@@ -22,6 +22,15 @@ pub enum McmcError {
         /// Length given.
         got: usize,
     },
+    /// A named vector setting has the wrong length for the parameter dimension.
+    WrongLength {
+        /// Setting name (`init`, `proposal_scales`, `inv_mass`, …).
+        name: &'static str,
+        /// The parameter dimension.
+        expected: usize,
+        /// Length given.
+        got: usize,
+    },
     /// A size parameter is invalid (zero rows, batch larger than data, zero chains …).
     InvalidSize {
         /// Parameter name.
@@ -86,6 +95,11 @@ impl fmt::Display for McmcError {
             Self::DimensionMismatch { expected, got } => {
                 write!(f, "dimension mismatch: expected {expected}, got {got}")
             }
+            Self::WrongLength {
+                name,
+                expected,
+                got,
+            } => write!(f, "{name} has {got} values, θ has {expected}"),
             Self::InvalidSize { name, value } => write!(f, "invalid size {name} = {value}"),
             Self::InvalidInitialPoint => f.write_str("initial point has a non-finite log prior"),
             Self::BudgetExhausted { allowed } => {

@@ -9,13 +9,13 @@ use dpinfer_simulators::{RowGradient, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
 use crate::McmcError;
-use crate::budget::{self, Accounting, GradientCharging};
+use crate::budget::{Accounting, Budget, GradientCharging, Mechanism};
 use crate::error::positive;
 use crate::model::{PriorGradient, log_ratio_sum};
 use crate::noise::PrivacyNoise;
 use crate::penalty::check_common;
 use crate::rng::{NoNoise, log_uniform, std_normal};
-use crate::sampler::{Sampler, Step};
+use crate::sampler::{Counts, Meter, Sampler, Step};
 
 /// Settings of (DP) HMC.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,7 +65,6 @@ struct Private {
     p: HmcPrivacy,
     sd_g: f64,
     sd_l_unit: f64,
-    max_iterations: u64,
 }
 
 /// HMC / DP HMC sampler.
@@ -83,12 +82,11 @@ pub struct Hmc<P, L, N = NoNoise> {
     private: Option<Private>,
     clip: Option<f64>,
     noise: N,
-    iteration: u64,
     grads_evaluated: usize,
     grads_clipped: usize,
     /// Whether Algorithm 3's start gradient has been released (lazily, at the first step).
     start_released: bool,
-    released: crate::Releases,
+    meter: Meter,
 }
 
 fn validate(s: &HmcSettings, d: usize) -> Result<(), McmcError> {
@@ -155,38 +153,26 @@ impl<P: PriorGradient, L: RowGradient, N: CryptoRng> Hmc<P, L, N> {
             return Err(McmcError::param("grad_clip", privacy.grad_clip));
         }
         let n = lik.n_rows();
-        let k = match privacy.accounting {
-            Accounting::Zcdp => budget::dp_hmc_iterations_zcdp(
-                privacy.epsilon,
-                privacy.delta,
-                privacy.tau_l,
-                privacy.tau_g,
+        let budget = Budget::new(
+            Mechanism::Hmc {
+                tau_l: privacy.tau_l,
+                tau_g: privacy.tau_g,
                 n,
-                settings.leapfrog_steps,
-                privacy.charging,
-            )?,
-            Accounting::Pld => budget::dp_hmc_iterations_pld(
-                privacy.epsilon,
-                privacy.delta,
-                privacy.tau_l,
-                privacy.tau_g,
-                n,
-                settings.leapfrog_steps,
-                privacy.charging,
-            )?,
-        };
-        if k == 0 {
-            return Err(McmcError::BudgetExhausted { allowed: 0 });
-        }
+                leapfrog: settings.leapfrog_steps,
+                charging: privacy.charging,
+                accounting: privacy.accounting,
+            },
+            privacy.epsilon,
+            privacy.delta,
+        )?;
         #[allow(clippy::cast_precision_loss)]
         let sqrt_n = libm::sqrt(n as f64);
         let pr = Private {
             p: privacy,
             sd_g: 2.0 * privacy.tau_g * sqrt_n * privacy.grad_clip,
             sd_l_unit: 2.0 * privacy.tau_l * sqrt_n * privacy.ratio_clip,
-            max_iterations: k,
         };
-        Self::build(prior, lik, settings, init, Some(pr), noise)
+        Self::build(prior, lik, settings, init, Some((pr, budget)), noise)
     }
 }
 
@@ -196,7 +182,7 @@ impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
         lik: L,
         s: HmcSettings,
         init: &[f64],
-        private: Option<Private>,
+        private: Option<(Private, Budget)>,
         noise: N,
     ) -> Result<Self, McmcError> {
         let lp = check_common(&prior, &lik, s.temperature, init)?;
@@ -213,14 +199,13 @@ impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
             grad_start: vec![0.0; d],
             grad_buf: vec![0.0; rows_per * d],
             log_prior: lp,
-            private,
+            private: private.map(|p| p.0),
             clip: None,
+            meter: Meter::new(private.map(|p| p.1)),
             noise,
-            iteration: 0,
             grads_evaluated: 0,
             grads_clipped: 0,
             start_released: false,
-            released: crate::Releases::default(),
         };
         // Algorithm 3's G_{1,0} (the "+1") is released at the first step, not here: a chain
         // that is built but never run (or refused by `MultiChain`) has released nothing.
@@ -249,9 +234,9 @@ impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
                     .noise
                     .release_vec(out, pr.sd_g, 2.0 * pr.p.grad_clip, bound)?;
                 let c = 2.0 * pr.p.grad_clip;
-                self.released.gaussian += 1;
-                self.released.gradients += 1;
-                self.released.gaussian_rho += c * c / (2.0 * sd * sd);
+                self.meter.released.gaussian += 1;
+                self.meter.released.gradients += 1;
+                self.meter.released.gaussian_rho += c * c / (2.0 * sd * sd);
             }
             None if d <= CHUNK => {
                 // The model's fused pass with an inactive bound (only non-finite rows change).
@@ -284,76 +269,6 @@ impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
         Ok(())
     }
 
-    /// Lowers the iteration limit to `cap` (never raises it); used to split one budget over
-    /// several chains (see [`crate::Ledger`]). No effect on exact kernels.
-    pub fn cap_iterations(&mut self, cap: u64) {
-        if let Some(p) = self.private.as_mut() {
-            p.max_iterations = p.max_iterations.min(cap);
-        }
-    }
-
-    /// Iterations the budget allows (`None` for exact HMC).
-    #[must_use]
-    pub fn max_iterations(&self) -> Option<u64> {
-        self.private.map(|p| p.max_iterations)
-    }
-
-    /// Iterations the budget allows **summed over** `chains` chains with these privacy
-    /// parameters (see [`crate::Budgeted::chains_limit`]): the largest `K` whose cost
-    /// `Kρ_l + G ρ_g` meets (ε, δ) by this chain's accounting, with `G = K(L+1)` gradient
-    /// releases (`Fresh`) or `G = KL + chains` (`Reuse`: every chain releases its own start
-    /// gradient). Never more than [`Hmc::max_iterations`]. `None` for exact HMC.
-    ///
-    /// # Errors
-    ///
-    /// [`McmcError::InvalidSize`] for `chains == 0`; accounting failures.
-    pub fn chains_max_iterations(&self, chains: u64) -> Result<Option<u64>, McmcError> {
-        crate::chains::check_chains(chains)?;
-        let Some(pr) = self.private else {
-            return Ok(None);
-        };
-        let n = self.lik.n_rows();
-        let k = budget::dp_hmc_chains_iterations(
-            pr.p.accounting,
-            (pr.p.epsilon, pr.p.delta),
-            pr.p.tau_l,
-            pr.p.tau_g,
-            n,
-            (self.s.leapfrog_steps, pr.p.charging),
-            chains,
-        )?;
-        Ok(Some(k.min(pr.max_iterations)))
-    }
-
-    /// The noisy releases made so far (see [`crate::Releases`]).
-    #[must_use]
-    pub fn released(&self) -> crate::Releases {
-        self.released
-    }
-
-    /// (ε, δ) spent so far (`None` for exact HMC).
-    ///
-    /// # Errors
-    ///
-    /// Accounting failures.
-    pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
-        let Some(pr) = self.private else {
-            return Ok(None);
-        };
-        let m = budget::dp_hmc_cost(
-            self.iteration,
-            pr.p.tau_l,
-            pr.p.tau_g,
-            self.lik.n_rows(),
-            self.s.leapfrog_steps,
-            pr.p.charging,
-        )?;
-        Ok(Some((
-            budget::gaussian_epsilon(pr.p.accounting, m, pr.p.delta)?,
-            pr.p.delta,
-        )))
-    }
-
     fn kinetic(&self, p: &[f64]) -> f64 {
         0.5 * p
             .iter()
@@ -363,6 +278,8 @@ impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
     }
 }
 
+crate::chains::metered!(Hmc);
+
 impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: PrivacyNoise> Sampler for Hmc<P, L, N> {
     fn dim(&self) -> usize {
         self.theta.len()
@@ -371,14 +288,7 @@ impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: PrivacyNoise> Sampler 
         &self.theta
     }
     fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
-        if let Some(p) = self.private
-            && self.iteration >= p.max_iterations
-        {
-            return Err(McmcError::BudgetExhausted {
-                allowed: p.max_iterations,
-            });
-        }
-        self.iteration += 1;
+        self.meter.begin()?;
         self.grads_evaluated = 0;
         self.grads_clipped = 0;
         let d = self.theta.len();
@@ -453,8 +363,8 @@ impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: PrivacyNoise> Sampler 
                     #[allow(clippy::cast_precision_loss)]
                     let bound = n as f64 * pr.p.ratio_clip * dist;
                     let (noisy, sd_eff) = self.noise.release(cs.sum, sd, c, bound)?;
-                    self.released.gaussian += 1;
-                    self.released.gaussian_rho += c * c / (2.0 * sd_eff * sd_eff);
+                    self.meter.released.gaussian += 1;
+                    self.meter.released.gaussian_rho += c * c / (2.0 * sd_eff * sd_eff);
                     noise_sd = sd_eff * self.s.temperature;
                     (noisy, noise_sd * noise_sd)
                 }
@@ -487,16 +397,14 @@ impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: PrivacyNoise> Sampler 
                 self.grad_start.copy_from_slice(&g);
             }
         }
-        Ok(Step {
-            position: &self.theta,
-            iteration: self.iteration,
-            accepted,
-            ratios_evaluated: evaluated,
-            ratios_clipped: clipped,
-            gradients_evaluated: self.grads_evaluated,
-            gradients_clipped: self.grads_clipped,
-            noise_sd,
-            remaining: self.private.map(|p| p.max_iterations - self.iteration),
-        })
+        Ok(self.meter.step(
+            &self.theta,
+            Counts {
+                accepted,
+                ratios: (evaluated, clipped),
+                gradients: (self.grads_evaluated, self.grads_clipped),
+                noise_sd,
+            },
+        ))
     }
 }

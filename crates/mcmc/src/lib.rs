@@ -30,6 +30,8 @@ mod penalty;
 #[cfg(feature = "alloc")]
 mod proposal;
 #[cfg(feature = "alloc")]
+pub mod run;
+#[cfg(feature = "alloc")]
 mod sampler;
 #[cfg(feature = "alloc")]
 mod subsampled;
@@ -42,7 +44,7 @@ pub use rng::NoNoise;
 #[cfg(feature = "alloc")]
 pub use barker::{BARKER_SIGMA2, Barker, BarkerPrivacy, BarkerSettings};
 #[cfg(feature = "alloc")]
-pub use chains::{Budgeted, Ledger, MultiChain, Releases};
+pub use chains::{Budgeted, Ledger, MultiChain, Progress, Releases};
 #[cfg(feature = "alloc")]
 pub use hmc::{Hmc, HmcPrivacy, HmcSettings};
 #[cfg(feature = "alloc")]

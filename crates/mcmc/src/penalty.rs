@@ -1,18 +1,17 @@
 //! Random-walk Metropolis–Hastings and the DP penalty algorithm (thesis §2.2, §3.1;
 //! Yildirim & Ermiş 2019).
 
-use alloc::vec::Vec;
 use dpinfer_simulators::{Prior, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
 use crate::McmcError;
-use crate::budget::{self, Accounting};
+use crate::budget::{Accounting, Budget, Mechanism, penalty_multiplier};
 use crate::error::positive;
 use crate::model::log_ratio_sum;
 use crate::noise::PrivacyNoise;
-use crate::proposal::{Proposal, ProposalState};
+use crate::proposal::{Proposal, Walker};
 use crate::rng::{NoNoise, log_uniform};
-use crate::sampler::{Sampler, Step};
+use crate::sampler::{Counts, Meter, Sampler, Step};
 
 /// Settings shared by the exact and private random-walk kernels.
 #[derive(Clone, Debug, PartialEq)]
@@ -53,9 +52,6 @@ pub struct PenaltyPrivacy {
 struct Private {
     clip: f64,
     multiplier: f64,
-    max_iterations: u64,
-    accounting: Accounting,
-    delta: f64,
 }
 
 /// Random-walk MH / DP penalty sampler.
@@ -70,16 +66,12 @@ struct Private {
 pub struct Penalty<P, L, N = NoNoise> {
     prior: P,
     lik: L,
-    theta: Vec<f64>,
-    proposed: Vec<f64>,
-    log_prior: f64,
-    proposal: ProposalState,
+    walk: Walker,
     temperature: f64,
     clip: Option<f64>,
     private: Option<Private>,
     noise: N,
-    iteration: u64,
-    released: crate::Releases,
+    meter: Meter,
 }
 
 pub(crate) fn check_common<P: Prior, L: RowLikelihood>(
@@ -130,21 +122,16 @@ impl<P: Prior, L: RowLikelihood> Penalty<P, L, NoNoise> {
         settings: PenaltySettings,
         init: &[f64],
     ) -> Result<Self, McmcError> {
-        let lp = check_common(&prior, &lik, settings.temperature, init)?;
-        settings.proposal.validate(init.len())?;
+        let walk = Walker::new(&prior, &lik, settings.proposal, settings.temperature, init)?;
         Ok(Self {
-            proposal: ProposalState::new(settings.proposal, init.len()),
+            walk,
             prior,
             lik,
-            theta: init.to_vec(),
-            proposed: init.to_vec(),
-            log_prior: lp,
             temperature: settings.temperature,
             clip: None,
             private: None,
             noise: NoNoise,
-            iteration: 0,
-            released: crate::Releases::default(),
+            meter: Meter::default(),
         })
     }
 
@@ -174,112 +161,48 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Penalty<P, L, N> {
         init: &[f64],
         noise: N,
     ) -> Result<Self, McmcError> {
-        let lp = check_common(&prior, &lik, settings.temperature, init)?;
-        settings.proposal.validate(init.len())?;
+        let walk = Walker::new(&prior, &lik, settings.proposal, settings.temperature, init)?;
         positive("clip", privacy.clip)?;
         let n = lik.n_rows();
-        let k = match privacy.accounting {
-            Accounting::Zcdp => budget::penalty_iterations_zcdp(
-                privacy.epsilon,
-                privacy.delta,
-                privacy.tau,
+        let budget = Budget::new(
+            Mechanism::Penalty {
+                tau: privacy.tau,
                 n,
-                privacy.n_exponent,
-            )?,
-            Accounting::Pld => budget::penalty_iterations_pld(
-                privacy.epsilon,
-                privacy.delta,
-                privacy.tau,
-                n,
-                privacy.n_exponent,
-            )?,
-        };
-        if k == 0 {
-            return Err(McmcError::BudgetExhausted { allowed: 0 });
-        }
-        #[allow(clippy::cast_precision_loss)]
-        let multiplier = privacy.tau * libm::pow(n as f64, privacy.n_exponent);
+                n_exponent: privacy.n_exponent,
+                accounting: privacy.accounting,
+            },
+            privacy.epsilon,
+            privacy.delta,
+        )?;
+        let multiplier = penalty_multiplier(privacy.tau, n, privacy.n_exponent)?;
         Ok(Self {
-            proposal: ProposalState::new(settings.proposal, init.len()),
+            walk,
             prior,
             lik,
-            theta: init.to_vec(),
-            proposed: init.to_vec(),
-            log_prior: lp,
             temperature: settings.temperature,
             clip: Some(privacy.clip),
             private: Some(Private {
                 clip: privacy.clip,
                 multiplier,
-                max_iterations: k,
-                accounting: privacy.accounting,
-                delta: privacy.delta,
             }),
             noise,
-            iteration: 0,
-            released: crate::Releases::default(),
+            meter: Meter::new(Some(budget)),
         })
     }
 }
 
-impl<P, L, N> Penalty<P, L, N> {
-    /// Lowers the iteration limit to `cap` (never raises it); used to split one budget over
-    /// several chains (see [`crate::Ledger`]). No effect on exact kernels.
-    pub fn cap_iterations(&mut self, cap: u64) {
-        if let Some(p) = self.private.as_mut() {
-            p.max_iterations = p.max_iterations.min(cap);
-        }
-    }
-
-    /// Iterations the budget allows in total (`None` for exact kernels).
-    #[must_use]
-    pub fn max_iterations(&self) -> Option<u64> {
-        self.private.map(|p| p.max_iterations)
-    }
-
-    /// The noisy releases made so far (see [`crate::Releases`]).
-    #[must_use]
-    pub fn released(&self) -> crate::Releases {
-        self.released
-    }
-    /// (ε, δ) spent by the iterations run so far (`None` for exact kernels).
-    ///
-    /// # Errors
-    ///
-    /// Accounting failures.
-    pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
-        match self.private {
-            None => Ok(None),
-            Some(p) => {
-                #[allow(clippy::cast_precision_loss)]
-                let m = self.iteration as f64 / (2.0 * p.multiplier * p.multiplier);
-                Ok(Some((
-                    budget::gaussian_epsilon(p.accounting, m, p.delta)?,
-                    p.delta,
-                )))
-            }
-        }
-    }
-}
+crate::chains::metered!(Penalty);
 
 impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
     fn dim(&self) -> usize {
-        self.theta.len()
+        self.walk.theta.len()
     }
     fn position(&self) -> &[f64] {
-        &self.theta
+        &self.walk.theta
     }
     fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
-        if let Some(p) = self.private
-            && self.iteration >= p.max_iterations
-        {
-            return Err(McmcError::BudgetExhausted {
-                allowed: p.max_iterations,
-            });
-        }
-        self.iteration += 1;
-        let dist = self.proposal.propose(rng, &self.theta, &mut self.proposed);
-        let lp_new = self.prior.ln_density(&self.proposed);
+        self.meter.begin()?;
+        let (dist, lp_new) = self.walk.propose(rng, &self.prior);
         let n = self.lik.n_rows();
         let mut evaluated = 0;
         let mut clipped = 0;
@@ -297,8 +220,8 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
             let sum = match self.clip {
                 Some(l) => {
                     let cs = self.lik.clipped_log_ratio_sum(
-                        &self.theta,
-                        &self.proposed,
+                        &self.walk.theta,
+                        &self.walk.proposed,
                         0,
                         n,
                         l * dist,
@@ -306,7 +229,7 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
                     clipped = cs.clipped;
                     cs.sum
                 }
-                None => log_ratio_sum(&self.lik, &self.theta, &self.proposed, 0, n)?,
+                None => log_ratio_sum(&self.lik, &self.walk.theta, &self.walk.proposed, 0, n)?,
             };
             evaluated = n;
             let mut sum = sum;
@@ -318,31 +241,25 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
                 #[allow(clippy::cast_precision_loss)]
                 let bound = n as f64 * p.clip * dist;
                 let (noisy, sd_eff) = self.noise.release(sum, p.multiplier * c, c, bound)?;
-                self.released.gaussian += 1;
-                self.released.gaussian_rho += c * c / (2.0 * sd_eff * sd_eff);
+                self.meter.released.gaussian += 1;
+                self.meter.released.gaussian_rho += c * c / (2.0 * sd_eff * sd_eff);
                 sum = noisy;
                 noise_sd = self.temperature * sd_eff;
                 penalty = 0.5 * noise_sd * noise_sd;
             }
-            let lambda = self.temperature * sum + lp_new - self.log_prior;
+            let lambda = self.temperature * sum + lp_new - self.walk.log_prior;
             // NaN λ (exact kernel with a NaN row) rejects.
             log_uniform(rng) < lambda - penalty
         };
-        if accepted {
-            self.theta.copy_from_slice(&self.proposed);
-            self.log_prior = lp_new;
-        }
-        self.proposal.after(accepted);
-        Ok(Step {
-            position: &self.theta,
-            iteration: self.iteration,
-            accepted,
-            ratios_evaluated: evaluated,
-            ratios_clipped: clipped,
-            gradients_evaluated: 0,
-            gradients_clipped: 0,
-            noise_sd,
-            remaining: self.private.map(|p| p.max_iterations - self.iteration),
-        })
+        self.walk.decide(accepted, lp_new);
+        Ok(self.meter.step(
+            &self.walk.theta,
+            Counts {
+                accepted,
+                ratios: (evaluated, clipped),
+                noise_sd,
+                ..Counts::default()
+            },
+        ))
     }
 }

@@ -3,6 +3,8 @@
 use alloc::vec::Vec;
 use rand_core::Rng;
 
+use dpinfer_simulators::{Prior, RowLikelihood};
+
 use crate::McmcError;
 use crate::rng::{below, std_normal};
 
@@ -110,5 +112,54 @@ impl ProposalState {
         if !accepted && matches!(self.proposal, Proposal::GuidedRandomWalk { .. }) {
             self.directions[self.last_coord] = -self.directions[self.last_coord];
         }
+    }
+}
+
+/// The state of a random-walk chain (DP penalty, subsampled penalty, Barker): position, the
+/// proposal buffer, `ln p(θ)` and the proposal state. One place proposes and moves.
+#[derive(Clone, Debug)]
+pub(crate) struct Walker {
+    pub(crate) theta: Vec<f64>,
+    pub(crate) proposed: Vec<f64>,
+    pub(crate) log_prior: f64,
+    state: ProposalState,
+}
+
+impl Walker {
+    /// Checks the model, temperature, initial point and proposal; starts at `init`.
+    pub(crate) fn new<P: Prior, L: RowLikelihood>(
+        prior: &P,
+        lik: &L,
+        proposal: Proposal,
+        temperature: f64,
+        init: &[f64],
+    ) -> Result<Self, McmcError> {
+        let log_prior = crate::penalty::check_common(prior, lik, temperature, init)?;
+        proposal.validate(init.len())?;
+        Ok(Self {
+            state: ProposalState::new(proposal, init.len()),
+            theta: init.to_vec(),
+            proposed: init.to_vec(),
+            log_prior,
+        })
+    }
+
+    /// Proposes θ' into `proposed`; returns `(‖θ' − θ‖₂, ln p(θ'))`.
+    pub(crate) fn propose<R: Rng + ?Sized, P: Prior>(
+        &mut self,
+        rng: &mut R,
+        prior: &P,
+    ) -> (f64, f64) {
+        let dist = self.state.propose(rng, &self.theta, &mut self.proposed);
+        (dist, prior.ln_density(&self.proposed))
+    }
+
+    /// Moves to θ' if `accepted` (with its log prior `lp_new`) and updates the proposal.
+    pub(crate) fn decide(&mut self, accepted: bool, lp_new: f64) {
+        if accepted {
+            self.theta.copy_from_slice(&self.proposed);
+            self.log_prior = lp_new;
+        }
+        self.state.after(accepted);
     }
 }

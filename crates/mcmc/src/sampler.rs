@@ -4,6 +4,8 @@ use alloc::vec::Vec;
 use rand_core::Rng;
 
 use crate::McmcError;
+use crate::budget::Budget;
+use crate::chains::Releases;
 
 /// What one iteration did. Borrowed from the sampler; copy what you need.
 ///
@@ -35,6 +37,64 @@ pub struct Step<'a> {
     pub noise_sd: f64,
     /// Iterations the privacy budget still allows (`None` for the exact kernels).
     pub remaining: Option<u64>,
+}
+
+/// What a step did, apart from where the chain is (see [`Step`]).
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Counts {
+    pub(crate) accepted: bool,
+    /// Ratios evaluated / clipped.
+    pub(crate) ratios: (usize, usize),
+    /// Gradients evaluated / clipped.
+    pub(crate) gradients: (usize, usize),
+    pub(crate) noise_sd: f64,
+}
+
+/// The iteration counter, the privacy budget (`None` for exact kernels) and the release
+/// audit every sampler embeds: it refuses a step beyond the budget and assembles [`Step`].
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Meter {
+    pub(crate) iteration: u64,
+    pub(crate) budget: Option<Budget>,
+    pub(crate) released: Releases,
+}
+
+impl Meter {
+    pub(crate) fn new(budget: Option<Budget>) -> Self {
+        Self {
+            budget,
+            ..Self::default()
+        }
+    }
+
+    /// Starts an iteration: [`McmcError::BudgetExhausted`] once the budget is used up.
+    pub(crate) fn begin(&mut self) -> Result<(), McmcError> {
+        if let Some(b) = &self.budget {
+            b.check(self.iteration)?;
+        }
+        self.iteration += 1;
+        Ok(())
+    }
+
+    /// The step record of the iteration just run.
+    pub(crate) fn step<'a>(&self, position: &'a [f64], c: Counts) -> Step<'a> {
+        Step {
+            position,
+            iteration: self.iteration,
+            accepted: c.accepted,
+            ratios_evaluated: c.ratios.0,
+            ratios_clipped: c.ratios.1,
+            gradients_evaluated: c.gradients.0,
+            gradients_clipped: c.gradients.1,
+            noise_sd: c.noise_sd,
+            remaining: self.budget.map(|b| b.max_iterations() - self.iteration),
+        }
+    }
+
+    /// (ε, δ) spent by the iterations run so far (`None` for exact kernels).
+    pub(crate) fn spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
+        self.budget.map(|b| b.spent(self.iteration, 1)).transpose()
+    }
 }
 
 /// A Markov chain the caller steps (ARCHITECTURE: samplers are state machines).

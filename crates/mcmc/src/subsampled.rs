@@ -1,18 +1,16 @@
 //! DP penalty with subsampling (thesis §4.1, Lemma 1, Theorem 9).
 
-use alloc::vec::Vec;
 use dpinfer_simulators::{Prior, RowLikelihood};
 use rand_core::{CryptoRng, Rng};
 
 use crate::McmcError;
 use crate::batch::Batcher;
-use crate::budget;
+use crate::budget::{Budget, Mechanism};
 use crate::error::positive;
 use crate::noise::PrivacyNoise;
-use crate::penalty::check_common;
-use crate::proposal::{Proposal, ProposalState};
+use crate::proposal::{Proposal, Walker};
 use crate::rng::{NoNoise, log_uniform};
-use crate::sampler::{Sampler, Step};
+use crate::sampler::{Counts, Meter, Sampler, Step};
 
 /// Settings of subsampled (DP) penalty.
 #[derive(Clone, Debug, PartialEq)]
@@ -49,8 +47,6 @@ pub struct SubsampledPenaltyPrivacy {
 #[derive(Clone, Copy, Debug)]
 struct Private {
     tau: f64,
-    max_iterations: u64,
-    delta: f64,
 }
 
 /// Subsampled penalty sampler: accept with probability
@@ -61,16 +57,12 @@ struct Private {
 pub struct SubsampledPenalty<P, L, N = NoNoise> {
     prior: P,
     lik: L,
-    theta: Vec<f64>,
-    proposed: Vec<f64>,
-    log_prior: f64,
-    proposal: ProposalState,
+    walk: Walker,
     s: SubsampledPenaltySettings,
     batcher: Batcher,
     private: Option<Private>,
     noise: N,
-    iteration: u64,
-    released: crate::Releases,
+    meter: Meter,
 }
 
 /// Sensitivity `c(θ, θ') = Δ_λ + Δ_σ` of `λ* − σ_b²/2` (thesis Theorem 9 / Lemma 1) for
@@ -98,8 +90,13 @@ impl<P: Prior, L: RowLikelihood> SubsampledPenalty<P, L, NoNoise> {
         settings: SubsampledPenaltySettings,
         init: &[f64],
     ) -> Result<Self, McmcError> {
-        let lp = check_common(&prior, &lik, settings.temperature, init)?;
-        settings.proposal.validate(init.len())?;
+        let walk = Walker::new(
+            &prior,
+            &lik,
+            settings.proposal.clone(),
+            settings.temperature,
+            init,
+        )?;
         positive("clip", settings.clip)?;
         let n = lik.n_rows();
         if settings.batch < 2 || settings.batch > n {
@@ -109,18 +106,14 @@ impl<P: Prior, L: RowLikelihood> SubsampledPenalty<P, L, NoNoise> {
             });
         }
         Ok(Self {
-            proposal: ProposalState::new(settings.proposal.clone(), init.len()),
+            walk,
             batcher: Batcher::new(n, settings.batch),
             prior,
             lik,
-            theta: init.to_vec(),
-            proposed: init.to_vec(),
-            log_prior: lp,
             s: settings,
             private: None,
             noise: NoNoise,
-            iteration: 0,
-            released: crate::Releases::default(),
+            meter: Meter::default(),
         })
     }
 }
@@ -141,95 +134,41 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> SubsampledPenalty<P, L, N> {
     ) -> Result<Self, McmcError> {
         let e = SubsampledPenalty::exact(prior, lik, settings, init)?;
         let n = e.lik.n_rows();
-        let k = budget::subsampled_penalty_iterations(
+        let budget = Budget::new(
+            Mechanism::SubsampledPenalty {
+                tau: privacy.tau,
+                n,
+                batch: e.s.batch,
+                rule: dpinfer_accountants::ConversionRule::Tightest,
+            },
             privacy.epsilon,
             privacy.delta,
-            privacy.tau,
-            n,
-            e.s.batch,
         )?;
-        if k == 0 {
-            return Err(McmcError::BudgetExhausted { allowed: 0 });
-        }
         Ok(SubsampledPenalty {
             prior: e.prior,
             lik: e.lik,
-            theta: e.theta,
-            proposed: e.proposed,
-            log_prior: e.log_prior,
-            proposal: e.proposal,
+            walk: e.walk,
             s: e.s,
             batcher: e.batcher,
-            private: Some(Private {
-                tau: privacy.tau,
-                max_iterations: k,
-                delta: privacy.delta,
-            }),
+            private: Some(Private { tau: privacy.tau }),
             noise,
-            iteration: 0,
-            released: crate::Releases::default(),
+            meter: Meter::new(Some(budget)),
         })
     }
 }
 
-impl<P, L: RowLikelihood, N> SubsampledPenalty<P, L, N> {
-    /// Lowers the iteration limit to `cap` (never raises it); used to split one budget over
-    /// several chains (see [`crate::Ledger`]). No effect on exact kernels.
-    pub fn cap_iterations(&mut self, cap: u64) {
-        if let Some(p) = self.private.as_mut() {
-            p.max_iterations = p.max_iterations.min(cap);
-        }
-    }
-
-    /// Iterations the budget allows (`None` without privacy).
-    #[must_use]
-    pub fn max_iterations(&self) -> Option<u64> {
-        self.private.map(|p| p.max_iterations)
-    }
-
-    /// The noisy releases made so far (see [`crate::Releases`]).
-    #[must_use]
-    pub fn released(&self) -> crate::Releases {
-        self.released
-    }
-    /// (ε, δ) spent so far (RDP accounting; `None` without privacy).
-    ///
-    /// # Errors
-    ///
-    /// Accounting failures.
-    pub fn epsilon_spent(&self) -> Result<Option<(f64, f64)>, McmcError> {
-        let Some(p) = self.private else {
-            return Ok(None);
-        };
-        let e = budget::subsampled_penalty_epsilon(
-            self.iteration,
-            p.delta,
-            p.tau,
-            self.lik.n_rows(),
-            self.s.batch,
-        )?;
-        Ok(Some((e, p.delta)))
-    }
-}
+crate::chains::metered!(SubsampledPenalty);
 
 impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for SubsampledPenalty<P, L, N> {
     fn dim(&self) -> usize {
-        self.theta.len()
+        self.walk.theta.len()
     }
     fn position(&self) -> &[f64] {
-        &self.theta
+        &self.walk.theta
     }
     fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
-        if let Some(p) = self.private
-            && self.iteration >= p.max_iterations
-        {
-            return Err(McmcError::BudgetExhausted {
-                allowed: p.max_iterations,
-            });
-        }
-        self.iteration += 1;
-        let dist = self.proposal.propose(rng, &self.theta, &mut self.proposed);
-        let lp_new = self.prior.ln_density(&self.proposed);
+        self.meter.begin()?;
+        let (dist, lp_new) = self.walk.propose(rng, &self.prior);
         let n = self.lik.n_rows();
         let b = self.s.batch;
         let (mut evaluated, mut clipped, mut noise_sd) = (0, 0, 0.0);
@@ -246,8 +185,8 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for SubsampledPenalty<
                 sum_sq: s2,
                 clipped: c,
             } = self.lik.clipped_log_ratio_rows(
-                &self.theta,
-                &self.proposed,
+                &self.walk.theta,
+                &self.walk.proposed,
                 rows,
                 self.s.clip * dist,
             )?;
@@ -266,29 +205,23 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for SubsampledPenalty<
                 let r = self.s.clip * dist;
                 let bound = nf * self.s.temperature * r + k * k * bf * r * r;
                 let (noisy, sd_eff) = self.noise.release(data, libm::sqrt(p.tau) * c, c, bound)?;
-                self.released.subsampled += 1;
+                self.meter.released.subsampled += 1;
                 data = noisy;
                 noise_sd = sd_eff;
                 var = sd_eff * sd_eff;
             }
-            let released = data + lp_new - self.log_prior;
+            let released = data + lp_new - self.walk.log_prior;
             log_uniform(rng) < released - 0.5 * var
         };
-        if accepted {
-            self.theta.copy_from_slice(&self.proposed);
-            self.log_prior = lp_new;
-        }
-        self.proposal.after(accepted);
-        Ok(Step {
-            position: &self.theta,
-            iteration: self.iteration,
-            accepted,
-            ratios_evaluated: evaluated,
-            ratios_clipped: clipped,
-            gradients_evaluated: 0,
-            gradients_clipped: 0,
-            noise_sd,
-            remaining: self.private.map(|p| p.max_iterations - self.iteration),
-        })
+        self.walk.decide(accepted, lp_new);
+        Ok(self.meter.step(
+            &self.walk.theta,
+            Counts {
+                accepted,
+                ratios: (evaluated, clipped),
+                noise_sd,
+                ..Counts::default()
+            },
+        ))
     }
 }

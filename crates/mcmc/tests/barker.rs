@@ -12,6 +12,7 @@
 mod common;
 
 use common::*;
+use dpinfer_accountants::ConversionRule;
 use dpinfer_mcmc::budget;
 use dpinfer_mcmc::{
     Barker, BarkerPrivacy, BarkerSettings, McmcError, Proposal, Sampler, SubsampledPenalty,
@@ -81,7 +82,13 @@ fn dp_barker_targets_tempered_posterior() {
 #[test]
 fn dp_barker_budget_enforced() {
     let (prior, lik) = toy(2000, 1, 5);
-    let k = budget::barker_iterations(1.0, 1e-5, 2000, 100).unwrap();
+    let k = budget::Mechanism::Barker {
+        n: 2000,
+        batch: 100,
+        rule: ConversionRule::Tightest,
+    }
+    .iterations(1.0, 1e-5)
+    .unwrap();
     assert!(k > 0);
     let settings = BarkerSettings {
         proposal: Proposal::Gaussian { scale: vec![0.1] },
@@ -151,7 +158,14 @@ fn subsampled_dp_penalty_budget_enforced() {
         epsilon: 1.0,
         delta: 1e-5,
     };
-    let k = budget::subsampled_penalty_iterations(1.0, 1e-5, 20.0, 1000, 100).unwrap();
+    let k = budget::Mechanism::SubsampledPenalty {
+        tau: 20.0,
+        n: 1000,
+        batch: 100,
+        rule: ConversionRule::Tightest,
+    }
+    .iterations(1.0, 1e-5)
+    .unwrap();
     let mut s = SubsampledPenalty::private(
         prior,
         lik,

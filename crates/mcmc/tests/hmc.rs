@@ -102,14 +102,16 @@ fn dp_hmc_budget_is_enforced_and_matches_accountant() {
                 accounting,
                 ..privacy(charging)
             };
-            let k = match accounting {
-                Accounting::Zcdp => {
-                    budget::dp_hmc_iterations_zcdp(2.0, 1e-6, 2.0, 2.0, 100, 5, charging).unwrap()
-                }
-                Accounting::Pld => {
-                    budget::dp_hmc_iterations_pld(2.0, 1e-6, 2.0, 2.0, 100, 5, charging).unwrap()
-                }
-            };
+            let k = budget::Mechanism::Hmc {
+                tau_l: 2.0,
+                tau_g: 2.0,
+                n: 100,
+                leapfrog: 5,
+                charging,
+                accounting,
+            }
+            .iterations(2.0, 1e-6)
+            .unwrap();
             let mut s = Hmc::private(
                 prior,
                 lik,

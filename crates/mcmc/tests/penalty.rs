@@ -157,6 +157,18 @@ fn dp_penalty_targets_posterior_when_clip_inactive() {
     }
 }
 
+/// DP penalty iterations (PLD, τ = 3, n = 100, α = ½, δ = 1e-6) for ε.
+fn penalty_k(epsilon: f64) -> u64 {
+    budget::Mechanism::Penalty {
+        tau: 3.0,
+        n: 100,
+        n_exponent: 0.5,
+        accounting: Accounting::Pld,
+    }
+    .iterations(epsilon, 1e-6)
+    .unwrap()
+}
+
 #[test]
 fn dp_penalty_refuses_to_exceed_budget() {
     let (prior, lik) = toy(100, 1, 2);
@@ -168,7 +180,7 @@ fn dp_penalty_refuses_to_exceed_budget() {
         delta: 1e-6,
         accounting: Accounting::Pld,
     };
-    let k = budget::penalty_iterations_pld(1.0, 1e-6, 3.0, 100, 0.5).unwrap();
+    let k = penalty_k(1.0);
     let settings = PenaltySettings {
         proposal: Proposal::Gaussian { scale: vec![0.1] },
         temperature: 1.0,
@@ -284,7 +296,7 @@ fn multichain_splits_budget_and_chains_agree() {
         delta: 1e-6,
         accounting: Accounting::Pld,
     };
-    let k = budget::penalty_iterations_pld(2.0, 1e-6, 3.0, 100, 0.5).unwrap();
+    let k = penalty_k(2.0);
     let chains: Vec<_> = (0..3)
         .map(|i| {
             let (prior, lik) = toy(100, 1, 2);

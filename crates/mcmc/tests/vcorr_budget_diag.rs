@@ -11,8 +11,9 @@
     clippy::imprecise_flops
 )]
 
+use dpinfer_accountants::ConversionRule;
 use dpinfer_mcmc::McmcError;
-use dpinfer_mcmc::budget::{self, GradientCharging};
+use dpinfer_mcmc::budget::{self, Accounting, GradientCharging, Mechanism};
 use dpinfer_mcmc::diagnostics::{ess, ess_bulk, ess_tail, mmd2, rank_rhat, split_rhat};
 use dpinfer_mcmc::vcorr::VCorr;
 use proptest::prelude::*;
@@ -142,8 +143,17 @@ fn penalty_budgets_zcdp_below_pld() {
     let (tau, n, delta) = (0.1, 100_000usize, 1e-6);
     for e in 1..=6 {
         let eps = f64::from(e);
-        let kz = budget::penalty_iterations_zcdp(eps, delta, tau, n, 0.5).unwrap();
-        let kp = budget::penalty_iterations_pld(eps, delta, tau, n, 0.5).unwrap();
+        let k = |accounting| {
+            Mechanism::Penalty {
+                tau,
+                n,
+                n_exponent: 0.5,
+                accounting,
+            }
+            .iterations(eps, delta)
+            .unwrap()
+        };
+        let (kz, kp) = (k(Accounting::Zcdp), k(Accounting::Pld));
         let l = -delta.ln();
         let rho = ((eps + l).sqrt() - l.sqrt()).powi(2);
         let kz_direct = (2.0 * tau * tau * n as f64 * rho).floor() as u64;
@@ -194,36 +204,21 @@ fn wbk19_matches_direct_sum() {
 #[test]
 fn dp_hmc_charging_orders() {
     for eps in [1.0, 3.0, 6.0] {
-        let f = budget::dp_hmc_iterations_pld(
-            eps,
-            1e-6,
-            0.05,
-            0.05,
-            100_000,
-            10,
-            GradientCharging::Fresh,
-        )
-        .unwrap();
-        let r = budget::dp_hmc_iterations_pld(
-            eps,
-            1e-6,
-            0.05,
-            0.05,
-            100_000,
-            10,
-            GradientCharging::Reuse,
-        )
-        .unwrap();
-        let z = budget::dp_hmc_iterations_zcdp(
-            eps,
-            1e-6,
-            0.05,
-            0.05,
-            100_000,
-            10,
-            GradientCharging::Reuse,
-        )
-        .unwrap();
+        let k = |charging, accounting| {
+            Mechanism::Hmc {
+                tau_l: 0.05,
+                tau_g: 0.05,
+                n: 100_000,
+                leapfrog: 10,
+                charging,
+                accounting,
+            }
+            .iterations(eps, 1e-6)
+            .unwrap()
+        };
+        let f = k(GradientCharging::Fresh, Accounting::Pld);
+        let r = k(GradientCharging::Reuse, Accounting::Pld);
+        let z = k(GradientCharging::Reuse, Accounting::Zcdp);
         assert!(f <= r && z <= r, "{f} {r} {z}");
         // Independent check of the reuse PLD integer.
         let unit = 1.0 / (2.0 * 0.05 * 0.05 * 1e5);
@@ -318,7 +313,6 @@ proptest! {
     fn private_sampler_parameters_never_panic(clip in proptest::num::f64::ANY, tau in proptest::num::f64::ANY, eps in proptest::num::f64::ANY, delta in proptest::num::f64::ANY, scale in proptest::num::f64::ANY, t in proptest::num::f64::ANY, init in proptest::num::f64::ANY) {
         use dpinfer_mcmc::model::{GaussianMean, GaussianPrior};
         use dpinfer_mcmc::{Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Sampler};
-        use dpinfer_mcmc::budget::Accounting;
         let lik = GaussianMean::new(1, &[0.5, 1.5, -0.2, 3.0], 1.0).unwrap();
         let prior = GaussianPrior::new(1, 0.0, 3.0).unwrap();
         let settings = PenaltySettings { proposal: Proposal::GuidedRandomWalk { scale: vec![scale] }, temperature: t };
@@ -338,14 +332,21 @@ proptest! {
     }
     #[test]
     fn budgets_never_panic(eps in proptest::num::f64::ANY, delta in proptest::num::f64::ANY, tau in proptest::num::f64::ANY, n in 0usize..1_000_000, b in 0usize..2000) {
-        for r in [
-            budget::penalty_iterations_zcdp(eps, delta, tau, n, 0.5),
-            budget::penalty_iterations_pld(eps, delta, tau, n, 0.5),
-            budget::subsampled_penalty_iterations(eps, delta, tau, n.max(1), b),
-            budget::barker_iterations(eps, delta, n, b),
-            budget::dp_hmc_iterations_pld(eps, delta, tau, tau, n, 3, GradientCharging::Fresh),
-        ] {
-            let _ = r;
+        for accounting in [Accounting::Zcdp, Accounting::Pld] {
+            let mechanisms = [
+                Mechanism::Penalty { tau, n, n_exponent: 0.5, accounting },
+                Mechanism::SubsampledPenalty { tau, n: n.max(1), batch: b, rule: ConversionRule::Tightest },
+                Mechanism::Barker { n, batch: b, rule: ConversionRule::Tightest },
+                Mechanism::Hmc { tau_l: tau, tau_g: tau, n, leapfrog: 3, charging: GradientCharging::Fresh, accounting },
+                Mechanism::Hmc { tau_l: tau, tau_g: tau, n, leapfrog: 3, charging: GradientCharging::Reuse, accounting },
+            ];
+            for m in mechanisms {
+                let _ = m.iterations(eps, delta);
+                let _ = m.chains_iterations(eps, delta, 3);
+                if let Ok(e) = m.epsilon(7, delta, 2) {
+                    prop_assert!(!e.is_nan());
+                }
+            }
         }
         if let Ok(d) = budget::gaussian_pld_delta(eps, tau) {
             prop_assert!(d.is_finite() && (0.0..=1.0).contains(&d));
@@ -373,7 +374,10 @@ fn barker_base_rdp_matches_theorem_8() {
     }
     assert!(budget::barker_base_rdp(20, 100).is_err());
     let (n, b, eps, delta) = (100_000usize, 1000usize, 2.0, 1e-6);
-    let k = budget::barker_iterations(eps, delta, n, b).unwrap();
+    let barker = |rule| Mechanism::Barker { n, batch: b, rule };
+    let k = barker(ConversionRule::Tightest)
+        .iterations(eps, delta)
+        .unwrap();
     let mironov_best = (2..=199u32)
         .map(|a| {
             let r = budget::barker_rdp(a, n, b).unwrap();
@@ -382,8 +386,13 @@ fn barker_base_rdp_matches_theorem_8() {
         .max()
         .unwrap();
     assert!(k >= mironov_best, "{k} < {mironov_best}");
-    assert!(budget::barker_epsilon(k, delta, n, b).unwrap() <= eps);
-    assert!(budget::barker_epsilon(k + 1, delta, n, b).unwrap() > eps * (1.0 - 1e-9));
+    let spent = |k| {
+        barker(ConversionRule::Tightest)
+            .epsilon(k, delta, 1)
+            .unwrap()
+    };
+    assert!(spent(k) <= eps);
+    assert!(spent(k + 1) > eps * (1.0 - 1e-9));
 }
 
 /// Issue 13 item 6 for the samplers' budgets: with the classic conversion (Mironov 2017
@@ -392,7 +401,6 @@ fn barker_base_rdp_matches_theorem_8() {
 /// (tightest) counts.
 #[test]
 fn classic_conversion_iteration_counts_are_mironov_closed_forms() {
-    use dpinfer_accountants::ConversionRule;
     let closed = |eps: f64, delta: f64, top: u32, r: &dyn Fn(u32) -> f64| -> u64 {
         (2..=top)
             .map(|a| {
@@ -407,26 +415,31 @@ fn classic_conversion_iteration_counts_are_mironov_closed_forms() {
         (4.0, 50.0, 1000, 100),
         (2.0, 5.0, 5000, 50),
     ] {
-        let k = budget::subsampled_penalty_iterations_with(
-            eps,
-            1e-5,
+        let sub = |rule| Mechanism::SubsampledPenalty {
             tau,
             n,
-            b,
-            ConversionRule::Classic,
-        )
-        .unwrap();
+            batch: b,
+            rule,
+        };
+        let k = sub(ConversionRule::Classic).iterations(eps, 1e-5).unwrap();
         let want = closed(eps, 1e-5, budget::MAX_RDP_ORDER, &|a| {
             budget::subsampled_penalty_rdp(a, tau, n, b).unwrap()
         });
         assert!(k <= want && k + 1 >= want, "{k} vs {want}");
-        assert!(k <= budget::subsampled_penalty_iterations(eps, 1e-5, tau, n, b).unwrap());
+        assert!(k <= sub(ConversionRule::Tightest).iterations(eps, 1e-5).unwrap());
     }
     for &(eps, n, b) in &[(1.0, 100_000, 1000), (6.0, 5000, 200)] {
-        let k = budget::barker_iterations_with(eps, 1e-6, n, b, ConversionRule::Classic).unwrap();
+        let barker = |rule| Mechanism::Barker { n, batch: b, rule };
+        let k = barker(ConversionRule::Classic)
+            .iterations(eps, 1e-6)
+            .unwrap();
         let top = ((b - 1) / 5).min(budget::MAX_RDP_ORDER as usize) as u32;
         let want = closed(eps, 1e-6, top, &|a| budget::barker_rdp(a, n, b).unwrap());
         assert!(k <= want && k + 1 >= want, "{k} vs {want}");
-        assert!(k <= budget::barker_iterations(eps, 1e-6, n, b).unwrap());
+        assert!(
+            k <= barker(ConversionRule::Tightest)
+                .iterations(eps, 1e-6)
+                .unwrap()
+        );
     }
 }
