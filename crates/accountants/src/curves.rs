@@ -930,6 +930,7 @@ impl Notion for Rdp {
 }
 
 /// Pure ε of an event under `relation` (`fold(&Pure, …)`, kept for the numerical PLD).
+#[cfg(feature = "alloc")]
 pub(crate) fn event_pure(
     ev: &Event<'_>,
     relation: Neighbouring,
