@@ -165,14 +165,8 @@ pub fn binomial_curve_epsilon(
     releases: u64,
     bound: BinomialBound,
 ) -> Result<f64, AccountantError> {
-    if releases == 0 {
-        return Err(AccountantError::InvalidCount {
-            name: "releases",
-            value: releases,
-        });
-    }
-    let e = binomial_release_epsilon(n, m, bound)?;
-    finite("binomial epsilon", round_up(count_up(releases) * e))
+    let (l, e) = binomial_releases(n, m, releases, bound)?;
+    finite("binomial epsilon", round_up(l * e))
 }
 
 /// Pure-DP amplification by subsampling: `ln(1 + q(e^ε − 1))`. Valid for Poisson sampling
@@ -529,9 +523,9 @@ where
 pub(crate) trait Notion {
     /// The notion's value of one event (ε, (ε, δ), ρ, μ, or an RDP value at one order).
     type Value: Additive;
-    /// Checks (and caps) a composed or repeated value after rounding up: the finite check
-    /// of the notions whose values must stay finite, δ ≤ 1 for approximate DP.
-    fn settle(&self, value: Self::Value) -> Result<Self::Value, AccountantError>;
+    /// The name of the [`AccountantError::NumericalFailure`] when a composed or repeated
+    /// value overflows to ±∞, or `None` where +∞ is a valid value (RDP).
+    const OVERFLOW: Option<&'static str>;
     /// The value of a node that is neither [`Event::SelfComposed`] nor [`Event::Composed`]
     /// (its children, if any, are at `depth + 1`).
     fn node(
@@ -554,6 +548,9 @@ pub(crate) trait Additive: Copy {
     fn total(sum: &Self::Sum) -> Self;
     /// `count` times the value, rounded up.
     fn times(self, count: u64) -> Self;
+    /// Checks a composed or repeated value: finite unless `overflow` is `None` (the first
+    /// component; a δ component is capped at 1 instead).
+    fn settle(self, overflow: Option<&'static str>) -> Result<Self, AccountantError>;
 }
 
 impl Additive for f64 {
@@ -567,6 +564,12 @@ impl Additive for f64 {
     }
     fn times(self, count: u64) -> Self {
         round_up(count_up(count) * self)
+    }
+    fn settle(self, overflow: Option<&'static str>) -> Result<Self, AccountantError> {
+        match overflow {
+            Some(what) => finite(what, self),
+            None => Ok(self),
+        }
     }
 }
 
@@ -582,6 +585,9 @@ impl Additive for (f64, f64) {
     }
     fn times(self, count: u64) -> Self {
         (self.0.times(count), self.1.times(count))
+    }
+    fn settle(self, overflow: Option<&'static str>) -> Result<Self, AccountantError> {
+        Ok((self.0.settle(overflow)?, self.1.min(1.0)))
     }
 }
 
@@ -602,14 +608,16 @@ pub(crate) fn fold<N: Notion>(
             if count == 0 {
                 return Ok(Additive::ZERO);
             }
-            notion.settle(fold(notion, event, relation, depth + 1)?.times(count))
+            fold(notion, event, relation, depth + 1)?
+                .times(count)
+                .settle(N::OVERFLOW)
         }
         Event::Composed(events) => {
             let mut sum = <N::Value as Additive>::Sum::default();
             for e in events {
                 fold(notion, e, relation, depth + 1)?.add(&mut sum);
             }
-            notion.settle(Additive::total(&sum))
+            <N::Value as Additive>::total(&sum).settle(N::OVERFLOW)
         }
         _ => notion.node(ev, relation, depth),
     }
@@ -632,6 +640,37 @@ fn via_pure(
     }
 }
 
+/// [`AccountantError::Unsupported`] by `accountant`, after the parameter and relation checks
+/// (so a bad parameter is reported as such, not as unsupported).
+fn refuse<T>(
+    ev: &Event<'_>,
+    relation: Neighbouring,
+    accountant: &'static str,
+) -> Result<T, AccountantError> {
+    ev.validate(relation)?;
+    Err(AccountantError::Unsupported {
+        event: ev.name(),
+        accountant,
+    })
+}
+
+/// `(L, ε₁)` of a binomial curve: the release count (as f64, rounded up) and the pure ε of
+/// one release, for the notions that compose the `L` releases themselves.
+fn binomial_releases(
+    n: u64,
+    m: f64,
+    releases: u64,
+    bound: BinomialBound,
+) -> Result<(f64, f64), AccountantError> {
+    if releases == 0 {
+        return Err(AccountantError::InvalidCount {
+            name: "releases",
+            value: releases,
+        });
+    }
+    Ok((count_up(releases), binomial_release_epsilon(n, m, bound)?))
+}
+
 /// `q = batch/population` rounded up, at most 1.
 fn wor_rate(batch: u64, population: u64) -> f64 {
     (count_up(batch) / count_up(population)).next_up().min(1.0)
@@ -643,9 +682,7 @@ pub(crate) struct Pure;
 
 impl Notion for Pure {
     type Value = f64;
-    fn settle(&self, value: f64) -> Result<f64, AccountantError> {
-        finite("pure composition", value)
-    }
+    const OVERFLOW: Option<&'static str> = Some("pure composition");
     fn node(
         &self,
         ev: &Event<'_>,
@@ -725,9 +762,7 @@ pub(crate) struct Approx;
 
 impl Notion for Approx {
     type Value = (f64, f64);
-    fn settle(&self, (e, d): (f64, f64)) -> Result<(f64, f64), AccountantError> {
-        Ok((finite("approx composition", e)?, d.min(1.0)))
-    }
+    const OVERFLOW: Option<&'static str> = Some("approx composition");
     fn node(
         &self,
         ev: &Event<'_>,
@@ -766,9 +801,7 @@ pub(crate) struct Zcdp;
 
 impl Notion for Zcdp {
     type Value = f64;
-    fn settle(&self, value: f64) -> Result<f64, AccountantError> {
-        finite("zcdp composition", value)
-    }
+    const OVERFLOW: Option<&'static str> = Some("zcdp composition");
     fn node(
         &self,
         ev: &Event<'_>,
@@ -789,21 +822,11 @@ impl Notion for Zcdp {
                 releases,
                 bound,
             } => {
-                if releases == 0 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "releases",
-                        value: releases,
-                    });
-                }
-                let e = binomial_release_epsilon(n, m, bound)?;
-                finite("binomial zcdp", round_up(count_up(releases) * 0.5 * e * e))
+                let (l, e) = binomial_releases(n, m, releases, bound)?;
+                finite("binomial zcdp", round_up(l * 0.5 * e * e))
             }
             Event::PoissonSampled { .. } | Event::SampledWithoutReplacement { .. } => {
-                ev.validate(relation)?;
-                Err(AccountantError::Unsupported {
-                    event: ev.name(),
-                    accountant: "zCDP",
-                })
+                refuse(ev, relation, "zCDP")
             }
             _ => {
                 let e = via_pure(ev, relation, depth, "zCDP")?;
@@ -820,9 +843,7 @@ pub(crate) struct GaussianMu;
 
 impl Notion for GaussianMu {
     type Value = f64;
-    fn settle(&self, value: f64) -> Result<f64, AccountantError> {
-        finite("pld composition", value)
-    }
+    const OVERFLOW: Option<&'static str> = Some("pld composition");
     fn node(
         &self,
         ev: &Event<'_>,
@@ -831,13 +852,7 @@ impl Notion for GaussianMu {
     ) -> Result<f64, AccountantError> {
         match *ev {
             Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
-            _ => {
-                ev.validate(relation)?;
-                Err(AccountantError::Unsupported {
-                    event: ev.name(),
-                    accountant: "Gaussian PLD",
-                })
-            }
+            _ => refuse(ev, relation, "Gaussian PLD"),
         }
     }
 }
@@ -853,9 +868,7 @@ pub(crate) struct Rdp {
 impl Notion for Rdp {
     type Value = f64;
     /// +∞ is a valid RDP value: nothing to check.
-    fn settle(&self, value: f64) -> Result<f64, AccountantError> {
-        Ok(value)
-    }
+    const OVERFLOW: Option<&'static str> = None;
     fn node(
         &self,
         ev: &Event<'_>,
@@ -891,17 +904,8 @@ impl Notion for Rdp {
                 releases,
                 bound,
             } => {
-                if releases == 0 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "releases",
-                        value: releases,
-                    });
-                }
-                let e1 = binomial_release_epsilon(n, m, bound)?;
-                finite(
-                    "binomial rdp",
-                    round_up(count_up(releases) * pure_rdp(e1, alpha)?),
-                )
+                let (l, e1) = binomial_releases(n, m, releases, bound)?;
+                finite("binomial rdp", round_up(l * pure_rdp(e1, alpha)?))
             }
             Event::PoissonSampled { q, event } => {
                 ev.validate(relation)?;
@@ -953,6 +957,7 @@ impl Notion for Rdp {
 }
 
 /// Pure ε of an event under `relation` (`fold(&Pure, …)`, kept for the numerical PLD).
+#[cfg(feature = "alloc")]
 pub(crate) fn event_pure(
     ev: &Event<'_>,
     relation: Neighbouring,
