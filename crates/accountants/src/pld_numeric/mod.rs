@@ -110,8 +110,9 @@ pub enum Mechanism {
     /// Discrete Gaussian `N_ℤ(0, σ²)` (`Q(z) ∝ e^{−z²/2σ²}`, the sampler
     /// `dpinfer_mechanisms::sampling::discrete_gaussian`), shifted by the integer
     /// sensitivity `k`: the pair `(N_ℤ(k, σ²), N_ℤ(0, σ²))` (CKS 2020, Alg. 3, Thm 4).
-    /// Loss `(2z − k)k/(2σ²)`; computed by enumerating the ≈ `24.4σ + k` lattice points
-    /// (at most 2²⁵).
+    /// Loss `(2z − k)k/(2σ²)`; lattice sums by enumeration of the ≈ `24.4σ + k` points (at
+    /// most 2²⁵) or, on the samplers' fine lattices (σ ≥ 2.5·10⁵, `k/σ² ≤ 2·10⁻⁶`), by
+    /// Euler–Maclaurin with a negligible remainder.
     DiscreteGaussian {
         /// `σ > 0` (grid units).
         sigma: f64,
