@@ -251,6 +251,26 @@ fn events_through_the_accountant() {
         pld.epsilon(1e-6).unwrap().epsilon,
     );
     assert!(ep <= er, "pld {ep} rdp {er}");
+    // Replace-one, unsubsampled: the (symmetric) base pair, the same value as add/remove
+    // for the same sensitivity; Poisson sampling is refused under replace-one.
+    for base in [dl, dg] {
+        let mut ro = PldAccountant::new(RO);
+        let mut ar = PldAccountant::new(AR);
+        ro.compose_n(&base, 40).unwrap();
+        ar.compose_n(&base, 40).unwrap();
+        assert_eq!(
+            ro.epsilon(1e-6).unwrap().epsilon,
+            ar.epsilon(1e-6).unwrap().epsilon
+        );
+        let s = Event::PoissonSampled {
+            q: 0.1,
+            event: &base,
+        };
+        assert!(matches!(
+            PldAccountant::new(RO).compose(&s),
+            Err(AccountantError::IncompatibleRelation { .. })
+        ));
+    }
     // Zero sensitivity costs nothing.
     let mut z = PldAccountant::new(AR);
     z.compose_n(
