@@ -2,6 +2,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
+use dpinfer_accountants::pld_numeric::{Component, ComposedPld, Discretisation, Mechanism};
 use dpinfer_accountants::{
     Accountant, DEFAULT_ORDERS, Event, Neighbouring, PldAccountant, RdpAccountant, calibrate,
 };
@@ -96,6 +97,51 @@ fn bench_numerical_pld(c: &mut Criterion) {
                 };
                 let mut acc = PldAccountant::new(Neighbouring::AddRemove);
                 acc.compose_n(&p, steps).unwrap();
+                acc.epsilon(1e-5).unwrap().epsilon
+            })
+        });
+    }
+    // The same 10⁴-step composition with the certified interval [lower, upper].
+    g.bench_function("d_pld_poisson_gaussian_10000_steps_eps_and_lower", |b| {
+        b.iter(|| {
+            let c = Component::new(
+                Mechanism::Gaussian {
+                    mu: 0.5 / (black_box(1.1f64) * 1.1),
+                },
+                0.01,
+            )
+            .unwrap();
+            let p = ComposedPld::new(
+                &[(c, 10_000)],
+                0.0,
+                Neighbouring::AddRemove,
+                Discretisation::default(),
+                true,
+            )
+            .unwrap();
+            let r = p.epsilon(1e-5).unwrap();
+            (r.epsilon, r.lower)
+        })
+    });
+    // The noise the secure samplers draw: discrete Gaussian σ = 2²⁴ grid units (Δ = σ),
+    // discrete Laplace scale 2⁴⁰ (ε = 1 per release), 1000 Poisson-subsampled steps.
+    let dg = Event::DiscreteGaussian {
+        sigma: 16_777_216.0,
+        sensitivity: 16_777_216,
+    };
+    let dl = Event::DiscreteLaplace {
+        scale: 1_099_511_627_776.0,
+        sensitivity: 1_099_511_627_776,
+    };
+    for (name, base) in [("discrete_gaussian", dg), ("discrete_laplace", dl)] {
+        g.bench_function(format!("d_pld_poisson_{name}_1000_steps_eps"), |b| {
+            b.iter(|| {
+                let p = Event::PoissonSampled {
+                    q: black_box(0.01),
+                    event: &base,
+                };
+                let mut acc = PldAccountant::new(Neighbouring::AddRemove);
+                acc.compose_n(&p, 1000).unwrap();
                 acc.epsilon(1e-5).unwrap().epsilon
             })
         });

@@ -298,6 +298,23 @@ pub(crate) fn compose(
         let eps_g = 8.0 * (log_n + 1.0) * U * l1;
         #[allow(clippy::cast_precision_loss)]
         let cf = count as f64;
+        // The lowest bins carry almost all of the powered bound count·ε·r^{count−1}: where a
+        // bin's share exceeds 10⁻¹¹, recompute it by a direct compensated DFT, whose error is
+        // ≤ ε_d = 12u·‖p‖₁ (table twiddles ≤ 3u, products ≤ 1.5u, Neumaier sums ≤ 2u·|z| per
+        // part, with margin) + 2·len·u·(mass outside the bulk, summed plainly) instead of ε_g.
+        let (blo, bhi, outside) = bulk(&p.probs);
+        #[allow(clippy::cast_precision_loss)]
+        let eps_d = 12.0 * U * l1 + 2.0 * p.probs.len() as f64 * U * outside;
+        let mut eps_low = [eps_g; DIRECT_BINS];
+        if count > 1 && eps_d < eps_g {
+            for (b, e) in eps_low.iter_mut().enumerate().take(target.len()) {
+                let r = libm::sqrt(target[b].norm_sqr()) + eps_g;
+                if cf * eps_g * powr(r, count - 1) >= 1e-11 {
+                    target[b] = direct_bin(&p.probs, (blo, bhi), b, n, tw);
+                    *e = eps_d;
+                }
+            }
+        }
         // |z|^count below e^{−700}: the bin is 0 to double precision.
         let cutoff = libm::exp(-1400.0 / cf);
         // Bins at or below the cutoff: |z| + ε_g ≤ r_cut, so their bound is r_cut^count.
@@ -305,38 +322,40 @@ pub(crate) fn compose(
         let r_cut_pow = powr(r_cut, count);
         // Per bin: R = r^count ≥ |exact bin| (r = |z| + ε_g) and S = count·ε_g/r, so that
         // R·S = count·ε_g·r^{count−1} bounds |z̃^count − z^count|.
-        let step = |a: &mut Complex, z: Complex| -> (f64, f64) {
+        let step = |a: &mut Complex, z: Complex, b: usize| -> (f64, f64) {
             let ns = z.norm_sqr();
             if ns <= cutoff {
                 *a = Complex::default();
                 return (r_cut_pow, cf * eps_g / r_cut);
             }
-            let r = libm::sqrt(ns) + eps_g;
+            let eps = eps_low.get(b).copied().unwrap_or(eps_g);
+            let r = libm::sqrt(ns) + eps;
             if a.re != 0.0 || a.im != 0.0 {
                 *a = *a * powi(z, count);
             }
-            (powr(r, count), cf * eps_g / r)
+            (powr(r, count), cf * eps / r)
         };
         if multi {
-            for (((a, &z), r_acc), s_acc) in acc
+            for (b, (((a, &z), r_acc), s_acc)) in acc
                 .iter_mut()
                 .zip(spec.iter())
                 .zip(big_r.iter_mut())
                 .zip(big_s.iter_mut())
+                .enumerate()
             {
                 if *r_acc == 0.0 {
                     *a = Complex::default();
                     continue;
                 }
-                let (rp, st) = step(a, z);
+                let (rp, st) = step(a, z, b);
                 *r_acc *= rp;
                 *s_acc += st;
             }
         } else {
-            for a in acc.iter_mut() {
+            for (b, a) in acc.iter_mut().enumerate() {
                 let z = *a;
                 *a = Complex::new(1.0, 0.0);
-                let (rp, st) = step(a, z);
+                let (rp, st) = step(a, z, b);
                 single_bound += rp * (st + per_bin);
             }
         }
@@ -390,6 +409,84 @@ pub(crate) fn compose(
         roundoff,
         spectral: None,
     })
+}
+
+/// Lowest bins eligible for a direct DFT (see `compose`).
+const DIRECT_BINS: usize = 64;
+
+/// Masses below this are summed without compensation in [`direct_bin`].
+const SMALL_MASS: f64 = 1e-9;
+
+/// The index range `[lo, hi)` of `probs` outside which every mass is below [`SMALL_MASS`],
+/// and the total mass outside it.
+fn bulk(probs: &[f64]) -> (usize, usize, f64) {
+    let lo = probs
+        .iter()
+        .position(|x| x.abs() >= SMALL_MASS)
+        .unwrap_or(0);
+    let hi = probs
+        .iter()
+        .rposition(|x| x.abs() >= SMALL_MASS)
+        .map_or(lo, |i| i + 1);
+    let outside: f64 = probs[..lo]
+        .iter()
+        .chain(&probs[hi..])
+        .map(|x| x.abs())
+        .sum();
+    (lo, hi, outside)
+}
+
+/// Bin `b` of the length-`n` DFT of `probs` (placed at positions `i mod n`), by a direct
+/// sum with table twiddles `e^{−2πik/n}` (`tw` holds `k < n/2`; the rest are negated):
+/// compensated (Neumaier) accumulation over the bulk `[lo, hi)`, plain accumulation of the
+/// small masses outside it (error ≤ `len·u·outside`, added by the caller).
+fn direct_bin(
+    probs: &[f64],
+    (lo, hi): (usize, usize),
+    b: usize,
+    n: usize,
+    tw: &[Complex],
+) -> Complex {
+    let half = n / 2;
+    let twiddle = |k: usize| {
+        if k < half {
+            tw[k]
+        } else {
+            let t = tw[k - half];
+            Complex::new(-t.re, -t.im)
+        }
+    };
+    let mut re = dpinfer_math::NeumaierSum::new();
+    let mut im = dpinfer_math::NeumaierSum::new();
+    let (mut pre, mut pim) = (0.0, 0.0);
+    let mut k = 0usize;
+    let next = |k: &mut usize| {
+        *k += b;
+        if *k >= n {
+            *k -= n;
+        }
+    };
+    for &x in &probs[..lo] {
+        let w = twiddle(k);
+        pre += x * w.re;
+        pim += x * w.im;
+        next(&mut k);
+    }
+    for &x in &probs[lo..hi] {
+        let w = twiddle(k);
+        re.add(x * w.re);
+        im.add(x * w.im);
+        next(&mut k);
+    }
+    for &x in &probs[hi..] {
+        let w = twiddle(k);
+        pre += x * w.re;
+        pim += x * w.im;
+        next(&mut k);
+    }
+    re.add(pre);
+    im.add(pim);
+    Complex::new(re.sum(), im.sum())
 }
 
 /// Bins whose bound `R_b` is below this are dropped (their `2R_b` added to the round-off).

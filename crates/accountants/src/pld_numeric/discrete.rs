@@ -11,9 +11,14 @@
 //!   with `expm1`/`sinh` so that no difference of nearly equal terms is formed;
 //! * discrete Gaussian (`Q(z) = e^{−z²/2σ²}/Θ(σ)`): loss `τ(z − k/2)`, `τ = k/σ²` (linear in
 //!   `z`, so the loss law is the continuous `N(−μ, 2μ)` density sampled on the lattice
-//!   `−μ + τℤ`, `μ = k²/2σ²`); sums are **enumerated** atom by atom (each term ≥ 0, `expm1`
-//!   forms), with `Θ` by Poisson summation (Jacobi) or directly. The number of lattice points
-//!   is capped by [`MAX_ATOMS`] (`≈ 24.4σ + k`).
+//!   `−μ + τℤ`, `μ = k²/2σ²`), with `Θ` by Poisson summation (Jacobi) or directly. On a
+//!   coarse lattice the sums are **enumerated** atom by atom (each term ≥ 0, `expm1` forms;
+//!   at most [`MAX_ATOMS`] ≈ `24.4σ + k` points). On the samplers' fine lattices (σ ≥ 2.5·10⁵
+//!   grid units, `τ ≤ 2·10⁻⁶`; the mechanisms use σ ≈ 2²³–2²⁴) they are **Euler–Maclaurin**
+//!   sums: Gauss–Legendre integrals in `z` between the end lattice points plus the end
+//!   corrections up to the third derivative, whose remainder (all intervals of a step
+//!   together) is below `10⁻²³` (see `DGauss::fine_possible`); both are tested against each
+//!   other where both apply.
 //!
 //! Both pairs are symmetric (`−ℓ` under `P` has the law of `ℓ` under `Q`), as the
 //! add-direction formulas of `base.rs` require.
@@ -266,6 +271,12 @@ pub(crate) struct DGauss {
     /// Lattice points kept: `z ∈ [lo, hi]` (`Q` and `P` below `10⁻³²` outside).
     lo: f64,
     hi: f64,
+    /// Fine lattice: sums by Euler–Maclaurin (see [`DGauss::fine_possible`]).
+    fine: bool,
+    /// `√(2π)σ/Θ(σ)` (the lattice sum's normalisation against the continuous density).
+    c_theta: f64,
+    /// `1/σ²`.
+    v: f64,
 }
 
 impl DGauss {
@@ -274,19 +285,39 @@ impl DGauss {
         let k = k as f64;
         let inv2s2 = 0.5 / (sigma * sigma);
         let cut = libm::ceil(CUT_SIGMAS * sigma) + 1.0;
+        let th = theta(sigma);
         Self {
             k,
             inv2s2,
             half_tau: k * inv2s2,
-            ln_theta: libm::log(theta(sigma)),
+            ln_theta: libm::log(th),
             lo: -cut,
             hi: k + cut,
+            fine: Self::fine_possible(sigma, k),
+            c_theta: libm::sqrt(2.0 * core::f64::consts::PI) * sigma / th,
+            v: 2.0 * inv2s2,
         }
     }
-    /// Number of lattice points kept.
+    /// Whether the lattice is fine enough for Euler–Maclaurin sums: with `v = 1/σ²`,
+    /// `τ = k/σ²`, the remainders of all interval sums of one step total at most
+    /// `(τ⁴ + 12τ²v + 24v²)/720` (each integrand is a Gaussian bump `G` with
+    /// `∫|G⁗| ≤ E[w⁴ + 6w²v + 3v²]·∫G`, `w = G′/G`), which must stay below `10⁻²³` so that
+    /// even after the connect-the-dots division by `1 − e^{−h}` (`h ≥ 10⁻⁷`) it is far below
+    /// the per-step allowance of 10⁻¹⁴: σ ≥ 2.5·10⁵ and τ ≤ 2·10⁻⁶ (the samplers' σ ≈ 2²⁴).
+    pub(crate) fn fine_possible(sigma: f64, k: f64) -> bool {
+        let v = 1.0 / (sigma * sigma);
+        let tau = k * v;
+        sigma >= 2.5e5
+            && tau <= 2e-6
+            && (tau * tau * tau * tau + 12.0 * tau * tau * v + 24.0 * v * v) / 720.0 <= 1e-23
+    }
+    /// Number of lattice points enumerated (0 on a fine lattice, summed in closed form).
     pub(crate) fn atoms(sigma: f64, k: u64) -> f64 {
         #[allow(clippy::cast_precision_loss)]
         let k = k as f64;
+        if Self::fine_possible(sigma, k) {
+            return 0.0;
+        }
         2.0 * (libm::ceil(CUT_SIGMAS * sigma) + 1.0) + k + 1.0
     }
     /// PLD mean `μ = k²/(2σ²)` of the continuous analogue.
@@ -327,6 +358,9 @@ impl DGauss {
     }
     pub(crate) fn q_le(&self, t: f64) -> f64 {
         let z = self.z_le(t);
+        if self.fine {
+            return self.em_tail(z, Tail::QLe);
+        }
         if z < 0.0 {
             self.sum(self.lo, z, |z| self.q(z))
         } else {
@@ -335,6 +369,9 @@ impl DGauss {
     }
     pub(crate) fn q_gt(&self, t: f64) -> f64 {
         let z = self.z_le(t);
+        if self.fine {
+            return self.em_tail(z, Tail::QGt);
+        }
         if z < 0.0 {
             1.0 - self.sum(self.lo, z, |z| self.q(z))
         } else {
@@ -344,6 +381,9 @@ impl DGauss {
     /// `P(ℓ ≤ t)` with `P(z) = Q(z − k)`.
     pub(crate) fn p_le(&self, t: f64) -> f64 {
         let z = self.z_le(t);
+        if self.fine {
+            return self.em_tail(z, Tail::PLe);
+        }
         if z < self.k {
             self.sum(self.lo, z, |z| self.q(z - self.k))
         } else {
@@ -352,6 +392,9 @@ impl DGauss {
     }
     pub(crate) fn p_gt(&self, t: f64) -> f64 {
         let z = self.z_le(t);
+        if self.fine {
+            return self.em_tail(z, Tail::PGt);
+        }
         if z < self.k {
             1.0 - self.sum(self.lo, z, |z| self.q(z - self.k))
         } else {
@@ -368,6 +411,9 @@ impl DGauss {
             return 0.0;
         }
         let z = self.z_le(t);
+        if self.fine {
+            return self.em_hockey(z + 1.0, t).max(0.0);
+        }
         let et = libm::exp(t);
         let v = if t >= 0.0 {
             et * self.sum(z + 1.0, self.hi, |z| {
@@ -391,6 +437,9 @@ impl DGauss {
             return out;
         }
         let (a, b) = index_range(self.index(x), self.index(y), right_closed);
+        if self.fine {
+            return self.em_integrals(a, b, (x, ex), (y, ey));
+        }
         let a = a.unwrap_or(self.lo).max(self.lo);
         let b = b.min(self.hi);
         let mut z = a;
@@ -401,6 +450,186 @@ impl DGauss {
         out.m_lo = out.m_lo.max(0.0);
         out.m_hi = out.m_hi.max(0.0);
         out
+    }
+}
+
+/// Which tail sum [`DGauss::em_tail`] computes.
+#[derive(Copy, Clone, Debug)]
+enum Tail {
+    QLe,
+    QGt,
+    PLe,
+    PGt,
+}
+
+/// Values and derivatives `(g, g′, g‴)` of an integrand at a lattice point.
+type Jet = (f64, f64, f64);
+
+impl DGauss {
+    /// The continuous analogue `N(−μ, 2μ)` of the loss (its density sampled on the lattice
+    /// is the discrete loss law, up to the factor `c_Θ/√(2π)σ`).
+    fn continuous(&self) -> super::Mechanism {
+        super::Mechanism::Gaussian { mu: self.mu() }
+    }
+    /// `w₀ = (ln Q)′ = −z/σ²` and `w₁ = (ln Q e^ℓ)′ = τ − z/σ²` at `z`.
+    fn slopes(&self, z: f64) -> (f64, f64) {
+        let w0 = -z * self.v;
+        (w0, w0 + self.tau())
+    }
+    /// `w³ − 3wv` (so that `G‴ = (w³ − 3wv)G` for a Gaussian bump with `G′ = wG`).
+    fn cube(&self, w: f64) -> f64 {
+        w * w * w - 3.0 * w * self.v
+    }
+    /// Euler–Maclaurin corrections `Σ_{z=a}^{b} g − ∫_a^b g` from the jets at the two ends
+    /// (`None`: that end is at infinity, where every derivative vanishes).
+    fn em_ends(a: Option<Jet>, b: Option<Jet>) -> f64 {
+        let (ga, d1a, d3a) = a.unwrap_or((0.0, 0.0, 0.0));
+        let (gb, d1b, d3b) = b.unwrap_or((0.0, 0.0, 0.0));
+        0.5 * (ga + gb) + (d1b - d1a) / 12.0 - (d3b - d3a) / 720.0
+    }
+    /// Jet of `Q`.
+    fn jet_q(&self, z: f64) -> Jet {
+        let q = self.q(z);
+        let (w0, _) = self.slopes(z);
+        (q, w0 * q, self.cube(w0) * q)
+    }
+    /// Jet of `P = Q·e^ℓ`.
+    fn jet_p(&self, z: f64) -> Jet {
+        let p = self.q(z - self.k);
+        let (_, w1) = self.slopes(z);
+        (p, w1 * p, self.cube(w1) * p)
+    }
+    /// Jet of `Q·(e^ℓ − e^x)` (`e^x·Q·expm1(ℓ − x)`, no cancellation).
+    fn jet_lo(&self, z: f64, (x, ex): (f64, f64)) -> Jet {
+        let q = self.q(z);
+        let e = libm::expm1(self.loss(z) - x);
+        let (w0, w1) = self.slopes(z);
+        let qe = q * ex;
+        (
+            qe * e,
+            qe * (self.tau() + w1 * e),
+            qe * (self.cube(w1) * (1.0 + e) - self.cube(w0)),
+        )
+    }
+    /// Jet of `Q·(e^y − e^ℓ)`.
+    fn jet_hi(&self, z: f64, (y, ey): (f64, f64)) -> Jet {
+        let q = self.q(z);
+        let e = libm::expm1(self.loss(z) - y);
+        let (w0, w1) = self.slopes(z);
+        let qe = q * ey;
+        (
+            -qe * e,
+            -qe * (self.tau() + w1 * e),
+            qe * (self.cube(w0) - self.cube(w1) * (1.0 + e)),
+        )
+    }
+
+    /// Interval sums over the lattice points `z = a..=b` (`a = None`: from −∞) by
+    /// Euler–Maclaurin: the continuous integrals of [`super::Mechanism::Gaussian`]'s
+    /// quadrature between the end points' losses (scaled by `c_Θ`), plus the end corrections.
+    fn em_integrals(
+        &self,
+        a: Option<f64>,
+        b: f64,
+        (x, ex): (f64, f64),
+        (y, ey): (f64, f64),
+    ) -> Integrals {
+        let mut out = Integrals::default();
+        if a.is_some_and(|a| a > b) {
+            return out;
+        }
+        let cg = self.continuous();
+        let lb = self.loss(b);
+        let elb = libm::exp(lb);
+        let c = self.c_theta;
+        if let Some(a) = a {
+            if a >= b {
+                let mut one = Integrals::default();
+                atom(&mut one, lb, self.q(b), (x, ex), (y, ey));
+                return one;
+            }
+            // ∫_a^b in z (exact end points; the loss is only used inside expm1) by
+            // composite Gauss–Legendre: pieces ≤ σ/8 (4 points), one 3-point rule if the
+            // span is below σ/64.
+            let sigma = libm::sqrt(1.0 / self.v);
+            let d = b - a;
+            let (mut i0, mut ilo, mut ihi) = (0.0, 0.0, 0.0);
+            let mut node = |zn: f64, wt: f64| {
+                let q = self.q(zn) * wt;
+                let l = self.loss(zn);
+                i0 += q;
+                ilo += q * libm::expm1(l - x);
+                ihi += q * -libm::expm1(l - y);
+            };
+            if d * 64.0 <= sigma {
+                let c = 0.5 * (a + b);
+                for &(t, wt) in &super::base::GL3 {
+                    node(c + 0.5 * d * t, 0.5 * d * wt);
+                }
+            } else {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let pieces = (libm::ceil(d * 8.0 / sigma) as usize).clamp(1, 1 << 16);
+                #[allow(clippy::cast_precision_loss)]
+                let w = d / pieces as f64;
+                for p in 0..pieces {
+                    #[allow(clippy::cast_precision_loss)]
+                    let c = a + (p as f64 + 0.5) * w;
+                    for &(t, wt) in &super::base::GL4 {
+                        node(c + 0.5 * w * t, 0.5 * w * wt);
+                    }
+                }
+            }
+            out.m0 = i0 + Self::em_ends(Some(self.jet_q(a)), Some(self.jet_q(b)));
+            out.m_lo = ex * ilo
+                + Self::em_ends(Some(self.jet_lo(a, (x, ex))), Some(self.jet_lo(b, (x, ex))));
+            out.m_hi = ey * ihi
+                + Self::em_ends(Some(self.jet_hi(a, (y, ey))), Some(self.jet_hi(b, (y, ey))));
+        } else {
+            // From −∞: Σ Q, Σ P = Σ Q e^ℓ, and Σ Q(e^y − e^ℓ) = (e^y − e^{l_b})ΣQ +
+            // e^{l_b}·H_{e^{−l_b}}(P‖Q) (continuous part, by the pair's symmetry).
+            let m0 = c * cg.q_le(lb);
+            out.m0 = m0 + Self::em_ends(None, Some(self.jet_q(b)));
+            out.m_lo = c * cg.p_le(lb) + Self::em_ends(None, Some(self.jet_p(b)));
+            out.m_hi = c * elb * cg.hockey(-lb)
+                + ey * -libm::expm1(lb - y) * m0
+                + Self::em_ends(None, Some(self.jet_hi(b, (y, ey))));
+        }
+        out.m0 = out.m0.max(0.0);
+        out.m_lo = out.m_lo.max(0.0);
+        out.m_hi = out.m_hi.max(0.0);
+        out
+    }
+
+    /// Tail sums of `Q` or `P` up to / beyond the lattice point `z` (largest with loss ≤ t).
+    fn em_tail(&self, z: f64, which: Tail) -> f64 {
+        if z.is_infinite() {
+            let below = z < 0.0;
+            return match which {
+                Tail::QLe | Tail::PLe => f64::from(u8::from(!below)),
+                Tail::QGt | Tail::PGt => f64::from(u8::from(below)),
+            };
+        }
+        let cg = self.continuous();
+        let c = self.c_theta;
+        let lz = self.loss(z);
+        let la = self.loss(z + 1.0);
+        let v = match which {
+            Tail::QLe => c * cg.q_le(lz) + Self::em_ends(None, Some(self.jet_q(z))),
+            Tail::QGt => c * cg.q_gt(la) + Self::em_ends(Some(self.jet_q(z + 1.0)), None),
+            Tail::PLe => c * cg.p_le(lz) + Self::em_ends(None, Some(self.jet_p(z))),
+            Tail::PGt => c * cg.p_gt(la) + Self::em_ends(Some(self.jet_p(z + 1.0)), None),
+        };
+        v.clamp(0.0, 1.0)
+    }
+
+    /// `Σ_{z ≥ a} Q(e^ℓ − e^t)`: the continuous `H_{e^{l_a}} + (e^{l_a} − e^t)·Q(ℓ > l_a)`
+    /// plus the lower-end correction.
+    fn em_hockey(&self, a: f64, t: f64) -> f64 {
+        let cg = self.continuous();
+        let la = self.loss(a);
+        let et = libm::exp(t);
+        self.c_theta * (cg.hockey(la) + et * libm::expm1(la - t) * cg.q_gt(la))
+            + Self::em_ends(Some(self.jet_lo(a, (t, et))), None)
     }
 }
 
@@ -493,6 +722,60 @@ mod tests {
                 direct += 2.0 * libm::exp(-0.5 * f64::from(z) * f64::from(z) / (s * s));
             }
             assert!((theta(s) - direct).abs() <= 1e-14 * direct, "{s}");
+        }
+    }
+
+    /// Euler–Maclaurin sums on a fine lattice against atom-by-atom enumeration.
+    #[test]
+    fn discrete_gaussian_euler_maclaurin_matches_enumeration() {
+        for (sigma, k) in [(2.6e5, 120_000u64)] {
+            let fine = DGauss::new(sigma, k);
+            assert!(fine.fine);
+            let exact = DGauss {
+                fine: false,
+                ..fine
+            };
+            let mu = fine.mu();
+            let sd = libm::sqrt(2.0 * mu);
+            // Relative 10⁻¹¹ (the loss of a lattice point is rounded once, which moves
+            // `expm1(ℓ − x)` by ~10⁻¹¹ relative next to x) or 10⁻²⁰ absolute.
+            let close = |a: f64, b: f64| (a - b).abs() <= 1e-11 * b.abs() + 1e-20;
+            for (x, y) in [
+                (-mu - 0.3 * sd, -mu + 1.1e-4),
+                (-0.01, 0.2),
+                (mu, mu + 1.3e-4),
+                (mu + 3.0 * sd, mu + 3.0 * sd + 1.7e-3),
+                (mu + 5.0 * sd, mu + 5.0 * sd + 2.1e-4),
+                (f64::NEG_INFINITY, -mu - 2.0 * sd),
+                (f64::NEG_INFINITY, 0.37),
+            ] {
+                let ends = ((x, libm::exp(x)), (y, libm::exp(y)));
+                let (f, e) = (
+                    fine.integrals(ends.0, ends.1, true),
+                    exact.integrals(ends.0, ends.1, true),
+                );
+                assert!(close(f.m0, e.m0), "({x}, {y}] m0 {} {}", f.m0, e.m0);
+                assert!(close(f.m_lo, e.m_lo), "({x}, {y}] lo {} {}", f.m_lo, e.m_lo);
+                assert!(close(f.m_hi, e.m_hi), "({x}, {y}] hi {} {}", f.m_hi, e.m_hi);
+            }
+            for t in [
+                -mu - 5.0 * sd,
+                -mu,
+                0.0,
+                0.5 * mu,
+                mu + 2.0 * sd,
+                mu + 7.0 * sd,
+            ] {
+                for (a, b) in [
+                    (fine.q_le(t), exact.q_le(t)),
+                    (fine.q_gt(t), exact.q_gt(t)),
+                    (fine.p_le(t), exact.p_le(t)),
+                    (fine.p_gt(t), exact.p_gt(t)),
+                    (fine.hockey(t), exact.hockey(t)),
+                ] {
+                    assert!((a - b).abs() <= 1e-11 * b + 1e-16, "t {t}: {a} {b}");
+                }
+            }
         }
     }
 }

@@ -23,10 +23,13 @@
 //!   `Q`-integrals evaluated by Gauss–Legendre quadrature or closed forms, never from second
 //!   differences of δ (no cancellation; relative error ~10⁻¹⁴).
 //! * Composition: one real FFT per distinct step, per-bin powers by **repeated squaring**
-//!   (self-composition in `O(log n)` products), heterogeneous steps multiplied bin-wise, one
-//!   inverse FFT. The window is chosen by Chernoff bounds so that at most `truncation`
-//!   (default 10⁻¹⁵) of mass falls outside; that mass is **added to δ**. FFT round-off is
-//!   bounded (Higham 2002, Thm 24.2) and also added to δ.
+//!   (self-composition in `O(log n)` products), heterogeneous steps multiplied bin-wise. The
+//!   window is chosen by Chernoff bounds so that at most `truncation` (default 10⁻¹⁵) of mass
+//!   falls outside; that mass is **added to δ**. FFT round-off is bounded (Higham 2002,
+//!   Thm 24.2; the dominant low-frequency bins are recomputed by a direct compensated DFT) and
+//!   also added to δ. When at most `N/64` bins survive the powering (many steps), δ(ε) is
+//!   evaluated from them in closed form (two geometric series per bin); otherwise one inverse
+//!   FFT gives the composed masses.
 //! * With `bounds`, [`ComposedPld::new`] also reports a certified lower bound, giving an
 //!   interval `[lower, upper]` for ε (as prv-accountant reports), from the same composition:
 //!   the connect-the-dots PLD is a randomized rounding of each step's loss, whose summed
@@ -110,8 +113,9 @@ pub enum Mechanism {
     /// Discrete Gaussian `N_ℤ(0, σ²)` (`Q(z) ∝ e^{−z²/2σ²}`, the sampler
     /// `dpinfer_mechanisms::sampling::discrete_gaussian`), shifted by the integer
     /// sensitivity `k`: the pair `(N_ℤ(k, σ²), N_ℤ(0, σ²))` (CKS 2020, Alg. 3, Thm 4).
-    /// Loss `(2z − k)k/(2σ²)`; computed by enumerating the ≈ `24.4σ + k` lattice points
-    /// (at most 2²⁵).
+    /// Loss `(2z − k)k/(2σ²)`; lattice sums by enumeration of the ≈ `24.4σ + k` points (at
+    /// most 2²⁵) or, on the samplers' fine lattices (σ ≥ 2.5·10⁵, `k/σ² ≤ 2·10⁻⁶`), by
+    /// Euler–Maclaurin with a negligible remainder.
     DiscreteGaussian {
         /// `σ > 0` (grid units).
         sigma: f64,
