@@ -1,7 +1,6 @@
 //! Small RNG helpers shared by the samplers.
 
 use rand_core::Rng;
-use rand_distr::{Distribution, StandardNormal};
 
 /// Uniform on `[0, 1)` with 53 random bits.
 #[inline]
@@ -21,10 +20,12 @@ pub(crate) fn below<R: Rng + ?Sized>(rng: &mut R, m: usize) -> usize {
     r
 }
 
-/// Standard normal draw (public randomness: proposals, momenta).
+/// Standard normal draw (public randomness: proposals, momenta): the workspace's one
+/// normal sampler, `dpinfer_simulators::dist::ziggurat_normal` (the draws of `rand_distr`'s
+/// `StandardNormal`, always on `libm`, so `std` never changes a number).
 #[inline]
 pub(crate) fn std_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
-    StandardNormal.sample(rng)
+    dpinfer_simulators::dist::ziggurat_normal(rng)
 }
 
 #[cfg(feature = "alloc")]
