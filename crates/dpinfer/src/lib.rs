@@ -40,6 +40,8 @@ pub mod prelude {
         soft::{SoftAbcdp, SoftAbcdpSettings},
         svt::{SvtAbc, SvtAbcSettings},
     };
+    #[cfg(all(feature = "accountants", feature = "alloc"))]
+    pub use dpinfer_accountants::{AccountantKind, Claim, EventBuf};
     #[cfg(feature = "accountants")]
     pub use dpinfer_accountants::{
         Accountant, AccountantError, ApproxAccountant, BudgetFilter, Event, Neighbouring,
