@@ -40,13 +40,13 @@ pub mod prelude {
         soft::{SoftAbcdp, SoftAbcdpSettings},
         svt::{SvtAbc, SvtAbcSettings},
     };
-    #[cfg(all(feature = "accountants", feature = "alloc"))]
-    pub use dpinfer_accountants::{AccountantKind, Claim, EventBuf};
     #[cfg(feature = "accountants")]
     pub use dpinfer_accountants::{
         Accountant, AccountantError, ApproxAccountant, BudgetFilter, Event, Neighbouring,
         PldAccountant, PureAccountant, RdpAccountant, Report, ZcdpAccountant,
     };
+    #[cfg(all(feature = "accountants", feature = "alloc"))]
+    pub use dpinfer_accountants::{AccountantKind, Claim, EventBuf};
     #[cfg(feature = "distances")]
     pub use dpinfer_distances::{
         ClippedWeightedL2, DistanceError, Gaussian as GaussianKernel, Kernel,
