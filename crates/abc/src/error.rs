@@ -92,29 +92,28 @@ impl fmt::Display for AbcError {
 
 impl core::error::Error for AbcError {}
 
+/// A rejected parameter is an [`AbcError::InvalidParameter`] (the validators are
+/// `dpinfer_math::check`, shared by the workspace).
+impl From<dpinfer_math::check::ParamError> for AbcError {
+    fn from(e: dpinfer_math::check::ParamError) -> Self {
+        Self::InvalidParameter {
+            name: e.name,
+            value: e.value,
+        }
+    }
+}
+
 /// Checks `x` is finite and `> 0`.
 pub(crate) fn positive(name: &'static str, x: f64) -> Result<f64, AbcError> {
-    if x.is_finite() && x > 0.0 {
-        Ok(x)
-    } else {
-        Err(AbcError::InvalidParameter { name, value: x })
-    }
+    Ok(dpinfer_math::check::positive(name, x)?)
 }
 
 /// Checks `x` is finite and `>= 0`.
 pub(crate) fn non_negative(name: &'static str, x: f64) -> Result<f64, AbcError> {
-    if x.is_finite() && x >= 0.0 {
-        Ok(x)
-    } else {
-        Err(AbcError::InvalidParameter { name, value: x })
-    }
+    Ok(dpinfer_math::check::non_negative(name, x)?)
 }
 
 /// Checks `x` is finite.
 pub(crate) fn finite(name: &'static str, x: f64) -> Result<f64, AbcError> {
-    if x.is_finite() {
-        Ok(x)
-    } else {
-        Err(AbcError::InvalidParameter { name, value: x })
-    }
+    Ok(dpinfer_math::check::finite(name, x)?)
 }

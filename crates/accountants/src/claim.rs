@@ -421,6 +421,22 @@ impl Claim {
         })
     }
 
+    /// The claim a fresh accountant makes for this claim's relation, accountant kind, rule,
+    /// events and δ — for checking a stored claim: it is trustworthy when
+    /// `claim.recompute()? == claim` (the numbers are deterministic, bit for bit).
+    ///
+    /// # Errors
+    /// As [`Claim::account`].
+    pub fn recompute(&self) -> Result<Self, AccountantError> {
+        Self::account(
+            self.relation,
+            self.accountant,
+            self.rule,
+            self.events.clone(),
+            self.report.delta,
+        )
+    }
+
     /// The claimed ε.
     #[must_use]
     pub fn epsilon(&self) -> f64 {

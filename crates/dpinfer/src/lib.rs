@@ -45,6 +45,8 @@ pub mod prelude {
         Accountant, AccountantError, ApproxAccountant, BudgetFilter, Event, Neighbouring,
         PldAccountant, PureAccountant, RdpAccountant, Report, ZcdpAccountant,
     };
+    #[cfg(all(feature = "accountants", feature = "alloc"))]
+    pub use dpinfer_accountants::{AccountantKind, Claim, EventBuf};
     #[cfg(feature = "distances")]
     pub use dpinfer_distances::{
         ClippedWeightedL2, DistanceError, Gaussian as GaussianKernel, Kernel,

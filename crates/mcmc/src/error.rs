@@ -120,20 +120,20 @@ impl fmt::Display for McmcError {
 
 impl core::error::Error for McmcError {}
 
+/// A rejected parameter is a [`McmcError::InvalidParameter`] (the validators are
+/// `dpinfer_math::check`, shared by the workspace).
+impl From<dpinfer_math::check::ParamError> for McmcError {
+    fn from(e: dpinfer_math::check::ParamError) -> Self {
+        Self::param(e.name, e.value)
+    }
+}
+
 /// Checks that `x` is finite and strictly positive.
 pub(crate) fn positive(name: &'static str, x: f64) -> Result<f64, McmcError> {
-    if x.is_finite() && x > 0.0 {
-        Ok(x)
-    } else {
-        Err(McmcError::param(name, x))
-    }
+    Ok(dpinfer_math::check::positive(name, x)?)
 }
 
 /// Checks `0 < x < 1`.
 pub(crate) fn open_unit(name: &'static str, x: f64) -> Result<f64, McmcError> {
-    if x.is_finite() && x > 0.0 && x < 1.0 {
-        Ok(x)
-    } else {
-        Err(McmcError::param(name, x))
-    }
+    Ok(dpinfer_math::check::open_unit(name, x)?)
 }
