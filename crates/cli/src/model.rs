@@ -104,6 +104,7 @@ impl Model {
             ("batch", c.batch.is_some()),
             ("timeout", c.timeout.is_some()),
             ("retries", c.retries.is_some()),
+            ("summary", c.summary.is_some()),
         ] {
             if set {
                 bail!("model.{key} belongs to kind = \"command\"");
@@ -284,6 +285,54 @@ impl Model {
                 self,
                 Self::GaussianMean(_) | Self::UniformMixture(..) | Self::Banana(_)
             ),
+        }
+    }
+
+    /// The observed data as the distance sees them: a command model's library summary
+    /// (`[model.summary]`) of the raw observations, otherwise the data unchanged. A declared
+    /// summary needs `distance.kind = "l2"` (the sensitivity it proves is for the clipped
+    /// weighted L2 distance).
+    ///
+    /// # Errors
+    /// A declared summary with another distance, data of the wrong length, NaN.
+    pub fn observe(&self, data: Vec<f64>, distance_kind: &str) -> Result<Vec<f64>> {
+        let Self::Command(m) = self else {
+            return Ok(data);
+        };
+        let Some(s) = &m.summary else {
+            return Ok(data);
+        };
+        if distance_kind != "l2" {
+            bail!(
+                "model.summary needs distance.kind = \"l2\" (got {distance_kind:?}): its \
+                 sensitivity is derived for the clipped weighted L2 distance"
+            );
+        }
+        if !s.summarises_data() {
+            return Ok(data);
+        }
+        s.compute(&data)
+            .context("observed data (the data file holds the raw observations)")
+    }
+
+    /// The sensitivity of the clipped weighted L2 distance to the observed summary that a
+    /// declared summary justifies, with the ledger label of its neighbouring relation (proven
+    /// for library summaries, labelled user-declared otherwise); `None` when only the clip C
+    /// bounds it.
+    ///
+    /// # Errors
+    /// Invalid weights or clip.
+    pub fn summary_sensitivity(
+        &self,
+        weights: &[f64],
+        clip: f64,
+    ) -> Result<Option<(f64, &'static str)>> {
+        match self {
+            Self::Command(m) => match &m.summary {
+                Some(s) => s.distance_sensitivity(weights, clip),
+                None => Ok(None),
+            },
+            _ => Ok(None),
         }
     }
 

@@ -470,3 +470,94 @@ fn a_builtin_models_prior_is_overridden_by_declared_tables() {
         "{err}"
     );
 }
+
+/// Issue 16: `[model.summary]` of a command model. A library summary (the mean of the 50
+/// outputs clipped to [−3, 5]) has the proven replace-one L2 sensitivity 8/50 = 0.16, which
+/// the ledger uses instead of the clip C = 1 and labels as proven; a `kind = "simulator"`
+/// summary with a declared sensitivity is used and labelled USER-DECLARED with its relation;
+/// a declared sensitivity below the proven one, a summary under the MMD distance and a
+/// declared sensitivity without its relation are refused.
+#[test]
+fn declared_summaries_put_a_proven_or_a_labelled_sensitivity_in_the_ledger() {
+    let dir = fresh_dir("ext-summary");
+    let with = |summary: &str, distance: &str| -> PathBuf {
+        let c = config(
+            &dir,
+            &format!("batch = 16\n\n[model.summary]\n{summary}"),
+            SVT,
+        );
+        let text = std::fs::read_to_string(&c)
+            .unwrap()
+            .replace("kind = \"rff-mmd\"\nfeatures = 20", distance);
+        write_config(&dir, "ext.toml", &text)
+    };
+    let l2 = "kind = \"l2\"\nclip = 1.0";
+    let run = |c: &Path, out: &str| dpinfer(&["run", c.to_str().unwrap(), "--out", out], &dir);
+
+    let o = run(&with("kind = \"mean\"\nlo = -3.0\nhi = 5.0", l2), "mean");
+    assert!(o.status.success(), "{}", show(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("sensitivity = 0.16 "), "{s}");
+    assert!(
+        s.contains("neighbouring: replace-one (one observation of Y* changed; Δ proven"),
+        "{s}"
+    );
+    // The pairs table holds θ and the 1-value summary.
+    let o = dpinfer(
+        &[
+            "export",
+            dir.join("mean/pairs-gen000.dpshard").to_str().unwrap(),
+            "--out",
+            dir.join("mean.arrow").to_str().unwrap(),
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+
+    let o = run(
+        &with(
+            "kind = \"simulator\"\nsensitivity = 0.01\nrelation = \"add-remove\"",
+            l2,
+        ),
+        "user",
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("sensitivity = 0.01 "), "{s}");
+    assert!(s.contains("neighbouring: USER-DECLARED add/remove"), "{s}");
+
+    // Without a summary table the clip is the sensitivity (any pair of data sets).
+    let o = run(&with("kind = \"simulator\"", l2), "plain");
+    assert!(o.status.success(), "{}", show(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("sensitivity = 1 "), "{s}");
+    assert!(s.contains("neighbouring: any pair of data sets"), "{s}");
+
+    for (summary, distance, want) in [
+        (
+            "kind = \"mean\"\nlo = -3.0\nhi = 5.0\nsensitivity = 0.1",
+            l2,
+            "below the proven replace-one L2 sensitivity 0.16",
+        ),
+        (
+            "kind = \"mean\"\nlo = -3.0\nhi = 5.0",
+            "kind = \"rff-mmd\"\nfeatures = 20",
+            "model.summary needs distance.kind = \"l2\"",
+        ),
+        (
+            "kind = \"simulator\"\nsensitivity = 0.01",
+            l2,
+            "say under which neighbouring relation it holds",
+        ),
+        (
+            "kind = \"quantiles\"\nlo = 1.0\nhi = -1.0\nlevels = [0.5]",
+            l2,
+            "model.summary (quantiles)",
+        ),
+    ] {
+        let o = run(&with(summary, distance), "bad");
+        assert!(!o.status.success(), "{summary}: {}", show(&o));
+        let e = String::from_utf8_lossy(&o.stderr);
+        assert!(e.contains(want), "{summary}: {e}");
+    }
+}
