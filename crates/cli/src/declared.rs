@@ -661,6 +661,46 @@ pub fn read_arrow_data(
     row_dim: usize,
     strict_rows: bool,
 ) -> Result<Vec<f64>> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read data file {}", path.display()))?;
+    let reader = arrow_ipc::reader::FileReader::try_new(std::io::BufReader::new(file), None)
+        .with_context(|| format!("data file {} is not an Arrow IPC file", path.display()))?;
+    let schema = reader.schema();
+    numeric_rows(path, &schema, reader, row_dim, strict_rows)
+}
+
+/// Reads observed data from a Parquet file (`.parquet`; pandas, polars, R `arrow`, DuckDB and
+/// Spark write it; snappy, zstd and gzip compression) exactly as [`read_arrow_data`] reads
+/// an Arrow IPC file. Built with the CLI's `parquet` feature only.
+///
+/// # Errors
+/// As [`read_arrow_data`]; a file that is not Parquet or uses another codec.
+#[cfg(feature = "parquet")]
+pub fn read_parquet_data(
+    path: &std::path::Path,
+    row_dim: usize,
+    strict_rows: bool,
+) -> Result<Vec<f64>> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("cannot read data file {}", path.display()))?;
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
+        .with_context(|| format!("data file {} is not a Parquet file", path.display()))?;
+    let schema = std::sync::Arc::clone(builder.schema());
+    let reader = builder
+        .build()
+        .with_context(|| format!("data file {}: cannot read its row groups", path.display()))?;
+    numeric_rows(path, &schema, reader, row_dim, strict_rows)
+}
+
+/// The numeric columns of a table read batch by batch, as row-major values (the shared body
+/// of [`read_arrow_data`] and the Parquet reader).
+fn numeric_rows(
+    path: &std::path::Path,
+    schema: &arrow_schema::Schema,
+    reader: impl Iterator<Item = Result<arrow_array::RecordBatch, arrow_schema::ArrowError>>,
+    row_dim: usize,
+    strict_rows: bool,
+) -> Result<Vec<f64>> {
     use arrow_array::Array;
     use arrow_array::cast::AsArray;
     use arrow_array::types::{
@@ -668,11 +708,6 @@ pub fn read_arrow_data(
         UInt32Type, UInt64Type,
     };
     use arrow_schema::DataType;
-    let file = std::fs::File::open(path)
-        .with_context(|| format!("cannot read data file {}", path.display()))?;
-    let reader = arrow_ipc::reader::FileReader::try_new(std::io::BufReader::new(file), None)
-        .with_context(|| format!("data file {} is not an Arrow IPC file", path.display()))?;
-    let schema = reader.schema();
     let cols = schema.fields().len();
     if strict_rows && cols != row_dim {
         bail!(

@@ -533,7 +533,8 @@ impl Simulator for ModelSim<'_> {
 }
 
 /// Reads observed data: an Arrow IPC file by its extension (`.arrow`, `.feather`, `.ipc`;
-/// `crate::declared::read_arrow_data`), otherwise a CSV of numbers (no header; `#` comments and blank lines skipped) into row-major
+/// `crate::declared::read_arrow_data`), a Parquet file (`.parquet`, with the `parquet`
+/// feature), otherwise a CSV of numbers (no header; `#` comments and blank lines skipped) into row-major
 /// values, checking that every value is finite, every line has the same number of values and,
 /// with `strict_rows` (one observation per line), that this number is `row_dim`.
 ///
@@ -545,6 +546,17 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
         Some("arrow" | "feather" | "ipc")
     ) {
         return crate::declared::read_arrow_data(path, row_dim, strict_rows);
+    }
+    if path.extension().and_then(|e| e.to_str()) == Some("parquet") {
+        #[cfg(feature = "parquet")]
+        return crate::declared::read_parquet_data(path, row_dim, strict_rows);
+        #[cfg(not(feature = "parquet"))]
+        bail!(
+            "data file {}: this dpinfer was built without Parquet support; rebuild with \
+             `cargo build --release -p dpinfer-cli --features parquet`, or save the data as Arrow IPC \
+             (.arrow) or CSV",
+            path.display()
+        );
     }
     let text = crate::files::read_input_text(path, "data file", None)?;
     let mut vals = Vec::new();

@@ -561,3 +561,70 @@ fn declared_summaries_put_a_proven_or_a_labelled_sensitivity_in_the_ledger() {
         assert!(e.contains(want), "{summary}: {e}");
     }
 }
+
+/// Copies a committed Parquet fixture (written by pyarrow, `scripts/make_parquet_fixtures.py`)
+/// next to a config and returns the config reading it.
+fn parquet_config(dir: &Path, cfg: &Path, fixture: &str) -> PathBuf {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(fixture);
+    std::fs::copy(src, dir.join(fixture)).unwrap();
+    let text = std::fs::read_to_string(cfg)
+        .unwrap()
+        .replace("obs.csv", fixture);
+    write_config(dir, &format!("{fixture}.toml"), &text)
+}
+
+/// Issue 16, feature `parquet`: observed data from Parquet files written by pyarrow (float64
+/// with snappy, float32 with zstd) give the same run, bit for bit, as the same values in CSV;
+/// a file that is not Parquet is refused, naming it.
+#[cfg(feature = "parquet")]
+#[test]
+fn observed_data_from_parquet_files_equals_the_csv() {
+    let dir = fresh_dir("ext-parquet");
+    let cfg = config(&dir, "batch = 32", SVT);
+    let o = dpinfer(&["run", cfg.to_str().unwrap(), "--out", "from-csv"], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let want = std::fs::read_to_string(dir.join("from-csv/samples.csv")).unwrap();
+    for fixture in ["obs-snappy.parquet", "obs-zstd.parquet"] {
+        let c = parquet_config(&dir, &cfg, fixture);
+        let out = format!("from-{fixture}");
+        let o = dpinfer(&["run", c.to_str().unwrap(), "--out", &out], &dir);
+        assert!(o.status.success(), "{fixture}: {}", show(&o));
+        assert_eq!(
+            std::fs::read_to_string(dir.join(&out).join("samples.csv")).unwrap(),
+            want,
+            "{fixture}"
+        );
+    }
+    std::fs::write(dir.join("obs-snappy.parquet"), b"y\n1.0\n").unwrap();
+    let c = write_config(
+        &dir,
+        "bad.toml",
+        &std::fs::read_to_string(&cfg)
+            .unwrap()
+            .replace("obs.csv", "obs-snappy.parquet"),
+    );
+    let o = dpinfer(&["run", c.to_str().unwrap(), "--out", "bad"], &dir);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        e.contains("obs-snappy.parquet is not a Parquet file"),
+        "{e}"
+    );
+}
+
+/// Without the `parquet` feature a `.parquet` data file is refused with one line saying how
+/// to get Parquet support.
+#[cfg(not(feature = "parquet"))]
+#[test]
+fn a_parquet_data_file_without_the_feature_says_how_to_enable_it() {
+    let dir = fresh_dir("ext-no-parquet");
+    let cfg = config(&dir, "batch = 32", SVT);
+    let c = parquet_config(&dir, &cfg, "obs-snappy.parquet");
+    let o = dpinfer(&["run", c.to_str().unwrap()], &dir);
+    assert!(!o.status.success());
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("built without Parquet support"), "{e}");
+    assert!(e.contains("--features parquet"), "{e}");
+}
