@@ -187,6 +187,17 @@ impl Model {
         })
     }
 
+    /// The model behind a declared prior (`WithPrior`), otherwise `self`: for checks that
+    /// depend on the simulator and its statistic only (a release's proven sensitivity, the
+    /// SIR binomial release, the simplex of uniform-mixture), never on the prior.
+    #[must_use]
+    pub fn base(&self) -> &Self {
+        match self {
+            Self::WithPrior(b) => b.0.base(),
+            _ => self,
+        }
+    }
+
     /// Config name.
     #[must_use]
     pub fn name(&self) -> &'static str {

@@ -628,3 +628,55 @@ fn a_parquet_data_file_without_the_feature_says_how_to_enable_it() {
     assert!(e.contains("built without Parquet support"), "{e}");
     assert!(e.contains("--features parquet"), "{e}");
 }
+
+/// A declared prior never weakens a release's privacy checks, which depend on the model's
+/// statistic, not its prior: an overridden linear-regression still refuses a Laplace
+/// sensitivity below its proven bound, and an overridden SIR still takes the binomial
+/// infection-curve release (and runs).
+#[test]
+fn a_declared_prior_keeps_the_release_checks_of_the_builtin_model() {
+    let dir = fresh_dir("ext-override-release");
+    let normals: String = ["beta0", "beta1", "beta2"]
+        .iter()
+        .map(|n| {
+            format!("[[model.prior]]\nname = \"{n}\"\ndist = \"normal\"\nmean = 0.0\nsd = 2.0\n")
+        })
+        .collect();
+    let lr = write_config(
+        &dir,
+        "lr.toml",
+        &format!(
+            "[model]\nname = \"linear-regression\"\n{normals}\n[distance]\nkind = \"l2\"\n\n\
+             [sampler]\nkind = \"smc-abc\"\npairs = 200\nparticles = 20\ngenerations = 2\n\n\
+             [privacy]\nepsilon = 10.0\nrelease = \"laplace\"\nrelease_sensitivity = 1e-6\n\n\
+             [seeds]\nrun = 1\nnoise = 42\n"
+        ),
+    );
+    let o = dpinfer(&["run", lr.to_str().unwrap(), "--out", "lr"], &dir);
+    assert!(!o.status.success(), "{}", show(&o));
+    let e = String::from_utf8_lossy(&o.stderr);
+    assert!(e.contains("below the regression statistic's"), "{e}");
+
+    let sir = write_config(
+        &dir,
+        "sir.toml",
+        "[model]\nname = \"sir\"\n[[model.prior]]\nname = \"beta\"\ndist = \"uniform\"\nlo = 0.2\n\
+         hi = 1.0\n[[model.prior]]\nname = \"gamma\"\ndist = \"uniform\"\nlo = 0.01\nhi = 0.3\n\n\
+         [distance]\nkind = \"l2\"\n\n[sampler]\nkind = \"smc-abc\"\nparticles = 30\nalpha = 0.5\n\
+         generations = 2\nsimulations = 2000\n\n[privacy]\nepsilon = 10.0\nrelease = \
+         \"binomial-curve\"\n\n[seeds]\nrun = 1\nnoise = 42\n",
+    );
+    let o = dpinfer(&["run", sir.to_str().unwrap(), "--out", "sir"], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("sir (declared prior)"), "{s}");
+    assert!(s.contains("binomial infection-curve mechanism"), "{s}");
+    let samples = std::fs::read_to_string(dir.join("sir/samples.csv")).unwrap();
+    for l in samples.lines().skip(1) {
+        let v: Vec<f64> = l.split(',').map(|x| x.parse().unwrap()).collect();
+        assert!(
+            (0.2..=1.0).contains(&v[0]) && (0.01..=0.3).contains(&v[1]),
+            "{l}"
+        );
+    }
+}
