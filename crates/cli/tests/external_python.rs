@@ -187,3 +187,22 @@ fn python_tables_do_not_depend_on_the_worker_count() {
         "1 worker and 4 workers wrote different tables"
     );
 }
+
+/// The declared-summary example (`gaussian-python-mean.toml`, the library's clipped mean of
+/// the 200 outputs) runs through the Python worker with the proven sensitivity
+/// (hi − lo)/n = 8/200 = 0.04 and its relation in the ledger.
+#[test]
+fn python_worker_with_a_declared_summary_uses_the_proven_sensitivity() {
+    let Some(py) = python() else { return };
+    let dir = fresh_dir("py-summary");
+    let cfg = example(&dir, "gaussian-python-mean.toml", &py, 4000, 20);
+    let o = dpinfer(&["run", cfg.to_str().unwrap(), "--out", "r"], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let s = String::from_utf8_lossy(&o.stdout);
+    assert!(s.contains("sensitivity = 0.04 "), "{s}");
+    assert!(
+        s.contains("neighbouring: replace-one (one observation of Y* changed; Δ proven"),
+        "{s}"
+    );
+    assert_eq!(columns(&dir.join("r/samples.csv"))[0].len(), 20);
+}
