@@ -4,8 +4,10 @@
 # Reads request batches (row, seed, mu) from stdin, answers one batch per request
 # (row, output = list<double> of `outputs` values, reject = bool) on stdout.
 # Diagnostics go to stderr (message()); stdout belongs to the protocol.
-# NOTE: written against the documented R arrow API but not run in the dpinfer test suite
-# (the build machine has no R); the Python worker is the tested reference.
+# NOTE: written against the documented R arrow API but NOT run by the dpinfer test suite:
+# Debian 12, where the suite installs its tools, ships R (r-base-core 4.2.2) but no R Arrow
+# reader (no r-cran-arrow or r-cran-nanoarrow), and CRAN is not reachable from the build
+# machine. The Python workers are the tested references.
 suppressPackageStartupMessages(library(arrow))
 
 input <- RecordBatchStreamReader$create(FileInputStream$create("/dev/stdin"))

@@ -113,6 +113,22 @@ pub(crate) fn test() -> Res {
                 .run(),
         );
     }
+    // The CLI's optional Parquet reader (feature `parquet`): its e2e test against pyarrow's
+    // files (the workspace run above builds the CLI without it).
+    failures.check(
+        Cmd::cargo([
+            "test",
+            "--locked",
+            "-p",
+            "dpinfer-cli",
+            "--features",
+            "parquet",
+            "--test",
+            "external",
+            "parquet",
+        ])
+        .run(),
+    );
     for c in meta::selected_crates()? {
         let p = meta::find(&packages, &c.name)?;
         for features in crate_configs(p) {

@@ -4,8 +4,14 @@ same trivial numpy simulator (bench_worker.py: y = mu + 10 standard normals, vec
 
 Usage (numbers in crates/cli/README.md, "Your own model"):
     python3 -m venv /tmp/peers && /tmp/peers/bin/pip install elfi pyabc numpy pyarrow
-    cargo build --release -p dpinfer-cli
-    /tmp/peers/bin/python crates/cli/scripts/bench_external.py target/release/dpinfer
+    cargo build --release -p dpinfer-cli --example worker_gaussian
+    /tmp/peers/bin/python crates/cli/scripts/bench_external.py target/release/dpinfer \
+        [target/release/examples/worker_gaussian] [N]
+
+With the compiled worker it also runs the same rows through the compiled Rust worker and
+through the built-in gaussian-mean model in-process (its prior overridden to the same
+uniform): the difference per row is the protocol's own cost (Arrow IPC both ways, pipes,
+batching), without Python. N (default 10^6) is the number of simulations per tool.
 
 Reports simulations per second (best of 3) for: the simulator called directly from Python in
 batches (the floor), dpinfer `simulate` with 1 and 2 workers (batch 1000, whole public step:
@@ -24,8 +30,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_worker  # noqa: E402
 
 K = 10
-N_DPINFER = 1_000_000
-N_ELFI = 1_000_000
+N_DPINFER = int(sys.argv[3]) if len(sys.argv) > 3 else 1_000_000
+N_ELFI = N_DPINFER
 N_PYABC = 2_000
 
 
@@ -45,19 +51,22 @@ def direct():
         bench_worker.simulate(mu, np.arange(s, s + 1000, dtype=np.uint64), K)
 
 
-def dpinfer(binary, threads, d):
+def dpinfer(binary, threads, d, command=None):
+    """`dpinfer simulate` of the whole table; command: the worker's argv (default: the numpy
+    worker), or "builtin" for the in-process gaussian-mean model."""
     cfg = os.path.join(d, "bench.toml")
     with open(os.path.join(d, "obs.csv"), "w") as f:
         f.write("\n".join("0.5" for _ in range(K)))
     worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_worker.py")
+    command = command or [sys.executable, worker]
+    model = (
+        'name = "gaussian-mean"\n'
+        if command == "builtin"
+        else f'name = "bench"\nkind = "command"\ncommand = {command!r}\noutputs = {K}\nbatch = 1000\n'
+    )
     with open(cfg, "w") as f:
         f.write(f"""[model]
-name = "bench"
-kind = "command"
-command = [{sys.executable!r}, {worker!r}]
-outputs = {K}
-batch = 1000
-[[model.prior]]
+{model}[[model.prior]]
 name = "mu"
 dist = "uniform"
 lo = -3.0
@@ -112,10 +121,31 @@ def pyabc_run(d):
     abc.run(max_nr_populations=1)
 
 
+def machine():
+    model = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                model = line.split(":", 1)[1].strip()
+                break
+    return f"{model}, {os.cpu_count()} logical CPUs, load average {os.getloadavg()[0]:.1f}"
+
+
 def main():
     binary = os.path.abspath(sys.argv[1])
+    rust_worker = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
+    print(f"machine: {machine()}; N = {N_DPINFER}")
     with tempfile.TemporaryDirectory() as d:
         rows = []
+        if rust_worker:
+            tb = best(lambda: dpinfer(binary, 1, d, "builtin"))
+            rows.append(("dpinfer simulate, built-in gaussian-mean in-process", N_DPINFER / tb))
+            for w in (1, 2):
+                tw = best(lambda: dpinfer(binary, w, d, [rust_worker]))
+                rows.append((f"dpinfer simulate, compiled Rust worker, {w} worker(s)", N_DPINFER / tw))
+                if w == 1:
+                    print(f"protocol cost per row (Rust worker - built-in, 1 worker): "
+                          f"{(tw - tb) / N_DPINFER * 1e6:.2f} us")
         t = best(lambda: subprocess.run([sys.executable, "-c", "import numpy, pyarrow.ipc"], check=True))
         print(f"python startup with numpy + pyarrow: {t:.2f} s (paid once per worker)")
         t = best(direct)
@@ -129,6 +159,7 @@ def main():
         rows.append(("pyabc ABCSMC, 1 generation, single core", N_PYABC / t))
         for name, r in rows:
             print(f"| {name} | {r:,.0f} |")
+    print(f"after: {machine()}")
 
 
 if __name__ == "__main__":

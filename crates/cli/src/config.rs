@@ -84,6 +84,9 @@ pub struct ModelConfig {
     /// `[[model.prior]]`: the declared prior, one table per parameter (command models).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub prior: Vec<crate::declared::PriorDecl>,
+    /// `[model.summary]`: declared summary statistics (command models; `crate::declared`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<crate::declared::SummaryDecl>,
     /// The config file's folder (the command's working directory); set by [`Config::load`].
     #[serde(skip)]
     pub base_dir: PathBuf,

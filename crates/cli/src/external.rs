@@ -68,6 +68,8 @@ pub struct ExternalSettings {
     pub timeout: Duration,
     /// Retries of a failed batch, each on a fresh worker.
     pub retries: u32,
+    /// `[model.summary]`, applied to every answer (the protocol carries the raw outputs).
+    pub summary: Option<crate::declared::DeclaredSummary>,
 }
 
 /// One row to simulate.
@@ -267,6 +269,15 @@ impl Pool {
             match r {
                 Some(a) => out.extend(a),
                 None => bail!("a simulation thread stopped without an answer"),
+            }
+        }
+        if let Some(s) = &self.settings.summary {
+            for (a, r) in out.iter_mut().zip(requests) {
+                if let Answer::Output(v) = a {
+                    *v = s
+                        .compute(v)
+                        .map_err(|e| anyhow::anyhow!("row {}: {e:#}", r.row))?;
+                }
             }
         }
         Ok(out)

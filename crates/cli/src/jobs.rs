@@ -28,7 +28,7 @@ pub fn load(cfg: &Config) -> Result<(Model, Vec<f64>)> {
         return Ok((model, data));
     };
     let rd = model.row_dim();
-    let data = read_data(path, rd, model.iid_rows())?;
+    let data = model.observe(read_data(path, rd, model.iid_rows())?, &cfg.distance.kind)?;
     if model.iid_rows() {
         if data.len() % rd != 0 {
             bail!(

@@ -11,7 +11,7 @@ use dpinfer::simulators::models::linreg::{BETA_STAR, LinRegSettings, LinearRegre
 use dpinfer::simulators::models::mixture::{PAPER_N, THETA_STAR, UniformMixture};
 use dpinfer::simulators::models::sir::{self, SirSettings, SirTauLeap};
 use dpinfer::simulators::models::tb::{TRUE_THETA, TbPrior, Tuberculosis};
-use dpinfer::simulators::prior::{Dirichlet, IidNormal, LogNormal, Product};
+use dpinfer::simulators::prior::{DeclaredPrior, Dirichlet, IidNormal, LogNormal, Product};
 use dpinfer::simulators::{Prior, SimError, SimStream, Simulator, StreamVersion};
 use rand::Rng;
 
@@ -44,6 +44,11 @@ pub enum Model {
     /// `kind = "command"`: the user's simulator as external worker processes, with a
     /// declared prior (`crate::declared`).
     Command(std::sync::Arc<crate::declared::CommandModel>),
+    /// A built-in model whose paper prior is replaced by `[[model.prior]]` tables (same
+    /// parameter names, in θ order): the simulator, data and truth are the inner model's.
+    /// Samplers with a model-specific prior (the MCMC samplers' exact priors, sharded SMC's
+    /// simplex check) do not recognise it and refuse it rather than ignore the override.
+    WithPrior(Box<(Model, DeclaredPrior)>),
 }
 
 /// Prior view of a [`Model`].
@@ -74,10 +79,23 @@ impl Model {
             Some(other) => bail!("unknown model.kind {other:?} (expected \"command\" or none)"),
         }
         if !c.prior.is_empty() {
-            bail!(
-                "model.prior: overriding a built-in model's prior is not supported yet; \
-                 declared priors belong to kind = \"command\""
-            );
+            let paper = Self::build(
+                &ModelConfig {
+                    prior: Vec::new(),
+                    ..c.clone()
+                },
+                n_override,
+            )?;
+            let (prior, names) = crate::declared::build_prior(&c.prior)?;
+            if names != paper.names() {
+                bail!(
+                    "model.prior declares the parameters {names:?}; the {} model's θ is {:?} \
+                     (one [[model.prior]] table per parameter, in this order)",
+                    paper.name(),
+                    paper.names()
+                );
+            }
+            return Ok(Self::WithPrior(Box::new((paper, prior))));
         }
         for (key, set) in [
             ("command", c.command.is_some()),
@@ -86,6 +104,7 @@ impl Model {
             ("batch", c.batch.is_some()),
             ("timeout", c.timeout.is_some()),
             ("retries", c.retries.is_some()),
+            ("summary", c.summary.is_some()),
         ] {
             if set {
                 bail!("model.{key} belongs to kind = \"command\"");
@@ -177,6 +196,17 @@ impl Model {
         })
     }
 
+    /// The model behind a declared prior (`WithPrior`), otherwise `self`: for checks that
+    /// depend on the simulator and its statistic only (a release's proven sensitivity, the
+    /// SIR binomial release, the simplex of uniform-mixture), never on the prior.
+    #[must_use]
+    pub fn base(&self) -> &Self {
+        match self {
+            Self::WithPrior(b) => b.0.base(),
+            _ => self,
+        }
+    }
+
     /// Config name.
     #[must_use]
     pub fn name(&self) -> &'static str {
@@ -189,6 +219,16 @@ impl Model {
             Self::LinReg(..) => "linear-regression",
             Self::Tuberculosis(..) => "tuberculosis",
             Self::Command(_) => "command",
+            Self::WithPrior(b) => match &b.0 {
+                Self::GaussianMean(_) => "gaussian-mean (declared prior)",
+                Self::UniformMixture(..) => "uniform-mixture (declared prior)",
+                Self::Cubic(..) => "cubic-outbreak (declared prior)",
+                Self::Sir(..) => "sir (declared prior)",
+                Self::Banana(_) => "banana (declared prior)",
+                Self::LinReg(..) => "linear-regression (declared prior)",
+                Self::Tuberculosis(..) => "tuberculosis (declared prior)",
+                Self::Command(_) | Self::WithPrior(_) => "declared prior",
+            },
         }
     }
 
@@ -212,6 +252,7 @@ impl Model {
             Self::LinReg(..) => vec!["beta0".into(), "beta1".into(), "beta2".into()],
             Self::Tuberculosis(..) => vec!["R1".into(), "t1".into(), "R2".into(), "beta".into()],
             Self::Command(m) => m.names.clone(),
+            Self::WithPrior(b) => b.0.names(),
         }
     }
 
@@ -232,6 +273,7 @@ impl Model {
             Self::LinReg(..) => Some(BETA_STAR.to_vec()),
             Self::Tuberculosis(..) => Some(TRUE_THETA.to_vec()),
             Self::Command(_) => None,
+            Self::WithPrior(b) => b.0.truth(),
         }
     }
 
@@ -243,6 +285,7 @@ impl Model {
         match self {
             Self::Banana(b) => b.settings().dim,
             Self::Command(m) => m.row_dim,
+            Self::WithPrior(b) => b.0.row_dim(),
             _ => 1,
         }
     }
@@ -256,10 +299,129 @@ impl Model {
     /// Whether a data file decides the simulated data size (i.i.d. models).
     #[must_use]
     pub fn iid_rows(&self) -> bool {
-        matches!(
-            self,
-            Self::GaussianMean(_) | Self::UniformMixture(..) | Self::Banana(_)
-        )
+        match self {
+            Self::WithPrior(b) => b.0.iid_rows(),
+            _ => matches!(
+                self,
+                Self::GaussianMean(_) | Self::UniformMixture(..) | Self::Banana(_)
+            ),
+        }
+    }
+
+    /// The observed data as the distance sees them: a command model's library summary
+    /// (`[model.summary]`) of the raw observations, otherwise the data unchanged. A declared
+    /// summary needs `distance.kind = "l2"` (the sensitivity it proves is for the clipped
+    /// weighted L2 distance).
+    ///
+    /// # Errors
+    /// A declared summary with another distance, data of the wrong length, NaN.
+    pub fn observe(&self, data: Vec<f64>, distance_kind: &str) -> Result<Vec<f64>> {
+        let Self::Command(m) = self else {
+            return Ok(data);
+        };
+        let Some(s) = &m.summary else {
+            return Ok(data);
+        };
+        if distance_kind != "l2" {
+            bail!(
+                "model.summary needs distance.kind = \"l2\" (got {distance_kind:?}): its \
+                 sensitivity is derived for the clipped weighted L2 distance"
+            );
+        }
+        if !s.summarises_data() {
+            return Ok(data);
+        }
+        s.compute(&data)
+            .context("observed data (the data file holds the raw observations)")
+    }
+
+    /// The sensitivity of the clipped weighted L2 distance to the observed summary that a
+    /// declared summary justifies, with the ledger label of its neighbouring relation (proven
+    /// for library summaries, labelled user-declared otherwise); `None` when only the clip C
+    /// bounds it.
+    ///
+    /// # Errors
+    /// Invalid weights or clip.
+    pub fn summary_sensitivity(
+        &self,
+        weights: &[f64],
+        clip: f64,
+    ) -> Result<Option<(f64, &'static str)>> {
+        match self {
+            Self::Command(m) => match &m.summary {
+                Some(s) => s.distance_sensitivity(weights, clip),
+                None => Ok(None),
+            },
+            _ => Ok(None),
+        }
+    }
+
+    /// The model's paper prior as `[[model.prior]]` tables (TOML), for the models whose prior
+    /// is a product of the declarable distributions: a config that pastes them in gets the
+    /// same prior density, support and parameter order (tested), and edits them to override
+    /// it. `None` for priors that are not such a product (tuberculosis: truncated joint
+    /// constraints; banana: the thesis prior) and for declared priors.
+    #[must_use]
+    pub fn paper_prior_toml(&self) -> Option<String> {
+        let table = |name: &str, dist: &str, keys: &[(&str, String)]| {
+            let mut t = format!("[[model.prior]]\nname = \"{name}\"\ndist = \"{dist}\"\n");
+            for (k, v) in keys {
+                t.push_str(&format!("{k} = {v}\n"));
+            }
+            t
+        };
+        let normals = |names: &[String]| {
+            names
+                .iter()
+                .map(|n| table(n, "normal", &[("mean", "0.0".into()), ("sd", "1.0".into())]))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        match self {
+            Self::GaussianMean(m) => {
+                let p = m.prior();
+                Some(table(
+                    "mu",
+                    "normal",
+                    &[
+                        ("mean", format!("{:?}", p.mean())),
+                        ("sd", format!("{:?}", p.sd())),
+                    ],
+                ))
+            }
+            Self::UniformMixture(m, _) => Some(table(
+                "theta",
+                "dirichlet",
+                &[("k", m.param_dim().to_string()), ("a", "1.0".into())],
+            )),
+            // CubicOutbreak::prior and LinearRegression::prior: i.i.d. N(0, 1).
+            Self::Cubic(..) | Self::LinReg(..) => Some(normals(&self.names())),
+            Self::Sir(_, p) => {
+                let (b, g) = (p.a.log_normal(), p.b.log_normal());
+                Some(format!(
+                    "{}\n{}",
+                    table(
+                        "beta",
+                        "log-normal",
+                        &[
+                            ("mu", format!("{:?}", b.mean())),
+                            ("sigma", format!("{:?}", b.sd()))
+                        ]
+                    ),
+                    table(
+                        "gamma",
+                        "log-normal",
+                        &[
+                            ("mu", format!("{:?}", g.mean())),
+                            ("sigma", format!("{:?}", g.sd()))
+                        ]
+                    )
+                ))
+            }
+            Self::Banana(_) | Self::Tuberculosis(..) | Self::Command(_) | Self::WithPrior(_) => {
+                None
+            }
+        }
     }
 
     /// The embedded observed data set: the paper's data, or one simulation at the true θ
@@ -270,6 +432,10 @@ impl Model {
     pub fn default_data(&self, seed: u64) -> Result<Vec<f64>> {
         if let Self::Cubic(..) = self {
             return Ok(NETHERLANDS_CASES.to_vec());
+        }
+        if let Self::WithPrior(b) = self {
+            // The embedded data set does not depend on the prior.
+            return b.0.default_data(seed);
         }
         if let Self::Command(_) = self {
             bail!("a command model has no embedded data set: give [data] path = \"observed.csv\"");
@@ -295,6 +461,7 @@ impl Prior for ModelPrior<'_> {
             Model::LinReg(_, p) => p.dim(),
             Model::Tuberculosis(_, p) => p.dim(),
             Model::Command(m) => m.dim(),
+            Model::WithPrior(b) => b.1.dim(),
         }
     }
     fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
@@ -307,6 +474,7 @@ impl Prior for ModelPrior<'_> {
             Model::LinReg(_, p) => p.sample(rng, out),
             Model::Tuberculosis(_, p) => p.sample(rng, out),
             Model::Command(m) => m.sample(rng, out),
+            Model::WithPrior(b) => b.1.sample(rng, out),
         }
     }
     fn ln_density(&self, theta: &[f64]) -> f64 {
@@ -319,6 +487,7 @@ impl Prior for ModelPrior<'_> {
             Model::LinReg(_, p) => p.ln_density(theta),
             Model::Tuberculosis(_, p) => p.ln_density(theta),
             Model::Command(m) => m.ln_density(theta),
+            Model::WithPrior(b) => b.1.ln_density(theta),
         }
     }
     fn in_support(&self, theta: &[f64]) -> bool {
@@ -331,6 +500,7 @@ impl Prior for ModelPrior<'_> {
             Model::LinReg(_, p) => p.in_support(theta),
             Model::Tuberculosis(_, p) => p.in_support(theta),
             Model::Command(m) => m.in_support(theta),
+            Model::WithPrior(b) => b.1.in_support(theta),
         }
     }
 }
@@ -346,6 +516,7 @@ impl Simulator for ModelSim<'_> {
             Model::LinReg(m, _) => m.param_dim(),
             Model::Tuberculosis(m, _) => m.param_dim(),
             Model::Command(m) => m.param_dim(),
+            Model::WithPrior(b) => ModelSim(&b.0).param_dim(),
         }
     }
     fn output_dim(&self) -> usize {
@@ -358,6 +529,7 @@ impl Simulator for ModelSim<'_> {
             Model::LinReg(m, _) => m.output_dim(),
             Model::Tuberculosis(m, _) => m.output_dim(),
             Model::Command(m) => m.output_dim(),
+            Model::WithPrior(b) => ModelSim(&b.0).output_dim(),
         }
     }
     fn simulate<R: Rng + ?Sized>(
@@ -375,12 +547,14 @@ impl Simulator for ModelSim<'_> {
             Model::LinReg(m, _) => m.simulate(theta, rng, out),
             Model::Tuberculosis(m, _) => m.simulate(theta, rng, out),
             Model::Command(m) => m.simulate(theta, rng, out),
+            Model::WithPrior(b) => ModelSim(&b.0).simulate(theta, rng, out),
         }
     }
 }
 
 /// Reads observed data: an Arrow IPC file by its extension (`.arrow`, `.feather`, `.ipc`;
-/// `crate::declared::read_arrow_data`), otherwise a CSV of numbers (no header; `#` comments and blank lines skipped) into row-major
+/// `crate::declared::read_arrow_data`), a Parquet file (`.parquet`, with the `parquet`
+/// feature), otherwise a CSV of numbers (no header; `#` comments and blank lines skipped) into row-major
 /// values, checking that every value is finite, every line has the same number of values and,
 /// with `strict_rows` (one observation per line), that this number is `row_dim`.
 ///
@@ -392,6 +566,17 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
         Some("arrow" | "feather" | "ipc")
     ) {
         return crate::declared::read_arrow_data(path, row_dim, strict_rows);
+    }
+    if path.extension().and_then(|e| e.to_str()) == Some("parquet") {
+        #[cfg(feature = "parquet")]
+        return crate::declared::read_parquet_data(path, row_dim, strict_rows);
+        #[cfg(not(feature = "parquet"))]
+        bail!(
+            "data file {}: this dpinfer was built without Parquet support; rebuild with \
+             `cargo build --release -p dpinfer-cli --features parquet`, or save the data as Arrow IPC \
+             (.arrow) or CSV",
+            path.display()
+        );
     }
     let text = crate::files::read_input_text(path, "data file", None)?;
     let mut vals = Vec::new();
@@ -452,13 +637,105 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
 
 #[cfg(test)]
 mod tests {
-    use super::{Model, ModelSim};
+    use super::{Model, ModelPrior, ModelSim};
     use crate::config::ModelConfig;
     use dpinfer::simulators::Simulator;
 
     fn sir(extra: &str) -> anyhow::Result<Model> {
         let c: ModelConfig = toml::from_str(&format!("name = \"sir\"\n{extra}")).unwrap();
         Model::build(&c, None)
+    }
+
+    /// Issue 16: a built-in model's paper prior written as `[[model.prior]]` tables
+    /// (`paper_prior_toml`) is the same prior: equal log densities (to 1e-12) at 300 draws
+    /// from the paper prior and at points outside its support, the same support, the same
+    /// parameter order.
+    #[test]
+    fn paper_priors_are_expressible_as_declared_tables() {
+        use dpinfer::simulators::{Prior, SimStream};
+        for name in [
+            "gaussian-mean",
+            "uniform-mixture",
+            "cubic-outbreak",
+            "sir",
+            "linear-regression",
+        ] {
+            let c: ModelConfig = toml::from_str(&format!("name = \"{name}\"")).unwrap();
+            let paper = Model::build(&c, None).unwrap();
+            let tables = paper.paper_prior_toml().unwrap();
+            let c2: ModelConfig =
+                // (a `[model]` table parsed alone: `[[model.prior]]` becomes `[[prior]]`)
+                toml::from_str(&format!(
+                    "name = \"{name}\"\n{}",
+                    tables.replace("[[model.prior]]", "[[prior]]")
+                ))
+                .unwrap();
+            let declared = Model::build(&c2, None).unwrap();
+            assert!(matches!(declared, Model::WithPrior(_)), "{name}");
+            assert_eq!(declared.names(), paper.names(), "{name}");
+            let (p, q) = (ModelPrior(&paper), ModelPrior(&declared));
+            let mut rng = SimStream::with_domain(5, 0, 0);
+            let mut th = vec![0.0; p.dim()];
+            for i in 0..300 {
+                p.sample(&mut rng, &mut th).unwrap();
+                let (a, b) = (p.ln_density(&th), q.ln_density(&th));
+                assert!(
+                    (a - b).abs() <= 1e-12 * a.abs().max(1.0),
+                    "{name} at {th:?}: {a} vs {b}"
+                );
+                assert!(q.in_support(&th), "{name}");
+                // Off the support (negative rates, off the simplex) or far in the tails.
+                let mut off = th.clone();
+                let j = i % off.len();
+                off[j] = -0.5 - f64::from(u32::try_from(i).unwrap());
+                assert_eq!(p.in_support(&off), q.in_support(&off), "{name} at {off:?}");
+                let (a, b) = (p.ln_density(&off), q.ln_density(&off));
+                // Both −∞ off the support, else equal to 1e-12.
+                let same = (a.is_infinite() && a.to_bits() == b.to_bits())
+                    || (a - b).abs() <= 1e-12 * a.abs().max(1.0);
+                assert!(same, "{name}: {a} vs {b}");
+            }
+            // The simulator is the built-in one.
+            assert_eq!(declared.output_len(), paper.output_len());
+            assert_eq!(
+                declared.default_data(3).unwrap(),
+                paper.default_data(3).unwrap()
+            );
+        }
+        for name in ["banana", "tuberculosis"] {
+            let c: ModelConfig = toml::from_str(&format!("name = \"{name}\"")).unwrap();
+            assert!(Model::build(&c, None).unwrap().paper_prior_toml().is_none());
+        }
+    }
+
+    /// An override replaces the prior, and must name the model's parameters in order.
+    #[test]
+    fn a_builtin_prior_can_be_overridden() {
+        use dpinfer::simulators::Prior;
+        let c: ModelConfig = toml::from_str(
+            "name = \"sir\"\n[[prior]]\nname = \"beta\"\ndist = \"uniform\"\nlo = 0.1\nhi = 1.0\n\
+             [[prior]]\nname = \"gamma\"\ndist = \"gamma\"\nshape = 2.0\nrate = 20.0\n",
+        )
+        .unwrap();
+        let m = Model::build(&c, None).unwrap();
+        assert_eq!(m.name(), "sir (declared prior)");
+        let p = ModelPrior(&m);
+        assert!(!p.in_support(&[1.5, 0.1]), "outside the declared uniform");
+        // Uniform(0.1, 1) × Gamma(2, rate 20): ln(1/0.9) + ln(20² · 0.1 · e^{−2}).
+        let want = (1.0_f64 / 0.9).ln() + (400.0_f64 * 0.1).ln() - 2.0;
+        assert!((p.ln_density(&[0.5, 0.1]) - want).abs() < 1e-12);
+        let swapped: ModelConfig = toml::from_str(
+            "name = \"sir\"\n[[prior]]\nname = \"gamma\"\ndist = \"uniform\"\nlo = 0.1\nhi = 1.0\n\
+             [[prior]]\nname = \"beta\"\ndist = \"uniform\"\nlo = 0.1\nhi = 1.0\n",
+        )
+        .unwrap();
+        let e = Model::build(&swapped, None).unwrap_err().to_string();
+        assert!(e.contains("[\"beta\", \"gamma\"]"), "{e}");
+        let short: ModelConfig = toml::from_str(
+            "name = \"sir\"\n[[prior]]\nname = \"beta\"\ndist = \"uniform\"\nlo = 0.1\nhi = 1.0\n",
+        )
+        .unwrap();
+        assert!(Model::build(&short, None).is_err());
     }
 
     /// Issue 13 defect 3: the config sets the SIR observation times; the default is the

@@ -285,7 +285,7 @@ pub fn public_for(
     generation: u32,
     population: Option<&Population>,
 ) -> Result<Public> {
-    if matches!(model, Model::UniformMixture(..)) {
+    if matches!(model.base(), Model::UniformMixture(..)) {
         bail!(
             "sharded SMC-ABC perturbs θ with a Gaussian kernel: the Dirichlet (simplex) prior of uniform-mixture is not supported"
         );

@@ -245,12 +245,17 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
             }
             let clip = cfg.distance.clip.unwrap_or(f64::MAX);
             let d = ClippedWeightedL2::new(&w, clip)?;
+            // A declared summary (`[model.summary]`) may justify a smaller Δ than C.
+            let (sensitivity, relation) = public.model.summary_sensitivity(&w, clip)?.unwrap_or((
+                d.sensitivity().value(),
+                "any pair of data sets (Δ = C bounds the clipped distance)",
+            ));
             Ok(Observed {
                 summary: obs.to_vec(),
-                sensitivity: d.sensitivity().value(),
+                sensitivity,
                 bound: clip,
                 weights: Some(w),
-                relation: "any pair of data sets (Δ = C bounds the clipped distance)",
+                relation,
             })
         }
     }

@@ -127,7 +127,7 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
     };
     match kind {
         "binomial-curve" => {
-            let Model::Sir(..) = model else {
+            let Model::Sir(..) = model.base() else {
                 bail!(
                     "privacy.release = \"binomial-curve\" needs the sir model (infection counts)"
                 );
@@ -153,7 +153,7 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
             // The linear-regression statistic has a proven replace-one L1 sensitivity: it is
             // the default, and a configured value below it (which would under-report ε) is
             // refused. Other models' statistics need the caller's bound.
-            let proven = match model {
+            let proven = match model.base() {
                 Model::LinReg(m, _) => Some(
                     dpinfer::simulators::models::linreg::LinearRegression::<2>::l1_sensitivity(
                         m.settings().n,
@@ -281,7 +281,7 @@ pub fn release(
                 delta: 0.0,
                 accountant: "pure ε (Laplace, L1 sensitivity Δ₁)".into(),
                 conversion: "pure ε (none)".into(),
-                neighbouring: if matches!(model, Model::LinReg(..)) {
+                neighbouring: if matches!(model.base(), Model::LinReg(..)) {
                     "replace-one (n public; Δ₁ ≥ the statistic's proven bound)".into()
                 } else {
                     "replace-one (the configured sensitivity's relation)".into()

@@ -21,6 +21,9 @@
 //! an interval of length R (R₀ for squares) computed exactly from `[lo, hi]`. The L2
 //! sensitivity is returned too (√ of the sum of squared per-coordinate bounds; for quantiles
 //! and identity it equals the L1 bound).
+//!
+//! [`SummarySensitivity::clipped_weighted_l2`] carries the summary's L2 sensitivity through
+//! the clipped weighted L2 distance to the observed summary, the Δ a private ABC sampler needs.
 
 use crate::error::{SimError, check_len, finite};
 
@@ -46,6 +49,48 @@ pub struct SummarySensitivity {
     pub l2: f64,
     /// The neighbouring relation (always `"replace-one"`: same n, one observation changed).
     pub relation: &'static str,
+}
+
+impl SummarySensitivity {
+    /// Sensitivity of the distance `ρ(y) = min(C, d_w(s(x), s(y)))` to the observed data `y`
+    /// (under this summary's relation), where `d_w(a, b) = √(Σ_i w_i (a_i − b_i)²)` is the
+    /// weighted L2 distance of `dpinfer_distances::ClippedWeightedL2` and `s(x)` any fixed
+    /// simulated summary:
+    ///
+    /// `Δρ ≤ min(C, √(max_i w_i) · Δ₂(s))`.
+    ///
+    /// Proof: by the triangle inequality `|d_w(a, b) − d_w(a, b′)| ≤ d_w(b, b′) ≤
+    /// √(max w) ‖b − b′‖₂`, with `‖s(y) − s(y′)‖₂ ≤ Δ₂` for neighbouring y, y′; `t ↦ min(C, t)`
+    /// is 1-Lipschitz, and both distances lie in `[0, C]`.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidSize`] for no weights; [`SimError::InvalidParameter`] for a negative
+    /// or non-finite weight or a clip `C` that is not finite and > 0.
+    pub fn clipped_weighted_l2(&self, weights: &[f64], clip: f64) -> Result<f64, SimError> {
+        if weights.is_empty() {
+            return Err(SimError::InvalidSize {
+                name: "weights",
+                value: 0,
+            });
+        }
+        let mut w_max: f64 = 0.0;
+        for &w in weights {
+            if !(w.is_finite() && w >= 0.0) {
+                return Err(SimError::InvalidParameter {
+                    name: "weights",
+                    value: w,
+                });
+            }
+            w_max = w_max.max(w);
+        }
+        if !(clip.is_finite() && clip > 0.0) {
+            return Err(SimError::InvalidParameter {
+                name: "clip",
+                value: clip,
+            });
+        }
+        Ok(clip.min(libm::sqrt(w_max) * self.l2))
+    }
 }
 
 /// A summary with its declared clipping range.

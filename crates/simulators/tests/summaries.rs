@@ -142,3 +142,85 @@ fn invalid_settings_are_typed_errors() {
         Err(SimError::DimensionMismatch { .. })
     ));
 }
+
+/// The distance sensitivity `min(C, √max w · Δ₂)`: brute force over random data sets, random
+/// simulated summaries and random or extreme replacements — the clipped weighted L2 distance
+/// to the observed summary never moves by more — and invalid weights and clips are errors.
+#[test]
+fn the_distance_sensitivity_bounds_the_clipped_weighted_l2() {
+    let levels = [0.2, 0.5, 0.8];
+    let lags = [1, 2];
+    let kinds = [
+        SummaryKind::Identity,
+        SummaryKind::Mean,
+        SummaryKind::Quantiles(&levels),
+        SummaryKind::LagProducts(&lags),
+    ];
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
+    let (lo, hi, n) = (-1.0, 2.0, 10);
+    for kind in kinds {
+        let s = ClippedSummary::new(kind, lo, hi).unwrap();
+        let k = s.output_len(n);
+        let sens = s.sensitivity(n).unwrap();
+        for clip in [0.05, 1.0, 100.0] {
+            let w: Vec<f64> = (0..k).map(|_| rng.random_range(0.0..3.0)).collect();
+            let bound = sens.clipped_weighted_l2(&w, clip).unwrap();
+            let w_max = w.iter().copied().fold(0.0, f64::max);
+            assert_eq!(bound, clip.min(w_max.sqrt() * sens.l2));
+            let rho = |a: &[f64], b: &[f64]| -> f64 {
+                let d: f64 = a
+                    .iter()
+                    .zip(b)
+                    .zip(&w)
+                    .map(|((u, v), w)| w * (u - v) * (u - v))
+                    .sum();
+                d.sqrt().min(clip)
+            };
+            for trial in 0..2000 {
+                let sim: Vec<f64> = (0..n).map(|_| rng.random_range(lo..hi)).collect();
+                let mut y: Vec<f64> = (0..n)
+                    .map(|_| rng.random_range(lo - 1.0..hi + 1.0))
+                    .collect();
+                let (sx, sy) = (eval(&s, &sim), eval(&s, &y));
+                let i = (rng.next_u32() as usize) % n;
+                y[i] = match trial % 3 {
+                    0 => lo - 3.0,
+                    1 => hi + 3.0,
+                    _ => rng.random_range(lo..hi),
+                };
+                let sy2 = eval(&s, &y);
+                let change = (rho(&sx, &sy) - rho(&sx, &sy2)).abs();
+                assert!(
+                    change <= bound * (1.0 + 1e-12),
+                    "{kind:?} C = {clip}: {change} > {bound}"
+                );
+            }
+        }
+    }
+    let sens = ClippedSummary::new(SummaryKind::Mean, 0.0, 1.0)
+        .unwrap()
+        .sensitivity(4)
+        .unwrap();
+    assert!(matches!(
+        sens.clipped_weighted_l2(&[], 1.0),
+        Err(SimError::InvalidSize { .. })
+    ));
+    for (w, c) in [
+        (f64::NAN, 1.0),
+        (-1.0, 1.0),
+        (f64::INFINITY, 1.0),
+        (1.0, 0.0),
+        (1.0, f64::NAN),
+        (1.0, f64::INFINITY),
+    ] {
+        assert!(
+            matches!(
+                sens.clipped_weighted_l2(&[w], c),
+                Err(SimError::InvalidParameter { .. })
+            ),
+            "w = {w}, C = {c}"
+        );
+    }
+    // Mean over [0, 1] of 4 values: Δ₂ = 1/4; weight 4 doubles it.
+    assert_eq!(sens.clipped_weighted_l2(&[4.0], 10.0).unwrap(), 0.5);
+}
