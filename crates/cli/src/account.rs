@@ -41,6 +41,8 @@ const EVENT_HELP: &str = "One release or repeated release, `kind:key=value,…` 
 the events compose adaptively).
   gaussian:sigma=σ[,sens=Δ₂]        Gaussian mechanism (Δ₂ default 1)
   laplace:b=b[,sens=Δ₁]             Laplace mechanism (Δ₁ default 1)
+  dlaplace:b=β[,sens=k]             discrete Laplace on the integers (β, integer k in grid units)
+  dgaussian:sigma=σ[,sens=k]        discrete Gaussian on the integers (σ, integer k in grid units)
   pure:eps=ε                        any ε-DP mechanism
   approx:eps=ε,delta=δ              any (ε, δ)-DP mechanism (approx accountant only)
   zcdp:rho=ρ                        any ρ-zCDP mechanism
@@ -292,6 +294,14 @@ fn parse_event(s: &str) -> Result<Spec> {
             scale: num("b", &need(take("b"), "b")?)?,
             sensitivity: sens(take("sens"))?,
         },
+        "dlaplace" => Event::DiscreteLaplace {
+            scale: num("b", &need(take("b"), "b")?)?,
+            sensitivity: take("sens").map_or(Ok(1), |v| int("sens", &v))?,
+        },
+        "dgaussian" => Event::DiscreteGaussian {
+            sigma: num("sigma", &need(take("sigma"), "sigma")?)?,
+            sensitivity: take("sens").map_or(Ok(1), |v| int("sens", &v))?,
+        },
         "pure" => Event::PureEpsilon {
             epsilon: num("eps", &need(take("eps"), "eps")?)?,
         },
@@ -323,8 +333,8 @@ fn parse_event(s: &str) -> Result<Spec> {
             },
         },
         other => bail!(
-            "unknown event kind {other:?} (expected gaussian, laplace, pure, approx, zcdp, svt, \
-             binomial)"
+            "unknown event kind {other:?} (expected gaussian, laplace, dlaplace, dgaussian, pure, \
+             approx, zcdp, svt, binomial)"
         ),
     };
     let count = match take("count") {
@@ -935,6 +945,16 @@ mod tests {
         );
         let s = parse_event("laplace:b=2,wor=100/10000").unwrap();
         assert_eq!(s.sampling, Sampling::WithoutReplacement(100, 10000));
+        let s = parse_event("dgaussian:sigma=16777216,sens=16777216,poisson=0.01").unwrap();
+        assert!(matches!(
+            s.base,
+            Event::DiscreteGaussian { sigma, sensitivity } if sigma == 16_777_216.0 && sensitivity == 16_777_216
+        ));
+        let s = parse_event("dlaplace:b=4").unwrap();
+        assert!(matches!(
+            s.base,
+            Event::DiscreteLaplace { scale, sensitivity } if scale == 4.0 && sensitivity == 1
+        ));
         for bad in [
             "gaussian",
             "gaussian:sigma=x",
@@ -944,6 +964,8 @@ mod tests {
             "gaussian:sigma=1,poisson=0.1,wor=1/2",
             "nope:x=1",
             "svt:c=1,b=1,resample=2",
+            "dlaplace:b=1,sens=1.5",
+            "dgaussian:sens=2",
         ] {
             assert!(parse_event(bad).is_err(), "{bad}");
         }
