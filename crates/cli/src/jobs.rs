@@ -103,7 +103,7 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
         // The private step's own checks run before any simulation is spent.
         crate::private::check(&cfg, &public, &obs)?;
         let pb = bar(public.total, "simulating pairs");
-        let rows = public.rows(0, 0, public.total, threads, &|k| pb.inc(k))?;
+        let rows = public.rows(0, public.total, threads, &|k| pb.inc(k))?;
         pb.finish_and_clear();
         crate::errln!(
             "public step: {} pairs in {:.1} s",
@@ -301,7 +301,7 @@ pub fn simulate(
         );
     }
     let (start, end) = shard::shard_range(public.total, i, n);
-    let rows = public.rows(generation, start, end, threads, &|_| {})?;
+    let rows = public.rows(start, end, threads, &|_| {})?;
     let path = out.join(shard::shard_file_name(generation, i, n));
     shard::write_atomic(
         &path,

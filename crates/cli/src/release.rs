@@ -17,45 +17,12 @@
 //! ([`crate::private::guarded`]).
 
 use anyhow::{Context, Result, bail, ensure};
-use dpinfer::abc::smc::PublicMechanism;
+use dpinfer::abc::smc::{BinomialReplicate, LaplaceReplicate, Replicate};
 use dpinfer::mechanisms::{BinomialCurve, Laplace};
-use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::model::{Model, ModelSim};
-use dpinfer::simulators::{SimError, Simulator};
-
-/// The model's simulator, followed by the public replica when the observation is a release.
-#[derive(Debug, Clone, Copy)]
-pub struct WithReplica<'a> {
-    /// The model.
-    pub model: &'a Model,
-    /// The replica, if any.
-    pub replica: Option<Replica>,
-}
-
-impl Simulator for WithReplica<'_> {
-    fn param_dim(&self) -> usize {
-        ModelSim(self.model).param_dim()
-    }
-    fn output_dim(&self) -> usize {
-        ModelSim(self.model).output_dim()
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        ModelSim(self.model).simulate(theta, rng, out)?;
-        if let Some(r) = &self.replica {
-            let s = out.to_vec();
-            r.privatize(&s, rng, out);
-        }
-        Ok(())
-    }
-}
+use crate::model::Model;
 use std::path::Path;
 
 use crate::files::DirLock;
@@ -67,7 +34,8 @@ impl Claimed for StatRelease {
     }
 }
 
-/// The public replica of the release mechanism (applied to simulated statistics).
+/// The public replica of the release mechanism as stored in `release.json`; the library's
+/// [`Replicate`] applies it to simulated statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Replica {
     /// `Binomial(n, (I + m)/(K + 2m)) / n` per time point.
@@ -86,23 +54,27 @@ pub enum Replica {
     },
 }
 
-impl PublicMechanism for Replica {
-    fn privatize<R: Rng + ?Sized>(&self, s: &[f64], rng: &mut R, out: &mut [f64]) {
-        match *self {
-            Self::Binomial { n, m, k } => {
-                for (o, &i) in out.iter_mut().zip(s) {
-                    let p = ((i.clamp(0.0, k) + m) / (k + 2.0 * m)).clamp(0.0, 1.0);
-                    *o = dpinfer::simulators::dist::binomial(rng, n, p) as f64 / n as f64;
-                }
-            }
-            Self::Laplace { b } => {
-                for (o, &x) in out.iter_mut().zip(s) {
-                    let u = dpinfer::simulators::dist::uniform_open01(rng) - 0.5;
-                    *o = x - b * u.signum() * (-2.0 * u.abs()).ln_1p();
-                }
-            }
-        }
+impl Replica {
+    /// The library's replica.
+    ///
+    /// # Errors
+    /// Invalid parameters (a tampered release file).
+    pub fn mechanism(&self) -> Result<Replicate> {
+        Ok(match *self {
+            Self::Binomial { n, m, k } => Replicate::Binomial(BinomialReplicate::new(n, m, k)?),
+            Self::Laplace { b } => Replicate::Laplace(LaplaceReplicate::new(b)?),
+        })
     }
+}
+
+/// The public replica of `privacy.release`, if it is set.
+///
+/// # Errors
+/// As [`mechanism`].
+pub fn replica(cfg: &Config, model: &Model) -> Result<Option<Replicate>> {
+    mechanism(cfg, model)?
+        .map(|(_, r)| r.mechanism())
+        .transpose()
 }
 
 /// What the data owner releases.

@@ -498,7 +498,7 @@ fn forge(path: &Path, offset: usize, bytes: &[u8]) {
     std::fs::write(path, b).unwrap();
 }
 
-/// Header offsets of the DPISHRD1 format.
+/// Header offsets of the DPISHRD2 format.
 const GENERATION_AT: usize = 24;
 const SHARDS_AT: usize = 32;
 const DATA_AT: usize = 76;
