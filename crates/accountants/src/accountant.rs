@@ -52,3 +52,84 @@ pub trait Accountant {
     /// [`AccountantError::InvalidParameter`] unless `0 ≤ ε < ∞`.
     fn delta(&self, epsilon: f64) -> Result<Report, AccountantError>;
 }
+
+/// Which accountant produced a report: the five accountants of this crate (the RDP one on
+/// [`crate::DEFAULT_ORDERS`]), as a value (see [`crate::Claim`]).
+///
+/// `Display` and `FromStr` use `"pure"`, `"approx"`, `"rdp"`, `"zcdp"`, `"pld"`.
+///
+/// ```
+/// use dpinfer_accountants::AccountantKind;
+/// let k: AccountantKind = "rdp".parse()?;
+/// assert_eq!(k, AccountantKind::Rdp);
+/// assert_eq!(k.to_string(), "rdp");
+/// assert!("moments".parse::<AccountantKind>().is_err());
+/// # Ok::<(), dpinfer_accountants::ParseNameError>(())
+/// ```
+#[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
+#[non_exhaustive]
+pub enum AccountantKind {
+    /// [`crate::PureAccountant`]: ε adds.
+    Pure,
+    /// [`crate::ApproxAccountant`]: basic, advanced and optimal composition of (ε, δ).
+    Approx,
+    /// [`crate::RdpAccountant`] on [`crate::DEFAULT_ORDERS`].
+    Rdp,
+    /// [`crate::ZcdpAccountant`].
+    Zcdp,
+    /// [`crate::PldAccountant`] (exact Gaussian PLD; numerical PLD for other events).
+    Pld,
+}
+
+impl AccountantKind {
+    /// Every kind, in the order pure, approx, rdp, zcdp, pld.
+    pub const ALL: [Self; 5] = [Self::Pure, Self::Approx, Self::Rdp, Self::Zcdp, Self::Pld];
+
+    /// The machine name (`"pure"`, `"approx"`, `"rdp"`, `"zcdp"`, `"pld"`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Pure => "pure",
+            Self::Approx => "approx",
+            Self::Rdp => "rdp",
+            Self::Zcdp => "zcdp",
+            Self::Pld => "pld",
+        }
+    }
+
+    /// The name in prose (`"pure-DP"`, `"approximate-DP"`, `"RDP"`, `"zCDP"`, `"PLD"`).
+    #[must_use]
+    pub fn label(self) -> &'static str {
+        match self {
+            Self::Pure => "pure-DP",
+            Self::Approx => "approximate-DP",
+            Self::Rdp => "RDP",
+            Self::Zcdp => "zCDP",
+            Self::Pld => "PLD",
+        }
+    }
+}
+
+impl core::fmt::Display for AccountantKind {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl core::str::FromStr for AccountantKind {
+    type Err = crate::ParseNameError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|k| k.name() == s)
+            .ok_or(crate::ParseNameError {
+                what: "accountant",
+                expected: "pure, approx, rdp, zcdp, pld",
+            })
+    }
+}

@@ -158,3 +158,25 @@ pub(crate) fn finite(what: &'static str, value: f64) -> Result<f64, AccountantEr
         Err(AccountantError::NumericalFailure { what })
     }
 }
+
+/// A name that does not parse as an [`crate::AccountantKind`], [`crate::Neighbouring`] or
+/// [`crate::ConversionRule`] (`FromStr`).
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+pub struct ParseNameError {
+    /// What was being parsed (`"accountant"`, `"neighbouring relation"`, …).
+    pub what: &'static str,
+    /// The accepted names, comma separated.
+    pub expected: &'static str,
+}
+
+impl fmt::Display for ParseNameError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown {} (expected one of: {})",
+            self.what, self.expected
+        )
+    }
+}
+
+impl core::error::Error for ParseNameError {}

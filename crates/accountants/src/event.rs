@@ -24,6 +24,11 @@ pub const MAX_EVENT_DEPTH: usize = 32;
 
 /// Which bound the binomial infection-curve mechanism reports.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum BinomialBound {
     /// Exact per-release bound `n·ln(1 + 1/m)` composed over the `L` releases (the ratio
     /// bound `((1+m)/m)^n` from the proof of Xiong et al. Prop. 4, before it is relaxed).
@@ -243,5 +248,70 @@ impl Event<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// The event in one line, parameters in full (shortest round-trip form), e.g.
+/// `PoissonSampled(q = 0.01, Gaussian(σ = 1, Δ₂ = 1))`.
+impl core::fmt::Display for Event<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match *self {
+            Self::Gaussian { sigma, sensitivity } => {
+                write!(f, "Gaussian(σ = {sigma}, Δ₂ = {sensitivity})")
+            }
+            Self::Laplace { scale, sensitivity } => {
+                write!(f, "Laplace(b = {scale}, Δ₁ = {sensitivity})")
+            }
+            Self::PureEpsilon { epsilon } => write!(f, "PureEpsilon(ε = {epsilon})"),
+            Self::ApproxDp { epsilon, delta } => write!(f, "ApproxDp(ε = {epsilon}, δ = {delta})"),
+            Self::Zcdp { rho } => write!(f, "Zcdp(ρ = {rho})"),
+            Self::SparseVector {
+                c,
+                scale,
+                sensitivity,
+                resample,
+            } => write!(
+                f,
+                "SparseVector(c = {c}, b = {scale}, Δ = {sensitivity}, {})",
+                if resample {
+                    "threshold resampled"
+                } else {
+                    "threshold kept"
+                }
+            ),
+            Self::BinomialCurve {
+                n,
+                m,
+                releases,
+                bound,
+            } => write!(
+                f,
+                "BinomialCurve(n = {n}, m = {m}, releases = {releases}, {} bound)",
+                match bound {
+                    BinomialBound::Exact => "exact",
+                    BinomialBound::Paper => "paper",
+                }
+            ),
+            Self::PoissonSampled { q, event } => write!(f, "PoissonSampled(q = {q}, {event})"),
+            Self::SampledWithoutReplacement {
+                batch,
+                population,
+                event,
+            } => write!(
+                f,
+                "SampledWithoutReplacement({batch} of {population}, {event})"
+            ),
+            Self::SelfComposed { event, count } => write!(f, "SelfComposed({count} × {event})"),
+            Self::Composed(events) => {
+                f.write_str("Composed[")?;
+                for (i, e) in events.iter().enumerate() {
+                    if i > 0 {
+                        f.write_str("; ")?;
+                    }
+                    write!(f, "{e}")?;
+                }
+                f.write_str("]")
+            }
+        }
     }
 }

@@ -9,6 +9,8 @@ extern crate std;
 mod accountant;
 mod accountants;
 pub mod calibrate;
+#[cfg(feature = "alloc")]
+mod claim;
 pub mod composition;
 pub mod convert;
 pub mod curves;
@@ -22,14 +24,16 @@ pub mod pld_numeric;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
-pub use accountant::Accountant;
+pub use accountant::{Accountant, AccountantKind};
 #[cfg(feature = "alloc")]
 pub use accountants::RdpAccountantVec;
 pub use accountants::{
     ApproxAccountant, DEFAULT_ORDER_COUNT, DEFAULT_ORDERS, PldAccountant, PureAccountant,
     RdpAccountant, ZcdpAccountant,
 };
-pub use error::AccountantError;
+#[cfg(feature = "alloc")]
+pub use claim::{Claim, EventBuf};
+pub use error::{AccountantError, ParseNameError};
 pub use event::{BinomialBound, Event, MAX_EVENT_DEPTH};
 pub use filter::{BudgetFilter, FilterEpsilon};
 #[cfg(feature = "alloc")]

@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use crate::error::{AccountantError, non_negative};
+use crate::error::{AccountantError, ParseNameError, non_negative};
 
 /// Relative safety margin applied to every reported ε, δ and ρ: the computed value is
 /// multiplied by `1 + 2⁻⁴⁶` (≈ 1.4·10⁻¹⁴, i.e. 64 ulp) and then stepped up one more ulp
@@ -37,6 +37,11 @@ pub fn round_up(x: f64) -> f64 {
 /// Sensitivities given to events must be computed for the accountant's relation: a
 /// replace-one sensitivity is in general up to twice the add/remove one.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum Neighbouring {
     /// Add or remove one row.
     AddRemove,
@@ -44,17 +49,49 @@ pub enum Neighbouring {
     ReplaceOne,
 }
 
-impl fmt::Display for Neighbouring {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
+impl Neighbouring {
+    /// Both relations.
+    pub const ALL: [Self; 2] = [Self::AddRemove, Self::ReplaceOne];
+
+    /// The name used by `Display` and `FromStr`: `"add/remove"` or `"replace-one"`.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
             Self::AddRemove => "add/remove",
             Self::ReplaceOne => "replace-one",
-        })
+        }
+    }
+}
+
+impl fmt::Display for Neighbouring {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Parses `"add/remove"` (also `"add-remove"`, `"add_remove"`) and `"replace-one"` (also
+/// `"replace_one"`).
+impl core::str::FromStr for Neighbouring {
+    type Err = ParseNameError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "add/remove" | "add-remove" | "add_remove" => Ok(Self::AddRemove),
+            "replace-one" | "replace_one" => Ok(Self::ReplaceOne),
+            _ => Err(ParseNameError {
+                what: "neighbouring relation",
+                expected: "add/remove, replace-one",
+            }),
+        }
     }
 }
 
 /// Which theorem turned the accountant's internal state into the reported (ε, δ).
 #[derive(Copy, Clone, PartialEq, Debug)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case", deny_unknown_fields)
+)]
 #[non_exhaustive]
 pub enum Conversion {
     /// Pure ε-DP, additive composition (δ = 0).
@@ -90,6 +127,73 @@ pub enum Conversion {
     NumericalPld,
 }
 
+impl Conversion {
+    /// The machine name (`"pure"`, `"basic_composition"`, `"mironov"`, `"balle_cks"`,
+    /// `"bun_steinke"`, `"cks_zcdp"`, `"gaussian_pld"`, `"numerical_pld"`, …) — the serde tag.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Pure => "pure",
+            Self::BasicComposition => "basic_composition",
+            Self::AdvancedComposition => "advanced_composition",
+            Self::OptimalComposition => "optimal_composition",
+            Self::Mironov { .. } => "mironov",
+            Self::BalleCks { .. } => "balle_cks",
+            Self::BunSteinke => "bun_steinke",
+            Self::CksZcdp { .. } => "cks_zcdp",
+            Self::GaussianPld => "gaussian_pld",
+            Self::NumericalPld => "numerical_pld",
+        }
+    }
+
+    /// The Rényi order that attained the minimum, for the conversions that optimise one.
+    #[must_use]
+    pub fn order(&self) -> Option<f64> {
+        match *self {
+            Self::Mironov { order } | Self::BalleCks { order } | Self::CksZcdp { order } => {
+                Some(order)
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The theorem in prose, with its reference (and the order, if one was optimised).
+impl fmt::Display for Conversion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            Self::Pure => f.write_str("pure ε-DP, additive composition"),
+            Self::BasicComposition => f.write_str("basic composition, Dwork–Roth 2014 Thm 3.16"),
+            Self::AdvancedComposition => {
+                f.write_str("advanced composition, Dwork–Roth 2014 Thm 3.20")
+            }
+            Self::OptimalComposition => {
+                f.write_str("optimal composition, Kairouz–Oh–Viswanath 2015 Thm 3.3")
+            }
+            Self::Mironov { order } => {
+                write!(f, "RDP → (ε, δ) via Mironov 2017 Prop. 3 at α = {order}")
+            }
+            Self::BalleCks { order } => write!(
+                f,
+                "RDP → (ε, δ) via Balle et al. 2020 Thm 21 / Canonne–Kamath–Steinke 2020 \
+                 Prop. 12 at α = {order}"
+            ),
+            Self::BunSteinke => f.write_str("zCDP → (ε, δ) via Bun–Steinke 2016 Prop. 1.3"),
+            Self::CksZcdp { order } => write!(
+                f,
+                "zCDP → (ε, δ) via Canonne–Kamath–Steinke 2020 Prop. 12 at α = {order}"
+            ),
+            Self::GaussianPld => f.write_str(
+                "exact Gaussian privacy-loss distribution, Sommer–Meiser–Mohammadi 2019 Lemma 12",
+            ),
+            Self::NumericalPld => f.write_str(
+                "numerical privacy-loss distribution (pessimistic connect-the-dots, FFT \
+                 composition; Doroshenko et al. 2022)",
+            ),
+        }
+    }
+}
+
 /// Which conversion from RDP / zCDP to (ε, δ)-DP a report or calibration uses (the
 /// *selection*; [`Conversion`] is the *label* of what was used).
 ///
@@ -103,6 +207,11 @@ pub enum Conversion {
 /// Both are valid upper bounds; `Classic` is never smaller than `Tightest`. Exact notions
 /// (pure DP, the Gaussian PLD, approximate-DP composition) have nothing to choose and ignore it.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash, Default)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case")
+)]
 pub enum ConversionRule {
     /// The tightest available conversion (the default).
     #[default]
@@ -111,10 +220,46 @@ pub enum ConversionRule {
     Classic,
 }
 
+impl ConversionRule {
+    /// `"tightest"` or `"classic"` (`Display`, `FromStr`, serde).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Tightest => "tightest",
+            Self::Classic => "classic",
+        }
+    }
+}
+
+impl fmt::Display for ConversionRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl core::str::FromStr for ConversionRule {
+    type Err = ParseNameError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "tightest" => Ok(Self::Tightest),
+            "classic" => Ok(Self::Classic),
+            _ => Err(ParseNameError {
+                what: "conversion rule",
+                expected: "tightest, classic",
+            }),
+        }
+    }
+}
+
 /// A reported (ε, δ) guarantee with the conversion that produced it.
 ///
 /// `epsilon` and `delta` are upper bounds of the exact values (see [`round_up`]).
 #[derive(Copy, Clone, PartialEq, Debug)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
 pub struct Report {
     /// ε ≥ 0.
     pub epsilon: f64,

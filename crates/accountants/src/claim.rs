@@ -1,0 +1,458 @@
+//! Privacy claims as values: what a private pass released, under which neighbouring relation,
+//! and what it costs according to which accountant and conversion.
+//!
+//! A [`Claim`] is produced by [`Claim::account`], which composes the released events in a
+//! fresh accountant and records the [`Report`]. Because it is a plain value it can be
+//! stored (feature `serde`), compared, recomputed by anyone (`Claim::account` with the same
+//! inputs gives the same bits), and printed as prose ([`core::fmt::Display`]).
+//!
+//! ```
+//! use dpinfer_accountants::{AccountantKind, Claim, ConversionRule, Event, EventBuf, Neighbouring};
+//! let step = Event::Gaussian { sigma: 1.0, sensitivity: 1.0 };
+//! let sampled = Event::PoissonSampled { q: 0.01, event: &step };
+//! let claim = Claim::account(
+//!     Neighbouring::AddRemove,
+//!     AccountantKind::Rdp,
+//!     ConversionRule::Tightest,
+//!     vec![(EventBuf::from(&sampled), 10_000)],
+//!     1e-5,
+//! )?;
+//! assert!((claim.epsilon() - 6.7194).abs() < 1e-3);
+//! assert_eq!(claim.delta(), 1e-5);
+//! assert!(claim.to_string().starts_with("(ε = 6.71"));
+//! # Ok::<(), dpinfer_accountants::AccountantError>(())
+//! ```
+
+use alloc::boxed::Box;
+use alloc::vec::Vec;
+use core::fmt;
+
+use crate::{
+    Accountant, AccountantError, AccountantKind, ApproxAccountant, BinomialBound, ConversionRule,
+    Event, Neighbouring, PldAccountant, PureAccountant, RdpAccountant, Report, ZcdpAccountant,
+};
+
+/// An owned event tree: the mirror of [`Event`] with boxes and vectors instead of borrows,
+/// so it can be stored in a [`Claim`], sent, and serialised (feature `serde`).
+///
+/// Convert with [`EventBuf::from`] (`&Event` → `EventBuf`) and borrow back with
+/// [`EventBuf::with_event`]. The parameters mean exactly what they mean in [`Event`].
+#[derive(Clone, PartialEq, Debug)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(rename_all = "snake_case", deny_unknown_fields)
+)]
+#[non_exhaustive]
+pub enum EventBuf {
+    /// [`Event::Gaussian`].
+    Gaussian {
+        /// Noise standard deviation σ > 0.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0.
+        sensitivity: f64,
+    },
+    /// [`Event::Laplace`].
+    Laplace {
+        /// Laplace scale b > 0.
+        scale: f64,
+        /// ℓ₁ sensitivity Δ ≥ 0.
+        sensitivity: f64,
+    },
+    /// [`Event::PureEpsilon`].
+    PureEpsilon {
+        /// ε ≥ 0.
+        epsilon: f64,
+    },
+    /// [`Event::ApproxDp`].
+    ApproxDp {
+        /// ε ≥ 0.
+        epsilon: f64,
+        /// δ ∈ [0, 1].
+        delta: f64,
+    },
+    /// [`Event::Zcdp`].
+    Zcdp {
+        /// ρ ≥ 0.
+        rho: f64,
+    },
+    /// [`Event::SparseVector`].
+    SparseVector {
+        /// Number of above-threshold answers `c ≥ 0`.
+        c: u64,
+        /// Laplace scale b > 0.
+        scale: f64,
+        /// Sensitivity Δ ≥ 0.
+        sensitivity: f64,
+        /// Whether the threshold noise is resampled after each acceptance.
+        resample: bool,
+    },
+    /// [`Event::BinomialCurve`].
+    BinomialCurve {
+        /// Trials per release `n ≥ 1`.
+        n: u64,
+        /// Pseudo-count `m > 0`.
+        m: f64,
+        /// Number of releases `L ≥ 1`.
+        releases: u64,
+        /// Which bound to report.
+        bound: BinomialBound,
+    },
+    /// [`Event::PoissonSampled`].
+    PoissonSampled {
+        /// Inclusion probability of each row.
+        q: f64,
+        /// The mechanism run on the sample.
+        event: Box<EventBuf>,
+    },
+    /// [`Event::SampledWithoutReplacement`].
+    SampledWithoutReplacement {
+        /// Sample size.
+        batch: u64,
+        /// Dataset size.
+        population: u64,
+        /// The mechanism run on the sample.
+        event: Box<EventBuf>,
+    },
+    /// [`Event::SelfComposed`].
+    SelfComposed {
+        /// The repeated event.
+        event: Box<EventBuf>,
+        /// Number of repetitions.
+        count: u64,
+    },
+    /// [`Event::Composed`].
+    Composed(Vec<EventBuf>),
+}
+
+impl From<&Event<'_>> for EventBuf {
+    fn from(e: &Event<'_>) -> Self {
+        match *e {
+            Event::Gaussian { sigma, sensitivity } => Self::Gaussian { sigma, sensitivity },
+            Event::Laplace { scale, sensitivity } => Self::Laplace { scale, sensitivity },
+            Event::PureEpsilon { epsilon } => Self::PureEpsilon { epsilon },
+            Event::ApproxDp { epsilon, delta } => Self::ApproxDp { epsilon, delta },
+            Event::Zcdp { rho } => Self::Zcdp { rho },
+            Event::SparseVector {
+                c,
+                scale,
+                sensitivity,
+                resample,
+            } => Self::SparseVector {
+                c,
+                scale,
+                sensitivity,
+                resample,
+            },
+            Event::BinomialCurve {
+                n,
+                m,
+                releases,
+                bound,
+            } => Self::BinomialCurve {
+                n,
+                m,
+                releases,
+                bound,
+            },
+            Event::PoissonSampled { q, event } => Self::PoissonSampled {
+                q,
+                event: Box::new(Self::from(event)),
+            },
+            Event::SampledWithoutReplacement {
+                batch,
+                population,
+                event,
+            } => Self::SampledWithoutReplacement {
+                batch,
+                population,
+                event: Box::new(Self::from(event)),
+            },
+            Event::SelfComposed { event, count } => Self::SelfComposed {
+                event: Box::new(Self::from(event)),
+                count,
+            },
+            Event::Composed(events) => Self::Composed(events.iter().map(Self::from).collect()),
+        }
+    }
+}
+
+impl From<Event<'_>> for EventBuf {
+    fn from(e: Event<'_>) -> Self {
+        Self::from(&e)
+    }
+}
+
+impl EventBuf {
+    /// Calls `f` with the borrowed [`Event`] tree equal to `self`.
+    ///
+    /// The borrowed tree is built level by level (children of one level in one buffer), so
+    /// the recursion depth is the depth of the tree, not its size.
+    ///
+    /// ```
+    /// use dpinfer_accountants::{Event, EventBuf};
+    /// let g = Event::Gaussian { sigma: 2.0, sensitivity: 1.0 };
+    /// let parts = [Event::SelfComposed { event: &g, count: 3 }, Event::Zcdp { rho: 0.1 }];
+    /// let tree = Event::Composed(&parts);
+    /// let owned = EventBuf::from(&tree);
+    /// assert!(owned.with_event(|e| *e == tree));
+    /// ```
+    pub fn with_event<R>(&self, f: impl FnOnce(&Event<'_>) -> R) -> R {
+        // Breadth-first levels: the children of the nodes of one level are contiguous, in
+        // order, in the next level.
+        let mut levels: Vec<Vec<&Self>> = alloc::vec![alloc::vec![self]];
+        loop {
+            let mut next = Vec::new();
+            if let Some(last) = levels.last() {
+                for node in last {
+                    node.push_children(&mut next);
+                }
+            }
+            if next.is_empty() {
+                break;
+            }
+            levels.push(next);
+        }
+        build(&levels, &[], f)
+    }
+
+    fn push_children<'a>(&'a self, out: &mut Vec<&'a Self>) {
+        match self {
+            Self::PoissonSampled { event, .. }
+            | Self::SampledWithoutReplacement { event, .. }
+            | Self::SelfComposed { event, .. } => out.push(event),
+            Self::Composed(events) => out.extend(events.iter()),
+            _ => {}
+        }
+    }
+
+    /// A short static name of the variant (the same as [`Event::name`]).
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.with_event(|e| e.name())
+    }
+}
+
+/// Builds the deepest remaining level of `levels` from its already built children `below`,
+/// then recurses upwards; at the root calls `f`.
+fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Event<'_>) -> R) -> R {
+    let Some((level, upper)) = levels.split_last() else {
+        // `below` is the root level, which holds exactly `self`.
+        return match below.first() {
+            Some(root) => f(root),
+            None => f(&Event::Composed(&[])),
+        };
+    };
+    let mut built = Vec::with_capacity(level.len());
+    let mut next = 0usize;
+    let mut child = move |n: usize| {
+        let s = below.get(next..next + n).unwrap_or(&[]);
+        next += n;
+        s
+    };
+    for node in level {
+        let e = match *node {
+            EventBuf::Gaussian { sigma, sensitivity } => Event::Gaussian {
+                sigma: *sigma,
+                sensitivity: *sensitivity,
+            },
+            EventBuf::Laplace { scale, sensitivity } => Event::Laplace {
+                scale: *scale,
+                sensitivity: *sensitivity,
+            },
+            EventBuf::PureEpsilon { epsilon } => Event::PureEpsilon { epsilon: *epsilon },
+            EventBuf::ApproxDp { epsilon, delta } => Event::ApproxDp {
+                epsilon: *epsilon,
+                delta: *delta,
+            },
+            EventBuf::Zcdp { rho } => Event::Zcdp { rho: *rho },
+            EventBuf::SparseVector {
+                c,
+                scale,
+                sensitivity,
+                resample,
+            } => Event::SparseVector {
+                c: *c,
+                scale: *scale,
+                sensitivity: *sensitivity,
+                resample: *resample,
+            },
+            EventBuf::BinomialCurve {
+                n,
+                m,
+                releases,
+                bound,
+            } => Event::BinomialCurve {
+                n: *n,
+                m: *m,
+                releases: *releases,
+                bound: *bound,
+            },
+            EventBuf::PoissonSampled { q, .. } => match child(1) {
+                [event] => Event::PoissonSampled { q: *q, event },
+                _ => Event::Composed(&[]),
+            },
+            EventBuf::SampledWithoutReplacement {
+                batch, population, ..
+            } => match child(1) {
+                [event] => Event::SampledWithoutReplacement {
+                    batch: *batch,
+                    population: *population,
+                    event,
+                },
+                _ => Event::Composed(&[]),
+            },
+            EventBuf::SelfComposed { count, .. } => match child(1) {
+                [event] => Event::SelfComposed {
+                    event,
+                    count: *count,
+                },
+                _ => Event::Composed(&[]),
+            },
+            EventBuf::Composed(events) => Event::Composed(child(events.len())),
+        };
+        built.push(e);
+    }
+    build(upper, &built, f)
+}
+
+impl fmt::Display for EventBuf {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.with_event(|e| fmt::Display::fmt(e, f))
+    }
+}
+
+/// A privacy claim: what a private pass released and what it costs, as a value.
+///
+/// Build it with [`Claim::account`]; its `report` is then exactly what a fresh accountant
+/// of kind `accountant` with conversion `rule` reports at δ = `report.delta` after
+/// composing every `(event, count)` of `events` under `relation`. The fields are public so
+/// a stored claim can be read back; a claim read from elsewhere can be checked by calling
+/// [`Claim::account`] with its fields and comparing (the numbers are deterministic).
+///
+/// # Privacy
+/// The guarantee is (`report.epsilon`, `report.delta`)-DP under `relation`, for adaptive
+/// composition of the listed releases; sensitivities inside the events are the ones for
+/// `relation`.
+#[derive(Clone, PartialEq, Debug)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(deny_unknown_fields)
+)]
+pub struct Claim {
+    /// The neighbouring relation the guarantee is stated for.
+    pub relation: Neighbouring,
+    /// Each released event with how many times it was released.
+    pub events: Vec<(EventBuf, u64)>,
+    /// The accountant that composed the events.
+    pub accountant: AccountantKind,
+    /// The conversion rule the accountant used (ignored by exact notions).
+    pub rule: ConversionRule,
+    /// (ε, δ) and the conversion that produced them.
+    pub report: Report,
+}
+
+impl Claim {
+    /// Composes `events` (each `count` times) in a fresh accountant of `kind` under
+    /// `relation` with conversion `rule`, and reports ε at `delta`.
+    ///
+    /// # Errors
+    /// Every error of [`Accountant::compose_n`] (bad event parameters, an event the
+    /// accountant cannot express, an event incompatible with `relation`) and of
+    /// [`Accountant::epsilon`] (δ outside `(0, 1)` — the pure accountant also takes `δ = 0`
+    /// — or δ already spent).
+    pub fn account(
+        relation: Neighbouring,
+        kind: AccountantKind,
+        rule: ConversionRule,
+        events: Vec<(EventBuf, u64)>,
+        delta: f64,
+    ) -> Result<Self, AccountantError> {
+        let report = match kind {
+            AccountantKind::Pure => report(PureAccountant::new(relation), &events, delta),
+            AccountantKind::Approx => report(ApproxAccountant::new(relation), &events, delta),
+            AccountantKind::Rdp => report(
+                RdpAccountant::new(relation).with_conversion(rule),
+                &events,
+                delta,
+            ),
+            AccountantKind::Zcdp => report(
+                ZcdpAccountant::new(relation).with_conversion(rule),
+                &events,
+                delta,
+            ),
+            AccountantKind::Pld => report(PldAccountant::new(relation), &events, delta),
+        }?;
+        Ok(Self {
+            relation,
+            events,
+            accountant: kind,
+            rule,
+            report,
+        })
+    }
+
+    /// The claimed ε.
+    #[must_use]
+    pub fn epsilon(&self) -> f64 {
+        self.report.epsilon
+    }
+
+    /// The claimed δ.
+    #[must_use]
+    pub fn delta(&self) -> f64 {
+        self.report.delta
+    }
+
+    /// Total number of releases (the sum of the counts, saturating).
+    #[must_use]
+    pub fn releases(&self) -> u64 {
+        self.events
+            .iter()
+            .fold(0u64, |s, &(_, c)| s.saturating_add(c))
+    }
+}
+
+fn report<A: Accountant>(
+    mut acc: A,
+    events: &[(EventBuf, u64)],
+    delta: f64,
+) -> Result<Report, AccountantError> {
+    for (event, count) in events {
+        event.with_event(|e| acc.compose_n(e, *count))?;
+    }
+    acc.epsilon(delta)
+}
+
+/// One paragraph of prose generated from the value, e.g.
+/// `(ε = 1.5, δ = 0.00001)-DP under the add/remove neighbouring relation, by the RDP
+/// accountant with the tightest conversion (…), composing 1 release: 1 × Gaussian(σ = 2, Δ = 1).`
+/// Numbers are printed in full (shortest round-trip form), never rounded down.
+impl fmt::Display for Claim {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "(ε = {}, δ = {})-DP under the {} neighbouring relation, by the {} accountant",
+            self.report.epsilon,
+            self.report.delta,
+            self.relation,
+            self.accountant.label()
+        )?;
+        if matches!(self.accountant, AccountantKind::Rdp | AccountantKind::Zcdp) {
+            write!(f, " with the {} conversion rule", self.rule)?;
+        }
+        write!(f, " ({})", self.report.conversion)?;
+        let n = self.releases();
+        write!(
+            f,
+            ", composing {n} release{}",
+            if n == 1 { "" } else { "s" }
+        )?;
+        for (i, (event, count)) in self.events.iter().enumerate() {
+            f.write_str(if i == 0 { ": " } else { "; " })?;
+            write!(f, "{count} × {event}")?;
+        }
+        f.write_str(".")
+    }
+}
