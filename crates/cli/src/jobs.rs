@@ -70,8 +70,7 @@ pub(crate) fn bar(total: u64, what: &str) -> ProgressBar {
     pb
 }
 
-/// Most worker threads `--threads` / `output.threads` may ask for.
-pub const MAX_THREADS: usize = 1024;
+pub use crate::limits::MAX_THREADS;
 
 fn check_threads(t: usize) -> Result<usize> {
     if t > MAX_THREADS {

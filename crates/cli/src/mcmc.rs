@@ -340,6 +340,7 @@ impl PrivateRun {
                 neighbouring,
                 mechanism: self.describe.mechanism,
                 noise,
+                claim: None,
             },
             facts: vec![("iterations".into(), self.k as f64), ("n".into(), n)],
         }

@@ -67,8 +67,23 @@ impl Population {
     /// # Errors
     /// The first inconsistency found.
     pub fn check(&self) -> Result<()> {
-        self.library().validate()?;
-        Ok(())
+        use dpinfer::abc::AbcError;
+        match self.library().validate() {
+            Ok(()) => Ok(()),
+            Err(AbcError::InvalidParameter {
+                name: "weights", ..
+            }) => {
+                bail!("weights must be finite and non-negative")
+            }
+            Err(AbcError::InvalidParameter {
+                name: "weights (sum)",
+                value,
+            }) => bail!("weights sum to {value}, not 1"),
+            Err(AbcError::InvalidParameter { name: "ess", .. }) => {
+                bail!("stored ESS {} is not the ESS of the weights", self.ess)
+            }
+            Err(e) => Err(e.into()),
+        }
     }
 
     /// The library's population (without the table hash).

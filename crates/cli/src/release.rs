@@ -18,6 +18,7 @@
 
 use anyhow::{Context, Result, bail, ensure};
 use dpinfer::abc::smc::{BinomialReplicate, LaplaceReplicate, Replicate};
+use dpinfer::accountants::{AccountantKind, Claim, ConversionRule, Event, EventBuf, Neighbouring};
 use dpinfer::mechanisms::{BinomialCurve, Laplace};
 use serde::{Deserialize, Serialize};
 
@@ -192,11 +193,6 @@ pub fn release(
     match mech {
         Mech::Binomial(mech, n, mm, k) => {
             let l = obs.len() as u64;
-            let eps = mech.epsilon_exact(l);
-            ensure!(
-                eps <= budget,
-                "the binomial release of {l} points with n = {n}, m = {mm} costs ε = {eps:.4} > privacy.epsilon = {budget}"
-            );
             let counts: Vec<u64> = obs
                 .iter()
                 .map(|&x| {
@@ -210,21 +206,17 @@ pub fn release(
                     Ok(c)
                 })
                 .collect::<Result<_>>()?;
-            let ledger = Ledger {
-                epsilon: eps,
-                delta: 0.0,
-                accountant:
-                    "binomial infection-curve mechanism (Xiong et al. Prop. 4, exact bound)".into(),
-                conversion: "pure ε (none)".into(),
-                neighbouring: "replace-one (one individual's infection status)".into(),
-                mechanism: format!(
-                    "Binomial(n = {n}, (I + m)/(K + 2m)), m = {mm}, K = {k}, L = {l} time points"
+            let ledger = Ledger::from_claim(
+                pure_claim(&mech.event(l), budget)?,
+                format!(
+                    "binomial infection-curve release (Xiong et al. Prop. 4, exact bound): \
+                     Binomial(n = {n}, (I + m)/(K + 2m)), m = {mm}, K = {k}, L = {l} time \
+                     points; one individual's infection status replaced"
                 ),
-                noise: noise_label(cfg.seeds.noise),
-            };
+                noise_label(cfg.seeds.noise),
+            );
             let lock = DirLock::acquire(dir)?;
-            guarded(&lock, fp, |mark_started| {
-                mark_started(&ledger)?;
+            guarded(&lock, fp, &ledger.clone(), || {
                 let mut noise = noise_rng(cfg.seeds.noise)?;
                 let mut out = vec![0u64; counts.len()];
                 mech.release_curve(&counts, &mut out, &mut noise)?;
@@ -243,30 +235,21 @@ pub fn release(
                 "the observed statistic has {} values, the model's {d}",
                 obs.len()
             );
-            let eps = mech.epsilon();
-            ensure!(
-                eps <= budget,
-                "internal: Laplace release costs {eps} > {budget}"
-            );
-            let ledger = Ledger {
-                epsilon: eps,
-                delta: 0.0,
-                accountant: "pure ε (Laplace, L1 sensitivity Δ₁)".into(),
-                conversion: "pure ε (none)".into(),
-                neighbouring: if matches!(model, Model::LinReg(..)) {
-                    "replace-one (n public; Δ₁ ≥ the statistic's proven bound)".into()
-                } else {
-                    "replace-one (the configured sensitivity's relation)".into()
-                },
-                mechanism: format!(
-                    "vector Laplace, Δ₁ = {sens}, b = {}, range [{lo}, {hi}]",
-                    mech.scale()
+            let ledger = Ledger::from_claim(
+                pure_claim(&mech.event(), budget)?,
+                format!(
+                    "vector Laplace, Δ₁ = {sens}, b = {}, range [{lo}, {hi}]; {}",
+                    mech.scale(),
+                    if matches!(model, Model::LinReg(..)) {
+                        "n public, Δ₁ ≥ the statistic's proven replace-one bound"
+                    } else {
+                        "Δ₁ is the configured replace-one sensitivity"
+                    }
                 ),
-                noise: noise_label(cfg.seeds.noise),
-            };
+                noise_label(cfg.seeds.noise),
+            );
             let lock = DirLock::acquire(dir)?;
-            guarded(&lock, fp, |mark_started| {
-                mark_started(&ledger)?;
+            guarded(&lock, fp, &ledger.clone(), || {
                 let mut noise = noise_rng(cfg.seeds.noise)?;
                 let mut out = vec![0.0; d];
                 mech.release_into(obs, &mut out, &mut noise)?;
@@ -279,4 +262,24 @@ pub fn release(
             .map(|(r, rep)| (r, rep, lock))
         }
     }
+}
+
+/// The claim of one release with a pure-ε event (replace-one), checked against the budget.
+///
+/// # Errors
+/// An event the accountant rejects, or a cost above `privacy.epsilon`.
+fn pure_claim(event: &Event<'_>, budget: f64) -> Result<Claim> {
+    let claim = Claim::account(
+        Neighbouring::ReplaceOne,
+        AccountantKind::Pure,
+        ConversionRule::Tightest,
+        vec![(EventBuf::from(event), 1)],
+        0.0,
+    )?;
+    ensure!(
+        crate::private::within_budget(claim.epsilon(), budget),
+        "the release costs ε = {:.4} > privacy.epsilon = {budget}",
+        claim.epsilon()
+    );
+    Ok(claim)
 }
