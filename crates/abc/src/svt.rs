@@ -264,8 +264,10 @@ impl<'a, D: Discrepancy> SvtAbc<'a, D> {
     /// The pass's privacy claim as a value: its [`Event::SparseVector`], released once,
     /// composed in the pure-ε accountant under `relation` — the neighbouring relation the
     /// caller's sensitivity Δ holds for (ABCDP Theorem 1, Park, Vinaroz & Jitkrittum 2021;
-    /// e.g. replace-one for the RFF MMD of Lemma 1). The claimed ε is the accountant's on the
-    /// emitted event (equal to [`SvtAbc::epsilon`] up to rounding; both `≤ epsilon_total`).
+    /// e.g. replace-one for the RFF MMD of Lemma 1). The accountant evaluates Theorem 1 in
+    /// floating point and rounds up, so the claimed ε is never below [`SvtAbc::epsilon`] (the
+    /// mechanism's exact grid arithmetic, `≤ epsilon_total`) and at most `1e-12` relative
+    /// above it (at ε = 1: 1 + 4.3e-14).
     ///
     /// # Errors
     ///

@@ -4,12 +4,7 @@
 //! independent computation; the nearest-`k` pass; the public replicas. Every parallel path is
 //! bit-identical for 1, 2 and 7 threads.
 #![cfg(feature = "alloc")]
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation
-)]
+#![allow(clippy::unwrap_used, clippy::float_cmp)]
 
 mod common;
 

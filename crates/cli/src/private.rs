@@ -714,15 +714,16 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
     }
 }
 
-/// Relative slack of [`within_budget`] for floating-point rounding only.
-const ROUNDING: f64 = 1e-12;
+/// Relative slack of [`within_budget`]: floating-point rounding only.
+pub const ROUNDING: f64 = 1e-12;
 
-/// `true` if a claimed ε fits `budget`. The mechanisms calibrate on exact grid arithmetic
-/// (their own ε is `≤ budget` exactly), while a claim's accountant composes the same event
-/// in floating point and may land a few ulps above it (e.g. SVT at ε = 1: 1 + 4.3e-14); the
-/// claim — the larger, reported value — is accepted up to a relative `1e-12` of rounding.
+/// `true` if a claimed ε fits `budget` (NaN never does). The mechanisms calibrate in exact
+/// grid arithmetic (their own ε is `≤ budget` exactly); a claim's accountant composes the
+/// same events in floating point and rounds **up**, so a pass that spends its whole budget
+/// claims a few ulps more (SVT at ε = 1: 1 + 4.3e-14). The claim — the conservative value —
+/// is what the ledger reports, and it is accepted up to a relative [`ROUNDING`].
 #[must_use]
-pub(crate) fn within_budget(epsilon: f64, budget: f64) -> bool {
+pub fn within_budget(epsilon: f64, budget: f64) -> bool {
     epsilon <= budget * (1.0 + ROUNDING)
 }
 

@@ -185,6 +185,11 @@ impl Public {
         };
         let features = self.features()?;
         let failure = Mutex::new(None);
+        let map = SummaryMap {
+            features: features.as_ref(),
+            row_dim: self.model.row_dim(),
+            failure: &failure,
+        };
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
@@ -201,18 +206,14 @@ impl Public {
                     let sim = CommandRows {
                         model: m,
                         workers: resolve_threads(threads),
-                        features: features.as_ref(),
-                        row_dim: self.model.row_dim(),
-                        failure: &failure,
+                        map,
                     };
                     PublicPairs::simulate(&proposal, &sim, self.seed, lo..hi)
                 }
                 _ => {
                     let sim = Summarized {
                         sim: Privatized::new(ModelSim(&self.model), self.replica),
-                        features: features.as_ref(),
-                        row_dim: self.model.row_dim(),
-                        failure: &failure,
+                        map,
                     };
                     pool.install(|| {
                         PublicPairs::simulate_parallel(&proposal, &Rowless(&sim), self.seed, lo..hi)
@@ -240,35 +241,52 @@ impl Public {
     }
 }
 
-/// Records the first fatal failure's message (the library reports only that one happened).
-fn record(failure: &Mutex<Option<String>>, what: String) {
-    if let Ok(mut f) = failure.lock()
-        && f.is_none()
-    {
-        *f = Some(what);
-    }
+/// The summary map of a table (RFF mean embedding or the raw output) and where a fatal
+/// failure's message goes.
+#[derive(Clone, Copy)]
+struct SummaryMap<'a> {
+    features: Option<&'a RandomFourierFeatures<'a>>,
+    row_dim: usize,
+    failure: &'a Mutex<Option<String>>,
 }
 
-/// Writes the summary of `sim` (rows of `row_dim`) into `out`.
-fn summarize(
-    features: Option<&RandomFourierFeatures<'_>>,
-    row_dim: usize,
-    sim: &[f64],
-    out: &mut [f64],
-) -> Result<()> {
-    match features {
-        None => out.copy_from_slice(sim),
-        Some(f) => f.mean_embedding(Rows::new(sim, row_dim)?, out)?,
+impl SummaryMap<'_> {
+    /// Summary length for a raw output of `raw` values.
+    fn len(&self, raw: usize) -> usize {
+        self.features
+            .map_or(raw, RandomFourierFeatures::num_features)
     }
-    Ok(())
+
+    /// Writes the summary of `sim` into `out`; a failure is recorded and fatal.
+    fn apply(&self, sim: &[f64], out: &mut [f64]) -> Result<(), SimError> {
+        let r = match self.features {
+            None => {
+                out.copy_from_slice(sim);
+                Ok(())
+            }
+            Some(f) => Rows::new(sim, self.row_dim).and_then(|rows| f.mean_embedding(rows, out)),
+        };
+        r.map_err(|e| self.fail(format!("summary: {e}")))
+    }
+
+    /// Records a fatal failure (the library reports only that one happened).
+    fn fail(&self, why: String) -> SimError {
+        if let Ok(mut f) = self.failure.lock()
+            && f.is_none()
+        {
+            *f = Some(why);
+        }
+        SimError::Model {
+            code: 0,
+            recoverable: false,
+        }
+    }
 }
 
 /// A simulator followed by the summary map: its output is the row's summary.
 struct Summarized<'a, S> {
     sim: S,
-    features: Option<&'a RandomFourierFeatures<'a>>,
-    row_dim: usize,
-    failure: &'a Mutex<Option<String>>,
+    map: SummaryMap<'a>,
 }
 
 impl<S: Simulator> Simulator for Summarized<'_, S> {
@@ -276,10 +294,7 @@ impl<S: Simulator> Simulator for Summarized<'_, S> {
         self.sim.param_dim()
     }
     fn output_dim(&self) -> usize {
-        match self.features {
-            None => self.sim.output_dim(),
-            Some(f) => f.num_features(),
-        }
+        self.map.len(self.sim.output_dim())
     }
     fn simulate<R: rand::Rng + ?Sized>(
         &self,
@@ -289,20 +304,10 @@ impl<S: Simulator> Simulator for Summarized<'_, S> {
     ) -> Result<(), SimError> {
         let mut sim = vec![0.0; self.sim.output_dim()];
         match self.sim.simulate(theta, rng, &mut sim) {
-            Ok(()) => {}
-            Err(e) if e.is_recoverable() => return Err(e),
-            Err(e) => {
-                record(self.failure, format!("simulation: {e}"));
-                return Err(e);
-            }
+            Ok(()) => self.map.apply(&sim, out),
+            Err(e) if e.is_recoverable() => Err(e),
+            Err(e) => Err(self.map.fail(format!("simulation: {e}"))),
         }
-        summarize(self.features, self.row_dim, &sim, out).map_err(|e| {
-            record(self.failure, format!("summary: {e}"));
-            SimError::Model {
-                code: 0,
-                recoverable: false,
-            }
-        })
     }
 }
 
@@ -313,9 +318,7 @@ impl<S: Simulator> Simulator for Summarized<'_, S> {
 struct CommandRows<'a> {
     model: &'a crate::declared::CommandModel,
     workers: usize,
-    features: Option<&'a RandomFourierFeatures<'a>>,
-    row_dim: usize,
-    failure: &'a Mutex<Option<String>>,
+    map: SummaryMap<'a>,
 }
 
 impl RowSimulator for CommandRows<'_> {
@@ -323,10 +326,7 @@ impl RowSimulator for CommandRows<'_> {
         self.model.dim()
     }
     fn row_output_dim(&self) -> usize {
-        match self.features {
-            None => self.model.output_dim(),
-            Some(f) => f.num_features(),
-        }
+        self.map.len(self.model.output_dim())
     }
     fn simulate_rows(
         &self,
@@ -349,23 +349,15 @@ impl RowSimulator for CommandRows<'_> {
                 theta: th.to_vec(),
             })
             .collect();
-        let fail = |why: String| {
-            record(self.failure, why);
-            SimError::Model {
-                code: 0,
-                recoverable: false,
-            }
-        };
         let answers = self
             .model
             .pool
             .run(&requests, self.workers)
-            .map_err(|e| fail(format!("{e:#}")))?;
+            .map_err(|e| self.map.fail(format!("{e:#}")))?;
         for ((a, o), flag) in answers.into_iter().zip(out.chunks_exact_mut(k)).zip(ok) {
             match a {
                 Answer::Output(v) => {
-                    summarize(self.features, self.row_dim, &v, o)
-                        .map_err(|e| fail(format!("summary: {e}")))?;
+                    self.map.apply(&v, o)?;
                     *flag = true;
                 }
                 Answer::Reject => *flag = false,
