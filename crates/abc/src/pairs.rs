@@ -1,6 +1,6 @@
 //! The modeler's public parameter/pseudo-data pairs `{(θ_t, Y_t)}` of the two-party ABCDP
 //! workflow (Park, Vinaroz & Jitkrittum 2021, §3): generated here from a prior and a simulator
-//! with one reproducible [`SimStream`](dpinfer_simulators::SimStream) per pair, or loaded from
+//! with one reproducible [`SimStream`] per pair, or loaded from
 //! elsewhere (e.g. merged shards).
 //!
 //! Everything in a [`PublicPairs`] is public (an adversary may see it); the private step only

@@ -129,7 +129,7 @@ impl Population {
                 value: usize::try_from(self.proposals).unwrap_or(usize::MAX),
             });
         }
-        if !(self.tolerance >= 0.0) {
+        if self.tolerance.is_nan() || self.tolerance < 0.0 {
             return Err(AbcError::InvalidParameter {
                 name: "tolerance",
                 value: self.tolerance,

@@ -4,7 +4,14 @@
 //! independent computation; the nearest-`k` pass; the public replicas. Every parallel path is
 //! bit-identical for 1, 2 and 7 threads.
 #![cfg(feature = "alloc")]
-#![allow(clippy::unwrap_used, clippy::float_cmp)]
+// `imprecise_flops`: distances are recomputed with `Euclidean`'s formula (sqrt of a sum of
+// squares) to compare bit for bit; `reversed_empty_ranges`: a reversed range is an input.
+#![allow(
+    clippy::unwrap_used,
+    clippy::float_cmp,
+    clippy::imprecise_flops,
+    clippy::reversed_empty_ranges
+)]
 
 mod common;
 
@@ -20,6 +27,7 @@ use dpinfer_abc::smc::{
 use dpinfer_simulators::prior::{Normal, Uniform};
 use dpinfer_simulators::{Prior, SimStream, Simulator};
 
+#[cfg(feature = "parallel")]
 fn bits(v: &[f64]) -> Vec<u64> {
     v.iter().map(|x| x.to_bits()).collect()
 }
