@@ -36,6 +36,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{Config, NoiseSeed, SamplerKind};
 use crate::files::{DirLock, Replace, write_atomic};
 use crate::public::Public;
+use crate::shard::fnv1a;
 
 /// The privacy ledger of a release.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -152,18 +153,11 @@ struct StepLedger {
 const LEDGER_FILE: &str = "private-step.json";
 const RELEASE_FILE: &str = "release.json";
 
-fn fnv(h: &mut u64, bytes: &[u8]) {
-    for b in bytes {
-        *h ^= u64::from(*b);
-        *h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-}
-
-/// Fingerprint of the private step's whole input.
+/// Fingerprint of the private step's whole input (FNV-1a, [`crate::shard::fnv1a`]).
 pub(crate) fn fingerprint(cfg: &Config, pairs: &[f64], obs: &[f64]) -> String {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let mut h = fnv1a(None, &[]);
     for v in pairs.iter().chain(obs) {
-        fnv(&mut h, &v.to_le_bytes());
+        h = fnv1a(Some(h), &v.to_le_bytes());
     }
     let settings = serde_json::to_string(&(
         &cfg.sampler,
@@ -173,8 +167,7 @@ pub(crate) fn fingerprint(cfg: &Config, pairs: &[f64], obs: &[f64]) -> String {
         cfg.seeds.noise,
     ))
     .unwrap_or_default();
-    fnv(&mut h, settings.as_bytes());
-    format!("{h:016x}")
+    format!("{:016x}", fnv1a(Some(h), settings.as_bytes()))
 }
 
 /// Builds the noise generator: ChaCha20 seeded from the OS CSPRNG, or from a fixed seed.
