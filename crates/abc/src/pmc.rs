@@ -47,6 +47,65 @@ pub const KERNEL_SCALE: f64 = 2.0;
 /// Consecutive out-of-support kernel proposals after which a row fails.
 pub const MAX_SUPPORT_MISSES: u64 = 10_000;
 
+/// Settings of a PMC run (the defaults are the `dpinfer` CLI's; validated by
+/// [`PmcSettings::validate`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PmcSettings {
+    /// Particles `N` kept per generation (`2 ≤ N ≤ proposals`).
+    pub particles: usize,
+    /// Proposals `M` simulated per generation (the rows of each generation's table).
+    pub proposals: u64,
+    /// Most generations (`≥ 1`).
+    pub generations: u32,
+    /// Stop after the generation whose tolerance is `≤` this (`≥ 0`).
+    pub final_tolerance: f64,
+}
+
+impl Default for PmcSettings {
+    fn default() -> Self {
+        Self {
+            particles: 500,
+            proposals: 10_000,
+            generations: 5,
+            final_tolerance: 0.0,
+        }
+    }
+}
+
+impl PmcSettings {
+    /// Checks every field.
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::InvalidCount`] for fewer than 2 particles (a kernel needs a spread), more
+    /// particles than proposals or zero generations; [`AbcError::InvalidParameter`] for a
+    /// negative or non-finite final tolerance.
+    pub fn validate(&self) -> Result<(), AbcError> {
+        if self.particles < 2 || self.particles as u64 > self.proposals {
+            return Err(AbcError::InvalidCount {
+                name: "particles",
+                value: self.particles,
+            });
+        }
+        if self.generations == 0 {
+            return Err(AbcError::InvalidCount {
+                name: "generations",
+                value: 0,
+            });
+        }
+        crate::error::non_negative("final_tolerance", self.final_tolerance)?;
+        Ok(())
+    }
+
+    /// Whether a run stops after `population` (its tolerance reached the final one, or it is
+    /// the last generation).
+    #[must_use]
+    pub fn done_after(&self, population: &Population) -> bool {
+        population.tolerance <= self.final_tolerance
+            || population.generation.saturating_add(1) >= self.generations
+    }
+}
+
 /// One generation's population: the `N` kept particles and their normalised weights.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Population {

@@ -448,3 +448,55 @@ fn parallel_tables_and_pmc_generations_do_not_depend_on_the_thread_count() {
         assert_eq!(r, seq0, "{threads} threads");
     }
 }
+
+#[test]
+fn pmc_settings_own_their_defaults_and_checks() {
+    let d = pmc::PmcSettings::default();
+    assert_eq!(
+        (d.particles, d.generations, d.final_tolerance),
+        (500, 5, 0.0)
+    );
+    d.validate().unwrap();
+    let bad = |f: fn(&mut pmc::PmcSettings)| {
+        let mut s = pmc::PmcSettings::default();
+        f(&mut s);
+        s.validate().unwrap_err()
+    };
+    assert!(matches!(
+        bad(|s| s.particles = 1),
+        AbcError::InvalidCount {
+            name: "particles",
+            ..
+        }
+    ));
+    assert!(matches!(
+        bad(|s| s.particles = 10_001),
+        AbcError::InvalidCount {
+            name: "particles",
+            ..
+        }
+    ));
+    assert!(matches!(
+        bad(|s| s.generations = 0),
+        AbcError::InvalidCount {
+            name: "generations",
+            ..
+        }
+    ));
+    assert!(matches!(
+        bad(|s| s.final_tolerance = f64::NAN),
+        AbcError::InvalidParameter { .. }
+    ));
+    let mut p = population();
+    let s = pmc::PmcSettings {
+        final_tolerance: 0.4,
+        ..d
+    };
+    p.generation = 1;
+    assert!(!s.done_after(&p)); // tolerance 0.5 > 0.4, generation 2 of 5 next
+    p.tolerance = 0.4;
+    assert!(s.done_after(&p));
+    p.tolerance = 0.5;
+    p.generation = 4;
+    assert!(s.done_after(&p)); // the fifth generation was the last
+}

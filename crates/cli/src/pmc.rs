@@ -198,12 +198,7 @@ pub fn step(
     );
     let pairs = PublicPairs::from_table(public.theta_dim(), public.summary_dim(), rows)
         .context("pairs table has the wrong row length")?;
-    let m = pairs.len();
-    let n = cfg.sampler.particles.unwrap_or(500);
-    ensure!(
-        n > 0 && n <= m,
-        "sampler.particles = {n} must be in 1..=pairs ({m})"
-    );
+    let n = settings(cfg)?.particles;
     let o = observed(cfg, public, obs)?;
     let p = pmc::select(
         &ModelPrior(&public.model),
@@ -240,11 +235,10 @@ pub fn run(
     dir: &Path,
     threads: usize,
 ) -> Result<Outcome> {
-    let generations = cfg.sampler.generations.unwrap_or(5).max(1);
-    let final_tol = cfg.sampler.final_tolerance.unwrap_or(0.0);
+    let settings = settings(cfg)?;
     let mut pop: Option<Population> = None;
     let mut hist: Vec<Population> = Vec::new();
-    for g in 0..generations as u32 {
+    for g in 0..settings.generations {
         let public = public_for(cfg, model.clone(), g, pop.as_ref())?;
         let rows = public.rows(0, public.total, threads, &|_| {})?;
         let p = step(cfg, &public, &rows, obs, g)?;
@@ -256,7 +250,7 @@ pub fn run(
             p.tolerance,
             p.ess
         );
-        let done = p.tolerance <= final_tol;
+        let done = settings.done_after(&p.library());
         hist.push(p.clone());
         pop = Some(p);
         if done {
@@ -328,4 +322,30 @@ pub fn run(
         warnings: Vec::new(),
         prior_draws: None,
     })
+}
+
+/// The library's PMC settings from `[sampler]` (the library owns the defaults and checks).
+///
+/// # Errors
+/// Settings the library refuses, named by their config key.
+pub fn settings(cfg: &Config) -> Result<pmc::PmcSettings> {
+    let d = pmc::PmcSettings::default();
+    let s = &cfg.sampler;
+    let settings = pmc::PmcSettings {
+        particles: s.particles.unwrap_or(d.particles),
+        proposals: s.pairs.map_or(d.proposals, |p| p as u64),
+        generations: s
+            .generations
+            .map_or(Ok(d.generations), u32::try_from)
+            .context("sampler.generations is too large")?,
+        final_tolerance: s.final_tolerance.unwrap_or(d.final_tolerance),
+    };
+    settings.validate().map_err(|e| {
+        anyhow::anyhow!(
+            "sampler: {e} (smc-abc with sampler.pairs needs 2 ≤ sampler.particles ≤ \
+             sampler.pairs ({}), sampler.generations ≥ 1, sampler.final_tolerance ≥ 0)",
+            settings.proposals
+        )
+    })?;
+    Ok(settings)
 }
