@@ -9,7 +9,8 @@ use common::{dpinfer, fresh_dir, show};
 use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::simulators::models::gaussian::GaussianMean;
 
-const CONFIG: &str = r#"
+/// The model both configs share (and the library builds as `GaussianMean::new(12, 1.5, 0.5, 3.0)`).
+const MODEL: &str = r#"
 [model]
 name = "gaussian-mean"
 n = 12
@@ -17,13 +18,15 @@ sigma = 1.5
 prior_mean = 0.5
 prior_sd = 3.0
 
-[sampler]
-kind = "rejection"
-pairs = 5000
-
 [distance]
 kind = "l2"
 clip = 100.0
+"#;
+
+const CONFIG: &str = r#"
+[sampler]
+kind = "rejection"
+pairs = 5000
 
 [seeds]
 run = 424242
@@ -39,7 +42,7 @@ fn shard_values(path: &std::path::Path) -> Vec<f64> {
 fn cli_and_library_make_the_same_pair_table_for_the_same_seed() {
     let dir = fresh_dir("library-pairs");
     let cfg = dir.join("c.toml");
-    std::fs::write(&cfg, CONFIG).unwrap();
+    std::fs::write(&cfg, format!("{MODEL}{CONFIG}")).unwrap();
     let c = cfg.to_str().unwrap();
     let model = GaussianMean::new(12, 1.5, 0.5, 3.0).unwrap();
     let lib = PublicPairs::generate(&model.prior(), &model, 5000, 424_242).unwrap();
@@ -82,22 +85,11 @@ fn cli_and_library_make_the_same_pair_table_for_the_same_seed() {
 }
 
 const SMC: &str = r#"
-[model]
-name = "gaussian-mean"
-n = 12
-sigma = 1.5
-prior_mean = 0.5
-prior_sd = 3.0
-
 [sampler]
 kind = "smc-abc"
 pairs = 3000
 particles = 150
 generations = 2
-
-[distance]
-kind = "l2"
-clip = 100.0
 
 [seeds]
 run = 99
@@ -112,7 +104,7 @@ fn cli_and_library_make_the_same_pmc_generation_from_a_population() {
     use dpinfer::abc::pmc::{PmcKernel, Population};
     let dir = fresh_dir("library-pmc");
     let cfg = dir.join("c.toml");
-    std::fs::write(&cfg, SMC).unwrap();
+    std::fs::write(&cfg, format!("{MODEL}{SMC}")).unwrap();
     let c = cfg.to_str().unwrap();
     let o = dpinfer(&["run", c], &dir);
     assert!(o.status.success(), "{}", show(&o));
