@@ -5,7 +5,7 @@
 
 use alloc::vec::Vec;
 
-use dpinfer_simulators::{BatchSimulator, SimStream};
+use dpinfer_simulators::{BatchSimulator, SimError, SimStream};
 
 use crate::error::AbcError;
 
@@ -35,14 +35,45 @@ pub(crate) fn simulate_rows<S: BatchSimulator + ?Sized>(
     pending: &[usize],
     g: &mut Gather,
 ) -> Result<(), AbcError> {
+    gather_call(
+        d,
+        k,
+        thetas,
+        streams,
+        out,
+        ok,
+        pending,
+        g,
+        |th, st, o, okk| sim.simulate_batch(th, st, o, okk),
+    )
+}
+
+/// [`simulate_rows`] with any block call `f(thetas, streams, out, ok)` on the gathered
+/// pending rows (in `pending` order).
+///
+/// # Errors
+/// [`AbcError::Model`] if `f` fails.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn gather_call<F>(
+    d: usize,
+    k: usize,
+    thetas: &[f64],
+    streams: &mut [SimStream],
+    out: &mut [f64],
+    ok: &mut [bool],
+    pending: &[usize],
+    g: &mut Gather,
+    f: F,
+) -> Result<(), AbcError>
+where
+    F: FnOnce(&[f64], &mut [SimStream], &mut [f64], &mut [bool]) -> Result<(), SimError>,
+{
     if pending.is_empty() {
         return Ok(());
     }
     if pending.len() == streams.len() {
         // every row, in order: no gathering
-        return sim
-            .simulate_batch(thetas, streams, out, ok)
-            .map_err(|_| AbcError::Model);
+        return f(thetas, streams, out, ok).map_err(|_| AbcError::Model);
     }
     let m = pending.len();
     g.thetas.clear();
@@ -55,8 +86,7 @@ pub(crate) fn simulate_rows<S: BatchSimulator + ?Sized>(
     g.out.resize(m * k, 0.0);
     g.ok.clear();
     g.ok.resize(m, false);
-    sim.simulate_batch(&g.thetas, &mut g.streams, &mut g.out, &mut g.ok)
-        .map_err(|_| AbcError::Model)?;
+    f(&g.thetas, &mut g.streams, &mut g.out, &mut g.ok).map_err(|_| AbcError::Model)?;
     for (j, &i) in pending.iter().enumerate() {
         out[i * k..(i + 1) * k].copy_from_slice(&g.out[j * k..(j + 1) * k]);
         ok[i] = g.ok[j];

@@ -59,6 +59,18 @@ pub enum AbcError {
     Accounting,
     /// The privacy mechanism rejected its parameters.
     Mechanism,
+    /// A population is (nearly) degenerate in coordinate `coordinate` (0-based): its weighted
+    /// standard deviation is below `1e-8` of its scale, or it is (almost) a linear function of
+    /// the other coordinates, so a perturbation kernel fitted to it would not move.
+    DegeneratePopulation {
+        /// The coordinate (0-based).
+        coordinate: usize,
+    },
+    /// `tries` consecutive kernel proposals fell outside the prior's support.
+    SupportMissed {
+        /// How many proposals were drawn.
+        tries: u64,
+    },
 }
 
 impl fmt::Display for AbcError {
@@ -86,6 +98,17 @@ impl fmt::Display for AbcError {
             Self::Model => f.write_str("the prior or simulator failed"),
             Self::Accounting => f.write_str("the privacy accountant rejected the parameters"),
             Self::Mechanism => f.write_str("the privacy mechanism rejected its parameters"),
+            Self::DegeneratePopulation { coordinate } => write!(
+                f,
+                "the population is degenerate in θ{}: its particles are (nearly) identical or \
+                 a linear function of the other coordinates, so the perturbation kernel would \
+                 not move",
+                coordinate + 1
+            ),
+            Self::SupportMissed { tries } => write!(
+                f,
+                "{tries} consecutive kernel proposals fell outside the prior's support"
+            ),
         }
     }
 }

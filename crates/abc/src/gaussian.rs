@@ -174,7 +174,7 @@ pub use sampler::{GaussianRejectionAbcdp, GaussianRejectionSettings};
 mod sampler {
     use alloc::vec::Vec;
 
-    use dpinfer_accountants::Event;
+    use dpinfer_accountants::{Claim, Event, Neighbouring};
     use dpinfer_mechanisms::{Gaussian, NoiseRng};
 
     use super::{grid_epsilon, theorem31_sigma};
@@ -345,6 +345,18 @@ mod sampler {
             #[allow(clippy::cast_precision_loss)]
             let t = self.pairs.len() as f64;
             (t * self.step_epsilon).next_up()
+        }
+
+        /// The pass's privacy claim as a value: [`GaussianRejectionAbcdp::event`] (the `T`
+        /// decisions' total pure ε, grid-corrected Theorem 3.1 of Park & Jitkrittum, linear
+        /// composition) in the pure-ε accountant under `relation`, the neighbouring relation
+        /// the caller's sensitivity holds for.
+        ///
+        /// # Errors
+        ///
+        /// [`AbcError::Accounting`] if the accountant rejects the event.
+        pub fn claim(&self, relation: Neighbouring) -> Result<Claim, AbcError> {
+            crate::svt::pure_claim(&self.event(), relation)
         }
     }
 }

@@ -10,6 +10,8 @@ pub mod analysis;
 #[cfg(feature = "alloc")]
 mod batch;
 mod error;
+#[cfg(feature = "alloc")]
+mod kernel;
 #[cfg(any(feature = "alloc", test))]
 mod rng;
 pub mod weights;
@@ -19,6 +21,8 @@ pub mod discrepancy;
 pub mod gaussian;
 #[cfg(feature = "alloc")]
 pub mod pairs;
+#[cfg(feature = "alloc")]
+pub mod pmc;
 #[cfg(feature = "alloc")]
 pub mod rejection;
 #[cfg(feature = "alloc")]

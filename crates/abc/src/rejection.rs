@@ -24,6 +24,7 @@ use rand_core::Rng;
 use crate::batch::{Gather, block_rows, row_streams, simulate_rows};
 use crate::discrepancy::{Discrepancy, PrefixDiscrepancy, sanitize};
 use crate::error::{AbcError, non_negative};
+use crate::pairs::PublicPairs;
 
 /// Stream domain of the per-proposal streams of [`RejectionAbc::run_batched`] and
 /// `RejectionAbc::run_parallel` (feature `parallel`).
@@ -113,6 +114,60 @@ pub enum RejectionStep {
     Failed,
     /// The sampler has finished (budget spent or target reached); stepping again is a no-op.
     Done,
+}
+
+/// The nearest-`k` rejection pass over a public pairs table (Pritchard et al. 1999 with the
+/// quantile rule; also the selection step of [`crate::pmc`]): the `k` rows of `pairs` whose
+/// outputs are nearest the observation, nearest first.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Nearest {
+    /// Row indices into the table, nearest first (ties by row index).
+    pub indices: Vec<usize>,
+    /// Their distances (NaN read as `+∞`), non-decreasing.
+    pub distances: Vec<f64>,
+    /// The tolerance: the `k`-th smallest distance.
+    pub tolerance: f64,
+}
+
+impl Nearest {
+    /// The kept θs of `pairs`, row-major, nearest first.
+    #[must_use]
+    pub fn thetas(&self, pairs: &PublicPairs) -> Vec<f64> {
+        let mut out = Vec::with_capacity(self.indices.len() * pairs.theta_dim());
+        for &i in &self.indices {
+            out.extend_from_slice(pairs.theta(i));
+        }
+        out
+    }
+}
+
+/// Keeps the `k` rows of `pairs` nearest the observation (see [`Nearest`]). **Not private**:
+/// the tolerance and the selection read the observation without noise.
+///
+/// # Errors
+///
+/// [`AbcError::InvalidCount`] (`k`) unless `1 ≤ k ≤ pairs.len()`.
+pub fn nearest<D: Discrepancy>(
+    pairs: &PublicPairs,
+    dist: D,
+    k: usize,
+) -> Result<Nearest, AbcError> {
+    if k == 0 || k > pairs.len() {
+        return Err(AbcError::InvalidCount {
+            name: "k",
+            value: k,
+        });
+    }
+    let mut idx: Vec<(f64, usize)> = (0..pairs.len())
+        .map(|i| (sanitize(dist.distance(pairs.output(i))), i))
+        .collect();
+    idx.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    idx.truncate(k);
+    Ok(Nearest {
+        tolerance: idx[k - 1].0,
+        indices: idx.iter().map(|&(_, i)| i).collect(),
+        distances: idx.iter().map(|&(d, _)| d).collect(),
+    })
 }
 
 /// Rejection ABC over a [`Prior`], a [`Simulator`] and a [`Discrepancy`].

@@ -35,10 +35,10 @@ pub const SMC_DOMAIN: u64 = 0x0053_4d43_0000_0000; // "SMC"
 /// Consecutive out-of-support proposals after which a particle gives up (budget stop).
 const MAX_MISSES: u64 = 1_000_000;
 use crate::error::{AbcError, positive};
-use crate::rng::{standard_normal, u01_open};
+use crate::kernel::GaussianKernel;
+use crate::rng::u01_open;
 use crate::weights::{
-    cholesky_in_place, effective_sample_size, mahalanobis_sq, normalize_log_weights,
-    systematic_resample, weighted_covariance, weighted_mean,
+    effective_sample_size, normalize_log_weights, systematic_resample, weighted_mean,
 };
 
 /// The tolerance sequence ε_1 > ε_2 > … of the generations.
@@ -317,14 +317,10 @@ pub struct SmcAbc<P, S, D, O = ()> {
     new_particles: Vec<f64>,
     new_log_w: Vec<f64>,
     new_distances: Vec<f64>,
-    cum: Vec<f64>,
-    chol: Vec<f64>,
-    half_log_det: f64,
-    mean: Vec<f64>,
+    kernel: GaussianKernel,
     theta: Vec<f64>,
     diff: Vec<f64>,
     scratch: Vec<f64>,
-    white: Vec<f64>,
     logs: Vec<f64>,
     out: Vec<f64>,
     idx: Vec<usize>,
@@ -394,14 +390,10 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
             new_particles: alloc::vec![0.0; n * dim],
             new_log_w: alloc::vec![0.0; n],
             new_distances: alloc::vec![0.0; n],
-            cum: alloc::vec![0.0; n],
-            chol: alloc::vec![0.0; dim * dim],
-            half_log_det: 0.0,
-            mean: alloc::vec![0.0; dim],
+            kernel: GaussianKernel::new(dim),
             theta: alloc::vec![0.0; dim],
             diff: alloc::vec![0.0; dim],
             scratch: alloc::vec![0.0; dim],
-            white: Vec::new(),
             logs: Vec::new(),
             out: alloc::vec![0.0; out_dim],
             idx: alloc::vec![0; n],
@@ -460,40 +452,9 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
         weighted_mean(&self.particles, self.dim, &self.weights, out)
     }
 
-    /// Prepares the perturbation kernel `N(·, scale · Σ_w)` from the current population.
-    fn prepare_kernel(&mut self) -> Result<(), AbcError> {
-        weighted_mean(&self.particles, self.dim, &self.weights, &mut self.mean)?;
-        weighted_covariance(
-            &self.particles,
-            self.dim,
-            &self.weights,
-            &self.mean,
-            &mut self.chol,
-        )?;
-        for c in &mut self.chol {
-            *c *= self.settings.kernel_scale;
-        }
-        // Jitter the diagonal if the population has collapsed in some direction.
-        let mut jitter = 0.0;
-        let base: Vec<f64> = self.chol.clone();
-        for _ in 0..8 {
-            self.chol.copy_from_slice(&base);
-            for i in 0..self.dim {
-                let d = base[i * self.dim + i];
-                self.chol[i * self.dim + i] = d + jitter * d.abs().max(1e-300) + jitter;
-            }
-            if let Ok(h) = cholesky_in_place(&mut self.chol, self.dim) {
-                self.half_log_det = h;
-                return Ok(());
-            }
-            jitter = if jitter == 0.0 { 1e-12 } else { jitter * 100.0 };
-        }
-        Err(AbcError::DegenerateCovariance)
-    }
-
     /// Proposes θ into `theta` (with `z` as scratch for standard normals): from the prior at
-    /// generation 0, otherwise resample + perturb. Returns `false` if the proposal lies outside
-    /// the prior support. Reads the sampler state only.
+    /// generation 0, otherwise resample + perturb ([`GaussianKernel::propose`]). Returns
+    /// `false` if the proposal lies outside the prior support. Reads the sampler state only.
     fn propose_into<R: Rng + ?Sized>(
         &self,
         rng: &mut R,
@@ -504,91 +465,8 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
             self.prior.sample(rng, theta).map_err(|_| AbcError::Model)?;
             return Ok(true);
         }
-        let u = u01_open(rng);
-        let n = self.cum.len();
-        let j = self.cum.partition_point(|&c| c < u).min(n - 1);
-        let base = &self.particles[j * self.dim..(j + 1) * self.dim];
-        for zi in z.iter_mut() {
-            *zi = standard_normal(rng);
-        }
-        for (i, &b) in base.iter().enumerate() {
-            let row = &self.chol[i * self.dim..=i * self.dim + i];
-            let s: f64 = row.iter().zip(z.iter()).map(|(l, zk)| l * zk).sum();
-            theta[i] = b + s;
-        }
+        self.kernel.propose(rng, theta, z);
         Ok(self.prior.in_support(theta))
-    }
-
-    /// Whitens the current population with the kernel's Cholesky factor (`z_j = L⁻¹ θ_j`), so
-    /// that each kernel evaluation in [`Self::log_mixture`] is a plain squared distance.
-    fn whiten_population(&mut self) {
-        let dim = self.dim;
-        let n = self.weights.len();
-        self.white.clear();
-        self.white.resize(n * dim, 0.0);
-        for j in 0..n {
-            let _ = mahalanobis_sq(
-                &self.chol,
-                dim,
-                &self.particles[j * dim..(j + 1) * dim],
-                &mut self.scratch,
-            );
-            self.white[j * dim..(j + 1) * dim].copy_from_slice(&self.scratch);
-        }
-    }
-
-    /// `ln Σ_j W_j K(θ | θ_j)` up to the kernel's constant (cancels on normalisation).
-    /// Linear-space sum on whitened particles; exact log-sum-exp fallback when it underflows.
-    fn log_mixture(&mut self, theta_row: usize) -> f64 {
-        let dim = self.dim;
-        let th = &self.new_particles[theta_row * dim..(theta_row + 1) * dim];
-        let _ = mahalanobis_sq(&self.chol, dim, th, &mut self.diff);
-        let z = &self.diff;
-        let mut s = 0.0;
-        for (wj, zj) in self.weights.iter().zip(self.white.chunks_exact(dim)) {
-            let mut q = 0.0;
-            for (a, b) in z.iter().zip(zj) {
-                let d = a - b;
-                q += d * d;
-            }
-            s += wj * libm::exp(-0.5 * q);
-        }
-        if s.is_finite() && s > 1e-280 {
-            return libm::log(s) - self.half_log_det;
-        }
-        // Fallback: every kernel underflowed; redo in log space with the maximum shifted out.
-        let mut max = f64::NEG_INFINITY;
-        self.logs.clear();
-        for (wj, zj) in self.weights.iter().zip(self.white.chunks_exact(dim)) {
-            let mut q = 0.0;
-            for (a, b) in z.iter().zip(zj) {
-                let d = a - b;
-                q += d * d;
-            }
-            let l = libm::log(*wj) - 0.5 * q;
-            max = max.max(l);
-            self.logs.push(l);
-        }
-        if max == f64::NEG_INFINITY || max.is_nan() {
-            return f64::NEG_INFINITY;
-        }
-        let mut t = 0.0;
-        for &l in &self.logs {
-            t += libm::exp(l - max);
-        }
-        max + libm::log(t) - self.half_log_det
-    }
-
-    fn rebuild_cumulative(&mut self) {
-        self.cum.clear();
-        let mut c = 0.0;
-        for &w in &self.weights {
-            c += w;
-            self.cum.push(c);
-        }
-        if let Some(last) = self.cum.last_mut() {
-            *last = f64::INFINITY; // guards rounding: every u ∈ (0,1) finds an index
-        }
     }
 
     fn next_tolerance(&self) -> Option<f64> {
@@ -621,9 +499,8 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
                 Some(e) => self.epsilon = e,
                 None => return Ok(Some(self.stop(StopReason::ScheduleExhausted))),
             }
-            self.prepare_kernel()?;
-            self.whiten_population();
-            self.rebuild_cumulative();
+            self.kernel
+                .fit(&self.particles, &self.weights, self.settings.kernel_scale)?;
         }
         Ok(None)
     }
@@ -801,15 +678,11 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
             self.new_log_w.fill(0.0);
         } else {
             for i in 0..n {
-                let lp = self
-                    .prior
-                    .ln_density(&self.new_particles[i * self.dim..(i + 1) * self.dim]);
-                let lm = self.log_mixture(i);
-                self.new_log_w[i] = if lp == f64::NEG_INFINITY || lm.is_nan() {
-                    f64::NEG_INFINITY
-                } else {
-                    lp - lm
-                };
+                let th = &self.new_particles[i * self.dim..(i + 1) * self.dim];
+                let lp = self.prior.ln_density(th);
+                self.new_log_w[i] = self
+                    .kernel
+                    .log_weight(lp, th, &mut self.diff, &mut self.logs);
             }
         }
         let mut w = alloc::vec![0.0; n];
@@ -1087,6 +960,79 @@ impl PublicMechanism for LaplaceReplicate {
         for (o, &x) in out.iter_mut().zip(s) {
             let u = u01_open(rng) - 0.5;
             *o = x - self.scale * u.signum() * libm::log1p(-2.0 * u.abs());
+        }
+    }
+}
+
+/// The binomial infection-curve mechanism's public replica (Xiong, Ju & Zhang §4.1 and
+/// Appendix E.1): each infection count `I` becomes
+/// `Binomial(n, (min(max(I, 0), K) + m)/(K + 2m)) / n`, the release
+/// `dpinfer_mechanisms::BinomialCurve` makes of the observed curve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BinomialReplicate {
+    n: u64,
+    m: f64,
+    k: f64,
+}
+
+impl BinomialReplicate {
+    /// A replica with `n` trials, pseudo-count `m` and population `K`.
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::InvalidCount`] for `n = 0`; [`AbcError::InvalidParameter`] unless `m` is
+    /// finite and positive and `K` finite and non-negative.
+    pub fn new(n: u64, m: f64, k: f64) -> Result<Self, AbcError> {
+        if n == 0 {
+            return Err(AbcError::InvalidCount {
+                name: "n",
+                value: 0,
+            });
+        }
+        Ok(Self {
+            n,
+            m: positive("m", m)?,
+            k: crate::error::non_negative("K", k)?,
+        })
+    }
+}
+
+impl PublicMechanism for BinomialReplicate {
+    fn privatize<R: Rng + ?Sized>(&self, s: &[f64], rng: &mut R, out: &mut [f64]) {
+        let (n, m, k) = (self.n, self.m, self.k);
+        for (o, &i) in out.iter_mut().zip(s) {
+            let p = ((i.clamp(0.0, k) + m) / (k + 2.0 * m)).clamp(0.0, 1.0);
+            #[allow(clippy::cast_precision_loss)]
+            let v = dpinfer_simulators::dist::binomial(rng, n, p) as f64 / n as f64;
+            *o = v;
+        }
+    }
+}
+
+/// One of the crate's public replicas, chosen at run time (e.g. from a config).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Replicate {
+    /// [`LaplaceReplicate`].
+    Laplace(LaplaceReplicate),
+    /// [`BinomialReplicate`].
+    Binomial(BinomialReplicate),
+}
+
+impl PublicMechanism for Replicate {
+    fn privatize<R: Rng + ?Sized>(&self, s: &[f64], rng: &mut R, out: &mut [f64]) {
+        match self {
+            Self::Laplace(m) => m.privatize(s, rng, out),
+            Self::Binomial(m) => m.privatize(s, rng, out),
+        }
+    }
+}
+
+/// No mechanism: the observation is not a release (`out = s`, no draws).
+impl<M: PublicMechanism> PublicMechanism for Option<M> {
+    fn privatize<R: Rng + ?Sized>(&self, s: &[f64], rng: &mut R, out: &mut [f64]) {
+        match self {
+            Some(m) => m.privatize(s, rng, out),
+            None => out.copy_from_slice(s),
         }
     }
 }

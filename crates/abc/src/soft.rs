@@ -26,7 +26,10 @@
 
 use alloc::vec::Vec;
 
-use dpinfer_accountants::{Accountant, Event, Neighbouring, ZcdpAccountant};
+use dpinfer_accountants::{
+    Accountant, AccountantKind, Claim, ConversionRule, Event, EventBuf, Neighbouring,
+    ZcdpAccountant,
+};
 use dpinfer_mechanisms::{Gaussian, NoiseRng};
 
 use crate::discrepancy::{Discrepancy, sanitize};
@@ -226,6 +229,25 @@ impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
         acc.epsilon(self.settings.delta_total)
             .map(|r| r.epsilon)
             .map_err(|_| AbcError::Accounting)
+    }
+
+    /// The pass's privacy claim as a value: `T` adaptive repetitions of the per-pair
+    /// [`Event::Zcdp`] in the zCDP accountant under the pass's neighbouring relation,
+    /// converted to (ε, δ_total) (Park & Jitkrittum, Theorems 3.2–3.3); its ε is
+    /// [`SoftAbcdp::epsilon`].
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::Accounting`] if the accountant cannot evaluate the bound.
+    pub fn claim(&self) -> Result<Claim, AbcError> {
+        Claim::account(
+            self.relation,
+            AccountantKind::Zcdp,
+            ConversionRule::Tightest,
+            alloc::vec![(EventBuf::from(&self.step_event()), self.releases())],
+            self.settings.delta_total,
+        )
+        .map_err(|_| AbcError::Accounting)
     }
 }
 

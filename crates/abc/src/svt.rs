@@ -39,7 +39,7 @@
 
 use alloc::vec::Vec;
 
-use dpinfer_accountants::Event;
+use dpinfer_accountants::{AccountantKind, Claim, ConversionRule, Event, EventBuf, Neighbouring};
 use dpinfer_mechanisms::{MechanismError, NoiseRng, SparseVector, SparseVectorSettings};
 
 use crate::analysis::Resample;
@@ -260,4 +260,31 @@ impl<'a, D: Discrepancy> SvtAbc<'a, D> {
     pub fn epsilon(&self) -> f64 {
         self.svt.epsilon()
     }
+
+    /// The pass's privacy claim as a value: its [`Event::SparseVector`], released once,
+    /// composed in the pure-ε accountant under `relation` — the neighbouring relation the
+    /// caller's sensitivity Δ holds for (ABCDP Theorem 1, Park, Vinaroz & Jitkrittum 2021;
+    /// e.g. replace-one for the RFF MMD of Lemma 1). The accountant evaluates Theorem 1 in
+    /// floating point and rounds up, so the claimed ε is never below [`SvtAbc::epsilon`] (the
+    /// mechanism's exact grid arithmetic, `≤ epsilon_total`) and at most `1e-12` relative
+    /// above it (at ε = 1: 1 + 4.3e-14).
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::Accounting`] if the accountant rejects the event.
+    pub fn claim(&self, relation: Neighbouring) -> Result<Claim, AbcError> {
+        pure_claim(&self.event(), relation)
+    }
+}
+
+/// The claim of one pure-ε release `event` under `relation` (pure-ε accountant, δ = 0).
+pub(crate) fn pure_claim(event: &Event<'_>, relation: Neighbouring) -> Result<Claim, AbcError> {
+    Claim::account(
+        relation,
+        AccountantKind::Pure,
+        ConversionRule::Tightest,
+        alloc::vec![(EventBuf::from(event), 1)],
+        0.0,
+    )
+    .map_err(|_| AbcError::Accounting)
 }

@@ -162,3 +162,87 @@ fn soft_floor_projects_negative_values() {
     // P(N(0,σ²) < 1e-3) ≈ 1/2 for σ ≫ 1e-3: binomial(2000, ~0.5) within 6 SE (≈ 134).
     assert!((floored as i64 - 1000).abs() < 140, "{floored}");
 }
+
+#[test]
+fn every_private_pass_states_its_claim_as_a_value() {
+    use dpinfer_abc::analysis::Resample;
+    use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
+    use dpinfer_accountants::{AccountantKind, ZcdpAccountant};
+    let p = pairs(&[0.5; 200]);
+    // SVT-ABC: one SparseVector event in the pure accountant, ε = Theorem 1's (1e-12).
+    let svt = SvtAbc::new(
+        &p,
+        ident,
+        SvtAbcSettings {
+            epsilon_abc: 0.2,
+            epsilon_total: 1.0,
+            c: 5,
+            sensitivity: 0.01,
+            clip: 1.0,
+            resample: Resample::Never,
+        },
+    )
+    .unwrap();
+    let c = svt.claim(Neighbouring::ReplaceOne).unwrap();
+    assert_eq!(c.accountant, AccountantKind::Pure);
+    assert_eq!(c.relation, Neighbouring::ReplaceOne);
+    assert_eq!(c.events.len(), 1);
+    // The mechanism's ε is exact grid arithmetic (≤ 1 exactly); the claim's accountant
+    // evaluates the SparseVector event in floating point and rounds up: never below it, at
+    // most 1e-12 relative above (measured: 1 + 4.3e-14).
+    assert!(svt.epsilon() <= 1.0 && c.delta() == 0.0);
+    assert!(
+        c.epsilon() >= svt.epsilon() && c.epsilon() <= svt.epsilon() * (1.0 + 1e-12),
+        "{:e}",
+        c.epsilon()
+    );
+    // Gaussian rejection: T decisions' pure ε, exactly the pass's ledger.
+    let g = GaussianRejectionAbcdp::new(
+        &p,
+        ident,
+        GaussianRejectionSettings {
+            epsilon_abc: 0.2,
+            epsilon_total: 50.0,
+            sensitivity: 0.002,
+            bound: 1.0,
+        },
+    )
+    .unwrap();
+    let c = g.claim(Neighbouring::AddRemove).unwrap();
+    assert_eq!(c.relation, Neighbouring::AddRemove);
+    assert!(c.epsilon() >= g.epsilon() && c.epsilon() <= g.epsilon() * (1.0 + 1e-12));
+    // Soft-ABCDP: T zCDP events at δ_total, the pass's own ε, and an independent zCDP
+    // accountant composing them one by one.
+    let s = SoftAbcdp::new(
+        &p,
+        ident,
+        SoftAbcdpSettings {
+            epsilon_abc: 0.2,
+            epsilon_total: 2.0,
+            delta_total: 1e-6,
+            sensitivity: 0.002,
+            bound: 1.0,
+            floor: 1e-12,
+        },
+        Neighbouring::ReplaceOne,
+    )
+    .unwrap();
+    let c = s.claim().unwrap();
+    assert_eq!(c.accountant, AccountantKind::Zcdp);
+    assert_eq!(c.events[0].1, 200);
+    assert_eq!(c.delta(), 1e-6);
+    assert_eq!(c.epsilon(), s.epsilon().unwrap());
+    let mut acc = ZcdpAccountant::new(Neighbouring::ReplaceOne);
+    for _ in 0..200 {
+        acc.compose(&s.step_event()).unwrap();
+    }
+    let e = acc.epsilon(1e-6).unwrap().epsilon;
+    assert!(
+        (c.epsilon() - e).abs() <= 1e-9 * e,
+        "{} vs {e}",
+        c.epsilon()
+    );
+    assert!(c.epsilon() <= 2.0);
+    // The prose is generated from the value.
+    assert!(c.to_string().contains("replace-one"), "{c}");
+}

@@ -438,7 +438,7 @@ impl Config {
             c.data.path = Some(base.join(p));
         }
         c.validate()
-            .and_then(|()| crate::limits::check(&c))
+            .and_then(|()| check_limits(&c))
             .with_context(|| format!("invalid config {}", path.display()))?;
         Ok(c)
     }
@@ -613,4 +613,59 @@ impl Config {
         }
         h
     }
+}
+
+/// Checks every count of `cfg` against its bound.
+///
+/// # Errors
+/// The first count above its bound, named.
+pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
+    use crate::limits::*;
+    let s = &cfg.sampler;
+    let as_u64 = |v: Option<usize>| v.map(|x| x as u64);
+    for (name, v, max) in [
+        ("sampler.pairs", as_u64(s.pairs), MAX_PAIRS),
+        ("model.n", as_u64(cfg.model.n), MAX_N),
+        (
+            "distance.features",
+            Some(cfg.distance.features as u64),
+            MAX_FEATURES,
+        ),
+        ("sampler.particles", as_u64(s.particles), MAX_PARTICLES),
+        ("sampler.accept", as_u64(s.accept), MAX_PARTICLES),
+        (
+            "sampler.generations",
+            as_u64(s.generations),
+            MAX_GENERATIONS,
+        ),
+        ("sampler.simulations", s.simulations, MAX_SIMULATIONS),
+        ("sampler.iterations", s.iterations, MAX_ITERATIONS),
+        ("sampler.burn_in", s.burn_in, MAX_ITERATIONS),
+        (
+            "sampler.leapfrog_steps",
+            s.leapfrog_steps.map(u64::from),
+            MAX_LEAPFROG,
+        ),
+        ("sampler.c", s.c, MAX_COUNT),
+        ("sampler.batch", as_u64(s.batch), MAX_COUNT),
+        ("privacy.release_n", cfg.privacy.release_n, MAX_RELEASE_N),
+        ("privacy.release_m", cfg.privacy.release_m, MAX_RELEASE_N),
+    ] {
+        if let Some(v) = v
+            && v > max
+        {
+            bail!("{name} = {v} is above the supported maximum of {max}");
+        }
+    }
+    if s.leapfrog_steps == Some(0) {
+        bail!("sampler.leapfrog_steps must be at least 1");
+    }
+    if cfg.output.threads > MAX_THREADS {
+        bail!(
+            "output.threads = {} is above the maximum of {}",
+            cfg.output.threads,
+            MAX_THREADS
+        );
+    }
+    Ok(())
 }

@@ -5,7 +5,6 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use anyhow::{Context, Result, bail};
-use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::config::{Config, SamplerKind};
 use crate::files::{DirLock, Replace};
@@ -58,20 +57,7 @@ pub fn load(cfg: &Config) -> Result<(Model, Vec<f64>)> {
     }
 }
 
-/// A progress bar on stderr (drawn only when stderr is a terminal).
-pub(crate) fn bar(total: u64, what: &str) -> ProgressBar {
-    let pb = ProgressBar::new(total);
-    if let Ok(style) =
-        ProgressStyle::with_template("{msg} [{elapsed_precise}] {wide_bar} {pos}/{len} (eta {eta})")
-    {
-        pb.set_style(style);
-    }
-    pb.set_message(what.to_string());
-    pb
-}
-
-/// Most worker threads `--threads` / `output.threads` may ask for.
-pub const MAX_THREADS: usize = 1024;
+pub use crate::limits::MAX_THREADS;
 
 fn check_threads(t: usize) -> Result<usize> {
     if t > MAX_THREADS {
@@ -102,8 +88,8 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
         let public = Public::new(&cfg, model)?;
         // The private step's own checks run before any simulation is spent.
         crate::private::check(&cfg, &public, &obs)?;
-        let pb = bar(public.total, "simulating pairs");
-        let rows = public.rows(0, 0, public.total, threads, &|k| pb.inc(k))?;
+        let pb = crate::progress::bar(public.total, "simulating pairs");
+        let rows = public.rows(0, public.total, threads, &|k| pb.inc(k))?;
         pb.finish_and_clear();
         crate::errln!(
             "public step: {} pairs in {:.1} s",
@@ -301,7 +287,7 @@ pub fn simulate(
         );
     }
     let (start, end) = shard::shard_range(public.total, i, n);
-    let rows = public.rows(generation, start, end, threads, &|_| {})?;
+    let rows = public.rows(start, end, threads, &|_| {})?;
     let path = out.join(shard::shard_file_name(generation, i, n));
     shard::write_atomic(
         &path,

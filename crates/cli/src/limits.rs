@@ -2,11 +2,9 @@
 //! allocation or run unbounded. The bounds are far above the papers' settings (10⁴–10⁶
 //! pairs, 10²–10³ features) and are documented in the README; tables that fit the bounds
 //! but not the machine's memory are allocated fallibly ([`alloc_zeroed`]) and fail with an
-//! error, not an abort.
+//! error, not an abort. `Config::validate` checks a config against them.
 
 use anyhow::{Result, bail};
-
-use crate::config::Config;
 
 /// Most public (θ, summary) pairs per table (`sampler.pairs`).
 pub const MAX_PAIRS: u64 = 1_000_000_000;
@@ -29,59 +27,8 @@ pub const MAX_COUNT: u64 = 1_000_000_000;
 /// Most binomial trials of the released curve (`privacy.release_n`).
 pub const MAX_RELEASE_N: u64 = 1_000_000_000_000;
 
-/// Checks every count of `cfg` against its bound.
-///
-/// # Errors
-/// The first count above its bound, named.
-pub fn check(cfg: &Config) -> Result<()> {
-    let s = &cfg.sampler;
-    let as_u64 = |v: Option<usize>| v.map(|x| x as u64);
-    for (name, v, max) in [
-        ("sampler.pairs", as_u64(s.pairs), MAX_PAIRS),
-        ("model.n", as_u64(cfg.model.n), MAX_N),
-        (
-            "distance.features",
-            Some(cfg.distance.features as u64),
-            MAX_FEATURES,
-        ),
-        ("sampler.particles", as_u64(s.particles), MAX_PARTICLES),
-        ("sampler.accept", as_u64(s.accept), MAX_PARTICLES),
-        (
-            "sampler.generations",
-            as_u64(s.generations),
-            MAX_GENERATIONS,
-        ),
-        ("sampler.simulations", s.simulations, MAX_SIMULATIONS),
-        ("sampler.iterations", s.iterations, MAX_ITERATIONS),
-        ("sampler.burn_in", s.burn_in, MAX_ITERATIONS),
-        (
-            "sampler.leapfrog_steps",
-            s.leapfrog_steps.map(u64::from),
-            MAX_LEAPFROG,
-        ),
-        ("sampler.c", s.c, MAX_COUNT),
-        ("sampler.batch", as_u64(s.batch), MAX_COUNT),
-        ("privacy.release_n", cfg.privacy.release_n, MAX_RELEASE_N),
-        ("privacy.release_m", cfg.privacy.release_m, MAX_RELEASE_N),
-    ] {
-        if let Some(v) = v
-            && v > max
-        {
-            bail!("{name} = {v} is above the supported maximum of {max}");
-        }
-    }
-    if s.leapfrog_steps == Some(0) {
-        bail!("sampler.leapfrog_steps must be at least 1");
-    }
-    if cfg.output.threads > crate::jobs::MAX_THREADS {
-        bail!(
-            "output.threads = {} is above the maximum of {}",
-            cfg.output.threads,
-            crate::jobs::MAX_THREADS
-        );
-    }
-    Ok(())
-}
+/// Most worker threads `--threads` / `output.threads` may ask for.
+pub const MAX_THREADS: usize = 1024;
 
 /// A zeroed vector of `n` values, allocated fallibly (`what` names it in the error).
 ///

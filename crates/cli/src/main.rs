@@ -52,8 +52,8 @@ enum Cmd {
         /// SMC-ABC generation g ≥ 1: the population file of generation g−1.
         #[arg(long)]
         population: Option<PathBuf>,
-        /// Worker threads.
-        #[arg(long, default_value_t = 1)]
+        /// Worker threads (0 = all cores).
+        #[arg(long, default_value_t = 0)]
         threads: usize,
     },
     /// List missing or corrupt shards in a folder (exit 1 unless complete).

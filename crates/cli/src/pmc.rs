@@ -1,33 +1,21 @@
-//! SMC-ABC in generations that shard: ABC population Monte Carlo (Beaumont, Cornuet, Marin &
-//! Robert 2009) with a **fixed number M of proposals per generation**.
+//! SMC-ABC in generations that shard: the files around the library's population Monte Carlo
+//! with a fixed number of proposals per generation ([`dpinfer::abc::pmc`], Beaumont, Cornuet,
+//! Marin & Robert 2009).
 //!
-//! Generation 0 draws its M rows from the prior; generation g ≥ 1 draws row j from the
-//! stream (run seed, generation g, j): an ancestor from population g−1 by its weights, plus a
-//! Gaussian perturbation with twice the weighted particle covariance (redrawn while outside
-//! the prior's support). The rows are the same public (θ, summary) table as for the one-pass
-//! samplers, so `dpinfer simulate --generation g --population POP` shards them and `merge`
-//! assembles them bit for bit. The central step keeps the N = `particles` rows nearest the
-//! observation (tolerance ε_g = the N-th smallest distance, i.e. the N/M quantile) and
-//! weights them by `π(θ) / Σ_k w_k K(θ | θ_k)`.
+//! Generation g's M rows are the library's pairs table of generation g (prior draws for
+//! g = 0, kernel proposals from population g−1 otherwise), so `dpinfer simulate --generation
+//! g --population POP` shards them and `merge` assembles them bit for bit; `smc-step` runs
+//! [`pmc::select`] on the merged table and writes `population-genNNN.json`.
 //!
 //! # Privacy
 //!
 //! Like every SMC-ABC this post-processes its observation: **not** private on raw data.
-//!
-//! # Limitation
-//!
-//! The Gaussian perturbation needs a prior with full-dimensional support; a Dirichlet prior
-//! (the simplex) is rejected.
 
 use std::path::Path;
 
 use anyhow::{Context, Result, bail, ensure};
-use dpinfer::abc::weights::{
-    cholesky_in_place, effective_sample_size, mahalanobis_sq, normalize_log_weights,
-    weighted_covariance, weighted_mean,
-};
-use dpinfer::math::logsumexp;
-use dpinfer::simulators::{Prior, SimStream};
+use dpinfer::abc::pairs::PublicPairs;
+use dpinfer::abc::pmc::{self, PmcKernel};
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
@@ -36,6 +24,7 @@ use crate::model::{Model, ModelPrior};
 use crate::private::{Ledger, observed};
 use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
+use crate::shard::fnv1a;
 use crate::svg::Series;
 
 /// One generation's population.
@@ -73,43 +62,56 @@ impl Population {
         Ok(p)
     }
 
-    /// Internal consistency: shapes, finite particles, normalised non-negative weights whose
-    /// ESS is the stored one, at least as many proposals as particles.
+    /// Internal consistency ([`pmc::Population::validate`]).
     ///
     /// # Errors
     /// The first inconsistency found.
     pub fn check(&self) -> Result<()> {
-        let n = self.weights.len();
-        ensure!(self.dim > 0 && n > 0, "empty population");
-        ensure!(
-            self.particles.len() == self.dim.saturating_mul(n),
-            "{} particle values for {n} weights of dimension {}",
-            self.particles.len(),
-            self.dim
-        );
-        ensure!(
-            self.particles.iter().all(|v| v.is_finite()),
-            "a particle holds a non-finite value"
-        );
-        ensure!(
-            self.weights.iter().all(|w| w.is_finite() && *w >= 0.0),
-            "weights must be finite and non-negative"
-        );
-        let total: f64 = self.weights.iter().sum();
-        ensure!((total - 1.0).abs() <= 1e-9, "weights sum to {total}, not 1");
-        let ess = effective_sample_size(&self.weights)?;
-        ensure!(
-            (ess - self.ess).abs() <= 1e-9 * ess.max(1.0),
-            "stored ESS {} ≠ {ess} recomputed from the weights",
-            self.ess
-        );
-        ensure!(
-            self.proposals >= n as u64 && self.tolerance >= 0.0,
-            "{} proposals for {n} particles, tolerance {}",
-            self.proposals,
-            self.tolerance
-        );
-        Ok(())
+        use dpinfer::abc::AbcError;
+        match self.library().validate() {
+            Ok(()) => Ok(()),
+            Err(AbcError::InvalidParameter {
+                name: "weights", ..
+            }) => {
+                bail!("weights must be finite and non-negative")
+            }
+            Err(AbcError::InvalidParameter {
+                name: "weights (sum)",
+                value,
+            }) => bail!("weights sum to {value}, not 1"),
+            Err(AbcError::InvalidParameter { name: "ess", .. }) => {
+                bail!("stored ESS {} is not the ESS of the weights", self.ess)
+            }
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    /// The library's population (without the table hash).
+    #[must_use]
+    pub fn library(&self) -> pmc::Population {
+        pmc::Population {
+            generation: self.generation,
+            tolerance: self.tolerance,
+            dim: self.dim,
+            particles: self.particles.clone(),
+            weights: self.weights.clone(),
+            ess: self.ess,
+            proposals: self.proposals,
+        }
+    }
+
+    /// Fingerprint of the whole population (mixed into the shard header's config hash), so an
+    /// edited tolerance or table hash changes it as an edited particle does.
+    #[must_use]
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = fnv1a(None, &[]);
+        for v in self.particles.iter().chain(&self.weights) {
+            h = fnv1a(Some(h), &v.to_le_bytes());
+        }
+        h = fnv1a(Some(h), &self.generation.to_le_bytes());
+        h = fnv1a(Some(h), &self.table_hash.to_le_bytes());
+        h = fnv1a(Some(h), &self.tolerance.to_le_bytes());
+        fnv1a(Some(h), &self.proposals.to_le_bytes())
     }
 
     /// The file name of generation `g`'s population.
@@ -131,150 +133,6 @@ impl Population {
     }
 }
 
-/// The perturbation kernel built from a population.
-#[derive(Debug, Clone)]
-pub struct Kernel {
-    particles: Vec<f64>,
-    log_w: Vec<f64>,
-    cum_w: Vec<f64>,
-    chol: Vec<f64>,
-    dim: usize,
-    /// Fingerprint of the population (mixed into the shard header's config hash).
-    pub fingerprint: u64,
-}
-
-fn fnv(h: u64, bytes: &[u8]) -> u64 {
-    let mut h = h;
-    for b in bytes {
-        h ^= u64::from(*b);
-        h = h.wrapping_mul(0x0100_0000_01b3);
-    }
-    h
-}
-
-impl Kernel {
-    /// Gaussian kernel with covariance `2·Σ_w` around each particle (Beaumont et al. 2009).
-    ///
-    /// # Errors
-    /// An empty or inconsistent population, or a degenerate covariance.
-    pub fn new(p: &Population) -> Result<Self> {
-        let d = p.dim;
-        ensure!(d > 0 && !p.weights.is_empty(), "empty population");
-        ensure!(
-            p.particles.len() == d * p.weights.len(),
-            "population has {} values for {} weights of dimension {d}",
-            p.particles.len(),
-            p.weights.len()
-        );
-        let mut mean = vec![0.0; d];
-        weighted_mean(&p.particles, d, &p.weights, &mut mean)?;
-        let mut cov = vec![0.0; d * d];
-        weighted_covariance(&p.particles, d, &p.weights, &mean, &mut cov)?;
-        // A (near-)degenerate population — e.g. copies of one particle — makes a kernel of
-        // width ~1e-16: every proposal is its ancestor. Refused: each coordinate's sd must be
-        // at least 1e-8 of its scale, and no coordinate (almost) a linear function of the
-        // others (conditional variance ≥ 1e-10 of the marginal).
-        let diag: Vec<f64> = (0..d).map(|i| cov[i * d + i]).collect();
-        for (i, (&v, &m)) in diag.iter().zip(&mean).enumerate() {
-            let scale = 1e-8 * m.abs().max(1.0);
-            ensure!(
-                v.is_finite() && v.sqrt() >= scale,
-                "population of generation {} is degenerate: θ{} has weighted sd {:e} \
-                 (its particles are (nearly) identical); the perturbation kernel would not move",
-                p.generation,
-                i + 1,
-                v.max(0.0).sqrt()
-            );
-        }
-        for c in &mut cov {
-            *c *= 2.0;
-        }
-        cholesky_in_place(&mut cov, d).with_context(|| {
-            format!(
-                "population of generation {} has a degenerate covariance",
-                p.generation
-            )
-        })?;
-        for (i, &v) in diag.iter().enumerate() {
-            let l = cov[i * d + i];
-            ensure!(
-                l * l >= 1e-10 * 2.0 * v,
-                "population of generation {} has a degenerate covariance: θ{} is (almost) a \
-                 linear function of the other coordinates",
-                p.generation,
-                i + 1
-            );
-        }
-        let total: f64 = p.weights.iter().sum();
-        let mut acc = 0.0;
-        let cum_w = p
-            .weights
-            .iter()
-            .map(|w| {
-                acc += w / total;
-                acc
-            })
-            .collect();
-        let log_w = p.weights.iter().map(|w| (w / total).ln()).collect();
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for v in p.particles.iter().chain(&p.weights) {
-            h = fnv(h, &v.to_le_bytes());
-        }
-        h = fnv(h, &p.generation.to_le_bytes());
-        // The whole population, so an edited tolerance or table hash changes the shards' config
-        // hash as an edited particle does.
-        h = fnv(h, &p.table_hash.to_le_bytes());
-        h = fnv(h, &p.tolerance.to_le_bytes());
-        h = fnv(h, &p.proposals.to_le_bytes());
-        Ok(Self {
-            particles: p.particles.clone(),
-            log_w,
-            cum_w,
-            chol: cov,
-            dim: d,
-            fingerprint: h,
-        })
-    }
-
-    /// Draws a proposal into `out`: ancestor by weight, plus `L z`.
-    pub fn propose(&self, rng: &mut SimStream, out: &mut [f64]) {
-        let u = dpinfer::simulators::dist::uniform01(rng);
-        let k = self
-            .cum_w
-            .iter()
-            .position(|&c| u < c)
-            .unwrap_or(self.cum_w.len() - 1);
-        let d = self.dim;
-        let z: Vec<f64> = (0..d)
-            .map(|_| dpinfer::simulators::dist::std_normal(rng))
-            .collect();
-        for (i, o) in out.iter_mut().enumerate().take(d) {
-            let lz: f64 = (0..=i).map(|j| self.chol[i * d + j] * z[j]).sum();
-            *o = self.particles[k * d + i] + lz;
-        }
-    }
-
-    /// `ln Σ_k w_k exp(−½‖L⁻¹(θ − θ_k)‖²)` (the Gaussian's constant cancels in the weights).
-    #[must_use]
-    pub fn ln_mixture(&self, theta: &[f64]) -> f64 {
-        let d = self.dim;
-        let mut x = vec![0.0; d];
-        let mut scratch = vec![0.0; d];
-        let terms: Vec<f64> = self
-            .particles
-            .chunks_exact(d)
-            .zip(&self.log_w)
-            .map(|(p, lw)| {
-                for i in 0..d {
-                    x[i] = theta[i] - p[i];
-                }
-                lw - 0.5 * mahalanobis_sq(&self.chol, d, &x, &mut scratch)
-            })
-            .collect();
-        logsumexp(&terms)
-    }
-}
-
 /// Generation g's public step: the model and the kernel of population g−1.
 ///
 /// # Errors
@@ -286,11 +144,12 @@ pub fn public_for(
     population: Option<&Population>,
 ) -> Result<Public> {
     if matches!(model.base(), Model::UniformMixture(..)) {
+        // The library would report 10 000 proposals outside the support; say why up front.
         bail!(
             "sharded SMC-ABC perturbs θ with a Gaussian kernel: the Dirichlet (simplex) prior of uniform-mixture is not supported"
         );
     }
-    let replica = crate::release::mechanism(cfg, &model)?.map(|(_, r)| r);
+    let replica = crate::release::replica(cfg, &model)?;
     let mut public = Public::new(cfg, model)?;
     public.replica = replica;
     match (generation, population) {
@@ -312,15 +171,16 @@ pub fn public_for(
                 p.dim,
                 public.theta_dim()
             );
-            let k = Kernel::new(p)?;
-            public.config_hash ^= k.fingerprint;
+            let k = PmcKernel::new(&p.library())
+                .with_context(|| format!("population of generation {}", p.generation))?;
+            public.config_hash ^= p.fingerprint();
             public.kernel = Some(k);
         }
     }
     Ok(public)
 }
 
-/// The central step of generation g: keep the N nearest rows, weight them.
+/// The central step of generation g ([`pmc::select`]): keep the N nearest rows, weight them.
 ///
 /// # Errors
 /// A table of the wrong shape, N > M, degenerate weights.
@@ -331,57 +191,34 @@ pub fn step(
     obs: &[f64],
     generation: u32,
 ) -> Result<Population> {
-    let d = public.theta_dim();
-    let width = d + public.summary_dim();
     ensure!(
-        rows.len().is_multiple_of(width) && !rows.is_empty(),
-        "pairs table has the wrong row length"
+        generation == public.generation(),
+        "internal: generation {generation} with the public step of generation {}",
+        public.generation()
     );
-    let m = rows.len() / width;
-    let n = cfg.sampler.particles.unwrap_or(500);
-    ensure!(
-        n > 0 && n <= m,
-        "sampler.particles = {n} must be in 1..=pairs ({m})"
-    );
+    let pairs = PublicPairs::from_table(public.theta_dim(), public.summary_dim(), rows)
+        .context("pairs table has the wrong row length")?;
+    let n = settings(cfg)?.particles;
     let o = observed(cfg, public, obs)?;
-    let mut idx: Vec<(f64, usize)> = rows
-        .chunks_exact(width)
-        .enumerate()
-        .map(|(i, r)| {
-            let r = o.distance(&r[d..]);
-            (if r.is_nan() { f64::INFINITY } else { r }, i)
-        })
-        .collect();
-    idx.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
-    let kept = &idx[..n];
-    let tolerance = kept[n - 1].0;
-    let particles: Vec<f64> = kept
-        .iter()
-        .flat_map(|&(_, i)| rows[i * width..i * width + d].to_vec())
-        .collect();
-    let prior = ModelPrior(&public.model);
-    let log_w: Vec<f64> = match &public.kernel {
-        None => vec![0.0; n],
-        Some(k) => particles
-            .chunks_exact(d)
-            .map(|t| prior.ln_density(t) - k.ln_mixture(t))
-            .collect(),
-    };
-    let mut weights = vec![0.0; n];
-    normalize_log_weights(&log_w, &mut weights)?;
-    let ess = effective_sample_size(&weights)?;
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    let p = pmc::select(
+        &ModelPrior(&public.model),
+        public.kernel.as_ref(),
+        &pairs,
+        |s: &[f64]| o.distance(s),
+        n,
+    )?;
+    let mut h = fnv1a(None, &[]);
     for v in rows {
-        h = fnv(h, &v.to_le_bytes());
+        h = fnv1a(Some(h), &v.to_le_bytes());
     }
     Ok(Population {
-        generation,
-        tolerance,
-        dim: d,
-        particles,
-        weights,
-        ess,
-        proposals: m as u64,
+        generation: p.generation,
+        tolerance: p.tolerance,
+        dim: p.dim,
+        particles: p.particles,
+        weights: p.weights,
+        ess: p.ess,
+        proposals: p.proposals,
         table_hash: h,
     })
 }
@@ -398,13 +235,12 @@ pub fn run(
     dir: &Path,
     threads: usize,
 ) -> Result<Outcome> {
-    let generations = cfg.sampler.generations.unwrap_or(5).max(1);
-    let final_tol = cfg.sampler.final_tolerance.unwrap_or(0.0);
+    let settings = settings(cfg)?;
     let mut pop: Option<Population> = None;
     let mut hist: Vec<Population> = Vec::new();
-    for g in 0..generations as u32 {
+    for g in 0..settings.generations {
         let public = public_for(cfg, model.clone(), g, pop.as_ref())?;
-        let rows = public.rows(g, 0, public.total, threads, &|_| {})?;
+        let rows = public.rows(0, public.total, threads, &|_| {})?;
         let p = step(cfg, &public, &rows, obs, g)?;
         p.write(dir)?;
         // Continue from the file, exactly as a sharded run does.
@@ -414,7 +250,7 @@ pub fn run(
             p.tolerance,
             p.ess
         );
-        let done = p.tolerance <= final_tol;
+        let done = settings.done_after(&p.library());
         hist.push(p.clone());
         pop = Some(p);
         if done {
@@ -488,25 +324,28 @@ pub fn run(
     })
 }
 
-/// Draws row `j`'s θ from the prior (generation 0) or the kernel (redrawn while outside the
-/// prior's support).
+/// The library's PMC settings from `[sampler]` (the library owns the defaults and checks).
 ///
 /// # Errors
-/// A failing prior draw, or 10 000 kernel proposals outside the support.
-pub(crate) fn draw_theta(public: &Public, rng: &mut SimStream, th: &mut [f64]) -> Result<()> {
-    let prior = ModelPrior(&public.model);
-    match &public.kernel {
-        None => prior
-            .sample(rng, th)
-            .map_err(|e| anyhow::anyhow!("prior draw: {e}")),
-        Some(k) => {
-            for _ in 0..10_000 {
-                k.propose(rng, th);
-                if prior.in_support(th) {
-                    return Ok(());
-                }
-            }
-            bail!("10 000 consecutive kernel proposals fell outside the prior's support")
-        }
-    }
+/// Settings the library refuses, named by their config key.
+pub fn settings(cfg: &Config) -> Result<pmc::PmcSettings> {
+    let d = pmc::PmcSettings::default();
+    let s = &cfg.sampler;
+    let settings = pmc::PmcSettings {
+        particles: s.particles.unwrap_or(d.particles),
+        proposals: s.pairs.map_or(d.proposals, |p| p as u64),
+        generations: s
+            .generations
+            .map_or(Ok(d.generations), u32::try_from)
+            .context("sampler.generations is too large")?,
+        final_tolerance: s.final_tolerance.unwrap_or(d.final_tolerance),
+    };
+    settings.validate().map_err(|e| {
+        anyhow::anyhow!(
+            "sampler: {e} (smc-abc with sampler.pairs needs 2 ≤ sampler.particles ≤ \
+             sampler.pairs ({}), sampler.generations ≥ 1, sampler.final_tolerance ≥ 0)",
+            settings.proposals
+        )
+    })?;
+    Ok(settings)
 }

@@ -1,24 +1,31 @@
-//! The public simulation step: the table of (θ, summary) pairs.
+//! The public simulation step: the table of (θ, summary) pairs, computed by the library
+//! (`dpinfer::abc::pairs::PublicPairs::simulate`, on the rayon pool).
 //!
-//! Row `j` of generation `g` is drawn from `SimStream::with_domain(run_seed, PAIRS_DOMAIN + g, j)`
-//! (prior draw, then simulation, redrawing θ from the same stream after a recoverable
-//! simulator failure), and then reduced to its summary: the random-feature mean embedding of
-//! the pseudo-data set (`rff-mmd`) or the simulator output itself (`l2`). No private data is
-//! touched, so rows can be computed anywhere, in any order, by any number of workers, and the
-//! table is the same bit for bit.
+//! Row `j` of generation `g` is drawn from `SimStream::with_domain(run_seed,
+//! pairs_domain(g), j)` — the library's stream domain, so `dpinfer simulate` and a library
+//! user produce the same table for the same seed — (prior or PMC-kernel draw, then
+//! simulation, redrawing θ from the same stream after a recoverable simulator failure), and
+//! then reduced to its summary: the random-feature mean embedding of the pseudo-data set
+//! (`rff-mmd`) or the simulator output itself (`l2`). No private data is touched, so rows can
+//! be computed anywhere, in any order, by any number of workers, and the table is the same
+//! bit for bit.
+
+use std::sync::Mutex;
 
 use anyhow::{Context, Result, bail};
+use dpinfer::abc::pairs::{Proposal, PublicPairs, RowSimulator, Rowless};
+use dpinfer::abc::pmc::PmcKernel;
+use dpinfer::abc::smc::{Privatized, Replicate};
 use dpinfer::distances::{RandomFourierFeatures, Rows, median_heuristic};
-use dpinfer::simulators::{Prior, SimStream, Simulator};
+use dpinfer::simulators::{Prior, SimError, SimStream, Simulator};
+use rand::Rng as _;
 
 use crate::config::Config;
 use crate::model::{Model, ModelPrior, ModelSim};
 
-/// Stream domain base of the pairs table (plus the generation).
-pub const PAIRS_DOMAIN: u64 = 0x5041_4952_0000_0000; // "PAIR"
 /// Stream domain of the public setup (bandwidth data set, random frequencies).
 pub const SETUP_DOMAIN: u64 = 0x5345_5455_0000_0000; // "SETU"
-/// Recoverable simulator failures tolerated per row before the run fails.
+/// Recoverable simulator failures tolerated before the setup data set fails.
 const MAX_REDRAWS: usize = 1000;
 /// Rows used by the median heuristic.
 const MEDIAN_ROWS: usize = 1000;
@@ -53,9 +60,9 @@ pub struct Public {
     pub config_hash: u64,
     /// SMC-ABC generation g ≥ 1: the perturbation kernel of population g−1 (θ is drawn from
     /// it instead of the prior).
-    pub kernel: Option<crate::pmc::Kernel>,
+    pub kernel: Option<PmcKernel>,
     /// SMC-ABC on a privatized statistic: the public replica applied to every simulation.
-    pub replica: Option<crate::release::Replica>,
+    pub replica: Option<Replicate>,
 }
 
 impl Public {
@@ -135,14 +142,21 @@ impl Public {
         ModelSim(&self.model).output_dim() / self.model.row_dim()
     }
 
-    /// Computes rows `start..end` of generation `generation` (θ then summary, row-major),
-    /// with `threads` workers (0 = available parallelism) and a progress callback.
+    /// The generation whose rows [`Public::rows`] computes (0, or the kernel's population
+    /// generation + 1).
+    #[must_use]
+    pub fn generation(&self) -> u32 {
+        self.kernel.as_ref().map_or(0, |k| k.generation() + 1)
+    }
+
+    /// Computes rows `start..end` of this generation's table (θ then summary, row-major) with
+    /// the library on a pool of `threads` workers (0 = all cores; an external model runs its
+    /// own pool of `threads` worker processes), calling `progress` with the rows done.
     ///
     /// # Errors
     /// Simulator failures (a fatal one, or 1000 consecutive recoverable ones in a row).
     pub fn rows(
         &self,
-        generation: u32,
         start: u64,
         end: u64,
         threads: usize,
@@ -151,172 +165,203 @@ impl Public {
         if start > end || end > self.total {
             bail!("row range {start}..{end} outside 0..{}", self.total);
         }
-        if let (Model::Command(m), None) = (&self.model, &self.replica) {
-            return self.rows_external(m, generation, start, end, threads, progress);
-        }
         let width = self.theta_dim() + self.summary_dim();
         let n = usize::try_from(end - start)?;
         let mut out = crate::limits::alloc_zeroed(
             n.checked_mul(width).context("pairs table size overflows")?,
             "the pairs table",
         )?;
-        let threads = resolve_threads(threads).clamp(1, n.max(1));
-        let per = n.div_ceil(threads).max(1);
-        let features = self.features()?;
-        let results: Vec<Result<()>> = std::thread::scope(|s| {
-            let handles: Vec<_> = out
-                .chunks_mut(per * width)
-                .enumerate()
-                .map(|(k, chunk)| {
-                    let first = start + (k * per) as u64;
-                    let features = features.as_ref();
-                    std::thread::Builder::new().spawn_scoped(s, move || -> Result<()> {
-                        let mut sim = vec![0.0; ModelSim(&self.model).output_dim()];
-                        for (i, row) in chunk.chunks_exact_mut(width).enumerate() {
-                            let j = first + i as u64;
-                            self.row(generation, j, features, &mut sim, row)?;
-                            progress(1);
-                        }
-                        Ok(())
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| match h {
-                    Ok(h) => h
-                        .join()
-                        .unwrap_or_else(|_| Err(anyhow::anyhow!("a simulation worker failed"))),
-                    Err(e) => Err(anyhow::anyhow!(
-                        "cannot start {threads} worker threads ({e}); use fewer --threads"
-                    )),
-                })
-                .collect()
-        });
-        for r in results {
-            r?;
+        out.clear();
+        if n == 0 {
+            return Ok(out);
         }
-        Ok(out)
-    }
-
-    /// [`Public::rows`] for an external simulator: the same per-row streams, θ draws and
-    /// redraws as the in-process path (θ, then the row's simulation seed from the same stream;
-    /// a rejected θ is redrawn from it), with the simulations sent in batches to a pool of
-    /// `threads` worker processes. Bit-identical to the per-row path for any batch size and
-    /// worker count.
-    fn rows_external(
-        &self,
-        m: &crate::declared::CommandModel,
-        generation: u32,
-        start: u64,
-        end: u64,
-        threads: usize,
-        progress: &(dyn Fn(u64) + Sync),
-    ) -> Result<Vec<f64>> {
-        use crate::external::{Answer, Request};
-        use rand::Rng as _;
-        /// Rows simulated per round trip to the pool (bounds memory, paces progress).
-        const BLOCK: u64 = 16_384;
-        let d = self.theta_dim();
-        let width = d + self.summary_dim();
-        let workers = resolve_threads(threads);
+        let prior = ModelPrior(&self.model);
+        let proposal = match &self.kernel {
+            None => Proposal::Prior(&prior),
+            Some(kernel) => Proposal::Kernel {
+                prior: &prior,
+                kernel,
+            },
+        };
         let features = self.features()?;
-        let mut out = Vec::with_capacity(usize::try_from(end - start)? * width);
+        let failure = Mutex::new(None);
+        let map = SummaryMap {
+            features: features.as_ref(),
+            row_dim: self.model.row_dim(),
+            failure: &failure,
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .with_context(|| {
+                format!("cannot start {threads} worker threads; use fewer --threads")
+            })?;
+        // Pieces for the progress bar (rows are independent: the split never changes a number).
+        let piece = (n as u64 / 50).max(4096);
         let mut lo = start;
         while lo < end {
-            let hi = (lo + BLOCK).min(end);
-            let n = usize::try_from(hi - lo)?;
-            let mut rngs: Vec<SimStream> = (lo..hi)
-                .map(|j| SimStream::with_domain(self.seed, PAIRS_DOMAIN + u64::from(generation), j))
-                .collect();
-            let mut thetas = vec![0.0; n * d];
-            let mut sims: Vec<Option<Vec<f64>>> = vec![None; n];
-            let mut pending: Vec<usize> = (0..n).collect();
-            for _ in 0..MAX_REDRAWS {
-                if pending.is_empty() {
-                    break;
+            let hi = end.min(lo + piece);
+            let part = match (&self.model, &self.replica) {
+                (Model::Command(m), None) => {
+                    let sim = CommandRows {
+                        model: m,
+                        workers: resolve_threads(threads),
+                        map,
+                    };
+                    PublicPairs::simulate(&proposal, &sim, self.seed, lo..hi)
                 }
-                let mut requests = Vec::with_capacity(pending.len());
-                for &i in &pending {
-                    let j = lo + i as u64;
-                    let th = &mut thetas[i * d..(i + 1) * d];
-                    crate::pmc::draw_theta(self, &mut rngs[i], th)
-                        .with_context(|| format!("row {j}"))?;
-                    requests.push(Request {
-                        row: j,
-                        seed: rngs[i].next_u64(),
-                        theta: th.to_vec(),
-                    });
+                _ => {
+                    let sim = Summarized {
+                        sim: Privatized::new(ModelSim(&self.model), self.replica),
+                        map,
+                    };
+                    pool.install(|| {
+                        PublicPairs::simulate_parallel(&proposal, &Rowless(&sim), self.seed, lo..hi)
+                    })
                 }
-                let answers = m.pool.run(&requests, workers)?;
-                let mut still = Vec::new();
-                for (&i, a) in pending.iter().zip(answers) {
-                    match a {
-                        Answer::Output(v) => {
-                            sims[i] = Some(v);
-                            progress(1);
-                        }
-                        Answer::Reject => still.push(i),
+            };
+            let part = match part {
+                Ok(p) => p,
+                Err(e) => {
+                    let why = failure.lock().ok().and_then(|mut f| f.take());
+                    match why {
+                        Some(why) => bail!("simulating rows {lo}..{hi}: {why}"),
+                        None => bail!(
+                            "simulating rows {lo}..{hi}: {e} (a fatal model error, or 1000 \
+                             consecutive θ draws of one row the simulator could not run)"
+                        ),
                     }
                 }
-                pending = still;
-            }
-            if let Some(&i) = pending.first() {
-                bail!(
-                    "row {}: {MAX_REDRAWS} consecutive θ draws the simulator rejected",
-                    lo + i as u64
-                );
-            }
-            let mut summ = vec![0.0; self.summary_dim()];
-            for (i, sim) in sims.into_iter().enumerate() {
-                let sim = sim.context("internal: a row without a simulation")?;
-                out.extend_from_slice(&thetas[i * d..(i + 1) * d]);
-                match &features {
-                    None => out.extend_from_slice(&sim),
-                    Some(f) => {
-                        f.mean_embedding(Rows::new(&sim, self.model.row_dim())?, &mut summ)?;
-                        out.extend_from_slice(&summ);
-                    }
-                }
-            }
+            };
+            out.extend_from_slice(&part.to_table());
+            progress(hi - lo);
             lo = hi;
         }
         Ok(out)
     }
+}
 
-    fn row(
-        &self,
-        generation: u32,
-        j: u64,
-        features: Option<&RandomFourierFeatures<'_>>,
-        sim: &mut [f64],
-        row: &mut [f64],
-    ) -> Result<()> {
-        let d = self.theta_dim();
-        let (th, summ) = row.split_at_mut(d);
-        let mut rng = SimStream::with_domain(self.seed, PAIRS_DOMAIN + u64::from(generation), j);
-        let simulator = crate::release::WithReplica {
-            model: &self.model,
-            replica: self.replica,
-        };
-        let mut ok = false;
-        for _ in 0..MAX_REDRAWS {
-            crate::pmc::draw_theta(self, &mut rng, th).with_context(|| format!("row {j}"))?;
-            match simulator.simulate(th, &mut rng, sim) {
-                Ok(()) => {
-                    ok = true;
-                    break;
-                }
-                Err(e) if e.is_recoverable() => {}
-                Err(e) => bail!("simulation of row {j}: {e}"),
+/// The summary map of a table (RFF mean embedding or the raw output) and where a fatal
+/// failure's message goes.
+#[derive(Clone, Copy)]
+struct SummaryMap<'a> {
+    features: Option<&'a RandomFourierFeatures<'a>>,
+    row_dim: usize,
+    failure: &'a Mutex<Option<String>>,
+}
+
+impl SummaryMap<'_> {
+    /// Summary length for a raw output of `raw` values.
+    fn len(&self, raw: usize) -> usize {
+        self.features
+            .map_or(raw, RandomFourierFeatures::num_features)
+    }
+
+    /// Writes the summary of `sim` into `out`; a failure is recorded and fatal.
+    fn apply(&self, sim: &[f64], out: &mut [f64]) -> Result<(), SimError> {
+        let r = match self.features {
+            None => {
+                out.copy_from_slice(sim);
+                Ok(())
             }
+            Some(f) => Rows::new(sim, self.row_dim).and_then(|rows| f.mean_embedding(rows, out)),
+        };
+        r.map_err(|e| self.fail(format!("summary: {e}")))
+    }
+
+    /// Records a fatal failure (the library reports only that one happened).
+    fn fail(&self, why: String) -> SimError {
+        if let Ok(mut f) = self.failure.lock()
+            && f.is_none()
+        {
+            *f = Some(why);
         }
-        if !ok {
-            bail!("row {j}: {MAX_REDRAWS} consecutive prior draws the simulator could not run");
+        SimError::Model {
+            code: 0,
+            recoverable: false,
         }
-        match features {
-            None => summ.copy_from_slice(sim),
-            Some(f) => f.mean_embedding(Rows::new(sim, self.model.row_dim())?, summ)?,
+    }
+}
+
+/// A simulator followed by the summary map: its output is the row's summary.
+struct Summarized<'a, S> {
+    sim: S,
+    map: SummaryMap<'a>,
+}
+
+impl<S: Simulator> Simulator for Summarized<'_, S> {
+    fn param_dim(&self) -> usize {
+        self.sim.param_dim()
+    }
+    fn output_dim(&self) -> usize {
+        self.map.len(self.sim.output_dim())
+    }
+    fn simulate<R: rand::Rng + ?Sized>(
+        &self,
+        theta: &[f64],
+        rng: &mut R,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
+        let mut sim = vec![0.0; self.sim.output_dim()];
+        match self.sim.simulate(theta, rng, &mut sim) {
+            Ok(()) => self.map.apply(&sim, out),
+            Err(e) if e.is_recoverable() => Err(e),
+            Err(e) => Err(self.map.fail(format!("simulation: {e}"))),
+        }
+    }
+}
+
+/// An external model's worker pool as a row simulator: each row's simulation seed is the
+/// next draw of the row's stream (after its θ), sent with the table row id; a rejected θ is
+/// a recoverable failure (redrawn from the same stream). Bit-identical to the per-row path
+/// for any batch size and worker count.
+struct CommandRows<'a> {
+    model: &'a crate::declared::CommandModel,
+    workers: usize,
+    map: SummaryMap<'a>,
+}
+
+impl RowSimulator for CommandRows<'_> {
+    fn row_param_dim(&self) -> usize {
+        self.model.dim()
+    }
+    fn row_output_dim(&self) -> usize {
+        self.map.len(self.model.output_dim())
+    }
+    fn simulate_rows(
+        &self,
+        rows: &[u64],
+        thetas: &[f64],
+        streams: &mut [SimStream],
+        out: &mut [f64],
+        ok: &mut [bool],
+    ) -> Result<(), SimError> {
+        use crate::external::{Answer, Request};
+        let d = self.model.dim();
+        let k = self.row_output_dim();
+        let requests: Vec<Request> = rows
+            .iter()
+            .zip(thetas.chunks_exact(d))
+            .zip(streams.iter_mut())
+            .map(|((&row, th), rng)| Request {
+                row,
+                seed: rng.next_u64(),
+                theta: th.to_vec(),
+            })
+            .collect();
+        let answers = self
+            .model
+            .pool
+            .run(&requests, self.workers)
+            .map_err(|e| self.map.fail(format!("{e:#}")))?;
+        for ((a, o), flag) in answers.into_iter().zip(out.chunks_exact_mut(k)).zip(ok) {
+            match a {
+                Answer::Output(v) => {
+                    self.map.apply(&v, o)?;
+                    *flag = true;
+                }
+                Answer::Reject => *flag = false,
+            }
         }
         Ok(())
     }

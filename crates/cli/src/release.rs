@@ -17,45 +17,13 @@
 //! ([`crate::private::guarded`]).
 
 use anyhow::{Context, Result, bail, ensure};
-use dpinfer::abc::smc::PublicMechanism;
+use dpinfer::abc::smc::{BinomialReplicate, LaplaceReplicate, Replicate};
+use dpinfer::accountants::{AccountantKind, Claim, ConversionRule, Event, EventBuf, Neighbouring};
 use dpinfer::mechanisms::{BinomialCurve, Laplace};
-use rand::Rng;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::model::{Model, ModelSim};
-use dpinfer::simulators::{SimError, Simulator};
-
-/// The model's simulator, followed by the public replica when the observation is a release.
-#[derive(Debug, Clone, Copy)]
-pub struct WithReplica<'a> {
-    /// The model.
-    pub model: &'a Model,
-    /// The replica, if any.
-    pub replica: Option<Replica>,
-}
-
-impl Simulator for WithReplica<'_> {
-    fn param_dim(&self) -> usize {
-        ModelSim(self.model).param_dim()
-    }
-    fn output_dim(&self) -> usize {
-        ModelSim(self.model).output_dim()
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        ModelSim(self.model).simulate(theta, rng, out)?;
-        if let Some(r) = &self.replica {
-            let s = out.to_vec();
-            r.privatize(&s, rng, out);
-        }
-        Ok(())
-    }
-}
+use crate::model::Model;
 use std::path::Path;
 
 use crate::files::DirLock;
@@ -67,7 +35,8 @@ impl Claimed for StatRelease {
     }
 }
 
-/// The public replica of the release mechanism (applied to simulated statistics).
+/// The public replica of the release mechanism as stored in `release.json`; the library's
+/// [`Replicate`] applies it to simulated statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub enum Replica {
     /// `Binomial(n, (I + m)/(K + 2m)) / n` per time point.
@@ -86,23 +55,27 @@ pub enum Replica {
     },
 }
 
-impl PublicMechanism for Replica {
-    fn privatize<R: Rng + ?Sized>(&self, s: &[f64], rng: &mut R, out: &mut [f64]) {
-        match *self {
-            Self::Binomial { n, m, k } => {
-                for (o, &i) in out.iter_mut().zip(s) {
-                    let p = ((i.clamp(0.0, k) + m) / (k + 2.0 * m)).clamp(0.0, 1.0);
-                    *o = dpinfer::simulators::dist::binomial(rng, n, p) as f64 / n as f64;
-                }
-            }
-            Self::Laplace { b } => {
-                for (o, &x) in out.iter_mut().zip(s) {
-                    let u = dpinfer::simulators::dist::uniform_open01(rng) - 0.5;
-                    *o = x - b * u.signum() * (-2.0 * u.abs()).ln_1p();
-                }
-            }
-        }
+impl Replica {
+    /// The library's replica.
+    ///
+    /// # Errors
+    /// Invalid parameters (a tampered release file).
+    pub fn mechanism(&self) -> Result<Replicate> {
+        Ok(match *self {
+            Self::Binomial { n, m, k } => Replicate::Binomial(BinomialReplicate::new(n, m, k)?),
+            Self::Laplace { b } => Replicate::Laplace(LaplaceReplicate::new(b)?),
+        })
     }
+}
+
+/// The public replica of `privacy.release`, if it is set.
+///
+/// # Errors
+/// As [`mechanism`].
+pub fn replica(cfg: &Config, model: &Model) -> Result<Option<Replicate>> {
+    mechanism(cfg, model)?
+        .map(|(_, r)| r.mechanism())
+        .transpose()
 }
 
 /// What the data owner releases.
@@ -220,11 +193,6 @@ pub fn release(
     match mech {
         Mech::Binomial(mech, n, mm, k) => {
             let l = obs.len() as u64;
-            let eps = mech.epsilon_exact(l);
-            ensure!(
-                eps <= budget,
-                "the binomial release of {l} points with n = {n}, m = {mm} costs ε = {eps:.4} > privacy.epsilon = {budget}"
-            );
             let counts: Vec<u64> = obs
                 .iter()
                 .map(|&x| {
@@ -238,21 +206,17 @@ pub fn release(
                     Ok(c)
                 })
                 .collect::<Result<_>>()?;
-            let ledger = Ledger {
-                epsilon: eps,
-                delta: 0.0,
-                accountant:
-                    "binomial infection-curve mechanism (Xiong et al. Prop. 4, exact bound)".into(),
-                conversion: "pure ε (none)".into(),
-                neighbouring: "replace-one (one individual's infection status)".into(),
-                mechanism: format!(
-                    "Binomial(n = {n}, (I + m)/(K + 2m)), m = {mm}, K = {k}, L = {l} time points"
+            let ledger = Ledger::from_claim(
+                pure_claim(&mech.event(l), budget)?,
+                format!(
+                    "binomial infection-curve release (Xiong et al. Prop. 4, exact bound): \
+                     Binomial(n = {n}, (I + m)/(K + 2m)), m = {mm}, K = {k}, L = {l} time \
+                     points; one individual's infection status replaced"
                 ),
-                noise: noise_label(cfg.seeds.noise),
-            };
+                noise_label(cfg.seeds.noise),
+            );
             let lock = DirLock::acquire(dir)?;
-            guarded(&lock, fp, |mark_started| {
-                mark_started(&ledger)?;
+            guarded(&lock, fp, &ledger.clone(), || {
                 let mut noise = noise_rng(cfg.seeds.noise)?;
                 let mut out = vec![0u64; counts.len()];
                 mech.release_curve(&counts, &mut out, &mut noise)?;
@@ -271,30 +235,21 @@ pub fn release(
                 "the observed statistic has {} values, the model's {d}",
                 obs.len()
             );
-            let eps = mech.epsilon();
-            ensure!(
-                eps <= budget,
-                "internal: Laplace release costs {eps} > {budget}"
-            );
-            let ledger = Ledger {
-                epsilon: eps,
-                delta: 0.0,
-                accountant: "pure ε (Laplace, L1 sensitivity Δ₁)".into(),
-                conversion: "pure ε (none)".into(),
-                neighbouring: if matches!(model.base(), Model::LinReg(..)) {
-                    "replace-one (n public; Δ₁ ≥ the statistic's proven bound)".into()
-                } else {
-                    "replace-one (the configured sensitivity's relation)".into()
-                },
-                mechanism: format!(
-                    "vector Laplace, Δ₁ = {sens}, b = {}, range [{lo}, {hi}]",
-                    mech.scale()
+            let ledger = Ledger::from_claim(
+                pure_claim(&mech.event(), budget)?,
+                format!(
+                    "vector Laplace, Δ₁ = {sens}, b = {}, range [{lo}, {hi}]; {}",
+                    mech.scale(),
+                    if matches!(model.base(), Model::LinReg(..)) {
+                        "n public, Δ₁ ≥ the statistic's proven replace-one bound"
+                    } else {
+                        "Δ₁ is the configured replace-one sensitivity"
+                    }
                 ),
-                noise: noise_label(cfg.seeds.noise),
-            };
+                noise_label(cfg.seeds.noise),
+            );
             let lock = DirLock::acquire(dir)?;
-            guarded(&lock, fp, |mark_started| {
-                mark_started(&ledger)?;
+            guarded(&lock, fp, &ledger.clone(), || {
                 let mut noise = noise_rng(cfg.seeds.noise)?;
                 let mut out = vec![0.0; d];
                 mech.release_into(obs, &mut out, &mut noise)?;
@@ -307,4 +262,24 @@ pub fn release(
             .map(|(r, rep)| (r, rep, lock))
         }
     }
+}
+
+/// The claim of one release with a pure-ε event (replace-one), checked against the budget.
+///
+/// # Errors
+/// An event the accountant rejects, or a cost above `privacy.epsilon`.
+fn pure_claim(event: &Event<'_>, budget: f64) -> Result<Claim> {
+    let claim = Claim::account(
+        Neighbouring::ReplaceOne,
+        AccountantKind::Pure,
+        ConversionRule::Tightest,
+        vec![(EventBuf::from(event), 1)],
+        0.0,
+    )?;
+    ensure!(
+        crate::private::within_budget(claim.epsilon(), budget),
+        "the release costs ε = {:.4} > privacy.epsilon = {budget}",
+        claim.epsilon()
+    );
+    Ok(claim)
 }

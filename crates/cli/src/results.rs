@@ -249,6 +249,9 @@ impl Outcome {
             l.mechanism,
             l.noise
         );
+        if let Some(c) = &l.claim {
+            let _ = writeln!(s, "  claim: {c}");
+        }
         if !self.facts.is_empty() {
             s.push_str("facts:");
             for (k, v) in &self.facts {

@@ -5,7 +5,7 @@
 //! (run seed, generation, j), so any split into shards gives the same rows, and merging the
 //! shards gives a file byte-identical to the single-process run's.
 //!
-//! Format (little-endian): magic `DPISHRD1`, then `config_hash u64`, `run_seed u64`,
+//! Format (little-endian): magic `DPISHRD2` (version 2; version 1 files are refused), then `config_hash u64`, `run_seed u64`,
 //! `generation u32`, `shard u32`, `shards u32`, `total_rows u64`, `row_start u64`,
 //! `n_rows u64`, `theta_dim u32`, `out_dim u32`, then `n_rows·(theta_dim+out_dim)` f64 values
 //! row by row (θ first), then the CRC-32 of everything before it. Files are written to a
@@ -18,7 +18,24 @@ use crate::files::Replace;
 use std::fs;
 use std::path::{Path, PathBuf};
 
-const MAGIC: &[u8; 8] = b"DPISHRD1";
+/// Format version 2: the rows come from the library's pair streams
+/// (`dpinfer::abc::pairs::pairs_domain`); version 1 files (the CLI's own stream domain, before
+/// the pipeline moved into `dpinfer-abc`) hold other numbers and are refused.
+const MAGIC: &[u8; 8] = b"DPISHRD2";
+/// The magic of the retired format version 1.
+const MAGIC_V1: &[u8; 8] = b"DPISHRD1";
+
+/// FNV-1a (64-bit) of `bytes`, continuing from `prev` (or from the offset basis): the
+/// fingerprints of pairs tables and populations.
+#[must_use]
+pub fn fnv1a(prev: Option<u64>, bytes: &[u8]) -> u64 {
+    let mut h = prev.unwrap_or(0xcbf2_9ce4_8422_2325);
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
 const HEADER_LEN: usize = 8 + 8 + 8 + 4 + 4 + 4 + 8 + 8 + 8 + 4 + 4;
 
 /// What a shard file says about itself.
@@ -138,6 +155,12 @@ pub fn read(path: &Path) -> Result<(ShardHeader, Vec<f64>)> {
 }
 
 fn decode(b: &[u8]) -> Result<(ShardHeader, Vec<f64>)> {
+    if b.len() >= 8 && &b[..8] == MAGIC_V1 {
+        bail!(
+            "a shard of format version 1 (written before the pairs streams moved into the \
+             library; its rows differ from this version's): simulate it again"
+        );
+    }
     if b.len() < HEADER_LEN + 4 || &b[..8] != MAGIC {
         bail!("not a dpinfer shard (bad magic or truncated)");
     }

@@ -11,12 +11,12 @@
 use std::path::Path;
 
 use anyhow::Result;
-use dpinfer::abc::smc::{SmcAbc, SmcSettings, Tolerance};
+use dpinfer::abc::smc::{Privatized, SmcAbc, SmcSettings, Tolerance};
 use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows};
 use dpinfer::simulators::SimStream;
 
 use crate::config::Config;
-use crate::model::{Model, ModelPrior};
+use crate::model::{Model, ModelPrior, ModelSim};
 use crate::private::Ledger;
 use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
@@ -75,8 +75,7 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
             None => l2.distance(sim, obs).unwrap_or(f64::INFINITY),
         }
     };
-    let replica = crate::release::mechanism(cfg, model)?.map(|(_, r)| r);
-    let sim = crate::release::WithReplica { model, replica };
+    let sim = Privatized::new(ModelSim(model), crate::release::replica(cfg, model)?);
     let mut smc = SmcAbc::new(ModelPrior(model), sim, dist, settings)?;
     let mut rng = SimStream::with_domain(cfg.seeds.run, SMC_RUN_DOMAIN, 0);
     let stop = smc.run(&mut rng)?;

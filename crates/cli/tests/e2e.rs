@@ -66,7 +66,9 @@ fn every_example_config_runs_and_writes_a_results_folder() {
             (k.trim() == "epsilon").then(|| v.trim().parse().ok())?
         });
         if let (Some(b), Some(e)) = (budget, s["privacy"]["epsilon"].as_f64()) {
-            assert!(e <= b, "{name}: ε {e} > budget {b}");
+            // The claim's accountant rounds up: at most 1e-12 relative above the budget the
+            // mechanism meets exactly (`private::within_budget`).
+            assert!(e <= b * (1.0 + 1e-12), "{name}: ε {e} > budget {b}");
             assert!(e > 0.0);
         }
         // samples.csv header names the parameters.
@@ -149,10 +151,9 @@ fn the_readme_main_job_config_runs_as_written() {
     );
     assert!(o.status.success(), "{}", show(&o));
     let s = json(&dir.join("r/summary.json"));
-    assert_eq!(
-        s["privacy"]["epsilon"].as_f64().unwrap().min(1.0),
-        s["privacy"]["epsilon"].as_f64().unwrap()
-    );
+    // ε = 1 claimed by the accountant, which rounds up (≤ 1e-12 relative above the budget).
+    let e = s["privacy"]["epsilon"].as_f64().unwrap();
+    assert!(e > 0.99 && e <= 1.0 + 1e-12, "{e}");
     // OS noise: the count varies run to run, but SVT never releases more than c = 10.
     assert!(
         s["samples"].as_u64().unwrap() <= 10,

@@ -17,22 +17,20 @@ pub(super) fn ledger(out: &RunOutput, noise: String) -> Ledger {
         return Ledger::not_private("random-walk Metropolis on the raw data");
     };
     let (m, k, allowed) = (b.mechanism(), out.iterations[0], out.allowed.unwrap_or(0));
-    let mut l = Ledger {
-        epsilon,
-        delta,
-        accountant: m.accountant().into(),
-        conversion: m.conversion().into(),
-        neighbouring: Neighbouring::ReplaceOne.to_string(),
-        mechanism: format!("{m}; {k} iterations (budget allows {allowed})"),
-        noise,
-    };
-    if let Some(c) = &out.claim {
-        (l.epsilon, l.delta) = (c.epsilon(), c.delta());
-        (l.accountant, l.conversion) = (c.accountant.to_string(), c.report.conversion.to_string());
-        l.neighbouring = c.relation.to_string();
-        l.mechanism = format!("{}. Claim: {c}", l.mechanism);
+    let mechanism = format!("{m}; {k} iterations (budget allows {allowed})");
+    match &out.claim {
+        Some(c) => Ledger::from_claim(c.clone(), mechanism, noise),
+        None => Ledger {
+            epsilon,
+            delta,
+            accountant: m.accountant().into(),
+            conversion: m.conversion().into(),
+            neighbouring: Neighbouring::ReplaceOne.to_string(),
+            mechanism,
+            noise,
+            claim: None,
+        },
     }
-    l
 }
 
 fn series(label: &str, x: Vec<f64>, y: Vec<f64>) -> Series {
