@@ -741,7 +741,7 @@ fn average_ranks(vals: &[f64]) -> Vec<f64> {
     let mut i = 0;
     while i < idx.len() {
         let mut j = i + 1;
-        while j < idx.len() && vals[idx[j]] == vals[idx[i]] {
+        while j < idx.len() && vals[idx[j]].total_cmp(&vals[idx[i]]).is_eq() {
             j += 1;
         }
         // positions i..j (0-based) share the rank (i + 1 + j) / 2
@@ -1178,6 +1178,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::float_cmp)] // ranks and counts are exact small numbers
     fn ranks_average_ties() {
         let r = average_ranks(&[3.0, 1.0, 3.0, f64::NAN, 2.0, 3.0]);
         assert_eq!(&r[..3], &[4.0, 1.0, 4.0]); // 1, 2, 3, 3, 3: the 3s share (3 + 4 + 5) / 3
@@ -1190,6 +1191,7 @@ mod tests {
     /// the uniform count; the plot has one trace and one rank outline per half and parameter
     /// and passes the layout check.
     #[test]
+    #[allow(clippy::float_cmp)] // counts are exact small numbers
     fn trace_rank_plot_shows_mixing() {
         // a well-mixed sequence: a fixed pseudo-random permutation of 0..400; a drifting one
         let mixed: Vec<f64> = (0..400u32).map(|i| f64::from((i * 7919) % 400)).collect();
