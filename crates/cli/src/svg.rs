@@ -222,6 +222,28 @@ impl Frame {
         }
         path
     }
+    /// SVG path data through at most about `max_points` of the points (x, y), every
+    /// `⌈n / max_points⌉`-th one, lifting the pen over non-finite values.
+    fn broken_polyline(&self, xs: &[f64], ys: &[f64], max_points: usize) -> String {
+        let mut path = String::new();
+        let mut pen_up = true;
+        let step = (xs.len() / max_points.max(1)).max(1);
+        for (x, y) in xs.iter().zip(ys).step_by(step) {
+            if !x.is_finite() || !y.is_finite() {
+                pen_up = true;
+                continue;
+            }
+            let _ = write!(
+                path,
+                "{}{:.2},{:.2} ",
+                if pen_up { "M" } else { "L" },
+                self.px(*x),
+                self.py(*y)
+            );
+            pen_up = false;
+        }
+        path
+    }
     fn axes(&self, out: &mut String, xlabel: &str, ylabel: &str, show: TickLabels) {
         const FONT: f64 = 10.0;
         let _ = write!(
@@ -680,24 +702,8 @@ pub fn line_chart(
     };
     for (k, s) in series.iter().enumerate() {
         let color = PALETTE[k % PALETTE.len()];
-        let mut path = String::new();
-        let mut pen_up = true;
-        let step = (s.x.len() / 4000).max(1);
-        for (x, y) in s.x.iter().zip(&s.y).step_by(step) {
-            let y = tr(*y);
-            if !x.is_finite() || !y.is_finite() {
-                pen_up = true;
-                continue;
-            }
-            let _ = write!(
-                path,
-                "{}{:.2},{:.2} ",
-                if pen_up { "M" } else { "L" },
-                f.px(*x),
-                f.py(y)
-            );
-            pen_up = false;
-        }
+        let ys: Vec<f64> = s.y.iter().map(|&v| tr(v)).collect();
+        let path = f.broken_polyline(&s.x, &ys, 4000);
         let _ = write!(
             out,
             r#"<path class="series" data-label="{}" d="{path}" fill="none" stroke="{color}" stroke-width="1.2"/>"#,
@@ -846,23 +852,7 @@ pub fn trace_rank(title: &str, series: &[Series], chains: usize) -> String {
             if hi <= lo {
                 continue;
             }
-            let step = ((hi - lo) / 2000).max(1);
-            let mut path = String::new();
-            let mut pen_up = true;
-            for (x, y) in s.x[lo..hi].iter().zip(&s.y[lo..hi]).step_by(step) {
-                if !x.is_finite() || !y.is_finite() {
-                    pen_up = true;
-                    continue;
-                }
-                let _ = write!(
-                    path,
-                    "{}{:.2},{:.2} ",
-                    if pen_up { "M" } else { "L" },
-                    f.px(*x),
-                    f.py(*y)
-                );
-                pen_up = false;
-            }
+            let path = f.broken_polyline(&s.x[lo..hi], &s.y[lo..hi], 2000);
             let _ = write!(
                 out,
                 r#"<path class="trace" data-chain="{c}" d="{path}" fill="none" stroke="{}" stroke-width="0.8"/>"#,
