@@ -53,8 +53,9 @@ pub struct ModelConfig {
     pub tau: Option<f64>,
     /// Version of the public random numbers the simulator draws (`dpinfer_simulators::
     /// StreamVersion`): 1 (default; polar normals, every earlier seeded output) or 2
-    /// (ziggurat normals, ≈ 6× faster normals). Part of the shard fingerprint when set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// (ziggurat normals, ≈ 6× faster normals). Part of the shard fingerprint unless 1, so
+    /// configs without the key keep their fingerprints.
+    #[serde(default, skip_serializing_if = "is_stream_v1")]
     pub stream_version: Option<u32>,
     /// sir: observation times (default the authors' 0, 17, …, 153); sets the number of
     /// observations (`n`, if also given, must equal its length).
@@ -90,6 +91,12 @@ pub struct ModelConfig {
     /// The config file's folder (the command's working directory); set by [`Config::load`].
     #[serde(skip)]
     pub base_dir: PathBuf,
+}
+
+/// Whether `[model] stream_version` is absent or 1 (the default, left out of fingerprints).
+#[allow(clippy::ref_option, clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if signature
+fn is_stream_v1(v: &Option<u32>) -> bool {
+    matches!(v, None | Some(1))
 }
 
 /// `[data]`.

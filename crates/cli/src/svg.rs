@@ -222,6 +222,28 @@ impl Frame {
         }
         path
     }
+    /// SVG path data through at most about `max_points` of the points (x, y), every
+    /// `⌈n / max_points⌉`-th one, lifting the pen over non-finite values.
+    fn broken_polyline(&self, xs: &[f64], ys: &[f64], max_points: usize) -> String {
+        let mut path = String::new();
+        let mut pen_up = true;
+        let step = (xs.len() / max_points.max(1)).max(1);
+        for (x, y) in xs.iter().zip(ys).step_by(step) {
+            if !x.is_finite() || !y.is_finite() {
+                pen_up = true;
+                continue;
+            }
+            let _ = write!(
+                path,
+                "{}{:.2},{:.2} ",
+                if pen_up { "M" } else { "L" },
+                self.px(*x),
+                self.py(*y)
+            );
+            pen_up = false;
+        }
+        path
+    }
     fn axes(&self, out: &mut String, xlabel: &str, ylabel: &str, show: TickLabels) {
         const FONT: f64 = 10.0;
         let _ = write!(
@@ -680,24 +702,8 @@ pub fn line_chart(
     };
     for (k, s) in series.iter().enumerate() {
         let color = PALETTE[k % PALETTE.len()];
-        let mut path = String::new();
-        let mut pen_up = true;
-        let step = (s.x.len() / 4000).max(1);
-        for (x, y) in s.x.iter().zip(&s.y).step_by(step) {
-            let y = tr(*y);
-            if !x.is_finite() || !y.is_finite() {
-                pen_up = true;
-                continue;
-            }
-            let _ = write!(
-                path,
-                "{}{:.2},{:.2} ",
-                if pen_up { "M" } else { "L" },
-                f.px(*x),
-                f.py(y)
-            );
-            pen_up = false;
-        }
+        let ys: Vec<f64> = s.y.iter().map(|&v| tr(v)).collect();
+        let path = f.broken_polyline(&s.x, &ys, 4000);
         let _ = write!(
             out,
             r#"<path class="series" data-label="{}" d="{path}" fill="none" stroke="{color}" stroke-width="1.2"/>"#,
@@ -741,7 +747,7 @@ fn average_ranks(vals: &[f64]) -> Vec<f64> {
     let mut i = 0;
     while i < idx.len() {
         let mut j = i + 1;
-        while j < idx.len() && vals[idx[j]] == vals[idx[i]] {
+        while j < idx.len() && vals[idx[j]].total_cmp(&vals[idx[i]]).is_eq() {
             j += 1;
         }
         // positions i..j (0-based) share the rank (i + 1 + j) / 2
@@ -846,23 +852,7 @@ pub fn trace_rank(title: &str, series: &[Series], chains: usize) -> String {
             if hi <= lo {
                 continue;
             }
-            let step = ((hi - lo) / 2000).max(1);
-            let mut path = String::new();
-            let mut pen_up = true;
-            for (x, y) in s.x[lo..hi].iter().zip(&s.y[lo..hi]).step_by(step) {
-                if !x.is_finite() || !y.is_finite() {
-                    pen_up = true;
-                    continue;
-                }
-                let _ = write!(
-                    path,
-                    "{}{:.2},{:.2} ",
-                    if pen_up { "M" } else { "L" },
-                    f.px(*x),
-                    f.py(*y)
-                );
-                pen_up = false;
-            }
+            let path = f.broken_polyline(&s.x[lo..hi], &s.y[lo..hi], 2000);
             let _ = write!(
                 out,
                 r#"<path class="trace" data-chain="{c}" d="{path}" fill="none" stroke="{}" stroke-width="0.8"/>"#,
@@ -1178,6 +1168,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::float_cmp)] // ranks and counts are exact small numbers
     fn ranks_average_ties() {
         let r = average_ranks(&[3.0, 1.0, 3.0, f64::NAN, 2.0, 3.0]);
         assert_eq!(&r[..3], &[4.0, 1.0, 4.0]); // 1, 2, 3, 3, 3: the 3s share (3 + 4 + 5) / 3
@@ -1190,6 +1181,7 @@ mod tests {
     /// the uniform count; the plot has one trace and one rank outline per half and parameter
     /// and passes the layout check.
     #[test]
+    #[allow(clippy::float_cmp)] // counts are exact small numbers
     fn trace_rank_plot_shows_mixing() {
         // a well-mixed sequence: a fixed pseudo-random permutation of 0..400; a drifting one
         let mixed: Vec<f64> = (0..400u32).map(|i| f64::from((i * 7919) % 400)).collect();

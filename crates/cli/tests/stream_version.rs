@@ -43,3 +43,22 @@ fn unknown_stream_version_is_a_clear_error() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("model.stream_version"), "{}", show(&o));
 }
+
+/// The shard fingerprint (`Config::public_hash`) is unchanged by an explicit
+/// `stream_version = 1` and changed by 2, so shards of the two versions never mix.
+#[test]
+fn stream_version_enters_the_fingerprint_only_when_2() {
+    use dpinfer_cli::config::Config;
+    let dir = fresh_dir("sv-hash");
+    let base = example("soft-abc-gaussian.toml", &dir.join("results"));
+    let hash = |text: &str, name: &str| {
+        Config::load(&write_config(&dir, name, text))
+            .unwrap()
+            .public_hash()
+    };
+    let h0 = hash(&base, "a.toml");
+    let h1 = hash(&set(&base, "model", "stream_version", "1"), "b.toml");
+    let h2 = hash(&set(&base, "model", "stream_version", "2"), "c.toml");
+    assert_eq!(h0, h1);
+    assert_ne!(h0, h2);
+}

@@ -16,38 +16,22 @@ use rand::Rng;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 
-/// The pyabc/ELFI comparison model: 100 draws y_i ~ N(θ, 1), summary = their mean (normals
-/// from `dpinfer_simulators::dist::std_normal`).
+/// Which standard-normal sampler the toy model draws with.
 #[derive(Clone, Copy)]
-struct MeanOf100;
-
-impl Simulator for MeanOf100 {
-    fn param_dim(&self) -> usize {
-        1
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        th: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        let mut s = 0.0;
-        for _ in 0..100 {
-            s += dpinfer_simulators::dist::std_normal(rng);
-        }
-        out[0] = th[0] + s / 100.0;
-        Ok(())
-    }
+enum Normals {
+    /// `dpinfer_simulators::dist::std_normal` (stream version 1, polar method).
+    Polar,
+    /// `rand_distr::StandardNormal` (ziggurat; platform math under `std`).
+    RandDistr,
+    /// `StreamVersion::V2` (the libm ziggurat that draws what rand_distr's does).
+    StreamV2,
 }
 
-/// Same model with rand_distr's ziggurat normal sampler.
+/// The pyabc/ELFI comparison model: 100 draws y_i ~ N(θ, 1), summary = their mean.
 #[derive(Clone, Copy)]
-struct MeanOf100Zig;
+struct MeanOf100(Normals);
 
-impl Simulator for MeanOf100Zig {
+impl Simulator for MeanOf100 {
     fn param_dim(&self) -> usize {
         1
     }
@@ -63,35 +47,11 @@ impl Simulator for MeanOf100Zig {
         use rand_distr::Distribution;
         let mut s = 0.0;
         for _ in 0..100 {
-            let z: f64 = rand_distr::StandardNormal.sample(rng);
-            s += z;
-        }
-        out[0] = th[0] + s / 100.0;
-        Ok(())
-    }
-}
-
-/// Same model with the simulators' stream-version-2 normal (`StreamVersion::V2`, the libm
-/// ziggurat that draws what rand_distr's does).
-#[derive(Clone, Copy)]
-struct MeanOf100V2;
-
-impl Simulator for MeanOf100V2 {
-    fn param_dim(&self) -> usize {
-        1
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        th: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        let mut s = 0.0;
-        for _ in 0..100 {
-            s += dpinfer_simulators::StreamVersion::V2.std_normal(rng);
+            s += match self.0 {
+                Normals::Polar => dpinfer_simulators::dist::std_normal(rng),
+                Normals::RandDistr => rand_distr::StandardNormal.sample(rng),
+                Normals::StreamV2 => dpinfer_simulators::StreamVersion::V2.std_normal(rng),
+            };
         }
         out[0] = th[0] + s / 100.0;
         Ok(())
@@ -127,60 +87,30 @@ fn rejection(c: &mut Criterion) {
     let mut g = c.benchmark_group("abc/rejection");
     g.throughput(Throughput::Elements(n));
     g.sample_size(10);
-    g.bench_function("gaussian_mean_100obs_1e5_sims", |b| {
-        b.iter(|| {
-            let mut s = RejectionAbc::new(
-                Normal::new(0.0, 1.0).unwrap(),
-                MeanOf100,
-                Euclidean::new(&obs).unwrap(),
-                RejectionSettings {
-                    rule: Rule::Threshold(0.05),
-                    budget: n,
-                    target: u64::MAX,
-                },
-            )
-            .unwrap();
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-            s.run(&mut rng).unwrap();
-            black_box(s.accepted().len())
+    for (name, normals) in [
+        ("gaussian_mean_100obs_1e5_sims", Normals::Polar),
+        ("gaussian_mean_100obs_ziggurat_1e5_sims", Normals::RandDistr),
+        ("gaussian_mean_100obs_stream_v2_1e5_sims", Normals::StreamV2),
+    ] {
+        g.bench_function(name, |b| {
+            b.iter(|| {
+                let mut s = RejectionAbc::new(
+                    Normal::new(0.0, 1.0).unwrap(),
+                    MeanOf100(normals),
+                    Euclidean::new(&obs).unwrap(),
+                    RejectionSettings {
+                        rule: Rule::Threshold(0.05),
+                        budget: n,
+                        target: u64::MAX,
+                    },
+                )
+                .unwrap();
+                let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+                s.run(&mut rng).unwrap();
+                black_box(s.accepted().len())
+            });
         });
-    });
-    g.bench_function("gaussian_mean_100obs_ziggurat_1e5_sims", |b| {
-        b.iter(|| {
-            let mut s = RejectionAbc::new(
-                Normal::new(0.0, 1.0).unwrap(),
-                MeanOf100Zig,
-                Euclidean::new(&obs).unwrap(),
-                RejectionSettings {
-                    rule: Rule::Threshold(0.05),
-                    budget: n,
-                    target: u64::MAX,
-                },
-            )
-            .unwrap();
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-            s.run(&mut rng).unwrap();
-            black_box(s.accepted().len())
-        });
-    });
-    g.bench_function("gaussian_mean_100obs_stream_v2_1e5_sims", |b| {
-        b.iter(|| {
-            let mut s = RejectionAbc::new(
-                Normal::new(0.0, 1.0).unwrap(),
-                MeanOf100V2,
-                Euclidean::new(&obs).unwrap(),
-                RejectionSettings {
-                    rule: Rule::Threshold(0.05),
-                    budget: n,
-                    target: u64::MAX,
-                },
-            )
-            .unwrap();
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-            s.run(&mut rng).unwrap();
-            black_box(s.accepted().len())
-        });
-    });
+    }
     g.bench_function("null_simulator_overhead_1e5_steps", |b| {
         b.iter(|| {
             let mut s = RejectionAbc::new(
@@ -222,7 +152,7 @@ fn smc(c: &mut Criterion) {
     {
         let mut s = SmcAbc::new(
             Normal::new(0.0, 1.0).unwrap(),
-            MeanOf100Zig,
+            MeanOf100(Normals::RandDistr),
             Euclidean::new(&obs).unwrap(),
             settings.clone(),
         )
@@ -238,7 +168,7 @@ fn smc(c: &mut Criterion) {
         b.iter(|| {
             let mut s = SmcAbc::new(
                 Normal::new(0.0, 1.0).unwrap(),
-                MeanOf100Zig,
+                MeanOf100(Normals::RandDistr),
                 Euclidean::new(&obs).unwrap(),
                 settings.clone(),
             )

@@ -130,20 +130,6 @@ impl Banana {
         })
     }
 
-    /// The same model drawing its normals with the sampler of `version` (default
-    /// [`StreamVersion::V1`]; [`StreamVersion::V2`] is the faster ziggurat). Changes every simulated data set, never the distribution; the prior and the exact posterior sampler draw the same numbers in every version.
-    #[must_use]
-    pub const fn with_stream_version(mut self, version: StreamVersion) -> Self {
-        self.version = version;
-        self
-    }
-
-    /// The stream version of the simulations (see `with_stream_version`).
-    #[must_use]
-    pub const fn stream_version(&self) -> StreamVersion {
-        self.version
-    }
-
     /// The settings.
     #[must_use]
     pub const fn settings(&self) -> &BananaSettings {
@@ -228,6 +214,11 @@ impl Banana {
             sd,
         })
     }
+}
+
+stream_versioned! {
+    /// The prior and the exact posterior sampler draw the same numbers in every version.
+    impl[] Banana
 }
 
 impl Simulator for Banana {

@@ -73,20 +73,6 @@ impl CubicOutbreak {
         })
     }
 
-    /// The same model drawing its normals with the sampler of `version` (default
-    /// [`StreamVersion::V1`]; [`StreamVersion::V2`] is the faster ziggurat). Only the observation noise draws normals (none by default).
-    #[must_use]
-    pub const fn with_stream_version(mut self, version: StreamVersion) -> Self {
-        self.version = version;
-        self
-    }
-
-    /// The stream version of the simulations (see `with_stream_version`).
-    #[must_use]
-    pub const fn stream_version(&self) -> StreamVersion {
-        self.version
-    }
-
     /// The paper's prior a_i ~ N(0, 1), i = 0..3.
     ///
     /// # Errors
@@ -103,6 +89,11 @@ impl CubicOutbreak {
         // Horner: ((a0 t + a1) t + a2) t + a3
         ((th[0] * t + th[1]) * t + th[2]) * t + th[3]
     }
+}
+
+stream_versioned! {
+    /// Only the observation noise draws normals (none by default).
+    impl[] CubicOutbreak
 }
 
 /// Run state of [`CubicOutbreak`].

@@ -44,31 +44,6 @@ impl GaussianMean {
         })
     }
 
-    /// The same model drawing its observation noise with the normal sampler of `version`
-    /// (default [`StreamVersion::V1`], the polar method; [`StreamVersion::V2`], the ziggurat,
-    /// is ≈ 6× faster per observation). Changes every simulated number, never the
-    /// distribution; the prior's draws are the same in every version.
-    ///
-    /// ```
-    /// use dpinfer_simulators::models::gaussian::GaussianMean;
-    /// use dpinfer_simulators::{SimStream, Simulator, StreamVersion};
-    /// let m = GaussianMean::new(100, 1.0, 0.0, 10.0)?.with_stream_version(StreamVersion::V2);
-    /// let mut y = [0.0; 100];
-    /// m.simulate(&[1.5], &mut SimStream::new(42, 0), &mut y)?;
-    /// # Ok::<(), dpinfer_simulators::SimError>(())
-    /// ```
-    #[must_use]
-    pub const fn with_stream_version(mut self, version: StreamVersion) -> Self {
-        self.version = version;
-        self
-    }
-
-    /// The stream version of the simulations (see [`GaussianMean::with_stream_version`]).
-    #[must_use]
-    pub const fn stream_version(&self) -> StreamVersion {
-        self.version
-    }
-
     /// The prior N(μ₀, τ₀²) (implements [`crate::Prior`]).
     #[must_use]
     pub const fn prior(&self) -> Normal {
@@ -111,6 +86,20 @@ impl GaussianMean {
             sigma: self.sigma,
         })
     }
+}
+
+stream_versioned! {
+    /// Only the observation noise is versioned; the prior's draws are the same in every version.
+    ///
+    /// ```
+    /// use dpinfer_simulators::models::gaussian::GaussianMean;
+    /// use dpinfer_simulators::{SimStream, Simulator, StreamVersion};
+    /// let m = GaussianMean::new(100, 1.0, 0.0, 10.0)?.with_stream_version(StreamVersion::V2);
+    /// let mut y = [0.0; 100];
+    /// m.simulate(&[1.5], &mut SimStream::new(42, 0), &mut y)?;
+    /// # Ok::<(), dpinfer_simulators::SimError>(())
+    /// ```
+    impl[] GaussianMean
 }
 
 impl Simulator for GaussianMean {

@@ -54,6 +54,11 @@ impl LinRegSettings<2> {
     }
 }
 
+stream_versioned! {
+    /// Predictors and noise are versioned; the prior is not.
+    impl[const P: usize] LinearRegression<P>
+}
+
 /// The paper's true coefficients β* = (−1.79, −2.89, −0.66) (intercept first).
 pub const BETA_STAR: [f64; 3] = [-1.79, -2.89, -0.66];
 
@@ -176,20 +181,6 @@ impl<const P: usize> LinearRegression<P> {
         #[allow(clippy::cast_precision_loss)]
         let (p, n) = (P as f64, n as f64);
         Ok(((p * p + 3.0 * p + 3.0) / n).next_up())
-    }
-
-    /// The same model drawing its normals with the sampler of `version` (default
-    /// [`StreamVersion::V1`]; [`StreamVersion::V2`] is the faster ziggurat). Changes every simulated number, never the distribution.
-    #[must_use]
-    pub const fn with_stream_version(mut self, version: StreamVersion) -> Self {
-        self.version = version;
-        self
-    }
-
-    /// The stream version of the simulations (see `with_stream_version`).
-    #[must_use]
-    pub const fn stream_version(&self) -> StreamVersion {
-        self.version
     }
 
     /// Draws one subject: predictors into `x0`, returns y.
