@@ -4,9 +4,9 @@
 #![allow(clippy::unwrap_used, clippy::float_cmp, clippy::panic)]
 
 use dpinfer_accountants::{
-    Accountant, AccountantError, AccountantKind, Claim, ConversionRule, Event, EventBuf,
-    Neighbouring, PldAccountant, PureAccountant, RdpAccountant, RdpAccountantVec, ZcdpAccountant,
-    calibrate, curves,
+    Accountant, AccountantError, AccountantKind, ApproxAccountant, Claim, ConversionRule, Event,
+    EventBuf, Neighbouring, PldAccountant, PureAccountant, RdpAccountant, RdpAccountantVec,
+    ZcdpAccountant, calibrate, curves,
 };
 
 const RO: Neighbouring = Neighbouring::ReplaceOne;
@@ -145,6 +145,7 @@ fn validation_and_unsupported() {
         )
     };
     assert!(unsupported(PureAccountant::new(RO).compose(&e)));
+    assert!(unsupported(ApproxAccountant::new(RO).compose(&e)));
     assert!(unsupported(ZcdpAccountant::new(RO).compose(&e)));
     assert!(unsupported(PldAccountant::new(RO).compose(&e)));
     assert_eq!(e.name(), "DpBarker");
@@ -162,6 +163,9 @@ fn claim_matches_calibration() {
     let buf = EventBuf::from(&e);
     assert!(buf.with_event(|x| *x == e));
     assert_eq!(buf.name(), "DpBarker");
+    let json = serde_json::to_string(&buf).unwrap();
+    assert_eq!(json, r#"{"dp_barker":{"batch":500,"population":10000}}"#);
+    assert_eq!(serde_json::from_str::<EventBuf>(&json).unwrap(), buf);
     for rule in [ConversionRule::Tightest, ConversionRule::Classic] {
         let (eps, delta) = (1.0, 1e-5);
         let (k, _) =
