@@ -846,7 +846,9 @@ impl Budget {
     /// * DP HMC: `k × Gaussian(σ = τ_l√n, Δ = 1)` ratio tests and
     ///   [`gradient_releases`] `× Gaussian(σ = τ_g√n, Δ = 1)` gradients.
     /// * Subsampled DP penalty: `k × SampledWithoutReplacement(|B| of n, Gaussian(σ = √τ,
-    ///   Δ = 1))` by the RDP accountant with this budget's conversion rule.
+    ///   Δ = 1))` by the RDP accountant on the integer orders `2..=256` (the budget's
+    ///   orders; on the sparser default grid the claim could exceed the target) with this
+    ///   budget's conversion rule.
     /// * DP Barker: `k × DpBarker(|B| of n)` (thesis Theorem 8) by the RDP accountant on the
     ///   integer orders `2..=256` (the budget's orders; Theorem 8 holds at integer orders
     ///   only) with this budget's conversion rule.
@@ -915,7 +917,7 @@ impl Budget {
                     population: rows(n)?,
                     event: Box::new(gaussian(libm::sqrt(tau))),
                 };
-                (vec![(event, k)], AccountantKind::Rdp, rule)
+                (vec![(event, k)], AccountantKind::RdpIntegers, rule)
             }
             Mechanism::Barker { n, batch, rule } => {
                 sampling_ratio(n, batch)?;
