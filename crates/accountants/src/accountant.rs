@@ -54,9 +54,11 @@ pub trait Accountant {
 }
 
 /// Which accountant produced a report: the five accountants of this crate (the RDP one on
-/// [`crate::DEFAULT_ORDERS`]), as a value (see [`crate::Claim`]).
+/// [`crate::DEFAULT_ORDERS`], or on the integer orders `2..=256`), as a value (see
+/// [`crate::Claim`]).
 ///
-/// `Display` and `FromStr` use `"pure"`, `"approx"`, `"rdp"`, `"zcdp"`, `"pld"`.
+/// `Display` and `FromStr` use `"pure"`, `"approx"`, `"rdp"`, `"zcdp"`, `"pld"`,
+/// `"rdp_integers"`.
 ///
 /// ```
 /// use dpinfer_accountants::AccountantKind;
@@ -84,13 +86,27 @@ pub enum AccountantKind {
     Zcdp,
     /// [`crate::PldAccountant`] (exact Gaussian PLD; numerical PLD for other events).
     Pld,
+    /// An RDP accountant (`RdpAccountantVec`, feature `alloc`) on every integer order
+    /// `2..=`[`MAX_INTEGER_ORDER`]: the grid of mechanisms whose RDP bound holds at integer
+    /// orders only (WBK19 sampling without replacement, DP-Barker).
+    RdpIntegers,
 }
 
-impl AccountantKind {
-    /// Every kind, in the order pure, approx, rdp, zcdp, pld.
-    pub const ALL: [Self; 5] = [Self::Pure, Self::Approx, Self::Rdp, Self::Zcdp, Self::Pld];
+/// Largest order of [`AccountantKind::RdpIntegers`]'s grid `2, 3, …, 256`.
+pub const MAX_INTEGER_ORDER: u32 = 256;
 
-    /// The machine name (`"pure"`, `"approx"`, `"rdp"`, `"zcdp"`, `"pld"`).
+impl AccountantKind {
+    /// Every kind, in the order pure, approx, rdp, zcdp, pld, rdp_integers.
+    pub const ALL: [Self; 6] = [
+        Self::Pure,
+        Self::Approx,
+        Self::Rdp,
+        Self::Zcdp,
+        Self::Pld,
+        Self::RdpIntegers,
+    ];
+
+    /// The machine name (`"pure"`, `"approx"`, `"rdp"`, `"zcdp"`, `"pld"`, `"rdp_integers"`).
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
@@ -99,10 +115,12 @@ impl AccountantKind {
             Self::Rdp => "rdp",
             Self::Zcdp => "zcdp",
             Self::Pld => "pld",
+            Self::RdpIntegers => "rdp_integers",
         }
     }
 
-    /// The name in prose (`"pure-DP"`, `"approximate-DP"`, `"RDP"`, `"zCDP"`, `"PLD"`).
+    /// The name in prose (`"pure-DP"`, `"approximate-DP"`, `"RDP"`, `"zCDP"`, `"PLD"`,
+    /// `"RDP (integer orders 2 to 256)"`).
     #[must_use]
     pub fn label(self) -> &'static str {
         match self {
@@ -111,6 +129,7 @@ impl AccountantKind {
             Self::Rdp => "RDP",
             Self::Zcdp => "zCDP",
             Self::Pld => "PLD",
+            Self::RdpIntegers => "RDP (integer orders 2 to 256)",
         }
     }
 }
@@ -129,7 +148,7 @@ impl core::str::FromStr for AccountantKind {
             .find(|k| k.name() == s)
             .ok_or(crate::ParseNameError {
                 what: "accountant",
-                expected: "pure, approx, rdp, zcdp, pld",
+                expected: "pure, approx, rdp, zcdp, pld, rdp_integers",
             })
     }
 }

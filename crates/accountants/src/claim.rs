@@ -29,7 +29,8 @@ use core::fmt;
 
 use crate::{
     Accountant, AccountantError, AccountantKind, ApproxAccountant, BinomialBound, ConversionRule,
-    Event, Neighbouring, PldAccountant, PureAccountant, RdpAccountant, Report, ZcdpAccountant,
+    Event, Neighbouring, PldAccountant, PureAccountant, RdpAccountant, RdpAccountantVec, Report,
+    ZcdpAccountant,
 };
 
 /// An owned event tree: the mirror of [`Event`] with boxes and vectors instead of borrows,
@@ -137,6 +138,13 @@ pub enum EventBuf {
         /// Integer sensitivity `k` in grid units.
         sensitivity: u64,
     },
+    /// [`Event::DpBarker`].
+    DpBarker {
+        /// Batch size `|B|`.
+        batch: u64,
+        /// Dataset size `n`.
+        population: u64,
+    },
 }
 
 impl From<&Event<'_>> for EventBuf {
@@ -193,6 +201,7 @@ impl From<&Event<'_>> for EventBuf {
             Event::DiscreteGaussian { sigma, sensitivity } => {
                 Self::DiscreteGaussian { sigma, sensitivity }
             }
+            Event::DpBarker { batch, population } => Self::DpBarker { batch, population },
         }
     }
 }
@@ -338,6 +347,10 @@ fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Even
                 sigma: *sigma,
                 sensitivity: *sensitivity,
             },
+            EventBuf::DpBarker { batch, population } => Event::DpBarker {
+                batch: *batch,
+                population: *population,
+            },
         };
         built.push(e);
     }
@@ -411,6 +424,15 @@ impl Claim {
                 delta,
             ),
             AccountantKind::Pld => report(PldAccountant::new(relation), &events, delta),
+            AccountantKind::RdpIntegers => report(
+                RdpAccountantVec::new(
+                    relation,
+                    (2..=crate::MAX_INTEGER_ORDER).map(f64::from).collect(),
+                )?
+                .with_conversion(rule),
+                &events,
+                delta,
+            ),
         }?;
         Ok(Self {
             relation,
@@ -483,7 +505,10 @@ impl fmt::Display for Claim {
             self.relation,
             self.accountant.label()
         )?;
-        if matches!(self.accountant, AccountantKind::Rdp | AccountantKind::Zcdp) {
+        if matches!(
+            self.accountant,
+            AccountantKind::Rdp | AccountantKind::RdpIntegers | AccountantKind::Zcdp
+        ) {
             write!(f, " with the {} conversion rule", self.rule)?;
         }
         write!(f, " ({})", self.report.conversion)?;

@@ -169,6 +169,37 @@ pub fn binomial_curve_epsilon(
     finite("binomial epsilon", round_up(l * e))
 }
 
+/// RDP at order α of **one** DP-Barker iteration on a batch of `batch` rows drawn without
+/// replacement from `population` (Räisä 2021 thesis Theorem 8, after Heikkilä et al. 2019;
+/// [`Event::DpBarker`]).
+///
+/// Theorem 8 bounds integer orders `2 ≤ α < |B|/5` by the WBK19 amplification with
+/// `q = |B|/n` of `ε'(α) = 5/(2|B|) + ln(2|B|/(|B| − 5α))/(2(α−1)) + 2α/(|B| − 5α)`
+/// ([`crate::calibrate::dp_barker_rdp`]). A fractional α takes the bound of `⌈α⌉` (order 2
+/// below 2): Rényi divergence is nondecreasing in α (van Erven & Harremoës 2014, Thm 3), so
+/// it is still an upper bound. Orders with `5⌈α⌉ ≥ |B|` have no bound: `+∞`.
+///
+/// # Privacy
+/// Replace-one relation (substitute one row), per-row log-likelihood ratios bounded by
+/// `√|B|/n`.
+///
+/// # Errors
+/// [`AccountantError::InvalidCount`] unless `n ≥ 1` and `11 ≤ |B| ≤ n`;
+/// [`AccountantError::InvalidParameter`] for α not finite or ≤ 1.
+pub fn dp_barker_step_rdp(batch: u64, population: u64, alpha: f64) -> Result<f64, AccountantError> {
+    crate::event::check_dp_barker(batch, population)?;
+    let a = libm::ceil(order(alpha)?).max(2.0);
+    if a >= count_up(batch) {
+        return Ok(f64::INFINITY);
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let a = a as u64;
+    if a.checked_mul(5).is_none_or(|a5| a5 >= batch) {
+        return Ok(f64::INFINITY);
+    }
+    crate::calibrate::dp_barker_rdp(batch, population, a)
+}
+
 /// Pure-DP amplification by subsampling: `ln(1 + q(e^ε − 1))`. Valid for Poisson sampling
 /// with rate q under add/remove (Li–Qardaji–Su 2012) and for sampling a fraction
 /// `q = m/n` without replacement under replace-one (Balle et al. 2018, Thm 9).
@@ -748,6 +779,7 @@ impl Notion for Pure {
                 positive("sigma", sigma)?;
                 Ok(0.0)
             }
+            Event::DpBarker { .. } => refuse(ev, relation, "pure DP"),
             _ => Err(AccountantError::Unsupported {
                 event: ev.name(),
                 accountant: "pure DP",
@@ -950,6 +982,10 @@ impl Notion for Rdp {
                 wor_rdp(q.min(1.0), ai, |j| {
                     fold(&Self { alpha: count_up(j) }, event, relation, depth + 1)
                 })
+            }
+            Event::DpBarker { batch, population } => {
+                ev.validate(relation)?;
+                dp_barker_step_rdp(batch, population, alpha)
             }
             _ => Err(unsupported()),
         }

@@ -151,6 +151,20 @@ pub enum Event<'a> {
         /// Integer sensitivity `k` in grid units (0: no cost).
         sensitivity: u64,
     },
+    /// One iteration of DP-Barker (Heikkilä, Jälkö, Dikmen, Honkela 2019; Räisä 2021 thesis
+    /// §3.2, Theorem 8): the Barker acceptance test on the log-likelihood ratio of a batch of
+    /// `batch` rows drawn without replacement from `population`, with Gaussian noise of
+    /// variance 2 minus the batch sample variance and the `V_corr` correction. Assumes every
+    /// row's log-likelihood ratio is bounded by `√|B|/n` (thesis Theorem 8; clip or temper
+    /// otherwise). RDP at integer orders `2 ≤ α < |B|/5`: the WBK19 amplification with
+    /// `q = |B|/n` of the base bound `ε'(α)` ([`crate::calibrate::dp_barker_rdp`]); no bound
+    /// (+∞) at higher orders. Replace-one relation only (substitute one row, thesis §2.1).
+    DpBarker {
+        /// Batch size `|B|`, `11 ≤ |B| ≤ n` (below 11 no order `2 ≤ α < |B|/5` exists).
+        batch: u64,
+        /// Dataset size `n`.
+        population: u64,
+    },
 }
 
 impl Event<'_> {
@@ -171,6 +185,7 @@ impl Event<'_> {
             Self::Composed(_) => "Composed",
             Self::DiscreteLaplace { .. } => "DiscreteLaplace",
             Self::DiscreteGaussian { .. } => "DiscreteGaussian",
+            Self::DpBarker { .. } => "DpBarker",
         }
     }
 
@@ -275,9 +290,38 @@ impl Event<'_> {
             Self::DiscreteGaussian { sigma, .. } => {
                 positive("sigma", sigma)?;
             }
+            Self::DpBarker { batch, population } => {
+                check_dp_barker(batch, population)?;
+                if relation != Neighbouring::ReplaceOne {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "DpBarker",
+                        relation,
+                    });
+                }
+            }
         }
         Ok(())
     }
+}
+
+/// Smallest DP-Barker batch with an admissible order (`2 ≤ α < |B|/5`, thesis Theorem 8).
+pub(crate) const DP_BARKER_MIN_BATCH: u64 = 11;
+
+/// The parameter checks of [`Event::DpBarker`]: `n ≥ 1` and `11 ≤ |B| ≤ n`.
+pub(crate) fn check_dp_barker(batch: u64, population: u64) -> Result<(), AccountantError> {
+    if population == 0 {
+        return Err(AccountantError::InvalidCount {
+            name: "population",
+            value: population,
+        });
+    }
+    if batch < DP_BARKER_MIN_BATCH || batch > population {
+        return Err(AccountantError::InvalidCount {
+            name: "batch",
+            value: batch,
+        });
+    }
+    Ok(())
 }
 
 /// The event in one line, parameters in full (shortest round-trip form), e.g.
@@ -342,6 +386,9 @@ impl core::fmt::Display for Event<'_> {
                     f,
                     "DiscreteGaussian(σ = {sigma}, k = {sensitivity} grid units)"
                 )
+            }
+            Self::DpBarker { batch, population } => {
+                write!(f, "DpBarker({batch} of {population})")
             }
             Self::Composed(events) => {
                 f.write_str("Composed[")?;

@@ -24,7 +24,7 @@ pub mod pld_numeric;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
-pub use accountant::{Accountant, AccountantKind};
+pub use accountant::{Accountant, AccountantKind, MAX_INTEGER_ORDER};
 #[cfg(feature = "alloc")]
 pub use accountants::RdpAccountantVec;
 pub use accountants::{

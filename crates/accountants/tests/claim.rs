@@ -372,7 +372,7 @@ fn names_parse_and_print() {
     }
     assert_eq!(
         "moments".parse::<AccountantKind>().unwrap_err().to_string(),
-        "unknown accountant (expected one of: pure, approx, rdp, zcdp, pld)"
+        "unknown accountant (expected one of: pure, approx, rdp, zcdp, pld, rdp_integers)"
     );
     for r in Neighbouring::ALL {
         assert_eq!(r.to_string().parse::<Neighbouring>().unwrap(), r);

@@ -25,7 +25,7 @@ use crate::McmcError;
 use crate::error::{open_unit, positive};
 
 /// Largest order tried by the RDP-based budgets.
-pub const MAX_RDP_ORDER: u32 = 256;
+pub const MAX_RDP_ORDER: u32 = dpinfer_accountants::MAX_INTEGER_ORDER;
 
 fn check_eps_delta(epsilon: f64, delta: f64) -> Result<(), McmcError> {
     positive("epsilon", epsilon)?;
@@ -846,9 +846,12 @@ impl Budget {
     /// * DP HMC: `k × Gaussian(σ = τ_l√n, Δ = 1)` ratio tests and
     ///   [`gradient_releases`] `× Gaussian(σ = τ_g√n, Δ = 1)` gradients.
     /// * Subsampled DP penalty: `k × SampledWithoutReplacement(|B| of n, Gaussian(σ = √τ,
-    ///   Δ = 1))` by the RDP accountant with this budget's conversion rule.
-    /// * DP Barker: `None` — HJDH19's Theorem 8 test has no accountants `Event` yet; its
-    ///   (ε, δ) is [`Budget::spent`].
+    ///   Δ = 1))` by the RDP accountant on the integer orders `2..=256` (the budget's
+    ///   orders; on the sparser default grid the claim could exceed the target) with this
+    ///   budget's conversion rule.
+    /// * DP Barker: `k × DpBarker(|B| of n)` (thesis Theorem 8) by the RDP accountant on the
+    ///   integer orders `2..=256` (the budget's orders; Theorem 8 holds at integer orders
+    ///   only) with this budget's conversion rule.
     ///
     /// The claim's accountant may round differently from [`Budget::spent`]; both are upper
     /// bounds of the same composition (compared in `tests/run.rs`).
@@ -914,9 +917,16 @@ impl Budget {
                     population: rows(n)?,
                     event: Box::new(gaussian(libm::sqrt(tau))),
                 };
-                (vec![(event, k)], AccountantKind::Rdp, rule)
+                (vec![(event, k)], AccountantKind::RdpIntegers, rule)
             }
-            Mechanism::Barker { .. } => return Ok(None),
+            Mechanism::Barker { n, batch, rule } => {
+                sampling_ratio(n, batch)?;
+                let event = EventBuf::DpBarker {
+                    batch: rows(batch)?,
+                    population: rows(n)?,
+                };
+                (vec![(event, k)], AccountantKind::RdpIntegers, rule)
+            }
         };
         let relation = Neighbouring::ReplaceOne;
         Ok(Some(Claim::account(

@@ -375,8 +375,7 @@ pub struct RunOutput {
     /// Every noisy release, summed over the chains (an audit record).
     pub releases: Releases,
     /// The run's privacy claim as a value (relation, events with counts, accountant,
-    /// conversion, report; [`Budget::claim`]); `None` for exact kernels and for DP Barker,
-    /// whose test has no accountants event yet (its (ε, δ) is `spent`).
+    /// conversion, report; [`Budget::claim`]); `None` for exact kernels.
     pub claim: Option<Claim>,
 }
 
