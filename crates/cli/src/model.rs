@@ -71,6 +71,14 @@ impl Model {
     pub fn build(c: &ModelConfig, n_override: Option<usize>) -> Result<Self> {
         match c.kind.as_deref() {
             Some("command") => {
+                // The worker draws its own random numbers from the row seeds: the stream
+                // version of the built-in models has no meaning there.
+                if c.stream_version.is_some() {
+                    bail!(
+                        "model.stream_version applies to the built-in models only; an external \
+                         simulator (model.kind = \"command\") draws from its row seeds itself"
+                    );
+                }
                 return Ok(Self::Command(std::sync::Arc::new(
                     crate::declared::CommandModel::build(c)?,
                 )));
@@ -709,6 +717,19 @@ mod tests {
     }
 
     /// An override replaces the prior, and must name the model's parameters in order.
+    #[test]
+    fn stream_version_is_refused_for_an_external_simulator() {
+        let c: ModelConfig = toml::from_str(
+            "name = \"sim\"\nkind = \"command\"\ncommand = [\"python3\"]\nstream_version = 2",
+        )
+        .unwrap();
+        let e = Model::build(&c, None).unwrap_err().to_string();
+        assert!(
+            e.contains("model.stream_version applies to the built-in models only"),
+            "{e}"
+        );
+    }
+
     #[test]
     fn a_builtin_prior_can_be_overridden() {
         use dpinfer::simulators::Prior;
