@@ -315,7 +315,10 @@ impl Gaussian {
     /// ([`dpinfer_accountants::PldAccountant`], which rejects [`Event::Zcdp`]) uses the
     /// exact lattice privacy-loss distribution of `N_ℤ(0, σ_u²)` shifted by `k`, so the
     /// release's accounting matches its sampler exactly, and its (ε, δ) is tighter than the
-    /// zCDP conversion. Same neighbouring relation as the declared Δ.
+    /// zCDP conversion. Same neighbouring relation as the declared Δ. The PLD accountant's
+    /// lattice range covers `k/σ_u ≤ 2·10⁻⁶·σ_u` (`σ_u ∈ (2²³, 2²⁴]` on the default grids,
+    /// so every ρ ≤ 140 is accepted, up to ρ ≈ 560 for σ_u near 2²⁴); beyond it, it
+    /// returns a typed `InvalidParameter` error rather than a number.
     ///
     /// # Errors
     ///
