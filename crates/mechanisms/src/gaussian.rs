@@ -53,6 +53,8 @@ pub struct Gaussian {
     bridge: Bridge,
     sigma_units: u64,
     sens_units: f64,
+    /// The scalar sensitivity in grid steps, `min(⌈Δ/g⌉, W)` (`None` for vectors).
+    scalar_units: Option<u64>,
 }
 
 impl Gaussian {
@@ -101,6 +103,11 @@ impl Gaussian {
         }
         let bridge = Bridge::new(grid, lo, hi)?;
         let sens_units = l2_units(grid, sensitivity, dim, lo, hi)?;
+        let scalar_units = if dim == 1 {
+            Some(scalar_l2_units(grid, sensitivity, lo, hi)?)
+        } else {
+            None
+        };
         Ok(Self {
             sigma,
             sensitivity,
@@ -108,6 +115,7 @@ impl Gaussian {
             bridge,
             sigma_units,
             sens_units,
+            scalar_units,
         })
     }
 
@@ -294,6 +302,61 @@ impl Gaussian {
     pub fn event(&self) -> Event<'static> {
         Event::Zcdp { rho: self.rho() }
     }
+
+    /// The noise the sampler actually draws, as an accountants event in **grid units**:
+    /// [`Event::DiscreteGaussian`] with `σ = σ_u = ⌈σ/g⌉` (the integer whose square is the
+    /// variance parameter passed to [`crate::sampling::discrete_gaussian`]) and integer
+    /// sensitivity `k = min(⌈Δ/g⌉, W)` grid steps (`W` the width of the clamped range in
+    /// steps) — the same integers [`Gaussian::rho`] is computed from.
+    ///
+    /// It describes the same mechanism as [`Gaussian::event`]: its zCDP cost is
+    /// `ρ = k²/(2σ_u²)` (Canonne, Kamath, Steinke 2020, Theorem 14), equal to
+    /// [`Gaussian::rho`] up to rounding. The numerical PLD accountant
+    /// ([`dpinfer_accountants::PldAccountant`], which rejects [`Event::Zcdp`]) uses the
+    /// exact lattice privacy-loss distribution of `N_ℤ(0, σ_u²)` shifted by `k`, so the
+    /// release's accounting matches its sampler exactly, and its (ε, δ) is tighter than the
+    /// zCDP conversion. Same neighbouring relation as the declared Δ. The PLD accountant's
+    /// lattice range covers `k/σ_u ≤ 2·10⁻⁶·σ_u` (`σ_u ∈ (2²³, 2²⁴]` on the default grids,
+    /// so every ρ ≤ 140 is accepted, up to ρ ≈ 560 for σ_u near 2²⁴); beyond it, it
+    /// returns a typed `InvalidParameter` error rather than a number.
+    ///
+    /// # Errors
+    ///
+    /// [`MechanismError::OutOfRange`] (`param: "dim"`) for a vector mechanism (`dim > 1`).
+    /// The accountants' discrete events describe one integer coordinate; the multivariate
+    /// discrete Gaussian is not rotation invariant, so an ℓ₂ budget spread over several
+    /// integer coordinates is not reducible to a one-coordinate shift, and no exact event
+    /// for it exists. Use [`Gaussian::event`] (ρ-zCDP, Theorem 14 holds for the
+    /// multivariate case) for vectors.
+    pub fn exact_event(&self) -> Result<Event<'static>, MechanismError> {
+        match (self.dim, self.scalar_units) {
+            (1, Some(k)) => {
+                // σ_u ≤ 2^26: exact in f64.
+                #[allow(clippy::cast_precision_loss)]
+                let sigma = self.sigma_units as f64;
+                Ok(Event::DiscreteGaussian {
+                    sigma,
+                    sensitivity: k,
+                })
+            }
+            _ => Err(MechanismError::OutOfRange { param: "dim" }),
+        }
+    }
+}
+
+/// Scalar ℓ₂ (= ℓ₁) sensitivity in grid steps after clamping and rounding:
+/// `min(⌈Δ/g⌉, W)` with `W = round(hi) − round(lo)`.
+fn scalar_l2_units(grid: Grid, sensitivity: f64, lo: f64, hi: f64) -> Result<u64, MechanismError> {
+    let width = width_units(grid, lo, hi)?;
+    Ok(grid.ceil_units(sensitivity)?.min(width))
+}
+
+/// `round(hi) − round(lo)` in grid steps.
+fn width_units(grid: Grid, lo: f64, hi: f64) -> Result<u64, MechanismError> {
+    grid.round(hi)?
+        .checked_sub(grid.round(lo)?)
+        .and_then(|w| u64::try_from(w).ok())
+        .ok_or(MechanismError::Overflow)
 }
 
 /// ℓ₂ sensitivity in grid units after clamping and rounding (an upper bound, as `f64`).
@@ -304,11 +367,13 @@ fn l2_units(
     lo: f64,
     hi: f64,
 ) -> Result<f64, MechanismError> {
-    let width = grid
-        .round(hi)?
-        .checked_sub(grid.round(lo)?)
-        .and_then(|w| u64::try_from(w).ok())
-        .ok_or(MechanismError::Overflow)?;
+    if dim == 1 {
+        // (k as f64).next_up() is monotone in k, so this is bit-identical to taking the
+        // minimum of the two nudged values.
+        #[allow(clippy::cast_precision_loss)]
+        return Ok((scalar_l2_units(grid, sensitivity, lo, hi)? as f64).next_up());
+    }
+    let width = width_units(grid, lo, hi)?;
     let ceil = grid.ceil_units(sensitivity)?;
     #[allow(clippy::cast_precision_loss)]
     let (ceil, width, d) = (
@@ -316,9 +381,6 @@ fn l2_units(
         (width as f64).next_up(),
         (dim as f64).next_up(),
     );
-    if dim == 1 {
-        return Ok(ceil.min(width));
-    }
     let root = libm::sqrt(d).next_up();
     let a = (ceil + root).next_up();
     let b = (root * width).next_up();

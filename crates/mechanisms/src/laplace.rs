@@ -249,6 +249,43 @@ impl Laplace {
             epsilon: self.epsilon(),
         }
     }
+
+    /// The noise the sampler actually draws, as an accountants event in **grid units**:
+    /// [`Event::DiscreteLaplace`] with scale `β = t/s = b/g` (the exact dyadic rational
+    /// passed to [`crate::sampling::discrete_laplace`]; `t/s` is computed exactly in `f64`
+    /// because `s` is a power of two and `t` a 53-bit significand times a power of two)
+    /// and integer sensitivity `k = Δ′/g` (the same rounded, clamp-capped
+    /// `min(⌈Δ/g⌉, max(W, 1))` grid steps that [`Laplace::epsilon`] uses, `W` the width of
+    /// the clamped range in steps).
+    ///
+    /// It describes the same mechanism as [`Laplace::event`]: its pure ε is `k/β = Δ′/b`
+    /// (Canonne, Kamath, Steinke 2020, Prop. 5: discrete Laplace with integer shift `k` has
+    /// likelihood ratio at most `e^{k/β}`), equal to [`Laplace::epsilon`] up to rounding.
+    /// Unlike [`Event::PureEpsilon`], the numerical PLD accountant
+    /// ([`dpinfer_accountants::PldAccountant`]) uses its exact lattice privacy-loss
+    /// distribution, so composed (ε, δ) costs are tighter than pure-ε composition — the
+    /// release's accounting matches its sampler exactly. Same neighbouring relation as
+    /// the declared Δ.
+    ///
+    /// # Errors
+    ///
+    /// [`MechanismError::OutOfRange`] (`param: "dim"`) for a vector mechanism (`dim > 1`).
+    /// The accountants' discrete events describe one integer coordinate; for a vector the
+    /// ℓ₁ budget `k` can be split over several coordinates, and that the single-coordinate
+    /// shift is the worst case for the exact discrete PLD is not proven here. Use
+    /// [`Laplace::event`] (pure ε, valid for every split) for vectors.
+    pub fn exact_event(&self) -> Result<Event<'static>, MechanismError> {
+        if self.dim != 1 {
+            return Err(MechanismError::OutOfRange { param: "dim" });
+        }
+        // t = m·2^d (m < 2^53) and s = 2^e are exact in f64, so is their quotient.
+        #[allow(clippy::cast_precision_loss)]
+        let scale = self.noise_t as f64 / self.noise_s as f64;
+        Ok(Event::DiscreteLaplace {
+            scale,
+            sensitivity: self.sens_units,
+        })
+    }
 }
 
 /// `ε = units · s / t`, rounded up (two `next_up`s cover the two roundings).
