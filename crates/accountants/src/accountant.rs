@@ -113,6 +113,39 @@ impl AccountantKind {
             Self::Pld => "PLD",
         }
     }
+
+    /// A fresh accountant of this kind under `relation`; the RDP and zCDP accountants use
+    /// conversion `rule` (the exact notions ignore it). The RDP accountant is on
+    /// [`crate::DEFAULT_ORDERS`]. [`crate::Claim::account`] composes in exactly this
+    /// accountant, so a front end that asks several kinds one question (e.g. `dpinfer
+    /// account`) gets the claim's numbers bit for bit.
+    ///
+    /// ```
+    /// use dpinfer_accountants::{Accountant, AccountantKind, ConversionRule, Event, Neighbouring};
+    /// let mut a = AccountantKind::Zcdp.boxed(Neighbouring::ReplaceOne, ConversionRule::Classic);
+    /// a.compose_n(&Event::Zcdp { rho: 0.5 }, 2)?;
+    /// assert_eq!(a.relation(), Neighbouring::ReplaceOne);
+    /// // Bun–Steinke 2016 Prop. 1.3: ε = ρ + 2√(ρ ln(1/δ)) with ρ = 1.
+    /// let want = 1.0 + 2.0 * (1e-5_f64.recip().ln()).sqrt();
+    /// assert!((a.epsilon(1e-5)?.epsilon - want).abs() < 1e-12);
+    /// # Ok::<(), dpinfer_accountants::AccountantError>(())
+    /// ```
+    #[cfg(feature = "alloc")]
+    #[must_use]
+    pub fn boxed(
+        self,
+        relation: Neighbouring,
+        rule: crate::ConversionRule,
+    ) -> alloc::boxed::Box<dyn Accountant + Send + Sync> {
+        use alloc::boxed::Box;
+        match self {
+            Self::Pure => Box::new(crate::PureAccountant::new(relation)),
+            Self::Approx => Box::new(crate::ApproxAccountant::new(relation)),
+            Self::Rdp => Box::new(crate::RdpAccountant::new(relation).with_conversion(rule)),
+            Self::Zcdp => Box::new(crate::ZcdpAccountant::new(relation).with_conversion(rule)),
+            Self::Pld => Box::new(crate::PldAccountant::new(relation)),
+        }
+    }
 }
 
 impl core::fmt::Display for AccountantKind {

@@ -28,8 +28,8 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::{
-    Accountant, AccountantError, AccountantKind, ApproxAccountant, BinomialBound, ConversionRule,
-    Event, Neighbouring, PldAccountant, PureAccountant, RdpAccountant, Report, ZcdpAccountant,
+    Accountant, AccountantError, AccountantKind, BinomialBound, ConversionRule, Event,
+    Neighbouring, Report,
 };
 
 /// An owned event tree: the mirror of [`Event`] with boxes and vectors instead of borrows,
@@ -397,21 +397,7 @@ impl Claim {
         events: Vec<(EventBuf, u64)>,
         delta: f64,
     ) -> Result<Self, AccountantError> {
-        let report = match kind {
-            AccountantKind::Pure => report(PureAccountant::new(relation), &events, delta),
-            AccountantKind::Approx => report(ApproxAccountant::new(relation), &events, delta),
-            AccountantKind::Rdp => report(
-                RdpAccountant::new(relation).with_conversion(rule),
-                &events,
-                delta,
-            ),
-            AccountantKind::Zcdp => report(
-                ZcdpAccountant::new(relation).with_conversion(rule),
-                &events,
-                delta,
-            ),
-            AccountantKind::Pld => report(PldAccountant::new(relation), &events, delta),
-        }?;
+        let report = report(kind.boxed(relation, rule).as_mut(), &events, delta)?;
         Ok(Self {
             relation,
             events,
@@ -458,8 +444,8 @@ impl Claim {
     }
 }
 
-fn report<A: Accountant>(
-    mut acc: A,
+fn report(
+    acc: &mut dyn Accountant,
     events: &[(EventBuf, u64)],
     delta: f64,
 ) -> Result<Report, AccountantError> {

@@ -49,6 +49,20 @@ fn check(
     assert_eq!(claim.rule, rule);
     assert_eq!(claim.events, owned(events));
     assert!(claim.epsilon() > 0.0);
+    // `AccountantKind::boxed` is that same accountant for every question, δ at ε included.
+    let mut boxed = kind.boxed(relation, rule);
+    for (e, c) in events {
+        boxed.compose_n(e, *c).unwrap();
+    }
+    assert_eq!(boxed.relation(), relation);
+    for eps in [
+        0.5 * expected.epsilon,
+        expected.epsilon,
+        2.0 * expected.epsilon,
+    ] {
+        let want = acc.delta(eps).ok();
+        assert_eq!(boxed.delta(eps).ok(), want, "{kind} δ at ε = {eps}");
+    }
 }
 
 #[test]
