@@ -31,8 +31,8 @@ use dpinfer::accountants::calibrate::{
     poisson_gaussian_sigma_rdp_with,
 };
 use dpinfer::accountants::{
-    Accountant, ApproxAccountant, BinomialBound, Conversion, ConversionRule, DEFAULT_ORDERS, Event,
-    Neighbouring, PldAccountant, PureAccountant, RdpAccountant, Report, ZcdpAccountant, round_up,
+    Accountant, AccountantKind, BinomialBound, ConversionRule, DEFAULT_ORDERS, Event, Neighbouring,
+    ParseNameError, Report, round_up,
 };
 use serde_json::{Value, json};
 
@@ -59,68 +59,41 @@ pub struct AccountArgs {
     pub json: bool,
     /// RDP/zCDP → (ε, δ) conversion: `tightest` (Balle et al. 2020 / CKS20 where better) or
     /// `classic` (Mironov 2017 Prop. 3 for RDP, Bun–Steinke 2016 Prop. 1.3 for zCDP).
-    #[arg(long, value_enum, global = true, default_value = "tightest")]
-    conversion: ConversionArg,
+    #[arg(long, global = true, default_value = "tightest")]
+    conversion: ConversionRule,
     #[command(subcommand)]
     cmd: AccountCmd,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Relation {
-    /// Add or remove one record.
-    AddRemove,
-    /// Replace one record.
-    ReplaceOne,
-}
+/// `--accountant`: one of the library's [`AccountantKind`]s, or `all` (`None`): every
+/// accountant that can express the events, the smallest bound being the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Which(Option<AccountantKind>);
 
-impl Relation {
-    fn to_lib(self) -> Neighbouring {
-        match self {
-            Self::AddRemove => Neighbouring::AddRemove,
-            Self::ReplaceOne => Neighbouring::ReplaceOne,
-        }
-    }
-    fn name(self) -> &'static str {
-        match self {
-            Self::AddRemove => "add/remove",
-            Self::ReplaceOne => "replace-one",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Which {
-    /// Every accountant that can express the events; the smallest bound is the answer.
-    All,
-    /// Pure ε-DP (basic composition).
-    Pure,
-    /// (ε, δ)-DP with the optimal composition theorem.
-    Approx,
-    /// zCDP.
-    Zcdp,
-    /// Rényi DP over the default order grid.
-    Rdp,
-    /// Privacy-loss distribution: exact for Gaussian mechanisms, numerical (FFT) for
-    /// subsampled Gaussian/Laplace/pure-ε events.
-    Pld,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ConversionArg {
-    /// The tightest conversion (the default).
-    Tightest,
-    /// Mironov 2017 Prop. 3 (RDP) and Bun–Steinke 2016 Prop. 1.3 (zCDP).
-    Classic,
-}
-
-impl ConversionArg {
-    fn to_lib(self) -> ConversionRule {
-        match self {
-            Self::Tightest => ConversionRule::Tightest,
-            Self::Classic => ConversionRule::Classic,
+impl std::str::FromStr for Which {
+    type Err = ParseNameError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "all" {
+            Ok(Self(None))
+        } else {
+            s.parse()
+                .map(|k| Self(Some(k)))
+                .map_err(|e| ParseNameError {
+                    expected: "all, pure, approx, rdp, zcdp, pld",
+                    ..e
+                })
         }
     }
 }
+
+/// The accountants `--accountant all` asks, in the order they are printed.
+const ALL: [AccountantKind; 5] = [
+    AccountantKind::Pure,
+    AccountantKind::Approx,
+    AccountantKind::Zcdp,
+    AccountantKind::Rdp,
+    AccountantKind::Pld,
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum MethodArg {
@@ -152,11 +125,13 @@ enum AccountCmd {
         /// Events, `kind:key=value,…` (repeatable).
         #[arg(long = "event", required = true, long_help = EVENT_HELP)]
         events: Vec<String>,
-        /// Neighbouring relation.
-        #[arg(long, value_enum, default_value = "add-remove")]
-        neighbouring: Relation,
-        /// Accountant.
-        #[arg(long, value_enum, default_value = "all")]
+        /// Neighbouring relation: add-remove (also add/remove) or replace-one.
+        #[arg(long, default_value = "add-remove")]
+        neighbouring: Neighbouring,
+        /// Accountant: all (every one that can express the events; the smallest bound is
+        /// the answer), pure, approx (optimal composition), zcdp, rdp (default order grid) or
+        /// pld (exact for Gaussians, numerical FFT for subsampled Gaussian/Laplace/pure-ε).
+        #[arg(long, default_value = "all")]
         accountant: Which,
     },
     /// δ of a composition at a given ε.
@@ -167,11 +142,13 @@ enum AccountCmd {
         /// Events, `kind:key=value,…` (repeatable).
         #[arg(long = "event", required = true, long_help = EVENT_HELP)]
         events: Vec<String>,
-        /// Neighbouring relation.
-        #[arg(long, value_enum, default_value = "add-remove")]
-        neighbouring: Relation,
-        /// Accountant.
-        #[arg(long, value_enum, default_value = "all")]
+        /// Neighbouring relation: add-remove (also add/remove) or replace-one.
+        #[arg(long, default_value = "add-remove")]
+        neighbouring: Neighbouring,
+        /// Accountant: all (every one that can express the events; the smallest bound is
+        /// the answer), pure, approx (optimal composition), zcdp, rdp (default order grid) or
+        /// pld (exact for Gaussians, numerical FFT for subsampled Gaussian/Laplace/pure-ε).
+        #[arg(long, default_value = "all")]
         accountant: Which,
     },
     /// The smallest Gaussian σ for `steps` releases within (ε, δ).
@@ -413,27 +390,6 @@ fn up(x: f64, sci: bool) -> String {
     format!("{x}")
 }
 
-fn accountant(which: Which, rel: Neighbouring, rule: ConversionRule) -> Box<dyn Accountant> {
-    match which {
-        Which::Pure => Box::new(PureAccountant::new(rel)),
-        Which::Approx => Box::new(ApproxAccountant::new(rel)),
-        Which::Zcdp => Box::new(ZcdpAccountant::new(rel).with_conversion(rule)),
-        Which::Rdp | Which::All => Box::new(RdpAccountant::new(rel).with_conversion(rule)),
-        Which::Pld => Box::new(PldAccountant::new(rel)),
-    }
-}
-
-fn name(which: Which) -> &'static str {
-    match which {
-        Which::All => "all",
-        Which::Pure => "pure",
-        Which::Approx => "approx",
-        Which::Zcdp => "zcdp",
-        Which::Rdp => "rdp",
-        Which::Pld => "pld",
-    }
-}
-
 /// A question put to a composed accountant (ε at δ, or δ at ε).
 type Query = dyn Fn(&dyn Accountant) -> Result<Report, dpinfer::accountants::AccountantError>;
 
@@ -444,21 +400,11 @@ fn evaluate(
     specs: &[Spec],
     query: &Query,
     rule: ConversionRule,
-) -> Vec<(Which, Result<Report>)> {
-    let list: Vec<Which> = if which == Which::All {
-        vec![
-            Which::Pure,
-            Which::Approx,
-            Which::Zcdp,
-            Which::Rdp,
-            Which::Pld,
-        ]
-    } else {
-        vec![which]
-    };
+) -> Vec<(AccountantKind, Result<Report>)> {
+    let list: Vec<AccountantKind> = which.0.map_or_else(|| ALL.to_vec(), |k| vec![k]);
     list.into_iter()
         .map(|w| {
-            let mut acc = accountant(w, rel, rule);
+            let mut acc = w.boxed(rel, rule);
             let r = compose_into(acc.as_mut(), specs)
                 .and_then(|()| query(acc.as_ref()).map_err(anyhow::Error::from));
             (w, r)
@@ -466,68 +412,24 @@ fn evaluate(
         .collect()
 }
 
-/// Machine name of a conversion and the RDP/CKS order that attained it (if any).
-fn conversion_key(c: Conversion) -> (&'static str, Option<f64>) {
-    match c {
-        Conversion::Pure => ("pure", None),
-        Conversion::BasicComposition => ("basic_composition", None),
-        Conversion::AdvancedComposition => ("advanced_composition", None),
-        Conversion::OptimalComposition => ("optimal_composition", None),
-        Conversion::Mironov { order } => ("mironov", Some(order)),
-        Conversion::BalleCks { order } => ("balle_cks", Some(order)),
-        Conversion::BunSteinke => ("bun_steinke", None),
-        Conversion::CksZcdp { order } => ("cks_zcdp", Some(order)),
-        Conversion::GaussianPld => ("gaussian_pld", None),
-        Conversion::NumericalPld => ("numerical_pld", None),
-        _ => ("other", None),
-    }
-}
-
-/// Human description of a conversion, with its reference.
-fn conversion_text(c: Conversion) -> String {
-    match c {
-        Conversion::Pure => "pure ε-DP, additive composition".into(),
-        Conversion::BasicComposition => "basic composition, Dwork–Roth Thm 3.16".into(),
-        Conversion::AdvancedComposition => "advanced composition, Dwork–Roth Thm 3.20".into(),
-        Conversion::OptimalComposition => "optimal composition, Kairouz–Oh–Viswanath 2015".into(),
-        Conversion::Mironov { order } => {
-            format!("RDP → (ε,δ) via Mironov 2017 Prop. 3 at α = {order}")
-        }
-        Conversion::BalleCks { order } => {
-            format!("RDP → (ε,δ) via Balle et al. 2020 Thm 21 at α = {order}")
-        }
-        Conversion::BunSteinke => "zCDP → (ε,δ) via Bun–Steinke 2016 Prop. 1.3".into(),
-        Conversion::CksZcdp { order } => {
-            format!("zCDP → (ε,δ) via Canonne–Kamath–Steinke 2020 at α = {order}")
-        }
-        Conversion::GaussianPld => "exact Gaussian privacy-loss distribution".into(),
-        Conversion::NumericalPld => {
-            "numerical privacy-loss distribution (pessimistic connect-the-dots, FFT; \
-             Doroshenko et al. 2022)"
-                .into()
-        }
-        other => format!("{other:?}"),
-    }
-}
-
-fn report_json(w: Which, r: &Result<Report>) -> Value {
+fn report_json(w: AccountantKind, r: &Result<Report>) -> Value {
     match r {
-        Ok(rep) => {
-            let (c, order) = conversion_key(rep.conversion);
-            json!({
-                "accountant": name(w),
-                "epsilon": rep.epsilon,
-                "delta": rep.delta,
-                "conversion": c,
-                "order": order,
-            })
-        }
-        Err(e) => json!({ "accountant": name(w), "error": format!("{e:#}") }),
+        Ok(rep) => json!({
+            "accountant": w.name(),
+            "epsilon": rep.epsilon,
+            "delta": rep.delta,
+            "conversion": rep.conversion.name(),
+            "order": rep.conversion.order(),
+        }),
+        Err(e) => json!({ "accountant": w.name(), "error": format!("{e:#}") }),
     }
 }
 
 /// The tightest valid answer by `key` (smallest ε or δ).
-fn best(results: &[(Which, Result<Report>)], key: fn(&Report) -> f64) -> Option<(Which, Report)> {
+fn best(
+    results: &[(AccountantKind, Result<Report>)],
+    key: fn(&Report) -> f64,
+) -> Option<(AccountantKind, Report)> {
     results
         .iter()
         .filter_map(|(w, r)| r.as_ref().ok().map(|r| (*w, *r)))
@@ -549,7 +451,7 @@ fn composition(
     what: &str,
     target: f64,
     events: &[String],
-    rel: Relation,
+    rel: Neighbouring,
     which: Which,
     rule: ConversionRule,
 ) -> Result<()> {
@@ -568,15 +470,14 @@ fn composition(
         .map(|e| parse_event(e))
         .collect::<Result<_>>()?;
     for sp in &specs {
-        with_event(sp, |e| e.validate(rel.to_lib()))
-            .with_context(|| format!("event {:?}", sp.text))?;
+        with_event(sp, |e| e.validate(rel)).with_context(|| format!("event {:?}", sp.text))?;
     }
     let query: Box<Query> = if what == "epsilon" {
         Box::new(move |a: &dyn Accountant| a.epsilon(target))
     } else {
         Box::new(move |a: &dyn Accountant| a.delta(target))
     };
-    let results = evaluate(which, rel.to_lib(), &specs, query.as_ref(), rule);
+    let results = evaluate(which, rel, &specs, query.as_ref(), rule);
     let key: fn(&Report) -> f64 = if what == "epsilon" {
         |r| r.epsilon
     } else {
@@ -585,7 +486,7 @@ fn composition(
     let Some((bw, br)) = best(&results, key) else {
         let why: Vec<String> = results
             .iter()
-            .filter_map(|(w, r)| r.as_ref().err().map(|e| format!("{}: {e:#}", name(*w))))
+            .filter_map(|(w, r)| r.as_ref().err().map(|e| format!("{w}: {e:#}")))
             .collect();
         bail!(
             "no accountant could bound this composition ({})",
@@ -593,7 +494,6 @@ fn composition(
         );
     };
     if json_out {
-        let (c, order) = conversion_key(br.conversion);
         let v = json!({
             "query": what,
             "target": target,
@@ -601,30 +501,28 @@ fn composition(
             "events": specs.iter().map(|s| s.text.clone()).collect::<Vec<_>>(),
             "epsilon": br.epsilon,
             "delta": br.delta,
-            "accountant": name(bw),
-            "conversion": c,
-            "order": order,
+            "accountant": bw.name(),
+            "conversion": br.conversion.name(),
+            "order": br.conversion.order(),
             "all": results.iter().map(|(w, r)| report_json(*w, r)).collect::<Vec<_>>(),
         });
         crate::outln!("{v}");
     } else {
         crate::outln!(
-            "{} ({} accountant, {}; {} neighbours)",
+            "{} ({bw} accountant, {}; {rel} neighbours)",
             pair(what, &br),
-            name(bw),
-            conversion_text(br.conversion),
-            rel.name()
+            br.conversion,
         );
         if results.len() > 1 {
             for (w, r) in &results {
                 match r {
                     Ok(rep) => crate::outln!(
                         "  {:<7} {}  ({})",
-                        name(*w),
+                        w.name(),
                         pair(what, rep),
-                        conversion_text(rep.conversion)
+                        rep.conversion
                     ),
-                    Err(e) => crate::outln!("  {:<7} cannot: {e:#}", name(*w)),
+                    Err(e) => crate::outln!("  {:<7} cannot: {e:#}", w.name()),
                 }
             }
         }
@@ -750,7 +648,7 @@ fn sigma(
 /// Unparsable or invalid events and parameters, or a composition no accountant can bound.
 pub fn run(args: &AccountArgs) -> Result<()> {
     let j = args.json;
-    let rule = args.conversion.to_lib();
+    let rule = args.conversion;
     match &args.cmd {
         AccountCmd::Epsilon {
             delta,
