@@ -32,7 +32,7 @@ pub use accountants::{
     RdpAccountant, ZcdpAccountant,
 };
 #[cfg(feature = "alloc")]
-pub use claim::{Claim, EventBuf};
+pub use claim::{Claim, EventBuf, Query};
 pub use error::{AccountantError, ParseNameError};
 pub use event::{BinomialBound, Event, MAX_EVENT_DEPTH};
 pub use filter::{BudgetFilter, FilterEpsilon};

@@ -31,8 +31,8 @@ use dpinfer::accountants::calibrate::{
     poisson_gaussian_sigma_rdp_with,
 };
 use dpinfer::accountants::{
-    Accountant, AccountantKind, BinomialBound, ConversionRule, DEFAULT_ORDERS, Event, Neighbouring,
-    ParseNameError, Report, round_up,
+    AccountantError, AccountantKind, BinomialBound, ConversionRule, DEFAULT_ORDERS, Event,
+    EventBuf, Neighbouring, ParseNameError, Query, Report, round_up,
 };
 use serde_json::{Value, json};
 
@@ -344,13 +344,6 @@ fn with_event<R>(sp: &Spec, f: impl FnOnce(&Event<'_>) -> R) -> R {
     }
 }
 
-fn compose_into(acc: &mut dyn Accountant, specs: &[Spec]) -> Result<()> {
-    for sp in specs {
-        with_event(sp, |e| acc.compose_n(e, sp.count))?;
-    }
-    Ok(())
-}
-
 /// `x` with 6 decimals (or 7 significant digits in scientific notation), rounded *up*: a
 /// printed ε, δ or σ is never below the computed one.
 fn up(x: f64, sci: bool) -> String {
@@ -390,29 +383,7 @@ fn up(x: f64, sci: bool) -> String {
     format!("{x}")
 }
 
-/// A question put to a composed accountant (ε at δ, or δ at ε).
-type Query = dyn Fn(&dyn Accountant) -> Result<Report, dpinfer::accountants::AccountantError>;
-
-/// Results of every requested accountant: (name, report or the reason it cannot answer).
-fn evaluate(
-    which: Which,
-    rel: Neighbouring,
-    specs: &[Spec],
-    query: &Query,
-    rule: ConversionRule,
-) -> Vec<(AccountantKind, Result<Report>)> {
-    let list: Vec<AccountantKind> = which.0.map_or_else(|| ALL.to_vec(), |k| vec![k]);
-    list.into_iter()
-        .map(|w| {
-            let mut acc = w.boxed(rel, rule);
-            let r = compose_into(acc.as_mut(), specs)
-                .and_then(|()| query(acc.as_ref()).map_err(anyhow::Error::from));
-            (w, r)
-        })
-        .collect()
-}
-
-fn report_json(w: AccountantKind, r: &Result<Report>) -> Value {
+fn report_json(w: AccountantKind, r: &Result<Report, AccountantError>) -> Value {
     match r {
         Ok(rep) => json!({
             "accountant": w.name(),
@@ -423,18 +394,6 @@ fn report_json(w: AccountantKind, r: &Result<Report>) -> Value {
         }),
         Err(e) => json!({ "accountant": w.name(), "error": format!("{e:#}") }),
     }
-}
-
-/// The tightest valid answer by `key` (smallest ε or δ).
-fn best(
-    results: &[(AccountantKind, Result<Report>)],
-    key: fn(&Report) -> f64,
-) -> Option<(AccountantKind, Report)> {
-    results
-        .iter()
-        .filter_map(|(w, r)| r.as_ref().ok().map(|r| (*w, *r)))
-        .filter(|(_, r)| key(r).is_finite())
-        .min_by(|a, b| key(&a.1).total_cmp(&key(&b.1)))
 }
 
 /// `(ε, δ)` as a human string, the queried quantity first.
@@ -472,18 +431,18 @@ fn composition(
     for sp in &specs {
         with_event(sp, |e| e.validate(rel)).with_context(|| format!("event {:?}", sp.text))?;
     }
-    let query: Box<Query> = if what == "epsilon" {
-        Box::new(move |a: &dyn Accountant| a.epsilon(target))
+    let query = if what == "epsilon" {
+        Query::EpsilonAt(target)
     } else {
-        Box::new(move |a: &dyn Accountant| a.delta(target))
+        Query::DeltaAt(target)
     };
-    let results = evaluate(which, rel, &specs, query.as_ref(), rule);
-    let key: fn(&Report) -> f64 = if what == "epsilon" {
-        |r| r.epsilon
-    } else {
-        |r| r.delta
-    };
-    let Some((bw, br)) = best(&results, key) else {
+    let events: Vec<(EventBuf, u64)> = specs
+        .iter()
+        .map(|sp| (with_event(sp, |e| EventBuf::from(e)), sp.count))
+        .collect();
+    let kinds = which.0.map_or_else(|| ALL.to_vec(), |k| vec![k]);
+    let results = query.ask_each(&kinds, rel, rule, &events);
+    let Some((bw, br)) = query.tightest(&results) else {
         let why: Vec<String> = results
             .iter()
             .filter_map(|(w, r)| r.as_ref().err().map(|e| format!("{w}: {e:#}")))
