@@ -23,6 +23,48 @@ pub enum Method {
     Rdp,
 }
 
+impl Method {
+    /// Every method, in the order zcdp, pld, rdp.
+    pub const ALL: [Self; 3] = [Self::Zcdp, Self::Pld, Self::Rdp];
+
+    /// The name used by `Display` and `FromStr`: `"zcdp"`, `"pld"` or `"rdp"`.
+    ///
+    /// ```
+    /// use dpinfer_accountants::calibrate::Method;
+    /// assert_eq!("pld".parse::<Method>()?, Method::Pld);
+    /// assert_eq!(Method::Zcdp.to_string(), "zcdp");
+    /// assert!("gdp".parse::<Method>().is_err());
+    /// # Ok::<(), dpinfer_accountants::ParseNameError>(())
+    /// ```
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Zcdp => "zcdp",
+            Self::Pld => "pld",
+            Self::Rdp => "rdp",
+        }
+    }
+}
+
+impl core::fmt::Display for Method {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl core::str::FromStr for Method {
+    type Err = crate::ParseNameError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::ALL
+            .into_iter()
+            .find(|m| m.name() == s)
+            .ok_or(crate::ParseNameError {
+                what: "calibration method",
+                expected: "zcdp, pld, rdp",
+            })
+    }
+}
+
 fn positive_count(name: &'static str, k: u64) -> Result<f64, AccountantError> {
     if k == 0 {
         return Err(AccountantError::InvalidCount { name, value: k });

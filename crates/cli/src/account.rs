@@ -96,16 +96,6 @@ const ALL: [AccountantKind; 5] = [
 ];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum MethodArg {
-    /// zCDP.
-    Zcdp,
-    /// Exact Gaussian PLD.
-    Pld,
-    /// Rényi DP.
-    Rdp,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum SamplerArg {
     /// DP penalty (thesis Theorems 6-7).
     Penalty,
@@ -168,9 +158,10 @@ enum AccountCmd {
         /// Poisson sampling rate q (RDP, add/remove neighbours).
         #[arg(long)]
         poisson: Option<f64>,
-        /// Accounting method [default: pld; rdp with --poisson, where pld (numerical) is also allowed].
-        #[arg(long, value_enum)]
-        method: Option<MethodArg>,
+        /// Accounting method: zcdp, pld or rdp [default: pld; rdp with --poisson, where pld
+        /// (numerical) is also allowed].
+        #[arg(long)]
+        method: Option<Method>,
     },
     /// The largest number of iterations a DP MCMC sampler may run within (ε, δ).
     MaxSteps {
@@ -205,8 +196,8 @@ enum AccountCmd {
         #[arg(long)]
         max_order: Option<u64>,
         /// Accounting, penalty and HMC: zcdp or pld [default: pld]; Barker is always rdp.
-        #[arg(long, value_enum)]
-        method: Option<MethodArg>,
+        #[arg(long)]
+        method: Option<Method>,
     },
 }
 
@@ -489,22 +480,6 @@ fn composition(
     Ok(())
 }
 
-fn method(m: MethodArg) -> Method {
-    match m {
-        MethodArg::Zcdp => Method::Zcdp,
-        MethodArg::Pld => Method::Pld,
-        MethodArg::Rdp => Method::Rdp,
-    }
-}
-
-fn method_name(m: MethodArg) -> &'static str {
-    match m {
-        MethodArg::Zcdp => "zcdp",
-        MethodArg::Pld => "pld",
-        MethodArg::Rdp => "rdp",
-    }
-}
-
 fn sampler_name(s: SamplerArg) -> &'static str {
     match s {
         SamplerArg::Penalty => "penalty",
@@ -532,7 +507,7 @@ fn sigma(
     steps: u64,
     sensitivity: f64,
     poisson: Option<f64>,
-    m: Option<MethodArg>,
+    m: Option<Method>,
     rule: ConversionRule,
 ) -> Result<()> {
     if !(sensitivity.is_finite() && sensitivity > 0.0) {
@@ -544,13 +519,13 @@ fn sigma(
     let (sigma, how) = match poisson {
         Some(q) => {
             let (z, name) = match m {
-                Some(MethodArg::Zcdp) => {
+                Some(Method::Zcdp) => {
                     bail!(
                         "--poisson is calibrated with rdp or pld (zCDP has no subsampling bound here)"
                     )
                 }
                 // The numerical PLD (FFT composition, pessimistic discretisation): the tightest.
-                Some(MethodArg::Pld) => (
+                Some(Method::Pld) => (
                     dpinfer::accountants::pld_numeric::poisson_gaussian_sigma(
                         epsilon,
                         delta,
@@ -579,10 +554,10 @@ fn sigma(
             (s, format!("{name}, Poisson q = {q}, add/remove"))
         }
         None => {
-            let m = m.unwrap_or(MethodArg::Pld);
+            let m = m.unwrap_or(Method::Pld);
             (
-                gaussian_sigma(epsilon, delta, steps, sensitivity, method(m))?,
-                method_name(m).to_string(),
+                gaussian_sigma(epsilon, delta, steps, sensitivity, m)?,
+                m.name().to_string(),
             )
         }
     };
@@ -687,13 +662,13 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                     if !(a.is_finite() && scale.is_normal() && (t * scale).is_finite()) {
                         bail!("--a {a:?}: n^a = {scale:?} over- or underflows the noise sd τ·n^a");
                     }
-                    let m = m.unwrap_or(MethodArg::Pld);
+                    let m = m.unwrap_or(Method::Pld);
                     let k = match m {
-                        MethodArg::Zcdp => dp_penalty_max_steps_zcdp(*epsilon, *delta, t, *n, a)?,
-                        MethodArg::Pld => dp_penalty_max_steps_pld(*epsilon, *delta, t, *n, a)?,
-                        MethodArg::Rdp => bail!("the penalty budget is zcdp or pld, not rdp"),
+                        Method::Zcdp => dp_penalty_max_steps_zcdp(*epsilon, *delta, t, *n, a)?,
+                        Method::Pld => dp_penalty_max_steps_pld(*epsilon, *delta, t, *n, a)?,
+                        Method::Rdp => bail!("the penalty budget is zcdp or pld, not rdp"),
                     };
-                    (k, json!({"tau": t, "a": a, "method": method_name(m)}))
+                    (k, json!({"tau": t, "a": a, "method": m.name()}))
                 }
                 SamplerArg::Hmc => {
                     reject(
@@ -710,15 +685,15 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                     if l == 0 {
                         bail!("--leapfrog must be at least 1 (leapfrog steps per HMC iteration)");
                     }
-                    let m = m.unwrap_or(MethodArg::Pld);
+                    let m = m.unwrap_or(Method::Pld);
                     let k = match m {
-                        MethodArg::Zcdp => dp_hmc_max_steps_zcdp(*epsilon, *delta, tl, tg, *n, l)?,
-                        MethodArg::Pld => dp_hmc_max_steps_pld(*epsilon, *delta, tl, tg, *n, l)?,
-                        MethodArg::Rdp => bail!("the HMC budget is zcdp or pld, not rdp"),
+                        Method::Zcdp => dp_hmc_max_steps_zcdp(*epsilon, *delta, tl, tg, *n, l)?,
+                        Method::Pld => dp_hmc_max_steps_pld(*epsilon, *delta, tl, tg, *n, l)?,
+                        Method::Rdp => bail!("the HMC budget is zcdp or pld, not rdp"),
                     };
                     (
                         k,
-                        json!({"tau_l": tl, "tau_g": tg, "leapfrog": l, "method": method_name(m)}),
+                        json!({"tau_l": tl, "tau_g": tg, "leapfrog": l, "method": m.name()}),
                     )
                 }
                 SamplerArg::Barker => {
@@ -731,7 +706,7 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                             ("leapfrog", leapfrog.is_some()),
                         ],
                     )?;
-                    if matches!(m, Some(MethodArg::Zcdp | MethodArg::Pld)) {
+                    if matches!(m, Some(Method::Zcdp | Method::Pld)) {
                         bail!("the Barker budget is rdp only");
                     }
                     let b = batch.context("--batch is required for Barker")?;

@@ -824,4 +824,24 @@ fn names_are_the_librarys() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(bad) && err.contains(accepted), "{opt}: {err}");
     }
+    // `--method` is the library's `calibrate::Method`.
+    let o = dpinfer(
+        &[
+            "account",
+            "sigma",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--method",
+            "gdp",
+        ],
+        &root(),
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("gdp") && err.contains("zcdp, pld, rdp"),
+        "{err}"
+    );
 }
