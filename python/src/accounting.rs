@@ -60,7 +60,7 @@ fn repr(e: &EventBuf) -> String {
             bound,
         } => format!(
             "Event.binomial_curve(n={n}, m={m:?}, releases={releases}, bound='{}')",
-            bound_name(*bound)
+            bound.name()
         ),
         EventBuf::PoissonSampled { q, event } => {
             format!("Event.poisson_sampled(q={q:?}, event={})", repr(event))
@@ -83,13 +83,6 @@ fn repr(e: &EventBuf) -> String {
         // Variants Python cannot build (the grid mechanisms' discrete noise, future ones):
         // the library's own description.
         other => format!("Event({other})"),
-    }
-}
-
-fn bound_name(b: BinomialBound) -> &'static str {
-    match b {
-        BinomialBound::Paper => "paper",
-        _ => "exact",
     }
 }
 
@@ -121,15 +114,13 @@ impl PyEvent {
 }
 
 fn parse_bound(bound: &str) -> PyResult<BinomialBound> {
-    match bound {
-        "exact" => Ok(BinomialBound::Exact),
-        "paper" => Ok(BinomialBound::Paper),
-        _ => Err(invalid(
+    bound.parse().map_err(|_| {
+        invalid(
             "bound",
             None,
             format!("bound must be 'exact' or 'paper', not {bound:?}"),
-        )),
-    }
+        )
+    })
 }
 
 #[pymethods]
@@ -709,14 +700,15 @@ fn max_pld_mu(epsilon: f64, delta: f64) -> PyResult<f64> {
 
 fn parse_method(s: &str) -> PyResult<Method> {
     match s {
-        "rdp" => Ok(Method::Rdp),
-        "pld" | "gdp" | "prv" => Ok(Method::Pld),
-        "zcdp" => Ok(Method::Zcdp),
-        _ => Err(invalid(
-            "accountant",
-            None,
-            format!("accountant must be 'rdp', 'pld' or 'zcdp', not {s:?}"),
-        )),
+        // Python-side aliases of the exact Gaussian PLD (Gaussian DP, PRV accountant names).
+        "gdp" | "prv" => Ok(Method::Pld),
+        _ => s.parse().map_err(|_| {
+            invalid(
+                "accountant",
+                None,
+                format!("accountant must be 'rdp', 'pld' or 'zcdp', not {s:?}"),
+            )
+        }),
     }
 }
 

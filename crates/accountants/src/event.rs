@@ -39,6 +39,45 @@ pub enum BinomialBound {
     Paper,
 }
 
+impl BinomialBound {
+    /// The name used by `Display`, `FromStr` and serde: `"exact"` or `"paper"`.
+    ///
+    /// ```
+    /// use dpinfer_accountants::BinomialBound;
+    /// assert_eq!("paper".parse::<BinomialBound>()?, BinomialBound::Paper);
+    /// assert_eq!(BinomialBound::Exact.to_string(), "exact");
+    /// assert!("loose".parse::<BinomialBound>().is_err());
+    /// # Ok::<(), dpinfer_accountants::ParseNameError>(())
+    /// ```
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Exact => "exact",
+            Self::Paper => "paper",
+        }
+    }
+}
+
+impl core::fmt::Display for BinomialBound {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl core::str::FromStr for BinomialBound {
+    type Err = crate::ParseNameError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "exact" => Ok(Self::Exact),
+            "paper" => Ok(Self::Paper),
+            _ => Err(crate::ParseNameError {
+                what: "binomial bound",
+                expected: "exact, paper",
+            }),
+        }
+    }
+}
+
 /// One privacy-relevant release, or a combination of releases.
 ///
 /// Sensitivities are ℓ₂ (Gaussian) or ℓ₁ (Laplace) sensitivities *under the accountant's
@@ -315,11 +354,7 @@ impl core::fmt::Display for Event<'_> {
                 bound,
             } => write!(
                 f,
-                "BinomialCurve(n = {n}, m = {m}, releases = {releases}, {} bound)",
-                match bound {
-                    BinomialBound::Exact => "exact",
-                    BinomialBound::Paper => "paper",
-                }
+                "BinomialCurve(n = {n}, m = {m}, releases = {releases}, {bound} bound)"
             ),
             Self::PoissonSampled { q, event } => write!(f, "PoissonSampled(q = {q}, {event})"),
             Self::SampledWithoutReplacement {

@@ -284,10 +284,11 @@ fn parse_event(s: &str) -> Result<Spec> {
             n: int("n", &need(take("n"), "n")?)?,
             m: num("m", &need(take("m"), "m")?)?,
             releases: int("releases", &need(take("releases"), "releases")?)?,
-            bound: match take("bound").as_deref() {
-                None | Some("exact") => BinomialBound::Exact,
-                Some("paper") => BinomialBound::Paper,
-                Some(v) => bail!("event {s:?}: bound={v} must be exact or paper"),
+            bound: match take("bound") {
+                None => BinomialBound::default(),
+                Some(v) => v
+                    .parse()
+                    .with_context(|| format!("event {s:?}: bound={v}"))?,
             },
         },
         other => bail!(
@@ -776,6 +777,7 @@ mod tests {
             "gaussian:sigma=1,poisson=0.1,wor=1/2",
             "nope:x=1",
             "svt:c=1,b=1,resample=2",
+            "binomial:n=10,m=100,releases=2,bound=loose",
         ] {
             assert!(parse_event(bad).is_err(), "{bad}");
         }
