@@ -148,21 +148,4 @@ impl AccountantKind {
     }
 }
 
-impl core::fmt::Display for AccountantKind {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl core::str::FromStr for AccountantKind {
-    type Err = crate::ParseNameError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or(crate::ParseNameError {
-                what: "accountant",
-                expected: "pure, approx, rdp, zcdp, pld",
-            })
-    }
-}
+display_and_parse_by_name!(AccountantKind, "accountant", "pure, approx, rdp, zcdp, pld");

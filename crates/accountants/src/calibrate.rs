@@ -46,24 +46,7 @@ impl Method {
     }
 }
 
-impl core::fmt::Display for Method {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl core::str::FromStr for Method {
-    type Err = crate::ParseNameError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|m| m.name() == s)
-            .ok_or(crate::ParseNameError {
-                what: "calibration method",
-                expected: "zcdp, pld, rdp",
-            })
-    }
-}
+display_and_parse_by_name!(Method, "calibration method", "zcdp, pld, rdp");
 
 fn positive_count(name: &'static str, k: u64) -> Result<f64, AccountantError> {
     if k == 0 {

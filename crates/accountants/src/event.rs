@@ -40,6 +40,9 @@ pub enum BinomialBound {
 }
 
 impl BinomialBound {
+    /// Both bounds.
+    pub const ALL: [Self; 2] = [Self::Exact, Self::Paper];
+
     /// The name used by `Display`, `FromStr` and serde: `"exact"` or `"paper"`.
     ///
     /// ```
@@ -58,25 +61,7 @@ impl BinomialBound {
     }
 }
 
-impl core::fmt::Display for BinomialBound {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl core::str::FromStr for BinomialBound {
-    type Err = crate::ParseNameError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "exact" => Ok(Self::Exact),
-            "paper" => Ok(Self::Paper),
-            _ => Err(crate::ParseNameError {
-                what: "binomial bound",
-                expected: "exact, paper",
-            }),
-        }
-    }
-}
+display_and_parse_by_name!(BinomialBound, "binomial bound", "exact, paper");
 
 /// One privacy-relevant release, or a combination of releases.
 ///
