@@ -6,12 +6,11 @@ use std::sync::Arc;
 
 use dpinfer_accountants::calibrate::{self, Method};
 use dpinfer_accountants::{
-    Accountant, AccountantError, ApproxAccountant, BinomialBound, BudgetFilter, Conversion,
-    DEFAULT_ORDERS, Event, FilterEpsilon, MAX_EVENT_DEPTH, Neighbouring, PldAccountant,
-    PureAccountant, RdpAccountantVec, Report, ZcdpAccountant, convert,
+    Accountant, AccountantError, ApproxAccountant, BinomialBound, BudgetFilter, DEFAULT_ORDERS,
+    Event, EventBuf, FilterEpsilon, MAX_EVENT_DEPTH, Neighbouring, PldAccountant, PureAccountant,
+    RdpAccountantVec, Report, ZcdpAccountant, convert,
 };
 use pyo3::prelude::*;
-use typed_arena::Arena;
 
 use crate::errors::{acc, invalid};
 
@@ -19,260 +18,71 @@ use crate::errors::{acc, invalid};
 // Events
 // ---------------------------------------------------------------------------------------
 
-/// An owned event tree (the library's `Event` borrows its children).
-#[derive(Clone, Debug)]
-pub(crate) enum Node {
-    Gaussian {
-        sigma: f64,
-        sensitivity: f64,
-    },
-    Laplace {
-        scale: f64,
-        sensitivity: f64,
-    },
-    PureEpsilon {
-        epsilon: f64,
-    },
-    ApproxDp {
-        epsilon: f64,
-        delta: f64,
-    },
-    Zcdp {
-        rho: f64,
-    },
-    SparseVector {
-        c: u64,
-        scale: f64,
-        sensitivity: f64,
-        resample: bool,
-    },
-    BinomialCurve {
-        n: u64,
-        m: f64,
-        releases: u64,
-        bound: BinomialBound,
-    },
-    Poisson {
-        q: f64,
-        inner: Arc<Node>,
-    },
-    Wor {
-        batch: u64,
-        population: u64,
-        inner: Arc<Node>,
-    },
-    SelfComposed {
-        inner: Arc<Node>,
-        count: u64,
-    },
-    Composed(Vec<Arc<Node>>),
-}
-
-impl Node {
-    /// Converts a library event (e.g. a mechanism's `event()`) into an owned tree.
-    pub(crate) fn from_event(e: &Event<'_>) -> Self {
-        match *e {
-            Event::Gaussian { sigma, sensitivity } => Self::Gaussian { sigma, sensitivity },
-            Event::Laplace { scale, sensitivity } => Self::Laplace { scale, sensitivity },
-            Event::PureEpsilon { epsilon } => Self::PureEpsilon { epsilon },
-            Event::ApproxDp { epsilon, delta } => Self::ApproxDp { epsilon, delta },
-            Event::Zcdp { rho } => Self::Zcdp { rho },
-            Event::SparseVector {
-                c,
-                scale,
-                sensitivity,
-                resample,
-            } => Self::SparseVector {
-                c,
-                scale,
-                sensitivity,
-                resample,
-            },
-            Event::BinomialCurve {
-                n,
-                m,
-                releases,
-                bound,
-            } => Self::BinomialCurve {
-                n,
-                m,
-                releases,
-                bound,
-            },
-            Event::PoissonSampled { q, event } => Self::Poisson {
-                q,
-                inner: Arc::new(Self::from_event(event)),
-            },
-            Event::SampledWithoutReplacement {
-                batch,
-                population,
-                event,
-            } => Self::Wor {
-                batch,
-                population,
-                inner: Arc::new(Self::from_event(event)),
-            },
-            Event::SelfComposed { event, count } => Self::SelfComposed {
-                inner: Arc::new(Self::from_event(event)),
-                count,
-            },
-            Event::Composed(es) => {
-                Self::Composed(es.iter().map(|e| Arc::new(Self::from_event(e))).collect())
-            }
-            // `Event` is non_exhaustive; a future variant is reported as an empty composition
-            // would under-report, so it must never be silently mapped: use a pure ∞ event.
-            _ => Self::PureEpsilon {
-                epsilon: f64::INFINITY,
-            },
-        }
-    }
-
-    fn depth(&self) -> usize {
-        match self {
-            Self::Poisson { inner, .. }
-            | Self::Wor { inner, .. }
-            | Self::SelfComposed { inner, .. } => 1 + inner.depth(),
-            Self::Composed(v) => 1 + v.iter().map(|n| n.depth()).max().unwrap_or(0),
-            _ => 0,
-        }
-    }
-
-    /// The library event, with children allocated in `arena`.
-    fn build<'a>(&self, arena: &'a Arena<Event<'a>>) -> Event<'a> {
-        match self {
-            Self::Gaussian { sigma, sensitivity } => Event::Gaussian {
-                sigma: *sigma,
-                sensitivity: *sensitivity,
-            },
-            Self::Laplace { scale, sensitivity } => Event::Laplace {
-                scale: *scale,
-                sensitivity: *sensitivity,
-            },
-            Self::PureEpsilon { epsilon } => Event::PureEpsilon { epsilon: *epsilon },
-            Self::ApproxDp { epsilon, delta } => Event::ApproxDp {
-                epsilon: *epsilon,
-                delta: *delta,
-            },
-            Self::Zcdp { rho } => Event::Zcdp { rho: *rho },
-            Self::SparseVector {
-                c,
-                scale,
-                sensitivity,
-                resample,
-            } => Event::SparseVector {
-                c: *c,
-                scale: *scale,
-                sensitivity: *sensitivity,
-                resample: *resample,
-            },
-            Self::BinomialCurve {
-                n,
-                m,
-                releases,
-                bound,
-            } => Event::BinomialCurve {
-                n: *n,
-                m: *m,
-                releases: *releases,
-                bound: *bound,
-            },
-            Self::Poisson { q, inner } => {
-                let e = inner.build(arena);
-                Event::PoissonSampled {
-                    q: *q,
-                    event: arena.alloc(e),
-                }
-            }
-            Self::Wor {
-                batch,
-                population,
-                inner,
-            } => {
-                let e = inner.build(arena);
-                Event::SampledWithoutReplacement {
-                    batch: *batch,
-                    population: *population,
-                    event: arena.alloc(e),
-                }
-            }
-            Self::SelfComposed { inner, count } => {
-                let e = inner.build(arena);
-                Event::SelfComposed {
-                    event: arena.alloc(e),
-                    count: *count,
-                }
-            }
-            Self::Composed(children) => {
-                let v: Vec<Event<'a>> = children.iter().map(|c| c.build(arena)).collect();
-                Event::Composed(arena.alloc_extend(v))
-            }
-        }
-    }
-
-    /// Runs `f` on the library form of this tree.
-    pub(crate) fn with<R>(&self, f: impl FnOnce(&Event<'_>) -> R) -> R {
-        let arena = Arena::new();
-        let e = self.build(&arena);
-        f(&e)
-    }
-
-    fn repr(&self) -> String {
-        match self {
-            Self::Gaussian { sigma, sensitivity } => {
-                format!("Event.gaussian(sigma={sigma:?}, sensitivity={sensitivity:?})")
-            }
-            Self::Laplace { scale, sensitivity } => {
-                format!("Event.laplace(scale={scale:?}, sensitivity={sensitivity:?})")
-            }
-            Self::PureEpsilon { epsilon } => format!("Event.pure(epsilon={epsilon:?})"),
-            Self::ApproxDp { epsilon, delta } => {
-                format!("Event.approx_dp(epsilon={epsilon:?}, delta={delta:?})")
-            }
-            Self::Zcdp { rho } => format!("Event.zcdp(rho={rho:?})"),
-            Self::SparseVector {
-                c,
-                scale,
-                sensitivity,
-                resample,
-            } => format!(
-                "Event.sparse_vector(c={c}, scale={scale:?}, sensitivity={sensitivity:?}, resample={})",
-                if *resample { "True" } else { "False" }
-            ),
-            Self::BinomialCurve {
-                n,
-                m,
-                releases,
-                bound,
-            } => format!(
-                "Event.binomial_curve(n={n}, m={m:?}, releases={releases}, bound='{}')",
-                bound_name(*bound)
-            ),
-            Self::Poisson { q, inner } => {
-                format!("Event.poisson_sampled(q={q:?}, event={})", inner.repr())
-            }
-            Self::Wor {
-                batch,
-                population,
-                inner,
-            } => format!(
-                "Event.sampled_without_replacement(batch={batch}, population={population}, event={})",
-                inner.repr()
-            ),
-            Self::SelfComposed { inner, count } => {
-                format!("Event.self_composed(event={}, count={count})", inner.repr())
-            }
-            Self::Composed(v) => {
-                let parts: Vec<String> = v.iter().map(|n| n.repr()).collect();
-                format!("Event.composed([{}])", parts.join(", "))
-            }
-        }
+/// The binding's event depth (the library refuses trees deeper than [`MAX_EVENT_DEPTH`]
+/// when it composes them; the binding refuses them when they are built).
+fn depth(e: &EventBuf) -> usize {
+    match e {
+        EventBuf::PoissonSampled { event, .. }
+        | EventBuf::SampledWithoutReplacement { event, .. }
+        | EventBuf::SelfComposed { event, .. } => 1 + depth(event),
+        EventBuf::Composed(v) => 1 + v.iter().map(depth).max().unwrap_or(0),
+        _ => 0,
     }
 }
 
-fn bound_name(b: BinomialBound) -> &'static str {
-    match b {
-        BinomialBound::Paper => "paper",
-        _ => "exact",
+/// Python's ``repr`` of an event: the constructor call that rebuilds it.
+fn repr(e: &EventBuf) -> String {
+    match e {
+        EventBuf::Gaussian { sigma, sensitivity } => {
+            format!("Event.gaussian(sigma={sigma:?}, sensitivity={sensitivity:?})")
+        }
+        EventBuf::Laplace { scale, sensitivity } => {
+            format!("Event.laplace(scale={scale:?}, sensitivity={sensitivity:?})")
+        }
+        EventBuf::PureEpsilon { epsilon } => format!("Event.pure(epsilon={epsilon:?})"),
+        EventBuf::ApproxDp { epsilon, delta } => {
+            format!("Event.approx_dp(epsilon={epsilon:?}, delta={delta:?})")
+        }
+        EventBuf::Zcdp { rho } => format!("Event.zcdp(rho={rho:?})"),
+        EventBuf::SparseVector {
+            c,
+            scale,
+            sensitivity,
+            resample,
+        } => format!(
+            "Event.sparse_vector(c={c}, scale={scale:?}, sensitivity={sensitivity:?}, resample={})",
+            if *resample { "True" } else { "False" }
+        ),
+        EventBuf::BinomialCurve {
+            n,
+            m,
+            releases,
+            bound,
+        } => format!(
+            "Event.binomial_curve(n={n}, m={m:?}, releases={releases}, bound='{}')",
+            bound.name()
+        ),
+        EventBuf::PoissonSampled { q, event } => {
+            format!("Event.poisson_sampled(q={q:?}, event={})", repr(event))
+        }
+        EventBuf::SampledWithoutReplacement {
+            batch,
+            population,
+            event,
+        } => format!(
+            "Event.sampled_without_replacement(batch={batch}, population={population}, event={})",
+            repr(event)
+        ),
+        EventBuf::SelfComposed { event, count } => {
+            format!("Event.self_composed(event={}, count={count})", repr(event))
+        }
+        EventBuf::Composed(v) => {
+            let parts: Vec<String> = v.iter().map(repr).collect();
+            format!("Event.composed([{}])", parts.join(", "))
+        }
+        // Variants Python cannot build (the grid mechanisms' discrete noise, future ones):
+        // the library's own description.
+        other => format!("Event({other})"),
     }
 }
 
@@ -286,12 +96,12 @@ fn bound_name(b: BinomialBound) -> &'static str {
 #[pyclass(name = "Event", module = "dpinfer._native", frozen)]
 #[derive(Clone, Debug)]
 pub(crate) struct PyEvent {
-    pub(crate) node: Arc<Node>,
+    pub(crate) node: Arc<EventBuf>,
 }
 
 impl PyEvent {
-    pub(crate) fn new(node: Node) -> PyResult<Self> {
-        if node.depth() > MAX_EVENT_DEPTH {
+    pub(crate) fn new(node: EventBuf) -> PyResult<Self> {
+        if depth(&node) > MAX_EVENT_DEPTH {
             return Err(acc(AccountantError::TooDeep));
         }
         Ok(Self {
@@ -299,20 +109,18 @@ impl PyEvent {
         })
     }
     pub(crate) fn from_event(e: &Event<'_>) -> PyResult<Self> {
-        Self::new(Node::from_event(e))
+        Self::new(EventBuf::from(e))
     }
 }
 
 fn parse_bound(bound: &str) -> PyResult<BinomialBound> {
-    match bound {
-        "exact" => Ok(BinomialBound::Exact),
-        "paper" => Ok(BinomialBound::Paper),
-        _ => Err(invalid(
+    bound.parse().map_err(|_| {
+        invalid(
             "bound",
             None,
             format!("bound must be 'exact' or 'paper', not {bound:?}"),
-        )),
-    }
+        )
+    })
 }
 
 #[pymethods]
@@ -321,36 +129,36 @@ impl PyEvent {
     #[staticmethod]
     #[pyo3(signature = (sigma, sensitivity = 1.0))]
     fn gaussian(sigma: f64, sensitivity: f64) -> PyResult<Self> {
-        Self::new(Node::Gaussian { sigma, sensitivity })
+        Self::new(EventBuf::Gaussian { sigma, sensitivity })
     }
     /// Laplace mechanism with scale b on a query with ℓ₁ sensitivity Δ (ε = Δ/b, and the
     /// Laplace RDP curve of Mironov 2017 Prop. 6).
     #[staticmethod]
     #[pyo3(signature = (scale, sensitivity = 1.0))]
     fn laplace(scale: f64, sensitivity: f64) -> PyResult<Self> {
-        Self::new(Node::Laplace { scale, sensitivity })
+        Self::new(EventBuf::Laplace { scale, sensitivity })
     }
     /// Any ε-DP mechanism.
     #[staticmethod]
     fn pure(epsilon: f64) -> PyResult<Self> {
-        Self::new(Node::PureEpsilon { epsilon })
+        Self::new(EventBuf::PureEpsilon { epsilon })
     }
     /// Any (ε, δ)-DP mechanism (only the approximate-DP accountant can compose it).
     #[staticmethod]
     fn approx_dp(epsilon: f64, delta: f64) -> PyResult<Self> {
-        Self::new(Node::ApproxDp { epsilon, delta })
+        Self::new(EventBuf::ApproxDp { epsilon, delta })
     }
     /// Any ρ-zCDP mechanism.
     #[staticmethod]
     fn zcdp(rho: f64) -> PyResult<Self> {
-        Self::new(Node::Zcdp { rho })
+        Self::new(EventBuf::Zcdp { rho })
     }
     /// Sparse vector (ABCDP Theorem 1): c accepted answers with Laplace scale b;
     /// ε = (c+1)Δ/b without threshold resampling, 2cΔ/b with.
     #[staticmethod]
     #[pyo3(signature = (c, scale, sensitivity = 1.0, resample = false))]
     fn sparse_vector(c: u64, scale: f64, sensitivity: f64, resample: bool) -> PyResult<Self> {
-        Self::new(Node::SparseVector {
+        Self::new(EventBuf::SparseVector {
             c,
             scale,
             sensitivity,
@@ -362,7 +170,7 @@ impl PyEvent {
     #[staticmethod]
     #[pyo3(signature = (n, m, releases, bound = "exact"))]
     fn binomial_curve(n: u64, m: f64, releases: u64, bound: &str) -> PyResult<Self> {
-        Self::new(Node::BinomialCurve {
+        Self::new(EventBuf::BinomialCurve {
             n,
             m,
             releases,
@@ -372,43 +180,43 @@ impl PyEvent {
     /// Poisson subsampling with rate q ∈ (0, 1] before `event` (add/remove relation only).
     #[staticmethod]
     fn poisson_sampled(q: f64, event: &Self) -> PyResult<Self> {
-        Self::new(Node::Poisson {
+        Self::new(EventBuf::PoissonSampled {
             q,
-            inner: event.node.clone(),
+            event: Box::new((*event.node).clone()),
         })
     }
     /// Uniform sampling of `batch` of `population` rows without replacement before `event`
     /// (replace-one relation only).
     #[staticmethod]
     fn sampled_without_replacement(batch: u64, population: u64, event: &Self) -> PyResult<Self> {
-        Self::new(Node::Wor {
+        Self::new(EventBuf::SampledWithoutReplacement {
             batch,
             population,
-            inner: event.node.clone(),
+            event: Box::new((*event.node).clone()),
         })
     }
     /// `count` adaptive repetitions of `event` (composed in O(1), never by looping).
     #[staticmethod]
     fn self_composed(event: &Self, count: u64) -> PyResult<Self> {
-        Self::new(Node::SelfComposed {
-            inner: event.node.clone(),
+        Self::new(EventBuf::SelfComposed {
+            event: Box::new((*event.node).clone()),
             count,
         })
     }
     /// Adaptive composition of several events.
     #[staticmethod]
     fn composed(events: Vec<PyRef<'_, Self>>) -> PyResult<Self> {
-        Self::new(Node::Composed(
-            events.iter().map(|e| e.node.clone()).collect(),
+        Self::new(EventBuf::Composed(
+            events.iter().map(|e| (*e.node).clone()).collect(),
         ))
     }
     /// The variant's name (``"Gaussian"``, ``"PoissonSampled"``, …).
     #[getter]
     fn name(&self) -> &'static str {
-        self.node.with(|e| e.name())
+        self.node.name()
     }
     fn __repr__(&self) -> String {
-        self.node.repr()
+        repr(&self.node)
     }
 }
 
@@ -433,29 +241,12 @@ pub(crate) struct PyReport {
 
 impl From<Report> for PyReport {
     fn from(r: Report) -> Self {
-        let (conversion, order) = conversion_name(r.conversion);
         Self {
             epsilon: r.epsilon,
             delta: r.delta,
-            conversion,
-            order,
+            conversion: r.conversion.name().to_owned(),
+            order: r.conversion.order(),
         }
-    }
-}
-
-fn conversion_name(c: Conversion) -> (String, Option<f64>) {
-    match c {
-        Conversion::Pure => ("pure".into(), None),
-        Conversion::BasicComposition => ("basic_composition".into(), None),
-        Conversion::AdvancedComposition => ("advanced_composition".into(), None),
-        Conversion::OptimalComposition => ("optimal_composition".into(), None),
-        Conversion::Mironov { order } => ("mironov".into(), Some(order)),
-        Conversion::BalleCks { order } => ("balle_cks".into(), Some(order)),
-        Conversion::BunSteinke => ("bun_steinke".into(), None),
-        Conversion::CksZcdp { order } => ("cks_zcdp".into(), Some(order)),
-        Conversion::GaussianPld => ("gaussian_pld".into(), None),
-        Conversion::NumericalPld => ("numerical_pld".into(), None),
-        other => (format!("{other:?}"), None),
     }
 }
 
@@ -569,7 +360,7 @@ macro_rules! accountant_class {
                 let node = event.node.clone();
                 let py = slf.py();
                 let inner = &mut slf.inner;
-                py.detach(|| node.with(|e| inner.compose_n(e, count)))
+                py.detach(|| node.with_event(|e| inner.compose_n(e, count)))
                     .map_err(acc)?;
                 Ok(slf)
             }
@@ -601,7 +392,7 @@ macro_rules! accountant_class {
             /// relation matches, the notion can express it).
             fn supports(&self, event: &PyEvent) -> bool {
                 let mut probe = self.inner.clone();
-                event.node.with(|e| probe.compose_n(e, 1)).is_ok()
+                event.node.with_event(|e| probe.compose_n(e, 1)).is_ok()
             }
             /// The neighbouring relation of every guarantee ('add_remove' or 'replace_one').
             #[getter]
@@ -828,7 +619,7 @@ impl PyBudgetFilter {
     fn try_compose(&mut self, py: Python<'_>, event: &PyEvent, count: u64) -> PyResult<PyReport> {
         let node = event.node.clone();
         let inner = &mut self.inner;
-        py.detach(|| node.with(|e| inner.try_compose_n(e, count)))
+        py.detach(|| node.with_event(|e| inner.try_compose_n(e, count)))
             .map(PyReport::from)
             .map_err(acc)
     }
@@ -837,7 +628,7 @@ impl PyBudgetFilter {
     fn admit(&mut self, py: Python<'_>, event: &PyEvent, count: u64) -> PyResult<bool> {
         let node = event.node.clone();
         let inner = &mut self.inner;
-        match py.detach(|| node.with(|e| inner.try_compose_n(e, count))) {
+        match py.detach(|| node.with_event(|e| inner.try_compose_n(e, count))) {
             Ok(_) => Ok(true),
             Err(AccountantError::BudgetExceeded { .. }) => Ok(false),
             Err(e) => Err(acc(e)),
@@ -909,14 +700,15 @@ fn max_pld_mu(epsilon: f64, delta: f64) -> PyResult<f64> {
 
 fn parse_method(s: &str) -> PyResult<Method> {
     match s {
-        "rdp" => Ok(Method::Rdp),
-        "pld" | "gdp" | "prv" => Ok(Method::Pld),
-        "zcdp" => Ok(Method::Zcdp),
-        _ => Err(invalid(
-            "accountant",
-            None,
-            format!("accountant must be 'rdp', 'pld' or 'zcdp', not {s:?}"),
-        )),
+        // Python-side aliases of the exact Gaussian PLD (Gaussian DP, PRV accountant names).
+        "gdp" | "prv" => Ok(Method::Pld),
+        _ => s.parse().map_err(|_| {
+            invalid(
+                "accountant",
+                None,
+                format!("accountant must be 'rdp', 'pld' or 'zcdp', not {s:?}"),
+            )
+        }),
     }
 }
 

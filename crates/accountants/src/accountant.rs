@@ -132,23 +132,54 @@ impl AccountantKind {
             Self::RdpIntegers => "RDP (integer orders 2 to 256)",
         }
     }
-}
 
-impl core::fmt::Display for AccountantKind {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(self.name())
+    /// A fresh accountant of this kind under `relation`; the RDP and zCDP accountants use
+    /// conversion `rule` (the exact notions ignore it). The RDP accountant is on
+    /// [`crate::DEFAULT_ORDERS`], `RdpIntegers` on every integer order 2 to
+    /// [`crate::MAX_INTEGER_ORDER`]. [`crate::Claim::account`] composes in exactly this
+    /// accountant, so a front end that asks several kinds one question (e.g. `dpinfer
+    /// account`) gets the claim's numbers bit for bit.
+    ///
+    /// ```
+    /// use dpinfer_accountants::{Accountant, AccountantKind, ConversionRule, Event, Neighbouring};
+    /// let mut a = AccountantKind::Zcdp.boxed(Neighbouring::ReplaceOne, ConversionRule::Classic)?;
+    /// a.compose_n(&Event::Zcdp { rho: 0.5 }, 2)?;
+    /// assert_eq!(a.relation(), Neighbouring::ReplaceOne);
+    /// // Bun–Steinke 2016 Prop. 1.3: ε = ρ + 2√(ρ ln(1/δ)) with ρ = 1.
+    /// let want = 1.0 + 2.0 * (1e-5_f64.recip().ln()).sqrt();
+    /// assert!((a.epsilon(1e-5)?.epsilon - want).abs() < 1e-12);
+    /// # Ok::<(), dpinfer_accountants::AccountantError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// Only if an accountant cannot be built on its orders (never for the fixed orders used
+    /// here; the `Result` keeps that path typed instead of panicking).
+    #[cfg(feature = "alloc")]
+    pub fn boxed(
+        self,
+        relation: Neighbouring,
+        rule: crate::ConversionRule,
+    ) -> Result<alloc::boxed::Box<dyn Accountant + Send + Sync>, AccountantError> {
+        use alloc::boxed::Box;
+        Ok(match self {
+            Self::Pure => Box::new(crate::PureAccountant::new(relation)),
+            Self::Approx => Box::new(crate::ApproxAccountant::new(relation)),
+            Self::Rdp => Box::new(crate::RdpAccountant::new(relation).with_conversion(rule)),
+            Self::Zcdp => Box::new(crate::ZcdpAccountant::new(relation).with_conversion(rule)),
+            Self::Pld => Box::new(crate::PldAccountant::new(relation)),
+            Self::RdpIntegers => Box::new(
+                crate::RdpAccountantVec::new(
+                    relation,
+                    (2..=MAX_INTEGER_ORDER).map(f64::from).collect(),
+                )?
+                .with_conversion(rule),
+            ),
+        })
     }
 }
 
-impl core::str::FromStr for AccountantKind {
-    type Err = crate::ParseNameError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Self::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or(crate::ParseNameError {
-                what: "accountant",
-                expected: "pure, approx, rdp, zcdp, pld, rdp_integers",
-            })
-    }
-}
+display_and_parse_by_name!(
+    AccountantKind,
+    "accountant",
+    "pure, approx, rdp, zcdp, pld, rdp_integers"
+);

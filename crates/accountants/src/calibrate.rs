@@ -23,6 +23,31 @@ pub enum Method {
     Rdp,
 }
 
+impl Method {
+    /// Every method, in the order zcdp, pld, rdp.
+    pub const ALL: [Self; 3] = [Self::Zcdp, Self::Pld, Self::Rdp];
+
+    /// The name used by `Display` and `FromStr`: `"zcdp"`, `"pld"` or `"rdp"`.
+    ///
+    /// ```
+    /// use dpinfer_accountants::calibrate::Method;
+    /// assert_eq!("pld".parse::<Method>()?, Method::Pld);
+    /// assert_eq!(Method::Zcdp.to_string(), "zcdp");
+    /// assert!("gdp".parse::<Method>().is_err());
+    /// # Ok::<(), dpinfer_accountants::ParseNameError>(())
+    /// ```
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Zcdp => "zcdp",
+            Self::Pld => "pld",
+            Self::Rdp => "rdp",
+        }
+    }
+}
+
+display_and_parse_by_name!(Method, "calibration method", "zcdp, pld, rdp");
+
 fn positive_count(name: &'static str, k: u64) -> Result<f64, AccountantError> {
     if k == 0 {
         return Err(AccountantError::InvalidCount { name, value: k });

@@ -28,9 +28,8 @@ use alloc::vec::Vec;
 use core::fmt;
 
 use crate::{
-    Accountant, AccountantError, AccountantKind, ApproxAccountant, BinomialBound, ConversionRule,
-    Event, Neighbouring, PldAccountant, PureAccountant, RdpAccountant, RdpAccountantVec, Report,
-    ZcdpAccountant,
+    Accountant, AccountantError, AccountantKind, BinomialBound, ConversionRule, Event,
+    Neighbouring, Report,
 };
 
 /// An owned event tree: the mirror of [`Event`] with boxes and vectors instead of borrows,
@@ -410,30 +409,7 @@ impl Claim {
         events: Vec<(EventBuf, u64)>,
         delta: f64,
     ) -> Result<Self, AccountantError> {
-        let report = match kind {
-            AccountantKind::Pure => report(PureAccountant::new(relation), &events, delta),
-            AccountantKind::Approx => report(ApproxAccountant::new(relation), &events, delta),
-            AccountantKind::Rdp => report(
-                RdpAccountant::new(relation).with_conversion(rule),
-                &events,
-                delta,
-            ),
-            AccountantKind::Zcdp => report(
-                ZcdpAccountant::new(relation).with_conversion(rule),
-                &events,
-                delta,
-            ),
-            AccountantKind::Pld => report(PldAccountant::new(relation), &events, delta),
-            AccountantKind::RdpIntegers => report(
-                RdpAccountantVec::new(
-                    relation,
-                    (2..=crate::MAX_INTEGER_ORDER).map(f64::from).collect(),
-                )?
-                .with_conversion(rule),
-                &events,
-                delta,
-            ),
-        }?;
+        let report = report(kind.boxed(relation, rule)?.as_mut(), &events, delta)?;
         Ok(Self {
             relation,
             events,
@@ -480,15 +456,105 @@ impl Claim {
     }
 }
 
-fn report<A: Accountant>(
-    mut acc: A,
+fn report(
+    acc: &mut dyn Accountant,
     events: &[(EventBuf, u64)],
     delta: f64,
 ) -> Result<Report, AccountantError> {
-    for (event, count) in events {
-        event.with_event(|e| acc.compose_n(e, *count))?;
+    Query::EpsilonAt(delta).ask(acc, events)
+}
+
+/// What to ask an accountant about a composition: ε at a given δ, or δ at a given ε.
+#[derive(Copy, Clone, PartialEq, Debug)]
+pub enum Query {
+    /// The smallest certified ε at this δ ([`Accountant::epsilon`]).
+    EpsilonAt(f64),
+    /// The smallest certified δ at this ε ([`Accountant::delta`]).
+    DeltaAt(f64),
+}
+
+impl Query {
+    /// Composes `events` (each `count` times, in order) into `acc` and asks it.
+    ///
+    /// # Errors
+    /// The accountant's errors ([`Accountant::compose_n`], [`Accountant::epsilon`],
+    /// [`Accountant::delta`]).
+    pub fn ask(
+        self,
+        acc: &mut dyn Accountant,
+        events: &[(EventBuf, u64)],
+    ) -> Result<Report, AccountantError> {
+        for (event, count) in events {
+            event.with_event(|e| acc.compose_n(e, *count))?;
+        }
+        match self {
+            Self::EpsilonAt(delta) => acc.epsilon(delta),
+            Self::DeltaAt(epsilon) => acc.delta(epsilon),
+        }
     }
-    acc.epsilon(delta)
+
+    /// The answered quantity of a report: ε for [`Query::EpsilonAt`], δ for
+    /// [`Query::DeltaAt`].
+    #[must_use]
+    pub fn answer(self, r: &Report) -> f64 {
+        match self {
+            Self::EpsilonAt(_) => r.epsilon,
+            Self::DeltaAt(_) => r.delta,
+        }
+    }
+
+    /// Puts the question to a fresh accountant of every kind in `kinds`
+    /// ([`AccountantKind::boxed`] under `relation` with `rule`) and returns each answer, or
+    /// why that accountant cannot give one, in the order of `kinds`. Each `Ok` report is a
+    /// valid upper bound for `relation`, so the smallest ([`Query::tightest`]) is too.
+    ///
+    /// ```
+    /// use dpinfer_accountants::{AccountantKind, ConversionRule, Event, EventBuf, Neighbouring, Query};
+    /// let g = EventBuf::from(Event::Gaussian { sigma: 2.0, sensitivity: 1.0 });
+    /// let q = Query::EpsilonAt(1e-5);
+    /// let each = q.ask_each(
+    ///     &AccountantKind::ALL,
+    ///     Neighbouring::AddRemove,
+    ///     ConversionRule::Tightest,
+    ///     &[(g, 100)],
+    /// );
+    /// assert!(each[0].1.is_err()); // pure DP cannot express a Gaussian
+    /// let (kind, best) = q.tightest(&each).unwrap();
+    /// assert_eq!(kind, AccountantKind::Pld); // the exact Gaussian PLD
+    /// assert!((best.epsilon - 33.1037).abs() < 1e-3);
+    /// ```
+    #[must_use]
+    pub fn ask_each(
+        self,
+        kinds: &[AccountantKind],
+        relation: Neighbouring,
+        rule: ConversionRule,
+        events: &[(EventBuf, u64)],
+    ) -> Vec<(AccountantKind, Result<Report, AccountantError>)> {
+        kinds
+            .iter()
+            .map(|&k| {
+                let answer = k
+                    .boxed(relation, rule)
+                    .and_then(|mut a| self.ask(a.as_mut(), events));
+                (k, answer)
+            })
+            .collect()
+    }
+
+    /// The tightest finite answer of [`Query::ask_each`] (smallest ε, or δ), the first one on
+    /// ties; `None` if no accountant gave a finite answer.
+    #[must_use]
+    pub fn tightest(
+        self,
+        answers: &[(AccountantKind, Result<Report, AccountantError>)],
+    ) -> Option<(AccountantKind, Report)> {
+        answers
+            .iter()
+            .filter_map(|(k, r)| r.as_ref().ok().map(|r| (*k, *r)))
+            .filter(|(_, r)| self.answer(r).is_finite())
+            .min_by(|a, b| self.answer(&a.1).total_cmp(&self.answer(&b.1)))
+    }
 }
 
 /// One paragraph of prose generated from the value, e.g.

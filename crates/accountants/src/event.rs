@@ -39,6 +39,30 @@ pub enum BinomialBound {
     Paper,
 }
 
+impl BinomialBound {
+    /// Both bounds.
+    pub const ALL: [Self; 2] = [Self::Exact, Self::Paper];
+
+    /// The name used by `Display`, `FromStr` and serde: `"exact"` or `"paper"`.
+    ///
+    /// ```
+    /// use dpinfer_accountants::BinomialBound;
+    /// assert_eq!("paper".parse::<BinomialBound>()?, BinomialBound::Paper);
+    /// assert_eq!(BinomialBound::Exact.to_string(), "exact");
+    /// assert!("loose".parse::<BinomialBound>().is_err());
+    /// # Ok::<(), dpinfer_accountants::ParseNameError>(())
+    /// ```
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Exact => "exact",
+            Self::Paper => "paper",
+        }
+    }
+}
+
+display_and_parse_by_name!(BinomialBound, "binomial bound", "exact, paper");
+
 /// One privacy-relevant release, or a combination of releases.
 ///
 /// Sensitivities are ℓ₂ (Gaussian) or ℓ₁ (Laplace) sensitivities *under the accountant's
@@ -359,11 +383,7 @@ impl core::fmt::Display for Event<'_> {
                 bound,
             } => write!(
                 f,
-                "BinomialCurve(n = {n}, m = {m}, releases = {releases}, {} bound)",
-                match bound {
-                    BinomialBound::Exact => "exact",
-                    BinomialBound::Paper => "paper",
-                }
+                "BinomialCurve(n = {n}, m = {m}, releases = {releases}, {bound} bound)"
             ),
             Self::PoissonSampled { q, event } => write!(f, "PoissonSampled(q = {q}, {event})"),
             Self::SampledWithoutReplacement {

@@ -6,6 +6,31 @@ extern crate alloc;
 #[cfg(feature = "std")]
 extern crate std;
 
+/// `Display` (the type's `name()`) and `FromStr` (its inverse over `ALL`, else a
+/// [`ParseNameError`] naming `$what` and the accepted `$expected`) for a name enum.
+macro_rules! display_and_parse_by_name {
+    ($ty:ty, $what:literal, $expected:literal) => {
+        impl core::fmt::Display for $ty {
+            fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl core::str::FromStr for $ty {
+            type Err = crate::ParseNameError;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                Self::ALL
+                    .into_iter()
+                    .find(|k| k.name() == s)
+                    .ok_or(crate::ParseNameError {
+                        what: $what,
+                        expected: $expected,
+                    })
+            }
+        }
+    };
+}
+
 mod accountant;
 mod accountants;
 pub mod calibrate;
@@ -32,7 +57,7 @@ pub use accountants::{
     RdpAccountant, ZcdpAccountant,
 };
 #[cfg(feature = "alloc")]
-pub use claim::{Claim, EventBuf};
+pub use claim::{Claim, EventBuf, Query};
 pub use error::{AccountantError, ParseNameError};
 pub use event::{BinomialBound, Event, MAX_EVENT_DEPTH};
 pub use filter::{BudgetFilter, FilterEpsilon};

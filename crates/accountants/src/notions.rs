@@ -221,6 +221,9 @@ pub enum ConversionRule {
 }
 
 impl ConversionRule {
+    /// Both rules.
+    pub const ALL: [Self; 2] = [Self::Tightest, Self::Classic];
+
     /// `"tightest"` or `"classic"` (`Display`, `FromStr`, serde).
     #[must_use]
     pub fn name(self) -> &'static str {
@@ -231,25 +234,7 @@ impl ConversionRule {
     }
 }
 
-impl fmt::Display for ConversionRule {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl core::str::FromStr for ConversionRule {
-    type Err = ParseNameError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "tightest" => Ok(Self::Tightest),
-            "classic" => Ok(Self::Classic),
-            _ => Err(ParseNameError {
-                what: "conversion rule",
-                expected: "tightest, classic",
-            }),
-        }
-    }
-}
+display_and_parse_by_name!(ConversionRule, "conversion rule", "tightest, classic");
 
 /// A reported (ε, δ) guarantee with the conversion that produced it.
 ///

@@ -6,7 +6,7 @@
 use dpinfer_accountants::{
     Accountant, AccountantError, AccountantKind, ApproxAccountant, BinomialBound, Claim,
     Conversion, ConversionRule, Event, EventBuf, Neighbouring, PldAccountant, PureAccountant,
-    RdpAccountant, Report, ZcdpAccountant,
+    Query, RdpAccountant, Report, ZcdpAccountant,
 };
 use proptest::prelude::*;
 
@@ -49,6 +49,20 @@ fn check(
     assert_eq!(claim.rule, rule);
     assert_eq!(claim.events, owned(events));
     assert!(claim.epsilon() > 0.0);
+    // `AccountantKind::boxed` is that same accountant for every question, δ at ε included.
+    let mut boxed = kind.boxed(relation, rule).unwrap();
+    for (e, c) in events {
+        boxed.compose_n(e, *c).unwrap();
+    }
+    assert_eq!(boxed.relation(), relation);
+    for eps in [
+        0.5 * expected.epsilon,
+        expected.epsilon,
+        2.0 * expected.epsilon,
+    ] {
+        let want = acc.delta(eps).ok();
+        assert_eq!(boxed.delta(eps).ok(), want, "{kind} δ at ε = {eps}");
+    }
 }
 
 #[test]
@@ -593,4 +607,92 @@ fn deep_trees_round_trip() {
 
 fn own(e: &Event<'_>) -> EventBuf {
     EventBuf::from(e)
+}
+
+/// `Query::ask_each` is each accountant asked by hand (bit for bit, errors included), and
+/// `Query::tightest` the smallest finite answer, the first on ties, skipping errors.
+#[test]
+fn ask_each_is_every_accountant_by_hand_and_tightest_is_the_minimum() {
+    let g = Event::Gaussian {
+        sigma: 2.0,
+        sensitivity: 1.0,
+    };
+    let l = Event::Laplace {
+        scale: 2.0,
+        sensitivity: 1.0,
+    };
+    for (events, rel) in [
+        (vec![(g, 100)], AR),
+        (vec![(l, 3)], AR),
+        (vec![(l, 5), (Event::PureEpsilon { epsilon: 0.1 }, 2)], RO),
+    ] {
+        let owned_events = owned(&events);
+        for query in [Query::EpsilonAt(1e-5), Query::DeltaAt(1.0)] {
+            let each = query.ask_each(
+                &AccountantKind::ALL,
+                rel,
+                ConversionRule::Tightest,
+                &owned_events,
+            );
+            assert_eq!(each.len(), 5);
+            for (kind, got) in &each {
+                let mut acc: Box<dyn Accountant> = match kind {
+                    AccountantKind::Pure => Box::new(PureAccountant::new(rel)),
+                    AccountantKind::Approx => Box::new(ApproxAccountant::new(rel)),
+                    AccountantKind::Rdp => Box::new(RdpAccountant::new(rel)),
+                    AccountantKind::Zcdp => Box::new(ZcdpAccountant::new(rel)),
+                    AccountantKind::Pld => Box::new(PldAccountant::new(rel)),
+                    _ => unreachable!(),
+                };
+                let want = events
+                    .iter()
+                    .try_for_each(|(e, c)| acc.compose_n(e, *c))
+                    .and_then(|()| match query {
+                        Query::EpsilonAt(d) => acc.epsilon(d),
+                        Query::DeltaAt(e) => acc.delta(e),
+                    });
+                assert_eq!(got, &want, "{kind} {query:?}");
+            }
+            let (kind, best) = query.tightest(&each).unwrap();
+            let min = each
+                .iter()
+                .filter_map(|(_, r)| r.as_ref().ok().map(|r| query.answer(r)))
+                .fold(f64::INFINITY, f64::min);
+            assert_eq!(query.answer(&best), min);
+            let first = each
+                .iter()
+                .find(|(_, r)| r.as_ref().is_ok_and(|r| query.answer(r) == min))
+                .unwrap();
+            assert_eq!(kind, first.0);
+        }
+    }
+    // Pure DP cannot express a Gaussian; the exact Gaussian PLD is the tightest
+    // (μ = √100 / 2 = 5: Balle–Wang 2018 Thm 8 gives ε ≈ 33.10 at δ = 1e-5).
+    let q = Query::EpsilonAt(1e-5);
+    let each = q.ask_each(
+        &AccountantKind::ALL,
+        AR,
+        ConversionRule::Tightest,
+        &owned(&[(g, 100)]),
+    );
+    assert!(matches!(
+        each[0].1,
+        Err(AccountantError::Unsupported { .. })
+    ));
+    assert_eq!(q.tightest(&each).unwrap().0, AccountantKind::Pld);
+    // Ties go to the first; infinite answers and errors are never the tightest.
+    let r = |epsilon: f64| Report {
+        epsilon,
+        delta: 1e-5,
+        conversion: Conversion::Pure,
+    };
+    let answers = [
+        (AccountantKind::Pure, Ok(r(f64::INFINITY))),
+        (AccountantKind::Approx, Err(AccountantError::TooDeep)),
+        (AccountantKind::Rdp, Ok(r(2.0))),
+        (AccountantKind::Zcdp, Ok(r(2.0))),
+        (AccountantKind::Pld, Ok(r(3.0))),
+    ];
+    assert_eq!(q.tightest(&answers), Some((AccountantKind::Rdp, r(2.0))));
+    assert_eq!(q.tightest(&answers[..2]), None);
 }

@@ -31,8 +31,8 @@ use dpinfer::accountants::calibrate::{
     poisson_gaussian_sigma_rdp_with,
 };
 use dpinfer::accountants::{
-    Accountant, ApproxAccountant, BinomialBound, Conversion, ConversionRule, DEFAULT_ORDERS, Event,
-    Neighbouring, PldAccountant, PureAccountant, RdpAccountant, Report, ZcdpAccountant, round_up,
+    AccountantError, AccountantKind, BinomialBound, ConversionRule, DEFAULT_ORDERS, Event,
+    EventBuf, Neighbouring, ParseNameError, Query, Report, round_up,
 };
 use serde_json::{Value, json};
 
@@ -61,78 +61,41 @@ pub struct AccountArgs {
     pub json: bool,
     /// RDP/zCDP → (ε, δ) conversion: `tightest` (Balle et al. 2020 / CKS20 where better) or
     /// `classic` (Mironov 2017 Prop. 3 for RDP, Bun–Steinke 2016 Prop. 1.3 for zCDP).
-    #[arg(long, value_enum, global = true, default_value = "tightest")]
-    conversion: ConversionArg,
+    #[arg(long, global = true, default_value = "tightest")]
+    conversion: ConversionRule,
     #[command(subcommand)]
     cmd: AccountCmd,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Relation {
-    /// Add or remove one record.
-    AddRemove,
-    /// Replace one record.
-    ReplaceOne,
-}
+/// `--accountant`: one of the library's [`AccountantKind`]s, or `all` (`None`): every
+/// accountant that can express the events, the smallest bound being the answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Which(Option<AccountantKind>);
 
-impl Relation {
-    fn to_lib(self) -> Neighbouring {
-        match self {
-            Self::AddRemove => Neighbouring::AddRemove,
-            Self::ReplaceOne => Neighbouring::ReplaceOne,
-        }
-    }
-    fn name(self) -> &'static str {
-        match self {
-            Self::AddRemove => "add/remove",
-            Self::ReplaceOne => "replace-one",
-        }
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum Which {
-    /// Every accountant that can express the events; the smallest bound is the answer.
-    All,
-    /// Pure ε-DP (basic composition).
-    Pure,
-    /// (ε, δ)-DP with the optimal composition theorem.
-    Approx,
-    /// zCDP.
-    Zcdp,
-    /// Rényi DP over the default order grid.
-    Rdp,
-    /// Privacy-loss distribution: exact for Gaussian mechanisms, numerical (FFT) for
-    /// subsampled Gaussian/Laplace/pure-ε events.
-    Pld,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum ConversionArg {
-    /// The tightest conversion (the default).
-    Tightest,
-    /// Mironov 2017 Prop. 3 (RDP) and Bun–Steinke 2016 Prop. 1.3 (zCDP).
-    Classic,
-}
-
-impl ConversionArg {
-    fn to_lib(self) -> ConversionRule {
-        match self {
-            Self::Tightest => ConversionRule::Tightest,
-            Self::Classic => ConversionRule::Classic,
+impl std::str::FromStr for Which {
+    type Err = ParseNameError;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        if s == "all" {
+            Ok(Self(None))
+        } else {
+            s.parse()
+                .map(|k| Self(Some(k)))
+                .map_err(|e| ParseNameError {
+                    expected: "all, pure, approx, rdp, zcdp, pld",
+                    ..e
+                })
         }
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-enum MethodArg {
-    /// zCDP.
-    Zcdp,
-    /// Exact Gaussian PLD.
-    Pld,
-    /// Rényi DP.
-    Rdp,
-}
+/// The accountants `--accountant all` asks, in the order they are printed.
+const ALL: [AccountantKind; 5] = [
+    AccountantKind::Pure,
+    AccountantKind::Approx,
+    AccountantKind::Zcdp,
+    AccountantKind::Rdp,
+    AccountantKind::Pld,
+];
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum SamplerArg {
@@ -154,11 +117,13 @@ enum AccountCmd {
         /// Events, `kind:key=value,…` (repeatable).
         #[arg(long = "event", required = true, long_help = EVENT_HELP)]
         events: Vec<String>,
-        /// Neighbouring relation.
-        #[arg(long, value_enum, default_value = "add-remove")]
-        neighbouring: Relation,
-        /// Accountant.
-        #[arg(long, value_enum, default_value = "all")]
+        /// Neighbouring relation: add-remove (also add/remove) or replace-one.
+        #[arg(long, default_value = "add-remove")]
+        neighbouring: Neighbouring,
+        /// Accountant: all (every one that can express the events; the smallest bound is
+        /// the answer), pure, approx (optimal composition), zcdp, rdp (default order grid) or
+        /// pld (exact for Gaussians, numerical FFT for subsampled Gaussian/Laplace/pure-ε).
+        #[arg(long, default_value = "all")]
         accountant: Which,
     },
     /// δ of a composition at a given ε.
@@ -169,11 +134,13 @@ enum AccountCmd {
         /// Events, `kind:key=value,…` (repeatable).
         #[arg(long = "event", required = true, long_help = EVENT_HELP)]
         events: Vec<String>,
-        /// Neighbouring relation.
-        #[arg(long, value_enum, default_value = "add-remove")]
-        neighbouring: Relation,
-        /// Accountant.
-        #[arg(long, value_enum, default_value = "all")]
+        /// Neighbouring relation: add-remove (also add/remove) or replace-one.
+        #[arg(long, default_value = "add-remove")]
+        neighbouring: Neighbouring,
+        /// Accountant: all (every one that can express the events; the smallest bound is
+        /// the answer), pure, approx (optimal composition), zcdp, rdp (default order grid) or
+        /// pld (exact for Gaussians, numerical FFT for subsampled Gaussian/Laplace/pure-ε).
+        #[arg(long, default_value = "all")]
         accountant: Which,
     },
     /// The smallest Gaussian σ for `steps` releases within (ε, δ).
@@ -193,9 +160,10 @@ enum AccountCmd {
         /// Poisson sampling rate q (RDP, add/remove neighbours).
         #[arg(long)]
         poisson: Option<f64>,
-        /// Accounting method [default: pld; rdp with --poisson, where pld (numerical) is also allowed].
-        #[arg(long, value_enum)]
-        method: Option<MethodArg>,
+        /// Accounting method: zcdp, pld or rdp [default: pld; rdp with --poisson, where pld
+        /// (numerical) is also allowed].
+        #[arg(long)]
+        method: Option<Method>,
     },
     /// The largest number of iterations a DP MCMC sampler may run within (ε, δ).
     MaxSteps {
@@ -230,8 +198,8 @@ enum AccountCmd {
         #[arg(long)]
         max_order: Option<u64>,
         /// Accounting, penalty and HMC: zcdp or pld [default: pld]; Barker is always rdp.
-        #[arg(long, value_enum)]
-        method: Option<MethodArg>,
+        #[arg(long)]
+        method: Option<Method>,
     },
 }
 
@@ -326,10 +294,11 @@ fn parse_event(s: &str) -> Result<Spec> {
             n: int("n", &need(take("n"), "n")?)?,
             m: num("m", &need(take("m"), "m")?)?,
             releases: int("releases", &need(take("releases"), "releases")?)?,
-            bound: match take("bound").as_deref() {
-                None | Some("exact") => BinomialBound::Exact,
-                Some("paper") => BinomialBound::Paper,
-                Some(v) => bail!("event {s:?}: bound={v} must be exact or paper"),
+            bound: match take("bound") {
+                None => BinomialBound::default(),
+                Some(v) => v
+                    .parse()
+                    .with_context(|| format!("event {s:?}: bound={v}"))?,
             },
         },
         other => bail!(
@@ -377,13 +346,6 @@ fn with_event<R>(sp: &Spec, f: impl FnOnce(&Event<'_>) -> R) -> R {
     }
 }
 
-fn compose_into(acc: &mut dyn Accountant, specs: &[Spec]) -> Result<()> {
-    for sp in specs {
-        with_event(sp, |e| acc.compose_n(e, sp.count))?;
-    }
-    Ok(())
-}
-
 /// `x` with 6 decimals (or 7 significant digits in scientific notation), rounded *up*: a
 /// printed ε, δ or σ is never below the computed one.
 fn up(x: f64, sci: bool) -> String {
@@ -423,126 +385,17 @@ fn up(x: f64, sci: bool) -> String {
     format!("{x}")
 }
 
-fn accountant(which: Which, rel: Neighbouring, rule: ConversionRule) -> Box<dyn Accountant> {
-    match which {
-        Which::Pure => Box::new(PureAccountant::new(rel)),
-        Which::Approx => Box::new(ApproxAccountant::new(rel)),
-        Which::Zcdp => Box::new(ZcdpAccountant::new(rel).with_conversion(rule)),
-        Which::Rdp | Which::All => Box::new(RdpAccountant::new(rel).with_conversion(rule)),
-        Which::Pld => Box::new(PldAccountant::new(rel)),
-    }
-}
-
-fn name(which: Which) -> &'static str {
-    match which {
-        Which::All => "all",
-        Which::Pure => "pure",
-        Which::Approx => "approx",
-        Which::Zcdp => "zcdp",
-        Which::Rdp => "rdp",
-        Which::Pld => "pld",
-    }
-}
-
-/// A question put to a composed accountant (ε at δ, or δ at ε).
-type Query = dyn Fn(&dyn Accountant) -> Result<Report, dpinfer::accountants::AccountantError>;
-
-/// Results of every requested accountant: (name, report or the reason it cannot answer).
-fn evaluate(
-    which: Which,
-    rel: Neighbouring,
-    specs: &[Spec],
-    query: &Query,
-    rule: ConversionRule,
-) -> Vec<(Which, Result<Report>)> {
-    let list: Vec<Which> = if which == Which::All {
-        vec![
-            Which::Pure,
-            Which::Approx,
-            Which::Zcdp,
-            Which::Rdp,
-            Which::Pld,
-        ]
-    } else {
-        vec![which]
-    };
-    list.into_iter()
-        .map(|w| {
-            let mut acc = accountant(w, rel, rule);
-            let r = compose_into(acc.as_mut(), specs)
-                .and_then(|()| query(acc.as_ref()).map_err(anyhow::Error::from));
-            (w, r)
-        })
-        .collect()
-}
-
-/// Machine name of a conversion and the RDP/CKS order that attained it (if any).
-fn conversion_key(c: Conversion) -> (&'static str, Option<f64>) {
-    match c {
-        Conversion::Pure => ("pure", None),
-        Conversion::BasicComposition => ("basic_composition", None),
-        Conversion::AdvancedComposition => ("advanced_composition", None),
-        Conversion::OptimalComposition => ("optimal_composition", None),
-        Conversion::Mironov { order } => ("mironov", Some(order)),
-        Conversion::BalleCks { order } => ("balle_cks", Some(order)),
-        Conversion::BunSteinke => ("bun_steinke", None),
-        Conversion::CksZcdp { order } => ("cks_zcdp", Some(order)),
-        Conversion::GaussianPld => ("gaussian_pld", None),
-        Conversion::NumericalPld => ("numerical_pld", None),
-        _ => ("other", None),
-    }
-}
-
-/// Human description of a conversion, with its reference.
-fn conversion_text(c: Conversion) -> String {
-    match c {
-        Conversion::Pure => "pure ε-DP, additive composition".into(),
-        Conversion::BasicComposition => "basic composition, Dwork–Roth Thm 3.16".into(),
-        Conversion::AdvancedComposition => "advanced composition, Dwork–Roth Thm 3.20".into(),
-        Conversion::OptimalComposition => "optimal composition, Kairouz–Oh–Viswanath 2015".into(),
-        Conversion::Mironov { order } => {
-            format!("RDP → (ε,δ) via Mironov 2017 Prop. 3 at α = {order}")
-        }
-        Conversion::BalleCks { order } => {
-            format!("RDP → (ε,δ) via Balle et al. 2020 Thm 21 at α = {order}")
-        }
-        Conversion::BunSteinke => "zCDP → (ε,δ) via Bun–Steinke 2016 Prop. 1.3".into(),
-        Conversion::CksZcdp { order } => {
-            format!("zCDP → (ε,δ) via Canonne–Kamath–Steinke 2020 at α = {order}")
-        }
-        Conversion::GaussianPld => "exact Gaussian privacy-loss distribution".into(),
-        Conversion::NumericalPld => {
-            "numerical privacy-loss distribution (pessimistic connect-the-dots, FFT; \
-             Doroshenko et al. 2022)"
-                .into()
-        }
-        other => format!("{other:?}"),
-    }
-}
-
-fn report_json(w: Which, r: &Result<Report>) -> Value {
+fn report_json(w: AccountantKind, r: &Result<Report, AccountantError>) -> Value {
     match r {
-        Ok(rep) => {
-            let (c, order) = conversion_key(rep.conversion);
-            json!({
-                "accountant": name(w),
-                "epsilon": rep.epsilon,
-                "delta": rep.delta,
-                "conversion": c,
-                "order": order,
-            })
-        }
-        Err(e) => json!({ "accountant": name(w), "error": format!("{e:#}") }),
+        Ok(rep) => json!({
+            "accountant": w.name(),
+            "epsilon": rep.epsilon,
+            "delta": rep.delta,
+            "conversion": rep.conversion.name(),
+            "order": rep.conversion.order(),
+        }),
+        Err(e) => json!({ "accountant": w.name(), "error": format!("{e:#}") }),
     }
-}
-
-/// The tightest valid answer by `key` (smallest ε or δ).
-fn best(results: &[(Which, Result<Report>)], key: fn(&Report) -> f64) -> Option<(Which, Report)> {
-    results
-        .iter()
-        .filter_map(|(w, r)| r.as_ref().ok().map(|r| (*w, *r)))
-        .filter(|(_, r)| key(r).is_finite())
-        .min_by(|a, b| key(&a.1).total_cmp(&key(&b.1)))
 }
 
 /// `(ε, δ)` as a human string, the queried quantity first.
@@ -559,7 +412,7 @@ fn composition(
     what: &str,
     target: f64,
     events: &[String],
-    rel: Relation,
+    rel: Neighbouring,
     which: Which,
     rule: ConversionRule,
 ) -> Result<()> {
@@ -578,24 +431,23 @@ fn composition(
         .map(|e| parse_event(e))
         .collect::<Result<_>>()?;
     for sp in &specs {
-        with_event(sp, |e| e.validate(rel.to_lib()))
-            .with_context(|| format!("event {:?}", sp.text))?;
+        with_event(sp, |e| e.validate(rel)).with_context(|| format!("event {:?}", sp.text))?;
     }
-    let query: Box<Query> = if what == "epsilon" {
-        Box::new(move |a: &dyn Accountant| a.epsilon(target))
+    let query = if what == "epsilon" {
+        Query::EpsilonAt(target)
     } else {
-        Box::new(move |a: &dyn Accountant| a.delta(target))
+        Query::DeltaAt(target)
     };
-    let results = evaluate(which, rel.to_lib(), &specs, query.as_ref(), rule);
-    let key: fn(&Report) -> f64 = if what == "epsilon" {
-        |r| r.epsilon
-    } else {
-        |r| r.delta
-    };
-    let Some((bw, br)) = best(&results, key) else {
+    let events: Vec<(EventBuf, u64)> = specs
+        .iter()
+        .map(|sp| (with_event(sp, |e| EventBuf::from(e)), sp.count))
+        .collect();
+    let kinds = which.0.map_or_else(|| ALL.to_vec(), |k| vec![k]);
+    let results = query.ask_each(&kinds, rel, rule, &events);
+    let Some((bw, br)) = query.tightest(&results) else {
         let why: Vec<String> = results
             .iter()
-            .filter_map(|(w, r)| r.as_ref().err().map(|e| format!("{}: {e:#}", name(*w))))
+            .filter_map(|(w, r)| r.as_ref().err().map(|e| format!("{w}: {e:#}")))
             .collect();
         bail!(
             "no accountant could bound this composition ({})",
@@ -603,7 +455,6 @@ fn composition(
         );
     };
     if json_out {
-        let (c, order) = conversion_key(br.conversion);
         let v = json!({
             "query": what,
             "target": target,
@@ -611,51 +462,33 @@ fn composition(
             "events": specs.iter().map(|s| s.text.clone()).collect::<Vec<_>>(),
             "epsilon": br.epsilon,
             "delta": br.delta,
-            "accountant": name(bw),
-            "conversion": c,
-            "order": order,
+            "accountant": bw.name(),
+            "conversion": br.conversion.name(),
+            "order": br.conversion.order(),
             "all": results.iter().map(|(w, r)| report_json(*w, r)).collect::<Vec<_>>(),
         });
         crate::outln!("{v}");
     } else {
         crate::outln!(
-            "{} ({} accountant, {}; {} neighbours)",
+            "{} ({bw} accountant, {}; {rel} neighbours)",
             pair(what, &br),
-            name(bw),
-            conversion_text(br.conversion),
-            rel.name()
+            br.conversion,
         );
         if results.len() > 1 {
             for (w, r) in &results {
                 match r {
                     Ok(rep) => crate::outln!(
                         "  {:<7} {}  ({})",
-                        name(*w),
+                        w.name(),
                         pair(what, rep),
-                        conversion_text(rep.conversion)
+                        rep.conversion
                     ),
-                    Err(e) => crate::outln!("  {:<7} cannot: {e:#}", name(*w)),
+                    Err(e) => crate::outln!("  {:<7} cannot: {e:#}", w.name()),
                 }
             }
         }
     }
     Ok(())
-}
-
-fn method(m: MethodArg) -> Method {
-    match m {
-        MethodArg::Zcdp => Method::Zcdp,
-        MethodArg::Pld => Method::Pld,
-        MethodArg::Rdp => Method::Rdp,
-    }
-}
-
-fn method_name(m: MethodArg) -> &'static str {
-    match m {
-        MethodArg::Zcdp => "zcdp",
-        MethodArg::Pld => "pld",
-        MethodArg::Rdp => "rdp",
-    }
 }
 
 fn sampler_name(s: SamplerArg) -> &'static str {
@@ -685,7 +518,7 @@ fn sigma(
     steps: u64,
     sensitivity: f64,
     poisson: Option<f64>,
-    m: Option<MethodArg>,
+    m: Option<Method>,
     rule: ConversionRule,
 ) -> Result<()> {
     if !(sensitivity.is_finite() && sensitivity > 0.0) {
@@ -697,13 +530,13 @@ fn sigma(
     let (sigma, how) = match poisson {
         Some(q) => {
             let (z, name) = match m {
-                Some(MethodArg::Zcdp) => {
+                Some(Method::Zcdp) => {
                     bail!(
                         "--poisson is calibrated with rdp or pld (zCDP has no subsampling bound here)"
                     )
                 }
                 // The numerical PLD (FFT composition, pessimistic discretisation): the tightest.
-                Some(MethodArg::Pld) => (
+                Some(Method::Pld) => (
                     dpinfer::accountants::pld_numeric::poisson_gaussian_sigma(
                         epsilon,
                         delta,
@@ -732,10 +565,10 @@ fn sigma(
             (s, format!("{name}, Poisson q = {q}, add/remove"))
         }
         None => {
-            let m = m.unwrap_or(MethodArg::Pld);
+            let m = m.unwrap_or(Method::Pld);
             (
-                gaussian_sigma(epsilon, delta, steps, sensitivity, method(m))?,
-                method_name(m).to_string(),
+                gaussian_sigma(epsilon, delta, steps, sensitivity, m)?,
+                m.name().to_string(),
             )
         }
     };
@@ -760,7 +593,7 @@ fn sigma(
 /// Unparsable or invalid events and parameters, or a composition no accountant can bound.
 pub fn run(args: &AccountArgs) -> Result<()> {
     let j = args.json;
-    let rule = args.conversion.to_lib();
+    let rule = args.conversion;
     match &args.cmd {
         AccountCmd::Epsilon {
             delta,
@@ -840,13 +673,13 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                     if !(a.is_finite() && scale.is_normal() && (t * scale).is_finite()) {
                         bail!("--a {a:?}: n^a = {scale:?} over- or underflows the noise sd τ·n^a");
                     }
-                    let m = m.unwrap_or(MethodArg::Pld);
+                    let m = m.unwrap_or(Method::Pld);
                     let k = match m {
-                        MethodArg::Zcdp => dp_penalty_max_steps_zcdp(*epsilon, *delta, t, *n, a)?,
-                        MethodArg::Pld => dp_penalty_max_steps_pld(*epsilon, *delta, t, *n, a)?,
-                        MethodArg::Rdp => bail!("the penalty budget is zcdp or pld, not rdp"),
+                        Method::Zcdp => dp_penalty_max_steps_zcdp(*epsilon, *delta, t, *n, a)?,
+                        Method::Pld => dp_penalty_max_steps_pld(*epsilon, *delta, t, *n, a)?,
+                        Method::Rdp => bail!("the penalty budget is zcdp or pld, not rdp"),
                     };
-                    (k, json!({"tau": t, "a": a, "method": method_name(m)}))
+                    (k, json!({"tau": t, "a": a, "method": m.name()}))
                 }
                 SamplerArg::Hmc => {
                     reject(
@@ -863,15 +696,15 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                     if l == 0 {
                         bail!("--leapfrog must be at least 1 (leapfrog steps per HMC iteration)");
                     }
-                    let m = m.unwrap_or(MethodArg::Pld);
+                    let m = m.unwrap_or(Method::Pld);
                     let k = match m {
-                        MethodArg::Zcdp => dp_hmc_max_steps_zcdp(*epsilon, *delta, tl, tg, *n, l)?,
-                        MethodArg::Pld => dp_hmc_max_steps_pld(*epsilon, *delta, tl, tg, *n, l)?,
-                        MethodArg::Rdp => bail!("the HMC budget is zcdp or pld, not rdp"),
+                        Method::Zcdp => dp_hmc_max_steps_zcdp(*epsilon, *delta, tl, tg, *n, l)?,
+                        Method::Pld => dp_hmc_max_steps_pld(*epsilon, *delta, tl, tg, *n, l)?,
+                        Method::Rdp => bail!("the HMC budget is zcdp or pld, not rdp"),
                     };
                     (
                         k,
-                        json!({"tau_l": tl, "tau_g": tg, "leapfrog": l, "method": method_name(m)}),
+                        json!({"tau_l": tl, "tau_g": tg, "leapfrog": l, "method": m.name()}),
                     )
                 }
                 SamplerArg::Barker => {
@@ -884,7 +717,7 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                             ("leapfrog", leapfrog.is_some()),
                         ],
                     )?;
-                    if matches!(m, Some(MethodArg::Zcdp | MethodArg::Pld)) {
+                    if matches!(m, Some(Method::Zcdp | Method::Pld)) {
                         bail!("the Barker budget is rdp only");
                     }
                     let b = batch.context("--batch is required for Barker")?;
@@ -966,6 +799,7 @@ mod tests {
             "svt:c=1,b=1,resample=2",
             "dlaplace:b=1,sens=1.5",
             "dgaussian:sens=2",
+            "binomial:n=10,m=100,releases=2,bound=loose",
         ] {
             assert!(parse_event(bad).is_err(), "{bad}");
         }

@@ -384,7 +384,11 @@ fn human_output_names_the_accountant_and_conversion() {
     assert_eq!(out.lines().count(), 1, "{out}");
     // 6.719402117… printed rounded up, never down.
     assert!(out.starts_with("ε = 6.719403 at δ = 1e-5 ("), "{out}");
-    assert!(out.contains("rdp accountant") && out.contains("RDP → (ε,δ)"));
+    // The conversion in the library's own words (`Conversion`'s Display), with its theorem.
+    assert!(
+        out.contains("rdp accountant") && out.contains("RDP → (ε, δ) via Balle et al. 2020 Thm 21"),
+        "{out}"
+    );
     assert!(out.contains("add/remove neighbours"), "{out}");
     let o = dpinfer(
         &[
@@ -750,4 +754,94 @@ fn conversion_flag_selects_the_classic_conversions() {
             .unwrap()
     };
     assert!(b("classic") < b("tightest"));
+}
+
+/// `--accountant`, `--neighbouring` and `--conversion` are the library's names
+/// (`AccountantKind`, `Neighbouring`, `ConversionRule` `FromStr`): every spelling the library
+/// accepts works and gives the same answer, and a wrong name is refused naming what is
+/// accepted.
+#[test]
+fn names_are_the_librarys() {
+    let ask = |rel: &str, acct: &str, conv: &str| {
+        json(&[
+            "--conversion",
+            conv,
+            "epsilon",
+            "--delta",
+            "1e-5",
+            "--neighbouring",
+            rel,
+            "--accountant",
+            acct,
+            "--event",
+            "gaussian:sigma=2,count=10",
+        ])
+    };
+    let v = ask("add-remove", "zcdp", "classic");
+    assert_eq!(v["accountant"], "zcdp");
+    assert_eq!(v["neighbouring"], "add/remove");
+    assert_eq!(v["conversion"], "bun_steinke");
+    assert!(v["order"].is_null());
+    // Bun–Steinke 2016 Prop. 1.3 for ρ = 10 · 1/(2·4) = 1.25: ε = ρ + 2√(ρ ln 1e5).
+    let rho = 1.25_f64;
+    let want = rho + 2.0 * (rho * 1e5_f64.ln()).sqrt();
+    let e = v["epsilon"].as_f64().unwrap();
+    assert!(e >= want && e - want < 1e-9, "{e} vs {want}");
+    for rel in ["add/remove", "add_remove"] {
+        assert_eq!(
+            ask(rel, "zcdp", "classic")["epsilon"],
+            v["epsilon"],
+            "{rel}"
+        );
+    }
+    let r = ask("replace_one", "rdp", "tightest");
+    assert_eq!(r["neighbouring"], "replace-one");
+    assert_eq!(r["conversion"], "balle_cks");
+    assert!(r["order"].as_f64().unwrap() > 1.0);
+    for (opt, bad, accepted) in [
+        (
+            "--accountant",
+            "moments",
+            "all, pure, approx, rdp, zcdp, pld",
+        ),
+        ("--neighbouring", "bounded", "add/remove, replace-one"),
+        ("--conversion", "loose", "tightest, classic"),
+    ] {
+        let o = dpinfer(
+            &[
+                "account",
+                "epsilon",
+                "--delta",
+                "1e-5",
+                "--event",
+                "gaussian:sigma=1",
+                opt,
+                bad,
+            ],
+            &root(),
+        );
+        assert!(!o.status.success());
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains(bad) && err.contains(accepted), "{opt}: {err}");
+    }
+    // `--method` is the library's `calibrate::Method`.
+    let o = dpinfer(
+        &[
+            "account",
+            "sigma",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--method",
+            "gdp",
+        ],
+        &root(),
+    );
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        err.contains("gdp") && err.contains("zcdp, pld, rdp"),
+        "{err}"
+    );
 }
