@@ -120,7 +120,10 @@ fn many_sets(c: &mut Criterion) {
     for threads in [1, 2] {
         let p = pool(threads);
         g.bench_function(format!("mmd_many_rayon_{threads}_threads"), |b| {
-            b.iter(|| p.install(|| exact.mmd_many(&sets[..8], &mut out[..8])).unwrap())
+            b.iter(|| {
+                p.install(|| exact.mmd_many(&sets[..8], &mut out[..8]))
+                    .unwrap()
+            })
         });
     }
     g.finish();
