@@ -634,7 +634,7 @@ fn ask_each_is_every_accountant_by_hand_and_tightest_is_the_minimum() {
                 ConversionRule::Tightest,
                 &owned_events,
             );
-            assert_eq!(each.len(), 5);
+            assert_eq!(each.len(), AccountantKind::ALL.len());
             for (kind, got) in &each {
                 let mut acc: Box<dyn Accountant> = match kind {
                     AccountantKind::Pure => Box::new(PureAccountant::new(rel)),
@@ -642,6 +642,15 @@ fn ask_each_is_every_accountant_by_hand_and_tightest_is_the_minimum() {
                     AccountantKind::Rdp => Box::new(RdpAccountant::new(rel)),
                     AccountantKind::Zcdp => Box::new(ZcdpAccountant::new(rel)),
                     AccountantKind::Pld => Box::new(PldAccountant::new(rel)),
+                    AccountantKind::RdpIntegers => Box::new(
+                        dpinfer_accountants::RdpAccountantVec::new(
+                            rel,
+                            (2..=dpinfer_accountants::MAX_INTEGER_ORDER)
+                                .map(f64::from)
+                                .collect(),
+                        )
+                        .unwrap(),
+                    ),
                     _ => unreachable!(),
                 };
                 let want = events

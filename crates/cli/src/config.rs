@@ -61,7 +61,7 @@ pub struct ModelConfig {
     /// observations (`n`, if also given, must equal its length).
     #[serde(default)]
     pub obs_times: Option<Vec<f64>>,
-    /// `"command"`: an external simulator (see `crate::external`); absent: a built-in model.
+    /// `"command"`: an external simulator (run by the worker pool of the `external` module); absent: a built-in model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// command: program and arguments, run without a shell in the config file's folder.
@@ -84,10 +84,10 @@ pub struct ModelConfig {
     pub retries: Option<u32>,
     /// `[[model.prior]]`: the declared prior, one table per parameter (command models).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub prior: Vec<crate::declared::PriorDecl>,
-    /// `[model.summary]`: declared summary statistics (command models; `crate::declared`).
+    pub prior: Vec<crate::prior_decl::PriorDecl>,
+    /// `[model.summary]`: declared summary statistics (command models; `crate::summary_decl`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary: Option<crate::declared::SummaryDecl>,
+    pub summary: Option<crate::summary_decl::SummaryDecl>,
     /// The config file's folder (the command's working directory); set by [`Config::load`].
     #[serde(skip)]
     pub base_dir: PathBuf,

@@ -69,7 +69,7 @@ pub struct ExternalSettings {
     /// Retries of a failed batch, each on a fresh worker.
     pub retries: u32,
     /// `[model.summary]`, applied to every answer (the protocol carries the raw outputs).
-    pub summary: Option<crate::declared::DeclaredSummary>,
+    pub summary: Option<crate::summary_decl::DeclaredSummary>,
 }
 
 /// One row to simulate.

@@ -200,8 +200,9 @@ fn python_worker_with_a_declared_summary_uses_the_proven_sensitivity() {
     assert!(o.status.success(), "{}", show(&o));
     let s = String::from_utf8_lossy(&o.stdout);
     assert!(s.contains("sensitivity = 0.04 "), "{s}");
+    assert!(s.contains("neighbouring: replace-one\n"), "{s}");
     assert!(
-        s.contains("neighbouring: replace-one (one observation of Y* changed; Δ proven"),
+        s.contains("; replace-one (one observation of Y* changed; Δ proven"),
         "{s}"
     );
     assert_eq!(columns(&dir.join("r/samples.csv"))[0].len(), 20);

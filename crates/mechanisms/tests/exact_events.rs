@@ -1,6 +1,8 @@
 //! `exact_event()` describes the noise the samplers draw (grid units), consistently with the
 //! mechanisms' own `event()`: same pure ε / zCDP ρ, accepted by the PLD accountant, whose
 //! (ε, δ) is never above the pure-ε / zCDP-converted cost of the same release.
+//! (The numerical PLD needs `alloc`.)
+#![cfg(feature = "alloc")]
 #![allow(
     clippy::cast_precision_loss,
     clippy::float_cmp,
