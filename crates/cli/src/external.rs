@@ -424,6 +424,10 @@ impl Pool {
                     return;
                 }
             };
+            // The schema message is not stray output: keep only what follows it.
+            if let Ok(mut s) = seen3.lock() {
+                s.clear();
+            }
             for b in reader {
                 let stop = b.is_err();
                 if let Ok(mut s) = seen3.lock() {
