@@ -243,6 +243,17 @@ fn numeric_rows(
         UInt32Type, UInt64Type,
     };
     use arrow_schema::DataType;
+    /// The values of a primitive column of type `T`, each converted by `to`.
+    fn as_f64<T: arrow_array::ArrowPrimitiveType>(
+        a: &arrow_array::ArrayRef,
+        to: impl Fn(T::Native) -> f64,
+    ) -> Vec<f64> {
+        a.as_primitive::<T>()
+            .values()
+            .iter()
+            .map(|&x| to(x))
+            .collect()
+    }
     let cols = schema.fields().len();
     if strict_rows && cols != row_dim {
         bail!(
@@ -263,63 +274,19 @@ fn numeric_rows(
                     f.name()
                 );
             }
+            // Every numeric column as f64 (64-bit integers beyond 2^53 round to nearest).
             #[allow(clippy::cast_precision_loss)]
             let v: Vec<f64> = match a.data_type() {
                 DataType::Float64 => a.as_primitive::<Float64Type>().values().to_vec(),
-                DataType::Float32 => a
-                    .as_primitive::<Float32Type>()
-                    .values()
-                    .iter()
-                    .map(|&x| f64::from(x))
-                    .collect(),
-                DataType::Int8 => a
-                    .as_primitive::<Int8Type>()
-                    .values()
-                    .iter()
-                    .map(|&x| f64::from(x))
-                    .collect(),
-                DataType::Int16 => a
-                    .as_primitive::<Int16Type>()
-                    .values()
-                    .iter()
-                    .map(|&x| f64::from(x))
-                    .collect(),
-                DataType::Int32 => a
-                    .as_primitive::<Int32Type>()
-                    .values()
-                    .iter()
-                    .map(|&x| f64::from(x))
-                    .collect(),
-                DataType::Int64 => a
-                    .as_primitive::<Int64Type>()
-                    .values()
-                    .iter()
-                    .map(|&x| x as f64)
-                    .collect(),
-                DataType::UInt8 => a
-                    .as_primitive::<UInt8Type>()
-                    .values()
-                    .iter()
-                    .map(|&x| f64::from(x))
-                    .collect(),
-                DataType::UInt16 => a
-                    .as_primitive::<UInt16Type>()
-                    .values()
-                    .iter()
-                    .map(|&x| f64::from(x))
-                    .collect(),
-                DataType::UInt32 => a
-                    .as_primitive::<UInt32Type>()
-                    .values()
-                    .iter()
-                    .map(|&x| f64::from(x))
-                    .collect(),
-                DataType::UInt64 => a
-                    .as_primitive::<UInt64Type>()
-                    .values()
-                    .iter()
-                    .map(|&x| x as f64)
-                    .collect(),
+                DataType::Float32 => as_f64::<Float32Type>(a, f64::from),
+                DataType::Int8 => as_f64::<Int8Type>(a, f64::from),
+                DataType::Int16 => as_f64::<Int16Type>(a, f64::from),
+                DataType::Int32 => as_f64::<Int32Type>(a, f64::from),
+                DataType::Int64 => as_f64::<Int64Type>(a, |x| x as f64),
+                DataType::UInt8 => as_f64::<UInt8Type>(a, f64::from),
+                DataType::UInt16 => as_f64::<UInt16Type>(a, f64::from),
+                DataType::UInt32 => as_f64::<UInt32Type>(a, f64::from),
+                DataType::UInt64 => as_f64::<UInt64Type>(a, |x| x as f64),
                 other => bail!(
                     "data file {}: column {:?} has type {other}, expected numbers",
                     path.display(),
