@@ -71,6 +71,36 @@ pub enum AbcError {
         /// How many proposals were drawn.
         tries: u64,
     },
+    /// The public setup of a random-feature summary failed (`summary::RffSummary::setup`).
+    Setup(SetupFailure),
+}
+
+/// Why the public setup of a random-feature summary failed (`summary::RffSummary::setup`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum SetupFailure {
+    /// The prior or the simulator failed fatally.
+    Model(dpinfer_simulators::SimError),
+    /// `summary::MAX_SETUP_REDRAWS` consecutive θ the simulator could not run.
+    Redraws {
+        /// How many θ were drawn.
+        tries: usize,
+    },
+    /// The median heuristic or the feature map refused the data set.
+    Distance(dpinfer_distances::DistanceError),
+}
+
+impl fmt::Display for SetupFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Model(e) => write!(f, "simulation: {e}"),
+            Self::Redraws { tries } => write!(
+                f,
+                "{tries} consecutive prior draws the simulator could not run"
+            ),
+            Self::Distance(e) => write!(f, "median heuristic bandwidth: {e}"),
+        }
+    }
 }
 
 impl fmt::Display for AbcError {
@@ -109,6 +139,7 @@ impl fmt::Display for AbcError {
                 f,
                 "{tries} consecutive kernel proposals fell outside the prior's support"
             ),
+            Self::Setup(e) => write!(f, "public random-feature setup: {e}"),
         }
     }
 }

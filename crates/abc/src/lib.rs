@@ -16,7 +16,7 @@ mod kernel;
 mod rng;
 pub mod weights;
 
-pub use error::AbcError;
+pub use error::{AbcError, SetupFailure};
 pub mod discrepancy;
 pub mod gaussian;
 #[cfg(feature = "alloc")]
@@ -29,5 +29,7 @@ pub mod rejection;
 pub mod smc;
 #[cfg(feature = "alloc")]
 pub mod soft;
+#[cfg(feature = "alloc")]
+pub mod summary;
 #[cfg(feature = "alloc")]
 pub mod svt;

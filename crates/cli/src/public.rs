@@ -16,33 +16,22 @@ use anyhow::{Context, Result, bail};
 use dpinfer::abc::pairs::{Proposal, PublicPairs, RowSimulator, Rowless};
 use dpinfer::abc::pmc::PmcKernel;
 use dpinfer::abc::smc::{Privatized, Replicate};
-use dpinfer::distances::{RandomFourierFeatures, Rows, median_heuristic};
+use dpinfer::abc::summary::{Bandwidth, RffSummary};
+use dpinfer::distances::{RandomFourierFeatures, Rows};
 use dpinfer::simulators::{Prior, SimError, SimStream, Simulator};
 use rand::Rng as _;
 
 use crate::config::Config;
 use crate::model::{Model, ModelPrior, ModelSim};
 
-/// Stream domain of the public setup (bandwidth data set, random frequencies).
-pub const SETUP_DOMAIN: u64 = 0x5345_5455_0000_0000; // "SETU"
-/// Recoverable simulator failures tolerated before the setup data set fails.
-const MAX_REDRAWS: usize = 1000;
-/// Rows used by the median heuristic.
-const MEDIAN_ROWS: usize = 1000;
-
 /// How a simulation becomes the row's summary.
 #[derive(Debug, Clone)]
 pub enum Summary {
     /// The simulator output is the summary vector.
     Raw,
-    /// Random Fourier features of a Gaussian kernel: frequencies `z` (standard normal, scaled
-    /// by the bandwidth inside the feature map).
-    Rff {
-        /// Standard-normal frequencies, `D/2 × row_dim`.
-        z: Vec<f64>,
-        /// Kernel bandwidth.
-        bandwidth: f64,
-    },
+    /// The random-feature mean embedding of a Gaussian kernel (public frequencies and
+    /// bandwidth from the run seed: `dpinfer::abc::summary`).
+    Rff(RffSummary),
 }
 
 /// Everything the public step needs, derived from the config alone.
@@ -77,22 +66,19 @@ impl Public {
         let summary = match cfg.distance.kind.as_str() {
             "l2" => Summary::Raw,
             _ => {
-                let rd = model.row_dim();
-                let bandwidth = if let Some(b) = cfg.distance.bandwidth {
-                    b
-                } else {
-                    let mut rng = SimStream::with_domain(cfg.seeds.run, SETUP_DOMAIN, 0);
-                    let sim = simulate_one(&model, &mut rng)?;
-                    let rows = (sim.len() / rd).min(MEDIAN_ROWS);
-                    let mut buf = vec![0.0; rows * rows.saturating_sub(1) / 2];
-                    median_heuristic(Rows::new(&sim[..rows * rd], rd)?, rows, &mut buf)
-                        .context("median heuristic bandwidth")?
-                };
-                let mut rng = SimStream::with_domain(cfg.seeds.run, SETUP_DOMAIN, 1);
-                let z = (0..cfg.distance.features / 2 * rd)
-                    .map(|_| dpinfer::simulators::dist::std_normal(&mut rng))
-                    .collect();
-                Summary::Rff { z, bandwidth }
+                let bandwidth = cfg
+                    .distance
+                    .bandwidth
+                    .map_or(Bandwidth::MedianHeuristic, Bandwidth::Given);
+                let rff = RffSummary::setup(
+                    &ModelPrior(&model),
+                    &ModelSim(&model),
+                    cfg.seeds.run,
+                    model.row_dim(),
+                    cfg.distance.features,
+                    bandwidth,
+                )?;
+                Summary::Rff(rff)
             }
         };
         Ok(Self {
@@ -113,11 +99,7 @@ impl Public {
     pub fn features(&self) -> Result<Option<RandomFourierFeatures<'_>>> {
         match &self.summary {
             Summary::Raw => Ok(None),
-            Summary::Rff { z, bandwidth } => Ok(Some(RandomFourierFeatures::new(
-                z,
-                self.model.row_dim(),
-                *bandwidth,
-            )?)),
+            Summary::Rff(rff) => Ok(Some(rff.features()?)),
         }
     }
 
@@ -132,7 +114,7 @@ impl Public {
     pub fn summary_dim(&self) -> usize {
         match &self.summary {
             Summary::Raw => ModelSim(&self.model).output_dim(),
-            Summary::Rff { z, .. } => 2 * (z.len() / self.model.row_dim()),
+            Summary::Rff(rff) => rff.num_features(),
         }
     }
 
@@ -374,22 +356,4 @@ fn resolve_threads(threads: usize) -> usize {
     } else {
         threads
     }
-}
-
-fn simulate_one(model: &Model, rng: &mut SimStream) -> Result<Vec<f64>> {
-    let prior = ModelPrior(model);
-    let simulator = ModelSim(model);
-    let mut th = vec![0.0; prior.dim()];
-    let mut sim = vec![0.0; simulator.output_dim()];
-    for _ in 0..MAX_REDRAWS {
-        prior
-            .sample(rng, &mut th)
-            .map_err(|e| anyhow::anyhow!("{e}"))?;
-        match simulator.simulate(&th, rng, &mut sim) {
-            Ok(()) => return Ok(sim),
-            Err(e) if e.is_recoverable() => {}
-            Err(e) => bail!("simulation: {e}"),
-        }
-    }
-    bail!("{MAX_REDRAWS} consecutive prior draws the simulator could not run")
 }

@@ -1,0 +1,166 @@
+//! The public random-feature setup (`dpinfer_abc::summary`).
+#![cfg(feature = "alloc")]
+
+use dpinfer_abc::summary::{Bandwidth, Embedded, MAX_SETUP_REDRAWS, RffSummary, SETUP_DOMAIN};
+use dpinfer_abc::{AbcError, SetupFailure};
+use dpinfer_distances::{RandomFourierFeatures, Rows};
+use dpinfer_simulators::models::gaussian::GaussianMean;
+use dpinfer_simulators::{FnSimulator, SimError, SimStream, Simulator, dist};
+
+#[test]
+fn frequencies_are_the_setup_streams_standard_normals() {
+    let model = GaussianMean::new(50, 1.0, 0.0, 10.0).unwrap();
+    let rff = RffSummary::setup(&model.prior(), &model, 11, 1, 9, Bandwidth::Given(2.0)).unwrap();
+    // 9 features round down to 8: 4 frequencies of one dimension.
+    assert_eq!(rff.num_features(), 8);
+    let mut rng = SimStream::with_domain(11, SETUP_DOMAIN, 1);
+    let want: Vec<f64> = (0..4).map(|_| dist::std_normal(&mut rng)).collect();
+    assert_eq!(rff.frequencies(), &want[..]);
+    assert_eq!(rff.bandwidth(), 2.0);
+}
+
+/// For rows i.i.d. N(μ, 1), |X − Y| is half-normal with scale √2: its median is
+/// √2·Φ⁻¹(3/4) = 0.953 872. With 1000 rows (499 500 pairs) the sample median's standard
+/// error is about 0.02 (U-statistic variance 4 Var h₁ / n over the density at the median,
+/// ≈ 0.6), so a tolerance of 0.15 is > 7 standard errors at each of the 5 seeds: a false
+/// failure has probability < 1e-11.
+#[test]
+fn median_heuristic_matches_the_half_normal_median() {
+    let want = core::f64::consts::SQRT_2 * dpinfer_math::norm_quantile(0.75);
+    assert!((want - 0.953_872).abs() < 1e-6);
+    let model = GaussianMean::new(2000, 1.0, 0.0, 10.0).unwrap();
+    for seed in 0..5 {
+        let rff = RffSummary::setup(
+            &model.prior(),
+            &model,
+            seed,
+            1,
+            10,
+            Bandwidth::MedianHeuristic,
+        )
+        .unwrap();
+        assert!((rff.bandwidth() - want).abs() < 0.15, "{}", rff.bandwidth());
+    }
+}
+
+#[test]
+fn embedded_output_is_the_mean_embedding_of_the_simulation() {
+    let model = GaussianMean::new(300, 1.0, 0.0, 10.0).unwrap();
+    let rff =
+        RffSummary::setup(&model.prior(), &model, 3, 1, 20, Bandwidth::MedianHeuristic).unwrap();
+    let features = rff.features().unwrap();
+    let e = Embedded::new(&model, &features, 1).unwrap();
+    assert_eq!(e.output_dim(), 20);
+    assert_eq!(e.param_dim(), 1);
+    let mut got = vec![0.0; 20];
+    e.simulate(&[1.5], &mut SimStream::new(5, 9), &mut got)
+        .unwrap();
+    let mut sim = vec![0.0; 300];
+    model
+        .simulate(&[1.5], &mut SimStream::new(5, 9), &mut sim)
+        .unwrap();
+    let f = RandomFourierFeatures::new(rff.frequencies(), 1, rff.bandwidth()).unwrap();
+    let mut want = vec![0.0; 20];
+    f.mean_embedding(Rows::new(&sim, 1).unwrap(), &mut want)
+        .unwrap();
+    assert_eq!(got, want);
+    let mut short = vec![0.0; 19];
+    assert!(
+        e.simulate(&[1.5], &mut SimStream::new(5, 9), &mut short)
+            .is_err()
+    );
+}
+
+#[test]
+fn bad_inputs_are_typed_errors() {
+    let model = GaussianMean::new(50, 1.0, 0.0, 10.0).unwrap();
+    let p = model.prior();
+    let setup = |rd, d, b| RffSummary::setup(&p, &model, 0, rd, d, b);
+    assert!(matches!(
+        setup(1, 1, Bandwidth::MedianHeuristic),
+        Err(AbcError::InvalidCount {
+            name: "features",
+            ..
+        })
+    ));
+    assert!(matches!(
+        setup(0, 10, Bandwidth::MedianHeuristic),
+        Err(AbcError::InvalidCount {
+            name: "row_dim",
+            ..
+        })
+    ));
+    assert!(matches!(
+        setup(3, 10, Bandwidth::MedianHeuristic),
+        Err(AbcError::InvalidCount {
+            name: "row_dim",
+            ..
+        })
+    ));
+    for b in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(matches!(
+            setup(1, 10, Bandwidth::Given(b)),
+            Err(AbcError::InvalidParameter { .. })
+        ));
+    }
+    assert!(RffSummary::new(vec![], 1, 1.0).is_err());
+    assert!(RffSummary::new(vec![1.0, 2.0, 3.0], 2, 1.0).is_err());
+    assert!(RffSummary::new(vec![f64::NAN, 2.0], 1, 1.0).is_err());
+    // All rows equal: the median distance is 0, a degenerate bandwidth.
+    let constant = FnSimulator::new(
+        1,
+        10,
+        |_th: &[f64], _r: &mut dyn rand_core::Rng, out: &mut [f64]| {
+            out.fill(1.0);
+            Ok(())
+        },
+    )
+    .unwrap();
+    assert!(matches!(
+        RffSummary::setup(&p, &constant, 0, 1, 10, Bandwidth::MedianHeuristic),
+        Err(AbcError::Setup(SetupFailure::Distance(_)))
+    ));
+    let fatal = FnSimulator::new(
+        1,
+        10,
+        |_th: &[f64], _r: &mut dyn rand_core::Rng, _o: &mut [f64]| {
+            Err(SimError::Model {
+                code: 3,
+                recoverable: false,
+            })
+        },
+    )
+    .unwrap();
+    assert!(matches!(
+        RffSummary::setup(&p, &fatal, 0, 1, 10, Bandwidth::MedianHeuristic),
+        Err(AbcError::Setup(SetupFailure::Model(SimError::Model {
+            code: 3,
+            ..
+        })))
+    ));
+    let never = FnSimulator::new(
+        1,
+        10,
+        |_th: &[f64], _r: &mut dyn rand_core::Rng, _o: &mut [f64]| {
+            Err(SimError::Model {
+                code: 1,
+                recoverable: true,
+            })
+        },
+    )
+    .unwrap();
+    assert!(matches!(
+        RffSummary::setup(&p, &never, 0, 1, 10, Bandwidth::MedianHeuristic),
+        Err(AbcError::Setup(SetupFailure::Redraws {
+            tries: MAX_SETUP_REDRAWS
+        }))
+    ));
+    // A given bandwidth never simulates.
+    assert!(RffSummary::setup(&p, &never, 0, 1, 10, Bandwidth::Given(1.0)).is_ok());
+    let rff = RffSummary::setup(&p, &model, 0, 1, 10, Bandwidth::Given(1.0)).unwrap();
+    let f = rff.features().unwrap();
+    let two_dim = RandomFourierFeatures::new(&[0.1, 0.2], 2, 1.0).unwrap();
+    assert!(Embedded::new(&model, &two_dim, 2).is_ok());
+    assert!(Embedded::new(&model, &f, 2).is_err());
+    assert!(Embedded::new(&model, &f, 0).is_err());
+}
