@@ -80,7 +80,7 @@ impl RffSummary {
                 value: 0,
             });
         }
-        if z.is_empty() || z.len() % row_dim != 0 {
+        if z.is_empty() || !z.len().is_multiple_of(row_dim) {
             return Err(AbcError::InvalidCount {
                 name: "frequencies",
                 value: z.len(),
@@ -127,7 +127,7 @@ impl RffSummary {
                 value: features,
             });
         }
-        if row_dim == 0 || simulator.output_dim() % row_dim != 0 {
+        if row_dim == 0 || !simulator.output_dim().is_multiple_of(row_dim) {
             return Err(AbcError::InvalidCount {
                 name: "row_dim",
                 value: row_dim,
@@ -238,7 +238,7 @@ impl<'a, S: Simulator> Embedded<'a, S> {
     ) -> Result<Self, AbcError> {
         if row_dim == 0
             || row_dim != features.dim()
-            || sim.output_dim() % row_dim != 0
+            || !sim.output_dim().is_multiple_of(row_dim)
             || sim.output_dim() == 0
         {
             return Err(AbcError::InvalidCount {
