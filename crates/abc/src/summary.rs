@@ -133,18 +133,73 @@ impl RffSummary {
                 value: row_dim,
             });
         }
-        let bandwidth = match bandwidth {
-            Bandwidth::Given(b) => crate::error::positive("bandwidth", b)?,
+        match bandwidth {
+            Bandwidth::Given(b) => Self::from_seed(seed, row_dim, features, b),
             Bandwidth::MedianHeuristic => {
                 let mut rng = SimStream::with_domain(seed, SETUP_DOMAIN, 0);
                 let sim = prior_predictive(prior, simulator, &mut rng)?;
-                let rows = (sim.len() / row_dim).min(MEDIAN_ROWS);
-                let mut buf = vec![0.0; rows * rows.saturating_sub(1) / 2];
-                Rows::new(&sim[..rows * row_dim], row_dim)
-                    .and_then(|r| median_heuristic(r, rows, &mut buf))
-                    .map_err(|e| AbcError::Setup(SetupFailure::Distance(e)))?
+                Self::from_data(seed, row_dim, features, &sim)
             }
-        };
+        }
+    }
+
+    /// The summary with bandwidth by the median heuristic on the first [`MEDIAN_ROWS`] rows
+    /// of `public_data` (`row_dim` values a row) and frequencies from the setup stream of
+    /// `seed`. The data must be **public** (e.g. one prior-predictive simulation, as
+    /// [`RffSummary::setup`] draws): the bandwidth is released with every summary, and the
+    /// distance's sensitivity (Lemma 1) assumes a feature map that does not depend on the
+    /// private observation.
+    ///
+    /// # Errors
+    /// As [`RffSummary::setup`]; [`AbcError::Setup`] with [`SetupFailure::Distance`] for
+    /// fewer than 2 rows, a length that is not a multiple of `row_dim`, or a degenerate median
+    /// (all rows equal).
+    pub fn from_data(
+        seed: u64,
+        row_dim: usize,
+        features: usize,
+        public_data: &[f64],
+    ) -> Result<Self, AbcError> {
+        if row_dim == 0 {
+            return Err(AbcError::InvalidCount {
+                name: "row_dim",
+                value: 0,
+            });
+        }
+        let rows = (public_data.len() / row_dim).min(MEDIAN_ROWS);
+        let mut buf = vec![0.0; rows * rows.saturating_sub(1) / 2];
+        let bandwidth = Rows::new(public_data, row_dim)
+            .and_then(|_| Rows::new(&public_data[..rows * row_dim], row_dim))
+            .and_then(|r| median_heuristic(r, rows, &mut buf))
+            .map_err(|e| AbcError::Setup(SetupFailure::Distance(e)))?;
+        Self::from_seed(seed, row_dim, features, bandwidth)
+    }
+
+    /// The summary with a given `bandwidth` and frequencies from the setup stream of `seed`
+    /// (stream 1 of [`SETUP_DOMAIN`]: `features / 2 × row_dim` standard normals).
+    ///
+    /// # Errors
+    /// [`AbcError::InvalidCount`] for `features < 2` or `row_dim = 0`;
+    /// [`AbcError::InvalidParameter`] for a bandwidth that is not finite and > 0.
+    pub fn from_seed(
+        seed: u64,
+        row_dim: usize,
+        features: usize,
+        bandwidth: f64,
+    ) -> Result<Self, AbcError> {
+        if features < 2 {
+            return Err(AbcError::InvalidCount {
+                name: "features",
+                value: features,
+            });
+        }
+        crate::error::positive("bandwidth", bandwidth)?;
+        if row_dim == 0 {
+            return Err(AbcError::InvalidCount {
+                name: "row_dim",
+                value: 0,
+            });
+        }
         let mut rng = SimStream::with_domain(seed, SETUP_DOMAIN, 1);
         let z = (0..features / 2 * row_dim)
             .map(|_| dist::std_normal(&mut rng))

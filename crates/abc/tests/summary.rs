@@ -164,3 +164,27 @@ fn bad_inputs_are_typed_errors() {
     assert!(Embedded::new(&model, &f, 2).is_err());
     assert!(Embedded::new(&model, &f, 0).is_err());
 }
+
+#[test]
+fn setup_is_from_data_on_the_setup_streams_prior_predictive_set() {
+    let model = GaussianMean::new(400, 1.0, 0.0, 10.0).unwrap();
+    let prior = model.prior();
+    let a = RffSummary::setup(&prior, &model, 21, 1, 30, Bandwidth::MedianHeuristic).unwrap();
+    // The same prior-predictive set by hand: θ then the simulation, stream 0 of the setup domain.
+    let mut rng = SimStream::with_domain(21, SETUP_DOMAIN, 0);
+    let mut th = [0.0];
+    dpinfer_simulators::Prior::sample(&prior, &mut rng, &mut th).unwrap();
+    let mut sim = vec![0.0; 400];
+    model.simulate(&th, &mut rng, &mut sim).unwrap();
+    let b = RffSummary::from_data(21, 1, 30, &sim).unwrap();
+    assert_eq!(a, b);
+    let given = RffSummary::from_seed(21, 1, 30, a.bandwidth()).unwrap();
+    assert_eq!(a, given);
+    assert!(matches!(
+        RffSummary::from_data(21, 2, 30, &sim[..399]),
+        Err(AbcError::Setup(SetupFailure::Distance(_)))
+    ));
+    assert!(RffSummary::from_data(21, 1, 30, &sim[..1]).is_err());
+    assert!(RffSummary::from_data(21, 0, 30, &sim).is_err());
+    assert!(RffSummary::from_seed(21, 1, 1, 1.0).is_err());
+}
