@@ -6,6 +6,7 @@
 
 mod abc;
 mod accounting;
+mod distances;
 mod errors;
 mod mcmc;
 mod mechanisms;
@@ -19,6 +20,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     accounting::register(m)?;
     mechanisms::register(m)?;
     abc::register(m)?;
+    distances::register(m)?;
     mcmc::register(m)?;
     Ok(())
 }

@@ -19,7 +19,8 @@ The private two-party workflow of ABCDP (Park, Vinaroz & Jitkrittum 2021, §3):
    (batched: the simulator is called on blocks of rows; any row range — a shard — can be
    computed separately and the concatenation is bit-identical to the serial table);
 2. the data owner computes distances to the private observation
-   (:func:`euclidean_distances`, or their own) and runs a private pass:
+   (:class:`RffMmd` — the papers' random-feature MMD with its Lemma 1 sensitivity —,
+   :func:`euclidean_distances`, or their own) and runs a private pass:
    :func:`svt_abc` (sparse vector, pure ε-DP) or :func:`gaussian_abcdp` (Gaussian
    mechanism, pure ε-DP by Theorem 3.1). Only the accepted θs (and indices) are released.
 
@@ -44,6 +45,7 @@ __all__ = [
     "smc_abc",
     "simulate_pairs",
     "euclidean_distances",
+    "RffMmd",
     "row_seeds",
     "svt_abc",
     "gaussian_abcdp",
@@ -235,6 +237,71 @@ def simulate_pairs(
     if not thetas:
         return np.zeros((0, prior.dim)), np.zeros((0, 0))
     return np.concatenate(thetas), np.concatenate(outputs)
+
+
+class RffMmd:
+    """The ABCDP distance: random-feature MMD between each simulated data set and the
+    private observation ``observed`` (shape (N, d), or (N,) for d = 1), computed by the
+    library over all cores.
+
+    The feature map is public: ``features`` standard-normal frequencies from ``seed`` (the
+    library's setup stream, as ``dpinfer simulate`` uses), and the Gaussian-kernel bandwidth
+    given, or by the median heuristic on ``median_data`` — a **public** data set such as one
+    prior-predictive simulation, never the observation (the bandwidth is released with every
+    result).
+
+    ``sensitivity()`` is Δ = 2/N (Park, Vinaroz & Jitkrittum 2021, Lemma 1) plus a
+    floating-point slack, for **replace-one** neighbours of the observation; pass it to
+    :func:`svt_abc` / :func:`gaussian_abcdp` with ``clip = 2`` (the distance lies in [0, 2]).
+    """
+
+    relation = "replace-one"
+
+    def __init__(self, observed, *, seed: int, features: int = 100, bandwidth: Optional[float] = None, median_data=None):
+        obs = np.asarray(observed, dtype=np.float64)
+        if obs.ndim == 1:
+            obs = obs[:, None]
+        if obs.ndim != 2:
+            from .errors import InvalidParameterError
+
+            raise InvalidParameterError(f"observed must be 1-D or 2-D, got shape {obs.shape}")
+        md = None
+        if median_data is not None:
+            md = np.asarray(median_data, dtype=np.float64).ravel()
+            d = obs.shape[1]
+            if d == 0 or md.size % d != 0:
+                from .errors import InvalidParameterError
+
+                raise InvalidParameterError(f"median_data must hold whole rows of {d} values, got {md.size}")
+            md = np.ascontiguousarray(md.reshape(-1, d))
+        self._native = _native.RffMmd(
+            np.ascontiguousarray(obs), seed=int(seed), features=int(features), bandwidth=bandwidth, median_data=md
+        )
+
+    @property
+    def bandwidth(self) -> float:
+        return self._native.bandwidth
+
+    @property
+    def num_features(self) -> int:
+        return self._native.num_features
+
+    @property
+    def frequencies(self) -> np.ndarray:
+        return self._native.frequencies
+
+    def sensitivity(self, sim_rows: Optional[int] = None) -> float:
+        """Δ of the distance under replace-one neighbours of the observation, for simulated
+        sets of up to ``sim_rows`` rows (default: as many as the observation)."""
+        return self._native.sensitivity(sim_rows)
+
+    def distances(self, sets) -> np.ndarray:
+        """RFF MMD ∈ [0, 2] of every set: ``sets`` of shape (m, n·d) (the outputs of
+        :func:`simulate_pairs`) or (m, n, d)."""
+        a = np.asarray(sets, dtype=np.float64)
+        if a.ndim == 3:
+            a = a.reshape(a.shape[0], -1)
+        return self._native.distances(np.ascontiguousarray(a))
 
 
 def _private(r: Dict[str, Any], relation: str, names) -> AbcResult:
