@@ -63,7 +63,9 @@ def test_median_heuristic_on_public_data():
 def test_sensitivity_is_lemma_1():
     r = RffMmd(np.zeros((250, 1)), seed=0, bandwidth=1.0)
     s = r.sensitivity()
-    assert 2 / 250 <= s <= 2 / 250 * (1 + 1e-6)
+    # 2/N plus the library's floating-point slack for sums of N unit-norm features
+    # (dpinfer_distances::sensitivity::rounding_slack: about 1e-6 here, far below 2/N).
+    assert 2 / 250 <= s <= 2 / 250 + 1e-5
     assert r.relation == "replace-one"
     assert r.sensitivity(10_000) >= s
 
