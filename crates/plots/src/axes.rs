@@ -34,8 +34,13 @@ pub(crate) fn finite_range(vals: impl Iterator<Item = f64>) -> Option<(f64, f64)
         return None;
     }
     if hi - lo < 1e-12 * (1.0 + lo.abs()) {
-        // One value: a window of ±5 % around it (±0.5 around 0), so ticks stay readable.
-        let pad = if lo == 0.0 { 0.5 } else { 0.05 * lo.abs() };
+        // One value: a window of ±5 % around it (±0.5 around 0, and around values so close to
+        // 0 that 5 % of them would underflow), so ticks stay readable.
+        let pad = if lo.abs() < 1e-200 {
+            0.5
+        } else {
+            0.05 * lo.abs()
+        };
         return Some((lo - pad, hi + pad));
     }
     Some((lo, hi))
