@@ -355,9 +355,11 @@ impl Outcome {
         let cols = self.columns();
         if !self.samples.is_empty() {
             for (j, name) in self.names.iter().enumerate() {
-                let prior = self.prior_draws.as_ref().map(|p| {
-                    let col: Vec<f64> = p.iter().skip(j).step_by(d).copied().collect();
-                    col
+                // Parameter j's prior draws; non-finite ones are left out, as before the plots
+                // moved to dpinfer-plots (which refuses them).
+                let prior: Option<Vec<f64>> = self.prior_draws.as_ref().map(|p| {
+                    let col = p.iter().skip(j).step_by(d).copied();
+                    col.filter(|v| v.is_finite()).collect()
                 });
                 let mut plot = dpinfer_plots::Marginal::new(name, &cols[j])
                     .title(format!("posterior of {name} ({})", self.sampler));
@@ -367,7 +369,7 @@ impl Outcome {
                 if let Some(t) = self.truth.as_ref().and_then(|t| t.get(j)) {
                     plot = plot.truth(*t);
                 }
-                if let Some(p) = &prior {
+                if let Some(p) = prior.as_deref().filter(|p| !p.is_empty()) {
                     plot = plot.prior(p);
                 }
                 let svg = plot.svg()?;
