@@ -204,6 +204,17 @@ pub(crate) struct TickLabels {
     pub(crate) margin: f64,
 }
 
+impl TickLabels {
+    /// Both axes labelled on the outside, with 20 px of room beside the frame: a plot of
+    /// its own.
+    pub(crate) const FULL: Self = Self {
+        x: true,
+        y: true,
+        y_right: false,
+        margin: 20.0,
+    };
+}
+
 /// A plotting frame: maps data coordinates to pixels inside a box.
 pub(crate) struct Frame {
     pub(crate) x0: f64,

@@ -153,17 +153,7 @@ pub fn line_chart(
     } else {
         ylabel.to_string()
     };
-    f.axes(
-        &mut out,
-        xlabel,
-        &yl,
-        TickLabels {
-            x: true,
-            y: true,
-            y_right: false,
-            margin: 20.0,
-        },
-    );
+    f.axes(&mut out, xlabel, &yl, TickLabels::FULL);
     out.push_str("</svg>\n");
     Ok(out)
 }

@@ -116,12 +116,7 @@ impl<'a> Marginal<'a> {
             self.truth,
             self.prior,
             self.name,
-            TickLabels {
-                x: true,
-                y: true,
-                y_right: false,
-                margin: 20.0,
-            },
+            TickLabels::FULL,
         );
         out.push_str("</svg>\n");
         Ok(out)

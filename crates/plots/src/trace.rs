@@ -99,12 +99,7 @@ pub fn trace_rank_plot(title: &str, series: &[Series], chains: usize) -> Result<
             &mut out,
             if last { "iteration" } else { "" },
             &s.label,
-            TickLabels {
-                x: true,
-                y: true,
-                y_right: false,
-                margin: 20.0,
-            },
+            TickLabels::FULL,
         );
         // Right: the rank plot.
         let (counts, expected) = rank_counts(&s.y[..n], chains);
