@@ -31,4 +31,3 @@ pub mod shard;
 pub mod smc;
 pub mod summary;
 pub mod summary_decl;
-pub mod svg;

@@ -25,7 +25,7 @@ use crate::private::{Ledger, observed};
 use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
 use crate::shard::fnv1a;
-use crate::svg::Series;
+use dpinfer_plots::Series;
 
 /// One generation's population.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

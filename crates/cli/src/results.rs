@@ -10,7 +10,8 @@ use serde::Serialize;
 use crate::files::{Replace, write_atomic};
 use crate::private::Ledger;
 use crate::summary::{Marginal, summarise, table};
-use crate::svg::{Series, histogram, line_chart, pair_plot};
+pub use dpinfer_plots::Chart;
+use dpinfer_plots::{Column, PairPlot};
 
 /// A finished inference, ready to be written.
 #[derive(Debug, Clone)]
@@ -63,23 +64,6 @@ pub struct Diagnostic {
     pub columns: Vec<String>,
     /// Rows.
     pub rows: Vec<Vec<f64>>,
-}
-
-/// A line chart written as SVG.
-#[derive(Debug, Clone)]
-pub struct Chart {
-    /// File stem.
-    pub stem: String,
-    /// Title.
-    pub title: String,
-    /// x label.
-    pub xlabel: String,
-    /// y label.
-    pub ylabel: String,
-    /// Series.
-    pub series: Vec<Series>,
-    /// log10 y axis.
-    pub log_y: bool,
 }
 
 #[derive(Serialize)]
@@ -175,7 +159,13 @@ impl Outcome {
             let m = prior.len() / d;
             let mut worst: Option<(f64, f64)> = None; // (p-value, D) of the clearest parameter
             for (j, col) in cols.iter().enumerate() {
-                let mut post = resample_for_plot(col, self.weights.as_deref());
+                let mut post = match self.weights.as_deref() {
+                    None => col.clone(),
+                    Some(w) => match dpinfer_plots::resample(col, w) {
+                        Ok(post) => post,
+                        Err(_) => return,
+                    },
+                };
                 let mut pri: Vec<f64> = prior.chunks_exact(d).map(|r| r[j]).collect();
                 post.retain(|v| v.is_finite());
                 pri.retain(|v| v.is_finite());
@@ -365,16 +355,24 @@ impl Outcome {
         let cols = self.columns();
         if !self.samples.is_empty() {
             for (j, name) in self.names.iter().enumerate() {
-                let svg = histogram(
-                    &format!("posterior of {name} ({})", self.sampler),
-                    name,
-                    &resample_for_plot(&cols[j], self.weights.as_deref()),
-                    self.truth.as_ref().and_then(|t| t.get(j).copied()),
-                    self.prior_draws
-                        .as_ref()
-                        .map(|p| p.iter().skip(j).step_by(d).copied().collect::<Vec<_>>())
-                        .as_deref(),
-                );
+                // Parameter j's prior draws; non-finite ones are left out, as before the plots
+                // moved to dpinfer-plots (which refuses them).
+                let prior: Option<Vec<f64>> = self.prior_draws.as_ref().map(|p| {
+                    let col = p.iter().skip(j).step_by(d).copied();
+                    col.filter(|v| v.is_finite()).collect()
+                });
+                let mut plot = dpinfer_plots::Marginal::new(name, &cols[j])
+                    .title(format!("posterior of {name} ({})", self.sampler));
+                if let Some(w) = &self.weights {
+                    plot = plot.weights(w);
+                }
+                if let Some(t) = self.truth.as_ref().and_then(|t| t.get(j)) {
+                    plot = plot.truth(*t);
+                }
+                if let Some(p) = prior.as_deref().filter(|p| !p.is_empty()) {
+                    plot = plot.prior(p);
+                }
+                let svg = plot.svg()?;
                 put(
                     dir,
                     &format!("marginal-{name}.svg"),
@@ -383,25 +381,32 @@ impl Outcome {
                 )?;
             }
             if d > 1 {
-                let plot_cols: Vec<Vec<f64>> = cols
+                let columns: Vec<Column<'_>> = self
+                    .names
                     .iter()
-                    .map(|c| resample_for_plot(c, self.weights.as_deref()))
+                    .zip(&cols)
+                    .map(|(n, c)| Column::new(n, c))
                     .collect();
-                let svg = pair_plot(
-                    &format!("{} posterior, {} (true θ in red)", self.model, self.sampler),
-                    &self.names,
-                    &plot_cols,
-                    self.truth.as_deref(),
-                );
-                put(dir, "pairs.svg", svg.as_bytes(), &mut files)?;
+                let mut plot = PairPlot::new(&columns).title(format!(
+                    "{} posterior, {} (true θ in red)",
+                    self.model, self.sampler
+                ));
+                if let Some(w) = &self.weights {
+                    plot = plot.weights(w);
+                }
+                if let Some(t) = &self.truth {
+                    plot = plot.truth(t);
+                }
+                put(dir, "pairs.svg", plot.svg()?.as_bytes(), &mut files)?;
             }
         }
         for c in &self.charts {
             let svg = if c.stem == "trace" {
                 // MCMC: trace and rank plots per parameter, the halves as split-R̂'s chains.
-                crate::svg::trace_rank(&format!("{} and rank plots", c.title), &c.series, 2)
+                let title = format!("{} and rank plots", c.title);
+                dpinfer_plots::trace_rank_plot(&title, &c.series, 2)?
             } else {
-                line_chart(&c.title, &c.xlabel, &c.ylabel, &c.series, c.log_y)
+                c.svg()?
             };
             put(dir, &format!("{}.svg", c.stem), svg.as_bytes(), &mut files)?;
         }
@@ -428,30 +433,4 @@ fn json_num(v: f64) -> serde_json::Value {
         || serde_json::Value::String(format!("{v}")),
         serde_json::Value::Number,
     )
-}
-
-/// Weighted samples become an unweighted set for histograms by systematic resampling
-/// (deterministic; plots only).
-fn resample_for_plot(vals: &[f64], w: Option<&[f64]>) -> Vec<f64> {
-    let Some(w) = w else {
-        return vals.to_vec();
-    };
-    let total: f64 = w.iter().filter(|x| x.is_finite()).sum();
-    if total.is_nan() || total <= 0.0 || vals.is_empty() {
-        return vals.to_vec();
-    }
-    let m = vals.len().min(5000);
-    let mut out = Vec::with_capacity(m);
-    let mut acc = 0.0;
-    let mut i = 0;
-    for k in 0..m {
-        #[allow(clippy::cast_precision_loss)]
-        let u = (k as f64 + 0.5) / m as f64 * total;
-        while i + 1 < vals.len() && acc + w[i] < u {
-            acc += w[i];
-            i += 1;
-        }
-        out.push(vals[i]);
-    }
-    out
 }

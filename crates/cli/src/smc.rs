@@ -20,7 +20,7 @@ use crate::model::{Model, ModelPrior, ModelSim};
 use crate::private::Ledger;
 use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
-use crate::svg::Series;
+use dpinfer_plots::Series;
 
 /// Stream domain of the SMC run's public randomness.
 const SMC_RUN_DOMAIN: u64 = 0x534d_4352_0000_0000;

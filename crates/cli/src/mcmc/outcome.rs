@@ -8,7 +8,7 @@ use crate::config::Config;
 use crate::model::Model;
 use crate::private::Ledger;
 use crate::results::{Chart, Diagnostic, Outcome};
-use crate::svg::Series;
+use dpinfer_plots::Series;
 
 /// The ledger of a run: its privacy claim (the value; prose generated from it) or, for DP
 /// Barker, which has no accountants event yet, the budget's (ε, δ) and mechanism.

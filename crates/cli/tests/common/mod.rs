@@ -161,7 +161,7 @@ pub(crate) fn assert_svg(path: &Path) -> String {
         panic!("{} does not parse as SVG: {e}", path.display());
     }
     // Labels never overlap or leave the picture; tick labels are short decimals.
-    let problems = dpinfer_cli::svg::layout_problems(&s);
+    let problems = dpinfer_plots::layout_problems(&s);
     assert!(problems.is_empty(), "{}: {problems:#?}", path.display());
     s
 }

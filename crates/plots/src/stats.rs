@@ -1,0 +1,316 @@
+//! Numbers behind the plots: histogram bin counts, kernel density estimates, rank histograms
+//! and the systematic resampling that turns weighted samples into plain ones.
+
+use crate::error::{self, PlotError};
+
+/// At most this many draws come out of [`resample`] (plots only need a picture).
+pub const MAX_RESAMPLED: usize = 5000;
+
+/// Weighted samples as an unweighted set of `min(n, 5000)` values by systematic resampling:
+/// the `k`-th output is the value whose cumulative weight first reaches
+/// `(k + ½)/m · Σw`. Deterministic (no random numbers), so a plot of weighted samples is
+/// reproducible; meant for pictures, not for inference.
+///
+/// # Errors
+/// [`PlotError::Empty`] without values, [`PlotError::LengthMismatch`] when `weights` is not one
+/// per value, [`PlotError::InvalidWeight`] for a NaN, infinite or negative weight,
+/// [`PlotError::ZeroWeights`] when they sum to zero, [`PlotError::TooLarge`] when their sum
+/// overflows. The values themselves are copied as they are (NaN included).
+pub fn resample(values: &[f64], weights: &[f64]) -> Result<Vec<f64>, PlotError> {
+    if values.is_empty() {
+        return Err(PlotError::Empty {
+            what: "values".into(),
+        });
+    }
+    error::weights(values.len(), weights)?;
+    Ok(resample_indices(weights)
+        .into_iter()
+        .map(|i| values[i])
+        .collect())
+}
+
+/// The positions [`resample`] picks for valid weights (checked by the caller).
+pub(crate) fn resample_indices(w: &[f64]) -> Vec<usize> {
+    let total: f64 = w.iter().sum();
+    let m = w.len().min(MAX_RESAMPLED);
+    let mut out = Vec::with_capacity(m);
+    let mut acc = 0.0;
+    let mut i = 0;
+    for k in 0..m {
+        #[allow(clippy::cast_precision_loss)]
+        let u = (k as f64 + 0.5) / m as f64 * total;
+        while i + 1 < w.len() && acc + w[i] < u {
+            acc += w[i];
+            i += 1;
+        }
+        out.push(i);
+    }
+    out
+}
+
+/// Histogram bin count from the sample size: Freedman–Diaconis (`h = 2·IQR·n^{-1/3}`), or
+/// Sturges (`⌈log₂ n⌉ + 1`) for fewer than 30 values or a zero IQR; at most 60.
+pub(crate) fn bin_count(vals: &[f64], lo: f64, hi: f64) -> usize {
+    let n = vals.len();
+    if n < 2 {
+        return 1;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let nf = n as f64;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let sturges = (nf.log2().ceil() as usize + 1).clamp(1, 60);
+    if n < 30 {
+        return sturges;
+    }
+    let mut v = vals.to_vec();
+    v.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        let pos = p * (nf - 1.0);
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let i = pos.floor() as usize;
+        let j = (i + 1).min(n - 1);
+        v[i] + (pos - pos.floor()) * (v[j] - v[i])
+    };
+    let iqr = q(0.75) - q(0.25);
+    let h = 2.0 * iqr * nf.powf(-1.0 / 3.0);
+    if h.is_nan() || h <= 0.0 || hi <= lo {
+        return sturges;
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let fd = ((hi - lo) / h).ceil().min(1e6) as usize;
+    fd.clamp(5, 60)
+}
+
+/// Gaussian kernel density estimate on a grid, Silverman's bandwidth.
+pub(crate) fn kde(vals: &[f64], grid: &[f64]) -> Vec<f64> {
+    #[allow(clippy::cast_precision_loss)]
+    let n = vals.len() as f64;
+    if vals.len() < 2 {
+        return vec![0.0; grid.len()];
+    }
+    let mean = vals.iter().sum::<f64>() / n;
+    let var = vals.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0);
+    let sd = var.sqrt().max(1e-12);
+    let bw = 1.06 * sd * n.powf(-0.2);
+    let norm = 1.0 / (n * bw * (2.0 * core::f64::consts::PI).sqrt());
+    grid.iter()
+        .map(|&g| {
+            vals.iter()
+                .map(|&v| {
+                    let z = (g - v) / bw;
+                    (-0.5 * z * z).exp()
+                })
+                .sum::<f64>()
+                * norm
+        })
+        .collect()
+}
+
+/// Fractional ranks (1-based, ties get their average rank) of all finite values, in input
+/// order; non-finite values get NaN.
+pub(crate) fn average_ranks(vals: &[f64]) -> Vec<f64> {
+    let mut idx: Vec<usize> = (0..vals.len()).filter(|&i| vals[i].is_finite()).collect();
+    idx.sort_by(|&a, &b| vals[a].total_cmp(&vals[b]));
+    let mut ranks = vec![f64::NAN; vals.len()];
+    let mut i = 0;
+    while i < idx.len() {
+        let mut j = i + 1;
+        while j < idx.len() && vals[idx[j]].total_cmp(&vals[idx[i]]).is_eq() {
+            j += 1;
+        }
+        // positions i..j (0-based) share the rank (i + 1 + j) / 2
+        #[allow(clippy::cast_precision_loss)]
+        let r = (i + 1 + j) as f64 / 2.0;
+        for &k in &idx[i..j] {
+            ranks[k] = r;
+        }
+        i = j;
+    }
+    ranks
+}
+
+/// Rank histograms of `vals` cut into `chains` consecutive parts of `⌊n/chains⌋` draws (a
+/// remainder is dropped): the parts' draws are ranked together (average ranks for ties) and
+/// each part's ranks are counted in the same bins — 20 as in Vehtari et al. (2021), fewer
+/// when a part has under 100 draws (at least 5 per bin in expectation). Returns the counts
+/// per part and bin, and the count every bin has in expectation under uniform ranks.
+pub(crate) fn rank_counts(vals: &[f64], chains: usize) -> (Vec<Vec<f64>>, f64) {
+    let chains = chains.max(1);
+    let per = vals.len() / chains;
+    let used = per * chains;
+    let ranks = average_ranks(&vals[..used]);
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let bins = (per / 5).clamp(1, 20);
+    #[allow(clippy::cast_precision_loss)]
+    let (total, nb) = (used.max(1) as f64, bins as f64);
+    let mut counts = vec![vec![0.0f64; bins]; chains];
+    for (c, part) in counts.iter_mut().enumerate() {
+        for r in &ranks[c * per..(c + 1) * per] {
+            if r.is_finite() {
+                #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+                let b = (((r - 0.5) / total * nb).floor() as usize).min(bins - 1);
+                part[b] += 1.0;
+            }
+        }
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let expected = per as f64 / nb;
+    (counts, expected)
+}
+
+/// Rank histograms of a sequence of draws cut into consecutive parts (the chains of
+/// split-R̂), as drawn on the right of [`trace_rank_plot`](crate::trace_rank_plot).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankHistograms {
+    /// Counts per part (outer) and bin (inner); every part has the same bins.
+    pub counts: Vec<Vec<f64>>,
+    /// The count every bin has in expectation when all parts sample one distribution.
+    pub expected: f64,
+}
+
+/// Rank histograms of `draws` cut into `chains` consecutive parts of `⌊n/chains⌋` draws (a
+/// remainder is dropped): all kept draws are ranked together (ties share their average rank)
+/// and each part's ranks are counted in the same bins — 20 as in Vehtari, Gelman, Simpson,
+/// Carpenter & Bürkner (2021, §4), fewer when a part has under 100 draws (at least 5 per bin in
+/// expectation). Non-finite draws are left out of the ranking.
+///
+/// # Errors
+/// [`PlotError::Empty`] without draws, [`PlotError::InvalidChains`] for 0 or more than
+/// [`MAX_CHAINS`](crate::MAX_CHAINS) chains or more chains than draws.
+pub fn rank_histograms(draws: &[f64], chains: usize) -> Result<RankHistograms, PlotError> {
+    if draws.is_empty() {
+        return Err(PlotError::Empty {
+            what: "draws".into(),
+        });
+    }
+    check_chains(chains)?;
+    if chains > draws.len() {
+        return Err(PlotError::InvalidChains { chains });
+    }
+    let (counts, expected) = rank_counts(draws, chains);
+    Ok(RankHistograms { counts, expected })
+}
+
+/// Checks a number of chains: 1 to [`MAX_CHAINS`](crate::MAX_CHAINS).
+pub(crate) fn check_chains(chains: usize) -> Result<(), PlotError> {
+    if (1..=crate::MAX_CHAINS).contains(&chains) {
+        Ok(())
+    } else {
+        Err(PlotError::InvalidChains { chains })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bins_follow_the_sample_size() {
+        let ten: Vec<f64> = (0..10).map(f64::from).collect();
+        assert_eq!(bin_count(&ten, 0.0, 9.0), 5); // Sturges: ⌈log₂ 10⌉ + 1
+        let flat = vec![1.0; 100];
+        assert_eq!(bin_count(&flat, 0.99, 1.01), 8); // zero IQR: Sturges
+        assert_eq!(bin_count(&[], 0.0, 1.0), 1);
+    }
+
+    #[test]
+    #[allow(clippy::float_cmp)] // ranks and counts are exact small numbers
+    fn ranks_average_ties() {
+        let r = average_ranks(&[3.0, 1.0, 3.0, f64::NAN, 2.0, 3.0]);
+        assert_eq!(&r[..3], &[4.0, 1.0, 4.0]); // 1, 2, 3, 3, 3: the 3s share (3 + 4 + 5) / 3
+        assert!(r[3].is_nan());
+        assert_eq!(&r[4..], &[2.0, 4.0]);
+    }
+
+    /// Systematic resampling by hand: weights 1, 0, 3 over four draws put u = 0.5, 1.5, 2.5,
+    /// 3.5 on the cumulative weights 1, 1, 4: the first draw once, the third three times,
+    /// never the zero-weight one.
+    #[test]
+    #[allow(clippy::float_cmp)] // copies of the inputs
+    fn resampling_follows_the_cumulative_weights() {
+        let v = [10.0, 20.0, 30.0];
+        let w = [1.0, 0.0, 3.0];
+        // m = min(3, 5000) = 3 draws at u = (k + ½)/3 · 4 = 0.67, 2, 3.33
+        assert_eq!(resample(&v, &w), Ok(vec![10.0, 30.0, 30.0]));
+        // equal weights give the values back
+        let v: Vec<f64> = (0..100).map(f64::from).collect();
+        assert_eq!(resample(&v, &[0.5; 100]), Ok(v.clone()));
+        // more than 5000 draws: 5000 come out, in proportion to the weights
+        // (a quarter of the weight on 10 000 zeros, three quarters on 10 000 ones: the
+        // positions u = 4 + 8k reach the ones from k = 1250 on)
+        let big: Vec<f64> = (0..20_000).map(|i| f64::from(i >= 10_000)).collect();
+        let w: Vec<f64> = (0..20_000)
+            .map(|i| if i < 10_000 { 1.0 } else { 3.0 })
+            .collect();
+        let r = resample(&big, &w).unwrap_or_default();
+        assert_eq!(r.len(), MAX_RESAMPLED);
+        assert_eq!(r.iter().sum::<f64>(), 3750.0);
+    }
+
+    #[test]
+    fn resampling_rejects_bad_weights() {
+        let v = [1.0, 2.0];
+        assert_eq!(resample(&v, &[0.0, 0.0]), Err(PlotError::ZeroWeights));
+        assert_eq!(
+            resample(&v, &[1.0, -1.0]),
+            Err(PlotError::InvalidWeight { index: 1 })
+        );
+        assert_eq!(
+            resample(&v, &[f64::NAN, 1.0]),
+            Err(PlotError::InvalidWeight { index: 0 })
+        );
+        assert!(matches!(
+            resample(&v, &[1.0]),
+            Err(PlotError::LengthMismatch { .. })
+        ));
+        assert!(matches!(resample(&[], &[]), Err(PlotError::Empty { .. })));
+        assert!(matches!(
+            resample(&v, &[f64::MAX, f64::MAX]),
+            Err(PlotError::TooLarge { .. })
+        ));
+    }
+
+    /// Rank histograms: two halves at different levels (a chain that has not mixed) put all
+    /// of the first half's ranks in the bottom bins, halves of a well-mixed sequence stay near
+    /// the uniform count.
+    #[test]
+    #[allow(clippy::float_cmp)] // counts are exact small numbers
+    fn rank_histograms_show_mixing() {
+        // a well-mixed sequence: a fixed pseudo-random permutation of 0..400; a drifting one
+        let mixed: Vec<f64> = (0..400u32).map(|i| f64::from((i * 7919) % 400)).collect();
+        let drift: Vec<f64> = (0..400u32)
+            .map(|i| f64::from(i / 200) * 10.0 + f64::from(i % 7))
+            .collect();
+        let Ok(RankHistograms {
+            counts: c,
+            expected: e,
+        }) = rank_histograms(&drift, 2)
+        else {
+            panic!("valid input")
+        };
+        assert_eq!(e, 10.0);
+        assert_eq!(c[0][..10].iter().sum::<f64>(), 200.0);
+        assert!(c[0][10..].iter().all(|&k| k == 0.0) && c[1][..10].iter().all(|&k| k == 0.0));
+        let (c, _) = rank_counts(&mixed, 2);
+        for part in &c {
+            assert_eq!(part.iter().sum::<f64>(), 200.0);
+            assert!(part.iter().all(|&k| (3.0..=17.0).contains(&k)), "{part:?}");
+        }
+        // few draws: fewer bins, at least 5 per bin in expectation; an odd draw is dropped
+        let (c, e) = rank_counts(
+            &[
+                1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 11.0, 0.5, 0.0,
+            ],
+            2,
+        );
+        assert_eq!((c[0].len(), e), (1, 6.0));
+        assert_eq!(
+            rank_histograms(&mixed, 0),
+            Err(PlotError::InvalidChains { chains: 0 })
+        );
+        assert_eq!(
+            rank_histograms(&[1.0], 2),
+            Err(PlotError::InvalidChains { chains: 2 })
+        );
+    }
+}

@@ -1,0 +1,219 @@
+//! Trace and rank plots of MCMC draws.
+
+use core::fmt::Write as _;
+
+use crate::axes::{Frame, PALETTE, Scale, TickLabels, all_integers, esc, finite_range, header};
+use crate::error::PlotError;
+use crate::line::{Series, check_series};
+use crate::stats::{check_chains, rank_counts};
+
+/// Trace and rank plots of MCMC draws, one row per parameter (Vehtari, Gelman, Simpson,
+/// Carpenter & Bürkner 2021, *Rank-normalization, folding, and localization: an improved R̂*,
+/// §4 and Fig. 4–6).
+///
+/// `series[j]` holds parameter `j`'s draws in iteration order (`x` = iteration numbers);
+/// they are cut into `chains` consecutive equal parts, the chains of split-R̂ (the CLI runs one
+/// chain and uses its two halves). Left: the trace, each part in its own colour. Right: the
+/// rank plot — all kept draws of the parameter are ranked together (ties share their average
+/// rank), and each part's ranks are histogrammed into the same bins; the dashed line is the
+/// count every bin has in expectation when the parts sample the same distribution. Parts
+/// that have not mixed show histograms that rise or fall across the bins instead of
+/// scattering around the line.
+///
+/// The picture is 680 px wide and 150 px high per parameter. Traces are drawn through at
+/// most about 2 000 points per part (every `⌈n/2000⌉`-th), lifting the pen over non-finite
+/// draws, which are also left out of the ranks.
+///
+/// ```
+/// use dpinfer_plots::{Series, trace_rank_plot};
+/// let it: Vec<f64> = (0..400).map(f64::from).collect();
+/// let draws: Vec<f64> = (0..400u32).map(|i| f64::from((i * 7919) % 400)).collect();
+/// let svg = trace_rank_plot("trace and rank plots", &[Series::new("mu", it, draws)], 2)?;
+/// assert_eq!(svg.matches("class=\"rank\"").count(), 2);
+/// # Ok::<(), dpinfer_plots::PlotError>(())
+/// ```
+///
+/// # Errors
+/// [`PlotError::Empty`] without series, [`PlotError::InvalidChains`] for 0 or more than
+/// [`MAX_CHAINS`](crate::MAX_CHAINS) chains, [`PlotError::LengthMismatch`] when a series'
+/// `x` and `y` differ in length, [`PlotError::TooLarge`] for a finite value beyond
+/// ±[`MAX_ABS`](crate::MAX_ABS). A series without draws is drawn as empty axes.
+pub fn trace_rank_plot(title: &str, series: &[Series], chains: usize) -> Result<String, PlotError> {
+    const ROW: f64 = 150.0;
+    check_series(series)?;
+    check_chains(chains)?;
+    #[allow(clippy::cast_precision_loss)]
+    let height = 50.0 + ROW * series.len().max(1) as f64 + 24.0;
+    let mut out = header(680.0, height, title);
+    let parts = match chains {
+        1 => "one chain".to_owned(),
+        2 => "colours: first and second half of the kept draws (split-R̂'s chains)".to_owned(),
+        k => format!("colours: {k} consecutive parts of the kept draws (split-R̂'s chains)"),
+    };
+    let _ = write!(
+        out,
+        r#"<text x="340" y="{:.1}" font-size="10" text-anchor="middle">{}; dashed: uniform ranks</text>"#,
+        height - 8.0,
+        esc(&parts)
+    );
+    for (j, s) in series.iter().enumerate() {
+        #[allow(clippy::cast_precision_loss)]
+        let y0 = 40.0 + ROW * j as f64;
+        let n = s.y.len().min(s.x.len());
+        let per = n / chains;
+        let last = j + 1 == series.len();
+        // Left: the trace.
+        let xr = finite_range(s.x[..n].iter().copied()).unwrap_or((0.0, 1.0));
+        let yr = finite_range(s.y[..n].iter().copied()).unwrap_or((0.0, 1.0));
+        let f = Frame {
+            x0: 72.0,
+            y0,
+            w: 360.0,
+            h: ROW - 50.0,
+            xr,
+            yr,
+            xs: if all_integers(s.x[..n].iter().copied()) {
+                Scale::Integer
+            } else {
+                Scale::Linear
+            },
+            ys: Scale::Linear,
+        };
+        for c in 0..chains {
+            let (lo, hi) = if per == 0 {
+                (0, if c == 0 { n } else { 0 })
+            } else {
+                (c * per, if c + 1 == chains { n } else { (c + 1) * per })
+            };
+            if hi <= lo {
+                continue;
+            }
+            let path = f.broken_polyline(&s.x[lo..hi], &s.y[lo..hi], 2000);
+            let _ = write!(
+                out,
+                r#"<path class="trace" data-chain="{c}" d="{path}" fill="none" stroke="{}" stroke-width="0.8"/>"#,
+                PALETTE[c % PALETTE.len()]
+            );
+        }
+        f.axes(
+            &mut out,
+            if last { "iteration" } else { "" },
+            &s.label,
+            TickLabels::FULL,
+        );
+        // Right: the rank plot.
+        let (counts, expected) = rank_counts(&s.y[..n], chains);
+        let total = (per * chains).max(1) as f64;
+        let bins = counts.first().map_or(1, Vec::len);
+        let top = counts
+            .iter()
+            .flatten()
+            .copied()
+            .fold(expected, f64::max)
+            .max(1.0);
+        let g = Frame {
+            x0: 490.0,
+            y0,
+            w: 170.0,
+            h: ROW - 50.0,
+            xr: (0.0, total),
+            yr: (0.0, 1.1 * top),
+            xs: Scale::Integer,
+            ys: Scale::Integer,
+        };
+        for (c, part) in counts.iter().enumerate() {
+            let mut path = String::new();
+            for (b, &k) in part.iter().enumerate() {
+                #[allow(clippy::cast_precision_loss)]
+                let (a, e) = (
+                    b as f64 / bins as f64 * total,
+                    (b + 1) as f64 / bins as f64 * total,
+                );
+                let _ = write!(
+                    path,
+                    "{}{:.2},{:.2} L{:.2},{:.2} ",
+                    if b == 0 { "M" } else { "L" },
+                    g.px(a),
+                    g.py(k),
+                    g.px(e),
+                    g.py(k)
+                );
+            }
+            let _ = write!(
+                out,
+                r#"<path class="rank" data-chain="{c}" d="{path}" fill="none" stroke="{}" stroke-width="1.4"/>"#,
+                PALETTE[c % PALETTE.len()]
+            );
+        }
+        let _ = write!(
+            out,
+            r##"<line class="uniform" x1="{:.1}" y1="{:.1}" x2="{:.1}" y2="{:.1}" stroke="#444" stroke-dasharray="4 3"/>"##,
+            g.px(0.0),
+            g.py(expected),
+            g.px(total),
+            g.py(expected)
+        );
+        g.axes(
+            &mut out,
+            if last { "rank (all draws)" } else { "" },
+            "count",
+            TickLabels {
+                x: true,
+                y: true,
+                y_right: false,
+                margin: 10.0,
+            },
+        );
+    }
+    out.push_str("</svg>\n");
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::layout_problems;
+
+    /// The plot has one trace and one rank outline per half and parameter and passes the
+    /// layout check.
+    #[test]
+    fn trace_rank_plot_shows_mixing() {
+        let mixed: Vec<f64> = (0..400u32).map(|i| f64::from((i * 7919) % 400)).collect();
+        let drift: Vec<f64> = (0..400u32)
+            .map(|i| f64::from(i / 200) * 10.0 + f64::from(i % 7))
+            .collect();
+        let it: Vec<f64> = (1000..1400).map(f64::from).collect();
+        let series = vec![
+            Series::new("mu", it.clone(), mixed),
+            Series::new("sigma", it, drift),
+        ];
+        let s = trace_rank_plot("rwmh trace and rank plots", &series, 2).unwrap();
+        assert_eq!(layout_problems(&s), Vec::new());
+        assert_eq!(s.matches("class=\"trace\"").count(), 4);
+        assert_eq!(s.matches("class=\"rank\"").count(), 4);
+        assert_eq!(s.matches("class=\"uniform\"").count(), 2);
+        assert!(s.contains(">rank (all draws)<") && s.contains(">iteration<"));
+    }
+
+    #[test]
+    fn bad_inputs_are_typed_errors() {
+        assert!(matches!(
+            trace_rank_plot("t", &[], 2),
+            Err(PlotError::Empty { .. })
+        ));
+        let s = Series::new("a", vec![0.0, 1.0], vec![0.0, 1.0]);
+        assert_eq!(
+            trace_rank_plot("t", core::slice::from_ref(&s), 0),
+            Err(PlotError::InvalidChains { chains: 0 })
+        );
+        assert_eq!(
+            trace_rank_plot("t", core::slice::from_ref(&s), usize::MAX),
+            Err(PlotError::InvalidChains { chains: usize::MAX })
+        );
+        // no draws, or more chains than draws: empty panels, still a document
+        let none = Series::new("a", vec![], vec![]);
+        let out = trace_rank_plot("t", &[none], 3).unwrap();
+        assert!(out.trim_end().ends_with("</svg>"));
+        assert!(trace_rank_plot("t", &[s], 5).is_ok());
+    }
+}
