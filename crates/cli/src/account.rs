@@ -23,16 +23,12 @@
 //! rounded *up* to the printed digits (JSON carries the full `f64`), so copying a printed
 //! value never claims less privacy loss, or more noise, than was computed.
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
-use dpinfer::accountants::calibrate::{
-    Method, dp_barker_max_steps_with, dp_hmc_max_steps_pld, dp_hmc_max_steps_zcdp,
-    dp_penalty_max_steps_pld, dp_penalty_max_steps_zcdp, gaussian_sigma,
-    poisson_gaussian_sigma_rdp_with,
-};
+use dpinfer::accountants::calibrate::{MaxStepsRequest, Method, SigmaRequest};
 use dpinfer::accountants::{
-    AccountantError, AccountantKind, Answer, ConversionRule, DEFAULT_ORDERS, EventSpec,
-    Neighbouring, ParseNameError, Query, Report, RoundedUp, round_up,
+    AccountantError, AccountantKind, Answer, ConversionRule, EventSpec, Neighbouring,
+    ParseNameError, Query, Report, RoundedUp,
 };
 use serde_json::{Value, json};
 
@@ -300,6 +296,35 @@ fn composition(
     Ok(())
 }
 
+/// A library error about a setting, in the words of the flag that set it.
+fn in_flags(request: MaxStepsRequest, n: u64, e: AccountantError) -> anyhow::Error {
+    match (request, e) {
+        (
+            MaxStepsRequest::Penalty { a, .. },
+            AccountantError::InvalidParameter { name: "a", .. },
+        ) => {
+            #[allow(clippy::cast_precision_loss)] // shown, not used
+            let scale = (n as f64).powf(a);
+            anyhow!("--a {a:?}: n^a = {scale:?} over- or underflows the noise sd τ·n^a")
+        }
+        (MaxStepsRequest::Penalty { .. }, AccountantError::Unsupported { .. }) => {
+            anyhow!("the penalty budget is zcdp or pld, not rdp")
+        }
+        (
+            MaxStepsRequest::Hmc { .. },
+            AccountantError::InvalidCount {
+                name: "leapfrog", ..
+            },
+        ) => {
+            anyhow!("--leapfrog must be at least 1 (leapfrog steps per HMC iteration)")
+        }
+        (MaxStepsRequest::Hmc { .. }, AccountantError::Unsupported { .. }) => {
+            anyhow!("the HMC budget is zcdp or pld, not rdp")
+        }
+        (_, e) => e.into(),
+    }
+}
+
 fn sampler_name(s: SamplerArg) -> &'static str {
     match s {
         SamplerArg::Penalty => "penalty",
@@ -336,51 +361,27 @@ fn sigma(
     if !(epsilon.is_finite() && epsilon > 0.0) {
         bail!("--epsilon {epsilon:?} must be finite and positive");
     }
-    let (sigma, how) = match poisson {
-        Some(q) => {
-            let (z, name) = match m {
-                Some(Method::Zcdp) => {
-                    bail!(
-                        "--poisson is calibrated with rdp or pld (zCDP has no subsampling bound here)"
-                    )
-                }
-                // The numerical PLD (FFT composition, pessimistic discretisation): the tightest.
-                Some(Method::Pld) => (
-                    dpinfer::accountants::pld_numeric::poisson_gaussian_sigma(
-                        epsilon,
-                        delta,
-                        steps,
-                        q,
-                        dpinfer::accountants::pld_numeric::Discretisation::default(),
-                    )?,
-                    "pld (numerical)",
-                ),
-                _ => (
-                    poisson_gaussian_sigma_rdp_with(
-                        epsilon,
-                        delta,
-                        steps,
-                        q,
-                        &DEFAULT_ORDERS,
-                        rule,
-                    )?,
-                    "rdp",
-                ),
-            };
-            let s = round_up(z * sensitivity);
-            if !s.is_finite() {
-                bail!("σ overflows for sensitivity {sensitivity}");
-            }
-            (s, format!("{name}, Poisson q = {q}, add/remove"))
-        }
-        None => {
-            let m = m.unwrap_or(Method::Pld);
-            (
-                gaussian_sigma(epsilon, delta, steps, sensitivity, m)?,
-                m.name().to_string(),
-            )
-        }
+    if poisson.is_some() && m == Some(Method::Zcdp) {
+        bail!("--poisson is calibrated with rdp or pld (zCDP has no subsampling bound here)");
+    }
+    let request = SigmaRequest {
+        epsilon,
+        delta,
+        steps,
+        sensitivity,
+        poisson,
+        method: m,
+        rule,
     };
+    let calibrated = request.calibrate().map_err(|e| match e {
+        // The flags were checked above: a bad sensitivity now is an overflowing σ.
+        AccountantError::InvalidParameter {
+            name: "sensitivity",
+            ..
+        } => anyhow!("σ overflows for sensitivity {sensitivity}"),
+        e => e.into(),
+    })?;
+    let (sigma, how) = (calibrated.sigma, calibrated.to_string());
     if j {
         crate::outln!(
             "{}",
@@ -463,7 +464,7 @@ pub fn run(args: &AccountArgs) -> Result<()> {
             method: m,
         } => {
             let s = *sampler;
-            let (k, extra) = match s {
+            let request = match s {
                 SamplerArg::Penalty => {
                     reject(
                         s,
@@ -474,21 +475,11 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                             ("max-order", max_order.is_some()),
                         ],
                     )?;
-                    let t = tau.context("--tau is required for the penalty sampler")?;
-                    let a = a.unwrap_or(0.5);
-                    // The noise sd is τ·n^a·2c: an exponent that over- or underflows it is the
-                    // exponent's fault, not τ's.
-                    let scale = (*n as f64).powf(a);
-                    if !(a.is_finite() && scale.is_normal() && (t * scale).is_finite()) {
-                        bail!("--a {a:?}: n^a = {scale:?} over- or underflows the noise sd τ·n^a");
+                    MaxStepsRequest::Penalty {
+                        tau: tau.context("--tau is required for the penalty sampler")?,
+                        a: a.unwrap_or(MaxStepsRequest::DEFAULT_A),
+                        method: m.unwrap_or(MaxStepsRequest::DEFAULT_METHOD),
                     }
-                    let m = m.unwrap_or(Method::Pld);
-                    let k = match m {
-                        Method::Zcdp => dp_penalty_max_steps_zcdp(*epsilon, *delta, t, *n, a)?,
-                        Method::Pld => dp_penalty_max_steps_pld(*epsilon, *delta, t, *n, a)?,
-                        Method::Rdp => bail!("the penalty budget is zcdp or pld, not rdp"),
-                    };
-                    (k, json!({"tau": t, "a": a, "method": m.name()}))
                 }
                 SamplerArg::Hmc => {
                     reject(
@@ -499,22 +490,12 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                             ("max-order", max_order.is_some()),
                         ],
                     )?;
-                    let tl = tau.context("--tau (τ_l) is required for HMC")?;
-                    let tg = tau_g.context("--tau-g is required for HMC")?;
-                    let l = leapfrog.unwrap_or(10);
-                    if l == 0 {
-                        bail!("--leapfrog must be at least 1 (leapfrog steps per HMC iteration)");
+                    MaxStepsRequest::Hmc {
+                        tau_l: tau.context("--tau (τ_l) is required for HMC")?,
+                        tau_g: tau_g.context("--tau-g is required for HMC")?,
+                        leapfrog: leapfrog.unwrap_or(MaxStepsRequest::DEFAULT_LEAPFROG),
+                        method: m.unwrap_or(MaxStepsRequest::DEFAULT_METHOD),
                     }
-                    let m = m.unwrap_or(Method::Pld);
-                    let k = match m {
-                        Method::Zcdp => dp_hmc_max_steps_zcdp(*epsilon, *delta, tl, tg, *n, l)?,
-                        Method::Pld => dp_hmc_max_steps_pld(*epsilon, *delta, tl, tg, *n, l)?,
-                        Method::Rdp => bail!("the HMC budget is zcdp or pld, not rdp"),
-                    };
-                    (
-                        k,
-                        json!({"tau_l": tl, "tau_g": tg, "leapfrog": l, "method": m.name()}),
-                    )
                 }
                 SamplerArg::Barker => {
                     reject(
@@ -529,14 +510,29 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                     if matches!(m, Some(Method::Zcdp | Method::Pld)) {
                         bail!("the Barker budget is rdp only");
                     }
-                    let b = batch.context("--batch is required for Barker")?;
-                    let mo = max_order.unwrap_or(256);
-                    let (k, alpha) = dp_barker_max_steps_with(*epsilon, *delta, b, *n, mo, rule)?;
-                    (
-                        k,
-                        json!({"batch": b, "max_order": mo, "rdp_order": alpha, "method": "rdp"}),
-                    )
+                    MaxStepsRequest::Barker {
+                        batch: batch.context("--batch is required for Barker")?,
+                        max_order: max_order.unwrap_or(MaxStepsRequest::DEFAULT_MAX_ORDER),
+                    }
                 }
+            };
+            let found = request
+                .max_steps(*epsilon, *delta, *n, rule)
+                .map_err(|e| in_flags(request, *n, e))?;
+            let k = found.steps;
+            let extra = match request {
+                MaxStepsRequest::Penalty { tau, a, method } => {
+                    json!({"tau": tau, "a": a, "method": method.name()})
+                }
+                MaxStepsRequest::Hmc {
+                    tau_l,
+                    tau_g,
+                    leapfrog,
+                    method,
+                } => json!({"tau_l": tau_l, "tau_g": tau_g, "leapfrog": leapfrog,
+                            "method": method.name()}),
+                MaxStepsRequest::Barker { batch, max_order } => json!({"batch": batch,
+                    "max_order": max_order, "rdp_order": found.rdp_order, "method": "rdp"}),
             };
             if j {
                 crate::outln!(
