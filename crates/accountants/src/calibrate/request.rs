@@ -191,18 +191,6 @@ impl Sampler {
             Self::Barker => "barker",
         }
     }
-
-    /// The settings this sampler's budget depends on (the fields of its
-    /// [`MaxStepsRequest`] variant); a front end refuses the others rather than ignoring
-    /// them.
-    #[must_use]
-    pub fn settings(self) -> &'static [&'static str] {
-        match self {
-            Self::Penalty => &["tau", "a", "method"],
-            Self::Hmc => &["tau_l", "tau_g", "leapfrog", "method"],
-            Self::Barker => &["batch", "max_order"],
-        }
-    }
 }
 
 display_and_parse_by_name!(Sampler, "sampler", "penalty, hmc, barker");
@@ -486,6 +474,5 @@ mod tests {
         assert_eq!((b.steps, b.rdp_order), (8563, Some(5)), "the CLI's figure");
         assert_eq!("hmc".parse::<Sampler>().unwrap(), Sampler::Hmc);
         assert_eq!(MaxStepsRequest::hmc(1.0, 1.0).sampler(), Sampler::Hmc);
-        assert!(Sampler::Barker.settings().contains(&"batch"));
     }
 }
