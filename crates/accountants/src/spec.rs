@@ -5,26 +5,26 @@
 //!
 //! | kind | keys | event |
 //! |---|---|---|
-//! | `gaussian` | `sigma`, `sens` (default 1) | [`Event::Gaussian`] |
-//! | `laplace` | `b` (scale), `sens` (default 1) | [`Event::Laplace`] |
-//! | `dlaplace` | `b` (scale β), integer `sens` (default 1) | [`Event::DiscreteLaplace`] |
-//! | `dgaussian` | `sigma`, integer `sens` (default 1) | [`Event::DiscreteGaussian`] |
-//! | `pure` | `eps` | [`Event::PureEpsilon`] |
-//! | `approx` | `eps`, `delta` | [`Event::ApproxDp`] |
-//! | `zcdp` | `rho` | [`Event::Zcdp`] |
-//! | `svt` | integer `c`, `b`, `sens` (default 1), `resample` (`0`/`1`, also `false`/`true`; default 0) | [`Event::SparseVector`] |
-//! | `binomial` | integer `n`, `m`, integer `releases`, `bound` (`exact` or `paper`; default exact) | [`Event::BinomialCurve`] |
+//! | `gaussian` | `sigma`, `sens` (default 1) | [`crate::Event::Gaussian`] |
+//! | `laplace` | `b` (scale), `sens` (default 1) | [`crate::Event::Laplace`] |
+//! | `dlaplace` | `b` (scale β), integer `sens` (default 1) | [`crate::Event::DiscreteLaplace`] |
+//! | `dgaussian` | `sigma`, integer `sens` (default 1) | [`crate::Event::DiscreteGaussian`] |
+//! | `pure` | `eps` | [`crate::Event::PureEpsilon`] |
+//! | `approx` | `eps`, `delta` | [`crate::Event::ApproxDp`] |
+//! | `zcdp` | `rho` | [`crate::Event::Zcdp`] |
+//! | `svt` | integer `c`, `b`, `sens` (default 1), `resample` (`0`/`1`, also `false`/`true`; default 0) | [`crate::Event::SparseVector`] |
+//! | `binomial` | integer `n`, `m`, integer `releases`, `bound` (`exact` or `paper`; default exact) | [`crate::Event::BinomialCurve`] |
 //!
 //! plus, on any kind, `count=k` (k adaptive repetitions, default 1) and at most one sampling
-//! scheme: `poisson=q` ([`Event::PoissonSampled`], add/remove neighbours) or
-//! `wor=batch/population` ([`Event::SampledWithoutReplacement`], replace-one neighbours).
+//! scheme: `poisson=q` ([`crate::Event::PoissonSampled`], add/remove neighbours) or
+//! `wor=batch/population` ([`crate::Event::SampledWithoutReplacement`], replace-one neighbours).
 //! Keys may come in any order; spaces around kinds, keys and values are ignored, as are
 //! empty `,,` items. Numbers are Rust `f64`/`u64` literals; non-finite reals are refused.
 //!
 //! Parsing ([`core::str::FromStr`]) checks the *syntax* and names the offending key in a
 //! typed [`ParseEventError`]; whether the parameters are valid for a neighbouring relation
 //! (σ > 0, q ∈ (0, 1], the sampling scheme matching the relation, …) is checked by
-//! [`EventSpec::validate`], which is [`Event::validate`] of the event. `Display` prints the
+//! [`EventSpec::validate`], which is [`crate::Event::validate`] of the event. `Display` prints the
 //! canonical form (defaults omitted, sampling before `count`, shortest round-trip numbers),
 //! which parses back to an equal spec.
 //!
