@@ -12,6 +12,11 @@ use crate::error::{AccountantError, non_negative, open_unit, positive, rate};
 use crate::pld::{delta_for_epsilon, epsilon_for_delta};
 use crate::{ConversionRule, round_up};
 
+#[cfg(feature = "alloc")]
+mod request;
+#[cfg(feature = "alloc")]
+pub use request::{MaxSteps, MaxStepsRequest, Sampler, Sigma, SigmaRequest};
+
 /// Which accountant a calibration targets.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
 pub enum Method {

@@ -33,12 +33,15 @@ macro_rules! display_and_parse_by_name {
 
 mod accountant;
 mod accountants;
+#[cfg(feature = "alloc")]
+mod answer;
 pub mod calibrate;
 #[cfg(feature = "alloc")]
 mod claim;
 pub mod composition;
 pub mod convert;
 pub mod curves;
+pub mod decimal;
 mod error;
 mod event;
 mod filter;
@@ -46,6 +49,8 @@ mod notions;
 pub mod pld;
 #[cfg(feature = "alloc")]
 pub mod pld_numeric;
+#[cfg(feature = "alloc")]
+pub mod spec;
 #[cfg(feature = "testkit")]
 pub mod testkit;
 
@@ -57,7 +62,10 @@ pub use accountants::{
     RdpAccountant, ZcdpAccountant,
 };
 #[cfg(feature = "alloc")]
+pub use answer::{Answer, NoBound};
+#[cfg(feature = "alloc")]
 pub use claim::{Claim, EventBuf, Query};
+pub use decimal::RoundedUp;
 pub use error::{AccountantError, ParseNameError};
 pub use event::{BinomialBound, Event, MAX_EVENT_DEPTH};
 pub use filter::{BudgetFilter, FilterEpsilon};
@@ -67,3 +75,5 @@ pub use notions::{
     ApproxDp, Conversion, ConversionRule, GaussianPld, Neighbouring, PureDp, ROUNDING_MARGIN,
     RdpCurve, Report, Zcdp, round_up,
 };
+#[cfg(feature = "alloc")]
+pub use spec::{EventSpec, ParseEventError, Sampling};
