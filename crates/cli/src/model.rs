@@ -21,6 +21,9 @@ impl UserModel for CommandModel {
     fn names(&self) -> Vec<String> {
         self.names.clone()
     }
+    fn label(&self) -> &'static str {
+        "command"
+    }
     fn row_dim(&self) -> usize {
         self.row_dim
     }
@@ -60,9 +63,6 @@ impl TryFrom<&ModelConfig> for ModelSpec {
 /// A model error in the config's words.
 fn config_error(e: ModelError) -> anyhow::Error {
     match e {
-        ModelError::NotApplicable { setting, model } => {
-            anyhow::anyhow!("model.{setting} applies to the sir model only (not {model})")
-        }
         ModelError::Size { model, n, expected } => match (model, expected) {
             (ModelName::Sir, Some(e)) => {
                 anyhow::anyhow!("model.n = {n} but model.obs_times has {e} times")

@@ -117,7 +117,7 @@ fn paper_priors_equal_their_declared_tables() {
             paper.default_data(3).unwrap()
         );
         assert_eq!(declared.truth(), paper.truth());
-        assert!(std::ptr::eq(declared.base(), declared.base().base()));
+        assert!(core::ptr::eq(declared.base(), declared.base().base()));
     }
 }
 
@@ -239,7 +239,8 @@ fn prior_densities_integrate_to_one() {
             s += (p.ln_density(&x) - q.ln_density(&x)).exp();
         }
         let est = s / f64::from(draws);
-        let ratio_second_moment = (1.5 / (2.0 - 1.0 / 2.25_f64).sqrt()).powi(d as i32);
+        let ratio_second_moment =
+            (1.5 / (2.0 - 1.0 / 2.25_f64).sqrt()).powi(i32::try_from(d).unwrap());
         let se = ((ratio_second_moment - 1.0) / f64::from(draws)).sqrt();
         assert!((est - 1.0).abs() < Z2_1E6 * se, "{name}: {est} (se {se})");
     }
@@ -264,6 +265,18 @@ fn settings_are_validated() {
             ..
         }
     ));
+    // Settings of another model are refused.
+    let refused = |name, f: &dyn Fn(&mut ModelSpec)| {
+        let e = with(name, f).unwrap_err();
+        assert!(matches!(e, ModelError::NotApplicable { .. }), "{name}: {e}");
+    };
+    refused(ModelName::Sir, &|s| s.sigma = Some(1.0));
+    refused(ModelName::Banana, &|s| s.prior_sd = Some(1.0));
+    refused(ModelName::CubicOutbreak, &|s| s.prior_mean = Some(1.0));
+    refused(ModelName::GaussianMean, &|s| s.tau = Some(0.5));
+    refused(ModelName::LinearRegression, &|s| s.population = Some(100));
+    assert!(with(ModelName::Sir, &|s| s.tau = Some(0.25)).is_ok());
+    assert!(with(ModelName::GaussianMean, &|s| s.sigma = Some(2.0)).is_ok());
     // sir: n must match obs_times; times must increase.
     let e = with(ModelName::Sir, &|s| {
         s.obs_times = Some(vec![0.0, 10.0]);

@@ -122,8 +122,7 @@ impl FromStr for ModelName {
 }
 
 /// Which built-in model and the settings a user may change; everything else is the paper's.
-/// Settings a model does not have are ignored, except `obs_times` (sir only) and `n` where
-/// the model's size is fixed (refused).
+/// A setting of another model, and an `n` the model cannot have, are refused.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelSpec {
     /// The model.
@@ -166,13 +165,22 @@ impl ModelSpec {
     }
 }
 
+/// The model a [`ModelSpec`] setting belongs to.
+fn setting_owner(setting: &str) -> ModelName {
+    match setting {
+        "sigma" | "prior_mean" | "prior_sd" => ModelName::GaussianMean,
+        _ => ModelName::Sir,
+    }
+}
+
 /// Why a model could not be built or used.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum ModelError {
     /// No built-in model has this name.
     UnknownName(String),
-    /// A setting the model does not have (e.g. `obs_times` for a model other than sir).
+    /// A setting of another model (`sigma`, `prior_mean`, `prior_sd`: gaussian-mean;
+    /// `population`, `tau`, `obs_times`: sir).
     NotApplicable {
         /// The setting.
         setting: &'static str,
@@ -219,12 +227,8 @@ impl fmt::Display for ModelError {
             }
             Self::NotApplicable { setting, model } => write!(
                 f,
-                "`{setting}` does not apply to the {model} model{}",
-                if *setting == "obs_times" {
-                    " (sir only)"
-                } else {
-                    ""
-                }
+                "`{setting}` applies to the {} model only, not to {model}",
+                setting_owner(setting)
             ),
             Self::Size { model, n, expected } => match expected {
                 Some(e) => write!(f, "n = {n}: the {model} model has {e} observations"),
@@ -279,6 +283,10 @@ impl From<SummaryError> for ModelError {
 pub trait UserModel: Prior + Simulator {
     /// Parameter names, in θ order (as many as [`Prior::dim`]).
     fn names(&self) -> Vec<String>;
+    /// The name shown for the model (default `"user model"`).
+    fn label(&self) -> &'static str {
+        "user model"
+    }
     /// Values per observation row (the data set is `rows × row_dim`, row-major); default 1.
     fn row_dim(&self) -> usize {
         1
@@ -294,6 +302,9 @@ pub trait UserModel: Prior + Simulator {
 impl<U: UserModel + ?Sized> UserModel for alloc::sync::Arc<U> {
     fn names(&self) -> Vec<String> {
         (**self).names()
+    }
+    fn label(&self) -> &'static str {
+        (**self).label()
     }
     fn row_dim(&self) -> usize {
         (**self).row_dim()
@@ -384,17 +395,26 @@ impl<U> Model<U> {
     /// Builds the built-in model of `spec`.
     ///
     /// # Errors
-    /// [`ModelError::NotApplicable`] for `obs_times` of a model other than sir;
+    /// [`ModelError::NotApplicable`] for a setting of another model;
     /// [`ModelError::Size`] for an `n` the model cannot have (cubic-outbreak other than 18,
     /// any for tuberculosis, sir other than the number of `obs_times`); [`ModelError::Sim`]
     /// for invalid settings (named by the model's constructor).
     pub fn builtin(spec: &ModelSpec) -> Result<Self, ModelError> {
         let (n, version) = (spec.n, spec.stream_version);
-        if spec.obs_times.is_some() && spec.name != ModelName::Sir {
-            return Err(ModelError::NotApplicable {
-                setting: "obs_times",
-                model: spec.name,
-            });
+        for (setting, set) in [
+            ("sigma", spec.sigma.is_some()),
+            ("prior_mean", spec.prior_mean.is_some()),
+            ("prior_sd", spec.prior_sd.is_some()),
+            ("population", spec.population.is_some()),
+            ("tau", spec.tau.is_some()),
+            ("obs_times", spec.obs_times.is_some()),
+        ] {
+            if set && setting_owner(setting) != spec.name {
+                return Err(ModelError::NotApplicable {
+                    setting,
+                    model: spec.name,
+                });
+            }
         }
         Ok(match spec.name {
             ModelName::GaussianMean => Self::GaussianMean(
@@ -500,32 +520,6 @@ impl<U> Model<U> {
         })
     }
 
-    /// The name shown to people: the model's name, `"<name> (declared prior)"` with a
-    /// declared prior, `"command"` for a user model (the CLI's external simulator).
-    #[must_use]
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::GaussianMean(_) => "gaussian-mean",
-            Self::UniformMixture(..) => "uniform-mixture",
-            Self::Cubic(..) => "cubic-outbreak",
-            Self::Sir(..) => "sir",
-            Self::Banana(_) => "banana",
-            Self::LinReg(..) => "linear-regression",
-            Self::Tuberculosis(..) => "tuberculosis",
-            Self::User(_) => "command",
-            Self::WithPrior(b) => match &b.0 {
-                Self::GaussianMean(_) => "gaussian-mean (declared prior)",
-                Self::UniformMixture(..) => "uniform-mixture (declared prior)",
-                Self::Cubic(..) => "cubic-outbreak (declared prior)",
-                Self::Sir(..) => "sir (declared prior)",
-                Self::Banana(_) => "banana (declared prior)",
-                Self::LinReg(..) => "linear-regression (declared prior)",
-                Self::Tuberculosis(..) => "tuberculosis (declared prior)",
-                Self::User(_) | Self::WithPrior(_) => "declared prior",
-            },
-        }
-    }
-
     /// The true θ of the embedded data set, when there is one.
     #[must_use]
     pub fn truth(&self) -> Option<Vec<f64>> {
@@ -561,6 +555,32 @@ impl<U> Model<U> {
 }
 
 impl<U: UserModel> Model<U> {
+    /// The name shown to people: the model's name, `"<name> (declared prior)"` with a
+    /// declared prior, [`UserModel::label`] for a user model.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::GaussianMean(_) => "gaussian-mean",
+            Self::UniformMixture(..) => "uniform-mixture",
+            Self::Cubic(..) => "cubic-outbreak",
+            Self::Sir(..) => "sir",
+            Self::Banana(_) => "banana",
+            Self::LinReg(..) => "linear-regression",
+            Self::Tuberculosis(..) => "tuberculosis",
+            Self::User(m) => m.label(),
+            Self::WithPrior(b) => match &b.0 {
+                Self::GaussianMean(_) => "gaussian-mean (declared prior)",
+                Self::UniformMixture(..) => "uniform-mixture (declared prior)",
+                Self::Cubic(..) => "cubic-outbreak (declared prior)",
+                Self::Sir(..) => "sir (declared prior)",
+                Self::Banana(_) => "banana (declared prior)",
+                Self::LinReg(..) => "linear-regression (declared prior)",
+                Self::Tuberculosis(..) => "tuberculosis (declared prior)",
+                Self::User(_) | Self::WithPrior(_) => "declared prior",
+            },
+        }
+    }
+
     /// dim θ.
     #[must_use]
     pub fn dim(&self) -> usize {

@@ -229,8 +229,8 @@ impl DeclaredSummary {
     /// Validates `spec` for `raw_len` raw outputs, `row_dim` values per observation.
     ///
     /// # Errors
-    /// [`SummaryError::InvalidSensitivity`] for a declared sensitivity that is not finite and
-    /// > 0; for a library summary [`SummaryError::NotScalar`] unless `row_dim == 1`,
+    /// [`SummaryError::InvalidSensitivity`] for a declared sensitivity that is not finite
+    /// and positive; for a library summary [`SummaryError::NotScalar`] unless `row_dim == 1`,
     /// [`SummaryError::Summary`] for an invalid clip, levels or lags or too few observations,
     /// [`SummaryError::BelowProven`] for a declared sensitivity below the proven one.
     pub fn new(spec: SummarySpec, raw_len: usize, row_dim: usize) -> Result<Self, SummaryError> {
@@ -405,6 +405,7 @@ impl DeclaredSummary {
 #[allow(clippy::unwrap_used, clippy::float_cmp)]
 mod tests {
     use super::*;
+    use alloc::string::ToString;
 
     fn clipped(kind: OwnedSummaryKind, sensitivity: Option<f64>) -> SummarySpec {
         SummarySpec::Clipped {
