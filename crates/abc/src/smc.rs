@@ -39,6 +39,7 @@ use crate::kernel::GaussianKernel;
 use crate::rng::u01_open;
 use crate::weights::{
     effective_sample_size, normalize_log_weights, systematic_resample, weighted_mean,
+    weighted_quantile,
 };
 
 /// The tolerance sequence ε_1 > ε_2 > … of the generations.
@@ -480,7 +481,8 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
                 Some(e.max(fin))
             }
             Tolerance::Quantile { alpha, .. } => {
-                let q = weighted_quantile(&self.distances, &self.weights, *alpha);
+                let q = weighted_quantile(&self.distances, &self.weights, *alpha)
+                    .unwrap_or(f64::INFINITY);
                 Some(q.min(self.epsilon).max(fin))
             }
         }
@@ -907,25 +909,6 @@ where
             }
         }
     }
-}
-
-/// Weighted `alpha`-quantile of `values` (the smallest `v` with weighted CDF `≥ alpha`).
-/// Returns `+∞` for empty input.
-pub(crate) fn weighted_quantile(values: &[f64], weights: &[f64], alpha: f64) -> f64 {
-    if values.is_empty() || values.len() != weights.len() {
-        return f64::INFINITY;
-    }
-    let mut idx: Vec<usize> = (0..values.len()).collect();
-    idx.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
-    let total: f64 = weights.iter().sum();
-    let mut c = 0.0;
-    for &i in &idx {
-        c += weights[i];
-        if c >= alpha * total {
-            return values[i];
-        }
-    }
-    values[idx[idx.len() - 1]]
 }
 
 /// A public replica of a privacy mechanism, applied by the analyst to simulated confidential

@@ -1,6 +1,7 @@
 //! Importance-weight arithmetic for soft-ABC and SMC-ABC: log-space normalisation (no 0/0),
 //! effective sample size, weighted moments, a small Cholesky factorisation and systematic
-//! resampling. All functions work on caller-owned slices and allocate nothing.
+//! resampling, and (with `alloc`) weighted quantiles. All functions work on caller-owned
+//! slices; only the quantiles allocate (one index permutation per call).
 //!
 //! Points are stored row-major: `points[i * dim .. (i + 1) * dim]` is particle `i`.
 
@@ -312,6 +313,91 @@ pub fn systematic_resample(w: &[f64], u: f64, out: &mut [usize]) -> Result<(), A
     Ok(())
 }
 
+/// Weighted quantiles of `values` at each of `levels` into `out`: for a level α the smallest
+/// value `v` (in [`f64::total_cmp`] order, so `+∞` and NaN sort last) with weighted CDF
+/// `Σ_{x_i ≤ v} w_i ≥ α Σ w_i` — the inverse of the weighted empirical CDF (Hyndman & Fan
+/// 1996 type 1, the lower value at ties; with equal weights the order statistic
+/// `x_(⌈α n⌉)`). Sorts once for all levels.
+///
+/// # Errors
+///
+/// [`AbcError::Empty`] for no values, [`AbcError::LengthMismatch`] when `weights` or `out`
+/// differ in length from `values` / `levels`, [`AbcError::NonFiniteValue`] for a negative or
+/// non-finite weight, [`AbcError::ZeroTotalWeight`] when the weights sum to zero,
+/// [`AbcError::InvalidParameter`] for a level outside `[0, 1]`.
+///
+/// # Examples
+///
+/// ```
+/// use dpinfer_abc::weights::weighted_quantiles;
+/// let mut q = [0.0; 3];
+/// weighted_quantiles(&[3.0, 1.0, 2.0], &[1.0, 1.0, 2.0], &[0.25, 0.5, 1.0], &mut q).unwrap();
+/// assert_eq!(q, [1.0, 2.0, 3.0]);
+/// ```
+#[cfg(feature = "alloc")]
+pub fn weighted_quantiles(
+    values: &[f64],
+    weights: &[f64],
+    levels: &[f64],
+    out: &mut [f64],
+) -> Result<(), AbcError> {
+    if values.is_empty() {
+        return Err(AbcError::Empty { name: "values" });
+    }
+    for (name, expected, found) in [
+        ("weights", values.len(), weights.len()),
+        ("out", levels.len(), out.len()),
+    ] {
+        if expected != found {
+            return Err(AbcError::LengthMismatch {
+                name,
+                expected,
+                found,
+            });
+        }
+    }
+    if weights.iter().any(|w| !(w.is_finite() && *w >= 0.0)) {
+        return Err(AbcError::NonFiniteValue { name: "weights" });
+    }
+    if let Some(&l) = levels.iter().find(|l| !(0.0..=1.0).contains(*l)) {
+        return Err(AbcError::InvalidParameter {
+            name: "level",
+            value: l,
+        });
+    }
+    let total: f64 = weights.iter().sum();
+    if !(total.is_finite() && total > 0.0) {
+        return Err(AbcError::ZeroTotalWeight);
+    }
+    let mut idx: alloc::vec::Vec<usize> = (0..values.len()).collect();
+    idx.sort_by(|&a, &b| values[a].total_cmp(&values[b]));
+    for (o, &alpha) in out.iter_mut().zip(levels) {
+        let mut v = values[idx[idx.len() - 1]];
+        let mut c = 0.0;
+        for &i in &idx {
+            c += weights[i];
+            if c >= alpha * total {
+                v = values[i];
+                break;
+            }
+        }
+        *o = v;
+    }
+    Ok(())
+}
+
+/// [`weighted_quantiles`] at one level.
+///
+/// # Errors
+///
+/// As [`weighted_quantiles`].
+#[cfg(feature = "alloc")]
+pub fn weighted_quantile(values: &[f64], weights: &[f64], alpha: f64) -> Result<f64, AbcError> {
+    let mut q = [0.0];
+    weighted_quantiles(values, weights, &[alpha], &mut q)?;
+    Ok(q[0])
+}
+
 #[cfg(test)]
 #[allow(
     clippy::float_cmp,
@@ -320,6 +406,67 @@ pub fn systematic_resample(w: &[f64], u: f64, out: &mut [usize]) -> Result<(), A
 )]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(feature = "alloc")]
+    fn weighted_quantiles_invert_the_weighted_ecdf() {
+        // Equal weights: the order statistic x_(⌈α n⌉) of 1..=101.
+        let v: alloc::vec::Vec<f64> = (1..=101).rev().map(f64::from).collect();
+        let w = [1.0; 101];
+        let mut q = [0.0; 5];
+        weighted_quantiles(&v, &w, &[0.025, 0.25, 0.5, 0.75, 0.975], &mut q).unwrap();
+        assert_eq!(q, [3.0, 26.0, 51.0, 76.0, 99.0]);
+        // Weights move the median; level 0 is the minimum, 1 the maximum.
+        assert_eq!(
+            weighted_quantile(&[0.0, 1.0], &[1.0, 3.0], 0.5).unwrap(),
+            1.0
+        );
+        assert_eq!(
+            weighted_quantile(&[0.0, 1.0], &[3.0, 1.0], 0.5).unwrap(),
+            0.0
+        );
+        assert_eq!(
+            weighted_quantile(&[2.0, 1.0], &[1.0, 1.0], 0.0).unwrap(),
+            1.0
+        );
+        assert_eq!(
+            weighted_quantile(&[2.0, 1.0], &[1.0, 1.0], 1.0).unwrap(),
+            2.0
+        );
+        // +∞ sorts last and is returned only when the level needs it.
+        let inf = [f64::INFINITY, 0.5];
+        assert_eq!(weighted_quantile(&inf, &[1.0, 1.0], 0.5).unwrap(), 0.5);
+        assert_eq!(
+            weighted_quantile(&inf, &[1.0, 1.0], 0.9).unwrap(),
+            f64::INFINITY
+        );
+        // Invalid input is an error, never NaN.
+        assert!(matches!(
+            weighted_quantile(&[], &[], 0.5),
+            Err(AbcError::Empty { .. })
+        ));
+        assert!(matches!(
+            weighted_quantile(&[1.0], &[1.0, 2.0], 0.5),
+            Err(AbcError::LengthMismatch { .. })
+        ));
+        for w in [-1.0, f64::NAN, f64::INFINITY] {
+            assert!(matches!(
+                weighted_quantile(&[1.0], &[w], 0.5),
+                Err(AbcError::NonFiniteValue { .. })
+            ));
+        }
+        assert_eq!(
+            weighted_quantile(&[1.0], &[0.0], 0.5),
+            Err(AbcError::ZeroTotalWeight)
+        );
+        for l in [-0.1, 1.5, f64::NAN] {
+            assert!(matches!(
+                weighted_quantile(&[1.0], &[1.0], l),
+                Err(AbcError::InvalidParameter { .. })
+            ));
+        }
+        assert!(weighted_quantiles(&[1.0], &[1.0], &[0.5], &mut []).is_err());
+    }
 
     #[test]
     fn log_normalisation_is_stable() {

@@ -77,7 +77,7 @@ impl CommandModel {
         let summary = c
             .summary
             .as_ref()
-            .map(|d| DeclaredSummary::build(d, outputs, row_dim))
+            .map(|d| crate::summary_decl::build(d, outputs, row_dim))
             .transpose()?;
         let pool = Pool::new(ExternalSettings {
             command,

@@ -8,7 +8,7 @@ use anyhow::{Context, Result, bail};
 
 use crate::config::{Config, SamplerKind};
 use crate::files::{DirLock, Replace};
-use crate::model::{Model, read_data};
+use crate::model::{BuildModel as _, Model, read_data};
 use crate::public::Public;
 use crate::results::Outcome;
 use crate::shard::{self, ShardHeader};

@@ -1,74 +1,110 @@
-//! The built-in models behind one enum: prior draws, simulation, the embedded data sets and
-//! the true θ where the paper knows it.
+//! `[model]` → the library's model registry (`dpinfer::simulators::models::registry`): the
+//! seven built-in paper models with their priors, a `kind = "command"` external simulator as
+//! the registry's user model, `[[model.prior]]` overrides; and reading observed data files.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::{Context, Result, bail};
-use dpinfer::simulators::models::banana::{Banana, BananaSettings};
-use dpinfer::simulators::models::cubic::{CubicOutbreak, NETHERLANDS_CASES};
-use dpinfer::simulators::models::gaussian::GaussianMean;
-use dpinfer::simulators::models::linreg::{BETA_STAR, LinRegSettings, LinearRegression};
-use dpinfer::simulators::models::mixture::{PAPER_N, THETA_STAR, UniformMixture};
-use dpinfer::simulators::models::sir::{self, SirSettings, SirTauLeap};
-use dpinfer::simulators::models::tb::{TRUE_THETA, TbPrior, Tuberculosis};
-use dpinfer::simulators::prior::{DeclaredPrior, Dirichlet, IidNormal, LogNormal, Product};
-use dpinfer::simulators::{Prior, SimError, SimStream, Simulator, StreamVersion};
-use rand::Rng;
+use dpinfer::simulators::StreamVersion;
+use dpinfer::simulators::models::registry::{self, ModelError, ModelName, ModelSpec, UserModel};
+pub use dpinfer::simulators::models::registry::{ModelPrior, ModelSim};
+use dpinfer::simulators::summaries::DeclaredSummary;
 
 use crate::config::ModelConfig;
+use crate::declared::CommandModel;
 
-/// Stream domain of the embedded observed data set.
-pub const OBS_DOMAIN: u64 = 0x4f42_5300; // "OBS"
+/// A built-in model with its prior, a command model, or either with a declared prior.
+pub type Model = registry::Model<Arc<CommandModel>>;
 
-/// True mean of the embedded gaussian-mean data set.
-pub const GAUSSIAN_TRUE_MEAN: f64 = 1.0;
-
-/// A built-in model with its prior.
-#[derive(Debug, Clone)]
-pub enum Model {
-    /// y_i ~ N(μ, σ²), μ ~ N(μ₀, τ₀²): conjugate, exact posterior.
-    GaussianMean(GaussianMean),
-    /// Mixture of uniforms, θ ~ Dirichlet(1) (ABCDP §6.1).
-    UniformMixture(UniformMixture, Dirichlet),
-    /// Cubic outbreak curve (ABCDP §6.2), data: the Netherlands 2009 case counts.
-    Cubic(CubicOutbreak, IidNormal),
-    /// SIR by tau-leaping (Xiong et al. §4.1).
-    Sir(Box<SirTauLeap>, Product<LogNormal, LogNormal>),
-    /// Banana (Räisä 2021 §2.3), for MCMC.
-    Banana(Banana),
-    /// Linear regression through clamped, normalised sufficient statistics (Xiong et al. §4.2),
-    /// two predictors.
-    LinReg(LinearRegression<2>, IidNormal),
-    /// Tuberculosis birth–death–mutation model with 8 genotype summaries (ABCDP §6.3).
-    Tuberculosis(Tuberculosis, TbPrior),
-    /// `kind = "command"`: the user's simulator as external worker processes, with a
-    /// declared prior (`crate::declared`).
-    Command(std::sync::Arc<crate::declared::CommandModel>),
-    /// A built-in model whose paper prior is replaced by `[[model.prior]]` tables (same
-    /// parameter names, in θ order): the simulator, data and truth are the inner model's.
-    /// Samplers with a model-specific prior (the MCMC samplers' exact priors, sharded SMC's
-    /// simplex check) do not recognise it and refuse it rather than ignore the override.
-    WithPrior(Box<(Model, DeclaredPrior)>),
+impl UserModel for CommandModel {
+    fn names(&self) -> Vec<String> {
+        self.names.clone()
+    }
+    fn label(&self) -> &'static str {
+        "command"
+    }
+    fn row_dim(&self) -> usize {
+        self.row_dim
+    }
+    fn declared_summary(&self) -> Option<&DeclaredSummary> {
+        self.summary.as_ref()
+    }
 }
 
-/// Prior view of a [`Model`].
-#[derive(Debug, Clone, Copy)]
-pub struct ModelPrior<'a>(pub &'a Model);
-/// Simulator view of a [`Model`].
-#[derive(Debug, Clone, Copy)]
-pub struct ModelSim<'a>(pub &'a Model);
-
-fn sim_err(e: SimError) -> anyhow::Error {
-    anyhow::anyhow!("model: {e}")
+/// The built-in model's settings of `[model]` (name, n, sigma, prior_mean, prior_sd,
+/// population, tau, obs_times, stream_version).
+impl TryFrom<&ModelConfig> for ModelSpec {
+    type Error = anyhow::Error;
+    fn try_from(c: &ModelConfig) -> Result<Self> {
+        let name: ModelName = c.name.parse().map_err(|_| {
+            anyhow::anyhow!(
+                "unknown model.name {:?} (expected gaussian-mean, uniform-mixture, \
+                 cubic-outbreak, sir, linear-regression, tuberculosis, banana)",
+                c.name
+            )
+        })?;
+        let stream_version = StreamVersion::try_from(c.stream_version.unwrap_or(1))
+            .map_err(|_| anyhow::anyhow!("model.stream_version must be 1 or 2"))?;
+        Ok(Self {
+            name,
+            n: c.n,
+            sigma: c.sigma,
+            prior_mean: c.prior_mean,
+            prior_sd: c.prior_sd,
+            population: c.population,
+            tau: c.tau,
+            obs_times: c.obs_times.clone(),
+            stream_version,
+        })
+    }
 }
 
-impl Model {
+/// A model error in the config's words.
+fn config_error(e: ModelError) -> anyhow::Error {
+    match e {
+        ModelError::Size { model, n, expected } => match (model, expected) {
+            (ModelName::Sir, Some(e)) => {
+                anyhow::anyhow!("model.n = {n} but model.obs_times has {e} times")
+            }
+            (_, Some(e)) => anyhow::anyhow!("model.n = {n}: the {model} curve has {e} points"),
+            (_, None) => {
+                anyhow::anyhow!("model.n: the {model} model's summaries have a fixed size")
+            }
+        },
+        ModelError::PriorNames {
+            model,
+            declared,
+            expected,
+        } => anyhow::anyhow!(
+            "model.prior declares the parameters {declared:?}; the {model} model's θ is \
+             {expected:?} (one [[model.prior]] table per parameter, in this order)"
+        ),
+        e => anyhow::anyhow!("model: {e}"),
+    }
+}
+
+/// Building a [`Model`] from `[model]` and the CLI's view of its observed data.
+pub trait BuildModel: Sized {
     /// Builds the model named in the config; `n_override` is the observed data size when a
     /// data file decides it.
     ///
     /// # Errors
-    /// Unknown model name or invalid model parameters.
-    pub fn build(c: &ModelConfig, n_override: Option<usize>) -> Result<Self> {
+    /// Unknown model name or kind, keys of another kind, invalid model parameters, a
+    /// declared prior over other parameters.
+    fn build(c: &ModelConfig, n_override: Option<usize>) -> Result<Self>;
+
+    /// The observed data as the distance sees them ([`registry::Model::summarise_observed`]).
+    /// A declared summary needs `distance.kind = "l2"` (the sensitivity it proves is for the
+    /// clipped weighted L2 distance).
+    ///
+    /// # Errors
+    /// A declared summary with another distance, data of the wrong length, NaN.
+    fn observe(&self, data: Vec<f64>, distance_kind: &str) -> Result<Vec<f64>>;
+}
+
+impl BuildModel for Model {
+    fn build(c: &ModelConfig, n_override: Option<usize>) -> Result<Self> {
         match c.kind.as_deref() {
             Some("command") => {
                 // The worker draws its own random numbers from the row seeds: the stream
@@ -79,31 +115,10 @@ impl Model {
                          simulator (model.kind = \"command\") draws from its row seeds itself"
                     );
                 }
-                return Ok(Self::Command(std::sync::Arc::new(
-                    crate::declared::CommandModel::build(c)?,
-                )));
+                return Ok(Self::User(Arc::new(CommandModel::build(c)?)));
             }
             None | Some("builtin") => {}
             Some(other) => bail!("unknown model.kind {other:?} (expected \"command\" or none)"),
-        }
-        if !c.prior.is_empty() {
-            let paper = Self::build(
-                &ModelConfig {
-                    prior: Vec::new(),
-                    ..c.clone()
-                },
-                n_override,
-            )?;
-            let (prior, names) = crate::declared::build_prior(&c.prior)?;
-            if names != paper.names() {
-                bail!(
-                    "model.prior declares the parameters {names:?}; the {} model's θ is {:?} \
-                     (one [[model.prior]] table per parameter, in this order)",
-                    paper.name(),
-                    paper.names()
-                );
-            }
-            return Ok(Self::WithPrior(Box::new((paper, prior))));
         }
         for (key, set) in [
             ("command", c.command.is_some()),
@@ -118,445 +133,25 @@ impl Model {
                 bail!("model.{key} belongs to kind = \"command\"");
             }
         }
-        let n = n_override.or(c.n);
-        let version = StreamVersion::try_from(c.stream_version.unwrap_or(1))
-            .map_err(|_| anyhow::anyhow!("model.stream_version must be 1 or 2"))?;
-        if c.obs_times.is_some() && c.name != "sir" {
-            bail!("model.obs_times applies to the sir model only");
+        let mut spec = ModelSpec::try_from(c)?;
+        spec.n = n_override.or(c.n);
+        let paper = Self::builtin(&spec).map_err(config_error)?;
+        if c.prior.is_empty() {
+            return Ok(paper);
         }
-        Ok(match c.name.as_str() {
-            "gaussian-mean" => Self::GaussianMean(
-                GaussianMean::new(
-                    n.unwrap_or(100),
-                    c.sigma.unwrap_or(1.0),
-                    c.prior_mean.unwrap_or(0.0),
-                    c.prior_sd.unwrap_or(10.0),
-                )
-                .map_err(sim_err)?
-                .with_stream_version(version),
-            ),
-            "uniform-mixture" => {
-                let m = UniformMixture::new(5, n.unwrap_or(PAPER_N)).map_err(sim_err)?;
-                let p = m.prior().map_err(sim_err)?;
-                Self::UniformMixture(m, p)
-            }
-            "cubic-outbreak" => {
-                let m = CubicOutbreak::paper().with_stream_version(version);
-                if let Some(n) = n
-                    && n != NETHERLANDS_CASES.len()
-                {
-                    bail!(
-                        "model.n = {n}: the cubic-outbreak curve has {} points",
-                        NETHERLANDS_CASES.len()
-                    );
-                }
-                let p = m.prior().map_err(sim_err)?;
-                Self::Cubic(m, p)
-            }
-            "sir" => {
-                let mut s = SirSettings::paper();
-                if let Some(k) = c.population {
-                    s.population = k;
-                }
-                if let Some(t) = &c.obs_times {
-                    if let Some(n) = n
-                        && n != t.len()
-                    {
-                        bail!("model.n = {n} but model.obs_times has {} times", t.len());
-                    }
-                    s = s.with_times(t).map_err(sim_err)?;
-                } else if let Some(n) = n {
-                    s.n_obs = n;
-                }
-                let m = SirTauLeap::new(s, c.tau.unwrap_or(0.5)).map_err(sim_err)?;
-                Self::Sir(Box::new(m), sir::paper_prior().map_err(sim_err)?)
-            }
-            "linear-regression" => {
-                let mut s = LinRegSettings::paper();
-                if let Some(n) = n {
-                    s.n = n;
-                }
-                let m = LinearRegression::new(s)
-                    .map_err(sim_err)?
-                    .with_stream_version(version);
-                let p = m.prior().map_err(sim_err)?;
-                Self::LinReg(m, p)
-            }
-            "tuberculosis" => {
-                if n.is_some() {
-                    bail!("model.n: the tuberculosis model's summaries have a fixed size");
-                }
-                Self::Tuberculosis(Tuberculosis::reference(), TbPrior::reference())
-            }
-            "banana" => {
-                let mut s = BananaSettings::thesis_2d();
-                s.n = n.unwrap_or(10_000);
-                Self::Banana(
-                    Banana::new(s)
-                        .map_err(sim_err)?
-                        .with_stream_version(version),
-                )
-            }
-            other => bail!(
-                "unknown model.name {other:?} (expected gaussian-mean, uniform-mixture, \
-                 cubic-outbreak, sir, linear-regression, tuberculosis, banana)"
-            ),
-        })
+        let (prior, names) = crate::declared::build_prior(&c.prior)?;
+        paper.with_prior(prior, &names).map_err(config_error)
     }
 
-    /// The model behind a declared prior (`WithPrior`), otherwise `self`: for checks that
-    /// depend on the simulator and its statistic only (a release's proven sensitivity, the
-    /// SIR binomial release, the simplex of uniform-mixture), never on the prior.
-    #[must_use]
-    pub fn base(&self) -> &Self {
-        match self {
-            Self::WithPrior(b) => b.0.base(),
-            _ => self,
-        }
-    }
-
-    /// Config name.
-    #[must_use]
-    pub fn name(&self) -> &'static str {
-        match self {
-            Self::GaussianMean(_) => "gaussian-mean",
-            Self::UniformMixture(..) => "uniform-mixture",
-            Self::Cubic(..) => "cubic-outbreak",
-            Self::Sir(..) => "sir",
-            Self::Banana(_) => "banana",
-            Self::LinReg(..) => "linear-regression",
-            Self::Tuberculosis(..) => "tuberculosis",
-            Self::Command(_) => "command",
-            Self::WithPrior(b) => match &b.0 {
-                Self::GaussianMean(_) => "gaussian-mean (declared prior)",
-                Self::UniformMixture(..) => "uniform-mixture (declared prior)",
-                Self::Cubic(..) => "cubic-outbreak (declared prior)",
-                Self::Sir(..) => "sir (declared prior)",
-                Self::Banana(_) => "banana (declared prior)",
-                Self::LinReg(..) => "linear-regression (declared prior)",
-                Self::Tuberculosis(..) => "tuberculosis (declared prior)",
-                Self::Command(_) | Self::WithPrior(_) => "declared prior",
-            },
-        }
-    }
-
-    /// dim θ.
-    #[must_use]
-    pub fn dim(&self) -> usize {
-        ModelSim(self).param_dim()
-    }
-
-    /// Parameter names.
-    #[must_use]
-    pub fn names(&self) -> Vec<String> {
-        match self {
-            Self::GaussianMean(_) => vec!["mu".into()],
-            Self::UniformMixture(..) => (1..=5).map(|i| format!("theta{i}")).collect(),
-            Self::Cubic(..) => (0..4).map(|i| format!("a{i}")).collect(),
-            Self::Sir(..) => vec!["beta".into(), "gamma".into()],
-            Self::Banana(b) => (1..=b.settings().dim)
-                .map(|i| format!("theta{i}"))
-                .collect(),
-            Self::LinReg(..) => vec!["beta0".into(), "beta1".into(), "beta2".into()],
-            Self::Tuberculosis(..) => vec!["R1".into(), "t1".into(), "R2".into(), "beta".into()],
-            Self::Command(m) => m.names.clone(),
-            Self::WithPrior(b) => b.0.names(),
-        }
-    }
-
-    /// The true θ of the embedded data set, when there is one.
-    #[must_use]
-    pub fn truth(&self) -> Option<Vec<f64>> {
-        match self {
-            Self::GaussianMean(_) => Some(vec![GAUSSIAN_TRUE_MEAN]),
-            Self::UniformMixture(..) => Some(THETA_STAR.to_vec()),
-            Self::Cubic(..) => None,
-            Self::Sir(..) => Some(sir::theta_star().to_vec()),
-            Self::Banana(b) => {
-                let mut t = vec![0.0; b.settings().dim];
-                t[0] = dpinfer::simulators::models::banana::THESIS_THETA_1;
-                t[1] = dpinfer::simulators::models::banana::THESIS_THETA_2;
-                Some(t)
-            }
-            Self::LinReg(..) => Some(BETA_STAR.to_vec()),
-            Self::Tuberculosis(..) => Some(TRUE_THETA.to_vec()),
-            Self::Command(_) => None,
-            Self::WithPrior(b) => b.0.truth(),
-        }
-    }
-
-    /// Length of one observation row: the data set is `rows × row_dim`, row-major, and the
-    /// MMD compares the sets of rows. Curves (cubic, SIR) are sets of 1-D values for the MMD
-    /// and one summary vector for the L2 distance.
-    #[must_use]
-    pub fn row_dim(&self) -> usize {
-        match self {
-            Self::Banana(b) => b.settings().dim,
-            Self::Command(m) => m.row_dim,
-            Self::WithPrior(b) => b.0.row_dim(),
-            _ => 1,
-        }
-    }
-
-    /// Values in one simulated data set.
-    #[must_use]
-    pub fn output_len(&self) -> usize {
-        ModelSim(self).output_dim()
-    }
-
-    /// Whether a data file decides the simulated data size (i.i.d. models).
-    #[must_use]
-    pub fn iid_rows(&self) -> bool {
-        match self {
-            Self::WithPrior(b) => b.0.iid_rows(),
-            _ => matches!(
-                self,
-                Self::GaussianMean(_) | Self::UniformMixture(..) | Self::Banana(_)
-            ),
-        }
-    }
-
-    /// The observed data as the distance sees them: a command model's library summary
-    /// (`[model.summary]`) of the raw observations, otherwise the data unchanged. A declared
-    /// summary needs `distance.kind = "l2"` (the sensitivity it proves is for the clipped
-    /// weighted L2 distance).
-    ///
-    /// # Errors
-    /// A declared summary with another distance, data of the wrong length, NaN.
-    pub fn observe(&self, data: Vec<f64>, distance_kind: &str) -> Result<Vec<f64>> {
-        let Self::Command(m) = self else {
-            return Ok(data);
-        };
-        let Some(s) = &m.summary else {
-            return Ok(data);
-        };
-        if distance_kind != "l2" {
+    fn observe(&self, data: Vec<f64>, distance_kind: &str) -> Result<Vec<f64>> {
+        if self.declared_summary().is_some() && distance_kind != "l2" {
             bail!(
                 "model.summary needs distance.kind = \"l2\" (got {distance_kind:?}): its \
                  sensitivity is derived for the clipped weighted L2 distance"
             );
         }
-        if !s.summarises_data() {
-            return Ok(data);
-        }
-        s.compute(&data)
+        self.summarise_observed(data)
             .context("observed data (the data file holds the raw observations)")
-    }
-
-    /// The sensitivity of the clipped weighted L2 distance to the observed summary that a
-    /// declared summary justifies, with the ledger label of its neighbouring relation (proven
-    /// for library summaries, labelled user-declared otherwise); `None` when only the clip C
-    /// bounds it.
-    ///
-    /// # Errors
-    /// Invalid weights or clip.
-    pub fn summary_sensitivity(
-        &self,
-        weights: &[f64],
-        clip: f64,
-    ) -> Result<Option<(f64, &'static str)>> {
-        match self {
-            Self::Command(m) => match &m.summary {
-                Some(s) => s.distance_sensitivity(weights, clip),
-                None => Ok(None),
-            },
-            _ => Ok(None),
-        }
-    }
-
-    /// The model's paper prior as `[[model.prior]]` tables (TOML), for the models whose prior
-    /// is a product of the declarable distributions: a config that pastes them in gets the
-    /// same prior density, support and parameter order (tested), and edits them to override
-    /// it. `None` for priors that are not such a product (tuberculosis: truncated joint
-    /// constraints; banana: the thesis prior) and for declared priors.
-    #[must_use]
-    pub fn paper_prior_toml(&self) -> Option<String> {
-        let table = |name: &str, dist: &str, keys: &[(&str, String)]| {
-            let mut t = format!("[[model.prior]]\nname = \"{name}\"\ndist = \"{dist}\"\n");
-            for (k, v) in keys {
-                t.push_str(&format!("{k} = {v}\n"));
-            }
-            t
-        };
-        let normals = |names: &[String]| {
-            names
-                .iter()
-                .map(|n| table(n, "normal", &[("mean", "0.0".into()), ("sd", "1.0".into())]))
-                .collect::<Vec<_>>()
-                .join("\n")
-        };
-        match self {
-            Self::GaussianMean(m) => {
-                let p = m.prior();
-                Some(table(
-                    "mu",
-                    "normal",
-                    &[
-                        ("mean", format!("{:?}", p.mean())),
-                        ("sd", format!("{:?}", p.sd())),
-                    ],
-                ))
-            }
-            Self::UniformMixture(m, _) => Some(table(
-                "theta",
-                "dirichlet",
-                &[("k", m.param_dim().to_string()), ("a", "1.0".into())],
-            )),
-            // CubicOutbreak::prior and LinearRegression::prior: i.i.d. N(0, 1).
-            Self::Cubic(..) | Self::LinReg(..) => Some(normals(&self.names())),
-            Self::Sir(_, p) => {
-                let (b, g) = (p.a.log_normal(), p.b.log_normal());
-                Some(format!(
-                    "{}\n{}",
-                    table(
-                        "beta",
-                        "log-normal",
-                        &[
-                            ("mu", format!("{:?}", b.mean())),
-                            ("sigma", format!("{:?}", b.sd()))
-                        ]
-                    ),
-                    table(
-                        "gamma",
-                        "log-normal",
-                        &[
-                            ("mu", format!("{:?}", g.mean())),
-                            ("sigma", format!("{:?}", g.sd()))
-                        ]
-                    )
-                ))
-            }
-            Self::Banana(_) | Self::Tuberculosis(..) | Self::Command(_) | Self::WithPrior(_) => {
-                None
-            }
-        }
-    }
-
-    /// The embedded observed data set: the paper's data, or one simulation at the true θ
-    /// from `SimStream::with_domain(seed, OBS_DOMAIN, 0)`.
-    ///
-    /// # Errors
-    /// Simulator failures.
-    pub fn default_data(&self, seed: u64) -> Result<Vec<f64>> {
-        if let Self::Cubic(..) = self {
-            return Ok(NETHERLANDS_CASES.to_vec());
-        }
-        if let Self::WithPrior(b) = self {
-            // The embedded data set does not depend on the prior.
-            return b.0.default_data(seed);
-        }
-        if let Self::Command(_) = self {
-            bail!("a command model has no embedded data set: give [data] path = \"observed.csv\"");
-        }
-        let truth = self.truth().context("model has no true θ")?;
-        let mut out = vec![0.0; ModelSim(self).output_dim()];
-        let mut rng = SimStream::with_domain(seed, OBS_DOMAIN, 0);
-        ModelSim(self)
-            .simulate(&truth, &mut rng, &mut out)
-            .map_err(sim_err)?;
-        Ok(out)
-    }
-}
-
-impl Prior for ModelPrior<'_> {
-    fn dim(&self) -> usize {
-        match self.0 {
-            Model::GaussianMean(m) => m.prior().dim(),
-            Model::UniformMixture(_, p) => p.dim(),
-            Model::Cubic(_, p) => p.dim(),
-            Model::Sir(_, p) => p.dim(),
-            Model::Banana(b) => b.prior().dim(),
-            Model::LinReg(_, p) => p.dim(),
-            Model::Tuberculosis(_, p) => p.dim(),
-            Model::Command(m) => m.dim(),
-            Model::WithPrior(b) => b.1.dim(),
-        }
-    }
-    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
-        match self.0 {
-            Model::GaussianMean(m) => m.prior().sample(rng, out),
-            Model::UniformMixture(_, p) => p.sample(rng, out),
-            Model::Cubic(_, p) => p.sample(rng, out),
-            Model::Sir(_, p) => p.sample(rng, out),
-            Model::Banana(b) => b.prior().sample(rng, out),
-            Model::LinReg(_, p) => p.sample(rng, out),
-            Model::Tuberculosis(_, p) => p.sample(rng, out),
-            Model::Command(m) => m.sample(rng, out),
-            Model::WithPrior(b) => b.1.sample(rng, out),
-        }
-    }
-    fn ln_density(&self, theta: &[f64]) -> f64 {
-        match self.0 {
-            Model::GaussianMean(m) => m.prior().ln_density(theta),
-            Model::UniformMixture(_, p) => p.ln_density(theta),
-            Model::Cubic(_, p) => p.ln_density(theta),
-            Model::Sir(_, p) => p.ln_density(theta),
-            Model::Banana(b) => b.prior().ln_density(theta),
-            Model::LinReg(_, p) => p.ln_density(theta),
-            Model::Tuberculosis(_, p) => p.ln_density(theta),
-            Model::Command(m) => m.ln_density(theta),
-            Model::WithPrior(b) => b.1.ln_density(theta),
-        }
-    }
-    fn in_support(&self, theta: &[f64]) -> bool {
-        match self.0 {
-            Model::GaussianMean(m) => m.prior().in_support(theta),
-            Model::UniformMixture(_, p) => p.in_support(theta),
-            Model::Cubic(_, p) => p.in_support(theta),
-            Model::Sir(_, p) => p.in_support(theta),
-            Model::Banana(b) => b.prior().in_support(theta),
-            Model::LinReg(_, p) => p.in_support(theta),
-            Model::Tuberculosis(_, p) => p.in_support(theta),
-            Model::Command(m) => m.in_support(theta),
-            Model::WithPrior(b) => b.1.in_support(theta),
-        }
-    }
-}
-
-impl Simulator for ModelSim<'_> {
-    fn param_dim(&self) -> usize {
-        match self.0 {
-            Model::GaussianMean(m) => m.param_dim(),
-            Model::UniformMixture(m, _) => m.param_dim(),
-            Model::Cubic(m, _) => m.param_dim(),
-            Model::Sir(m, _) => m.param_dim(),
-            Model::Banana(m) => m.param_dim(),
-            Model::LinReg(m, _) => m.param_dim(),
-            Model::Tuberculosis(m, _) => m.param_dim(),
-            Model::Command(m) => m.param_dim(),
-            Model::WithPrior(b) => ModelSim(&b.0).param_dim(),
-        }
-    }
-    fn output_dim(&self) -> usize {
-        match self.0 {
-            Model::GaussianMean(m) => m.output_dim(),
-            Model::UniformMixture(m, _) => m.output_dim(),
-            Model::Cubic(m, _) => m.output_dim(),
-            Model::Sir(m, _) => m.output_dim(),
-            Model::Banana(m) => m.output_dim(),
-            Model::LinReg(m, _) => m.output_dim(),
-            Model::Tuberculosis(m, _) => m.output_dim(),
-            Model::Command(m) => m.output_dim(),
-            Model::WithPrior(b) => ModelSim(&b.0).output_dim(),
-        }
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        match self.0 {
-            Model::GaussianMean(m) => m.simulate(theta, rng, out),
-            Model::UniformMixture(m, _) => m.simulate(theta, rng, out),
-            Model::Cubic(m, _) => m.simulate(theta, rng, out),
-            Model::Sir(m, _) => m.simulate(theta, rng, out),
-            Model::Banana(m) => m.simulate(theta, rng, out),
-            Model::LinReg(m, _) => m.simulate(theta, rng, out),
-            Model::Tuberculosis(m, _) => m.simulate(theta, rng, out),
-            Model::Command(m) => m.simulate(theta, rng, out),
-            Model::WithPrior(b) => ModelSim(&b.0).simulate(theta, rng, out),
-        }
     }
 }
 
@@ -645,7 +240,7 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
 
 #[cfg(test)]
 mod tests {
-    use super::{Model, ModelPrior, ModelSim};
+    use super::{BuildModel as _, Model, ModelPrior, ModelSim};
     use crate::config::ModelConfig;
     use dpinfer::simulators::Simulator;
 
@@ -654,69 +249,6 @@ mod tests {
         Model::build(&c, None)
     }
 
-    /// Issue 16: a built-in model's paper prior written as `[[model.prior]]` tables
-    /// (`paper_prior_toml`) is the same prior: equal log densities (to 1e-12) at 300 draws
-    /// from the paper prior and at points outside its support, the same support, the same
-    /// parameter order.
-    #[test]
-    fn paper_priors_are_expressible_as_declared_tables() {
-        use dpinfer::simulators::{Prior, SimStream};
-        for name in [
-            "gaussian-mean",
-            "uniform-mixture",
-            "cubic-outbreak",
-            "sir",
-            "linear-regression",
-        ] {
-            let c: ModelConfig = toml::from_str(&format!("name = \"{name}\"")).unwrap();
-            let paper = Model::build(&c, None).unwrap();
-            let tables = paper.paper_prior_toml().unwrap();
-            let c2: ModelConfig =
-                // (a `[model]` table parsed alone: `[[model.prior]]` becomes `[[prior]]`)
-                toml::from_str(&format!(
-                    "name = \"{name}\"\n{}",
-                    tables.replace("[[model.prior]]", "[[prior]]")
-                ))
-                .unwrap();
-            let declared = Model::build(&c2, None).unwrap();
-            assert!(matches!(declared, Model::WithPrior(_)), "{name}");
-            assert_eq!(declared.names(), paper.names(), "{name}");
-            let (p, q) = (ModelPrior(&paper), ModelPrior(&declared));
-            let mut rng = SimStream::with_domain(5, 0, 0);
-            let mut th = vec![0.0; p.dim()];
-            for i in 0..300 {
-                p.sample(&mut rng, &mut th).unwrap();
-                let (a, b) = (p.ln_density(&th), q.ln_density(&th));
-                assert!(
-                    (a - b).abs() <= 1e-12 * a.abs().max(1.0),
-                    "{name} at {th:?}: {a} vs {b}"
-                );
-                assert!(q.in_support(&th), "{name}");
-                // Off the support (negative rates, off the simplex) or far in the tails.
-                let mut off = th.clone();
-                let j = i % off.len();
-                off[j] = -0.5 - f64::from(u32::try_from(i).unwrap());
-                assert_eq!(p.in_support(&off), q.in_support(&off), "{name} at {off:?}");
-                let (a, b) = (p.ln_density(&off), q.ln_density(&off));
-                // Both −∞ off the support, else equal to 1e-12.
-                let same = (a.is_infinite() && a.to_bits() == b.to_bits())
-                    || (a - b).abs() <= 1e-12 * a.abs().max(1.0);
-                assert!(same, "{name}: {a} vs {b}");
-            }
-            // The simulator is the built-in one.
-            assert_eq!(declared.output_len(), paper.output_len());
-            assert_eq!(
-                declared.default_data(3).unwrap(),
-                paper.default_data(3).unwrap()
-            );
-        }
-        for name in ["banana", "tuberculosis"] {
-            let c: ModelConfig = toml::from_str(&format!("name = \"{name}\"")).unwrap();
-            assert!(Model::build(&c, None).unwrap().paper_prior_toml().is_none());
-        }
-    }
-
-    /// An override replaces the prior, and must name the model's parameters in order.
     #[test]
     fn stream_version_is_refused_for_an_external_simulator() {
         let c: ModelConfig = toml::from_str(
@@ -730,6 +262,7 @@ mod tests {
         );
     }
 
+    /// An override replaces the prior, and must name the model's parameters in order.
     #[test]
     fn a_builtin_prior_can_be_overridden() {
         use dpinfer::simulators::Prior;

@@ -184,7 +184,7 @@ impl Public {
         while lo < end {
             let hi = end.min(lo + piece);
             let part = match (&self.model, &self.replica) {
-                (Model::Command(m), None) => {
+                (Model::User(m), None) => {
                     let sim = CommandRows {
                         model: m,
                         workers: resolve_threads(threads),

@@ -1,5 +1,7 @@
-//! Posterior summaries: weighted mean, standard deviation and quantiles per parameter.
+//! Posterior summaries per parameter (the library's weighted mean, sd and quantiles) and
+//! numbers formatted for people.
 
+use dpinfer::abc::weights;
 use serde::Serialize;
 
 /// Summary of one parameter's marginal posterior.
@@ -20,32 +22,10 @@ pub struct Marginal {
 /// Quantile levels reported in [`Marginal::quantiles`].
 pub const LEVELS: [f64; 5] = [0.025, 0.25, 0.5, 0.75, 0.975];
 
-/// Weighted quantile by the inverse of the weighted empirical CDF (lower value at ties).
-fn weighted_quantiles(vals: &[f64], w: &[f64], levels: &[f64; 5]) -> [f64; 5] {
-    let mut idx: Vec<usize> = (0..vals.len()).filter(|&i| vals[i].is_finite()).collect();
-    idx.sort_by(|&a, &b| vals[a].total_cmp(&vals[b]));
-    let total: f64 = idx.iter().map(|&i| w[i]).sum();
-    let mut out = [f64::NAN; 5];
-    if idx.is_empty() || total.is_nan() || total <= 0.0 {
-        return out;
-    }
-    for (k, &lvl) in levels.iter().enumerate() {
-        let target = lvl * total;
-        let mut acc = 0.0;
-        let mut v = vals[idx[idx.len() - 1]];
-        for &i in &idx {
-            acc += w[i];
-            if acc >= target {
-                v = vals[i];
-                break;
-            }
-        }
-        out[k] = v;
-    }
-    out
-}
-
-/// Summarises columns of samples with optional normalised-or-not weights.
+/// Summarises columns of samples with optional normalised-or-not weights: the library's
+/// weighted mean, plug-in sd and weighted quantiles (`dpinfer::abc::weights`; quantiles over
+/// the finite values). NaN where the library refuses the column (no values, zero or invalid
+/// weights).
 #[must_use]
 pub fn summarise(
     names: &[String],
@@ -63,19 +43,29 @@ pub fn summarise(
                 ones = vec![1.0; c.len()];
                 &ones
             };
-            let sw: f64 = w.iter().sum();
-            let mean = c.iter().zip(w).map(|(x, w)| x * w).sum::<f64>() / sw;
-            let var = c
+            let mut mean = [f64::NAN];
+            if weights::weighted_mean(c, 1, w, &mut mean).is_err() {
+                mean = [f64::NAN];
+            }
+            let mut var = [f64::NAN];
+            if weights::weighted_covariance(c, 1, w, &mean, &mut var).is_err() {
+                var = [f64::NAN];
+            }
+            let (vals, ws): (Vec<f64>, Vec<f64>) = c
                 .iter()
                 .zip(w)
-                .map(|(x, w)| w * (x - mean) * (x - mean))
-                .sum::<f64>()
-                / sw;
+                .filter(|(x, _)| x.is_finite())
+                .map(|(x, w)| (*x, *w))
+                .unzip();
+            let mut quantiles = [f64::NAN; 5];
+            if weights::weighted_quantiles(&vals, &ws, &LEVELS, &mut quantiles).is_err() {
+                quantiles = [f64::NAN; 5];
+            }
             Marginal {
                 name: names.get(j).cloned().unwrap_or_else(|| format!("theta{j}")),
-                mean,
-                sd: var.max(0.0).sqrt(),
-                quantiles: weighted_quantiles(c, w, &LEVELS),
+                mean: mean[0],
+                sd: var[0].max(0.0).sqrt(),
+                quantiles,
                 truth: truth.and_then(|t| t.get(j).copied()),
             }
         })

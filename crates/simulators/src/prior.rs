@@ -49,6 +49,23 @@ impl<P: Prior + ?Sized> Prior for &P {
     }
 }
 
+/// A shared prior (`alloc`, on targets with pointer-sized atomics) is a prior.
+#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
+impl<P: Prior + ?Sized> Prior for alloc::sync::Arc<P> {
+    fn dim(&self) -> usize {
+        (**self).dim()
+    }
+    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+        (**self).sample(rng, out)
+    }
+    fn ln_density(&self, theta: &[f64]) -> f64 {
+        (**self).ln_density(theta)
+    }
+    fn in_support(&self, theta: &[f64]) -> bool {
+        (**self).in_support(theta)
+    }
+}
+
 /// One-dimensional normal prior N(mean, sd²). The density is normalised.
 #[derive(Copy, Clone, Debug, PartialEq)]
 pub struct Normal {
@@ -245,6 +262,11 @@ impl IidNormal {
             one: Normal::new(mean, sd)?,
         })
     }
+    /// The N(mean, sd²) of every coordinate.
+    #[must_use]
+    pub const fn marginal(&self) -> Normal {
+        self.one
+    }
 }
 
 impl Prior for IidNormal {
@@ -305,6 +327,16 @@ impl Dirichlet {
         let kf = k as f64;
         let ln_norm = dpinfer_math::ln_gamma(kf * alpha) - kf * dpinfer_math::ln_gamma(alpha);
         Ok(Self { k, alpha, ln_norm })
+    }
+    /// Number of components k.
+    #[must_use]
+    pub const fn k(&self) -> usize {
+        self.k
+    }
+    /// Concentration α.
+    #[must_use]
+    pub const fn alpha(&self) -> f64 {
+        self.alpha
     }
 }
 

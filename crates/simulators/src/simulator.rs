@@ -46,6 +46,25 @@ impl<S: Simulator + ?Sized> Simulator for &S {
     }
 }
 
+/// A shared simulator (`alloc`, on targets with pointer-sized atomics) is a simulator.
+#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
+impl<S: Simulator + ?Sized> Simulator for alloc::sync::Arc<S> {
+    fn param_dim(&self) -> usize {
+        (**self).param_dim()
+    }
+    fn output_dim(&self) -> usize {
+        (**self).output_dim()
+    }
+    fn simulate<R: Rng + ?Sized>(
+        &self,
+        theta: &[f64],
+        rng: &mut R,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
+        (**self).simulate(theta, rng, out)
+    }
+}
+
 /// How an incremental run ended.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]
 pub enum RunEnd {

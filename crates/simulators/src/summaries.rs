@@ -24,8 +24,20 @@
 //!
 //! [`SummarySensitivity::clipped_weighted_l2`] carries the summary's L2 sensitivity through
 //! the clipped weighted L2 distance to the observed summary, the Δ a private ABC sampler needs.
+//!
+//! With `alloc`, [`DeclaredSummary`] is what a user declares for an own simulator: a library
+//! summary of its raw outputs (sensitivity proven) or its outputs as the summary with an
+//! optional user-declared, labelled sensitivity.
 
 use crate::error::{SimError, check_len, finite};
+
+#[cfg(feature = "alloc")]
+mod declared;
+#[cfg(feature = "alloc")]
+pub use declared::{
+    DeclaredSummary, OwnedSummaryKind, PROVEN_RELATION, Relation, SummaryError, SummarySpec,
+    USER_ADD_REMOVE, USER_REPLACE_ONE,
+};
 
 /// Which statistic (levels and lags borrowed from the caller, sorted and distinct).
 #[derive(Copy, Clone, Debug, PartialEq)]

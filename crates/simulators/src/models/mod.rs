@@ -10,12 +10,18 @@
 //! | [`sir::Sir`], [`sir::SirTauLeap`] | Xiong et al. §4.1, App. E.1 | `Simulator`, `IncrementalSimulator` |
 //! | [`linreg::LinearRegression`] | Xiong et al. §4.2, App. E.2 | `Simulator` |
 //! | [`banana::Banana`] | Räisä 2021 thesis §2.3, Theorem 5 | `Simulator`, `RowLikelihood`, `RowGradient` |
+//!
+//! With `alloc`, `registry::Model` holds them by name (`"sir"`, `"gaussian-mean"`, …) with
+//! their paper priors, parameter names, true θ and embedded data sets, next to a user's own
+//! model (`registry::UserModel`) and declared-prior overrides.
 
 pub mod banana;
 pub mod cubic;
 pub mod gaussian;
 pub mod linreg;
 pub mod mixture;
+#[cfg(feature = "alloc")]
+pub mod registry;
 pub mod sir;
 #[cfg(feature = "alloc")]
 pub mod tb;
