@@ -422,7 +422,13 @@ impl<'f> RffReference<'f, alloc::vec::Vec<f64>> {
     }
 }
 
-impl<E: AsRef<[f64]>> RffReference<'_, E> {
+impl<'f, E: AsRef<[f64]>> RffReference<'f, E> {
+    /// The feature map the observed side was embedded with.
+    #[must_use]
+    pub fn features(&self) -> RandomFourierFeatures<'f> {
+        self.features
+    }
+
     /// The cached observed mean embedding (length `D`).
     #[must_use]
     pub fn embedding(&self) -> &[f64] {
