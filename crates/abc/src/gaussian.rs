@@ -178,7 +178,7 @@ mod sampler {
     use dpinfer_mechanisms::{Gaussian, NoiseRng};
 
     use super::{grid_epsilon, theorem31_sigma};
-    use crate::discrepancy::{Discrepancy, sanitize};
+    use crate::discrepancy::{Ahead, Discrepancy};
     use crate::error::{AbcError, positive};
     use crate::pairs::PublicPairs;
 
@@ -199,6 +199,7 @@ mod sampler {
     pub struct GaussianRejectionAbcdp<'a, D> {
         pairs: &'a PublicPairs,
         dist: D,
+        ahead: Ahead,
         settings: GaussianRejectionSettings,
         mech: Gaussian,
         step_epsilon: f64,
@@ -253,6 +254,7 @@ mod sampler {
                     return Ok(Self {
                         pairs,
                         dist,
+                        ahead: Ahead::default(),
                         settings,
                         mech,
                         step_epsilon: e,
@@ -280,7 +282,7 @@ mod sampler {
             if self.next >= self.pairs.len() {
                 return Ok(None);
             }
-            let rho = sanitize(self.dist.distance(self.pairs.output(self.next)));
+            let rho = self.ahead.get(&self.dist, self.pairs, self.next);
             let noisy = self
                 .mech
                 .release(rho, noise_rng)

@@ -158,8 +158,12 @@ pub fn nearest<D: Discrepancy>(
             value: k,
         });
     }
-    let mut idx: Vec<(f64, usize)> = (0..pairs.len())
-        .map(|i| (sanitize(dist.distance(pairs.output(i))), i))
+    let mut all = alloc::vec![0.0; pairs.len()];
+    dist.distances(pairs.outputs(), pairs.output_dim(), &mut all);
+    let mut idx: Vec<(f64, usize)> = all
+        .into_iter()
+        .enumerate()
+        .map(|(i, d)| (sanitize(d), i))
         .collect();
     idx.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
     idx.truncate(k);
@@ -370,10 +374,10 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy> RejectionAbc<P, S, D> {
         let all: Vec<usize> = (0..n).collect();
         let mut out = alloc::vec![0.0; n * k];
         simulate_rows(&self.sim, d, k, thetas, &mut streams, &mut out, ok, &all, g)?;
-        for (i, dist) in dists.iter_mut().enumerate() {
-            if ok[i] {
-                *dist = sanitize(self.dist.distance(&out[i * k..(i + 1) * k]));
-            }
+        // One batched call for the block (rows that failed are ignored by the merge).
+        self.dist.distances(&out, k, dists);
+        for d in dists.iter_mut() {
+            *d = sanitize(*d);
         }
         Ok(())
     }

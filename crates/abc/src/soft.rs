@@ -32,7 +32,7 @@ use dpinfer_accountants::{
 };
 use dpinfer_mechanisms::{Gaussian, NoiseRng};
 
-use crate::discrepancy::{Discrepancy, sanitize};
+use crate::discrepancy::{Ahead, Discrepancy};
 use crate::error::{AbcError, positive};
 use crate::pairs::PublicPairs;
 use crate::weights::normalize_log_weights;
@@ -58,6 +58,7 @@ pub struct SoftAbcdpSettings {
 pub struct SoftAbcdp<'a, D> {
     pairs: &'a PublicPairs,
     dist: D,
+    ahead: Ahead,
     settings: SoftAbcdpSettings,
     mech: Gaussian,
     relation: Neighbouring,
@@ -109,6 +110,7 @@ impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
         let s = Self {
             pairs,
             dist,
+            ahead: Ahead::default(),
             settings,
             mech,
             relation,
@@ -134,7 +136,7 @@ impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
         if t >= self.pairs.len() {
             return Ok(None);
         }
-        let rho = sanitize(self.dist.distance(self.pairs.output(t)));
+        let rho = self.ahead.get(&self.dist, self.pairs, t);
         let q = rho / self.settings.epsilon_abc; // clamped to [0, B/ε_abc] by the mechanism
         let d = self
             .mech

@@ -43,7 +43,7 @@ use dpinfer_accountants::{AccountantKind, Claim, ConversionRule, Event, EventBuf
 use dpinfer_mechanisms::{MechanismError, NoiseRng, SparseVector, SparseVectorSettings};
 
 use crate::analysis::Resample;
-use crate::discrepancy::{Discrepancy, sanitize};
+use crate::discrepancy::{Ahead, Discrepancy};
 use crate::error::{AbcError, finite, positive};
 use crate::pairs::PublicPairs;
 
@@ -103,6 +103,7 @@ pub enum SvtStep {
 pub struct SvtAbc<'a, D> {
     pairs: &'a PublicPairs,
     dist: D,
+    ahead: Ahead,
     svt: SparseVector,
     next: usize,
     indicators: Vec<bool>,
@@ -158,6 +159,7 @@ impl<'a, D: Discrepancy> SvtAbc<'a, D> {
         Ok(Self {
             pairs,
             dist,
+            ahead: Ahead::default(),
             svt,
             next: 0,
             indicators: Vec::new(),
@@ -167,7 +169,9 @@ impl<'a, D: Discrepancy> SvtAbc<'a, D> {
     }
 
     /// Processes the next pair: computes `ρ(Y*, Y_t)` (NaN read as `+∞`), clamps it to
-    /// `[0, clip]` and asks the sparse-vector mechanism.
+    /// `[0, clip]` and asks the sparse-vector mechanism. The distances are computed ahead in
+    /// blocks ([`Discrepancy::distances`]: batched, multi-threaded for the crate's
+    /// discrepancies); those of pairs after the stopping time are never used.
     ///
     /// # Errors
     ///
@@ -182,7 +186,7 @@ impl<'a, D: Discrepancy> SvtAbc<'a, D> {
             return Ok(SvtStep::Done);
         }
         let t = self.next;
-        let rho = sanitize(self.dist.distance(self.pairs.output(t)));
+        let rho = self.ahead.get(&self.dist, self.pairs, t);
         let accept = self.svt.query(rho, noise_rng).map_err(mech)?;
         self.next += 1;
         self.indicators.push(accept);

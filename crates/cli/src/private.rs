@@ -22,7 +22,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 use dpinfer::abc::analysis::Resample;
-use dpinfer::abc::discrepancy::Discrepancy;
+use dpinfer::abc::discrepancy::{ClippedL2, Discrepancy, Euclidean};
 use dpinfer::abc::gaussian::{GaussianRejectionAbcdp, GaussianRejectionSettings};
 use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::abc::rejection::nearest;
@@ -207,20 +207,50 @@ pub struct Observed {
 }
 
 impl Observed {
-    /// ρ(summary, observed): Euclidean between RFF embeddings, or the clipped weighted L2;
-    /// a failure (lengths were checked when this was built) reads as +∞.
+    /// ρ(summary, observed) as the library's batched discrepancy: Euclidean between RFF
+    /// embeddings, or the clipped weighted L2 (the passes compute it a block of pairs at a
+    /// time, on all cores).
+    ///
+    /// # Errors
+    /// Weights or an observed summary the distance rejects (checked when this was built).
+    pub fn discrepancy(&self) -> Result<ObservedDistance<'_>> {
+        Ok(match &self.weights {
+            None => ObservedDistance::Euclidean(Euclidean::new(&self.summary)?),
+            Some(w) => ObservedDistance::ClippedL2(ClippedL2::new(
+                ClippedWeightedL2::new(w, self.bound)?,
+                &self.summary,
+            )?),
+        })
+    }
+
+    /// ρ(summary, observed) of one summary ([`Observed::discrepancy`]); a failure reads as +∞.
     #[must_use]
     pub fn distance(&self, s: &[f64]) -> f64 {
-        match &self.weights {
-            None => s
-                .iter()
-                .zip(&self.summary)
-                .map(|(a, b)| (a - b) * (a - b))
-                .sum::<f64>()
-                .sqrt(),
-            Some(w) => ClippedWeightedL2::new(w, self.bound)
-                .and_then(|d| d.distance(s, &self.summary))
-                .unwrap_or(f64::INFINITY),
+        self.discrepancy().map_or(f64::INFINITY, |d| d.distance(s))
+    }
+}
+
+/// The discrepancy of an [`Observed`] summary.
+#[derive(Debug, Clone, Copy)]
+pub enum ObservedDistance<'a> {
+    /// Euclidean between RFF mean embeddings (the RFF MMD).
+    Euclidean(Euclidean<'a>),
+    /// Clipped weighted L2 between summaries.
+    ClippedL2(ClippedL2<'a>),
+}
+
+impl Discrepancy for ObservedDistance<'_> {
+    fn distance(&self, s: &[f64]) -> f64 {
+        match self {
+            Self::Euclidean(d) => d.distance(s),
+            Self::ClippedL2(d) => d.distance(s),
+        }
+    }
+
+    fn distances(&self, outputs: &[f64], width: usize, out: &mut [f64]) {
+        match self {
+            Self::Euclidean(d) => d.distances(outputs, width, out),
+            Self::ClippedL2(d) => d.distances(outputs, width, out),
         }
     }
 }
@@ -327,7 +357,7 @@ pub fn private_step(
             )
         })?;
     let o = observed(cfg, public, obs)?;
-    let pass = Pass::new(cfg, kind, &pp, |s: &[f64]| o.distance(s), &o)?;
+    let pass = Pass::new(cfg, kind, &pp, o.discrepancy()?, &o)?;
     let claim = pass.ledger(cfg, &o)?;
     guarded(lock, fp, &claim, || {
         pass.release(cfg, &pp, &o, claim.clone())
@@ -766,5 +796,5 @@ pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
         return Ok(());
     }
     let pp = PublicPairs::from_table(public.theta_dim(), public.summary_dim(), &vec![0.0; len])?;
-    Pass::new(cfg, kind, &pp, |s: &[f64]| o.distance(s), &o).map(|_| ())
+    Pass::new(cfg, kind, &pp, o.discrepancy()?, &o).map(|_| ())
 }

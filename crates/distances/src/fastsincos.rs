@@ -5,9 +5,10 @@
 //! `k · pio2_1` and `k · pio2_2` are exact for `|k| < 2²⁰` and `r` carries an absolute error of
 //! at most ~1 ulp of `r`. On `[−π/4, π/4]`, `sin r` and `cos r` are fdlibm's minimax
 //! polynomials (`__kernel_sin`, `__kernel_cos`, errors below 2⁻⁵⁸ relative), and the quadrant
-//! `k mod 4` swaps and negates them with selects. There are no branches, no table lookups and
-//! no integer operations in the loop body, so it vectorises; only `+`, `−`, `×` appear (no FMA),
-//! so results are bit-identical on every target.
+//! `k mod 4` (the low bits of `t·2/π + 1.5·2⁵²`) swaps and negates them with bit masks and a
+//! sign-bit `xor`. There are no branches and no table lookups in the loop body, so it
+//! vectorises; the arithmetic is only `+`, `−`, `×` (no FMA), so results are bit-identical on
+//! every target.
 //!
 //! **Stated error**: for `|t| ≤` [`FAST_LIMIT`] the absolute error of each of `sin t`, `cos t`
 //! is below `4e-16` (tested against `libm::sincos` on dense grids and random points, see the
@@ -44,11 +45,10 @@ const C6: f64 = -1.135_964_755_778_819_482_65e-11;
 #[inline(always)]
 #[must_use]
 pub(crate) fn sincos_small(t: f64) -> (f64, f64) {
-    let kf = (t * INV_PIO2 + SHIFT) - SHIFT;
-    // k mod 4 with float arithmetic only (integer selects do not vectorise on SSE2):
-    // m = k − 4·round(k/4) ∈ {−2, −1, 0, 1, 2}, exact.
-    let kq = (kf * 0.25 + SHIFT) - SHIFT;
-    let m = kf - 4.0 * kq;
+    let shifted = t * INV_PIO2 + SHIFT;
+    let kf = shifted - SHIFT;
+    // `shifted` = 1.5·2⁵² + k exactly (|k| < 2⁵¹), so its low mantissa bits are k mod 4.
+    let n = shifted.to_bits();
     let r = ((t - kf * PIO2_1) - kf * PIO2_2) - kf * PIO2_3;
     let z = r * r;
     // sin r
@@ -63,15 +63,20 @@ pub(crate) fn sincos_small(t: f64) -> (f64, f64) {
     let hz = 0.5 * z;
     let one_minus = 1.0 - hz;
     let c = one_minus + (((1.0 - one_minus) - hz) + z * rc);
-    // Quadrant k mod 4: 0 → (s, c), 1 (m = 1) → (c, −s), 2 (m = ±2) → (−s, −c),
-    // 3 (m = −1) → (−c, s).
-    let am = m.abs();
-    let swap = am > 0.5 && am < 1.5;
-    let (s1, c1) = if swap { (c, s) } else { (s, c) };
-    let neg_sin = !(-0.5..=1.5).contains(&m);
-    let neg_cos = !(-1.5..=0.5).contains(&m);
-    let sin = if neg_sin { -s1 } else { s1 };
-    let cos = if neg_cos { -c1 } else { c1 };
+    quadrant(n, s, c)
+}
+
+/// Quadrant `q = n mod 4` of `(sin r, cos r)`: 0 → (s, c), 1 → (c, −s), 2 → (−s, −c),
+/// 3 → (−c, s), with bit operations only (masks, and sign flips by `xor`: exactly the
+/// negation), which vectorise on every x86-64 level including SSE2.
+#[inline(always)]
+fn quadrant(n: u64, s: f64, c: f64) -> (f64, f64) {
+    let (sb, cb) = (s.to_bits(), c.to_bits());
+    let swap = 0u64.wrapping_sub(n & 1); // all ones for odd quadrants
+    let s1 = (cb & swap) | (sb & !swap);
+    let c1 = (sb & swap) | (cb & !swap);
+    let sin = f64::from_bits(s1 ^ ((n & 2) << 62)); // negate in quadrants 2, 3
+    let cos = f64::from_bits(c1 ^ ((n.wrapping_add(1) & 2) << 62)); // and in 1, 2
     (sin, cos)
 }
 
@@ -130,6 +135,77 @@ mod tests {
             check((2.0 * u - 1.0) * FAST_LIMIT, &mut worst);
         }
         assert!(worst > 0.0);
+    }
+
+    /// The previous (float-select) quadrant code: the bit operations must give the same bits.
+    fn sincos_small_float_quadrant(t: f64) -> (f64, f64) {
+        let kf = (t * super::INV_PIO2 + super::SHIFT) - super::SHIFT;
+        let kq = (kf * 0.25 + super::SHIFT) - super::SHIFT;
+        let m = kf - 4.0 * kq;
+        let am = m.abs();
+        let swap = am > 0.5 && am < 1.5;
+        let (s0, c0) = kernel(t, kf);
+        let (s1, c1) = if swap { (c0, s0) } else { (s0, c0) };
+        let neg_sin = !(-0.5..=1.5).contains(&m);
+        let neg_cos = !(-1.5..=0.5).contains(&m);
+        let sin = if neg_sin { -s1 } else { s1 };
+        let cos = if neg_cos { -c1 } else { c1 };
+        (sin, cos)
+    }
+
+    /// The same (sin r, cos r) polynomials as `sincos_small`, for the reference above.
+    fn kernel(t: f64, kf: f64) -> (f64, f64) {
+        use super::*;
+        let r = ((t - kf * PIO2_1) - kf * PIO2_2) - kf * PIO2_3;
+        let z = r * r;
+        let mut ps = S5 + z * S6;
+        ps = S4 + z * ps;
+        ps = S3 + z * ps;
+        ps = S2 + z * ps;
+        let s = r + r * z * (S1 + z * ps);
+        let w = z * z;
+        let rc = z * (C1 + z * (C2 + z * C3)) + w * w * (C4 + z * (C5 + z * C6));
+        let hz = 0.5 * z;
+        let one_minus = 1.0 - hz;
+        let c = one_minus + (((1.0 - one_minus) - hz) + z * rc);
+        (s, c)
+    }
+
+    #[test]
+    fn bit_quadrant_equals_float_quadrant() {
+        let mut n = 0u64;
+        let mut x: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut check = |t: f64| {
+            let (a, b) = sincos_small(t);
+            let (c, d) = sincos_small_float_quadrant(t);
+            assert_eq!(
+                (a.to_bits(), b.to_bits()),
+                (c.to_bits(), d.to_bits()),
+                "t = {t:e}"
+            );
+            n += 1;
+        };
+        for i in -400_000..=400_000 {
+            check(f64::from(i) * 1.3e-4);
+        }
+        for k in -3000..=3000 {
+            let edge = f64::from(k) * core::f64::consts::FRAC_PI_4;
+            for d in [-1e-12, -1e-16, 0.0, 1e-16, 1e-12] {
+                check(edge + d);
+            }
+        }
+        for _ in 0..400_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let u = (x >> 11) as f64 / (1u64 << 53) as f64;
+            check((2.0 * u - 1.0) * FAST_LIMIT);
+            check((2.0 * u - 1.0) * 40.0);
+        }
+        check(-0.0);
+        check(FAST_LIMIT);
+        check(-FAST_LIMIT);
+        assert!(n > 1_600_000);
     }
 
     #[test]

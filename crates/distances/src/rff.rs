@@ -126,13 +126,22 @@ impl<'f> RandomFourierFeatures<'f> {
 
     /// Sums of `(cos, sin)` of frequency `zj` over the rows of `x` (divided by nothing). Called
     /// inside the dispatched loops over frequencies (`MeanEmbedding`, `SqDistTo`, `Mmd2`).
+    ///
+    /// `bound` is [`finite_max_abs`] of a 1-D `x` (`None` otherwise): when `|w|·bound` is in
+    /// the fast range, every phase `w·x_i` is (rounding is monotone), so the per-block range
+    /// checks and the non-finite maps are skipped — the same operations on the same values.
     #[inline(always)]
-    fn cos_sin_sums_here(&self, zj: &[f64], x: Rows<'_>) -> (f64, f64) {
+    fn cos_sin_sums_here(&self, zj: &[f64], x: Rows<'_>, bound: Option<f64>) -> (f64, f64) {
         if self.dim == 1 {
             // Blocks of LANES phases: the branch-free sincos runs on a whole block (it
             // vectorises) unless a phase exceeds its range, then libm serves that block.
             const LANES: usize = 8;
             let w = zj[0] * self.inv_l;
+            if let Some(m) = bound
+                && libm::fabs(w) * m <= fastsincos::FAST_LIMIT
+            {
+                return sums_1d_in_range(w, x.as_slice());
+            }
             let (mut cs, mut ss) = ([0.0; LANES], [0.0; LANES]);
             let mut it = x.as_slice().chunks_exact(LANES);
             for p in &mut it {
@@ -315,8 +324,9 @@ impl Job for MeanEmbedding<'_, '_, '_, '_> {
     fn run(self) {
         let (f, x) = (self.0, self.1);
         let k = f.scale / as_f64(x.rows());
+        let bx = finite_max_abs(x);
         for (zj, o) in f.z.chunks_exact(f.dim).zip(self.2.chunks_exact_mut(2)) {
-            let (c, s) = f.cos_sin_sums_here(zj, x);
+            let (c, s) = f.cos_sin_sums_here(zj, x, bx);
             o[0] = k * c;
             o[1] = k * s;
         }
@@ -332,9 +342,10 @@ impl Job for SqDistTo<'_, '_, '_, '_> {
     fn run(self) -> f64 {
         let (f, y) = (self.0, self.2);
         let k = f.scale / as_f64(y.rows());
+        let by = finite_max_abs(y);
         let mut acc = 0.0;
         for (zj, e) in f.z.chunks_exact(f.dim).zip(self.1.chunks_exact(2)) {
-            let (c, s) = f.cos_sin_sums_here(zj, y);
+            let (c, s) = f.cos_sin_sums_here(zj, y, by);
             let dc = e[0] - k * c;
             let ds = e[1] - k * s;
             acc += dc * dc + ds * ds;
@@ -352,10 +363,11 @@ impl Job for Mmd2<'_, '_, '_, '_> {
     fn run(self) -> f64 {
         let (f, x, y) = (self.0, self.1, self.2);
         let (kx, ky) = (f.scale / as_f64(x.rows()), f.scale / as_f64(y.rows()));
+        let (bx, by) = (finite_max_abs(x), finite_max_abs(y));
         let mut acc = 0.0;
         for zj in f.z.chunks_exact(f.dim) {
-            let (cx, sx) = f.cos_sin_sums_here(zj, x);
-            let (cy, sy) = f.cos_sin_sums_here(zj, y);
+            let (cx, sx) = f.cos_sin_sums_here(zj, x, bx);
+            let (cy, sy) = f.cos_sin_sums_here(zj, y, by);
             let dc = kx * cx - ky * cy;
             let ds = kx * sx - ky * sy;
             acc += dc * dc + ds * ds;
@@ -422,7 +434,13 @@ impl<'f> RffReference<'f, alloc::vec::Vec<f64>> {
     }
 }
 
-impl<E: AsRef<[f64]>> RffReference<'_, E> {
+impl<'f, E: AsRef<[f64]>> RffReference<'f, E> {
+    /// The feature map the observed side was embedded with.
+    #[must_use]
+    pub fn features(&self) -> RandomFourierFeatures<'f> {
+        self.features
+    }
+
     /// The cached observed mean embedding (length `D`).
     #[must_use]
     pub fn embedding(&self) -> &[f64] {
@@ -475,6 +493,73 @@ impl<E: AsRef<[f64]>> RffReference<'_, E> {
     }
 }
 
+/// `max |x_i|` of a 1-D set if every value is finite, else `None` (eight lanes, so it
+/// vectorises; `v·0` is NaN exactly for a non-finite `v`). `None` for multi-dimensional rows.
+#[inline(always)]
+fn finite_max_abs(x: Rows<'_>) -> Option<f64> {
+    if x.dim() != 1 {
+        return None;
+    }
+    let (mut m, mut nan) = ([0.0f64; 8], [0.0f64; 8]);
+    let mut it = x.as_slice().chunks_exact(8);
+    for p in &mut it {
+        for ((mi, ni), &v) in m.iter_mut().zip(&mut nan).zip(p) {
+            let a = libm::fabs(v);
+            *mi = if a > *mi { a } else { *mi };
+            *ni += v * 0.0;
+        }
+    }
+    for (&v, (mi, ni)) in it.remainder().iter().zip(m.iter_mut().zip(&mut nan)) {
+        let a = libm::fabs(v);
+        *mi = if a > *mi { a } else { *mi };
+        *ni += v * 0.0;
+    }
+    let finite = nan.iter().all(|v| *v == 0.0);
+    let mx = m.iter().fold(0.0f64, |a, &b| if b > a { b } else { a });
+    (finite && mx.is_finite()).then_some(mx)
+}
+
+/// The 1-D `(Σ cos, Σ sin)` of `cos_sin_sums_here` when every phase `w·x_i` is finite and
+/// within [`fastsincos::FAST_LIMIT`]: the same eight lanes (row `i` in lane `i mod 8`, added in
+/// row order) and the same final pairwise sums, two blocks per iteration so that their
+/// independent `sincos` evaluations overlap.
+#[inline(always)]
+fn sums_1d_in_range(w: f64, xs: &[f64]) -> (f64, f64) {
+    const LANES: usize = 8;
+    let (mut cs, mut ss) = ([0.0; LANES], [0.0; LANES]);
+    let mut two = xs.chunks_exact(2 * LANES);
+    for p in &mut two {
+        let (mut sa, mut ca, mut sb, mut cb) =
+            ([0.0; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES]);
+        for i in 0..LANES {
+            (sa[i], ca[i]) = fastsincos::sincos_small(w * p[i]);
+            (sb[i], cb[i]) = fastsincos::sincos_small(w * p[LANES + i]);
+        }
+        for i in 0..LANES {
+            cs[i] += ca[i];
+            ss[i] += sa[i];
+        }
+        for i in 0..LANES {
+            cs[i] += cb[i];
+            ss[i] += sb[i];
+        }
+    }
+    let mut one = two.remainder().chunks_exact(LANES);
+    for p in &mut one {
+        for ((&v, c), s) in p.iter().zip(&mut cs).zip(&mut ss) {
+            let (sv, cv) = fastsincos::sincos_small(w * v);
+            *c += cv;
+            *s += sv;
+        }
+    }
+    for ((&v, c), s) in one.remainder().iter().zip(&mut cs).zip(&mut ss) {
+        let (sv, cv) = fastsincos::sincos_small(w * v);
+        *c += cv;
+        *s += sv;
+    }
+    (pairwise8(&cs), pairwise8(&ss))
+}
+
 /// `((a0 + a1) + (a2 + a3)) + ((a4 + a5) + (a6 + a7))`.
 #[inline(always)]
 fn pairwise8(a: &[f64; 8]) -> f64 {
@@ -505,6 +590,59 @@ mod tests {
         out
     }
 
+    /// The 1-D in-range path (no per-block checks, two blocks per iteration) gives the bits
+    /// of the checked per-block loop, for every length mod 16, bandwidths that put some or
+    /// all phases beyond the fast range, non-finite data, and on every dispatch level.
+    #[test]
+    fn one_dim_in_range_path_equals_the_checked_loop() {
+        let z = data(40, 3).map(|v| if v.is_finite() { v } else { 1.5 });
+        let clean = |seed| {
+            data(9 * 40, seed).map(|v| {
+                if v.is_finite() && v.abs() < 1e3 {
+                    v
+                } else {
+                    0.25
+                }
+            })
+        };
+        let sets = [clean(5), clean(6), data(9 * 40, 8)];
+        let mut checked = 0;
+        for buf in &sets {
+            for n in (1..=40).chain([63, 64, 65, 200, 359, 360]) {
+                let x = Rows::one_dim(&buf[..n]).unwrap();
+                let bound = super::finite_max_abs(x);
+                assert_eq!(bound.is_some(), buf[..n].iter().all(|v| v.is_finite()));
+                for bandwidth in [0.7, 1e-4, 1e-6] {
+                    let f = RandomFourierFeatures::new(&z[..20], 1, bandwidth).unwrap();
+                    let k = f.scale / n as f64;
+                    for zj in z[..20].chunks_exact(1) {
+                        let want = f.cos_sin_sums_here(zj, x, None);
+                        let got = f.cos_sin_sums_here(zj, x, bound);
+                        assert_eq!(
+                            (got.0.to_bits(), got.1.to_bits()),
+                            (want.0.to_bits(), want.1.to_bits()),
+                            "n {n}, l {bandwidth}"
+                        );
+                        checked += 1;
+                    }
+                    #[cfg(feature = "std")]
+                    for level in crate::simd::Level::available() {
+                        let mut emb = [0.0; 40];
+                        crate::simd::with_level(level, || f.mean_embedding(x, &mut emb))
+                            .unwrap()
+                            .unwrap();
+                        for (zj, e) in z[..20].chunks_exact(1).zip(emb.chunks_exact(2)) {
+                            let (c, s) = f.cos_sin_sums_here(zj, x, None);
+                            assert_eq!(e[0].to_bits(), (k * c).to_bits(), "{level:?}");
+                            assert_eq!(e[1].to_bits(), (k * s).to_bits(), "{level:?}");
+                        }
+                    }
+                }
+            }
+        }
+        assert!(checked > 1000);
+    }
+
     /// The 8-row vectorised multi-dimensional sums give the same bits as the one-row-at-a-time
     /// loop (the code before vectorisation), for every dimension 2..=9, chunk remainders,
     /// chunks that need the libm fallback, and on every dispatch level of this CPU.
@@ -519,7 +657,7 @@ mod tests {
                     let f = RandomFourierFeatures::new(&z[..3 * dim], dim, bandwidth).unwrap();
                     for zj in z[..3 * dim].chunks_exact(dim) {
                         let want = f.cos_sin_rows_scalar(zj, x.as_slice());
-                        let got = f.cos_sin_sums_here(zj, x);
+                        let got = f.cos_sin_sums_here(zj, x, None);
                         assert_eq!(
                             (got.0.to_bits(), got.1.to_bits()),
                             (want.0.to_bits(), want.1.to_bits()),
