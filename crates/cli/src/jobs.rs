@@ -128,7 +128,7 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
         // MCMC writes nothing before it finishes: checks fail before the folder exists. A
         // private chain takes the folder's lock and marks its once-only ledger right before
         // its first noise draw; its results are the release, so a rerun is refused.
-        let fp = crate::private::fingerprint(&cfg, &[], &obs);
+        let fp = crate::private::fingerprint(&cfg, &[], &obs)?;
         let mut lock: Option<DirLock> = None;
         let o = crate::mcmc::run(&cfg, &model, &obs, &dir, &mut || {
             let l = DirLock::acquire(&dir)?;

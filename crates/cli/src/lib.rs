@@ -17,7 +17,6 @@ pub mod declared;
 pub mod external;
 pub mod jobs;
 pub mod limits;
-pub mod mac;
 pub mod mcmc;
 pub mod model;
 pub mod pmc;

@@ -16,6 +16,7 @@ use std::path::Path;
 use anyhow::{Context, Result, bail, ensure};
 use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::abc::pmc::{self, PmcKernel};
+use dpinfer::math::Fnv1a;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
@@ -24,7 +25,6 @@ use crate::model::{Model, ModelPrior};
 use crate::private::{Ledger, observed};
 use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
-use crate::shard::fnv1a;
 use dpinfer_plots::Series;
 
 /// One generation's population.
@@ -104,14 +104,14 @@ impl Population {
     /// edited tolerance or table hash changes it as an edited particle does.
     #[must_use]
     pub fn fingerprint(&self) -> u64 {
-        let mut h = fnv1a(None, &[]);
-        for v in self.particles.iter().chain(&self.weights) {
-            h = fnv1a(Some(h), &v.to_le_bytes());
-        }
-        h = fnv1a(Some(h), &self.generation.to_le_bytes());
-        h = fnv1a(Some(h), &self.table_hash.to_le_bytes());
-        h = fnv1a(Some(h), &self.tolerance.to_le_bytes());
-        fnv1a(Some(h), &self.proposals.to_le_bytes())
+        let mut h = Fnv1a::new();
+        h.write_f64s(&self.particles);
+        h.write_f64s(&self.weights);
+        h.write(&self.generation.to_le_bytes());
+        h.write(&self.table_hash.to_le_bytes());
+        h.write(&self.tolerance.to_le_bytes());
+        h.write(&self.proposals.to_le_bytes());
+        h.finish()
     }
 
     /// The file name of generation `g`'s population.
@@ -207,10 +207,8 @@ pub fn step(
         |s: &[f64]| o.distance(s),
         n,
     )?;
-    let mut h = fnv1a(None, &[]);
-    for v in rows {
-        h = fnv1a(Some(h), &v.to_le_bytes());
-    }
+    let mut h = Fnv1a::new();
+    h.write_f64s(rows);
     Ok(Population {
         generation: p.generation,
         tolerance: p.tolerance,
@@ -219,7 +217,7 @@ pub fn step(
         weights: p.weights,
         ess: p.ess,
         proposals: p.proposals,
-        table_hash: h,
+        table_hash: h.finish(),
     })
 }
 

@@ -16,9 +16,8 @@
 //! ledger write is durable (unique temporary file, fsync, rename, fsync of the folder) before
 //! the next step. On reproduction the privacy claim is recomputed from the config and the
 //! stored ledger must equal it; the CRC-32 protects against accidents, an optional
-//! HMAC-SHA-256 ([`crate::mac`]) against a party with write access but without the key.
-
-use std::path::Path;
+//! HMAC-SHA-256 ([`dpinfer_ledger::mac`]) against a party with write access but without the key.
+//! The ledger itself (lock, once-only protocol, fingerprint) is `dpinfer-ledger`'s.
 
 use anyhow::{Context, Result, bail};
 use dpinfer::abc::analysis::Resample;
@@ -28,99 +27,27 @@ use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::abc::rejection::nearest;
 use dpinfer::abc::soft::{SoftAbcdp, SoftAbcdpSettings};
 use dpinfer::abc::svt::{SvtAbc, SvtAbcSettings};
-use dpinfer::accountants::{Claim, Neighbouring};
+use dpinfer::accountants::Neighbouring;
 use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, NoiseSeed, SamplerKind};
-use crate::files::{DirLock, Replace, write_atomic};
+use crate::files::DirLock;
 use crate::public::Public;
-use crate::shard::fnv1a;
 
-/// The privacy ledger of a release.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-pub struct Ledger {
-    /// ε charged (`"inf"` in JSON for a non-private run).
-    #[serde(with = "inf_as_string")]
-    pub epsilon: f64,
-    /// δ charged.
-    pub delta: f64,
-    /// Which accountant / theorem produced (ε, δ).
-    pub accountant: String,
-    /// How the bound was converted to (ε, δ), if it was.
-    pub conversion: String,
-    /// Neighbouring relation of the guarantee.
-    pub neighbouring: String,
-    /// Mechanism and its calibration.
-    pub mechanism: String,
-    /// Where the noise came from.
-    pub noise: String,
-    /// The library's privacy claim (relation, events, accountant, conversion, report), from
-    /// which ε, δ, `accountant`, `conversion` and `neighbouring` above are generated; absent
-    /// for a run that is not private.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub claim: Option<Claim>,
-}
+pub use dpinfer_ledger::{Claimed, Ledger};
 
-/// JSON has no ∞: a non-finite ε is written as the string `"inf"`.
-mod inf_as_string {
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub(super) fn serialize<S: Serializer>(v: &f64, s: S) -> Result<S::Ok, S::Error> {
-        if v.is_finite() {
-            s.serialize_f64(*v)
-        } else {
-            s.serialize_str("inf")
-        }
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
-        #[derive(Deserialize)]
-        #[serde(untagged)]
-        enum Raw {
-            N(f64),
-            S(String),
-        }
-        match Raw::deserialize(d)? {
-            Raw::N(v) => Ok(v),
-            Raw::S(s) if s == "inf" => Ok(f64::INFINITY),
-            Raw::S(s) => Err(serde::de::Error::custom(format!("bad epsilon {s:?}"))),
-        }
-    }
-}
-
-impl Ledger {
-    /// The ledger of a run that touched private data without protecting it.
-    #[must_use]
-    pub fn not_private(what: &str) -> Self {
-        Self {
-            epsilon: f64::INFINITY,
-            delta: 0.0,
-            accountant: "none".into(),
-            conversion: "none".into(),
-            neighbouring: "-".into(),
-            mechanism: format!("{what} (NOT differentially private)"),
-            noise: "-".into(),
-            claim: None,
-        }
-    }
-
-    /// The ledger of a private pass: every privacy field is generated from `claim` (the
-    /// prose by the claim's `Display`); `mechanism` and `noise` say how it was run.
-    #[must_use]
-    pub fn from_claim(claim: Claim, mechanism: String, noise: String) -> Self {
-        Self {
-            epsilon: claim.epsilon(),
-            delta: claim.delta(),
-            accountant: format!("{} accountant", claim.accountant.label()),
-            conversion: claim.report.conversion.to_string(),
-            neighbouring: claim.relation.to_string(),
-            mechanism,
-            noise,
-            claim: Some(claim),
-        }
-    }
+/// [`dpinfer_ledger::guarded`] for a release closure that returns the CLI's error type.
+///
+/// # Errors
+/// As the library's.
+pub fn guarded<T, F>(lock: &DirLock, fp: &str, claim: &Ledger, release: F) -> Result<(T, bool)>
+where
+    T: Serialize + serde::de::DeserializeOwned + Claimed,
+    F: FnOnce() -> Result<T>,
+{
+    Ok(dpinfer_ledger::guarded(lock, fp, claim, release)?)
 }
 
 /// What a private pass releases: (weighted) θ samples and the ledger.
@@ -140,34 +67,37 @@ pub struct Release {
     pub facts: Vec<(String, f64)>,
 }
 
-#[derive(Debug, Serialize, Deserialize)]
-struct StepLedger {
-    status: String,
-    fingerprint: String,
-    release_crc: Option<u32>,
-    /// HMAC-SHA-256 of (fingerprint, release bytes) when a ledger key is configured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    release_mac: Option<String>,
-}
-
-const LEDGER_FILE: &str = "private-step.json";
-const RELEASE_FILE: &str = "release.json";
-
-/// Fingerprint of the private step's whole input (FNV-1a, [`crate::shard::fnv1a`]).
-pub(crate) fn fingerprint(cfg: &Config, pairs: &[f64], obs: &[f64]) -> String {
-    let mut h = fnv1a(None, &[]);
-    for v in pairs.iter().chain(obs) {
-        h = fnv1a(Some(h), &v.to_le_bytes());
-    }
-    let settings = serde_json::to_string(&(
+/// Fingerprint of the private step's whole input (pairs, observed data, and the settings
+/// that shape the release), [`dpinfer_ledger::fingerprint`].
+///
+/// # Errors
+/// Settings that cannot be serialised (never silently left out).
+pub(crate) fn fingerprint(cfg: &Config, pairs: &[f64], obs: &[f64]) -> Result<String> {
+    let settings = (
         &cfg.sampler,
         &cfg.privacy,
         &cfg.distance,
         &cfg.model,
         cfg.seeds.noise,
-    ))
-    .unwrap_or_default();
-    format!("{:016x}", fnv1a(Some(h), settings.as_bytes()))
+    );
+    Ok(dpinfer_ledger::fingerprint(pairs, obs, &settings)?.into())
+}
+
+/// Marks a DP MCMC run's once-only ledger `started` ([`dpinfer_ledger::once_start`]): a
+/// chain's output cannot be reproduced without running it, so any rerun is refused.
+///
+/// # Errors
+/// A folder that already holds a private release, I/O.
+pub fn once_start(lock: &DirLock, fp: &str) -> Result<()> {
+    Ok(dpinfer_ledger::once_start(lock, fp, "MCMC")?)
+}
+
+/// Marks a [`once_start`] release `released` ([`dpinfer_ledger::once_done`]).
+///
+/// # Errors
+/// I/O.
+pub fn once_done(lock: &DirLock, fp: &str) -> Result<()> {
+    Ok(dpinfer_ledger::once_done(lock, fp)?)
 }
 
 /// Builds the noise generator: ChaCha20 seeded from the OS CSPRNG, or from a fixed seed.
@@ -347,7 +277,7 @@ pub fn private_step(
             cfg.sampler.kind
         );
     }
-    let fp = fingerprint(cfg, pairs, obs);
+    let fp = fingerprint(cfg, pairs, obs)?;
     let pp = PublicPairs::from_table(public.theta_dim(), public.summary_dim(), pairs)
         .with_context(|| {
             format!(
@@ -359,203 +289,15 @@ pub fn private_step(
     let o = observed(cfg, public, obs)?;
     let pass = Pass::new(cfg, kind, &pp, o.discrepancy()?, &o)?;
     let claim = pass.ledger(cfg, &o)?;
-    guarded(lock, fp, &claim, || {
+    guarded(lock, &fp, &claim, || {
         pass.release(cfg, &pp, &o, claim.clone())
     })
-}
-
-/// A stored release that carries its privacy claim.
-pub trait Claimed {
-    /// The ledger of the release.
-    fn ledger(&self) -> &Ledger;
 }
 
 impl Claimed for Release {
     fn ledger(&self) -> &Ledger {
         &self.ledger
     }
-}
-
-/// Runs a private release at most once per input fingerprint in the locked folder (see the
-/// module docs): reproduces a stored release, refuses after an unfinished one or for another
-/// input, and otherwise marks the ledger `started` (durably) and calls `release`, which draws
-/// the noise and must return a release carrying exactly `claim` — the complete privacy claim,
-/// computed by the caller after all its checks and before any noise. Returns the release and
-/// whether it was reproduced.
-///
-/// The whole check → mark → draw → durable write sequence runs under `lock`, the folder's
-/// exclusive OS lock, so concurrent invocations on one folder draw at most once. On
-/// reproduction a stored ledger that differs from `claim` (recomputed from the config) is
-/// refused.
-///
-/// # Errors
-/// A refused restart, I/O, or the release's own errors.
-pub fn guarded<T, F>(lock: &DirLock, fp: String, claim: &Ledger, release: F) -> Result<(T, bool)>
-where
-    T: Serialize + serde::de::DeserializeOwned + Claimed,
-    F: FnOnce() -> Result<T>,
-{
-    let out_dir = lock.dir();
-    let ledger_path = out_dir.join(LEDGER_FILE);
-    let release_path = out_dir.join(RELEASE_FILE);
-    let exists = match std::fs::symlink_metadata(&ledger_path) {
-        Ok(_) => true,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
-        Err(e) => return Err(e).with_context(|| format!("inspecting {}", ledger_path.display())),
-    };
-    if exists {
-        let text = read_owned(&ledger_path)?;
-        let l: StepLedger = serde_json::from_slice(&text)
-            .with_context(|| format!("corrupt ledger {}", ledger_path.display()))?;
-        if l.fingerprint != fp {
-            bail!(
-                "{} already holds a private release of a different input; refusing to \
-                 overwrite it (choose another output folder)",
-                out_dir.display()
-            );
-        }
-        if l.status == "released" {
-            let bytes = read_owned(&release_path)?;
-            if Some(crc32fast::hash(&bytes)) != l.release_crc {
-                bail!(
-                    "{} does not match its ledger checksum; refusing to draw new noise \
-                     (the budget for this input is spent)",
-                    release_path.display()
-                );
-            }
-            crate::mac::verify(l.release_mac.as_deref(), &fp, &bytes, &release_path)?;
-            let r: T = serde_json::from_slice(&bytes)
-                .with_context(|| format!("corrupt release {}", release_path.display()))?;
-            // The stored claim must be exactly the one this config implies.
-            if r.ledger() != claim {
-                bail!(
-                    "{}: the stored privacy ledger (ε = {}, δ = {}) does not match the one \
-                     this config implies (ε = {}, δ = {}); refusing to reproduce a release \
-                     whose ledger was altered or belongs to other settings",
-                    release_path.display(),
-                    r.ledger().epsilon,
-                    r.ledger().delta,
-                    claim.epsilon,
-                    claim.delta
-                );
-            }
-            return Ok((r, true));
-        }
-        bail!(
-            "a private step on this input started in {} and did not finish: its noise may \
-             already have been drawn, so drawing again could spend the budget twice. \
-             Refusing. (Remove {} only if you accept charging the budget again.)",
-            out_dir.display(),
-            ledger_path.display()
-        );
-    }
-    let started = StepLedger {
-        status: "started".into(),
-        fingerprint: fp.clone(),
-        release_crc: None,
-        release_mac: None,
-    };
-    write_atomic(
-        &ledger_path,
-        serde_json::to_string_pretty(&started)?.as_bytes(),
-        Replace::Owned,
-    )?;
-    let out = release()?;
-    if out.ledger() != claim {
-        bail!(
-            "internal: the release's ledger differs from the claim it stated before drawing; \
-             nothing is recorded as released"
-        );
-    }
-    let bytes = serde_json::to_vec_pretty(&out)?;
-    write_atomic(&release_path, &bytes, Replace::Owned)?;
-    let done = StepLedger {
-        status: "released".into(),
-        release_mac: crate::mac::sign(&fp, &bytes)?,
-        fingerprint: fp,
-        release_crc: Some(crc32fast::hash(&bytes)),
-    };
-    write_atomic(
-        &ledger_path,
-        serde_json::to_string_pretty(&done)?.as_bytes(),
-        Replace::Owned,
-    )?;
-    Ok((out, false))
-}
-
-/// The restart ledger of a release that is **not stored for reproduction** (DP MCMC: the
-/// chain's output is the release): the first invocation per folder marks it `started` (call
-/// this right before the first noise draw, under the folder's lock) and [`once_done`] marks
-/// it `released`; any later invocation — same input or not, finished or not — is refused,
-/// since drawing again would spend the budget again.
-///
-/// # Errors
-/// A folder that already holds a private release, I/O.
-pub fn once_start(lock: &DirLock, fp: &str) -> Result<()> {
-    let out_dir = lock.dir();
-    let ledger_path = out_dir.join(LEDGER_FILE);
-    match std::fs::symlink_metadata(&ledger_path) {
-        Ok(_) => {
-            let l: StepLedger = serde_json::from_slice(&read_owned(&ledger_path)?)
-                .with_context(|| format!("corrupt ledger {}", ledger_path.display()))?;
-            if l.fingerprint != fp {
-                bail!(
-                    "{} already holds a private release of a different input; refusing to \
-                     overwrite it (choose another output folder)",
-                    out_dir.display()
-                );
-            }
-            bail!(
-                "{} already holds a private MCMC release of this input (ledger {}): a DP MCMC \
-                 run cannot be reproduced without running the chain, so running it again would \
-                 spend the budget again. Refusing. (Choose another folder, or remove {} if you \
-                 accept charging the budget again.)",
-                out_dir.display(),
-                l.status,
-                ledger_path.display()
-            );
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(e).with_context(|| format!("inspecting {}", ledger_path.display())),
-    }
-    let started = StepLedger {
-        status: "started".into(),
-        fingerprint: fp.to_string(),
-        release_crc: None,
-        release_mac: None,
-    };
-    write_atomic(
-        &ledger_path,
-        serde_json::to_string_pretty(&started)?.as_bytes(),
-        Replace::Owned,
-    )
-}
-
-/// Marks a [`once_start`] release `released` (after its results are durable).
-///
-/// # Errors
-/// I/O.
-pub fn once_done(lock: &DirLock, fp: &str) -> Result<()> {
-    let done = StepLedger {
-        status: "released".into(),
-        fingerprint: fp.to_string(),
-        release_crc: None,
-        release_mac: None,
-    };
-    write_atomic(
-        &lock.dir().join(LEDGER_FILE),
-        serde_json::to_string_pretty(&done)?.as_bytes(),
-        Replace::Owned,
-    )
-}
-
-/// Reads a ledger file this command owns (capped, not remembered as an input).
-fn read_owned(path: &Path) -> Result<Vec<u8>> {
-    crate::files::read_bounded(
-        path,
-        "ledger file",
-        Some(crate::files::MAX_CONFIG_BYTES << 6),
-    )
 }
 
 /// A private pass, built and checked, its claim known, no noise drawn yet.

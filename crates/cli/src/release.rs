@@ -186,7 +186,7 @@ pub fn release(
         let mut c = cfg.clone();
         c.sampler = crate::config::SamplerConfig::release_key();
         c.distance = crate::config::DistanceConfig::default();
-        fingerprint(&c, &[], obs)
+        fingerprint(&c, &[], obs)?
     };
     let budget = p.epsilon;
     let (mech, replica) = mechanism(cfg, model)?.context("privacy.release is not set")?;
@@ -216,7 +216,7 @@ pub fn release(
                 noise_label(cfg.seeds.noise),
             );
             let lock = DirLock::acquire(dir)?;
-            guarded(&lock, fp, &ledger.clone(), || {
+            guarded(&lock, &fp, &ledger.clone(), || {
                 let mut noise = noise_rng(cfg.seeds.noise)?;
                 let mut out = vec![0u64; counts.len()];
                 mech.release_curve(&counts, &mut out, &mut noise)?;
@@ -249,7 +249,7 @@ pub fn release(
                 noise_label(cfg.seeds.noise),
             );
             let lock = DirLock::acquire(dir)?;
-            guarded(&lock, fp, &ledger.clone(), || {
+            guarded(&lock, &fp, &ledger.clone(), || {
                 let mut noise = noise_rng(cfg.seeds.noise)?;
                 let mut out = vec![0.0; d];
                 mech.release_into(obs, &mut out, &mut noise)?;

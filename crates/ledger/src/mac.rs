@@ -16,10 +16,11 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail};
 use hmac::digest::KeyInit;
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
+
+use crate::error::{Error, Result};
 
 /// Environment variable holding the key itself.
 pub const KEY_ENV: &str = "DPINFER_LEDGER_KEY";
@@ -28,28 +29,31 @@ pub const KEY_FILE_ENV: &str = "DPINFER_LEDGER_KEY_FILE";
 /// Shortest key accepted, in bytes.
 pub const MIN_KEY_BYTES: usize = 16;
 
+/// The configured key: from [`KEY_FILE_ENV`], else [`KEY_ENV`], else none.
 fn key() -> Result<Option<Vec<u8>>> {
     let k = if let Some(p) = std::env::var_os(KEY_FILE_ENV) {
         let p = Path::new(&p);
-        crate::files::read_bounded(p, "ledger key file", Some(1 << 16))
-            .with_context(|| format!("{KEY_FILE_ENV} = {}", p.display()))?
+        crate::files::read_bounded(p, "ledger key file", Some(1 << 16)).map_err(|e| {
+            Error::KeyFile {
+                path: p.into(),
+                source: Box::new(e),
+            }
+        })?
     } else if let Some(v) = std::env::var_os(KEY_ENV) {
         v.into_encoded_bytes()
     } else {
         return Ok(None);
     };
     if k.len() < MIN_KEY_BYTES {
-        bail!(
-            "the ledger key ({KEY_FILE_ENV} or {KEY_ENV}) has {} bytes; at least {MIN_KEY_BYTES} are needed",
-            k.len()
-        );
+        return Err(Error::KeyTooShort(k.len()));
     }
     Ok(Some(k))
 }
 
 fn mac(key: &[u8], fingerprint: &str, bytes: &[u8]) -> Result<Hmac<Sha256>> {
+    // HMAC accepts keys of any length; the minimum is checked by `key`.
     let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(key)
-        .map_err(|_| anyhow::anyhow!("invalid ledger key length"))?;
+        .map_err(|_| Error::KeyTooShort(key.len()))?;
     m.update(b"dpinfer-ledger-v1\0");
     m.update(fingerprint.as_bytes());
     m.update(b"\0");
@@ -96,26 +100,47 @@ pub fn sign(fingerprint: &str, bytes: &[u8]) -> Result<Option<String>> {
 pub fn verify(stored: Option<&str>, fingerprint: &str, bytes: &[u8], release: &Path) -> Result<()> {
     match (key()?, stored) {
         (None, None) => Ok(()),
-        (None, Some(_)) => bail!(
-            "{} is authenticated with a ledger key; set {KEY_FILE_ENV} or {KEY_ENV} to verify it",
-            release.display()
-        ),
-        (Some(_), None) => bail!(
-            "{} carries no MAC but a ledger key is set; refusing to reproduce a release that \
-             cannot be authenticated",
-            release.display()
-        ),
+        (None, Some(_)) => Err(Error::MacNeedsKey(release.into())),
+        (Some(_), None) => Err(Error::MacMissing(release.into())),
         (Some(k), Some(tag)) => {
-            let tag = unhex(tag).context("malformed release_mac in the ledger")?;
+            let tag = unhex(tag).ok_or(Error::MacMalformed)?;
             mac(&k, fingerprint, bytes)?
                 .verify_slice(&tag)
-                .map_err(|_| {
-                    anyhow::anyhow!(
-                        "{} fails its ledger MAC: it was altered, or written with another key; \
-                     refusing to reproduce it or to draw new noise",
-                        release.display()
-                    )
-                })
+                .map_err(|_| Error::MacMismatch(release.into()))
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    /// RFC 4231 test case 2 (HMAC-SHA-256, key "Jefe"), through the same construction.
+    #[test]
+    fn hmac_matches_rfc_4231() {
+        let mut m = <Hmac<Sha256> as KeyInit>::new_from_slice(b"Jefe").unwrap();
+        m.update(b"what do ya want for nothing?");
+        assert_eq!(
+            hex(&m.finalize().into_bytes()),
+            "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843"
+        );
+    }
+
+    #[test]
+    fn hex_round_trips_and_rejects_junk() {
+        let b = [0u8, 1, 0xab, 0xff];
+        assert_eq!(unhex(&hex(&b)).unwrap(), b);
+        assert!(unhex("abc").is_none());
+        assert!(unhex("zz").is_none());
+        assert!(unhex("é1").is_none());
+    }
+
+    #[test]
+    fn the_tag_binds_fingerprint_and_bytes() {
+        let k = [9u8; 32];
+        let t = |fp: &str, b: &[u8]| hex(&mac(&k, fp, b).unwrap().finalize().into_bytes());
+        assert_ne!(t("a", b"x"), t("b", b"x"));
+        assert_ne!(t("a", b"x"), t("a", b"y"));
     }
 }
