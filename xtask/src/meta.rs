@@ -7,8 +7,8 @@ use crate::util::{Cmd, Res, root};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// The one std-only package under `crates/`; every other package there is a core library.
-pub(crate) const STD_ONLY: &[&str] = &["dpinfer-cli"];
+/// The std-only packages under `crates/`; every other package there is a core library.
+pub(crate) const STD_ONLY: &[&str] = &["dpinfer-cli", "dpinfer-workers"];
 
 /// A package under `crates/`.
 #[derive(Debug, Clone)]

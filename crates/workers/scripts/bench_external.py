@@ -2,10 +2,10 @@
 """Per-row overhead of dpinfer's external-simulator protocol against ELFI and pyabc running the
 same trivial numpy simulator (bench_worker.py: y = mu + 10 standard normals, vectorised).
 
-Usage (numbers in crates/cli/README.md, "Your own model"):
+Usage (numbers in crates/workers/README.md, "Overhead"):
     python3 -m venv /tmp/peers && /tmp/peers/bin/pip install elfi pyabc numpy pyarrow
     cargo build --release -p dpinfer-cli --example worker_gaussian
-    /tmp/peers/bin/python crates/cli/scripts/bench_external.py target/release/dpinfer \
+    /tmp/peers/bin/python crates/workers/scripts/bench_external.py target/release/dpinfer \
         [target/release/examples/worker_gaussian] [N]
 
 With the compiled worker it also runs the same rows through the compiled Rust worker and
