@@ -195,6 +195,11 @@ impl Public {
             .with_context(|| {
                 format!("cannot start {threads} worker threads; use fewer --threads")
             })?;
+        if let (Model::Command(m), None) = (&self.model, &self.replica) {
+            // Start every worker now: their start-up (a Python worker imports numpy and
+            // pyarrow) overlaps the θ draws of the first block.
+            m.sim.pool().start(resolve_threads(threads))?;
+        }
         // Pieces for the progress bar (rows are independent: the split never changes a number).
         let piece = (n as u64 / 50).max(4096);
         let mut lo = start;

@@ -1,22 +1,23 @@
 #!/usr/bin/env python3
-"""Per-row overhead of dpinfer's external-simulator protocol against ELFI and pyabc running the
-same trivial numpy simulator (bench_worker.py: y = mu + 10 standard normals, vectorised).
+"""Per-row overhead of dpinfer's worker pool (dpinfer-workers) against ELFI and pyabc running the
+same trivial numpy simulator (bench_worker.py: y = mu + 10 standard normals, vectorised over the
+batch, each row from its own seed), all in the same run, at 2*10^5 and 10^6 simulations.
 
 Usage (numbers in crates/workers/README.md, "Overhead"):
-    python3 -m venv /tmp/peers && /tmp/peers/bin/pip install elfi pyabc numpy pyarrow
-    cargo build --release -p dpinfer-cli --example worker_gaussian
-    /tmp/peers/bin/python crates/workers/scripts/bench_external.py target/release/dpinfer \
-        [target/release/examples/worker_gaussian] [N]
+    python3 -m venv /tmp/peers && /tmp/peers/bin/pip install elfi==0.8.8 pyabc==0.13.0 numpy pyarrow
+    cargo build --release -p dpinfer-workers --example bench_pool --example worker_gaussian
+    /tmp/peers/bin/python crates/workers/scripts/bench_external.py \
+        target/release/examples/bench_pool [target/release/examples/worker_gaussian] [N ...]
 
-With the compiled worker it also runs the same rows through the compiled Rust worker and
-through the built-in gaussian-mean model in-process (its prior overridden to the same
-uniform): the difference per row is the protocol's own cost (Arrow IPC both ways, pipes,
-batching), without Python. N (default 10^6) is the number of simulations per tool.
-
-Reports simulations per second (best of 3) for: the simulator called directly from Python in
-batches (the floor), dpinfer `simulate` with 1 and 2 workers (batch 1000, whole public step:
-prior draws, protocol, shard file), ELFI rejection (batch_size 1000, quantile 1 so every
-simulation is kept), and pyabc (one ABCSMC generation, acceptance of everything).
+dpinfer rows: examples/bench_pool.rs computes the public pairs table through the pool
+(`PublicPairs::simulate` + `CommandSimulator`: theta draws, per-row seeds, Arrow IPC both ways,
+answer checks), from starting the pool to the last answer, so worker start-up is included;
+batches of 1000 rows (ELFI's batch_size). "1 in flight" is the pool before pipelining (a worker
+waits while the pool decodes its answer and sends the next request), "2 in flight" the default.
+With the compiled Rust worker (same rows, no Python) the difference to the Python worker is
+Python's share. ELFI: Rejection with batch_size 1000 and quantile 1 (every simulation kept).
+pyabc: one ABCSMC generation of 2000 particles on the single-core sampler (it calls the model
+once per particle, so it is timed at 2000 only). Simulations per second, best of `REPS`.
 """
 import os
 import subprocess
@@ -30,12 +31,12 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_worker  # noqa: E402
 
 K = 10
-N_DPINFER = int(sys.argv[3]) if len(sys.argv) > 3 else 1_000_000
-N_ELFI = N_DPINFER
+BATCH = 1000
 N_PYABC = 2_000
+REPS = 3
 
 
-def best(f, reps=3):
+def best(f, reps=REPS):
     t = []
     for _ in range(reps):
         t0 = time.perf_counter()
@@ -44,47 +45,29 @@ def best(f, reps=3):
     return min(t)
 
 
-def direct():
+def direct(n):
     rng = np.random.default_rng(1)
-    for s in range(0, N_ELFI, 1000):
-        mu = rng.uniform(-3, 3, 1000)
-        bench_worker.simulate(mu, np.arange(s, s + 1000, dtype=np.uint64), K)
+    for s in range(0, n, BATCH):
+        mu = rng.uniform(-3, 3, BATCH)
+        bench_worker.simulate(mu, np.arange(s, s + BATCH, dtype=np.uint64), K)
 
 
-def dpinfer(binary, threads, d, command=None):
-    """`dpinfer simulate` of the whole table; command: the worker's argv (default: the numpy
-    worker), or "builtin" for the in-process gaussian-mean model."""
-    cfg = os.path.join(d, "bench.toml")
-    with open(os.path.join(d, "obs.csv"), "w") as f:
-        f.write("\n".join("0.5" for _ in range(K)))
-    worker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_worker.py")
-    command = command or [sys.executable, worker]
-    model = (
-        'name = "gaussian-mean"\n'
-        if command == "builtin"
-        else f'name = "bench"\nkind = "command"\ncommand = {command!r}\noutputs = {K}\nbatch = 1000\n'
-    )
-    with open(cfg, "w") as f:
-        f.write(f"""[model]
-{model}[[model.prior]]
-name = "mu"
-dist = "uniform"
-lo = -3.0
-hi = 3.0
-[data]
-path = "obs.csv"
-[distance]
-kind = "l2"
-[sampler]
-kind = "rejection"
-pairs = {N_DPINFER}
-""".replace("'", '"'))
-    out = os.path.join(d, f"s{threads}-{time.monotonic_ns()}")
-    subprocess.run([binary, "simulate", cfg, "--shard", "0", "--shards", "1", "--out", out,
-                    "--threads", str(threads)], check=True, capture_output=True)
+def pool(bench, n, workers, in_flight, command):
+    """Seconds of one pool run and the start-up of one worker, from bench_pool's line."""
+    out = subprocess.run(
+        [bench, str(n), str(workers), str(BATCH), str(in_flight), str(K)] + command,
+        check=True, capture_output=True, text=True,
+    ).stdout
+    kv = dict(f.split("=") for f in out.split())
+    return float(kv["seconds"]), float(kv["startup_s"])
 
 
-def elfi_run():
+def best_pool(bench, n, workers, in_flight, command):
+    runs = [pool(bench, n, workers, in_flight, command) for _ in range(REPS)]
+    return min(r[0] for r in runs), min(r[1] for r in runs)
+
+
+def elfi_run(n):
     import elfi
 
     m = elfi.new_model()
@@ -96,8 +79,8 @@ def elfi_run():
 
     y = elfi.Simulator(sim, mu, observed=np.full((1, K), 0.5), model=m)
     d = elfi.Distance("euclidean", y, model=m)
-    rej = elfi.Rejection(d, batch_size=1000, seed=1)
-    rej.sample(N_ELFI, quantile=1.0)
+    rej = elfi.Rejection(d, batch_size=BATCH, seed=1)
+    rej.sample(n, quantile=1.0)
 
 
 def pyabc_run(d):
@@ -132,34 +115,36 @@ def machine():
 
 
 def main():
-    binary = os.path.abspath(sys.argv[1])
+    bench = os.path.abspath(sys.argv[1])
     rust_worker = os.path.abspath(sys.argv[2]) if len(sys.argv) > 2 else None
-    print(f"machine: {machine()}; N = {N_DPINFER}")
+    sizes = [int(a) for a in sys.argv[3:]] or [200_000, 1_000_000]
+    py_worker = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)), "bench_worker.py")]
+    print(f"before: {machine()}")
+    t = best(lambda: subprocess.run([sys.executable, "-c", "import numpy, pyarrow.ipc"], check=True))
+    print(f"python start-up with numpy + pyarrow: {t:.3f} s (paid once per worker)")
     with tempfile.TemporaryDirectory() as d:
-        rows = []
-        if rust_worker:
-            tb = best(lambda: dpinfer(binary, 1, d, "builtin"))
-            rows.append(("dpinfer simulate, built-in gaussian-mean in-process", N_DPINFER / tb))
-            for w in (1, 2):
-                tw = best(lambda: dpinfer(binary, w, d, [rust_worker]))
-                rows.append((f"dpinfer simulate, compiled Rust worker, {w} worker(s)", N_DPINFER / tw))
-                if w == 1:
-                    print(f"protocol cost per row (Rust worker - built-in, 1 worker): "
-                          f"{(tw - tb) / N_DPINFER * 1e6:.2f} us")
-        t = best(lambda: subprocess.run([sys.executable, "-c", "import numpy, pyarrow.ipc"], check=True))
-        print(f"python startup with numpy + pyarrow: {t:.2f} s (paid once per worker)")
-        t = best(direct)
-        rows.append(("numpy simulator called directly (floor)", N_ELFI / t))
-        for w in (1, 2):
-            t = best(lambda: dpinfer(binary, w, d))
-            rows.append((f"dpinfer simulate, {w} worker(s)", N_DPINFER / t))
-        t = best(elfi_run)
-        rows.append(("ELFI 0.8 Rejection, batch_size 1000", N_ELFI / t))
-        t = best(lambda: pyabc_run(d), reps=1)
-        rows.append(("pyabc ABCSMC, 1 generation, single core", N_PYABC / t))
-        for name, r in rows:
-            print(f"| {name} | {r:,.0f} |")
-    print(f"after: {machine()}")
+        for n in sizes:
+            rows = [("numpy simulator called directly (floor)", n / best(lambda: direct(n)))]
+            startup = None
+            for workers, in_flight in ((1, 1), (1, 2), (2, 2)):
+                sec, st = best_pool(bench, n, workers, in_flight, py_worker)
+                startup = st if startup is None else min(startup, st)
+                rows.append((f"dpinfer pool, numpy worker, {workers} worker(s), {in_flight} in flight", n / sec))
+            if rust_worker:
+                for workers in (1, 2):
+                    sec, _ = best_pool(bench, n, workers, 2, [rust_worker])
+                    rows.append((f"dpinfer pool, compiled Rust worker, {workers} worker(s)", n / sec))
+            elfi = n / best(lambda: elfi_run(n))
+            rows.append(("ELFI 0.8.8 Rejection, batch_size 1000", elfi))
+            if n == sizes[0]:
+                rows.append((f"pyabc 0.13.0 ABCSMC, {N_PYABC} simulations, single core",
+                             N_PYABC / best(lambda: pyabc_run(d), reps=1)))
+            print(f"\nN = {n:,}: pool start-up (spawn + imports + first answer) {startup:.3f} s")
+            print("| | simulations/s | / ELFI |")
+            print("|---|---|---|")
+            for name, r in rows:
+                print(f"| {name} | {r:,.0f} | {r / elfi:.2f}x |")
+    print(f"\nafter: {machine()}")
 
 
 if __name__ == "__main__":
