@@ -8,7 +8,12 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 /// The std-only packages under `crates/`; every other package there is a core library.
-pub(crate) const STD_ONLY: &[&str] = &["dpinfer-cli", "dpinfer-plots", "dpinfer-ledger"];
+pub(crate) const STD_ONLY: &[&str] = &[
+    "dpinfer-cli",
+    "dpinfer-plots",
+    "dpinfer-ledger",
+    "dpinfer-workers",
+];
 
 /// A package under `crates/`.
 #[derive(Debug, Clone)]

@@ -1,41 +1,36 @@
 //! Models declared in the config rather than built in: `[[model.prior]]` tables (one per
 //! parameter, or a Dirichlet block) and `[model] kind = "command"` external simulators.
-//! The distributions are the library's (`dpinfer::simulators::prior`); this module only reads
-//! the tables.
+//! The distributions are the library's (`dpinfer::simulators::prior`), the worker pool is
+//! `dpinfer_workers`; this module only reads the tables.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use dpinfer::simulators::prior::DeclaredPrior;
 use dpinfer::simulators::{Prior, SimError, Simulator};
+use dpinfer_workers::{CommandSimulator, FAILED_CODE, Pool, PoolSettings};
 use rand::Rng;
 
 use crate::config::ModelConfig;
-use crate::external::{Answer, ExternalSettings, Pool, Request};
 pub use crate::prior_decl::{PriorDecl, build_prior};
 pub use crate::summary_decl::{
     DeclaredSummary, PROVEN_RELATION, SummaryDecl, USER_ADD_REMOVE, USER_REPLACE_ONE,
 };
 
-/// Error code of [`SimError::Model`] for a θ the external simulator rejected (recoverable).
-pub const REJECT_CODE: u32 = 1;
-/// Error code of [`SimError::Model`] for a failed external simulation (fatal; the message
-/// was printed to stderr).
-pub const FAILED_CODE: u32 = 2;
-
 /// `[model] kind = "command"`: an external simulator with a declared prior.
 #[derive(Debug)]
 pub struct CommandModel {
-    /// The worker pool.
-    pub pool: Pool,
+    /// The worker pool as a simulator (with `[model.summary]` as its output map).
+    pub sim: CommandSimulator,
     /// The declared prior.
     pub prior: DeclaredPrior,
     /// Parameter names.
     pub names: Vec<String>,
     /// Values per observation row (for the MMD; default 1).
     pub row_dim: usize,
-    /// `[model.summary]`: applied to every simulation (inside the pool) and, for library
-    /// summaries, to the observed data.
+    /// `[model.summary]`: applied to every simulation (the simulator's output map) and, for
+    /// library summaries, to the observed data.
     pub summary: Option<DeclaredSummary>,
 }
 
@@ -79,73 +74,30 @@ impl CommandModel {
             .as_ref()
             .map(|d| crate::summary_decl::build(d, outputs, row_dim))
             .transpose()?;
-        let pool = Pool::new(ExternalSettings {
-            command,
-            dir: c.base_dir.clone(),
-            param_names: names.clone(),
-            outputs,
-            batch: c.batch.unwrap_or(64),
-            timeout: Duration::from_secs_f64(timeout),
-            retries: c.retries.unwrap_or(2),
-            summary: summary.clone(),
-        })?;
+        let mut settings = PoolSettings::new(command, names.clone(), outputs);
+        settings.dir.clone_from(&c.base_dir);
+        settings.batch = c.batch.unwrap_or(64);
+        settings.timeout = Duration::from_secs_f64(timeout);
+        settings.retries = c.retries.unwrap_or(2);
+        let mut sim = CommandSimulator::new(Pool::new(settings)?, 1);
+        if let Some(s) = summary.clone() {
+            let len = s.output_len();
+            sim = sim.with_output_map(
+                len,
+                Arc::new(move |raw: &[f64], out: &mut [f64]| {
+                    let v = s.compute(raw).map_err(|e| format!("{e:#}"))?;
+                    out.copy_from_slice(&v);
+                    Ok(())
+                }),
+            )?;
+        }
         Ok(Self {
-            pool,
+            sim,
             prior,
             names,
             row_dim,
             summary,
         })
-    }
-
-    /// One simulation through the pool (row id 0, seed from `rng`): the per-row path used
-    /// where the CLI simulates one θ at a time. A failure is printed to stderr and returned
-    /// as a fatal [`SimError::Model`]; a rejection as a recoverable one.
-    ///
-    /// # Errors
-    /// As above.
-    pub fn simulate_one<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        let outputs = self.output_dim();
-        if theta.len() != self.names.len() || out.len() != outputs {
-            return Err(SimError::DimensionMismatch {
-                what: "theta/out",
-                expected: self.names.len(),
-                got: theta.len(),
-            });
-        }
-        let req = Request {
-            row: 0,
-            seed: rng.next_u64(),
-            theta: theta.to_vec(),
-        };
-        match self.pool.run(std::slice::from_ref(&req), 1) {
-            Ok(a) => match a.into_iter().next() {
-                Some(Answer::Output(v)) => {
-                    out.copy_from_slice(&v);
-                    Ok(())
-                }
-                Some(Answer::Reject) => Err(SimError::Model {
-                    code: REJECT_CODE,
-                    recoverable: true,
-                }),
-                None => Err(SimError::Model {
-                    code: FAILED_CODE,
-                    recoverable: false,
-                }),
-            },
-            Err(e) => {
-                crate::errln!("error: {e:#}");
-                Err(SimError::Model {
-                    code: FAILED_CODE,
-                    recoverable: false,
-                })
-            }
-        }
     }
 }
 
@@ -164,14 +116,14 @@ impl Prior for CommandModel {
     }
 }
 
+/// One θ at a time through the pool (row id 0); a failure is printed to stderr (the library
+/// reports only that a fatal model error happened) and a rejection is recoverable.
 impl Simulator for CommandModel {
     fn param_dim(&self) -> usize {
         self.names.len()
     }
     fn output_dim(&self) -> usize {
-        self.summary
-            .as_ref()
-            .map_or(self.pool.settings().outputs, DeclaredSummary::output_len)
+        self.sim.output_dim()
     }
     fn simulate<R: Rng + ?Sized>(
         &self,
@@ -179,7 +131,15 @@ impl Simulator for CommandModel {
         rng: &mut R,
         out: &mut [f64],
     ) -> Result<(), SimError> {
-        self.simulate_one(theta, rng, out)
+        let r = self.sim.simulate(theta, rng, out);
+        if let Err(SimError::Model {
+            code: FAILED_CODE, ..
+        }) = r
+            && let Some(e) = self.sim.take_error()
+        {
+            crate::errln!("error: {e}");
+        }
+        r
     }
 }
 

@@ -14,7 +14,6 @@ pub mod account;
 pub mod arrow;
 pub mod config;
 pub mod declared;
-pub mod external;
 pub mod jobs;
 pub mod limits;
 pub mod mcmc;

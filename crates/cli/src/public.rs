@@ -19,7 +19,6 @@ use dpinfer::abc::smc::{Privatized, Replicate};
 use dpinfer::abc::summary::{Bandwidth, RffSummary};
 use dpinfer::distances::{RandomFourierFeatures, Rows};
 use dpinfer::simulators::{Prior, SimError, SimStream, Simulator};
-use rand::Rng as _;
 
 use crate::config::Config;
 use crate::model::{Model, ModelPrior, ModelSim};
@@ -178,6 +177,11 @@ impl Public {
             .with_context(|| {
                 format!("cannot start {threads} worker threads; use fewer --threads")
             })?;
+        if let (Model::Command(m), None) = (&self.model, &self.replica) {
+            // Start every worker now: their start-up (a Python worker imports numpy and
+            // pyarrow) overlaps the θ draws of the first block.
+            m.sim.pool().start(resolve_threads(threads))?;
+        }
         // Pieces for the progress bar (rows are independent: the split never changes a number).
         let piece = (n as u64 / 50).max(4096);
         let mut lo = start;
@@ -293,10 +297,8 @@ impl<S: Simulator> Simulator for Summarized<'_, S> {
     }
 }
 
-/// An external model's worker pool as a row simulator: each row's simulation seed is the
-/// next draw of the row's stream (after its θ), sent with the table row id; a rejected θ is
-/// a recoverable failure (redrawn from the same stream). Bit-identical to the per-row path
-/// for any batch size and worker count.
+/// An external model's rows (`dpinfer_workers`: each row's seed from its own stream, sent
+/// with the table row id, a rejected θ redrawn from the same stream), then the summary map.
 struct CommandRows<'a> {
     model: &'a crate::declared::CommandModel,
     workers: usize,
@@ -318,31 +320,23 @@ impl RowSimulator for CommandRows<'_> {
         out: &mut [f64],
         ok: &mut [bool],
     ) -> Result<(), SimError> {
-        use crate::external::{Answer, Request};
-        let d = self.model.dim();
+        let raw_len = self.model.output_dim();
+        let mut raw = vec![0.0; streams.len() * raw_len];
+        let sim = self.model.sim.on(self.workers);
+        if let Err(e) = sim.simulate_rows(rows, thetas, streams, &mut raw, ok) {
+            return Err(match self.model.sim.take_error() {
+                Some(why) => self.map.fail(why.to_string()),
+                None => e,
+            });
+        }
         let k = self.row_output_dim();
-        let requests: Vec<Request> = rows
-            .iter()
-            .zip(thetas.chunks_exact(d))
-            .zip(streams.iter_mut())
-            .map(|((&row, th), rng)| Request {
-                row,
-                seed: rng.next_u64(),
-                theta: th.to_vec(),
-            })
-            .collect();
-        let answers = self
-            .model
-            .pool
-            .run(&requests, self.workers)
-            .map_err(|e| self.map.fail(format!("{e:#}")))?;
-        for ((a, o), flag) in answers.into_iter().zip(out.chunks_exact_mut(k)).zip(ok) {
-            match a {
-                Answer::Output(v) => {
-                    self.map.apply(&v, o)?;
-                    *flag = true;
-                }
-                Answer::Reject => *flag = false,
+        for ((r, o), flag) in raw
+            .chunks_exact(raw_len)
+            .zip(out.chunks_exact_mut(k))
+            .zip(ok)
+        {
+            if *flag {
+                self.map.apply(r, o)?;
             }
         }
         Ok(())

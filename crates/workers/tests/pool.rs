@@ -1,0 +1,316 @@
+//! The worker pool against the compiled reference worker (`examples/worker_gaussian.rs`, no
+//! Python needed): tables independent of worker count, batch size and pipelining depth and
+//! equal to the same model simulated in-process; every fault named with its row, its kind and
+//! the worker's stderr; retries on a fresh worker; the reject marker.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::float_cmp,
+    clippy::std_instead_of_core,
+    clippy::std_instead_of_alloc
+)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use dpinfer_abc::pairs::{Proposal, PublicPairs, Rowless};
+use dpinfer_simulators::prior::Uniform;
+use dpinfer_simulators::{SimError, SimStream, Simulator, dist};
+use dpinfer_workers::{
+    CommandSimulator, FAILED_CODE, FaultKind, Pool, PoolSettings, REJECT_CODE, WorkerError,
+};
+use rand_core::Rng;
+
+/// The compiled reference worker (built with the package's examples by `cargo test`).
+fn worker() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let dir = exe.parent().and_then(Path::parent).unwrap();
+    let p = dir
+        .join("examples")
+        .join(format!("worker_gaussian{}", std::env::consts::EXE_SUFFIX));
+    assert!(
+        p.exists(),
+        "{} is missing: run `cargo test -p dpinfer-workers` (which builds the examples) or \
+         `cargo build -p dpinfer-workers --example worker_gaussian` first",
+        p.display()
+    );
+    p
+}
+
+const OUTPUTS: usize = 50;
+const ROWS: u64 = 120;
+const SEED: u64 = 11;
+
+fn settings(batch: usize, in_flight: usize, env: &[(&str, &str)]) -> PoolSettings {
+    let mut s = PoolSettings::new(
+        vec![worker().display().to_string()],
+        vec!["mu".into()],
+        OUTPUTS,
+    );
+    s.batch = batch;
+    s.in_flight = in_flight;
+    s.env = env
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), (*v).to_string()))
+        .collect();
+    s
+}
+
+fn table(s: PoolSettings, workers: usize) -> Result<PublicPairs, dpinfer_abc::AbcError> {
+    let prior = Uniform::new(-3.0, 3.0).unwrap();
+    let sim = CommandSimulator::new(Pool::new(s).unwrap(), workers);
+    PublicPairs::simulate(&Proposal::Prior(&prior), &sim, SEED, 0..ROWS)
+}
+
+/// The reference worker's model in-process: seed = the row stream's next u64, then
+/// y_i = μ + z_i from `SimStream::new(seed, 0)`.
+struct InProcess;
+impl Simulator for InProcess {
+    fn param_dim(&self) -> usize {
+        1
+    }
+    fn output_dim(&self) -> usize {
+        OUTPUTS
+    }
+    fn simulate<R: Rng + ?Sized>(
+        &self,
+        theta: &[f64],
+        rng: &mut R,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
+        let mut r = SimStream::new(rng.next_u64(), 0);
+        for y in out.iter_mut() {
+            *y = theta[0] + dist::std_normal(&mut r);
+        }
+        Ok(())
+    }
+}
+
+fn bits(t: &PublicPairs) -> Vec<u64> {
+    t.to_table().iter().map(|v| v.to_bits()).collect()
+}
+
+#[test]
+fn one_and_four_workers_any_batch_size_and_pipelining_give_the_same_table_bit_for_bit() {
+    let prior = Uniform::new(-3.0, 3.0).unwrap();
+    let reference = PublicPairs::simulate(
+        &Proposal::Prior(&prior),
+        &Rowless(&InProcess),
+        SEED,
+        0..ROWS,
+    )
+    .unwrap();
+    for (batch, in_flight, workers) in [(64, 1, 1), (7, 2, 4), (1, 2, 2), (1000, 2, 1)] {
+        let t = table(settings(batch, in_flight, &[]), workers).unwrap();
+        assert!(
+            bits(&t) == bits(&reference),
+            "batch {batch}, {in_flight} in flight, {workers} workers differs from in-process"
+        );
+    }
+}
+
+/// Simulates with a fault injected at row 37 and returns the typed error.
+fn fault(name: &str, batch: usize, retries: u32, timeout: f64) -> WorkerError {
+    let spec = format!("{name}@37");
+    let mut s = settings(batch, 2, &[("DPINFER_TEST_FAULT", &spec)]);
+    s.retries = retries;
+    s.timeout = Duration::from_secs_f64(timeout);
+    let prior = Uniform::new(-3.0, 3.0).unwrap();
+    let sim = CommandSimulator::new(Pool::new(s).unwrap(), 2);
+    let e = PublicPairs::simulate(&Proposal::Prior(&prior), &sim, SEED, 0..ROWS).unwrap_err();
+    assert_eq!(e, dpinfer_abc::AbcError::Model, "{name}");
+    sim.take_error().expect("the pool keeps the typed error")
+}
+
+fn failure(e: &WorkerError) -> &dpinfer_workers::Failure {
+    match e {
+        WorkerError::Failed(f) => f,
+        other => panic!("expected a failed batch, got {other}"),
+    }
+}
+
+#[test]
+fn a_crashing_worker_names_the_row_exit_status_and_stderr() {
+    let e = fault("crash", 8, 1, 60.0);
+    let f = failure(&e);
+    assert_eq!(e.row(), Some(37));
+    assert_eq!(f.row, Some(37));
+    assert_eq!(f.batch, (32..40).collect::<Vec<u64>>());
+    assert_eq!(f.attempts, 2);
+    assert_eq!(f.fault.kind, FaultKind::Closed);
+    assert_eq!(f.fault.exit.and_then(|s| s.code()), Some(3));
+    assert!(
+        e.stderr_tail()
+            .iter()
+            .any(|l| l.contains("injecting fault \"crash\" at row 37")),
+        "{e}"
+    );
+    let text = e.to_string();
+    assert!(
+        text.contains("failed on row 37 (the batch rows 32..=39 failed 2 time(s)"),
+        "{text}"
+    );
+    assert!(text.contains("exit status: 3"), "{text}");
+    assert!(text.contains("  | worker: injecting fault"), "{text}");
+}
+
+#[test]
+fn a_hanging_worker_is_killed_after_the_timeout() {
+    let t = Instant::now();
+    let e = fault("hang", 8, 0, 1.0);
+    assert_eq!(e.row(), Some(37));
+    assert_eq!(failure(&e).fault.kind, FaultKind::Timeout);
+    assert!(e.to_string().contains("no answer within 1 s"), "{e}");
+    // The batch and the isolated row: two timeouts, not an hour.
+    assert!(t.elapsed() < Duration::from_secs(60));
+}
+
+#[test]
+fn garbage_on_stdout_is_reported_as_not_arrow() {
+    // The worker writes a line that is not Arrow and then hangs; at the timeout the pool
+    // reports the bytes it read after the last complete message.
+    let e = fault("garbage", 8, 0, 5.0);
+    assert_eq!(e.row(), Some(37));
+    assert_eq!(failure(&e).fault.kind, FaultKind::NotArrow);
+    let text = e.to_string();
+    assert!(text.contains("not a valid Arrow IPC stream"), "{text}");
+    assert!(text.contains("Traceback (most recent call last)"), "{text}");
+}
+
+#[test]
+fn wrong_row_ids_wrong_dimensions_and_nan_are_named() {
+    for (name, want) in [
+        ("wrong-id", "row id 1000037, which is not in the batch"),
+        ("dims", "row 37: 51 output values, model.outputs = 50"),
+        ("nan", "row 37: output 1 is NaN"),
+    ] {
+        let e = fault(name, 8, 0, 60.0);
+        assert_eq!(e.row(), Some(37), "{name}");
+        assert_eq!(failure(&e).fault.kind, FaultKind::BadAnswer, "{name}");
+        assert!(e.to_string().contains(want), "{name}: {e}");
+    }
+}
+
+#[test]
+fn a_worker_that_crashes_once_is_replaced_and_the_table_is_unchanged() {
+    let ok = table(settings(8, 2, &[]), 1).unwrap();
+    let s = settings(8, 2, &[("DPINFER_TEST_FAULT", "crash-once@37")]);
+    let pool = Pool::new(s).unwrap();
+    let prior = Uniform::new(-3.0, 3.0).unwrap();
+    let sim = CommandSimulator::new(pool, 1);
+    let retried = PublicPairs::simulate(&Proposal::Prior(&prior), &sim, SEED, 0..ROWS).unwrap();
+    assert!(bits(&ok) == bits(&retried));
+    assert!(sim.pool().started() >= 2, "no fresh worker was started");
+}
+
+#[test]
+fn rejected_thetas_are_redrawn_from_the_rows_own_stream() {
+    let all = table(settings(16, 2, &[]), 2).unwrap();
+    let rej = table(settings(16, 2, &[("DPINFER_TEST_REJECT_BELOW", "0.0")]), 2).unwrap();
+    let (all, rej) = (all.to_table(), rej.to_table());
+    let width = 1 + OUTPUTS;
+    let mu = |t: &[f64]| t.chunks_exact(width).map(|r| r[0]).collect::<Vec<_>>();
+    let (a, r) = (mu(&all), mu(&rej));
+    assert!(r.iter().all(|&m| m >= 0.0), "a rejected θ was kept");
+    assert!(a.iter().any(|&m| m < 0.0));
+    // Rows whose first θ was accepted are untouched.
+    for (ra, rr) in all.chunks_exact(width).zip(rej.chunks_exact(width)) {
+        if ra[0] >= 0.0 {
+            assert!(ra == rr);
+        }
+    }
+}
+
+#[test]
+fn one_theta_at_a_time_through_the_simulator_trait() {
+    let sim = CommandSimulator::new(
+        Pool::new(settings(4, 2, &[("DPINFER_TEST_REJECT_BELOW", "0.0")])).unwrap(),
+        1,
+    );
+    let mut out = vec![0.0; OUTPUTS];
+    let mut rng = SimStream::new(5, 0);
+    let mut twin = rng.clone();
+    sim.simulate(&[1.5], &mut rng, &mut out).unwrap();
+    let mut want = vec![0.0; OUTPUTS];
+    InProcess.simulate(&[1.5], &mut twin, &mut want).unwrap();
+    assert!(out == want);
+    assert_eq!(
+        sim.simulate(&[-1.0], &mut rng, &mut out),
+        Err(SimError::Model {
+            code: REJECT_CODE,
+            recoverable: true
+        })
+    );
+    assert!(matches!(
+        sim.simulate(&[1.0, 2.0], &mut rng, &mut out),
+        Err(SimError::DimensionMismatch { .. })
+    ));
+}
+
+#[test]
+fn a_missing_program_and_invalid_settings_are_typed_errors() {
+    let mut s = settings(4, 2, &[]);
+    s.command = vec!["/nonexistent/simulator".into()];
+    let sim = CommandSimulator::new(Pool::new(s).unwrap(), 1);
+    let mut out = vec![0.0; OUTPUTS];
+    let r = sim.simulate(&[0.0], &mut SimStream::new(1, 1), &mut out);
+    assert_eq!(
+        r,
+        Err(SimError::Model {
+            code: FAILED_CODE,
+            recoverable: false
+        })
+    );
+    let e = sim.take_error().unwrap();
+    assert!(matches!(e, WorkerError::Spawn { .. }), "{e}");
+    assert!(
+        e.to_string()
+            .contains("cannot start the external simulator")
+    );
+    assert!(sim.take_error().is_none());
+
+    for (edit, name) in [
+        (
+            Box::new(|s: &mut PoolSettings| s.command.clear()) as Box<dyn Fn(&mut PoolSettings)>,
+            "command",
+        ),
+        (Box::new(|s: &mut PoolSettings| s.outputs = 0), "outputs"),
+        (Box::new(|s: &mut PoolSettings| s.batch = 0), "outputs"),
+        (
+            Box::new(|s: &mut PoolSettings| s.in_flight = 3),
+            "in_flight",
+        ),
+        (
+            Box::new(|s: &mut PoolSettings| s.timeout = Duration::ZERO),
+            "timeout",
+        ),
+        (
+            Box::new(|s: &mut PoolSettings| s.param_names = vec!["seed".into()]),
+            "param_names",
+        ),
+        (
+            Box::new(|s: &mut PoolSettings| s.param_names.clear()),
+            "param_names",
+        ),
+    ] {
+        let mut s = settings(4, 2, &[]);
+        edit(&mut s);
+        match Pool::new(s) {
+            Err(WorkerError::InvalidSettings { name: n, .. }) => assert_eq!(n, name),
+            other => panic!("{name}: {other:?}"),
+        }
+    }
+    let pool = Pool::new(settings(4, 2, &[])).unwrap();
+    let e = pool
+        .run(
+            &[dpinfer_workers::Request {
+                row: 9,
+                seed: 1,
+                theta: vec![],
+            }],
+            1,
+        )
+        .unwrap_err();
+    assert_eq!(e.row(), Some(9));
+}
