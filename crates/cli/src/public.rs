@@ -177,7 +177,7 @@ impl Public {
             .with_context(|| {
                 format!("cannot start {threads} worker threads; use fewer --threads")
             })?;
-        if let (Model::Command(m), None) = (&self.model, &self.replica) {
+        if let (Model::User(m), None) = (&self.model, &self.replica) {
             // Start every worker now: their start-up (a Python worker imports numpy and
             // pyarrow) overlaps the θ draws of the first block.
             m.sim.pool().start(resolve_threads(threads))?;
