@@ -80,8 +80,8 @@ pub(crate) fn check_series(series: &[Series]) -> Result<(), PlotError> {
 
 /// Line chart (640 × 360 px) of several series sharing axes (tolerance, ESS and acceptance
 /// schedules, cumulative ε), each in its own colour with a legend on the right. Every
-/// series is drawn through at most about 4 000 of its points (every `⌈n/4000⌉`-th), lifting
-/// the pen over non-finite values. `log_y` plots log10 of the positive values (others are
+/// series is drawn through every `max(1, ⌊n/4000⌋)`-th point (4 000 to 8 000 points when
+/// there are more), lifting the pen over non-finite values. `log_y` plots log10 of the positive values (others are
 /// gaps) with ticks at powers of ten; an axis whose finite values are all whole numbers
 /// (generations, iterations, counts) never ticks between integers.
 ///

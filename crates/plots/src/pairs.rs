@@ -31,8 +31,8 @@ impl<'a> Column<'a> {
 /// A pair plot (corner plot) of `d` parameters, a square of `d × d` panels (180 px each up to
 /// three parameters, 130 px beyond): panel `(i, i)` is parameter `i`'s density histogram with
 /// its kernel density estimate, panel `(i, j)` below the diagonal the scatter of parameter `j`
-/// (x) against parameter `i` (y), at most about 1 500 points per panel (every `⌈n/1500⌉`-th
-/// draw), large and opaque for a few points, small and translucent for many. The true θ, when
+/// (x) against parameter `i` (y), through every `max(1, ⌊n/1500⌋)`-th draw (1 500 to 3 000
+/// points per panel when there are more), large and opaque for a few points, small and translucent for many. The true θ, when
 /// given, is a red dot in each scatter and a dashed red line on the diagonal.
 ///
 /// Weighted draws are resampled once for all parameters ([`resample`](crate::resample)'s

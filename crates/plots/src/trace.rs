@@ -20,8 +20,8 @@ use crate::stats::{check_chains, rank_counts};
 /// that have not mixed show histograms that rise or fall across the bins instead of
 /// scattering around the line.
 ///
-/// The picture is 680 px wide and 150 px high per parameter. Traces are drawn through at
-/// most about 2 000 points per part (every `⌈n/2000⌉`-th), lifting the pen over non-finite
+/// The picture is 680 px wide and 150 px high per parameter. Traces are drawn through every
+/// `max(1, ⌊n/2000⌋)`-th draw of each part (2 000 to 4 000 points), lifting the pen over non-finite
 /// draws, which are also left out of the ranks.
 ///
 /// ```
