@@ -70,10 +70,11 @@ pub(crate) fn check_series(series: &[Series]) -> Result<(), PlotError> {
             what: "series".into(),
         });
     }
-    for s in series {
-        error::same_length(&s.label, s.x.len(), s.y.len())?;
-        error::bounded(&s.label, &s.x)?;
-        error::bounded(&s.label, &s.y)?;
+    for (i, s) in series.iter().enumerate() {
+        let what = |axis: &str| format!("series {i} ({}) {axis}", s.label);
+        error::same_length(&what("y"), s.x.len(), s.y.len())?;
+        error::bounded(&what("x"), &s.x)?;
+        error::bounded(&what("y"), &s.y)?;
     }
     Ok(())
 }
@@ -212,7 +213,7 @@ mod tests {
         assert_eq!(
             line_chart("t", "x", "y", &[ragged], false),
             Err(PlotError::LengthMismatch {
-                what: "a".into(),
+                what: "series 0 (a) y".into(),
                 expected: 2,
                 found: 1
             })

@@ -112,9 +112,10 @@ impl<'a> PairPlot<'a> {
             });
         }
         let n = cols[0].values.len();
-        for c in cols {
-            error::same_length(c.name, n, c.values.len())?;
-            error::finite_values(c.name, c.values)?;
+        for (i, c) in cols.iter().enumerate() {
+            let what = format!("column {i} ({})", c.name);
+            error::same_length(&what, n, c.values.len())?;
+            error::finite_values(&what, c.values)?;
         }
         if let Some(t) = self.truth {
             error::same_length("truth", cols.len(), t.len())?;
@@ -311,7 +312,7 @@ mod tests {
         assert_eq!(
             PairPlot::new(&[Column::new("a", &a), Column::new("b", &b)]).svg(),
             Err(PlotError::LengthMismatch {
-                what: "b".into(),
+                what: "column 1 (b)".into(),
                 expected: 3,
                 found: 2
             })
