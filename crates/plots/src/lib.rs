@@ -16,7 +16,7 @@ pub use line::{Chart, Series, line_chart};
 pub use marginal::Marginal;
 pub use pairs::{Column, MAX_PAIR_COLUMNS, PairPlot};
 pub use stats::{MAX_RESAMPLED, RankHistograms, rank_histograms, resample};
-pub use trace::trace_rank_plot;
+pub use trace::{rank_plot, trace_plot, trace_rank_plot};
 
 /// Largest magnitude of a plotted value: finite values beyond ±1e300 are refused
 /// ([`PlotError::TooLarge`]) so that no axis span, padding or tick computation overflows.

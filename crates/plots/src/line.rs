@@ -70,18 +70,19 @@ pub(crate) fn check_series(series: &[Series]) -> Result<(), PlotError> {
             what: "series".into(),
         });
     }
-    for s in series {
-        error::same_length(&s.label, s.x.len(), s.y.len())?;
-        error::bounded(&s.label, &s.x)?;
-        error::bounded(&s.label, &s.y)?;
+    for (i, s) in series.iter().enumerate() {
+        let what = |axis: &str| format!("series {i} ({}) {axis}", s.label);
+        error::same_length(&what("y"), s.x.len(), s.y.len())?;
+        error::bounded(&what("x"), &s.x)?;
+        error::bounded(&what("y"), &s.y)?;
     }
     Ok(())
 }
 
 /// Line chart (640 × 360 px) of several series sharing axes (tolerance, ESS and acceptance
 /// schedules, cumulative ε), each in its own colour with a legend on the right. Every
-/// series is drawn through at most about 4 000 of its points (every `⌈n/4000⌉`-th), lifting
-/// the pen over non-finite values. `log_y` plots log10 of the positive values (others are
+/// series is drawn through every `max(1, ⌊n/4000⌋)`-th point (4 000 to 8 000 points when
+/// there are more), lifting the pen over non-finite values. `log_y` plots log10 of the positive values (others are
 /// gaps) with ticks at powers of ten; an axis whose finite values are all whole numbers
 /// (generations, iterations, counts) never ticks between integers.
 ///
@@ -212,7 +213,7 @@ mod tests {
         assert_eq!(
             line_chart("t", "x", "y", &[ragged], false),
             Err(PlotError::LengthMismatch {
-                what: "a".into(),
+                what: "series 0 (a) y".into(),
                 expected: 2,
                 found: 1
             })

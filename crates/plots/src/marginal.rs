@@ -254,6 +254,17 @@ mod tests {
         assert_eq!(weighted, Marginal::new("x", &r).svg().unwrap());
     }
 
+    /// One value, or values all equal, get a window around them; next to 0 (where 5 % of
+    /// the value underflows) the window is ±0.5 (found by the hostile-input proptest).
+    #[test]
+    fn a_single_value_gets_a_window() {
+        for v in [5e-324, 0.0, -2.5, 1e300, 1e-250] {
+            let s = Marginal::new("x", &[v, v, v]).truth(v).svg().unwrap();
+            assert!(!s.contains("NaN") && !s.contains("inf"), "{v}: {s}");
+            assert_eq!(layout_problems(&s), Vec::new(), "{v}");
+        }
+    }
+
     #[test]
     fn bad_inputs_are_typed_errors() {
         let v = [1.0, 2.0, 3.0];

@@ -31,8 +31,8 @@ impl<'a> Column<'a> {
 /// A pair plot (corner plot) of `d` parameters, a square of `d × d` panels (180 px each up to
 /// three parameters, 130 px beyond): panel `(i, i)` is parameter `i`'s density histogram with
 /// its kernel density estimate, panel `(i, j)` below the diagonal the scatter of parameter `j`
-/// (x) against parameter `i` (y), at most about 1 500 points per panel (every `⌈n/1500⌉`-th
-/// draw), large and opaque for a few points, small and translucent for many. The true θ, when
+/// (x) against parameter `i` (y), through every `max(1, ⌊n/1500⌋)`-th draw (1 500 to 3 000
+/// points per panel when there are more), large and opaque for a few points, small and translucent for many. The true θ, when
 /// given, is a red dot in each scatter and a dashed red line on the diagonal.
 ///
 /// Weighted draws are resampled once for all parameters ([`resample`](crate::resample)'s
@@ -112,9 +112,10 @@ impl<'a> PairPlot<'a> {
             });
         }
         let n = cols[0].values.len();
-        for c in cols {
-            error::same_length(c.name, n, c.values.len())?;
-            error::finite_values(c.name, c.values)?;
+        for (i, c) in cols.iter().enumerate() {
+            let what = format!("column {i} ({})", c.name);
+            error::same_length(&what, n, c.values.len())?;
+            error::finite_values(&what, c.values)?;
         }
         if let Some(t) = self.truth {
             error::same_length("truth", cols.len(), t.len())?;
@@ -311,7 +312,7 @@ mod tests {
         assert_eq!(
             PairPlot::new(&[Column::new("a", &a), Column::new("b", &b)]).svg(),
             Err(PlotError::LengthMismatch {
-                what: "b".into(),
+                what: "column 1 (b)".into(),
                 expected: 3,
                 found: 2
             })

@@ -20,8 +20,8 @@ use crate::stats::{check_chains, rank_counts};
 /// that have not mixed show histograms that rise or fall across the bins instead of
 /// scattering around the line.
 ///
-/// The picture is 680 px wide and 150 px high per parameter. Traces are drawn through at
-/// most about 2 000 points per part (every `⌈n/2000⌉`-th), lifting the pen over non-finite
+/// The picture is 680 px wide and 150 px high per parameter. Traces are drawn through every
+/// `max(1, ⌊n/2000⌋)`-th draw of each part (2 000 to 4 000 points), lifting the pen over non-finite
 /// draws, which are also left out of the ranks.
 ///
 /// ```
@@ -39,69 +39,142 @@ use crate::stats::{check_chains, rank_counts};
 /// `x` and `y` differ in length, [`PlotError::TooLarge`] for a finite value beyond
 /// ±[`MAX_ABS`](crate::MAX_ABS). A series without draws is drawn as empty axes.
 pub fn trace_rank_plot(title: &str, series: &[Series], chains: usize) -> Result<String, PlotError> {
+    draw(title, series, chains, Panels::Both)
+}
+
+/// Trace plots alone (520 px wide, 150 px per parameter): the left half of
+/// [`trace_rank_plot`] on a wider frame, with the same inputs.
+///
+/// # Errors
+/// As [`trace_rank_plot`].
+pub fn trace_plot(title: &str, series: &[Series], chains: usize) -> Result<String, PlotError> {
+    draw(title, series, chains, Panels::Trace)
+}
+
+/// Rank plots alone (480 px wide, 150 px per parameter): the right half of
+/// [`trace_rank_plot`] on a wider frame, with the same inputs (`x` only sets the draws'
+/// order; the ranks need `y`).
+///
+/// # Errors
+/// As [`trace_rank_plot`].
+pub fn rank_plot(title: &str, series: &[Series], chains: usize) -> Result<String, PlotError> {
+    draw(title, series, chains, Panels::Rank)
+}
+
+/// Which panels a row of [`draw`] holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Panels {
+    Both,
+    Trace,
+    Rank,
+}
+
+/// One row per parameter: the trace, the rank plot or both (validated here).
+fn draw(
+    title: &str,
+    series: &[Series],
+    chains: usize,
+    panels: Panels,
+) -> Result<String, PlotError> {
     const ROW: f64 = 150.0;
     check_series(series)?;
     check_chains(chains)?;
+    // The picture's width, the trace frame's width and the rank frame's left edge and width.
+    let (width, trace_w, rank_x0, rank_w) = match panels {
+        Panels::Both => (680.0, 360.0, 490.0, 170.0),
+        Panels::Trace => (520.0, 420.0, 0.0, 0.0),
+        Panels::Rank => (480.0, 0.0, 72.0, 380.0),
+    };
+    // The rank-only picture puts its legend on two lines.
+    let footer = if panels == Panels::Rank { 38.0 } else { 24.0 };
     #[allow(clippy::cast_precision_loss)]
-    let height = 50.0 + ROW * series.len().max(1) as f64 + 24.0;
-    let mut out = header(680.0, height, title);
+    let height = 50.0 + ROW * series.len().max(1) as f64 + footer;
+    let mut out = header(width, height, title);
     let parts = match chains {
         1 => "one chain".to_owned(),
         2 => "colours: first and second half of the kept draws (split-R̂'s chains)".to_owned(),
         k => format!("colours: {k} consecutive parts of the kept draws (split-R̂'s chains)"),
     };
-    let _ = write!(
-        out,
-        r#"<text x="340" y="{:.1}" font-size="10" text-anchor="middle">{}; dashed: uniform ranks</text>"#,
-        height - 8.0,
-        esc(&parts)
-    );
+    let legend = |out: &mut String, y: f64, text: &str| {
+        let _ = write!(
+            out,
+            r#"<text x="{}" y="{y:.1}" font-size="10" text-anchor="middle">{}</text>"#,
+            width / 2.0,
+            esc(text)
+        );
+    };
+    match panels {
+        Panels::Both => legend(
+            &mut out,
+            height - 8.0,
+            &format!("{parts}; dashed: uniform ranks"),
+        ),
+        Panels::Trace => legend(&mut out, height - 8.0, &parts),
+        Panels::Rank => {
+            legend(&mut out, height - 22.0, &parts);
+            legend(
+                &mut out,
+                height - 8.0,
+                "dashed: the count of every bin under uniform ranks",
+            );
+        }
+    }
     for (j, s) in series.iter().enumerate() {
         #[allow(clippy::cast_precision_loss)]
         let y0 = 40.0 + ROW * j as f64;
         let n = s.y.len().min(s.x.len());
         let per = n / chains;
         let last = j + 1 == series.len();
-        // Left: the trace.
-        let xr = finite_range(s.x[..n].iter().copied()).unwrap_or((0.0, 1.0));
-        let yr = finite_range(s.y[..n].iter().copied()).unwrap_or((0.0, 1.0));
-        let f = Frame {
-            x0: 72.0,
-            y0,
-            w: 360.0,
-            h: ROW - 50.0,
-            xr,
-            yr,
-            xs: if all_integers(s.x[..n].iter().copied()) {
-                Scale::Integer
-            } else {
-                Scale::Linear
-            },
-            ys: Scale::Linear,
-        };
-        for c in 0..chains {
-            let (lo, hi) = if per == 0 {
-                (0, if c == 0 { n } else { 0 })
-            } else {
-                (c * per, if c + 1 == chains { n } else { (c + 1) * per })
+        // Left (or alone): the trace.
+        if panels != Panels::Rank {
+            let xr = finite_range(s.x[..n].iter().copied()).unwrap_or((0.0, 1.0));
+            let yr = finite_range(s.y[..n].iter().copied()).unwrap_or((0.0, 1.0));
+            let f = Frame {
+                x0: 72.0,
+                y0,
+                w: trace_w,
+                h: ROW - 50.0,
+                xr,
+                yr,
+                xs: if all_integers(s.x[..n].iter().copied()) {
+                    Scale::Integer
+                } else {
+                    Scale::Linear
+                },
+                ys: Scale::Linear,
             };
-            if hi <= lo {
-                continue;
+            for c in 0..chains {
+                let (lo, hi) = if per == 0 {
+                    (0, if c == 0 { n } else { 0 })
+                } else {
+                    (c * per, if c + 1 == chains { n } else { (c + 1) * per })
+                };
+                if hi <= lo {
+                    continue;
+                }
+                let path = f.broken_polyline(&s.x[lo..hi], &s.y[lo..hi], 2000);
+                let _ = write!(
+                    out,
+                    r#"<path class="trace" data-chain="{c}" d="{path}" fill="none" stroke="{}" stroke-width="0.8"/>"#,
+                    PALETTE[c % PALETTE.len()]
+                );
             }
-            let path = f.broken_polyline(&s.x[lo..hi], &s.y[lo..hi], 2000);
-            let _ = write!(
-                out,
-                r#"<path class="trace" data-chain="{c}" d="{path}" fill="none" stroke="{}" stroke-width="0.8"/>"#,
-                PALETTE[c % PALETTE.len()]
+            f.axes(
+                &mut out,
+                if last { "iteration" } else { "" },
+                &s.label,
+                TickLabels::FULL,
             );
         }
-        f.axes(
-            &mut out,
-            if last { "iteration" } else { "" },
-            &s.label,
-            TickLabels::FULL,
-        );
-        // Right: the rank plot.
+        if panels == Panels::Trace {
+            continue;
+        }
+        // Right (or alone): the rank plot; alone, its y axis names the parameter.
+        let rank_label = if panels == Panels::Rank {
+            format!("{} count", s.label)
+        } else {
+            "count".to_owned()
+        };
         let (counts, expected) = rank_counts(&s.y[..n], chains);
         let total = (per * chains).max(1) as f64;
         let bins = counts.first().map_or(1, Vec::len);
@@ -112,9 +185,9 @@ pub fn trace_rank_plot(title: &str, series: &[Series], chains: usize) -> Result<
             .fold(expected, f64::max)
             .max(1.0);
         let g = Frame {
-            x0: 490.0,
+            x0: rank_x0,
             y0,
-            w: 170.0,
+            w: rank_w,
             h: ROW - 50.0,
             xr: (0.0, total),
             yr: (0.0, 1.1 * top),
@@ -156,7 +229,7 @@ pub fn trace_rank_plot(title: &str, series: &[Series], chains: usize) -> Result<
         g.axes(
             &mut out,
             if last { "rank (all draws)" } else { "" },
-            "count",
+            &rank_label,
             TickLabels {
                 x: true,
                 y: true,
@@ -193,6 +266,33 @@ mod tests {
         assert_eq!(s.matches("class=\"rank\"").count(), 4);
         assert_eq!(s.matches("class=\"uniform\"").count(), 2);
         assert!(s.contains(">rank (all draws)<") && s.contains(">iteration<"));
+    }
+
+    /// The single-panel variants hold only their own marks and lay out cleanly for one to
+    /// many chains, including the two-line legend of the rank plot.
+    #[test]
+    fn trace_or_rank_alone() {
+        let it: Vec<f64> = (0..4000).map(f64::from).collect();
+        let y: Vec<f64> = (0..4000u32)
+            .map(|i| f64::from((i * 7919) % 4000) * 1e-3 - 2.0)
+            .collect();
+        let series = vec![
+            Series::new("theta_1", it.clone(), y.clone()),
+            Series::new("log sigma", it, y.iter().map(|v| v * 250.0).collect()),
+        ];
+        for chains in [1, 2, 4, 64] {
+            let t = trace_plot("trace", &series, chains).unwrap();
+            let r = rank_plot("rank plots", &series, chains).unwrap();
+            assert_eq!(layout_problems(&t), Vec::new(), "{chains}");
+            assert_eq!(layout_problems(&r), Vec::new(), "{chains}");
+            assert_eq!(t.matches("class=\"trace\"").count(), 2 * chains);
+            assert_eq!(t.matches("class=\"rank\"").count(), 0);
+            assert_eq!(r.matches("class=\"rank\"").count(), 2 * chains);
+            assert_eq!(r.matches("class=\"trace\"").count(), 0);
+            assert_eq!(r.matches("class=\"uniform\"").count(), 2);
+            assert!(r.contains(">log sigma count<") && r.contains(">rank (all draws)<"));
+            assert!(t.contains(">iteration<") && !t.contains("dashed"));
+        }
     }
 
     #[test]

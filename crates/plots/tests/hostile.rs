@@ -8,7 +8,7 @@
 
 use dpinfer_plots::{
     Chart, Column, Marginal, PairPlot, PlotError, Series, layout_problems, line_chart,
-    rank_histograms, resample, trace_rank_plot,
+    rank_histograms, rank_plot, resample, trace_plot, trace_rank_plot,
 };
 use proptest::prelude::*;
 
@@ -186,6 +186,8 @@ proptest! {
     #[test]
     fn trace_rank(title in text(), s in series(), chains in prop_oneof![4 => 1..8usize, 1 => 0..1usize, 1 => Just(65), 1 => Just(usize::MAX)]) {
         check(trace_rank_plot(&title, &s, chains))?;
+        check(trace_plot(&title, &s, chains))?;
+        check(rank_plot(&title, &s, chains))?;
     }
 
     #[test]
