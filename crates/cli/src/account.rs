@@ -4,7 +4,7 @@
 //!
 //! Events are written in the library's event grammar, `kind:key=value,…`
 //! (`dpinfer::accountants::spec`, parsed into `EventSpec`; the kinds and keys are in
-//! [`EVENT_HELP`]). Calibration is the library's `calibrate::{SigmaRequest,
+//! `dpinfer account epsilon --help`). Calibration is the library's `calibrate::{SigmaRequest,
 //! MaxStepsRequest}`; numbers are printed with its `RoundedUp`. This module holds the clap
 //! arguments and the printing.
 //!
@@ -16,28 +16,21 @@
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use dpinfer::accountants::calibrate::{MaxStepsRequest, Method, SigmaRequest};
+use dpinfer::accountants::spec::SYNTAX;
 use dpinfer::accountants::{
     AccountantError, AccountantKind, Answer, ConversionRule, EventSpec, Neighbouring,
     ParseNameError, Query, Report, RoundedUp,
 };
 use serde_json::{Value, json};
 
-/// Long help of `--event`: the event grammar.
-const EVENT_HELP: &str = "One release or repeated release, `kind:key=value,…` (repeatable; \
-the events compose adaptively).
-  gaussian:sigma=σ[,sens=Δ₂]        Gaussian mechanism (Δ₂ default 1)
-  laplace:b=b[,sens=Δ₁]             Laplace mechanism (Δ₁ default 1)
-  dlaplace:b=β[,sens=k]             discrete Laplace on the integers (β, integer k in grid units)
-  dgaussian:sigma=σ[,sens=k]        discrete Gaussian on the integers (σ, integer k in grid units)
-  pure:eps=ε                        any ε-DP mechanism
-  approx:eps=ε,delta=δ              any (ε, δ)-DP mechanism (approx accountant only)
-  zcdp:rho=ρ                        any ρ-zCDP mechanism
-  svt:c=c,b=b[,sens=Δ][,resample=0|1]  sparse vector, c answers (ABCDP Thm 1)
-  binomial:n=n,m=m,releases=L[,bound=exact|paper]  binomial infection curve (Xiong et al. Prop. 4)
-On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
-add/remove neighbours only) or wor=batch/population (sampling without replacement, \
-replace-one neighbours only). Sensitivities are under the chosen --neighbouring relation.
-Example: --event gaussian:sigma=1,poisson=0.01,count=10000";
+/// Long help of `--event`: the library's event grammar ([`SYNTAX`]).
+fn event_help() -> String {
+    format!(
+        "One release or repeated release, `kind:key=value,…` (repeatable; the events compose \
+         adaptively).\n{SYNTAX} Sensitivities are under the chosen --neighbouring relation.\n\
+         Example: --event gaussian:sigma=1,poisson=0.01,count=10000"
+    )
+}
 
 /// Arguments of `dpinfer account`.
 #[derive(Debug, Args)]
@@ -92,7 +85,7 @@ enum AccountCmd {
         #[arg(long)]
         delta: f64,
         /// Events, `kind:key=value,…` (repeatable).
-        #[arg(long = "event", required = true, long_help = EVENT_HELP)]
+        #[arg(long = "event", required = true, long_help = event_help())]
         events: Vec<String>,
         /// Neighbouring relation: add-remove (also add/remove) or replace-one.
         #[arg(long, default_value = "add-remove")]
@@ -109,7 +102,7 @@ enum AccountCmd {
         #[arg(long)]
         epsilon: f64,
         /// Events, `kind:key=value,…` (repeatable).
-        #[arg(long = "event", required = true, long_help = EVENT_HELP)]
+        #[arg(long = "event", required = true, long_help = event_help())]
         events: Vec<String>,
         /// Neighbouring relation: add-remove (also add/remove) or replace-one.
         #[arg(long, default_value = "add-remove")]
