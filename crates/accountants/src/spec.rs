@@ -672,6 +672,37 @@ impl fmt::Display for EventSpec {
     }
 }
 
+/// With the `serde` feature an [`EventSpec`] is its canonical text (`Display`), and is read
+/// back with `FromStr` (errors name the key), so a configuration file can hold
+/// `event = "gaussian:sigma=1,poisson=0.01,count=100"`.
+#[cfg(feature = "serde")]
+impl serde::Serialize for EventSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for EventSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = EventSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an event, `kind:key=value,…`")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<EventSpec, E> {
+                v.parse()
+                    .map_err(|e: ParseEventError| match core::error::Error::source(&e) {
+                        Some(src) => E::custom(alloc::format!("{e}: {src}")),
+                        None => E::custom(e),
+                    })
+            }
+        }
+        deserializer.deserialize_str(Text)
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::float_cmp)] // parsed literals are exact
 mod tests {
@@ -855,6 +886,21 @@ mod tests {
             parse(&alloc::format!("{example},count=2,poisson=0.5")).unwrap();
             parse(&alloc::format!("{example},wor=1/2")).unwrap();
         }
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn serde_is_the_text() {
+        let s = parse("gaussian:sigma=1.5,poisson=0.01,count=10").unwrap();
+        let j = serde_json::to_string(&s).unwrap();
+        assert_eq!(j, r#""gaussian:sigma=1.5,poisson=0.01,count=10""#);
+        assert_eq!(serde_json::from_str::<EventSpec>(&j).unwrap(), s);
+        let e = serde_json::from_str::<EventSpec>(r#""gaussian:sigma=x""#).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains(r#"sigma="x" is not a number: invalid float literal"#)
+        );
+        assert!(serde_json::from_str::<EventSpec>("3").is_err());
     }
 
     #[test]
