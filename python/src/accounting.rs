@@ -7,8 +7,8 @@ use std::sync::Arc;
 use dpinfer_accountants::calibrate::{self, Method};
 use dpinfer_accountants::{
     Accountant, AccountantError, ApproxAccountant, BinomialBound, BudgetFilter, DEFAULT_ORDERS,
-    Event, EventBuf, FilterEpsilon, MAX_EVENT_DEPTH, Neighbouring, PldAccountant, PureAccountant,
-    RdpAccountantVec, Report, ZcdpAccountant, convert,
+    Event, EventBuf, EventSpec, FilterEpsilon, MAX_EVENT_DEPTH, Neighbouring, ParseEventError,
+    PldAccountant, PureAccountant, RdpAccountantVec, Report, ZcdpAccountant, convert,
 };
 use pyo3::prelude::*;
 
@@ -837,6 +837,44 @@ fn dp_barker_max_steps(
     calibrate::dp_barker_max_steps(epsilon, delta, batch, n, max_order).map_err(acc)
 }
 
+/// One release written in the event grammar of ``dpinfer account --event``,
+/// ``kind:key=value,…`` (e.g. ``"gaussian:sigma=1,poisson=0.01,count=10000"``), as an
+/// :class:`Event`: the base mechanism, inside its sampling node (``poisson=q`` or
+/// ``wor=batch/population``), inside ``Event.self_composed(…, count)`` when ``count`` is not
+/// 1. Syntax errors raise ``InvalidParameterError`` whose ``name`` is the key at fault
+/// (``None`` for an unknown kind); parameter values are checked when the event is composed.
+#[pyfunction]
+fn parse_event(text: &str) -> PyResult<PyEvent> {
+    let spec: EventSpec = text.parse().map_err(|e: ParseEventError| {
+        let mut msg = e.to_string();
+        if let Some(src) = core::error::Error::source(&e) {
+            msg = format!("{msg}: {src}");
+        }
+        invalid(e.key().unwrap_or("event"), None, msg)
+    })?;
+    let (event, count) = spec.to_pair();
+    if count == 1 {
+        PyEvent::new(event)
+    } else {
+        PyEvent::new(EventBuf::SelfComposed {
+            event: Box::new(event),
+            count,
+        })
+    }
+}
+
+/// The event grammar's canonical text of ``event`` (the inverse of :func:`parse_event`):
+/// a grammar kind, optionally inside one sampling node and one ``self_composed``. Other
+/// trees (compositions, nested sampling) raise ``UnsupportedEventError``.
+#[pyfunction]
+fn format_event(event: &PyEvent) -> PyResult<String> {
+    let spec = match &*event.node {
+        EventBuf::SelfComposed { event, count } => EventSpec::from_event(event, *count),
+        other => EventSpec::from_event(other, 1),
+    };
+    spec.map(|s| s.to_string()).map_err(acc)
+}
+
 /// The crate's default RDP orders (34 orders from 1.25 to 256).
 #[pyfunction]
 fn default_rdp_orders() -> Vec<f64> {
@@ -864,5 +902,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(dp_hmc_max_steps, m)?)?;
     m.add_function(wrap_pyfunction!(dp_barker_max_steps, m)?)?;
     m.add_function(wrap_pyfunction!(default_rdp_orders, m)?)?;
+    m.add_function(wrap_pyfunction!(parse_event, m)?)?;
+    m.add_function(wrap_pyfunction!(format_event, m)?)?;
     Ok(())
 }

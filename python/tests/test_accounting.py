@@ -392,3 +392,36 @@ def test_gil_is_released_for_rust_work():
 
 def test_version():
     assert dpinfer.__version__ == "0.1.0"
+
+
+def test_event_grammar_parse_and_format():
+    # The grammar of `dpinfer account --event`, parsed by the Rust library (EventSpec).
+    e = A.parse_event("gaussian:sigma=1,poisson=0.01,count=10000")
+    assert e.name == "SelfComposed"
+    assert A.format_event(e) == "gaussian:sigma=1,poisson=0.01,count=10000"
+    # The same ε as the event built with the constructors (RDP, the README's 6.7194…).
+    built = A.Event.self_composed(A.Event.poisson_sampled(0.01, A.Event.gaussian(1.0)), 10000)
+    eps = A.RdpAccountant().compose(e).get_epsilon(1e-5)
+    assert eps == A.RdpAccountant().compose(built).get_epsilon(1e-5)
+    assert abs(eps - 6.7194) < 1e-3
+    # Canonical form: spaces dropped, defaults omitted, sampling before count.
+    assert A.format_event(A.parse_event(" laplace : b = 2 , count=3, sens=1 ")) == "laplace:b=2,count=3"
+    assert A.format_event(A.parse_event("svt:c=3,b=2,resample=true")) == "svt:c=3,b=2,resample=1"
+    assert A.format_event(A.Event.pure(0.5)) == "pure:eps=0.5"
+    with pytest.raises(UnsupportedEventError):
+        A.format_event(A.Event.composed([A.Event.pure(1.0), A.Event.zcdp(0.1)]))
+    # Syntax errors name the key; values are checked when composed.
+    for text, key in [
+        ("gaussian:sigma=abc", "sigma"),
+        ("gaussian:sigma=1,foo=2", "foo"),
+        ("gaussian", "sigma"),
+        ("gaussian:sigma=1,count=-3", "count"),
+        ("binomial:n=10,m=1,releases=1,bound=tight", "bound"),
+        ("warp:x=1", "event"),
+    ]:
+        with pytest.raises(InvalidParameterError) as info:
+            A.parse_event(text)
+        assert info.value.name == key, (text, info.value)
+    with pytest.raises(InvalidParameterError):
+        A.PureDpAccountant().compose(A.parse_event("pure:eps=-1"))
+

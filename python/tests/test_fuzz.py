@@ -1,6 +1,6 @@
 """Hypothesis fuzz of the binding: arbitrary (bad) inputs raise a Python exception of an
 expected kind — never a crash of the interpreter, a Rust panic (PanicException, a
-BaseException) or a NaN/negative budget. About 4100 cases per run (6 × 600 + 300 + 200)."""
+BaseException) or a NaN/negative budget. About 4400 cases per run (6 × 600 + 300 + 200 + 300)."""
 
 from __future__ import annotations
 
@@ -219,3 +219,23 @@ def test_mcmc_never_crashes(eps, delta, clip, tau, step, batch, accounting):
                 assert 0 <= r.privacy["epsilon"] <= eps
         except OK:
             pass
+
+
+grammar_tokens = st.sampled_from(
+    ["gaussian", "svt", "binomial", "dlaplace", ":", ",", "=", "/", " ", "sigma", "sens",
+     "count", "poisson", "wor", "resample", "bound", "nan", "-inf", "1e999", "0.5", "3",
+     "18446744073709551616", "é"]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.one_of(st.text(max_size=60), st.lists(grammar_tokens, max_size=14).map("".join)))
+def test_event_grammar_hostile_strings_never_crash(text):
+    # The event grammar (dpinfer account --event) on arbitrary and grammar-shaped strings:
+    # an InvalidParameterError or an event whose canonical text parses back to it.
+    try:
+        e = A.parse_event(text)
+    except OK:
+        return
+    again = A.parse_event(A.format_event(e))
+    assert A.format_event(again) == A.format_event(e)

@@ -57,6 +57,21 @@ use core::str::FromStr;
 
 use crate::{AccountantError, BinomialBound, EventBuf, Neighbouring, ParseNameError};
 
+/// The grammar in brief, one kind a line, then the keys every kind takes — for help texts
+/// (`dpinfer account epsilon --help` prints it).
+pub const SYNTAX: &str = "  gaussian:sigma=σ[,sens=Δ₂]        Gaussian mechanism (Δ₂ default 1)
+  laplace:b=b[,sens=Δ₁]             Laplace mechanism (Δ₁ default 1)
+  dlaplace:b=β[,sens=k]             discrete Laplace on the integers (β, integer k in grid units)
+  dgaussian:sigma=σ[,sens=k]        discrete Gaussian on the integers (σ, integer k in grid units)
+  pure:eps=ε                        any ε-DP mechanism
+  approx:eps=ε,delta=δ              any (ε, δ)-DP mechanism (approx accountant only)
+  zcdp:rho=ρ                        any ρ-zCDP mechanism
+  svt:c=c,b=b[,sens=Δ][,resample=0|1]  sparse vector, c answers (ABCDP Thm 1)
+  binomial:n=n,m=m,releases=L[,bound=exact|paper]  binomial infection curve (Xiong et al. Prop. 4)
+On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
+add/remove neighbours only) or wor=batch/population (sampling without replacement, \
+replace-one neighbours only).";
+
 /// How the rows a release sees are chosen.
 #[derive(Copy, Clone, PartialEq, Debug, Default)]
 pub enum Sampling {
@@ -657,6 +672,37 @@ impl fmt::Display for EventSpec {
     }
 }
 
+/// With the `serde` feature an [`EventSpec`] is its canonical text (`Display`), and is read
+/// back with `FromStr` (errors name the key), so a configuration file can hold
+/// `event = "gaussian:sigma=1,poisson=0.01,count=100"`.
+#[cfg(feature = "serde")]
+impl serde::Serialize for EventSpec {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for EventSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = EventSpec;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an event, `kind:key=value,…`")
+            }
+            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<EventSpec, E> {
+                v.parse()
+                    .map_err(|e: ParseEventError| match core::error::Error::source(&e) {
+                        Some(src) => E::custom(alloc::format!("{e}: {src}")),
+                        None => E::custom(e),
+                    })
+            }
+        }
+        deserializer.deserialize_str(Text)
+    }
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::float_cmp)] // parsed literals are exact
 mod tests {
@@ -814,6 +860,47 @@ mod tests {
         let e = parse("gaussian:sigma=x").unwrap_err();
         let src = core::error::Error::source(&e).unwrap().to_string();
         assert_eq!(src, "invalid float literal");
+    }
+
+    /// Every kind [`SYNTAX`] lists is one the parser knows, with the keys it shows.
+    #[test]
+    fn syntax_lists_the_kinds() {
+        let kinds: alloc::vec::Vec<&str> = SYNTAX
+            .lines()
+            .filter_map(|l| l.strip_prefix("  "))
+            .filter_map(|l| l.split(':').next())
+            .collect();
+        assert_eq!(kinds.join(", "), KINDS);
+        for example in [
+            "gaussian:sigma=1,sens=2",
+            "laplace:b=1,sens=2",
+            "dlaplace:b=1,sens=2",
+            "dgaussian:sigma=1,sens=2",
+            "pure:eps=1",
+            "approx:eps=1,delta=0.1",
+            "zcdp:rho=1",
+            "svt:c=1,b=1,sens=1,resample=1",
+            "binomial:n=1,m=1,releases=1,bound=paper",
+        ] {
+            parse(example).unwrap();
+            parse(&alloc::format!("{example},count=2,poisson=0.5")).unwrap();
+            parse(&alloc::format!("{example},wor=1/2")).unwrap();
+        }
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn serde_is_the_text() {
+        let s = parse("gaussian:sigma=1.5,poisson=0.01,count=10").unwrap();
+        let j = serde_json::to_string(&s).unwrap();
+        assert_eq!(j, r#""gaussian:sigma=1.5,poisson=0.01,count=10""#);
+        assert_eq!(serde_json::from_str::<EventSpec>(&j).unwrap(), s);
+        let e = serde_json::from_str::<EventSpec>(r#""gaussian:sigma=x""#).unwrap_err();
+        assert!(
+            e.to_string()
+                .contains(r#"sigma="x" is not a number: invalid float literal"#)
+        );
+        assert!(serde_json::from_str::<EventSpec>("3").is_err());
     }
 
     #[test]

@@ -10,10 +10,12 @@
     clippy::imprecise_flops
 )]
 
+use dpinfer_accountants::calibrate::{MaxStepsRequest, SigmaRequest};
 use dpinfer_accountants::{
-    Accountant, AccountantError, ApproxAccountant, BinomialBound, BudgetFilter, Event, GaussianPld,
-    Neighbouring, PldAccountant, PureAccountant, RdpAccountant, RdpAccountantVec, RdpCurve, Zcdp,
-    ZcdpAccountant, calibrate, composition, convert, curves, pld, testkit,
+    Accountant, AccountantError, ApproxAccountant, BinomialBound, BudgetFilter, ConversionRule,
+    Event, GaussianPld, Neighbouring, PldAccountant, PureAccountant, RdpAccountant,
+    RdpAccountantVec, RdpCurve, Zcdp, ZcdpAccountant, calibrate, composition, convert, curves, pld,
+    testkit,
 };
 use proptest::prelude::*;
 
@@ -210,5 +212,47 @@ proptest! {
         if admitted < k {
             prop_assert!(probe.try_compose(&g).is_err());
         }
+    }
+}
+
+fn method() -> impl Strategy<Value = Option<calibrate::Method>> {
+    prop_oneof![
+        Just(None),
+        Just(Some(calibrate::Method::Zcdp)),
+        Just(Some(calibrate::Method::Pld)),
+        Just(Some(calibrate::Method::Rdp)),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    // The calibration requests for front ends: typed errors or finite positive answers.
+    #[test]
+    fn sigma_requests_never_panic(
+        epsilon in any_f64(), delta in any_f64(), steps in 0u64..2000, sensitivity in any_f64(),
+        poisson in prop::option::of(any_f64()), method in method(), classic in any::<bool>(),
+    ) {
+        let rule = if classic { ConversionRule::Classic } else { ConversionRule::Tightest };
+        let r = SigmaRequest { epsilon, delta, steps, sensitivity, poisson, method, rule };
+        if let Ok(s) = r.calibrate() {
+            prop_assert!(s.sigma.is_finite() && s.sigma > 0.0, "{r:?}: {s:?}");
+            prop_assert_eq!(s.method, r.method());
+        }
+    }
+
+    #[test]
+    fn max_steps_requests_never_panic(
+        a in any_f64(), b in any_f64(), x in any_f64(), y in any_f64(), n in 0u64..1_000_000,
+        k in 0u64..3000, which in 0usize..3, method in method(),
+    ) {
+        let m = method.unwrap_or(calibrate::Method::Pld);
+        let r = match which {
+            0 => MaxStepsRequest::Penalty { tau: x, a: y, method: m },
+            1 => MaxStepsRequest::Hmc { tau_l: x, tau_g: y, leapfrog: k, method: m },
+            _ => MaxStepsRequest::Barker { batch: k, max_order: n % 300 },
+        };
+        // Any answer is a count; the errors are typed (nothing to check beyond not panicking).
+        let _ = r.max_steps(a, b, n, ConversionRule::Tightest);
     }
 }

@@ -2,21 +2,11 @@
 //! composition under every accountant, σ for a budget, and the maximum iterations of the DP
 //! MCMC samplers. Human-readable lines, or one JSON object with `--json`.
 //!
-//! Events are written as `kind:key=value,…`:
-//!
-//! | event | keys |
-//! |---|---|
-//! | `gaussian` | `sigma`, `sens` (default 1) |
-//! | `laplace` | `b` (scale), `sens` (default 1) |
-//! | `pure` | `eps` |
-//! | `approx` | `eps`, `delta` |
-//! | `zcdp` | `rho` |
-//! | `svt` | `c`, `b`, `sens`, `resample` (0/1) |
-//! | `binomial` | `n` (trials per release), `m` (pseudo-count), `releases` (L), `bound` (`exact` or `paper`) |
-//!
-//! plus, on any event, `count=k` (k adaptive repetitions), `poisson=q` (Poisson subsampling,
-//! add/remove neighbours) or `wor=batch/population` (sampling without replacement,
-//! replace-one neighbours).
+//! Events are written in the library's event grammar, `kind:key=value,…`
+//! (`dpinfer::accountants::spec`, parsed into `EventSpec`; the kinds and keys are in
+//! `dpinfer account epsilon --help`). Calibration is the library's `calibrate::{SigmaRequest,
+//! MaxStepsRequest}`; numbers are printed with its `RoundedUp`. This module holds the clap
+//! arguments and the printing.
 //!
 //! With `--accountant all` (the default) every accountant is run and the smallest bound is
 //! reported; each one is a valid upper bound, so the minimum is too. Printed ε, δ and σ are
@@ -26,28 +16,21 @@
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Args, Subcommand, ValueEnum};
 use dpinfer::accountants::calibrate::{MaxStepsRequest, Method, SigmaRequest};
+use dpinfer::accountants::spec::SYNTAX;
 use dpinfer::accountants::{
     AccountantError, AccountantKind, Answer, ConversionRule, EventSpec, Neighbouring,
     ParseNameError, Query, Report, RoundedUp,
 };
 use serde_json::{Value, json};
 
-/// Long help of `--event`: the event grammar.
-const EVENT_HELP: &str = "One release or repeated release, `kind:key=value,…` (repeatable; \
-the events compose adaptively).
-  gaussian:sigma=σ[,sens=Δ₂]        Gaussian mechanism (Δ₂ default 1)
-  laplace:b=b[,sens=Δ₁]             Laplace mechanism (Δ₁ default 1)
-  dlaplace:b=β[,sens=k]             discrete Laplace on the integers (β, integer k in grid units)
-  dgaussian:sigma=σ[,sens=k]        discrete Gaussian on the integers (σ, integer k in grid units)
-  pure:eps=ε                        any ε-DP mechanism
-  approx:eps=ε,delta=δ              any (ε, δ)-DP mechanism (approx accountant only)
-  zcdp:rho=ρ                        any ρ-zCDP mechanism
-  svt:c=c,b=b[,sens=Δ][,resample=0|1]  sparse vector, c answers (ABCDP Thm 1)
-  binomial:n=n,m=m,releases=L[,bound=exact|paper]  binomial infection curve (Xiong et al. Prop. 4)
-On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
-add/remove neighbours only) or wor=batch/population (sampling without replacement, \
-replace-one neighbours only). Sensitivities are under the chosen --neighbouring relation.
-Example: --event gaussian:sigma=1,poisson=0.01,count=10000";
+/// Long help of `--event`: the library's event grammar ([`SYNTAX`]).
+fn event_help() -> String {
+    format!(
+        "One release or repeated release, `kind:key=value,…` (repeatable; the events compose \
+         adaptively).\n{SYNTAX} Sensitivities are under the chosen --neighbouring relation.\n\
+         Example: --event gaussian:sigma=1,poisson=0.01,count=10000"
+    )
+}
 
 /// Arguments of `dpinfer account`.
 #[derive(Debug, Args)]
@@ -102,7 +85,7 @@ enum AccountCmd {
         #[arg(long)]
         delta: f64,
         /// Events, `kind:key=value,…` (repeatable).
-        #[arg(long = "event", required = true, long_help = EVENT_HELP)]
+        #[arg(long = "event", required = true, long_help = event_help())]
         events: Vec<String>,
         /// Neighbouring relation: add-remove (also add/remove) or replace-one.
         #[arg(long, default_value = "add-remove")]
@@ -119,7 +102,7 @@ enum AccountCmd {
         #[arg(long)]
         epsilon: f64,
         /// Events, `kind:key=value,…` (repeatable).
-        #[arg(long = "event", required = true, long_help = EVENT_HELP)]
+        #[arg(long = "event", required = true, long_help = event_help())]
         events: Vec<String>,
         /// Neighbouring relation: add-remove (also add/remove) or replace-one.
         #[arg(long, default_value = "add-remove")]
@@ -344,35 +327,26 @@ fn reject(sampler: SamplerArg, given: &[(&str, bool)]) -> Result<()> {
     Ok(())
 }
 
-#[allow(clippy::too_many_arguments)] // one argument per CLI option
-fn sigma(
-    j: bool,
-    epsilon: f64,
-    delta: f64,
-    steps: u64,
-    sensitivity: f64,
-    poisson: Option<f64>,
-    m: Option<Method>,
-    rule: ConversionRule,
-) -> Result<()> {
+/// `dpinfer account sigma`: the flags are checked in their own words, then the library
+/// calibrates.
+fn sigma(j: bool, request: SigmaRequest) -> Result<()> {
+    let SigmaRequest {
+        epsilon,
+        delta,
+        steps,
+        sensitivity,
+        poisson,
+        ..
+    } = request;
     if !(sensitivity.is_finite() && sensitivity > 0.0) {
         bail!("--sensitivity {sensitivity:?} must be finite and positive");
     }
     if !(epsilon.is_finite() && epsilon > 0.0) {
         bail!("--epsilon {epsilon:?} must be finite and positive");
     }
-    if poisson.is_some() && m == Some(Method::Zcdp) {
+    if poisson.is_some() && request.method == Some(Method::Zcdp) {
         bail!("--poisson is calibrated with rdp or pld (zCDP has no subsampling bound here)");
     }
-    let request = SigmaRequest {
-        epsilon,
-        delta,
-        steps,
-        sensitivity,
-        poisson,
-        method: m,
-        rule,
-    };
     let calibrated = request.calibrate().map_err(|e| match e {
         // The flags were checked above: a bad sensitivity now is an overflowing σ.
         AccountantError::InvalidParameter {
@@ -439,16 +413,18 @@ pub fn run(args: &AccountArgs) -> Result<()> {
             steps,
             sensitivity,
             poisson,
-            method: m,
+            method,
         } => sigma(
             j,
-            *epsilon,
-            *delta,
-            *steps,
-            *sensitivity,
-            *poisson,
-            *m,
-            rule,
+            SigmaRequest {
+                epsilon: *epsilon,
+                delta: *delta,
+                steps: *steps,
+                sensitivity: *sensitivity,
+                poisson: *poisson,
+                method: *method,
+                rule,
+            },
         ),
         AccountCmd::MaxSteps {
             sampler,

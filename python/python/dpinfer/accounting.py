@@ -7,6 +7,8 @@ Events
     dp_accounting spellings :func:`GaussianDpEvent`, :func:`LaplaceDpEvent`,
     :func:`PoissonSampledDpEvent`, :func:`SampledWithoutReplacementDpEvent`,
     :func:`SelfComposedDpEvent`, :func:`ComposedDpEvent`, :func:`EpsilonDeltaDpEvent`.
+    :func:`parse_event` reads the event grammar of ``dpinfer account --event``
+    (``"gaussian:sigma=1,poisson=0.01,count=10000"``); :func:`format_event` writes it.
 
 Accountants
     :class:`RdpAccountant`, :class:`PldAccountant` (exact Gaussian PLD),
@@ -49,8 +51,10 @@ from ._native import (
     dp_barker_max_steps,
     dp_hmc_max_steps,
     dp_penalty_max_steps,
+    format_event,
     gaussian_sigma,
     max_pld_mu,
+    parse_event,
     poisson_gaussian_sigma_pld,
     poisson_gaussian_sigma_rdp,
     rdp_to_delta,
@@ -93,6 +97,8 @@ __all__ = [
     "dp_hmc_max_steps",
     "dp_barker_max_steps",
     "default_rdp_orders",
+    "parse_event",
+    "format_event",
 ]
 
 #: opacus' ``RDPAccountant.DEFAULT_ALPHAS`` (151 orders from 1.1 to 63).

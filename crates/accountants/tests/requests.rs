@@ -1,0 +1,65 @@
+//! The calibration requests for front ends (`calibrate::{SigmaRequest, MaxStepsRequest}`):
+//! a calibrated σ meets its budget when the accountant recomputes it, and the requests are
+//! the calibration functions (their special-value properties are in `properties.rs`).
+#![allow(clippy::unwrap_used, clippy::float_cmp)]
+
+use dpinfer_accountants::calibrate::{self, MaxStepsRequest, Method, SigmaRequest};
+use dpinfer_accountants::{
+    Accountant, AccountantKind, ConversionRule, Event, EventBuf, Neighbouring, PldAccountant, Query,
+};
+use proptest::prelude::*;
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(96))]
+
+    /// A calibrated σ meets its budget by the accountant's own recomputation (the exact
+    /// Gaussian PLD without sampling, RDP with it).
+    #[test]
+    fn calibrated_sigma_meets_the_budget(
+        e in 0.1f64..8.0, d in -9.0f64..-3.0, steps in 1u64..5000, sens in 0.1f64..10.0,
+        q in prop::option::of(0.001f64..0.2),
+    ) {
+        let delta = 10f64.powf(d);
+        let r = SigmaRequest { poisson: q, sensitivity: sens, ..SigmaRequest::new(e, delta, steps) };
+        let s = r.calibrate().unwrap();
+        let g = Event::Gaussian { sigma: s.sigma, sensitivity: sens };
+        let (event, kind) = match q {
+            None => (EventBuf::from(&g), AccountantKind::Pld),
+            Some(q) => (EventBuf::from(&Event::PoissonSampled { q, event: &g }), AccountantKind::Rdp),
+        };
+        let claimed = Query::EpsilonAt(delta)
+            .best(&[kind], Neighbouring::AddRemove, ConversionRule::Tightest, &[(event, steps)])
+            .unwrap();
+        prop_assert!(claimed.report.epsilon <= e, "{r:?}: σ {} gives ε {}", s.sigma, claimed.report.epsilon);
+    }
+}
+
+#[test]
+fn requests_are_the_calibration_functions() {
+    // No sampling: exactly calibrate::gaussian_sigma, and its ε at the exact PLD is tight.
+    let s = SigmaRequest::new(1.0, 1e-5, 1000).calibrate().unwrap();
+    assert_eq!(
+        s.sigma,
+        calibrate::gaussian_sigma(1.0, 1e-5, 1000, 1.0, Method::Pld).unwrap()
+    );
+    let mut acc = PldAccountant::new(Neighbouring::AddRemove);
+    acc.compose_n(
+        &Event::Gaussian {
+            sigma: s.sigma,
+            sensitivity: 1.0,
+        },
+        1000,
+    )
+    .unwrap();
+    let e = acc.epsilon(1e-5).unwrap().epsilon;
+    assert!(e <= 1.0 && e > 0.999_999, "{e}");
+    // DP-HMC with the defaults is the zCDP/PLD function with L = 10.
+    let h = MaxStepsRequest::hmc(0.1, 0.2)
+        .max_steps(1.0, 1e-5, 1000, ConversionRule::Tightest)
+        .unwrap();
+    assert_eq!(
+        h.steps,
+        calibrate::dp_hmc_max_steps_pld(1.0, 1e-5, 0.1, 0.2, 1000, 10).unwrap()
+    );
+    assert_eq!(h.rdp_order, None);
+}
