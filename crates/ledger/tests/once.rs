@@ -201,3 +201,23 @@ fn concurrent_callers_draw_once() {
     assert!(values.iter().all(|v| *v == values[0]));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The error crosses threads and converts into `Box<dyn Error + Send + Sync>` (and so into
+/// `anyhow::Error`), with its cause chain intact.
+#[test]
+fn errors_are_send_sync_and_chain_their_causes() {
+    fn send_sync<T: Send + Sync + 'static>() {}
+    send_sync::<Error>();
+    let dir = fresh("chain");
+    let lock = DirLock::acquire(&dir).unwrap();
+    let e = dpinfer_ledger::read_input(&dir.join("absent"), "config", None).unwrap_err();
+    let boxed: Box<dyn core::error::Error + Send + Sync> = e.into();
+    assert!(
+        boxed.to_string().starts_with("cannot read config"),
+        "{boxed}"
+    );
+    let cause = boxed.source().expect("the I/O error");
+    assert!(cause.downcast_ref::<std::io::Error>().is_some());
+    drop(lock);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -127,6 +127,23 @@ fn shard_codec(c: &mut Criterion) {
     g.bench_function("decode_v2_bulk", |b| {
         b.iter(|| shard::decode(black_box(&bytes)).unwrap())
     });
+    // Writing the table to a file (page cache, no fsync): encode the whole file into one
+    // buffer and write it once (v1, and v2's `write_atomic`), or stream 1 MiB blocks with the
+    // CRC computed on the way (`write_into`, no second copy in memory).
+    let path = std::env::temp_dir().join(format!("dpinfer-ledger-bench-{}", std::process::id()));
+    g.bench_function("write_encode_then_one_write", |b| {
+        b.iter(|| {
+            let bytes = encode_v1(black_box(&h), black_box(&data));
+            std::fs::write(&path, &bytes).unwrap();
+        })
+    });
+    g.bench_function("write_streamed_1mib_blocks", |b| {
+        b.iter(|| {
+            let mut f = std::fs::File::create(&path).unwrap();
+            shard::write_into(&mut f, black_box(&h), black_box(&data)).unwrap();
+        })
+    });
+    let _ = std::fs::remove_file(&path);
     g.finish();
 }
 
