@@ -54,6 +54,12 @@ pub struct SoftAbcdpSettings {
     pub floor: f64,
 }
 
+impl SoftAbcdpSettings {
+    /// The default [`floor`](Self::floor): `1e-12`, far below any distance scale of the
+    /// papers' experiments, so flooring (post-processing) only keeps `exp(−D̃)` finite.
+    pub const FLOOR: f64 = 1e-12;
+}
+
 /// Algorithm 2 over public pairs.
 pub struct SoftAbcdp<'a, D> {
     pairs: &'a PublicPairs,

@@ -20,7 +20,7 @@ use dpinfer::distances::{RandomFourierFeatures, Rows, median_heuristic};
 use dpinfer::simulators::{Prior, SimError, SimStream, Simulator};
 use rand::Rng as _;
 
-use crate::config::Config;
+use crate::config::{Config, DistanceConfig};
 use crate::model::{Model, ModelPrior, ModelSim};
 
 /// Stream domain of the public setup (bandwidth data set, random frequencies).
@@ -73,12 +73,12 @@ impl Public {
     /// # Errors
     /// Invalid sizes or simulator failures.
     pub fn new(cfg: &Config, model: Model) -> Result<Self> {
-        let total = cfg.sampler.pairs.context("sampler.pairs is required")? as u64;
-        let summary = match cfg.distance.kind.as_str() {
-            "l2" => Summary::Raw,
-            _ => {
+        let total = cfg.sampler.pairs().context("sampler.pairs is required")? as u64;
+        let summary = match &cfg.distance {
+            DistanceConfig::L2(_) => Summary::Raw,
+            DistanceConfig::RffMmd(d) => {
                 let rd = model.row_dim();
-                let bandwidth = if let Some(b) = cfg.distance.bandwidth {
+                let bandwidth = if let Some(b) = d.bandwidth {
                     b
                 } else {
                     let mut rng = SimStream::with_domain(cfg.seeds.run, SETUP_DOMAIN, 0);
@@ -89,7 +89,7 @@ impl Public {
                         .context("median heuristic bandwidth")?
                 };
                 let mut rng = SimStream::with_domain(cfg.seeds.run, SETUP_DOMAIN, 1);
-                let z = (0..cfg.distance.features / 2 * rd)
+                let z = (0..d.features / 2 * rd)
                     .map(|_| dpinfer::simulators::dist::std_normal(&mut rng))
                     .collect();
                 Summary::Rff { z, bandwidth }

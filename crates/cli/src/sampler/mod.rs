@@ -1,0 +1,504 @@
+//! `[sampler]`: one config struct per sampler kind, each in its own file with its conversion
+//! into the library's settings (`TryFrom`) — the library owns the defaults and the checks.
+//!
+//! The table is an internally tagged enum (`kind = "svt-abc"`, …). [`Sampler`]'s
+//! `Deserialize` reads the table, picks the struct by `kind` and reads the other keys into it
+//! with `deny_unknown_fields`, so a misspelt key is an error naming the key, the section and
+//! the kind (serde's derived internally tagged enums report it without the section).
+//!
+//! The non-private baselines accept the keys of their private siblings and ignore them with a
+//! warning, so a private config reruns without privacy by changing only `kind`: `rejection`
+//! those of `svt-abc`/`soft-abc`/`gaussian-abc`, `rwmh` those of `dp-penalty`/`dp-barker`/
+//! `dp-hmc`.
+//!
+//! Adding a sampler is one new file here: its struct, its conversion, one [`Sampler`]
+//! variant and one line in [`Sampler::read`].
+
+use anyhow::{Result, bail};
+use serde::de::{DeserializeOwned, Deserializer, Error as _};
+use serde::{Deserialize, Serialize};
+
+mod barker;
+mod gaussian;
+mod hmc;
+mod penalty;
+mod rejection;
+mod rwmh;
+mod smc;
+mod soft;
+mod svt;
+
+pub use barker::DpBarker;
+pub use gaussian::GaussianAbc;
+pub use hmc::DpHmc;
+pub use penalty::DpPenalty;
+pub use rejection::Rejection;
+pub use rwmh::Rwmh;
+pub use smc::SmcAbc;
+pub use soft::SoftAbc;
+pub use svt::SvtAbc;
+
+/// `[sampler]`, by `kind`.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "kind")]
+pub enum Sampler {
+    /// Non-private rejection ABC over the public pairs (nearest `accept`).
+    #[serde(rename = "rejection")]
+    Rejection(Rejection),
+    /// ABCDP: sparse vector over the pairs (Park et al. 2021, Algorithm 1).
+    #[serde(rename = "svt-abc")]
+    SvtAbc(SvtAbc),
+    /// Soft ABCDP: Gaussian noisy distances, weights.
+    #[serde(rename = "soft-abc")]
+    SoftAbc(SoftAbc),
+    /// Gaussian rejection ABCDP.
+    #[serde(rename = "gaussian-abc")]
+    GaussianAbc(GaussianAbc),
+    /// SMC-ABC (non-private, or on privatized data).
+    #[serde(rename = "smc-abc")]
+    SmcAbc(SmcAbc),
+    /// Random-walk Metropolis (non-private).
+    #[serde(rename = "rwmh")]
+    Rwmh(Mcmc<Rwmh>),
+    /// DP penalty algorithm.
+    #[serde(rename = "dp-penalty")]
+    DpPenalty(Mcmc<DpPenalty>),
+    /// DP Barker.
+    #[serde(rename = "dp-barker")]
+    DpBarker(Mcmc<DpBarker>),
+    /// DP HMC.
+    #[serde(rename = "dp-hmc")]
+    DpHmc(Mcmc<DpHmc>),
+}
+
+/// The sampler families (the `kind` of a [`Sampler`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SamplerKind {
+    /// `rejection`.
+    Rejection,
+    /// `svt-abc`.
+    SvtAbc,
+    /// `soft-abc`.
+    SoftAbc,
+    /// `gaussian-abc`.
+    GaussianAbc,
+    /// `smc-abc`.
+    SmcAbc,
+    /// `rwmh`.
+    Rwmh,
+    /// `dp-penalty`.
+    DpPenalty,
+    /// `dp-barker`.
+    DpBarker,
+    /// `dp-hmc`.
+    DpHmc,
+}
+
+impl SamplerKind {
+    /// Samplers whose only private step is a pass over public pairs (shardable).
+    #[must_use]
+    pub fn uses_pairs(self) -> bool {
+        matches!(
+            self,
+            Self::Rejection | Self::SvtAbc | Self::SoftAbc | Self::GaussianAbc
+        )
+    }
+
+    /// MCMC samplers (need a per-row likelihood).
+    #[must_use]
+    pub fn is_mcmc(self) -> bool {
+        matches!(
+            self,
+            Self::Rwmh | Self::DpPenalty | Self::DpBarker | Self::DpHmc
+        )
+    }
+
+    /// Samplers that release something computed from private data.
+    #[must_use]
+    pub fn is_private(self) -> bool {
+        !matches!(self, Self::Rejection | Self::Rwmh | Self::SmcAbc)
+    }
+
+    /// Samplers with an (ε, δ) guarantee (δ > 0 required).
+    #[must_use]
+    pub fn needs_delta(self) -> bool {
+        matches!(
+            self,
+            Self::SoftAbc | Self::DpPenalty | Self::DpBarker | Self::DpHmc
+        )
+    }
+}
+
+/// The `kind` names, in the order of the error message.
+const KINDS: &str = "rejection, svt-abc, soft-abc, gaussian-abc, smc-abc, rwmh, dp-penalty, \
+                     dp-barker, dp-hmc";
+
+impl Sampler {
+    /// Reads the `[sampler]` table (see the module docs); warnings go to `warn`.
+    ///
+    /// # Errors
+    /// A missing or unknown `kind`, unknown keys (named), values of the wrong type.
+    pub fn read(mut t: toml::Table, warn: &mut Vec<String>) -> Result<Self, String> {
+        let kind = take_tag(&mut t, "sampler", "kind")?
+            .ok_or("[sampler] needs a kind (one of rejection, svt-abc, …)")?;
+        let tag = format!("kind = {kind:?}");
+        let ignore = |t: &mut toml::Table, warn: &mut Vec<String>, keys: &[&str]| {
+            let gone: Vec<String> = keys
+                .iter()
+                .filter_map(|k| t.remove(*k).map(|_| format!("sampler.{k}")))
+                .collect();
+            if !gone.is_empty() {
+                warn.push(format!(
+                    "{} do{} not apply to the non-private sampler {kind}; ignored",
+                    gone.join(", "),
+                    if gone.len() == 1 { "es" } else { "" }
+                ));
+            }
+        };
+        Ok(match kind.as_str() {
+            "rejection" => {
+                ignore(&mut t, warn, rejection::SIBLING_KEYS);
+                Self::Rejection(variant("sampler", &tag, t)?)
+            }
+            "svt-abc" => Self::SvtAbc(variant("sampler", &tag, t)?),
+            "soft-abc" => Self::SoftAbc(variant("sampler", &tag, t)?),
+            "gaussian-abc" => Self::GaussianAbc(variant("sampler", &tag, t)?),
+            "smc-abc" => Self::SmcAbc(variant("sampler", &tag, t)?),
+            "rwmh" => {
+                ignore(&mut t, warn, rwmh::SIBLING_KEYS);
+                Self::Rwmh(mcmc(&tag, t)?)
+            }
+            "dp-penalty" => Self::DpPenalty(mcmc(&tag, t)?),
+            "dp-barker" => Self::DpBarker(mcmc(&tag, t)?),
+            "dp-hmc" => Self::DpHmc(mcmc(&tag, t)?),
+            other => return Err(format!("unknown sampler.kind {other:?} (expected {KINDS})")),
+        })
+    }
+
+    /// The kind.
+    #[must_use]
+    pub fn kind(&self) -> SamplerKind {
+        match self {
+            Self::Rejection(_) => SamplerKind::Rejection,
+            Self::SvtAbc(_) => SamplerKind::SvtAbc,
+            Self::SoftAbc(_) => SamplerKind::SoftAbc,
+            Self::GaussianAbc(_) => SamplerKind::GaussianAbc,
+            Self::SmcAbc(_) => SamplerKind::SmcAbc,
+            Self::Rwmh(_) => SamplerKind::Rwmh,
+            Self::DpPenalty(_) => SamplerKind::DpPenalty,
+            Self::DpBarker(_) => SamplerKind::DpBarker,
+            Self::DpHmc(_) => SamplerKind::DpHmc,
+        }
+    }
+
+    /// The `kind` name as written in the config.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self.kind() {
+            SamplerKind::Rejection => "rejection",
+            SamplerKind::SvtAbc => "svt-abc",
+            SamplerKind::SoftAbc => "soft-abc",
+            SamplerKind::GaussianAbc => "gaussian-abc",
+            SamplerKind::SmcAbc => "smc-abc",
+            SamplerKind::Rwmh => "rwmh",
+            SamplerKind::DpPenalty => "dp-penalty",
+            SamplerKind::DpBarker => "dp-barker",
+            SamplerKind::DpHmc => "dp-hmc",
+        }
+    }
+
+    /// Public (θ, simulation) pairs T per table: required by the pairs samplers, optional
+    /// for SMC-ABC (set: the sharded PMC with T proposals per generation).
+    #[must_use]
+    pub fn pairs(&self) -> Option<usize> {
+        match self {
+            Self::Rejection(s) => Some(s.pairs),
+            Self::SvtAbc(s) => Some(s.pairs),
+            Self::SoftAbc(s) => Some(s.pairs),
+            Self::GaussianAbc(s) => Some(s.pairs),
+            Self::SmcAbc(s) => s.pairs,
+            _ => None,
+        }
+    }
+
+    /// `sampler.clip` of the private ABC passes.
+    #[must_use]
+    pub fn clip(&self) -> Option<f64> {
+        match self {
+            Self::SvtAbc(s) => s.clip,
+            Self::SoftAbc(s) => s.clip,
+            Self::GaussianAbc(s) => s.clip,
+            _ => None,
+        }
+    }
+
+    /// A fixed sampler section, for fingerprints that must not depend on sampler settings.
+    #[must_use]
+    pub fn release_key() -> Self {
+        Self::SmcAbc(SmcAbc::default())
+    }
+
+    /// The checks the library can make before the distance is known (SMC and MCMC run
+    /// settings, required counts); the pairs passes are checked when they are built.
+    ///
+    /// # Errors
+    /// The first invalid setting, named by its key.
+    pub fn check(&self) -> Result<()> {
+        let nonzero = |name: &str, v: usize| {
+            if v == 0 {
+                bail!(
+                    "sampler.{name} must be a positive integer for {}",
+                    self.name()
+                );
+            }
+            Ok(())
+        };
+        match self {
+            Self::Rejection(s) => nonzero("pairs", s.pairs),
+            Self::SvtAbc(s) => nonzero("pairs", s.pairs),
+            Self::SoftAbc(s) => nonzero("pairs", s.pairs),
+            Self::GaussianAbc(s) => nonzero("pairs", s.pairs),
+            Self::SmcAbc(s) => s.check(),
+            Self::Rwmh(s) => s.chain.check(),
+            Self::DpPenalty(s) => s
+                .chain
+                .check()
+                .and(accounting(s.kernel.accounting.as_deref()).map(|_| ())),
+            Self::DpBarker(s) => s.chain.check(),
+            Self::DpHmc(s) => s
+                .chain
+                .check()
+                .and(accounting(s.kernel.accounting.as_deref()).map(|_| ())),
+        }
+    }
+}
+
+/// A sampler table `.0` with what its conversion into the library's settings needs from
+/// outside `[sampler]` (`.1`: the [`Calibration`] of an ABC pass, the MCMC
+/// [`Target`](dpinfer::mcmc::run::Target)).
+#[derive(Debug, Clone, Copy)]
+pub struct With<'a, S, C>(pub &'a S, pub C);
+
+/// What a private ABC pass needs besides `[sampler]`: the budget and the distance's
+/// calibration (known once the observed data are embedded).
+#[derive(Debug, Clone, Copy)]
+pub struct Calibration {
+    /// `privacy.epsilon`.
+    pub epsilon: f64,
+    /// `privacy.delta`.
+    pub delta: f64,
+    /// Sensitivity Δ of the (clipped) distance.
+    pub sensitivity: f64,
+    /// Clipping bound: `sampler.clip`, at most the distance's own bound.
+    pub clip: f64,
+}
+
+impl Calibration {
+    /// Refuses a threshold at or above the clipping bound (every pair would pass).
+    fn threshold(&self, epsilon_abc: f64) -> Result<f64> {
+        if epsilon_abc >= self.clip {
+            bail!(
+                "sampler.epsilon_abc = {epsilon_abc} must be below the distance's clipping \
+                 bound {}: every pair would pass",
+                self.clip
+            );
+        }
+        Ok(epsilon_abc)
+    }
+}
+
+/// Names the config key behind a library settings error of an ABC sampler.
+fn abc_key(e: dpinfer::abc::AbcError) -> anyhow::Error {
+    use dpinfer::abc::AbcError::{InvalidCount, InvalidParameter};
+    let key = |name: &str| match name {
+        "epsilon_total" => "privacy.epsilon".to_string(),
+        "delta_total" => "privacy.delta".to_string(),
+        "max_generations" => "sampler.generations".to_string(),
+        "simulation_budget" => "sampler.simulations".to_string(),
+        "bound" => "sampler.clip".to_string(),
+        "sensitivity" => "the distance's sensitivity".to_string(),
+        n => format!("sampler.{n}"),
+    };
+    match e {
+        InvalidParameter { name, value } => anyhow::anyhow!("{} = {value} is invalid", key(name)),
+        InvalidCount { name, value } => anyhow::anyhow!("{} = {value} is invalid", key(name)),
+        e => anyhow::anyhow!("sampler: {e}"),
+    }
+}
+
+/// Removes the tag key `tag` of table `[section]` and returns its string value.
+///
+/// # Errors
+/// A tag that is not a string.
+pub(crate) fn take_tag(
+    t: &mut toml::Table,
+    section: &str,
+    tag: &str,
+) -> Result<Option<String>, String> {
+    match t.remove(tag) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => Ok(Some(s)),
+        Some(v) => Err(format!(
+            "{section}.{tag} must be a string, not {}",
+            v.type_str()
+        )),
+    }
+}
+
+/// Reads the rest of table `[section]` (its tag removed) as `T`, naming the section and the
+/// tag (`tag`, e.g. `kind = "svt-abc"`; empty for none) in any error: an unknown key reads
+/// "unknown field `x` in [section] (tag): expected one of …".
+///
+/// # Errors
+/// Unknown keys, missing required keys, values of the wrong type.
+pub(crate) fn variant<T: DeserializeOwned>(
+    section: &str,
+    tag: &str,
+    t: toml::Table,
+) -> Result<T, String> {
+    toml::Value::Table(t)
+        .try_into()
+        .map_err(|e: toml::de::Error| {
+            let m = e.message().trim_end().to_string();
+            let tag = if tag.is_empty() {
+                String::new()
+            } else {
+                format!(" ({tag})")
+            };
+            match m.strip_prefix("unknown field ") {
+                Some(rest) => format!("unknown field {rest}")
+                    .replacen(", expected", &format!(" in [{section}]{tag}: expected"), 1)
+                    .replacen(", there are no fields", &format!(" in [{section}]{tag}"), 1),
+                None => format!("[{section}]{tag}: {m}"),
+            }
+        })
+}
+
+/// Deserializes a table through `read` (a [`Sampler::read`]-like function) inside serde.
+pub(crate) fn read_table<'de, D, T>(
+    d: D,
+    read: impl FnOnce(toml::Table, &mut Vec<String>) -> Result<T, String>,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let t = toml::Table::deserialize(d)?;
+    let mut warn = Vec::new();
+    let v = read(t, &mut warn).map_err(D::Error::custom)?;
+    for w in warn {
+        crate::errln!("warning: {w}");
+    }
+    Ok(v)
+}
+
+impl<'de> Deserialize<'de> for Sampler {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        read_table(d, Self::read)
+    }
+}
+
+/// An MCMC sampler's `[sampler]` table: the [`Chain`] keys and the kernel's own.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Mcmc<K> {
+    /// Run length and start.
+    #[serde(flatten)]
+    pub chain: Chain,
+    /// The kernel's keys.
+    #[serde(flatten)]
+    pub kernel: K,
+}
+
+/// Reads an MCMC table: the [`Chain`] keys, then the kernel's (unknown keys refused).
+fn mcmc<K: DeserializeOwned>(tag: &str, mut t: toml::Table) -> Result<Mcmc<K>, String> {
+    let mut c = toml::Table::new();
+    for k in ["iterations", "burn_in", "init"] {
+        if let Some(v) = t.remove(k) {
+            c.insert(k.into(), v);
+        }
+    }
+    Ok(Mcmc {
+        chain: variant("sampler", tag, c)?,
+        kernel: variant("sampler", tag, t).map_err(|e| {
+            e.replacen(
+                ": expected one of",
+                ": expected iterations, burn_in, init or one of",
+                1,
+            )
+        })?,
+    })
+}
+
+/// `[sampler]` keys every MCMC sampler takes: the run length and the start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Chain {
+    /// Iterations (private samplers: capped by the budget; default: the library's).
+    pub iterations: Option<u64>,
+    /// Burn-in iterations dropped from the samples (default: the library's, half).
+    pub burn_in: Option<u64>,
+    /// Initial θ (a public choice; default: the prior's centre).
+    pub init: Option<Vec<f64>>,
+}
+
+impl Chain {
+    /// The library's run settings (unset keys keep its defaults) with the run seed.
+    #[must_use]
+    pub fn settings(&self, seed: u64) -> dpinfer::mcmc::run::RunSettings {
+        let d = dpinfer::mcmc::run::RunSettings::default();
+        dpinfer::mcmc::run::RunSettings {
+            iterations: self.iterations.unwrap_or(d.iterations),
+            burn_in: self.burn_in,
+            seed,
+            ..d
+        }
+    }
+
+    /// The library's run-settings checks.
+    ///
+    /// # Errors
+    /// `iterations` of 0, `burn_in ≥ iterations`.
+    pub fn check(&self) -> Result<()> {
+        self.settings(0).validate().map_err(|e| match e {
+            dpinfer::mcmc::McmcError::InvalidSize { name, value } => anyhow::anyhow!(
+                "sampler.{name} = {value} must be positive and burn_in < iterations"
+            ),
+            e => anyhow::anyhow!("sampler: {e}"),
+        })
+    }
+}
+
+/// A library walk from the proposal keys (unset keys keep [`Walk::new`]'s defaults).
+///
+/// [`Walk::new`]: dpinfer::mcmc::run::Walk::new
+fn walk(
+    kind: dpinfer::mcmc::run::WalkKind,
+    scale: Option<f64>,
+    scales: Option<&Vec<f64>>,
+    temperature: Option<f64>,
+) -> dpinfer::mcmc::run::Walk {
+    use dpinfer::mcmc::run::Scale;
+    let mut w = dpinfer::mcmc::run::Walk::new(kind);
+    if let Some(s) = scales {
+        w.scale = Scale::PerCoordinate(s.clone());
+    } else if let Some(s) = scale {
+        w.scale = Scale::Uniform(s);
+    }
+    w.temperature = temperature.unwrap_or(w.temperature);
+    w
+}
+
+/// `sampler.accounting` as the library's [`Accounting`](dpinfer::mcmc::budget::Accounting).
+///
+/// # Errors
+/// A name other than `pld` or `zcdp`.
+fn accounting(name: Option<&str>) -> Result<Option<dpinfer::mcmc::budget::Accounting>> {
+    name.map(|a| {
+        dpinfer::mcmc::budget::Accounting::from_name(a).ok_or_else(|| {
+            anyhow::anyhow!("sampler.accounting must be \"pld\" or \"zcdp\", got {a:?}")
+        })
+    })
+    .transpose()
+}
+
+#[cfg(test)]
+mod tests;
