@@ -207,7 +207,8 @@ impl DistanceConfig {
     /// The table as the flat JSON object of earlier versions (every key, `null` when unset;
     /// `features` 100 for l2), so [`Config::public_hash`] and the shard headers keep their
     /// values.
-    pub(crate) fn flat(&self) -> impl Serialize + '_ {
+    #[must_use]
+    pub fn flat(&self) -> impl Serialize + '_ {
         /// The earlier flat `[distance]` struct, field order included.
         #[derive(Serialize)]
         struct Flat<'a> {

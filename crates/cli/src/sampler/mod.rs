@@ -38,60 +38,77 @@ pub use smc::SmcAbc;
 pub use soft::SoftAbc;
 pub use svt::SvtAbc;
 
-/// `[sampler]`, by `kind`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind")]
-pub enum Sampler {
-    /// Non-private rejection ABC over the public pairs (nearest `accept`).
-    #[serde(rename = "rejection")]
-    Rejection(Rejection),
-    /// ABCDP: sparse vector over the pairs (Park et al. 2021, Algorithm 1).
-    #[serde(rename = "svt-abc")]
-    SvtAbc(SvtAbc),
-    /// Soft ABCDP: Gaussian noisy distances, weights.
-    #[serde(rename = "soft-abc")]
-    SoftAbc(SoftAbc),
-    /// Gaussian rejection ABCDP.
-    #[serde(rename = "gaussian-abc")]
-    GaussianAbc(GaussianAbc),
-    /// SMC-ABC (non-private, or on privatized data).
-    #[serde(rename = "smc-abc")]
-    SmcAbc(SmcAbc),
-    /// Random-walk Metropolis (non-private).
-    #[serde(rename = "rwmh")]
-    Rwmh(Mcmc<Rwmh>),
-    /// DP penalty algorithm.
-    #[serde(rename = "dp-penalty")]
-    DpPenalty(Mcmc<DpPenalty>),
-    /// DP Barker.
-    #[serde(rename = "dp-barker")]
-    DpBarker(Mcmc<DpBarker>),
-    /// DP HMC.
-    #[serde(rename = "dp-hmc")]
-    DpHmc(Mcmc<DpHmc>),
+/// Declares [`Sampler`] and [`SamplerKind`] from one list: variant, struct, `kind` name,
+/// and for a non-private baseline the keys of its private siblings it ignores.
+macro_rules! samplers {
+    ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(ignoring $sib:expr)?;)+) => {
+        /// `[sampler]`, by `kind`.
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[serde(tag = "kind")]
+        pub enum Sampler {
+            $($(#[$doc])* #[serde(rename = $name)] $v($t),)+
+        }
+
+        /// The sampler families (the `kind` of a [`Sampler`]).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum SamplerKind {
+            $($(#[$doc])* $v,)+
+        }
+
+        /// The `kind` names.
+        const KINDS: &[&str] = &[$($name),+];
+
+        impl Sampler {
+            /// The kind.
+            #[must_use]
+            pub fn kind(&self) -> SamplerKind {
+                match self {
+                    $(Self::$v(_) => SamplerKind::$v,)+
+                }
+            }
+
+            /// The `kind` name as written in the config.
+            #[must_use]
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Self::$v(_) => $name,)+
+                }
+            }
+
+            /// Table `t` (without `kind`) as the struct of `kind`; `None` for an unknown kind.
+            fn parse(kind: &str, mut t: toml::Table, warn: &mut Vec<String>) -> Option<Result<Self, String>> {
+                let tag = format!("kind = {kind:?}");
+                match kind {
+                    $($name => {
+                        $(ignore(&mut t, warn, kind, $sib);)?
+                        Some(variant("sampler", &tag, t).map(Self::$v))
+                    })+
+                    _ => None,
+                }
+            }
+        }
+    };
 }
 
-/// The sampler families (the `kind` of a [`Sampler`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SamplerKind {
-    /// `rejection`.
-    Rejection,
-    /// `svt-abc`.
-    SvtAbc,
-    /// `soft-abc`.
-    SoftAbc,
-    /// `gaussian-abc`.
-    GaussianAbc,
-    /// `smc-abc`.
-    SmcAbc,
-    /// `rwmh`.
-    Rwmh,
-    /// `dp-penalty`.
-    DpPenalty,
-    /// `dp-barker`.
-    DpBarker,
-    /// `dp-hmc`.
-    DpHmc,
+samplers! {
+    /// Non-private rejection ABC over the public pairs (nearest `accept`).
+    Rejection(Rejection) = "rejection" ignoring rejection::SIBLING_KEYS;
+    /// ABCDP: sparse vector over the pairs (Park et al. 2021, Algorithm 1).
+    SvtAbc(SvtAbc) = "svt-abc";
+    /// Soft ABCDP: Gaussian noisy distances, weights.
+    SoftAbc(SoftAbc) = "soft-abc";
+    /// Gaussian rejection ABCDP.
+    GaussianAbc(GaussianAbc) = "gaussian-abc";
+    /// SMC-ABC (non-private, or on privatized data).
+    SmcAbc(SmcAbc) = "smc-abc";
+    /// Random-walk Metropolis (non-private).
+    Rwmh(Mcmc<Rwmh>) = "rwmh" ignoring rwmh::SIBLING_KEYS;
+    /// DP penalty algorithm.
+    DpPenalty(Mcmc<DpPenalty>) = "dp-penalty";
+    /// DP Barker.
+    DpBarker(Mcmc<DpBarker>) = "dp-barker";
+    /// DP HMC.
+    DpHmc(Mcmc<DpHmc>) = "dp-hmc";
 }
 
 impl SamplerKind {
@@ -129,9 +146,21 @@ impl SamplerKind {
     }
 }
 
-/// The `kind` names, in the order of the error message.
-const KINDS: &str = "rejection, svt-abc, soft-abc, gaussian-abc, smc-abc, rwmh, dp-penalty, \
-                     dp-barker, dp-hmc";
+/// Removes `keys` from `t`, with a warning naming them (a non-private baseline ignoring its
+/// private siblings' keys).
+fn ignore(t: &mut toml::Table, warn: &mut Vec<String>, kind: &str, keys: &[&str]) {
+    let gone: Vec<String> = keys
+        .iter()
+        .filter_map(|k| t.remove(*k).map(|_| format!("sampler.{k}")))
+        .collect();
+    if !gone.is_empty() {
+        let s = if gone.len() == 1 { "es" } else { "" };
+        let gone = gone.join(", ");
+        warn.push(format!(
+            "{gone} do{s} not apply to the non-private sampler {kind}; ignored"
+        ));
+    }
+}
 
 impl Sampler {
     /// Reads the `[sampler]` table (see the module docs); warnings go to `warn`.
@@ -139,72 +168,11 @@ impl Sampler {
     /// # Errors
     /// A missing or unknown `kind`, unknown keys (named), values of the wrong type.
     pub fn read(mut t: toml::Table, warn: &mut Vec<String>) -> Result<Self, String> {
+        let kinds = KINDS.join(", ");
         let kind = take_tag(&mut t, "sampler", "kind")?
-            .ok_or("[sampler] needs a kind (one of rejection, svt-abc, …)")?;
-        let tag = format!("kind = {kind:?}");
-        let ignore = |t: &mut toml::Table, warn: &mut Vec<String>, keys: &[&str]| {
-            let gone: Vec<String> = keys
-                .iter()
-                .filter_map(|k| t.remove(*k).map(|_| format!("sampler.{k}")))
-                .collect();
-            if !gone.is_empty() {
-                warn.push(format!(
-                    "{} do{} not apply to the non-private sampler {kind}; ignored",
-                    gone.join(", "),
-                    if gone.len() == 1 { "es" } else { "" }
-                ));
-            }
-        };
-        Ok(match kind.as_str() {
-            "rejection" => {
-                ignore(&mut t, warn, rejection::SIBLING_KEYS);
-                Self::Rejection(variant("sampler", &tag, t)?)
-            }
-            "svt-abc" => Self::SvtAbc(variant("sampler", &tag, t)?),
-            "soft-abc" => Self::SoftAbc(variant("sampler", &tag, t)?),
-            "gaussian-abc" => Self::GaussianAbc(variant("sampler", &tag, t)?),
-            "smc-abc" => Self::SmcAbc(variant("sampler", &tag, t)?),
-            "rwmh" => {
-                ignore(&mut t, warn, rwmh::SIBLING_KEYS);
-                Self::Rwmh(mcmc(&tag, t)?)
-            }
-            "dp-penalty" => Self::DpPenalty(mcmc(&tag, t)?),
-            "dp-barker" => Self::DpBarker(mcmc(&tag, t)?),
-            "dp-hmc" => Self::DpHmc(mcmc(&tag, t)?),
-            other => return Err(format!("unknown sampler.kind {other:?} (expected {KINDS})")),
-        })
-    }
-
-    /// The kind.
-    #[must_use]
-    pub fn kind(&self) -> SamplerKind {
-        match self {
-            Self::Rejection(_) => SamplerKind::Rejection,
-            Self::SvtAbc(_) => SamplerKind::SvtAbc,
-            Self::SoftAbc(_) => SamplerKind::SoftAbc,
-            Self::GaussianAbc(_) => SamplerKind::GaussianAbc,
-            Self::SmcAbc(_) => SamplerKind::SmcAbc,
-            Self::Rwmh(_) => SamplerKind::Rwmh,
-            Self::DpPenalty(_) => SamplerKind::DpPenalty,
-            Self::DpBarker(_) => SamplerKind::DpBarker,
-            Self::DpHmc(_) => SamplerKind::DpHmc,
-        }
-    }
-
-    /// The `kind` name as written in the config.
-    #[must_use]
-    pub fn name(&self) -> &'static str {
-        match self.kind() {
-            SamplerKind::Rejection => "rejection",
-            SamplerKind::SvtAbc => "svt-abc",
-            SamplerKind::SoftAbc => "soft-abc",
-            SamplerKind::GaussianAbc => "gaussian-abc",
-            SamplerKind::SmcAbc => "smc-abc",
-            SamplerKind::Rwmh => "rwmh",
-            SamplerKind::DpPenalty => "dp-penalty",
-            SamplerKind::DpBarker => "dp-barker",
-            SamplerKind::DpHmc => "dp-hmc",
-        }
+            .ok_or_else(|| format!("[sampler] needs a kind (one of {kinds})"))?;
+        Self::parse(&kind, t, warn)
+            .unwrap_or_else(|| Err(format!("unknown sampler.kind {kind:?} (expected {kinds})")))
     }
 
     /// Public (θ, simulation) pairs T per table: required by the pairs samplers, optional
@@ -409,23 +377,24 @@ pub struct Mcmc<K> {
 }
 
 /// Reads an MCMC table: the [`Chain`] keys, then the kernel's (unknown keys refused).
-fn mcmc<K: DeserializeOwned>(tag: &str, mut t: toml::Table) -> Result<Mcmc<K>, String> {
-    let mut c = toml::Table::new();
-    for k in ["iterations", "burn_in", "init"] {
-        if let Some(v) = t.remove(k) {
-            c.insert(k.into(), v);
+impl<'de, K: DeserializeOwned> Deserialize<'de> for Mcmc<K> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut t = toml::Table::deserialize(d)?;
+        let mut c = toml::Table::new();
+        for k in ["iterations", "burn_in", "init"] {
+            if let Some(v) = t.remove(k) {
+                c.insert(k.into(), v);
+            }
         }
+        let err = |e: toml::de::Error| {
+            let also = ", expected iterations, burn_in, init or one of";
+            D::Error::custom(e.message().replacen(", expected one of", also, 1))
+        };
+        Ok(Self {
+            chain: toml::Value::Table(c).try_into().map_err(err)?,
+            kernel: toml::Value::Table(t).try_into().map_err(err)?,
+        })
     }
-    Ok(Mcmc {
-        chain: variant("sampler", tag, c)?,
-        kernel: variant("sampler", tag, t).map_err(|e| {
-            e.replacen(
-                ": expected one of",
-                ": expected iterations, burn_in, init or one of",
-                1,
-            )
-        })?,
-    })
 }
 
 /// `[sampler]` keys every MCMC sampler takes: the run length and the start.
@@ -499,6 +468,3 @@ fn accounting(name: Option<&str>) -> Result<Option<dpinfer::mcmc::budget::Accoun
     })
     .transpose()
 }
-
-#[cfg(test)]
-mod tests;

@@ -6,8 +6,8 @@ use dpinfer::abc::pmc::PmcSettings;
 use dpinfer::abc::smc::SmcSettings;
 use dpinfer::abc::svt::SvtAbcSettings;
 
-use super::*;
-use crate::config::{DistanceConfig, PrivacyConfig, ReleaseConfig};
+use dpinfer_cli::config::{DistanceConfig, PrivacyConfig, ReleaseConfig};
+use dpinfer_cli::sampler::{Calibration, Sampler, SamplerKind, SmcAbc, SvtAbc, With};
 
 /// A minimal valid `[sampler]` table of every kind.
 const TABLES: &[(&str, &str)] = &[
