@@ -7,7 +7,6 @@
 use std::path::Path;
 
 use anyhow::{Result, bail};
-use dpinfer::mcmc::McmcError;
 use dpinfer::mcmc::model::{BananaPriorGrad, GaussianPrior, PriorGradient};
 use dpinfer::mcmc::run::{Kernel, Run, Target};
 use dpinfer::simulators::{RowGradient, RowLikelihood};
@@ -19,37 +18,7 @@ use crate::model::Model;
 use crate::private::{noise_label, noise_rng};
 use crate::progress::Bar;
 use crate::results::Outcome;
-use crate::sampler::{Chain, Sampler, With};
-
-/// Names the config key behind a library error (the library checks every setting).
-fn mcmc_err(e: McmcError) -> anyhow::Error {
-    let (name, value) = match &e {
-        McmcError::InvalidSize { name, value } => (*name, value.to_string()),
-        McmcError::InvalidParameter { name, value } => (*name, value.to_string()),
-        McmcError::WrongLength { .. } => return anyhow::anyhow!("sampler.{e}"),
-        McmcError::BudgetExhausted { allowed } => {
-            return anyhow::anyhow!(
-                "the privacy budget allows only {allowed} iterations; increase \
-                 privacy.epsilon or the noise multiplier"
-            );
-        }
-        _ => return anyhow::anyhow!("mcmc: {e}"),
-    };
-    let key = match name {
-        "iterations" | "burn_in" => {
-            return anyhow::anyhow!(
-                "sampler.{name} = {value} must be positive and burn_in < iterations"
-            );
-        }
-        "epsilon" | "delta" => return anyhow::anyhow!("privacy.{name} = {value} is invalid"),
-        "leapfrog" => "leapfrog_steps",
-        "clip" => "ratio_clip",
-        "step_size" | "tau" | "tau_l" | "tau_g" | "ratio_clip" | "grad_clip" | "inv_mass"
-        | "temperature" | "batch" | "leapfrog_steps" => name,
-        _ => return anyhow::anyhow!("mcmc: {e}"),
-    };
-    anyhow::anyhow!("sampler.{key} = {value} is invalid")
-}
+use crate::sampler::{Chain, Sampler, With, mcmc_err};
 
 /// Runs the configured MCMC sampler on the observed data. A private sampler calls
 /// `before_noise` once its settings are checked and its iteration count fixed, right before

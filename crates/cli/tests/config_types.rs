@@ -304,3 +304,33 @@ fn privacy_tables_by_release() {
     let e = sections("[privacy]\nrelease = \"gaussian\"").unwrap_err();
     assert!(e.contains("unknown privacy.release"), "{e}");
 }
+
+/// The population file keeps its format: the library population's fields, then the table
+/// hash, and it reads back equal.
+#[test]
+fn the_population_file_format_is_unchanged() {
+    let w = [0.25, 0.75_f64];
+    let ess = 1.0 / w.iter().map(|x| x * x).sum::<f64>();
+    let p = dpinfer_cli::pmc::Population {
+        population: dpinfer::abc::pmc::Population {
+            generation: 1,
+            tolerance: 0.5,
+            dim: 1,
+            particles: vec![0.1, -0.2],
+            weights: w.to_vec(),
+            ess,
+            proposals: 10,
+        },
+        table_hash: 42,
+    };
+    let json = serde_json::to_string(&p).unwrap();
+    assert_eq!(
+        json,
+        format!(
+            r#"{{"generation":1,"tolerance":0.5,"dim":1,"particles":[0.1,-0.2],"weights":[0.25,0.75],"ess":{ess:?},"proposals":10,"table_hash":42}}"#
+        )
+    );
+    let back: dpinfer_cli::pmc::Population = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, p);
+    p.check().unwrap();
+}

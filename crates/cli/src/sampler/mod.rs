@@ -427,13 +427,38 @@ impl Chain {
     /// # Errors
     /// `iterations` of 0, `burn_in ≥ iterations`.
     pub fn check(&self) -> Result<()> {
-        self.settings(0).validate().map_err(|e| match e {
-            dpinfer::mcmc::McmcError::InvalidSize { name, value } => anyhow::anyhow!(
-                "sampler.{name} = {value} must be positive and burn_in < iterations"
-            ),
-            e => anyhow::anyhow!("sampler: {e}"),
-        })
+        self.settings(0).validate().map_err(mcmc_err)
     }
+}
+
+/// Names the config key behind a library error (the library checks every setting).
+pub(crate) fn mcmc_err(e: dpinfer::mcmc::McmcError) -> anyhow::Error {
+    let (name, value) = match &e {
+        dpinfer::mcmc::McmcError::InvalidSize { name, value } => (*name, value.to_string()),
+        dpinfer::mcmc::McmcError::InvalidParameter { name, value } => (*name, value.to_string()),
+        dpinfer::mcmc::McmcError::WrongLength { .. } => return anyhow::anyhow!("sampler.{e}"),
+        dpinfer::mcmc::McmcError::BudgetExhausted { allowed } => {
+            return anyhow::anyhow!(
+                "the privacy budget allows only {allowed} iterations; increase \
+                 privacy.epsilon or the noise multiplier"
+            );
+        }
+        _ => return anyhow::anyhow!("mcmc: {e}"),
+    };
+    let key = match name {
+        "iterations" | "burn_in" => {
+            return anyhow::anyhow!(
+                "sampler.{name} = {value} must be positive and burn_in < iterations"
+            );
+        }
+        "epsilon" | "delta" => return anyhow::anyhow!("privacy.{name} = {value} is invalid"),
+        "leapfrog" => "leapfrog_steps",
+        "clip" => "ratio_clip",
+        "step_size" | "tau" | "tau_l" | "tau_g" | "ratio_clip" | "grad_clip" | "inv_mass"
+        | "temperature" | "batch" | "leapfrog_steps" => name,
+        _ => return anyhow::anyhow!("mcmc: {e}"),
+    };
+    anyhow::anyhow!("sampler.{key} = {value} is invalid")
 }
 
 /// A library walk from the proposal keys (unset keys keep [`Walk::new`]'s defaults).
