@@ -113,19 +113,18 @@ pub struct DataConfig {
 }
 
 /// `[distance]`, by `kind` (default `rff-mmd`); unknown keys are errors naming the key.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "kind")]
+/// Serializes as the flat table of earlier versions (every key, `null` when unset;
+/// `features` 100 for l2), so [`Config::public_hash`] and the shard headers keep their values.
+#[derive(Debug, Clone, PartialEq)]
 pub enum DistanceConfig {
     /// `rff-mmd`: random-feature MMD between data sets.
-    #[serde(rename = "rff-mmd")]
     RffMmd(RffMmd),
     /// `l2`: clipped weighted L2 on the simulator output as summary vector.
-    #[serde(rename = "l2")]
     L2(L2),
 }
 
 /// `[distance] kind = "rff-mmd"`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct RffMmd {
     /// Number of features D (even; D/2 frequencies; default 100).
@@ -143,7 +142,7 @@ impl RffMmd {
 }
 
 /// `[distance] kind = "l2"`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct L2 {
     /// Weights per summary (default all 1).
@@ -204,33 +203,6 @@ impl DistanceConfig {
         }
     }
 
-    /// The table as the flat JSON object of earlier versions (every key, `null` when unset;
-    /// `features` 100 for l2), so [`Config::public_hash`] and the shard headers keep their
-    /// values.
-    #[must_use]
-    pub fn flat(&self) -> impl Serialize + '_ {
-        /// The earlier flat `[distance]` struct, field order included.
-        #[derive(Serialize)]
-        struct Flat<'a> {
-            kind: &'a str,
-            features: usize,
-            bandwidth: Option<f64>,
-            weights: Option<&'a [f64]>,
-            clip: Option<f64>,
-        }
-        let (features, bandwidth) = match self {
-            Self::RffMmd(d) => (d.features, d.bandwidth),
-            Self::L2(_) => (RffMmd::default_features(), None),
-        };
-        Flat {
-            kind: self.kind(),
-            features,
-            bandwidth,
-            weights: self.weights(),
-            clip: self.clip(),
-        }
-    }
-
     /// The distance's own checks.
     fn check(&self) -> Result<()> {
         match self {
@@ -257,6 +229,33 @@ impl DistanceConfig {
             }
         }
         Ok(())
+    }
+}
+
+impl Serialize for DistanceConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// The earlier flat `[distance]` struct, field order included.
+        #[derive(Serialize)]
+        struct Flat<'a> {
+            kind: &'a str,
+            features: usize,
+            bandwidth: Option<f64>,
+            weights: Option<&'a [f64]>,
+            clip: Option<f64>,
+        }
+        let (features, bandwidth) = match self {
+            Self::RffMmd(d) => (d.features, d.bandwidth),
+            Self::L2(_) => (RffMmd::default_features(), None),
+        };
+        let (kind, weights, clip) = (self.kind(), self.weights(), self.clip());
+        let flat = Flat {
+            kind,
+            features,
+            bandwidth,
+            weights,
+            clip,
+        };
+        flat.serialize(s)
     }
 }
 
@@ -587,7 +586,7 @@ impl Config {
     pub fn public_hash(&self) -> u64 {
         let public = (
             &self.model,
-            self.distance.flat(),
+            &self.distance,
             self.sampler.pairs(),
             self.seeds.run,
         );

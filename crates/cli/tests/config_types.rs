@@ -250,19 +250,19 @@ fn distance_tables_by_kind() {
     assert!(e.contains("unknown distance.kind \"l1\""), "{e}");
 }
 
-/// The shard fingerprint hashes `[distance]` as the earlier flat struct did.
+/// `[distance]` serializes (into the shard fingerprint) as the earlier flat struct did.
 #[test]
 fn distance_hashes_as_the_flat_table_did() {
     let d = DistanceConfig::default();
     assert_eq!(
-        serde_json::to_string(&d.flat()).unwrap(),
+        serde_json::to_string(&d).unwrap(),
         r#"{"kind":"rff-mmd","features":100,"bandwidth":null,"weights":null,"clip":null}"#
     );
     let d = sections("[distance]\nkind = \"l2\"\nclip = 2.0")
         .unwrap()
         .distance;
     assert_eq!(
-        serde_json::to_string(&d.flat()).unwrap(),
+        serde_json::to_string(&d).unwrap(),
         r#"{"kind":"l2","features":100,"bandwidth":null,"weights":null,"clip":2.0}"#
     );
 }
