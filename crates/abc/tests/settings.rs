@@ -5,9 +5,11 @@
 
 use dpinfer_abc::AbcError;
 use dpinfer_abc::analysis::Resample;
+use dpinfer_abc::gaussian::GaussianRejectionSettings;
 use dpinfer_abc::pmc::{PmcSettings, Population};
 use dpinfer_abc::rejection::default_k;
 use dpinfer_abc::smc::{SmcSettings, Tolerance};
+use dpinfer_abc::soft::SoftAbcdpSettings;
 use dpinfer_abc::svt::SvtAbcSettings;
 
 #[test]
@@ -117,4 +119,116 @@ fn a_population_round_trips_through_json_bit_for_bit() {
         assert_eq!(a.to_bits(), b.to_bits());
     }
     assert_eq!(back.ess.to_bits(), p.ess.to_bits());
+}
+
+#[test]
+fn soft_and_gaussian_settings_validate_every_field() {
+    let soft = SoftAbcdpSettings {
+        epsilon_abc: 0.1,
+        epsilon_total: 1.0,
+        delta_total: 1e-6,
+        sensitivity: 0.01,
+        bound: 1.0,
+        floor: SoftAbcdpSettings::FLOOR,
+    };
+    soft.validate().unwrap();
+    let name = |r: Result<(), AbcError>| match r {
+        Err(AbcError::InvalidParameter { name, .. }) => name,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(
+        name(
+            SoftAbcdpSettings {
+                epsilon_abc: 0.0,
+                ..soft
+            }
+            .validate()
+        ),
+        "epsilon_abc"
+    );
+    assert_eq!(
+        name(
+            SoftAbcdpSettings {
+                epsilon_total: f64::NAN,
+                ..soft
+            }
+            .validate()
+        ),
+        "epsilon_total"
+    );
+    assert_eq!(
+        name(
+            SoftAbcdpSettings {
+                delta_total: 1.0,
+                ..soft
+            }
+            .validate()
+        ),
+        "delta_total"
+    );
+    assert_eq!(
+        name(
+            SoftAbcdpSettings {
+                sensitivity: -1.0,
+                ..soft
+            }
+            .validate()
+        ),
+        "sensitivity"
+    );
+    assert_eq!(
+        name(
+            SoftAbcdpSettings {
+                bound: f64::INFINITY,
+                ..soft
+            }
+            .validate()
+        ),
+        "bound"
+    );
+    assert_eq!(
+        name(SoftAbcdpSettings { floor: 0.0, ..soft }.validate()),
+        "floor"
+    );
+    let g = GaussianRejectionSettings {
+        epsilon_abc: 0.1,
+        epsilon_total: 1.0,
+        sensitivity: 0.01,
+        bound: 1.0,
+    };
+    g.validate().unwrap();
+    assert_eq!(
+        name(
+            GaussianRejectionSettings {
+                epsilon_total: 0.0,
+                ..g
+            }
+            .validate()
+        ),
+        "epsilon_total"
+    );
+    assert_eq!(
+        name(
+            GaussianRejectionSettings {
+                epsilon_abc: 1.0,
+                ..g
+            }
+            .validate()
+        ),
+        "epsilon_abc"
+    );
+    assert_eq!(
+        name(
+            GaussianRejectionSettings {
+                sensitivity: 0.0,
+                ..g
+            }
+            .validate()
+        ),
+        "sensitivity"
+    );
+    assert_eq!(
+        name(GaussianRejectionSettings { bound: -1.0, ..g }.validate()),
+        "bound"
+    );
 }

@@ -538,7 +538,7 @@ impl Config {
         if kind.needs_delta() && p.delta <= 0.0 {
             bail!("privacy.delta must be > 0 for {name} (an (ε, δ) sampler)");
         }
-        self.sampler.check()?;
+        self.sampler.check(p.epsilon, p.delta)?;
         self.distance.check()?;
         for (name, v) in [
             ("model.sigma", self.model.sigma),

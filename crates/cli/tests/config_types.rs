@@ -39,7 +39,7 @@ fn every_kind_reads_and_keeps_its_name() {
     for (kind, body) in TABLES {
         let s = sampler(kind, body).unwrap();
         assert_eq!(s.name(), *kind);
-        assert!(s.check().is_ok(), "{kind}");
+        assert!(s.check(1.0, 1e-6).is_ok(), "{kind}");
         // The serialized table names the kind as written.
         let json = serde_json::to_value(&s).unwrap();
         assert_eq!(json["kind"], *kind, "{json}");
@@ -198,14 +198,14 @@ fn mcmc_tables_keep_the_librarys_defaults() {
     assert_eq!(k.accounting, dpinfer::mcmc::budget::Accounting::Zcdp);
     let bad = sampler("dp-hmc", "accounting = \"rdp\"").unwrap();
     assert!(
-        bad.check()
+        bad.check(1.0, 1e-6)
             .unwrap_err()
             .to_string()
             .contains("sampler.accounting")
     );
     let bad = sampler("rwmh", "iterations = 10\nburn_in = 10").unwrap();
     assert!(
-        bad.check()
+        bad.check(1.0, 1e-6)
             .unwrap_err()
             .to_string()
             .contains("sampler.burn_in")
@@ -333,4 +333,63 @@ fn the_population_file_format_is_unchanged() {
     let back: dpinfer_cli::pmc::Population = serde_json::from_str(&json).unwrap();
     assert_eq!(back, p);
     p.check().unwrap();
+}
+
+/// The private passes' settings are checked by the library when the config is read, before
+/// the data (with a nominal sensitivity), so `simulate` refuses them as `run` does.
+#[test]
+fn private_pass_settings_are_checked_when_read() {
+    let refused = |kind: &str, body: &str, key: &str| {
+        let e = sampler(kind, body).unwrap().check(1.0, 1e-6).unwrap_err();
+        assert!(e.to_string().contains(key), "{kind} {body}: {e}");
+    };
+    refused(
+        "svt-abc",
+        "pairs = 10\nepsilon_abc = 0.1\nc = 0",
+        "sampler.c",
+    );
+    refused(
+        "svt-abc",
+        "pairs = 10\nepsilon_abc = -0.1\nc = 2",
+        "sampler.epsilon_abc",
+    );
+    refused(
+        "soft-abc",
+        "pairs = 10\nepsilon_abc = -0.1",
+        "sampler.epsilon_abc",
+    );
+    refused(
+        "soft-abc",
+        "pairs = 10\nepsilon_abc = 0.1\nclip = -1.0",
+        "sampler.clip",
+    );
+    refused(
+        "svt-abc",
+        "pairs = 10\nepsilon_abc = 0.1\nc = 1\nclip = nan",
+        "sampler.clip",
+    );
+    refused(
+        "svt-abc",
+        "pairs = 10\nepsilon_abc = 0.5\nc = 1\nclip = 0.5",
+        "every pair would pass",
+    );
+    refused(
+        "gaussian-abc",
+        "pairs = 10\nepsilon_abc = 0.5\nclip = 0.5",
+        "sampler.epsilon_abc",
+    );
+    refused(
+        "gaussian-abc",
+        "pairs = 0\nepsilon_abc = 0.1",
+        "sampler.pairs",
+    );
+    let soft = sampler("soft-abc", "pairs = 10\nepsilon_abc = 0.1").unwrap();
+    let e = soft.check(1.0, 0.0).unwrap_err();
+    assert!(e.to_string().contains("privacy.delta"), "{e}");
+    for (kind, body) in TABLES {
+        assert!(
+            sampler(kind, body).unwrap().check(1.0, 1e-6).is_ok(),
+            "{kind}"
+        );
+    }
 }

@@ -4,7 +4,7 @@
 use dpinfer::abc::gaussian::GaussianRejectionSettings;
 use serde::{Deserialize, Serialize};
 
-use super::{Calibration, With};
+use super::{Calibration, With, abc_key};
 
 /// `[sampler] kind = "gaussian-abc"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,14 +21,15 @@ pub struct GaussianAbc {
 impl TryFrom<With<'_, GaussianAbc, Calibration>> for GaussianRejectionSettings {
     type Error = anyhow::Error;
 
-    /// The library checks the rest when the pass is built
-    /// ([`dpinfer::abc::gaussian::GaussianRejectionAbcdp::new`]).
     fn try_from(With(s, cal): With<'_, GaussianAbc, Calibration>) -> anyhow::Result<Self> {
-        Ok(Self {
-            epsilon_abc: cal.threshold(s.epsilon_abc)?,
+        let settings = Self {
+            epsilon_abc: s.epsilon_abc,
             epsilon_total: cal.epsilon,
             sensitivity: cal.sensitivity,
             bound: cal.clip,
-        })
+        };
+        settings.validate().map_err(abc_key)?;
+        cal.threshold(s.epsilon_abc)?;
+        Ok(settings)
     }
 }

@@ -206,12 +206,14 @@ impl Sampler {
         Self::SmcAbc(SmcAbc::default())
     }
 
-    /// The checks the library can make before the distance is known (SMC and MCMC run
-    /// settings, required counts); the pairs passes are checked when they are built.
+    /// The library's checks of the settings, made before the data are read: the private
+    /// passes' with the distance's sensitivity still unknown ([`Calibration::nominal`]; the
+    /// pass checks again when it is built), SMC's, and the MCMC run settings and accounting
+    /// (the MCMC kernels are checked when the chain is built, before any noise).
     ///
     /// # Errors
     /// The first invalid setting, named by its key.
-    pub fn check(&self) -> Result<()> {
+    pub fn check(&self, epsilon: f64, delta: f64) -> Result<()> {
         let nonzero = |name: &str, v: usize| {
             if v == 0 {
                 bail!(
@@ -223,9 +225,19 @@ impl Sampler {
         };
         match self {
             Self::Rejection(s) => nonzero("pairs", s.pairs),
-            Self::SvtAbc(s) => nonzero("pairs", s.pairs),
-            Self::SoftAbc(s) => nonzero("pairs", s.pairs),
-            Self::GaussianAbc(s) => nonzero("pairs", s.pairs),
+            Self::SvtAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
+                let cal = Calibration::nominal(epsilon, delta, s.clip);
+                dpinfer::abc::svt::SvtAbcSettings::try_from(With(s, cal)).map(|_| ())
+            }),
+            Self::SoftAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
+                let cal = Calibration::nominal(epsilon, delta, s.clip);
+                dpinfer::abc::soft::SoftAbcdpSettings::try_from(With(s, cal)).map(|_| ())
+            }),
+            Self::GaussianAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
+                let cal = Calibration::nominal(epsilon, delta, s.clip);
+                dpinfer::abc::gaussian::GaussianRejectionSettings::try_from(With(s, cal))
+                    .map(|_| ())
+            }),
             Self::SmcAbc(s) => s.check(),
             Self::Rwmh(s) => s.chain.check(),
             Self::DpPenalty(s) => s
@@ -262,8 +274,20 @@ pub struct Calibration {
 }
 
 impl Calibration {
+    /// The calibration before the data are read: Δ = 1 and the configured clip (else the
+    /// largest finite bound) stand in for the distance's, so every other setting is checked.
+    #[must_use]
+    pub fn nominal(epsilon: f64, delta: f64, clip: Option<f64>) -> Self {
+        Self {
+            epsilon,
+            delta,
+            sensitivity: 1.0,
+            clip: clip.unwrap_or(f64::MAX),
+        }
+    }
+
     /// Refuses a threshold at or above the clipping bound (every pair would pass).
-    fn threshold(&self, epsilon_abc: f64) -> Result<f64> {
+    fn threshold(&self, epsilon_abc: f64) -> Result<()> {
         if epsilon_abc >= self.clip {
             bail!(
                 "sampler.epsilon_abc = {epsilon_abc} must be below the distance's clipping \
@@ -271,7 +295,7 @@ impl Calibration {
                 self.clip
             );
         }
-        Ok(epsilon_abc)
+        Ok(())
     }
 }
 

@@ -4,7 +4,7 @@
 use dpinfer::abc::soft::SoftAbcdpSettings;
 use serde::{Deserialize, Serialize};
 
-use super::{Calibration, With};
+use super::{Calibration, With, abc_key};
 
 /// `[sampler] kind = "soft-abc"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,15 +21,17 @@ pub struct SoftAbc {
 impl TryFrom<With<'_, SoftAbc, Calibration>> for SoftAbcdpSettings {
     type Error = anyhow::Error;
 
-    /// The library checks the rest when the pass is built ([`dpinfer::abc::soft::SoftAbcdp::new`]).
     fn try_from(With(s, cal): With<'_, SoftAbc, Calibration>) -> anyhow::Result<Self> {
-        Ok(Self {
-            epsilon_abc: cal.threshold(s.epsilon_abc)?,
+        let settings = Self {
+            epsilon_abc: s.epsilon_abc,
             epsilon_total: cal.epsilon,
             delta_total: cal.delta,
             sensitivity: cal.sensitivity,
             bound: cal.clip,
             floor: Self::FLOOR,
-        })
+        };
+        settings.validate().map_err(abc_key)?;
+        cal.threshold(s.epsilon_abc)?;
+        Ok(settings)
     }
 }

@@ -29,7 +29,7 @@ impl TryFrom<With<'_, SvtAbc, Calibration>> for SvtAbcSettings {
 
     fn try_from(With(s, cal): With<'_, SvtAbc, Calibration>) -> anyhow::Result<Self> {
         let settings = Self {
-            epsilon_abc: cal.threshold(s.epsilon_abc)?,
+            epsilon_abc: s.epsilon_abc,
             epsilon_total: cal.epsilon,
             c: s.c,
             sensitivity: cal.sensitivity,
@@ -41,6 +41,7 @@ impl TryFrom<With<'_, SvtAbc, Calibration>> for SvtAbcSettings {
             },
         };
         settings.validate().map_err(abc_key)?;
+        cal.threshold(s.epsilon_abc)?;
         Ok(settings)
     }
 }
