@@ -195,6 +195,19 @@ mod sampler {
         pub bound: f64,
     }
 
+    impl GaussianRejectionSettings {
+        /// Checks the settings (as [`GaussianRejectionAbcdp::new`] does before calibrating).
+        ///
+        /// # Errors
+        ///
+        /// [`AbcError::InvalidParameter`] unless `epsilon_total`, `sensitivity` and `bound`
+        /// are finite and positive and `0 < epsilon_abc < bound`.
+        pub fn validate(&self) -> Result<(), AbcError> {
+            positive("epsilon_total", self.epsilon_total)?;
+            super::check(self.sensitivity, self.bound, self.epsilon_abc)
+        }
+    }
+
     /// Algorithm 1 of Park & Jitkrittum over public pairs.
     pub struct GaussianRejectionAbcdp<'a, D> {
         pairs: &'a PublicPairs,
@@ -230,7 +243,8 @@ mod sampler {
             dist: D,
             settings: GaussianRejectionSettings,
         ) -> Result<Self, AbcError> {
-            let eps_total = positive("epsilon_total", settings.epsilon_total)?;
+            settings.validate()?;
+            let eps_total = settings.epsilon_total;
             #[allow(clippy::cast_precision_loss)]
             let t = pairs.len() as f64;
             let target = eps_total / t;

@@ -107,7 +107,12 @@ impl PmcSettings {
 }
 
 /// One generation's population: the `N` kept particles and their normalised weights.
+///
+/// With the `serde` feature it serializes as an object with the fields below, in this order
+/// (JSON through `serde_json` round-trips every `f64` bit for bit); a population read back
+/// should be checked with [`Population::validate`].
 #[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Population {
     /// Generation index `g`.
     pub generation: u32,

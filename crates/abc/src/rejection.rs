@@ -141,6 +141,15 @@ impl Nearest {
     }
 }
 
+/// The default `k` of [`nearest`] for a table of `t` rows: the nearest 1 % (a 0.01 distance
+/// quantile as tolerance), at least 1 — the `dpinfer` command's default for
+/// `sampler.accept`. Never above `t` for `t ≥ 1`.
+#[must_use]
+pub const fn default_k(t: usize) -> usize {
+    let k = t / 100;
+    if k == 0 { 1 } else { k }
+}
+
 /// Keeps the `k` rows of `pairs` nearest the observation (see [`Nearest`]). **Not private**:
 /// the tolerance and the selection read the observation without noise.
 ///

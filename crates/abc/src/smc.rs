@@ -105,6 +105,21 @@ impl Default for SmcSettings {
     }
 }
 
+impl SmcSettings {
+    /// A shorter run than [`Default`]: 500 particles, at most 10 generations and 10⁶
+    /// simulations, the quantile-α = ½ schedule from `ε₁ = +∞` (the `dpinfer` command's
+    /// defaults for `sampler.kind = "smc-abc"`); the other fields as [`Default`].
+    #[must_use]
+    pub fn quick() -> Self {
+        Self {
+            particles: 500,
+            max_generations: 10,
+            simulation_budget: 1_000_000,
+            ..Self::default()
+        }
+    }
+}
+
 fn unit_interval(name: &'static str, x: f64) -> Result<f64, AbcError> {
     if (0.0..=1.0).contains(&x) {
         Ok(x)

@@ -54,6 +54,35 @@ pub struct SoftAbcdpSettings {
     pub floor: f64,
 }
 
+impl SoftAbcdpSettings {
+    /// The default [`floor`](Self::floor): `1e-12`, far below any distance scale of the
+    /// papers' experiments, so flooring (post-processing) only keeps `exp(−D̃)` finite.
+    pub const FLOOR: f64 = 1e-12;
+
+    /// Checks the settings (as [`SoftAbcdp::new`] does before calibrating).
+    ///
+    /// # Errors
+    ///
+    /// [`AbcError::InvalidParameter`] naming the first of `epsilon_abc`, `epsilon_total`,
+    /// `sensitivity`, `bound`, `floor` that is not finite and positive, or `delta_total`
+    /// outside (0, 1).
+    pub fn validate(&self) -> Result<(), AbcError> {
+        positive("epsilon_abc", self.epsilon_abc)?;
+        positive("epsilon_total", self.epsilon_total)?;
+        let delta = self.delta_total;
+        if !(delta > 0.0 && delta < 1.0) {
+            return Err(AbcError::InvalidParameter {
+                name: "delta_total",
+                value: delta,
+            });
+        }
+        positive("sensitivity", self.sensitivity)?;
+        positive("bound", self.bound)?;
+        positive("floor", self.floor)?;
+        Ok(())
+    }
+}
+
 /// Algorithm 2 over public pairs.
 pub struct SoftAbcdp<'a, D> {
     pairs: &'a PublicPairs,
@@ -90,18 +119,13 @@ impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
         settings: SoftAbcdpSettings,
         relation: Neighbouring,
     ) -> Result<Self, AbcError> {
-        let eps_abc = positive("epsilon_abc", settings.epsilon_abc)?;
-        let eps = positive("epsilon_total", settings.epsilon_total)?;
-        let delta = settings.delta_total;
-        if !(delta > 0.0 && delta < 1.0) {
-            return Err(AbcError::InvalidParameter {
-                name: "delta_total",
-                value: delta,
-            });
-        }
-        let sens = positive("sensitivity", settings.sensitivity)?;
-        let bound = positive("bound", settings.bound)?;
-        positive("floor", settings.floor)?;
+        settings.validate()?;
+        let (eps_abc, eps, delta) = (
+            settings.epsilon_abc,
+            settings.epsilon_total,
+            settings.delta_total,
+        );
+        let (sens, bound) = (settings.sensitivity, settings.bound);
         let rho_total = largest_rho(eps, delta, relation)?;
         #[allow(clippy::cast_precision_loss)]
         let rho_step = rho_total / pairs.len() as f64;

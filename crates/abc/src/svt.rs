@@ -44,7 +44,7 @@ use dpinfer_mechanisms::{MechanismError, NoiseRng, SparseVector, SparseVectorSet
 
 use crate::analysis::Resample;
 use crate::discrepancy::{Ahead, Discrepancy};
-use crate::error::{AbcError, finite, positive};
+use crate::error::{AbcError, positive};
 use crate::pairs::PublicPairs;
 
 /// Settings of the private pass.
@@ -69,11 +69,11 @@ impl SvtAbcSettings {
     ///
     /// # Errors
     ///
-    /// [`AbcError::InvalidParameter`] for a non-finite `epsilon_abc`, non-positive or
-    /// non-finite `epsilon_total`, `sensitivity` or `clip`; [`AbcError::InvalidCount`] for
-    /// `c == 0`.
+    /// [`AbcError::InvalidParameter`] for a non-positive or non-finite `epsilon_abc` (the
+    /// ABC threshold of Algorithm 1 is a tolerance `ε_abc > 0`), `epsilon_total`,
+    /// `sensitivity` or `clip`; [`AbcError::InvalidCount`] for `c == 0`.
     pub fn validate(&self) -> Result<(), AbcError> {
-        finite("epsilon_abc", self.epsilon_abc)?;
+        positive("epsilon_abc", self.epsilon_abc)?;
         positive("epsilon_total", self.epsilon_total)?;
         positive("sensitivity", self.sensitivity)?;
         positive("clip", self.clip)?;

@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
+pub use crate::sampler::{Sampler, SamplerKind};
+use crate::sampler::{read_table, take_tag, variant};
+
 /// A whole run, as read from TOML.
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
@@ -21,7 +24,7 @@ pub struct Config {
     #[serde(default)]
     pub distance: DistanceConfig,
     /// Sampler and its settings.
-    pub sampler: SamplerConfig,
+    pub sampler: Sampler,
     /// Privacy budget.
     #[serde(default)]
     pub privacy: PrivacyConfig,
@@ -109,158 +112,234 @@ pub struct DataConfig {
     pub seed: Option<u64>,
 }
 
-/// `[distance]`.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct DistanceConfig {
-    /// `rff-mmd` (random-feature MMD between data sets) or `l2` (clipped weighted L2 on the
-    /// simulator output as summary vector).
-    pub kind: String,
-    /// rff-mmd: number of features D (even; D/2 frequencies).
+/// `[distance]`, by `kind` (default `rff-mmd`); unknown keys are errors naming the key.
+/// Serializes as the flat table of earlier versions (every key, `null` when unset;
+/// `features` 100 for l2), so [`Config::public_hash`] and the shard headers keep their values.
+#[derive(Debug, Clone, PartialEq)]
+pub enum DistanceConfig {
+    /// `rff-mmd`: random-feature MMD between data sets.
+    RffMmd(RffMmd),
+    /// `l2`: clipped weighted L2 on the simulator output as summary vector.
+    L2(L2),
+}
+
+/// `[distance] kind = "rff-mmd"`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RffMmd {
+    /// Number of features D (even; D/2 frequencies; default 100).
+    #[serde(default = "RffMmd::default_features")]
     pub features: usize,
-    /// rff-mmd: Gaussian-kernel bandwidth; default: median heuristic on one public
-    /// prior-predictive data set.
+    /// Gaussian-kernel bandwidth; default: median heuristic on one public prior-predictive
+    /// data set.
     pub bandwidth: Option<f64>,
-    /// l2: weights per summary (default all 1).
+}
+
+impl RffMmd {
+    fn default_features() -> usize {
+        100
+    }
+}
+
+/// `[distance] kind = "l2"`.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct L2 {
+    /// Weights per summary (default all 1).
     pub weights: Option<Vec<f64>>,
-    /// l2: clip C of the distance (required for l2).
+    /// Clip C of the distance (required by the private samplers).
     pub clip: Option<f64>,
 }
 
 impl Default for DistanceConfig {
     fn default() -> Self {
-        Self {
-            kind: "rff-mmd".into(),
-            features: 100,
+        Self::RffMmd(RffMmd {
+            features: RffMmd::default_features(),
             bandwidth: None,
-            weights: None,
-            clip: None,
-        }
+        })
     }
 }
 
-/// `[sampler]`: one flat table; which keys apply depends on `kind`.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields)]
-pub struct SamplerConfig {
-    /// `rejection`, `svt-abc`, `soft-abc`, `gaussian-abc`, `smc-abc`, `rwmh`, `dp-penalty`,
-    /// `dp-barker`, `dp-hmc`.
-    pub kind: String,
-    /// ABC: number of public (θ, simulation) pairs T.
-    pub pairs: Option<usize>,
-    /// ABC: threshold ε_abc.
-    pub epsilon_abc: Option<f64>,
-    /// svt-abc: maximum number of accepted pairs c.
-    pub c: Option<u64>,
-    /// svt-abc: RESAMPLE (fresh threshold noise after each acceptance).
-    pub resample: Option<bool>,
-    /// svt-abc / gaussian-abc / soft-abc: clipping bound of the distance (default: the
-    /// distance's own bound).
-    pub clip: Option<f64>,
-    /// rejection: keep the `accept` closest pairs (default T/100).
-    pub accept: Option<usize>,
-    /// smc-abc: particles.
-    pub particles: Option<usize>,
-    /// smc-abc: final tolerance.
-    pub final_tolerance: Option<f64>,
-    /// smc-abc: maximum generations.
-    pub generations: Option<usize>,
-    /// smc-abc: quantile α of the adaptive tolerance schedule.
-    pub alpha: Option<f64>,
-    /// smc-abc: simulation budget.
-    pub simulations: Option<u64>,
-    /// MCMC: iterations (private samplers: capped by the budget).
-    pub iterations: Option<u64>,
-    /// MCMC: burn-in iterations dropped from the samples.
-    pub burn_in: Option<u64>,
-    /// MCMC: random-walk proposal scale.
-    pub proposal_scale: Option<f64>,
-    /// MCMC: per-coordinate proposal scales (overrides `proposal_scale`).
-    pub proposal_scales: Option<Vec<f64>>,
-    /// MCMC: initial θ (a public choice; default: the prior's centre).
-    pub init: Option<Vec<f64>>,
-    /// MCMC: temperature of the target π(θ)·L(θ)^temperature (DP Barker: batch/n in the
-    /// thesis experiments).
-    pub temperature: Option<f64>,
-    /// dp-penalty / dp-hmc: log-likelihood-ratio clip.
-    pub ratio_clip: Option<f64>,
-    /// dp-penalty: noise multiplier τ.
-    pub tau: Option<f64>,
-    /// dp-barker: minibatch size.
-    pub batch: Option<usize>,
-    /// dp-hmc: leapfrog step size.
-    pub step_size: Option<f64>,
-    /// dp-hmc: diagonal inverse mass matrix (default all 1).
-    pub inv_mass: Option<Vec<f64>>,
-    /// dp-hmc: leapfrog steps.
-    pub leapfrog_steps: Option<u32>,
-    /// dp-hmc: gradient clip.
-    pub grad_clip: Option<f64>,
-    /// dp-hmc: gradient noise multiplier.
-    pub tau_g: Option<f64>,
-    /// dp-hmc: log-likelihood noise multiplier.
-    pub tau_l: Option<f64>,
-    /// Private MCMC accounting: `pld` (default, tight) or `zcdp`.
-    pub accounting: Option<String>,
-}
+impl DistanceConfig {
+    /// Reads the `[distance]` table.
+    ///
+    /// # Errors
+    /// An unknown `kind`, unknown keys (named), values of the wrong type.
+    pub fn read(mut t: toml::Table, _: &mut Vec<String>) -> Result<Self, String> {
+        let kind = take_tag(&mut t, "distance", "kind")?.unwrap_or_else(|| "rff-mmd".into());
+        match kind.as_str() {
+            "rff-mmd" => Ok(Self::RffMmd(variant("distance", "kind = \"rff-mmd\"", t)?)),
+            "l2" => Ok(Self::L2(variant("distance", "kind = \"l2\"", t)?)),
+            other => Err(format!(
+                "unknown distance.kind {other:?} (expected rff-mmd or l2)"
+            )),
+        }
+    }
 
-impl SamplerConfig {
-    /// A fixed sampler section, for fingerprints that must not depend on sampler settings.
+    /// The `kind` name.
     #[must_use]
-    pub fn release_key() -> Self {
-        Self {
-            kind: "smc-abc".into(),
-            pairs: None,
-            epsilon_abc: None,
-            c: None,
-            resample: None,
-            clip: None,
-            accept: None,
-            particles: None,
-            final_tolerance: None,
-            generations: None,
-            alpha: None,
-            simulations: None,
-            iterations: None,
-            burn_in: None,
-            proposal_scale: None,
-            proposal_scales: None,
-            init: None,
-            temperature: None,
-            ratio_clip: None,
-            tau: None,
-            batch: None,
-            step_size: None,
-            inv_mass: None,
-            leapfrog_steps: None,
-            grad_clip: None,
-            tau_g: None,
-            tau_l: None,
-            accounting: None,
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Self::RffMmd(_) => "rff-mmd",
+            Self::L2(_) => "l2",
         }
+    }
+
+    /// l2: the weights.
+    #[must_use]
+    pub fn weights(&self) -> Option<&[f64]> {
+        match self {
+            Self::L2(d) => d.weights.as_deref(),
+            Self::RffMmd(_) => None,
+        }
+    }
+
+    /// l2: the clip C.
+    #[must_use]
+    pub fn clip(&self) -> Option<f64> {
+        match self {
+            Self::L2(d) => d.clip,
+            Self::RffMmd(_) => None,
+        }
+    }
+
+    /// The distance's own checks.
+    fn check(&self) -> Result<()> {
+        match self {
+            Self::RffMmd(d) => {
+                if let Some(b) = d.bandwidth {
+                    finite_pos("distance.bandwidth", b)?;
+                }
+                if d.features < 2 || !d.features.is_multiple_of(2) {
+                    bail!(
+                        "distance.features must be an even number ≥ 2, got {}",
+                        d.features
+                    );
+                }
+            }
+            Self::L2(d) => {
+                if let Some(c) = d.clip {
+                    finite_pos("distance.clip", c)?;
+                }
+                if let Some(w) = &d.weights
+                    && w.iter().any(|x| !(x.is_finite() && *x >= 0.0))
+                {
+                    bail!("distance.weights must be finite and non-negative");
+                }
+            }
+        }
+        Ok(())
     }
 }
 
-/// `[privacy]`.
-#[derive(Debug, Clone, Deserialize, Serialize)]
-#[serde(deny_unknown_fields, default)]
+impl Serialize for DistanceConfig {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        /// The earlier flat `[distance]` struct, field order included.
+        #[derive(Serialize)]
+        struct Flat<'a> {
+            kind: &'a str,
+            features: usize,
+            bandwidth: Option<f64>,
+            weights: Option<&'a [f64]>,
+            clip: Option<f64>,
+        }
+        let (features, bandwidth) = match self {
+            Self::RffMmd(d) => (d.features, d.bandwidth),
+            Self::L2(_) => (RffMmd::default_features(), None),
+        };
+        let (kind, weights, clip) = (self.kind(), self.weights(), self.clip());
+        let flat = Flat {
+            kind,
+            features,
+            bandwidth,
+            weights,
+            clip,
+        };
+        flat.serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for DistanceConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        read_table(d, Self::read)
+    }
+}
+
+/// `[privacy]`: the budget, and for SMC-ABC on a privatized statistic the release
+/// mechanism (`release = "binomial-curve" | "laplace"` with its own keys).
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PrivacyConfig {
-    /// Total ε (required by private samplers; no default).
+    /// Total ε (required by private samplers; NaN when absent).
     pub epsilon: f64,
     /// Total δ (0 for pure-DP samplers).
     pub delta: f64,
-    /// SMC-ABC on a privatized statistic: `"binomial-curve"` (sir) or `"laplace"`.
-    pub release: Option<String>,
-    /// binomial-curve: trials n per time point (default 1000).
-    pub release_n: Option<u64>,
-    /// binomial-curve: pseudo-count m (default 1000).
-    pub release_m: Option<u64>,
-    /// laplace: L1 sensitivity of the statistic (under replace-one).
+    /// The release of the observed statistic, if any.
+    #[serde(flatten)]
+    pub release: Option<ReleaseConfig>,
+}
+
+/// `[privacy]` without the release keys.
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Budget {
+    #[serde(default = "f64_nan")]
+    epsilon: f64,
+    #[serde(default)]
+    delta: f64,
+}
+
+fn f64_nan() -> f64 {
+    f64::NAN
+}
+
+/// `privacy.release`: the mechanism that privatizes the observed statistic.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "release")]
+pub enum ReleaseConfig {
+    /// `binomial-curve` (sir).
+    #[serde(rename = "binomial-curve")]
+    BinomialCurve(BinomialRelease),
+    /// `laplace`.
+    #[serde(rename = "laplace")]
+    Laplace(LaplaceRelease),
+}
+
+/// `release = "binomial-curve"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BinomialRelease {
+    /// Trials n per time point (default 1000).
+    #[serde(default = "thousand")]
+    pub release_n: u64,
+    /// Pseudo-count m (default 1000).
+    #[serde(default = "thousand")]
+    pub release_m: u64,
+}
+
+fn thousand() -> u64 {
+    1000
+}
+
+/// `release = "laplace"`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LaplaceRelease {
+    /// L1 sensitivity of the statistic (under replace-one; default: the model's proven one).
     pub release_sensitivity: Option<f64>,
-    /// laplace: lower end of the statistic's range (default −1).
-    pub release_lo: Option<f64>,
-    /// laplace: upper end of the statistic's range (default 1).
-    pub release_hi: Option<f64>,
+    /// Lower end of the statistic's range (default −1).
+    #[serde(default = "minus_one")]
+    pub release_lo: f64,
+    /// Upper end of the statistic's range (default 1).
+    #[serde(default = "one")]
+    pub release_hi: f64,
+}
+
+fn minus_one() -> f64 {
+    -1.0
+}
+
+fn one() -> f64 {
+    1.0
 }
 
 impl Default for PrivacyConfig {
@@ -269,12 +348,60 @@ impl Default for PrivacyConfig {
             epsilon: f64::NAN,
             delta: 0.0,
             release: None,
-            release_n: None,
-            release_m: None,
-            release_sensitivity: None,
-            release_lo: None,
-            release_hi: None,
         }
+    }
+}
+
+impl PrivacyConfig {
+    /// Reads the `[privacy]` table.
+    ///
+    /// # Errors
+    /// An unknown `release`, unknown keys (named), values of the wrong type.
+    pub fn read(mut t: toml::Table, _: &mut Vec<String>) -> Result<Self, String> {
+        let release = take_tag(&mut t, "privacy", "release")?;
+        let mut b = toml::Table::new();
+        for k in ["epsilon", "delta"] {
+            if let Some(v) = t.remove(k) {
+                b.insert(k.into(), v);
+            }
+        }
+        let budget: Budget = variant("privacy", "", b)?;
+        let release = match release.as_deref() {
+            None => {
+                if let Some(k) = t.keys().next() {
+                    return Err(format!(
+                        "unknown field `{k}` in [privacy] (release keys need privacy.release =                          \"binomial-curve\" or \"laplace\")"
+                    ));
+                }
+                None
+            }
+            Some("binomial-curve") => Some(ReleaseConfig::BinomialCurve(variant(
+                "privacy",
+                "release = \"binomial-curve\"",
+                t,
+            )?)),
+            Some("laplace") => Some(ReleaseConfig::Laplace(variant(
+                "privacy",
+                "release = \"laplace\"",
+                t,
+            )?)),
+            Some(other) => {
+                return Err(format!(
+                    "unknown privacy.release {other:?} (expected binomial-curve or laplace)"
+                ));
+            }
+        };
+        Ok(Self {
+            epsilon: budget.epsilon,
+            delta: budget.delta,
+            release,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for PrivacyConfig {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        read_table(d, Self::read)
     }
 }
 
@@ -343,77 +470,6 @@ impl Default for OutputConfig {
     }
 }
 
-/// The sampler families.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum SamplerKind {
-    /// Non-private rejection ABC over the public pairs (nearest `accept`).
-    Rejection,
-    /// ABCDP: sparse vector over the pairs (Park et al. 2021, Algorithm 1).
-    SvtAbc,
-    /// Soft ABCDP: Gaussian noisy distances, weights.
-    SoftAbc,
-    /// Gaussian rejection ABCDP.
-    GaussianAbc,
-    /// SMC-ABC (non-private, or on privatized data).
-    SmcAbc,
-    /// Random-walk Metropolis (non-private).
-    Rwmh,
-    /// DP penalty algorithm.
-    DpPenalty,
-    /// DP Barker.
-    DpBarker,
-    /// DP HMC.
-    DpHmc,
-}
-
-impl SamplerKind {
-    /// Parses the `kind` string.
-    ///
-    /// # Errors
-    /// Unknown names.
-    pub fn parse(s: &str) -> Result<Self> {
-        Ok(match s {
-            "rejection" => Self::Rejection,
-            "svt-abc" => Self::SvtAbc,
-            "soft-abc" => Self::SoftAbc,
-            "gaussian-abc" => Self::GaussianAbc,
-            "smc-abc" => Self::SmcAbc,
-            "rwmh" => Self::Rwmh,
-            "dp-penalty" => Self::DpPenalty,
-            "dp-barker" => Self::DpBarker,
-            "dp-hmc" => Self::DpHmc,
-            other => bail!(
-                "unknown sampler.kind {other:?} (expected rejection, svt-abc, soft-abc, \
-                 gaussian-abc, smc-abc, rwmh, dp-penalty, dp-barker, dp-hmc)"
-            ),
-        })
-    }
-
-    /// Samplers whose only private step is a pass over public pairs (shardable).
-    #[must_use]
-    pub fn uses_pairs(self) -> bool {
-        matches!(
-            self,
-            Self::Rejection | Self::SvtAbc | Self::SoftAbc | Self::GaussianAbc
-        )
-    }
-
-    /// MCMC samplers (need a per-row likelihood).
-    #[must_use]
-    pub fn is_mcmc(self) -> bool {
-        matches!(
-            self,
-            Self::Rwmh | Self::DpPenalty | Self::DpBarker | Self::DpHmc
-        )
-    }
-
-    /// Samplers that release something computed from private data.
-    #[must_use]
-    pub fn is_private(self) -> bool {
-        !matches!(self, Self::Rejection | Self::Rwmh | Self::SmcAbc)
-    }
-}
-
 fn finite_pos(name: &str, v: f64) -> Result<f64> {
     if v.is_normal() && v > 0.0 {
         Ok(v)
@@ -451,152 +507,75 @@ impl Config {
     }
 
     /// The sampler kind.
-    ///
-    /// # Errors
-    /// Unknown kind.
-    pub fn kind(&self) -> Result<SamplerKind> {
-        SamplerKind::parse(&self.sampler.kind)
+    #[must_use]
+    pub fn kind(&self) -> SamplerKind {
+        self.sampler.kind()
     }
 
-    /// Checks every value; the model-specific checks happen when the model is built.
+    /// Checks what the library cannot check by itself (which sections go together, the
+    /// budget a private sampler needs) and runs the library's own checks of the settings
+    /// known before the data are read; the model-specific checks happen when the model is
+    /// built, the private passes' when they are built (still before any simulation).
     ///
     /// # Errors
     /// The first invalid value, named.
     pub fn validate(&self) -> Result<()> {
-        let kind = self.kind()?;
+        let kind = self.kind();
+        let name = self.sampler.name();
         let p = &self.privacy;
         if p.release.is_some() && kind != SamplerKind::SmcAbc {
             bail!("privacy.release belongs to smc-abc (inference from a privatized statistic)");
         }
         if kind.is_private() || p.release.is_some() {
             if p.epsilon.is_nan() {
-                bail!(
-                    "privacy.epsilon is required for the private sampler {}",
-                    self.sampler.kind
-                );
+                bail!("privacy.epsilon is required for the private sampler {name}");
             }
             finite_pos("privacy.epsilon", p.epsilon)?;
         }
         if !(p.delta.is_finite() && (0.0..1.0).contains(&p.delta)) {
             bail!("privacy.delta must be in [0, 1), got {}", p.delta);
         }
-        let s = &self.sampler;
-        if kind.uses_pairs() {
-            match s.pairs {
-                Some(t) if t > 0 => {}
-                _ => bail!("sampler.pairs must be a positive integer for {}", s.kind),
-            }
+        if kind.needs_delta() && p.delta <= 0.0 {
+            bail!("privacy.delta must be > 0 for {name} (an (ε, δ) sampler)");
         }
-        if matches!(
-            kind,
-            SamplerKind::SvtAbc | SamplerKind::SoftAbc | SamplerKind::GaussianAbc
-        ) {
-            finite_pos(
-                "sampler.epsilon_abc",
-                s.epsilon_abc
-                    .context("sampler.epsilon_abc is required for this sampler")?,
-            )?;
-        }
-        if kind == SamplerKind::SvtAbc && s.c.unwrap_or(0) == 0 {
-            bail!("sampler.c (maximum accepted pairs) must be a positive integer for svt-abc");
-        }
-        if matches!(
-            kind,
-            SamplerKind::SoftAbc
-                | SamplerKind::DpPenalty
-                | SamplerKind::DpBarker
-                | SamplerKind::DpHmc
-        ) && p.delta <= 0.0
-        {
-            bail!(
-                "privacy.delta must be > 0 for {} (an (ε, δ) sampler)",
-                s.kind
-            );
-        }
+        self.sampler.check(p.epsilon, p.delta)?;
+        self.distance.check()?;
         for (name, v) in [
-            ("sampler.clip", s.clip),
-            ("sampler.final_tolerance", s.final_tolerance),
-            ("sampler.proposal_scale", s.proposal_scale),
-            ("sampler.temperature", s.temperature),
-            ("sampler.ratio_clip", s.ratio_clip),
-            ("sampler.tau", s.tau),
-            ("sampler.step_size", s.step_size),
-            ("sampler.grad_clip", s.grad_clip),
-            ("sampler.tau_g", s.tau_g),
-            ("sampler.tau_l", s.tau_l),
             ("model.sigma", self.model.sigma),
             ("model.prior_sd", self.model.prior_sd),
             ("model.tau", self.model.tau),
-            ("distance.bandwidth", self.distance.bandwidth),
-            ("distance.clip", self.distance.clip),
-            ("privacy.release_sensitivity", p.release_sensitivity),
         ] {
             if let Some(v) = v {
                 finite_pos(name, v)?;
             }
         }
-        if p.release_n == Some(0) || p.release_m == Some(0) {
-            bail!("privacy.release_n and privacy.release_m must be positive");
-        }
-        if let (Some(lo), Some(hi)) = (p.release_lo, p.release_hi)
-            && !(lo.is_finite() && hi.is_finite() && lo < hi)
-        {
-            bail!("privacy.release_lo must be below privacy.release_hi");
+        match &p.release {
+            Some(ReleaseConfig::BinomialCurve(r)) if r.release_n == 0 || r.release_m == 0 => {
+                bail!("privacy.release_n and privacy.release_m must be positive");
+            }
+            Some(ReleaseConfig::Laplace(r)) => {
+                if let Some(s) = r.release_sensitivity {
+                    finite_pos("privacy.release_sensitivity", s)?;
+                }
+                if !(r.release_lo.is_finite() && r.release_hi.is_finite())
+                    || r.release_lo >= r.release_hi
+                {
+                    bail!("privacy.release_lo must be below privacy.release_hi");
+                }
+            }
+            _ => {}
         }
         if let Some(m) = self.model.prior_mean
             && !m.is_finite()
         {
             bail!("model.prior_mean must be finite, got {m}");
         }
-        if let Some(a) = s.alpha
-            && !(a > 0.0 && a < 1.0)
+        if let DistanceConfig::L2(d) = &self.distance
+            && kind.is_private()
+            && kind.uses_pairs()
+            && d.clip.is_none()
         {
-            bail!("sampler.alpha must be in (0, 1), got {a}");
-        }
-        if let Some(v) = &s.proposal_scales
-            && v.iter().any(|x| !(x.is_finite() && *x > 0.0))
-        {
-            bail!("sampler.proposal_scales must be finite and positive");
-        }
-        if let Some(v) = &s.inv_mass
-            && v.iter().any(|x| !(x.is_finite() && *x > 0.0))
-        {
-            bail!("sampler.inv_mass must be finite and positive");
-        }
-        if let Some(v) = &s.init
-            && v.iter().any(|x| !x.is_finite())
-        {
-            bail!("sampler.init must be finite");
-        }
-        if let Some(w) = &self.distance.weights
-            && w.iter().any(|x| !(x.is_finite() && *x >= 0.0))
-        {
-            bail!("distance.weights must be finite and non-negative");
-        }
-        match self.distance.kind.as_str() {
-            "rff-mmd" => {
-                if self.distance.features < 2 || !self.distance.features.is_multiple_of(2) {
-                    bail!(
-                        "distance.features must be an even number ≥ 2, got {}",
-                        self.distance.features
-                    );
-                }
-            }
-            "l2" => {
-                if kind.uses_pairs()
-                    && kind != SamplerKind::Rejection
-                    && self.distance.clip.is_none()
-                {
-                    bail!("distance.clip is required for the l2 distance of a private sampler");
-                }
-            }
-            other => bail!("unknown distance.kind {other:?} (expected rff-mmd or l2)"),
-        }
-        if let Some(a) = &s.accounting
-            && a != "pld"
-            && a != "zcdp"
-        {
-            bail!("sampler.accounting must be \"pld\" or \"zcdp\", got {a:?}");
+            bail!("distance.clip is required for the l2 distance of a private sampler");
         }
         Ok(())
     }
@@ -608,7 +587,7 @@ impl Config {
         let public = (
             &self.model,
             &self.distance,
-            self.sampler.pairs,
+            self.sampler.pairs(),
             self.seeds.run,
         );
         let s = serde_json::to_string(&public).unwrap_or_default();
@@ -628,44 +607,55 @@ impl Config {
 /// The first count above its bound, named.
 pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
     use crate::limits::*;
-    let s = &cfg.sampler;
     let as_u64 = |v: Option<usize>| v.map(|x| x as u64);
-    for (name, v, max) in [
-        ("sampler.pairs", as_u64(s.pairs), MAX_PAIRS),
+    let mut counts = vec![
+        ("sampler.pairs", as_u64(cfg.sampler.pairs()), MAX_PAIRS),
         ("model.n", as_u64(cfg.model.n), MAX_N),
-        (
-            "distance.features",
-            Some(cfg.distance.features as u64),
-            MAX_FEATURES,
-        ),
-        ("sampler.particles", as_u64(s.particles), MAX_PARTICLES),
-        ("sampler.accept", as_u64(s.accept), MAX_PARTICLES),
-        (
-            "sampler.generations",
-            as_u64(s.generations),
-            MAX_GENERATIONS,
-        ),
-        ("sampler.simulations", s.simulations, MAX_SIMULATIONS),
-        ("sampler.iterations", s.iterations, MAX_ITERATIONS),
-        ("sampler.burn_in", s.burn_in, MAX_ITERATIONS),
-        (
-            "sampler.leapfrog_steps",
-            s.leapfrog_steps.map(u64::from),
-            MAX_LEAPFROG,
-        ),
-        ("sampler.c", s.c, MAX_COUNT),
-        ("sampler.batch", as_u64(s.batch), MAX_COUNT),
-        ("privacy.release_n", cfg.privacy.release_n, MAX_RELEASE_N),
-        ("privacy.release_m", cfg.privacy.release_m, MAX_RELEASE_N),
-    ] {
+    ];
+    if let DistanceConfig::RffMmd(d) = &cfg.distance {
+        counts.push(("distance.features", Some(d.features as u64), MAX_FEATURES));
+    }
+    let chain = |c: &crate::sampler::Chain| {
+        [
+            ("sampler.iterations", c.iterations, MAX_ITERATIONS),
+            ("sampler.burn_in", c.burn_in, MAX_ITERATIONS),
+        ]
+    };
+    match &cfg.sampler {
+        Sampler::Rejection(s) => counts.push(("sampler.accept", as_u64(s.accept), MAX_PARTICLES)),
+        Sampler::SvtAbc(s) => counts.push(("sampler.c", Some(s.c), MAX_COUNT)),
+        Sampler::SmcAbc(s) => counts.extend([
+            ("sampler.particles", as_u64(s.particles), MAX_PARTICLES),
+            (
+                "sampler.generations",
+                as_u64(s.generations),
+                MAX_GENERATIONS,
+            ),
+            ("sampler.simulations", s.simulations, MAX_SIMULATIONS),
+        ]),
+        Sampler::Rwmh(s) => counts.extend(chain(&s.chain)),
+        Sampler::DpPenalty(s) => counts.extend(chain(&s.chain)),
+        Sampler::DpBarker(s) => {
+            counts.extend(chain(&s.chain));
+            counts.push(("sampler.batch", as_u64(s.kernel.batch), MAX_COUNT));
+        }
+        Sampler::DpHmc(s) => {
+            counts.extend(chain(&s.chain));
+            let l = s.kernel.leapfrog_steps.map(u64::from);
+            counts.push(("sampler.leapfrog_steps", l, MAX_LEAPFROG));
+        }
+        Sampler::SoftAbc(_) | Sampler::GaussianAbc(_) => {}
+    }
+    if let Some(ReleaseConfig::BinomialCurve(r)) = &cfg.privacy.release {
+        counts.push(("privacy.release_n", Some(r.release_n), MAX_RELEASE_N));
+        counts.push(("privacy.release_m", Some(r.release_m), MAX_RELEASE_N));
+    }
+    for (name, v, max) in counts {
         if let Some(v) = v
             && v > max
         {
             bail!("{name} = {v} is above the supported maximum of {max}");
         }
-    }
-    if s.leapfrog_steps == Some(0) {
-        bail!("sampler.leapfrog_steps must be at least 1");
     }
     if cfg.output.threads > MAX_THREADS {
         bail!(

@@ -27,7 +27,7 @@ pub fn load(cfg: &Config) -> Result<(Model, Vec<f64>)> {
         return Ok((model, data));
     };
     let rd = model.row_dim();
-    let data = model.observe(read_data(path, rd, model.iid_rows())?, &cfg.distance.kind)?;
+    let data = model.observe(read_data(path, rd, model.iid_rows())?, cfg.distance.kind())?;
     if model.iid_rows() {
         if data.len() % rd != 0 {
             bail!(
@@ -76,7 +76,7 @@ fn out_dir(cfg: &Config, out: Option<&Path>) -> PathBuf {
 /// Any failure; nothing is written before the config, data and settings are checked.
 pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<ExitCode> {
     let cfg = Config::load(config)?;
-    let kind = cfg.kind()?;
+    let kind = cfg.kind();
     let (model, obs) = load(&cfg)?;
     let prior = prior_draws(&model, cfg.seeds.run);
     let dir = out_dir(&cfg, out);
@@ -114,7 +114,7 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
         let target = released
             .as_ref()
             .map_or(obs.as_slice(), |(r, _)| r.s_dp.as_slice());
-        let mut o = if cfg.sampler.pairs.is_some() {
+        let mut o = if cfg.sampler.pairs().is_some() {
             crate::pmc::run(&cfg, &model, target, &dir, threads)?
         } else {
             crate::smc::run(&cfg, &model, target, &dir)?
@@ -188,7 +188,7 @@ fn release_outcome(
 ) -> Outcome {
     Outcome {
         model: public.model.name().into(),
-        sampler: cfg.sampler.kind.clone(),
+        sampler: cfg.sampler.name().into(),
         names: public.model.names(),
         samples: release.samples,
         weights: release.weights,
@@ -226,13 +226,13 @@ fn header(
 }
 
 fn pairs_public(cfg: &Config, generation: u32, population: Option<&Path>) -> Result<Public> {
-    let kind = cfg.kind()?;
-    let smc = kind == SamplerKind::SmcAbc && cfg.sampler.pairs.is_some();
+    let kind = cfg.kind();
+    let smc = kind == SamplerKind::SmcAbc && cfg.sampler.pairs().is_some();
     if !kind.uses_pairs() && !smc {
         bail!(
             "sampler {} does not use a public pairs table (shards serve rejection, svt-abc, \
              soft-abc, gaussian-abc, and smc-abc with sampler.pairs set)",
-            cfg.sampler.kind
+            cfg.sampler.name()
         );
     }
     if generation == 0 && population.is_some() {
@@ -241,7 +241,7 @@ fn pairs_public(cfg: &Config, generation: u32, population: Option<&Path>) -> Res
     if !smc && (generation != 0 || population.is_some()) {
         bail!(
             "--generation/--population belong to smc-abc; {} has one pass",
-            cfg.sampler.kind
+            cfg.sampler.name()
         );
     }
     // The public step needs the model (and its size) but never the private data values.
@@ -463,7 +463,7 @@ pub fn smc_step(
 ) -> Result<ExitCode> {
     let cfg = Config::load(config)?;
     let public = pairs_public(&cfg, generation, population)?;
-    if cfg.kind()? != SamplerKind::SmcAbc {
+    if cfg.kind() != SamplerKind::SmcAbc {
         bail!("smc-step needs sampler.kind = \"smc-abc\"");
     }
     let (model, obs) = load(&cfg)?;

@@ -25,6 +25,7 @@ mod progress;
 pub mod public;
 pub mod release;
 pub mod results;
+pub mod sampler;
 pub mod shard;
 pub mod smc;
 pub mod summary;

@@ -27,25 +27,23 @@ use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
 use dpinfer_plots::Series;
 
-/// One generation's population.
+/// One generation's population file: the library's population (serialized field by field,
+/// [`pmc::Population`] with abc's `serde` feature) and the hash of the table it came from.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 pub struct Population {
-    /// Generation index.
-    pub generation: u32,
-    /// Tolerance ε_g (distance of the N-th nearest row).
-    pub tolerance: f64,
-    /// dim θ.
-    pub dim: usize,
-    /// Particles, row-major (N × dim).
-    pub particles: Vec<f64>,
-    /// Normalised importance weights.
-    pub weights: Vec<f64>,
-    /// Effective sample size of the weights.
-    pub ess: f64,
-    /// Proposals M of this generation.
-    pub proposals: u64,
+    /// The population.
+    #[serde(flatten)]
+    pub population: pmc::Population,
     /// Hash of the table this population came from.
     pub table_hash: u64,
+}
+
+impl std::ops::Deref for Population {
+    type Target = pmc::Population;
+
+    fn deref(&self) -> &pmc::Population {
+        &self.population
+    }
 }
 
 impl Population {
@@ -68,7 +66,7 @@ impl Population {
     /// The first inconsistency found.
     pub fn check(&self) -> Result<()> {
         use dpinfer::abc::AbcError;
-        match self.library().validate() {
+        match self.population.validate() {
             Ok(()) => Ok(()),
             Err(AbcError::InvalidParameter {
                 name: "weights", ..
@@ -83,20 +81,6 @@ impl Population {
                 bail!("stored ESS {} is not the ESS of the weights", self.ess)
             }
             Err(e) => Err(e.into()),
-        }
-    }
-
-    /// The library's population (without the table hash).
-    #[must_use]
-    pub fn library(&self) -> pmc::Population {
-        pmc::Population {
-            generation: self.generation,
-            tolerance: self.tolerance,
-            dim: self.dim,
-            particles: self.particles.clone(),
-            weights: self.weights.clone(),
-            ess: self.ess,
-            proposals: self.proposals,
         }
     }
 
@@ -171,7 +155,7 @@ pub fn public_for(
                 p.dim,
                 public.theta_dim()
             );
-            let k = PmcKernel::new(&p.library())
+            let k = PmcKernel::new(p)
                 .with_context(|| format!("population of generation {}", p.generation))?;
             public.config_hash ^= p.fingerprint();
             public.kernel = Some(k);
@@ -210,13 +194,7 @@ pub fn step(
     let mut h = Fnv1a::new();
     h.write_f64s(rows);
     Ok(Population {
-        generation: p.generation,
-        tolerance: p.tolerance,
-        dim: p.dim,
-        particles: p.particles,
-        weights: p.weights,
-        ess: p.ess,
-        proposals: p.proposals,
+        population: p,
         table_hash: h.finish(),
     })
 }
@@ -248,7 +226,7 @@ pub fn run(
             p.tolerance,
             p.ess
         );
-        let done = settings.done_after(&p.library());
+        let done = settings.done_after(&p);
         hist.push(p.clone());
         pop = Some(p);
         if done {
@@ -325,25 +303,10 @@ pub fn run(
 /// The library's PMC settings from `[sampler]` (the library owns the defaults and checks).
 ///
 /// # Errors
-/// Settings the library refuses, named by their config key.
+/// Another sampler kind; settings the library refuses, named by their config key.
 pub fn settings(cfg: &Config) -> Result<pmc::PmcSettings> {
-    let d = pmc::PmcSettings::default();
-    let s = &cfg.sampler;
-    let settings = pmc::PmcSettings {
-        particles: s.particles.unwrap_or(d.particles),
-        proposals: s.pairs.map_or(d.proposals, |p| p as u64),
-        generations: s
-            .generations
-            .map_or(Ok(d.generations), u32::try_from)
-            .context("sampler.generations is too large")?,
-        final_tolerance: s.final_tolerance.unwrap_or(d.final_tolerance),
-    };
-    settings.validate().map_err(|e| {
-        anyhow::anyhow!(
-            "sampler: {e} (smc-abc with sampler.pairs needs 2 ≤ sampler.particles ≤ \
-             sampler.pairs ({}), sampler.generations ≥ 1, sampler.final_tolerance ≥ 0)",
-            settings.proposals
-        )
-    })?;
-    Ok(settings)
+    match &cfg.sampler {
+        crate::sampler::Sampler::SmcAbc(s) => pmc::PmcSettings::try_from(s),
+        s => bail!("{} is not smc-abc", s.name()),
+    }
 }

@@ -20,13 +20,12 @@
 //! The ledger itself (lock, once-only protocol, fingerprint) is `dpinfer-ledger`'s.
 
 use anyhow::{Context, Result, bail};
-use dpinfer::abc::analysis::Resample;
 use dpinfer::abc::discrepancy::{ClippedL2, Discrepancy, Euclidean};
-use dpinfer::abc::gaussian::{GaussianRejectionAbcdp, GaussianRejectionSettings};
+use dpinfer::abc::gaussian::GaussianRejectionAbcdp;
 use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::abc::rejection::nearest;
-use dpinfer::abc::soft::{SoftAbcdp, SoftAbcdpSettings};
-use dpinfer::abc::svt::{SvtAbc, SvtAbcSettings};
+use dpinfer::abc::soft::SoftAbcdp;
+use dpinfer::abc::svt::SvtAbc;
 use dpinfer::accountants::Neighbouring;
 use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows};
 use rand::SeedableRng;
@@ -35,6 +34,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::{Config, NoiseSeed, SamplerKind};
 use crate::files::DirLock;
 use crate::public::Public;
+use crate::sampler::{Calibration, Sampler, With};
 
 pub use dpinfer_ledger::{Claimed, Ledger};
 
@@ -214,16 +214,15 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
             }
             let w = cfg
                 .distance
-                .weights
-                .clone()
-                .unwrap_or_else(|| vec![1.0; dim]);
+                .weights()
+                .map_or_else(|| vec![1.0; dim], <[f64]>::to_vec);
             if w.len() != dim {
                 bail!(
                     "distance.weights has {} entries, the summary has {dim}",
                     w.len()
                 );
             }
-            let clip = cfg.distance.clip.unwrap_or(f64::MAX);
+            let clip = cfg.distance.clip().unwrap_or(f64::MAX);
             let d = ClippedWeightedL2::new(&w, clip)?;
             // A declared summary (`[model.summary]`) may justify a smaller Δ than C; its label
             // (proven, or USER-DECLARED) names the relation and goes into the ledger.
@@ -270,11 +269,11 @@ pub fn private_step(
     obs: &[f64],
     lock: &DirLock,
 ) -> Result<(Release, bool)> {
-    let kind = cfg.kind()?;
+    let kind = cfg.kind();
     if !kind.uses_pairs() {
         bail!(
             "sampler {} has no pairs-based private step (use `dpinfer run`)",
-            cfg.sampler.kind
+            cfg.sampler.name()
         );
     }
     let fp = fingerprint(cfg, pairs, obs)?;
@@ -329,66 +328,32 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
         dist: D,
         o: &Observed,
     ) -> Result<Self> {
-        let s = &cfg.sampler;
-        let t = pp.len();
-        let clip = clip(cfg, o);
         let eps = cfg.privacy.epsilon;
-        if let Some(e) = s.epsilon_abc
-            && e >= clip
-        {
-            bail!(
-                "sampler.epsilon_abc = {e} must be below the distance's clipping bound {clip}: \
-                 every pair would pass"
-            );
-        }
-        let pass = match kind {
-            SamplerKind::Rejection => {
-                let k = s.accept.unwrap_or((t / 100).max(1)).min(t);
-                if k == 0 {
-                    bail!("sampler.accept must be at least 1");
-                }
-                Self::Rejection { k, pairs: pp, dist }
-            }
-            SamplerKind::SvtAbc => Self::Svt(SvtAbc::new(
+        let cal = Calibration {
+            epsilon: eps,
+            delta: cfg.privacy.delta,
+            sensitivity: o.sensitivity,
+            clip: clip(cfg, o),
+        };
+        let pass = match &cfg.sampler {
+            Sampler::Rejection(s) => Self::Rejection {
+                k: s.k(pp.len())?,
+                pairs: pp,
+                dist,
+            },
+            Sampler::SvtAbc(s) => Self::Svt(SvtAbc::new(pp, dist, With(s, cal).try_into()?)?),
+            Sampler::SoftAbc(s) => Self::Soft(SoftAbcdp::new(
                 pp,
                 dist,
-                SvtAbcSettings {
-                    epsilon_abc: s.epsilon_abc.unwrap_or(0.0),
-                    epsilon_total: eps,
-                    c: s.c.unwrap_or(0),
-                    sensitivity: o.sensitivity,
-                    clip,
-                    resample: if s.resample.unwrap_or(false) {
-                        Resample::AfterAccept
-                    } else {
-                        Resample::Never
-                    },
-                },
-            )?),
-            SamplerKind::SoftAbc => Self::Soft(SoftAbcdp::new(
-                pp,
-                dist,
-                SoftAbcdpSettings {
-                    epsilon_abc: s.epsilon_abc.unwrap_or(0.0),
-                    epsilon_total: eps,
-                    delta_total: cfg.privacy.delta,
-                    sensitivity: o.sensitivity,
-                    bound: clip,
-                    floor: 1e-12,
-                },
+                With(s, cal).try_into()?,
                 Neighbouring::ReplaceOne,
             )?),
-            SamplerKind::GaussianAbc => Self::Gaussian(GaussianRejectionAbcdp::new(
+            Sampler::GaussianAbc(s) => Self::Gaussian(GaussianRejectionAbcdp::new(
                 pp,
                 dist,
-                GaussianRejectionSettings {
-                    epsilon_abc: s.epsilon_abc.unwrap_or(0.0),
-                    epsilon_total: eps,
-                    sensitivity: o.sensitivity,
-                    bound: clip,
-                },
+                With(s, cal).try_into()?,
             )?),
-            _ => bail!("sampler {} is not a pairs-based sampler", s.kind),
+            s => bail!("sampler {} is not a pairs-based sampler", s.name()),
         };
         let claim = pass.ledger(cfg, o)?;
         if kind.is_private() && !within_budget(claim.epsilon, eps) {
@@ -403,14 +368,18 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
     /// The pass's complete privacy claim (known before any noise), from the library.
     fn ledger(&self, cfg: &Config, o: &Observed) -> Result<Ledger> {
         let noise = noise_label(cfg.seeds.noise);
+        let svt = match &cfg.sampler {
+            Sampler::SvtAbc(s) => Some(s),
+            _ => None,
+        };
         Ok(match self {
             Self::Rejection { .. } => Ledger::not_private("rejection ABC: k nearest pairs"),
             Self::Svt(pass) => Ledger::from_claim(
                 pass.claim(o.relation)?,
                 format!(
                     "SVT-ABC (ABCDP Theorem 1), discrete Laplace on a grid, c = {}, RESAMPLE = {}; {}",
-                    cfg.sampler.c.unwrap_or(0),
-                    cfg.sampler.resample.unwrap_or(false),
+                    svt.map_or(0, |s| s.c),
+                    svt.is_some_and(|s| s.resample),
                     o.scope
                 ),
                 noise,
@@ -487,7 +456,7 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
             }
         };
         Ok(Release {
-            sampler: cfg.sampler.kind.clone(),
+            sampler: cfg.sampler.name().into(),
             dim: d,
             samples,
             weights,
@@ -512,7 +481,7 @@ pub fn within_budget(epsilon: f64, budget: f64) -> bool {
 
 /// The distance's clipping bound: `sampler.clip`, at most the distance's own bound.
 fn clip(cfg: &Config, o: &Observed) -> f64 {
-    cfg.sampler.clip.unwrap_or(o.bound).min(o.bound)
+    cfg.sampler.clip().unwrap_or(o.bound).min(o.bound)
 }
 
 /// Largest dry-run table (values) [`check`] builds; bigger runs are checked after simulation
@@ -527,7 +496,7 @@ const CHECK_LIMIT: usize = 1 << 24;
 /// # Errors
 /// Whatever the real pass would reject.
 pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
-    let kind = cfg.kind()?;
+    let kind = cfg.kind();
     let width = public.theta_dim() + public.summary_dim();
     let t = usize::try_from(public.total)?;
     let Some(len) = t.checked_mul(width) else {

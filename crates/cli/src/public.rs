@@ -20,7 +20,7 @@ use dpinfer::abc::summary::{Bandwidth, RffSummary};
 use dpinfer::distances::{RandomFourierFeatures, Rows};
 use dpinfer::simulators::{Prior, SimError, SimStream, Simulator};
 
-use crate::config::Config;
+use crate::config::{Config, DistanceConfig};
 use crate::model::{Model, ModelPrior, ModelSim};
 
 /// How a simulation becomes the row's summary.
@@ -61,12 +61,11 @@ impl Public {
     /// # Errors
     /// Invalid sizes or simulator failures.
     pub fn new(cfg: &Config, model: Model) -> Result<Self> {
-        let total = cfg.sampler.pairs.context("sampler.pairs is required")? as u64;
-        let summary = match cfg.distance.kind.as_str() {
-            "l2" => Summary::Raw,
-            _ => {
-                let bandwidth = cfg
-                    .distance
+        let total = cfg.sampler.pairs().context("sampler.pairs is required")? as u64;
+        let summary = match &cfg.distance {
+            DistanceConfig::L2(_) => Summary::Raw,
+            DistanceConfig::RffMmd(d) => {
+                let bandwidth = d
                     .bandwidth
                     .map_or(Bandwidth::MedianHeuristic, Bandwidth::Given);
                 let rff = RffSummary::setup(
@@ -74,7 +73,7 @@ impl Public {
                     &ModelSim(&model),
                     cfg.seeds.run,
                     model.row_dim(),
-                    cfg.distance.features,
+                    d.features,
                     bandwidth,
                 )?;
                 Summary::Rff(rff)

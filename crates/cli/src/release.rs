@@ -22,7 +22,7 @@ use dpinfer::accountants::{AccountantKind, Claim, ConversionRule, Event, EventBu
 use dpinfer::mechanisms::{BinomialCurve, Laplace};
 use serde::{Deserialize, Serialize};
 
-use crate::config::Config;
+use crate::config::{Config, ReleaseConfig};
 use crate::model::Model;
 use std::path::Path;
 
@@ -95,11 +95,11 @@ pub struct StatRelease {
 /// An unknown release kind, a model it does not fit, invalid mechanism parameters.
 pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>> {
     let p = &cfg.privacy;
-    let Some(kind) = p.release.as_deref() else {
+    let Some(release) = &p.release else {
         return Ok(None);
     };
-    match kind {
-        "binomial-curve" => {
+    match release {
+        ReleaseConfig::BinomialCurve(r) => {
             let Model::Sir(..) = model.base() else {
                 bail!(
                     "privacy.release = \"binomial-curve\" needs the sir model (infection counts)"
@@ -109,8 +109,7 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
                 .model
                 .population
                 .unwrap_or(dpinfer::simulators::models::sir::SirSettings::paper().population);
-            let n = p.release_n.unwrap_or(1000);
-            let m = p.release_m.unwrap_or(1000);
+            let (n, m) = (r.release_n, r.release_m);
             let mech = BinomialCurve::new(n, m, k)?;
             Ok(Some((
                 Mech::Binomial(mech, n, m, k),
@@ -121,7 +120,7 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
                 },
             )))
         }
-        "laplace" => {
+        ReleaseConfig::Laplace(r) => {
             let d = model.output_len();
             // The linear-regression statistic has a proven replace-one L1 sensitivity: it is
             // the default, and a configured value below it (which would under-report ε) is
@@ -134,7 +133,7 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
                 ),
                 _ => None,
             };
-            let sens = match (p.release_sensitivity, proven) {
+            let sens = match (r.release_sensitivity, proven) {
                 (Some(s), Some(min)) if s.is_nan() || s < min => bail!(
                     "privacy.release_sensitivity = {s} is below the regression statistic's \
                      replace-one L1 sensitivity (p² + 3p + 3)/n = {min} (Xiong et al. §4.2): \
@@ -146,7 +145,7 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
                     "privacy.release = \"laplace\" needs privacy.release_sensitivity (the L1 sensitivity of the statistic)"
                 ),
             };
-            let (lo, hi) = (p.release_lo.unwrap_or(-1.0), p.release_hi.unwrap_or(1.0));
+            let (lo, hi) = (r.release_lo, r.release_hi);
             let mech = Laplace::vector_from_epsilon(d, p.epsilon, sens, lo, hi)?;
             let b = mech.scale();
             Ok(Some((
@@ -154,7 +153,6 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
                 Replica::Laplace { b },
             )))
         }
-        other => bail!("unknown privacy.release {other:?} (expected binomial-curve or laplace)"),
     }
 }
 
@@ -184,7 +182,7 @@ pub fn release(
     // settings may change between runs and reuse the same release (post-processing).
     let fp = {
         let mut c = cfg.clone();
-        c.sampler = crate::config::SamplerConfig::release_key();
+        c.sampler = crate::config::Sampler::release_key();
         c.distance = crate::config::DistanceConfig::default();
         fingerprint(&c, &[], obs)?
     };

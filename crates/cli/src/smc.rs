@@ -10,8 +10,8 @@
 
 use std::path::Path;
 
-use anyhow::Result;
-use dpinfer::abc::smc::{Privatized, SmcAbc, SmcSettings, Tolerance};
+use anyhow::{Result, bail};
+use dpinfer::abc::smc::{Privatized, SmcSettings};
 use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows};
 use dpinfer::simulators::SimStream;
 
@@ -20,6 +20,7 @@ use crate::model::{Model, ModelPrior, ModelSim};
 use crate::private::Ledger;
 use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
+use crate::sampler::{Sampler, SmcAbc};
 use dpinfer_plots::Series;
 
 /// Stream domain of the SMC run's public randomness.
@@ -30,30 +31,25 @@ const SMC_RUN_DOMAIN: u64 = 0x534d_4352_0000_0000;
 /// # Errors
 /// Invalid settings, simulator failures.
 pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outcome> {
-    let s = &cfg.sampler;
-    let settings = SmcSettings {
-        particles: s.particles.unwrap_or(500),
-        tolerance: Tolerance::Quantile {
-            initial: f64::INFINITY,
-            alpha: s.alpha.unwrap_or(0.5),
-        },
-        final_tolerance: s.final_tolerance.unwrap_or(0.0),
-        max_generations: s.generations.unwrap_or(10),
-        simulation_budget: s.simulations.unwrap_or(1_000_000),
-        ..SmcSettings::default()
+    let Sampler::SmcAbc(s) = &cfg.sampler else {
+        bail!("{} is not smc-abc", cfg.sampler.name());
     };
+    let settings = SmcSettings::try_from(s)?;
+    let particles = settings.particles;
     // The distance: RFF MMD to the observed embedding, or (clipped weighted) L2 on outputs.
     let mut pcfg = cfg.clone();
-    pcfg.sampler.pairs = Some(1);
+    pcfg.sampler = Sampler::SmcAbc(SmcAbc {
+        pairs: Some(1),
+        ..s.clone()
+    });
     let public = Public::new(&pcfg, model.clone())?;
     let features = public.features()?;
     let rd = model.row_dim();
     let weights = cfg
         .distance
-        .weights
-        .clone()
-        .unwrap_or_else(|| vec![1.0; obs.len()]);
-    let l2 = ClippedWeightedL2::new(&weights, cfg.distance.clip.unwrap_or(f64::MAX))?;
+        .weights()
+        .map_or_else(|| vec![1.0; obs.len()], <[f64]>::to_vec);
+    let l2 = ClippedWeightedL2::new(&weights, cfg.distance.clip().unwrap_or(f64::MAX))?;
     let reference = match &features {
         Some(f) => Some(RffReference::new(*f, Rows::new(obs, rd)?)?),
         None => {
@@ -76,7 +72,7 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
         }
     };
     let sim = Privatized::new(ModelSim(model), crate::release::replica(cfg, model)?);
-    let mut smc = SmcAbc::new(ModelPrior(model), sim, dist, settings)?;
+    let mut smc = dpinfer::abc::smc::SmcAbc::new(ModelPrior(model), sim, dist, settings)?;
     let mut rng = SimStream::with_domain(cfg.seeds.run, SMC_RUN_DOMAIN, 0);
     let stop = smc.run(&mut rng)?;
     crate::errln!(
@@ -125,16 +121,14 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
             ylabel: "fraction".into(),
             series: vec![
                 series("acceptance rate", &|g| g.acceptance_rate),
-                series("ESS / particles", &|g| {
-                    g.ess / settings_particles(cfg) as f64
-                }),
+                series("ESS / particles", &|g| g.ess / particles as f64),
             ],
             log_y: false,
         },
     ];
     Ok(Outcome {
         model: model.name().into(),
-        sampler: cfg.sampler.kind.clone(),
+        sampler: cfg.sampler.name().into(),
         names: model.names(),
         samples: smc.particles().to_vec(),
         weights: Some(smc.weights().to_vec()),
@@ -175,8 +169,4 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
         },
         prior_draws: None,
     })
-}
-
-fn settings_particles(cfg: &Config) -> usize {
-    cfg.sampler.particles.unwrap_or(500)
 }

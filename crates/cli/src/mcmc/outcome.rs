@@ -79,7 +79,7 @@ pub(super) fn outcome(
         rows.push(vec![j as f64, ess, rhat]);
     }
     let trace = (0..t.dim).map(|j| series(&names[j], it.clone(), t.coordinate(j)));
-    let title = format!("{} trace (after burn-in)", cfg.sampler.kind);
+    let title = format!("{} trace (after burn-in)", cfg.sampler.name());
     let mut charts = vec![chart("trace", title, "θ", trace.collect())];
     if let Some(&(last, _)) = r.epsilon.last() {
         let (x, y) = r.epsilon.iter().map(|&(k, e)| (k as f64, e)).unzip();
@@ -111,7 +111,7 @@ pub(super) fn outcome(
     ];
     Outcome {
         model: model.name().into(),
-        sampler: cfg.sampler.kind.clone(),
+        sampler: cfg.sampler.name().into(),
         names,
         samples: t.draws.clone(),
         weights: None,

@@ -1,0 +1,31 @@
+//! `kind = "dp-barker"`: DP Barker with minibatches (Heikkilä et al. 2019,
+//! [`dpinfer::mcmc::run::DpBarker`]).
+
+use dpinfer::mcmc::run::{Kernel, Target, WalkKind};
+use serde::{Deserialize, Serialize};
+
+use super::With;
+
+/// `[sampler] kind = "dp-barker"` (unset keys keep the library's defaults).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DpBarker {
+    /// Random-walk proposal scale.
+    pub proposal_scale: Option<f64>,
+    /// Per-coordinate proposal scales (overrides `proposal_scale`).
+    pub proposal_scales: Option<Vec<f64>>,
+    /// Temperature of the target π(θ)·L(θ)^temperature (batch/n in the thesis experiments).
+    pub temperature: Option<f64>,
+    /// Minibatch size.
+    pub batch: Option<usize>,
+}
+
+impl From<With<'_, DpBarker, Target>> for Kernel {
+    fn from(With(s, target): With<'_, DpBarker, Target>) -> Self {
+        let mut k = dpinfer::mcmc::run::DpBarker::new(target);
+        let scales = s.proposal_scales.as_ref();
+        k.walk = super::walk(WalkKind::Gaussian, s.proposal_scale, scales, s.temperature);
+        k.batch = s.batch.unwrap_or(k.batch);
+        Self::DpBarker(k)
+    }
+}

@@ -1,0 +1,519 @@
+//! `[sampler]`: one config struct per sampler kind, each in its own file with its conversion
+//! into the library's settings (`TryFrom`) — the library owns the defaults and the checks.
+//!
+//! The table is an internally tagged enum (`kind = "svt-abc"`, …). [`Sampler`]'s
+//! `Deserialize` reads the table, picks the struct by `kind` and reads the other keys into it
+//! with `deny_unknown_fields`, so a misspelt key is an error naming the key, the section and
+//! the kind (serde's derived internally tagged enums report it without the section).
+//!
+//! The non-private baselines accept the keys of their private siblings and ignore them with a
+//! warning, so a private config reruns without privacy by changing only `kind`: `rejection`
+//! those of `svt-abc`/`soft-abc`/`gaussian-abc`, `rwmh` those of `dp-penalty`/`dp-barker`/
+//! `dp-hmc`.
+//!
+//! Adding a sampler is one new file here: its struct, its conversion, one [`Sampler`]
+//! variant and one line in [`Sampler::read`].
+
+use anyhow::{Result, bail};
+use serde::de::{DeserializeOwned, Deserializer, Error as _};
+use serde::{Deserialize, Serialize};
+
+mod barker;
+mod gaussian;
+mod hmc;
+mod penalty;
+mod rejection;
+mod rwmh;
+mod smc;
+mod soft;
+mod svt;
+
+pub use barker::DpBarker;
+pub use gaussian::GaussianAbc;
+pub use hmc::DpHmc;
+pub use penalty::DpPenalty;
+pub use rejection::Rejection;
+pub use rwmh::Rwmh;
+pub use smc::SmcAbc;
+pub use soft::SoftAbc;
+pub use svt::SvtAbc;
+
+/// Declares [`Sampler`] and [`SamplerKind`] from one list: variant, struct, `kind` name,
+/// and for a non-private baseline the keys of its private siblings it ignores.
+macro_rules! samplers {
+    ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(ignoring $sib:expr)?;)+) => {
+        /// `[sampler]`, by `kind`.
+        #[derive(Debug, Clone, PartialEq, Serialize)]
+        #[serde(tag = "kind")]
+        pub enum Sampler {
+            $($(#[$doc])* #[serde(rename = $name)] $v($t),)+
+        }
+
+        /// The sampler families (the `kind` of a [`Sampler`]).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+        pub enum SamplerKind {
+            $($(#[$doc])* $v,)+
+        }
+
+        /// The `kind` names.
+        const KINDS: &[&str] = &[$($name),+];
+
+        impl Sampler {
+            /// The kind.
+            #[must_use]
+            pub fn kind(&self) -> SamplerKind {
+                match self {
+                    $(Self::$v(_) => SamplerKind::$v,)+
+                }
+            }
+
+            /// The `kind` name as written in the config.
+            #[must_use]
+            pub fn name(&self) -> &'static str {
+                match self {
+                    $(Self::$v(_) => $name,)+
+                }
+            }
+
+            /// Table `t` (without `kind`) as the struct of `kind`; `None` for an unknown kind.
+            fn parse(kind: &str, mut t: toml::Table, warn: &mut Vec<String>) -> Option<Result<Self, String>> {
+                let tag = format!("kind = {kind:?}");
+                match kind {
+                    $($name => {
+                        $(ignore(&mut t, warn, kind, $sib);)?
+                        Some(variant("sampler", &tag, t).map(Self::$v))
+                    })+
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+
+samplers! {
+    /// Non-private rejection ABC over the public pairs (nearest `accept`).
+    Rejection(Rejection) = "rejection" ignoring rejection::SIBLING_KEYS;
+    /// ABCDP: sparse vector over the pairs (Park et al. 2021, Algorithm 1).
+    SvtAbc(SvtAbc) = "svt-abc";
+    /// Soft ABCDP: Gaussian noisy distances, weights.
+    SoftAbc(SoftAbc) = "soft-abc";
+    /// Gaussian rejection ABCDP.
+    GaussianAbc(GaussianAbc) = "gaussian-abc";
+    /// SMC-ABC (non-private, or on privatized data).
+    SmcAbc(SmcAbc) = "smc-abc";
+    /// Random-walk Metropolis (non-private).
+    Rwmh(Mcmc<Rwmh>) = "rwmh" ignoring rwmh::SIBLING_KEYS;
+    /// DP penalty algorithm.
+    DpPenalty(Mcmc<DpPenalty>) = "dp-penalty";
+    /// DP Barker.
+    DpBarker(Mcmc<DpBarker>) = "dp-barker";
+    /// DP HMC.
+    DpHmc(Mcmc<DpHmc>) = "dp-hmc";
+}
+
+impl SamplerKind {
+    /// Samplers whose only private step is a pass over public pairs (shardable).
+    #[must_use]
+    pub fn uses_pairs(self) -> bool {
+        matches!(
+            self,
+            Self::Rejection | Self::SvtAbc | Self::SoftAbc | Self::GaussianAbc
+        )
+    }
+
+    /// MCMC samplers (need a per-row likelihood).
+    #[must_use]
+    pub fn is_mcmc(self) -> bool {
+        matches!(
+            self,
+            Self::Rwmh | Self::DpPenalty | Self::DpBarker | Self::DpHmc
+        )
+    }
+
+    /// Samplers that release something computed from private data.
+    #[must_use]
+    pub fn is_private(self) -> bool {
+        !matches!(self, Self::Rejection | Self::Rwmh | Self::SmcAbc)
+    }
+
+    /// Samplers with an (ε, δ) guarantee (δ > 0 required).
+    #[must_use]
+    pub fn needs_delta(self) -> bool {
+        matches!(
+            self,
+            Self::SoftAbc | Self::DpPenalty | Self::DpBarker | Self::DpHmc
+        )
+    }
+}
+
+/// Removes `keys` from `t`, with a warning naming them (a non-private baseline ignoring its
+/// private siblings' keys).
+fn ignore(t: &mut toml::Table, warn: &mut Vec<String>, kind: &str, keys: &[&str]) {
+    let gone: Vec<String> = keys
+        .iter()
+        .filter_map(|k| t.remove(*k).map(|_| format!("sampler.{k}")))
+        .collect();
+    if !gone.is_empty() {
+        let s = if gone.len() == 1 { "es" } else { "" };
+        let gone = gone.join(", ");
+        warn.push(format!(
+            "{gone} do{s} not apply to the non-private sampler {kind}; ignored"
+        ));
+    }
+}
+
+impl Sampler {
+    /// Reads the `[sampler]` table (see the module docs); warnings go to `warn`.
+    ///
+    /// # Errors
+    /// A missing or unknown `kind`, unknown keys (named), values of the wrong type.
+    pub fn read(mut t: toml::Table, warn: &mut Vec<String>) -> Result<Self, String> {
+        let kinds = KINDS.join(", ");
+        let kind = take_tag(&mut t, "sampler", "kind")?
+            .ok_or_else(|| format!("[sampler] needs a kind (one of {kinds})"))?;
+        Self::parse(&kind, t, warn)
+            .unwrap_or_else(|| Err(format!("unknown sampler.kind {kind:?} (expected {kinds})")))
+    }
+
+    /// Public (θ, simulation) pairs T per table: required by the pairs samplers, optional
+    /// for SMC-ABC (set: the sharded PMC with T proposals per generation).
+    #[must_use]
+    pub fn pairs(&self) -> Option<usize> {
+        match self {
+            Self::Rejection(s) => Some(s.pairs),
+            Self::SvtAbc(s) => Some(s.pairs),
+            Self::SoftAbc(s) => Some(s.pairs),
+            Self::GaussianAbc(s) => Some(s.pairs),
+            Self::SmcAbc(s) => s.pairs,
+            _ => None,
+        }
+    }
+
+    /// `sampler.clip` of the private ABC passes.
+    #[must_use]
+    pub fn clip(&self) -> Option<f64> {
+        match self {
+            Self::SvtAbc(s) => s.clip,
+            Self::SoftAbc(s) => s.clip,
+            Self::GaussianAbc(s) => s.clip,
+            _ => None,
+        }
+    }
+
+    /// A fixed sampler section, for fingerprints that must not depend on sampler settings.
+    #[must_use]
+    pub fn release_key() -> Self {
+        Self::SmcAbc(SmcAbc::default())
+    }
+
+    /// The library's checks of the settings, made before the data are read: the private
+    /// passes' with the distance's sensitivity still unknown ([`Calibration::nominal`]; the
+    /// pass checks again when it is built), SMC's, and the MCMC run settings and accounting
+    /// (the MCMC kernels are checked when the chain is built, before any noise).
+    ///
+    /// # Errors
+    /// The first invalid setting, named by its key.
+    pub fn check(&self, epsilon: f64, delta: f64) -> Result<()> {
+        let nonzero = |name: &str, v: usize| {
+            if v == 0 {
+                bail!(
+                    "sampler.{name} must be a positive integer for {}",
+                    self.name()
+                );
+            }
+            Ok(())
+        };
+        match self {
+            Self::Rejection(s) => nonzero("pairs", s.pairs),
+            Self::SvtAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
+                let cal = Calibration::nominal(epsilon, delta, s.clip);
+                dpinfer::abc::svt::SvtAbcSettings::try_from(With(s, cal)).map(|_| ())
+            }),
+            Self::SoftAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
+                let cal = Calibration::nominal(epsilon, delta, s.clip);
+                dpinfer::abc::soft::SoftAbcdpSettings::try_from(With(s, cal)).map(|_| ())
+            }),
+            Self::GaussianAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
+                let cal = Calibration::nominal(epsilon, delta, s.clip);
+                dpinfer::abc::gaussian::GaussianRejectionSettings::try_from(With(s, cal))
+                    .map(|_| ())
+            }),
+            Self::SmcAbc(s) => s.check(),
+            Self::Rwmh(s) => s.chain.check(),
+            Self::DpPenalty(s) => s
+                .chain
+                .check()
+                .and(accounting(s.kernel.accounting.as_deref()).map(|_| ())),
+            Self::DpBarker(s) => s.chain.check(),
+            Self::DpHmc(s) => s
+                .chain
+                .check()
+                .and(accounting(s.kernel.accounting.as_deref()).map(|_| ())),
+        }
+    }
+}
+
+/// A sampler table `.0` with what its conversion into the library's settings needs from
+/// outside `[sampler]` (`.1`: the [`Calibration`] of an ABC pass, the MCMC
+/// [`Target`](dpinfer::mcmc::run::Target)).
+#[derive(Debug, Clone, Copy)]
+pub struct With<'a, S, C>(pub &'a S, pub C);
+
+/// What a private ABC pass needs besides `[sampler]`: the budget and the distance's
+/// calibration (known once the observed data are embedded).
+#[derive(Debug, Clone, Copy)]
+pub struct Calibration {
+    /// `privacy.epsilon`.
+    pub epsilon: f64,
+    /// `privacy.delta`.
+    pub delta: f64,
+    /// Sensitivity Δ of the (clipped) distance.
+    pub sensitivity: f64,
+    /// Clipping bound: `sampler.clip`, at most the distance's own bound.
+    pub clip: f64,
+}
+
+impl Calibration {
+    /// The calibration before the data are read: Δ = 1 and the configured clip (else the
+    /// largest finite bound) stand in for the distance's, so every other setting is checked.
+    #[must_use]
+    pub fn nominal(epsilon: f64, delta: f64, clip: Option<f64>) -> Self {
+        Self {
+            epsilon,
+            delta,
+            sensitivity: 1.0,
+            clip: clip.unwrap_or(f64::MAX),
+        }
+    }
+
+    /// Refuses a threshold at or above the clipping bound (every pair would pass).
+    fn threshold(&self, epsilon_abc: f64) -> Result<()> {
+        if epsilon_abc >= self.clip {
+            bail!(
+                "sampler.epsilon_abc = {epsilon_abc} must be below the distance's clipping \
+                 bound {}: every pair would pass",
+                self.clip
+            );
+        }
+        Ok(())
+    }
+}
+
+/// Names the config key behind a library settings error of an ABC sampler.
+fn abc_key(e: dpinfer::abc::AbcError) -> anyhow::Error {
+    use dpinfer::abc::AbcError::{InvalidCount, InvalidParameter};
+    let key = |name: &str| match name {
+        "epsilon_total" => "privacy.epsilon".to_string(),
+        "delta_total" => "privacy.delta".to_string(),
+        "max_generations" => "sampler.generations".to_string(),
+        "simulation_budget" => "sampler.simulations".to_string(),
+        "bound" => "sampler.clip".to_string(),
+        "sensitivity" => "the distance's sensitivity".to_string(),
+        n => format!("sampler.{n}"),
+    };
+    match e {
+        InvalidParameter { name, value } => anyhow::anyhow!("{} = {value} is invalid", key(name)),
+        InvalidCount { name, value } => anyhow::anyhow!("{} = {value} is invalid", key(name)),
+        e => anyhow::anyhow!("sampler: {e}"),
+    }
+}
+
+/// Removes the tag key `tag` of table `[section]` and returns its string value.
+///
+/// # Errors
+/// A tag that is not a string.
+pub(crate) fn take_tag(
+    t: &mut toml::Table,
+    section: &str,
+    tag: &str,
+) -> Result<Option<String>, String> {
+    match t.remove(tag) {
+        None => Ok(None),
+        Some(toml::Value::String(s)) => Ok(Some(s)),
+        Some(v) => Err(format!(
+            "{section}.{tag} must be a string, not {}",
+            v.type_str()
+        )),
+    }
+}
+
+/// Reads the rest of table `[section]` (its tag removed) as `T`, naming the section and the
+/// tag (`tag`, e.g. `kind = "svt-abc"`; empty for none) in any error: an unknown key reads
+/// "unknown field `x` in [section] (tag): expected one of …".
+///
+/// # Errors
+/// Unknown keys, missing required keys, values of the wrong type.
+pub(crate) fn variant<T: DeserializeOwned>(
+    section: &str,
+    tag: &str,
+    t: toml::Table,
+) -> Result<T, String> {
+    toml::Value::Table(t)
+        .try_into()
+        .map_err(|e: toml::de::Error| {
+            let m = e.message().trim_end().to_string();
+            let tag = if tag.is_empty() {
+                String::new()
+            } else {
+                format!(" ({tag})")
+            };
+            match m.strip_prefix("unknown field ") {
+                Some(rest) => format!("unknown field {rest}")
+                    .replacen(", expected", &format!(" in [{section}]{tag}: expected"), 1)
+                    .replacen(", there are no fields", &format!(" in [{section}]{tag}"), 1),
+                None => format!("[{section}]{tag}: {m}"),
+            }
+        })
+}
+
+/// Deserializes a table through `read` (a [`Sampler::read`]-like function) inside serde.
+pub(crate) fn read_table<'de, D, T>(
+    d: D,
+    read: impl FnOnce(toml::Table, &mut Vec<String>) -> Result<T, String>,
+) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let t = toml::Table::deserialize(d)?;
+    let mut warn = Vec::new();
+    let v = read(t, &mut warn).map_err(D::Error::custom)?;
+    for w in warn {
+        crate::errln!("warning: {w}");
+    }
+    Ok(v)
+}
+
+impl<'de> Deserialize<'de> for Sampler {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        read_table(d, Self::read)
+    }
+}
+
+/// An MCMC sampler's `[sampler]` table: the [`Chain`] keys and the kernel's own.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Mcmc<K> {
+    /// Run length and start.
+    #[serde(flatten)]
+    pub chain: Chain,
+    /// The kernel's keys.
+    #[serde(flatten)]
+    pub kernel: K,
+}
+
+/// Reads an MCMC table: the [`Chain`] keys, then the kernel's (unknown keys refused).
+impl<'de, K: DeserializeOwned> Deserialize<'de> for Mcmc<K> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let mut t = toml::Table::deserialize(d)?;
+        let mut c = toml::Table::new();
+        for k in ["iterations", "burn_in", "init"] {
+            if let Some(v) = t.remove(k) {
+                c.insert(k.into(), v);
+            }
+        }
+        let err = |e: toml::de::Error| {
+            let also = ", expected iterations, burn_in, init or one of";
+            D::Error::custom(e.message().replacen(", expected one of", also, 1))
+        };
+        Ok(Self {
+            chain: toml::Value::Table(c).try_into().map_err(err)?,
+            kernel: toml::Value::Table(t).try_into().map_err(err)?,
+        })
+    }
+}
+
+/// `[sampler]` keys every MCMC sampler takes: the run length and the start.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Chain {
+    /// Iterations (private samplers: capped by the budget; default: the library's).
+    pub iterations: Option<u64>,
+    /// Burn-in iterations dropped from the samples (default: the library's, half).
+    pub burn_in: Option<u64>,
+    /// Initial θ (a public choice; default: the prior's centre).
+    pub init: Option<Vec<f64>>,
+}
+
+impl Chain {
+    /// The library's run settings (unset keys keep its defaults) with the run seed.
+    #[must_use]
+    pub fn settings(&self, seed: u64) -> dpinfer::mcmc::run::RunSettings {
+        let d = dpinfer::mcmc::run::RunSettings::default();
+        dpinfer::mcmc::run::RunSettings {
+            iterations: self.iterations.unwrap_or(d.iterations),
+            burn_in: self.burn_in,
+            seed,
+            ..d
+        }
+    }
+
+    /// The library's run-settings checks.
+    ///
+    /// # Errors
+    /// `iterations` of 0, `burn_in ≥ iterations`.
+    pub fn check(&self) -> Result<()> {
+        self.settings(0).validate().map_err(mcmc_err)
+    }
+}
+
+/// Names the config key behind a library error (the library checks every setting).
+pub(crate) fn mcmc_err(e: dpinfer::mcmc::McmcError) -> anyhow::Error {
+    let (name, value) = match &e {
+        dpinfer::mcmc::McmcError::InvalidSize { name, value } => (*name, value.to_string()),
+        dpinfer::mcmc::McmcError::InvalidParameter { name, value } => (*name, value.to_string()),
+        dpinfer::mcmc::McmcError::WrongLength { .. } => return anyhow::anyhow!("sampler.{e}"),
+        dpinfer::mcmc::McmcError::BudgetExhausted { allowed } => {
+            return anyhow::anyhow!(
+                "the privacy budget allows only {allowed} iterations; increase \
+                 privacy.epsilon or the noise multiplier"
+            );
+        }
+        _ => return anyhow::anyhow!("mcmc: {e}"),
+    };
+    let key = match name {
+        "iterations" | "burn_in" => {
+            return anyhow::anyhow!(
+                "sampler.{name} = {value} must be positive and burn_in < iterations"
+            );
+        }
+        "epsilon" | "delta" => return anyhow::anyhow!("privacy.{name} = {value} is invalid"),
+        "leapfrog" => "leapfrog_steps",
+        "clip" => "ratio_clip",
+        "step_size" | "tau" | "tau_l" | "tau_g" | "ratio_clip" | "grad_clip" | "inv_mass"
+        | "temperature" | "batch" | "leapfrog_steps" => name,
+        _ => return anyhow::anyhow!("mcmc: {e}"),
+    };
+    anyhow::anyhow!("sampler.{key} = {value} is invalid")
+}
+
+/// A library walk from the proposal keys (unset keys keep [`Walk::new`]'s defaults).
+///
+/// [`Walk::new`]: dpinfer::mcmc::run::Walk::new
+fn walk(
+    kind: dpinfer::mcmc::run::WalkKind,
+    scale: Option<f64>,
+    scales: Option<&Vec<f64>>,
+    temperature: Option<f64>,
+) -> dpinfer::mcmc::run::Walk {
+    use dpinfer::mcmc::run::Scale;
+    let mut w = dpinfer::mcmc::run::Walk::new(kind);
+    if let Some(s) = scales {
+        w.scale = Scale::PerCoordinate(s.clone());
+    } else if let Some(s) = scale {
+        w.scale = Scale::Uniform(s);
+    }
+    w.temperature = temperature.unwrap_or(w.temperature);
+    w
+}
+
+/// `sampler.accounting` as the library's [`Accounting`](dpinfer::mcmc::budget::Accounting).
+///
+/// # Errors
+/// A name other than `pld` or `zcdp`.
+fn accounting(name: Option<&str>) -> Result<Option<dpinfer::mcmc::budget::Accounting>> {
+    name.map(|a| {
+        dpinfer::mcmc::budget::Accounting::from_name(a).ok_or_else(|| {
+            anyhow::anyhow!("sampler.accounting must be \"pld\" or \"zcdp\", got {a:?}")
+        })
+    })
+    .transpose()
+}

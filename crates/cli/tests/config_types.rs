@@ -1,0 +1,395 @@
+//! Reading `[sampler]`, `[distance]`, `[privacy]` tables: every kind, unknown keys named with
+//! their section, the conversions into the library's settings.
+#![allow(clippy::float_cmp, clippy::unwrap_used, clippy::panic)]
+
+use dpinfer::abc::pmc::PmcSettings;
+use dpinfer::abc::smc::SmcSettings;
+use dpinfer::abc::svt::SvtAbcSettings;
+
+use dpinfer_cli::config::{DistanceConfig, PrivacyConfig, ReleaseConfig};
+use dpinfer_cli::sampler::{Calibration, Sampler, SamplerKind, SmcAbc, SvtAbc, With};
+
+/// A minimal valid `[sampler]` table of every kind.
+const TABLES: &[(&str, &str)] = &[
+    ("rejection", "pairs = 100"),
+    ("svt-abc", "pairs = 100\nepsilon_abc = 0.1\nc = 5"),
+    ("soft-abc", "pairs = 100\nepsilon_abc = 0.1"),
+    ("gaussian-abc", "pairs = 100\nepsilon_abc = 0.1"),
+    ("smc-abc", "particles = 50"),
+    ("rwmh", "iterations = 100"),
+    ("dp-penalty", "iterations = 100\ntau = 0.5"),
+    ("dp-barker", "iterations = 100\nbatch = 10"),
+    ("dp-hmc", "iterations = 100\nstep_size = 0.1"),
+];
+
+#[derive(Debug, serde::Deserialize)]
+struct Doc {
+    sampler: Sampler,
+}
+
+fn sampler(kind: &str, body: &str) -> Result<Sampler, String> {
+    let text = format!("[model]\n[sampler]\nkind = \"{kind}\"\n{body}\n");
+    toml::from_str::<Doc>(&text)
+        .map(|d| d.sampler)
+        .map_err(|e| e.to_string().replace('\n', " "))
+}
+
+#[test]
+fn every_kind_reads_and_keeps_its_name() {
+    for (kind, body) in TABLES {
+        let s = sampler(kind, body).unwrap();
+        assert_eq!(s.name(), *kind);
+        assert!(s.check(1.0, 1e-6).is_ok(), "{kind}");
+        // The serialized table names the kind as written.
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(json["kind"], *kind, "{json}");
+    }
+}
+
+#[test]
+fn a_misspelt_key_is_named_with_the_section_for_every_kind() {
+    for (kind, body) in TABLES {
+        for typo in ["typo_key", "iteration", "epsilon_ab"] {
+            let e = sampler(kind, &format!("{body}\n{typo} = 1")).unwrap_err();
+            assert!(
+                e.contains(&format!("unknown field `{typo}`")) && e.contains("[sampler]"),
+                "{kind}/{typo}: {e}"
+            );
+            assert!(e.contains(kind), "{kind}: {e}");
+        }
+    }
+}
+
+#[test]
+fn kind_errors_are_clear() {
+    let e = sampler("svt", "pairs = 1").unwrap_err();
+    assert!(e.contains("unknown sampler.kind \"svt\""), "{e}");
+    let e = toml::from_str::<Doc>("[sampler]\npairs = 1\n").unwrap_err();
+    assert!(e.to_string().contains("[sampler] needs a kind"), "{e}");
+    let e = toml::from_str::<Doc>("[sampler]\nkind = 3\n").unwrap_err();
+    assert!(
+        e.to_string().contains("sampler.kind must be a string"),
+        "{e}"
+    );
+    let e = sampler("svt-abc", "pairs = 100\nepsilon_abc = 0.1").unwrap_err();
+    assert!(
+        e.contains("missing field `c`") && e.contains("[sampler]"),
+        "{e}"
+    );
+}
+
+#[test]
+fn baselines_ignore_their_private_siblings_keys_with_a_warning() {
+    let mut warn = Vec::new();
+    let t: toml::Table =
+        toml::from_str("kind = \"rejection\"\npairs = 10\nc = 3\nclip = 1.0").unwrap();
+    let s = Sampler::read(t, &mut warn).unwrap();
+    assert_eq!(s.kind(), SamplerKind::Rejection);
+    assert_eq!(warn.len(), 1);
+    assert!(warn[0].contains("sampler.c, sampler.clip"), "{warn:?}");
+    let mut warn = Vec::new();
+    let t: toml::Table =
+        toml::from_str("kind = \"rwmh\"\ntau = 0.5\nratio_clip = 5.0\nproposal_scale = 0.1")
+            .unwrap();
+    let s = Sampler::read(t, &mut warn).unwrap();
+    let Sampler::Rwmh(m) = s else { panic!() };
+    assert_eq!(m.kernel.proposal_scale, Some(0.1));
+    assert!(
+        warn[0].contains("sampler.ratio_clip, sampler.tau"),
+        "{warn:?}"
+    );
+    // A private sampler takes no sibling's key.
+    assert!(sampler("svt-abc", "pairs = 1\nepsilon_abc = 0.1\nc = 1\naccept = 3").is_err());
+}
+
+fn cal() -> Calibration {
+    Calibration {
+        epsilon: 1.0,
+        delta: 1e-6,
+        sensitivity: 0.01,
+        clip: 0.5,
+    }
+}
+
+#[test]
+fn svt_converts_into_the_library_settings_which_check_them() {
+    let Sampler::SvtAbc(s) = sampler(
+        "svt-abc",
+        "pairs = 100\nepsilon_abc = 0.1\nc = 5\nresample = true",
+    )
+    .unwrap() else {
+        panic!()
+    };
+    let lib = SvtAbcSettings::try_from(With(&s, cal())).unwrap();
+    assert_eq!(lib.c, 5);
+    assert_eq!(lib.epsilon_abc, 0.1);
+    assert_eq!(lib.clip, 0.5);
+    assert_eq!(lib.resample, dpinfer::abc::analysis::Resample::AfterAccept);
+    let zero = SvtAbc { c: 0, ..s.clone() };
+    let e = SvtAbcSettings::try_from(With(&zero, cal())).unwrap_err();
+    assert!(e.to_string().contains("sampler.c = 0"), "{e}");
+    let high = SvtAbc {
+        epsilon_abc: 0.5,
+        ..s.clone()
+    };
+    let e = SvtAbcSettings::try_from(With(&high, cal())).unwrap_err();
+    assert!(e.to_string().contains("every pair would pass"), "{e}");
+    let neg = SvtAbc {
+        epsilon_abc: -0.1,
+        ..s
+    };
+    let e = SvtAbcSettings::try_from(With(&neg, cal())).unwrap_err();
+    assert!(e.to_string().contains("sampler.epsilon_abc"), "{e}");
+}
+
+#[test]
+fn smc_defaults_are_the_librarys() {
+    let s = SmcAbc::default();
+    assert_eq!(SmcSettings::try_from(&s).unwrap(), SmcSettings::quick());
+    assert_eq!(PmcSettings::try_from(&s).unwrap(), PmcSettings::default());
+    let bad = SmcAbc {
+        alpha: Some(1.5),
+        ..SmcAbc::default()
+    };
+    let e = bad.check().unwrap_err().to_string();
+    assert!(e.contains("sampler.alpha"), "{e}");
+    let bad = SmcAbc {
+        generations: Some(0),
+        ..SmcAbc::default()
+    };
+    let e = bad.check().unwrap_err().to_string();
+    assert!(e.contains("sampler.generations"), "{e}");
+    let pmc = SmcAbc {
+        pairs: Some(10),
+        particles: Some(20),
+        ..SmcAbc::default()
+    };
+    assert!(
+        pmc.check()
+            .unwrap_err()
+            .to_string()
+            .contains("sampler.particles")
+    );
+}
+
+#[test]
+fn mcmc_tables_keep_the_librarys_defaults() {
+    use dpinfer::mcmc::run::{Kernel, Target};
+    let target = Target {
+        epsilon: 1.0,
+        delta: 1e-5,
+    };
+    let Sampler::DpPenalty(p) = sampler("dp-penalty", "").unwrap() else {
+        panic!()
+    };
+    let k = Kernel::try_from(With(&p.kernel, target)).unwrap();
+    assert_eq!(
+        k,
+        Kernel::DpPenalty(dpinfer::mcmc::run::DpPenalty::new(target))
+    );
+    assert_eq!(p.chain.settings(7).iterations, 5000);
+    let Sampler::DpHmc(h) = sampler("dp-hmc", "accounting = \"zcdp\"").unwrap() else {
+        panic!()
+    };
+    let Kernel::DpHmc(k) = Kernel::try_from(With(&h.kernel, target)).unwrap() else {
+        panic!()
+    };
+    assert_eq!(k.leapfrog_steps, 10);
+    assert_eq!(k.accounting, dpinfer::mcmc::budget::Accounting::Zcdp);
+    let bad = sampler("dp-hmc", "accounting = \"rdp\"").unwrap();
+    assert!(
+        bad.check(1.0, 1e-6)
+            .unwrap_err()
+            .to_string()
+            .contains("sampler.accounting")
+    );
+    let bad = sampler("rwmh", "iterations = 10\nburn_in = 10").unwrap();
+    assert!(
+        bad.check(1.0, 1e-6)
+            .unwrap_err()
+            .to_string()
+            .contains("sampler.burn_in")
+    );
+}
+
+#[derive(Debug, serde::Deserialize)]
+struct Sections {
+    #[serde(default)]
+    distance: DistanceConfig,
+    #[serde(default)]
+    privacy: PrivacyConfig,
+}
+
+fn sections(text: &str) -> Result<Sections, String> {
+    toml::from_str(text).map_err(|e| e.to_string().replace('\n', " "))
+}
+
+#[test]
+fn distance_tables_by_kind() {
+    assert_eq!(sections("").unwrap().distance, DistanceConfig::default());
+    let d = sections("[distance]\nfeatures = 20").unwrap().distance;
+    assert_eq!(d.kind(), "rff-mmd");
+    let d = sections("[distance]\nkind = \"l2\"\nclip = 2.0\nweights = [1.0, 0.5]")
+        .unwrap()
+        .distance;
+    assert_eq!(
+        (d.kind(), d.clip(), d.weights()),
+        ("l2", Some(2.0), Some(&[1.0, 0.5][..]))
+    );
+    let e = sections("[distance]\nkind = \"l2\"\nfeatures = 20").unwrap_err();
+    assert!(
+        e.contains("unknown field `features`") && e.contains("[distance]"),
+        "{e}"
+    );
+    let e = sections("[distance]\nkind = \"rff-mmd\"\nclip = 1.0").unwrap_err();
+    assert!(
+        e.contains("unknown field `clip`") && e.contains("[distance]"),
+        "{e}"
+    );
+    let e = sections("[distance]\nkind = \"l1\"").unwrap_err();
+    assert!(e.contains("unknown distance.kind \"l1\""), "{e}");
+}
+
+/// `[distance]` serializes (into the shard fingerprint) as the earlier flat struct did.
+#[test]
+fn distance_hashes_as_the_flat_table_did() {
+    let d = DistanceConfig::default();
+    assert_eq!(
+        serde_json::to_string(&d).unwrap(),
+        r#"{"kind":"rff-mmd","features":100,"bandwidth":null,"weights":null,"clip":null}"#
+    );
+    let d = sections("[distance]\nkind = \"l2\"\nclip = 2.0")
+        .unwrap()
+        .distance;
+    assert_eq!(
+        serde_json::to_string(&d).unwrap(),
+        r#"{"kind":"l2","features":100,"bandwidth":null,"weights":null,"clip":2.0}"#
+    );
+}
+
+#[test]
+fn privacy_tables_by_release() {
+    let p = sections("[privacy]\nepsilon = 1.0").unwrap().privacy;
+    assert_eq!((p.epsilon, p.delta, p.release), (1.0, 0.0, None));
+    assert!(sections("").unwrap().privacy.epsilon.is_nan());
+    let p = sections("[privacy]\nepsilon = 1.0\nrelease = \"laplace\"\nrelease_hi = 2.0")
+        .unwrap()
+        .privacy;
+    let Some(ReleaseConfig::Laplace(l)) = p.release else {
+        panic!()
+    };
+    assert_eq!(
+        (l.release_lo, l.release_hi, l.release_sensitivity),
+        (-1.0, 2.0, None)
+    );
+    let p = sections("[privacy]\nrelease = \"binomial-curve\"")
+        .unwrap()
+        .privacy;
+    let Some(ReleaseConfig::BinomialCurve(b)) = p.release else {
+        panic!()
+    };
+    assert_eq!((b.release_n, b.release_m), (1000, 1000));
+    let e = sections("[privacy]\nepsilon = 1.0\nrelease_n = 5").unwrap_err();
+    assert!(e.contains("unknown field `release_n` in [privacy]"), "{e}");
+    let e = sections("[privacy]\nrelease = \"laplace\"\nrelease_n = 5").unwrap_err();
+    assert!(
+        e.contains("unknown field `release_n`") && e.contains("[privacy]"),
+        "{e}"
+    );
+    let e = sections("[privacy]\nepsilon = 1.0\ndelat = 0.1").unwrap_err();
+    assert!(
+        e.contains("unknown field `delat`") && e.contains("[privacy]"),
+        "{e}"
+    );
+    let e = sections("[privacy]\nrelease = \"gaussian\"").unwrap_err();
+    assert!(e.contains("unknown privacy.release"), "{e}");
+}
+
+/// The population file keeps its format: the library population's fields, then the table
+/// hash, and it reads back equal.
+#[test]
+fn the_population_file_format_is_unchanged() {
+    let w = [0.25, 0.75_f64];
+    let ess = 1.0 / w.iter().map(|x| x * x).sum::<f64>();
+    let p = dpinfer_cli::pmc::Population {
+        population: dpinfer::abc::pmc::Population {
+            generation: 1,
+            tolerance: 0.5,
+            dim: 1,
+            particles: vec![0.1, -0.2],
+            weights: w.to_vec(),
+            ess,
+            proposals: 10,
+        },
+        table_hash: 42,
+    };
+    let json = serde_json::to_string(&p).unwrap();
+    assert_eq!(
+        json,
+        format!(
+            r#"{{"generation":1,"tolerance":0.5,"dim":1,"particles":[0.1,-0.2],"weights":[0.25,0.75],"ess":{ess:?},"proposals":10,"table_hash":42}}"#
+        )
+    );
+    let back: dpinfer_cli::pmc::Population = serde_json::from_str(&json).unwrap();
+    assert_eq!(back, p);
+    p.check().unwrap();
+}
+
+/// The private passes' settings are checked by the library when the config is read, before
+/// the data (with a nominal sensitivity), so `simulate` refuses them as `run` does.
+#[test]
+fn private_pass_settings_are_checked_when_read() {
+    let refused = |kind: &str, body: &str, key: &str| {
+        let e = sampler(kind, body).unwrap().check(1.0, 1e-6).unwrap_err();
+        assert!(e.to_string().contains(key), "{kind} {body}: {e}");
+    };
+    refused(
+        "svt-abc",
+        "pairs = 10\nepsilon_abc = 0.1\nc = 0",
+        "sampler.c",
+    );
+    refused(
+        "svt-abc",
+        "pairs = 10\nepsilon_abc = -0.1\nc = 2",
+        "sampler.epsilon_abc",
+    );
+    refused(
+        "soft-abc",
+        "pairs = 10\nepsilon_abc = -0.1",
+        "sampler.epsilon_abc",
+    );
+    refused(
+        "soft-abc",
+        "pairs = 10\nepsilon_abc = 0.1\nclip = -1.0",
+        "sampler.clip",
+    );
+    refused(
+        "svt-abc",
+        "pairs = 10\nepsilon_abc = 0.1\nc = 1\nclip = nan",
+        "sampler.clip",
+    );
+    refused(
+        "svt-abc",
+        "pairs = 10\nepsilon_abc = 0.5\nc = 1\nclip = 0.5",
+        "every pair would pass",
+    );
+    refused(
+        "gaussian-abc",
+        "pairs = 10\nepsilon_abc = 0.5\nclip = 0.5",
+        "sampler.epsilon_abc",
+    );
+    refused(
+        "gaussian-abc",
+        "pairs = 0\nepsilon_abc = 0.1",
+        "sampler.pairs",
+    );
+    let soft = sampler("soft-abc", "pairs = 10\nepsilon_abc = 0.1").unwrap();
+    let e = soft.check(1.0, 0.0).unwrap_err();
+    assert!(e.to_string().contains("privacy.delta"), "{e}");
+    for (kind, body) in TABLES {
+        assert!(
+            sampler(kind, body).unwrap().check(1.0, 1e-6).is_ok(),
+            "{kind}"
+        );
+    }
+}
