@@ -1,5 +1,6 @@
-//! `[[model.prior]]` tables (one per parameter, or a Dirichlet block) as the library's
-//! declared prior (`dpinfer::simulators::prior`); this module only reads the tables.
+//! `[[model.prior]]` tables (one per parameter, or a Dirichlet block) and their conversion
+//! into the library's declared prior (`dpinfer::simulators::prior`: `Marginal` blocks of a
+//! `DeclaredPrior`).
 
 use anyhow::{Context, Result, bail};
 use dpinfer::simulators::SimError;
@@ -108,74 +109,73 @@ impl PriorDecl {
         }
     }
 
-    /// The library block and its parameter names.
-    ///
-    /// # Errors
-    /// Unknown distribution, missing or foreign keys, invalid values (named).
-    pub fn build(&self) -> Result<(Marginal, Vec<String>)> {
-        let e =
-            |err: SimError| anyhow::anyhow!("model.prior {:?} ({}): {err}", self.name, self.dist);
-        let one = vec![self.name.clone()];
-        Ok(match self.dist.as_str() {
+    /// The parameter names of this table: its name, or for a Dirichlet block of `k`
+    /// components `name1 … namek`.
+    #[must_use]
+    pub fn names(&self) -> Vec<String> {
+        match (self.dist.as_str(), self.k) {
+            ("dirichlet", Some(k)) => (1..=k).map(|i| format!("{}{i}", self.name)).collect(),
+            _ => vec![self.name.clone()],
+        }
+    }
+}
+
+/// The library block of one table: the keys that belong to its `dist`, validated by the
+/// library's constructors.
+impl TryFrom<&PriorDecl> for Marginal {
+    type Error = anyhow::Error;
+    fn try_from(d: &PriorDecl) -> Result<Self> {
+        let e = |err: SimError| anyhow::anyhow!("model.prior {:?} ({}): {err}", d.name, d.dist);
+        Ok(match d.dist.as_str() {
             "uniform" => {
-                self.check_keys(&["lo", "hi"])?;
-                let u = Uniform::new(self.need("lo", self.lo)?, self.need("hi", self.hi)?)
-                    .map_err(e)?;
-                (Marginal::Uniform(u), one)
+                d.check_keys(&["lo", "hi"])?;
+                Self::Uniform(Uniform::new(d.need("lo", d.lo)?, d.need("hi", d.hi)?).map_err(e)?)
             }
             "normal" => {
-                self.check_keys(&["mean", "sd"])?;
-                let n = Normal::new(self.need("mean", self.mean)?, self.need("sd", self.sd)?)
-                    .map_err(e)?;
-                (Marginal::Normal(n), one)
+                d.check_keys(&["mean", "sd"])?;
+                Self::Normal(Normal::new(d.need("mean", d.mean)?, d.need("sd", d.sd)?).map_err(e)?)
             }
             "truncated-normal" => {
-                self.check_keys(&["mean", "sd", "lo", "hi"])?;
-                let t = TruncatedNormal::new(
-                    self.need("mean", self.mean)?,
-                    self.need("sd", self.sd)?,
-                    self.lo.unwrap_or(f64::NEG_INFINITY),
-                    self.hi.unwrap_or(f64::INFINITY),
+                d.check_keys(&["mean", "sd", "lo", "hi"])?;
+                Self::TruncatedNormal(
+                    TruncatedNormal::new(
+                        d.need("mean", d.mean)?,
+                        d.need("sd", d.sd)?,
+                        d.lo.unwrap_or(f64::NEG_INFINITY),
+                        d.hi.unwrap_or(f64::INFINITY),
+                    )
+                    .map_err(e)?,
                 )
-                .map_err(e)?;
-                (Marginal::TruncatedNormal(t), one)
             }
             "log-normal" => {
-                self.check_keys(&["mu", "sigma"])?;
-                let l = LogNormal::new(self.need("mu", self.mu)?, self.need("sigma", self.sigma)?)
-                    .map_err(e)?;
-                (Marginal::LogNormal(l), one)
+                d.check_keys(&["mu", "sigma"])?;
+                Self::LogNormal(
+                    LogNormal::new(d.need("mu", d.mu)?, d.need("sigma", d.sigma)?).map_err(e)?,
+                )
             }
             "gamma" => {
-                self.check_keys(&["shape", "rate", "scale"])?;
-                let g = Gamma::new(self.need("shape", self.shape)?, self.rate()?).map_err(e)?;
-                (Marginal::Gamma(g), one)
+                d.check_keys(&["shape", "rate", "scale"])?;
+                Self::Gamma(Gamma::new(d.need("shape", d.shape)?, d.rate()?).map_err(e)?)
             }
             "beta" => {
-                self.check_keys(&["a", "b"])?;
-                let b = Beta::new(self.need("a", self.a)?, self.need("b", self.b)?).map_err(e)?;
-                (Marginal::Beta(b), one)
+                d.check_keys(&["a", "b"])?;
+                Self::Beta(Beta::new(d.need("a", d.a)?, d.need("b", d.b)?).map_err(e)?)
             }
             "exponential" => {
-                self.check_keys(&["rate", "scale"])?;
-                let x = Exponential::new(self.rate()?).map_err(e)?;
-                (Marginal::Exponential(x), one)
+                d.check_keys(&["rate", "scale"])?;
+                Self::Exponential(Exponential::new(d.rate()?).map_err(e)?)
             }
             "dirichlet" => {
-                self.check_keys(&["k", "a"])?;
-                let k = self.k.with_context(|| {
-                    format!("model.prior {:?} (dirichlet): `k` is required", self.name)
+                d.check_keys(&["k", "a"])?;
+                let k = d.k.with_context(|| {
+                    format!("model.prior {:?} (dirichlet): `k` is required", d.name)
                 })?;
-                let d = Dirichlet::new(k, self.a.unwrap_or(1.0)).map_err(e)?;
-                (
-                    Marginal::Dirichlet(d),
-                    (1..=k).map(|i| format!("{}{i}", self.name)).collect(),
-                )
+                Self::Dirichlet(Dirichlet::new(k, d.a.unwrap_or(1.0)).map_err(e)?)
             }
             other => bail!(
                 "model.prior {:?}: unknown dist {other:?} (expected uniform, normal, \
                  truncated-normal, log-normal, gamma, beta, exponential, dirichlet)",
-                self.name
+                d.name
             ),
         })
     }
@@ -203,7 +203,7 @@ pub fn build_prior(decls: &[PriorDecl]) -> Result<(DeclaredPrior, Vec<String>)> 
                 d.name
             );
         }
-        let (b, n) = d.build()?;
+        let (b, n) = (Marginal::try_from(d)?, d.names());
         for x in &n {
             if names.contains(x) || x == "row" || x == "seed" {
                 bail!("model.prior name {x:?} is repeated or reserved");

@@ -25,7 +25,7 @@
 //! [`SummarySensitivity::clipped_weighted_l2`] carries the summary's L2 sensitivity through
 //! the clipped weighted L2 distance to the observed summary, the Δ a private ABC sampler needs.
 //!
-//! With `alloc`, [`DeclaredSummary`] is what a user declares for an own simulator: a library
+//! With `alloc`, `DeclaredSummary` is what a user declares for an own simulator: a library
 //! summary of its raw outputs (sensitivity proven) or its outputs as the summary with an
 //! optional user-declared, labelled sensitivity.
 
