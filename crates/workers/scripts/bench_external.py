@@ -19,6 +19,7 @@ Python's share. ELFI: Rejection with batch_size 1000 and quantile 1 (every simul
 pyabc: one ABCSMC generation of 2000 particles on the single-core sampler (it calls the model
 once per particle, so it is timed at 2000 only). Simulations per second, best of `REPS`.
 """
+import contextlib
 import os
 import subprocess
 import sys
@@ -80,7 +81,8 @@ def elfi_run(n):
     y = elfi.Simulator(sim, mu, observed=np.full((1, K), 0.5), model=m)
     d = elfi.Distance("euclidean", y, model=m)
     rej = elfi.Rejection(d, batch_size=BATCH, seed=1)
-    rej.sample(n, quantile=1.0)
+    with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):  # its progress bar
+        rej.sample(n, quantile=1.0)
 
 
 def pyabc_run(d):
