@@ -341,6 +341,42 @@ mod tests {
     }
 
     #[test]
+    fn regular_large_and_sliced_lists_are_read_through_their_offsets() {
+        use arrow_array::{LargeListArray, ListArray};
+        let chunk = req(&[7, 8]);
+        let rows = || {
+            vec![
+                None,
+                Some(vec![Some(1.0), Some(2.0)]),
+                Some(vec![Some(3.0), Some(4.0)]),
+            ]
+        };
+        let want = vec![
+            Answer::Output(vec![1.0, 2.0]),
+            Answer::Output(vec![3.0, 4.0]),
+        ];
+        let ids: ArrayRef = Arc::new(UInt64Array::from(vec![7, 8]));
+        let lists: Vec<ArrayRef> = vec![
+            Arc::new(ListArray::from_iter_primitive::<Float64Type, _, _>(rows()).slice(1, 2)),
+            Arc::new(LargeListArray::from_iter_primitive::<Float64Type, _, _>(rows()).slice(1, 2)),
+            Arc::new(
+                FixedSizeListArray::from_iter_primitive::<Float64Type, _, _>(
+                    vec![Some(vec![Some(9.0), Some(9.0)])]
+                        .into_iter()
+                        .chain(rows().into_iter().skip(1)),
+                    2,
+                )
+                .slice(1, 2),
+            ),
+        ];
+        for list in lists {
+            let b = RecordBatch::try_from_iter(vec![("row", Arc::clone(&ids)), ("output", list)])
+                .unwrap();
+            assert_eq!(parse_answer(&b, &chunk, 2).unwrap(), want);
+        }
+    }
+
+    #[test]
     fn every_protocol_violation_is_named() {
         let chunk = req(&[4, 5]);
         let ok = Some(vec![1.0, 2.0]);
