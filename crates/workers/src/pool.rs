@@ -473,7 +473,9 @@ impl Pool {
             }
             for b in reader {
                 let stop = b.is_err();
-                if let Ok(mut s) = seen3.lock() {
+                // A complete message: what follows it is the next message's start. (After an
+                // error the bytes stay, for the message.)
+                if !stop && let Ok(mut s) = seen3.lock() {
                     s.clear();
                 }
                 if ans_tx.send(b.map_err(|e| describe_read_error(&e))).is_err() || stop {
@@ -548,8 +550,10 @@ impl Pool {
             Ok(Ok(b)) => b,
             Ok(Err((kind, e))) => return Err(Self::fault(w, kind, e)),
             Err(RecvTimeoutError::Timeout) => {
-                let _ = w.child.kill();
+                // Read the stray bytes before the kill: the reader thread sees end-of-stream
+                // once the worker is gone.
                 let stray = w.unparsed.lock().map(|s| s.clone()).unwrap_or_default();
+                let _ = w.child.kill();
                 if stray.len() >= 4 && stray[..4] != [0xff; 4] {
                     return Err(Self::fault(
                         w,

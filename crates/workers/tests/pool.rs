@@ -171,8 +171,8 @@ fn garbage_on_stdout_is_reported_as_not_arrow() {
     // The worker writes a line that is not Arrow and then hangs; at the timeout the pool
     // reports the bytes it read after the last complete message.
     let e = fault("garbage", 8, 0, 5.0);
-    assert_eq!(e.row(), Some(37));
-    assert_eq!(failure(&e).fault.kind, FaultKind::NotArrow);
+    assert_eq!(e.row(), Some(37), "{e}");
+    assert_eq!(failure(&e).fault.kind, FaultKind::NotArrow, "{e}");
     let text = e.to_string();
     assert!(text.contains("not a valid Arrow IPC stream"), "{text}");
     assert!(text.contains("Traceback (most recent call last)"), "{text}");
