@@ -1,7 +1,7 @@
 //! A compiled external simulator for `dpinfer` (`[model] kind = "command"`): the reference
 //! worker of `dpinfer-workers` (the gaussian-mean model's simulator behind the worker
 //! protocol, with the fault injection of `dpinfer_workers::reference`), built with the CLI's
-//! examples so that the CLI's end-to-end tests and `scripts/bench_external.py` can run it.
+//! examples so that the CLI's end-to-end tests can run it.
 //!
 //! Build: `cargo build --release -p dpinfer-cli --example worker_gaussian`.
 

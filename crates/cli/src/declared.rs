@@ -180,7 +180,7 @@ pub fn read_parquet_data(
         .with_context(|| format!("cannot read data file {}", path.display()))?;
     let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
         .with_context(|| format!("data file {} is not a Parquet file", path.display()))?;
-    let schema = std::sync::Arc::clone(builder.schema());
+    let schema = Arc::clone(builder.schema());
     let reader = builder
         .build()
         .with_context(|| format!("data file {}: cannot read its row groups", path.display()))?;

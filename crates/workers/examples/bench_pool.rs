@@ -3,9 +3,12 @@
 //! `scripts/bench_external.py` runs it against ELFI and pyabc in the same run.
 //!
 //! Usage: `bench_pool <rows> <workers> <batch> <in_flight> <outputs> <command…>`; prints one
-//! line `rows=… workers=… seconds=… rows_per_s=… startup_s=…`, where `startup_s` is the time
-//! from starting a fresh pool to the answer of a one-row request (process start, imports,
-//! first batch) measured before the run, on its own pool.
+//! line `rows=… workers=… seconds=… rows_per_s=… startup_s=… pool_cpu_us=… worker_cpu_us=…`,
+//! where `startup_s` is the time from starting a fresh pool to the answer of a one-row request
+//! (process start, imports, first batch) measured before the run, on its own pool, and the
+//! CPU figures are per row, of this process (θ draws, requests, decoding: the pool's own cost)
+//! and of its worker processes (start-up included), from `/proc/self/stat` (Linux, 100 ticks
+//! per second) — unlike wall time they do not depend on the machine's load.
 #![allow(
     clippy::print_stdout,
     clippy::print_stderr,
@@ -45,6 +48,37 @@ fn run() -> Result<String, Box<dyn core::error::Error>> {
     settings.batch = args[2].parse()?;
     settings.in_flight = args[3].parse()?;
 
+    let prior = Uniform::new(-3.0, 3.0)?;
+    if args[5] == "--in-process" {
+        // The same table without the pool: the library's own per-row cost (row streams, θ
+        // draws) plus the reference model in Rust.
+        let model = dpinfer_simulators::FnSimulator::new(
+            1,
+            settings.outputs,
+            |th: &[f64], rng: &mut dyn rand_core::Rng, out: &mut [f64]| {
+                let mut r = dpinfer_simulators::SimStream::new(rng.next_u64(), 0);
+                for y in out.iter_mut() {
+                    *y = th[0] + dpinfer_simulators::dist::std_normal(&mut r);
+                }
+                Ok(())
+            },
+        )?;
+        let cpu0 = cpu_ticks();
+        let t = Instant::now();
+        let table = PublicPairs::simulate(
+            &Proposal::Prior(&prior),
+            &dpinfer_abc::pairs::Rowless(&model),
+            1,
+            0..rows,
+        )?;
+        let seconds = t.elapsed().as_secs_f64();
+        assert_eq!(table.len() as u64, rows);
+        let cpu = (cpu_ticks().0 - cpu0.0) as f64 * 1e4 / rows as f64;
+        return Ok(format!(
+            "rows={rows} in-process seconds={seconds:.4} rows_per_s={:.0} cpu_us={cpu:.3}",
+            rows as f64 / seconds
+        ));
+    }
     let t = Instant::now();
     let probe = Pool::new(settings.clone())?;
     probe.run(
@@ -58,7 +92,7 @@ fn run() -> Result<String, Box<dyn core::error::Error>> {
     let startup = t.elapsed().as_secs_f64();
     drop(probe);
 
-    let prior = Uniform::new(-3.0, 3.0)?;
+    let cpu0 = cpu_ticks();
     let t = Instant::now();
     let sim = CommandSimulator::new(Pool::new(settings)?, workers);
     let table = PublicPairs::simulate(&Proposal::Prior(&prior), &sim, 1, 0..rows).map_err(|e| {
@@ -69,8 +103,28 @@ fn run() -> Result<String, Box<dyn core::error::Error>> {
     })?;
     let seconds = t.elapsed().as_secs_f64();
     assert_eq!(table.len() as u64, rows);
+    drop(sim); // the workers exit and are waited for: their CPU time is now counted
+    let cpu1 = cpu_ticks();
+    let per_row = |a: u64, b: u64| (b.saturating_sub(a)) as f64 * 1e4 / rows as f64;
     Ok(format!(
-        "rows={rows} workers={workers} seconds={seconds:.4} rows_per_s={:.0} startup_s={startup:.4}",
-        rows as f64 / seconds
+        "rows={rows} workers={workers} seconds={seconds:.4} rows_per_s={:.0} startup_s={startup:.4} \
+         pool_cpu_us={:.3} worker_cpu_us={:.3}",
+        rows as f64 / seconds,
+        per_row(cpu0.0, cpu1.0),
+        per_row(cpu0.1, cpu1.1),
     ))
+}
+
+/// (own user + system, waited-for children's user + system) CPU time in ticks of 10 ms.
+fn cpu_ticks() -> (u64, u64) {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the command name (which is in parentheses and may hold spaces).
+    let rest = stat.rsplit_once(')').map_or("", |r| r.1);
+    let f: Vec<u64> = rest
+        .split_whitespace()
+        .map(|x| x.parse().unwrap_or(0))
+        .collect();
+    // utime, stime, cutime, cstime are fields 14..=17 of the line, 12..=15 after ')' + state.
+    let at = |i: usize| f.get(i).copied().unwrap_or(0);
+    (at(11) + at(12), at(13) + at(14))
 }

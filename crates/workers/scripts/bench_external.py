@@ -19,6 +19,7 @@ Python's share. ELFI: Rejection with batch_size 1000 and quantile 1 (every simul
 pyabc: one ABCSMC generation of 2000 particles on the single-core sampler (it calls the model
 once per particle, so it is timed at 2000 only). Simulations per second, best of `REPS`.
 """
+import contextlib
 import os
 import subprocess
 import sys
@@ -58,13 +59,15 @@ def pool(bench, n, workers, in_flight, command):
         [bench, str(n), str(workers), str(BATCH), str(in_flight), str(K)] + command,
         check=True, capture_output=True, text=True,
     ).stdout
-    kv = dict(f.split("=") for f in out.split())
-    return float(kv["seconds"]), float(kv["startup_s"])
+    kv = dict(f.split("=") for f in out.split() if "=" in f)
+    return float(kv["seconds"]), float(kv["startup_s"]), float(kv["pool_cpu_us"]), float(kv["worker_cpu_us"])
 
 
 def best_pool(bench, n, workers, in_flight, command):
+    """Best wall time, start-up and the CPU per row (pool, workers) of the best run."""
     runs = [pool(bench, n, workers, in_flight, command) for _ in range(REPS)]
-    return min(r[0] for r in runs), min(r[1] for r in runs)
+    fastest = min(runs)
+    return fastest[0], min(r[1] for r in runs), fastest[2], fastest[3]
 
 
 def elfi_run(n):
@@ -80,7 +83,8 @@ def elfi_run(n):
     y = elfi.Simulator(sim, mu, observed=np.full((1, K), 0.5), model=m)
     d = elfi.Distance("euclidean", y, model=m)
     rej = elfi.Rejection(d, batch_size=BATCH, seed=1)
-    rej.sample(n, quantile=1.0)
+    with open(os.devnull, "w") as null, contextlib.redirect_stdout(null):  # its progress bar
+        rej.sample(n, quantile=1.0)
 
 
 def pyabc_run(d):
@@ -126,14 +130,23 @@ def main():
         for n in sizes:
             rows = [("numpy simulator called directly (floor)", n / best(lambda: direct(n)))]
             startup = None
+            cpu = []
             for workers, in_flight in ((1, 1), (1, 2), (2, 2)):
-                sec, st = best_pool(bench, n, workers, in_flight, py_worker)
+                sec, st, pc, wc = best_pool(bench, n, workers, in_flight, py_worker)
                 startup = st if startup is None else min(startup, st)
-                rows.append((f"dpinfer pool, numpy worker, {workers} worker(s), {in_flight} in flight", n / sec))
+                name = f"dpinfer pool, numpy worker, {workers} worker(s), {in_flight} in flight"
+                rows.append((name, n / sec))
+                cpu.append((name, pc, wc))
             if rust_worker:
                 for workers in (1, 2):
-                    sec, _ = best_pool(bench, n, workers, 2, [rust_worker])
-                    rows.append((f"dpinfer pool, compiled Rust worker, {workers} worker(s)", n / sec))
+                    sec, _, pc, wc = best_pool(bench, n, workers, 2, [rust_worker])
+                    name = f"dpinfer pool, compiled Rust worker, {workers} worker(s)"
+                    rows.append((name, n / sec))
+                    cpu.append((name, pc, wc))
+            ip = subprocess.run([bench, str(n), "1", str(BATCH), "2", str(K), "--in-process"],
+                                check=True, capture_output=True, text=True).stdout
+            ip = dict(f.split("=") for f in ip.split() if "=" in f)
+            cpu.append(("the same table in-process (Rust model, no pool)", float(ip["cpu_us"]), 0.0))
             elfi = n / best(lambda: elfi_run(n))
             rows.append(("ELFI 0.8.8 Rejection, batch_size 1000", elfi))
             if n == sizes[0]:
@@ -144,6 +157,10 @@ def main():
             print("|---|---|---|")
             for name, r in rows:
                 print(f"| {name} | {r:,.0f} | {r / elfi:.2f}x |")
+            print("\n| CPU per row (µs) | pool process | worker processes |")
+            print("|---|---|---|")
+            for name, pc, wc in cpu:
+                print(f"| {name} | {pc:.2f} | {wc:.2f} |")
     print(f"\nafter: {machine()}")
 
 

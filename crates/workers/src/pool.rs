@@ -219,7 +219,7 @@ impl Pool {
     }
 
     /// Simulates every request with up to `workers` processes in parallel (equal batches of
-    /// at most `settings.batch` rows); answers are in request order, and do not depend on `workers`,
+    /// at most `settings.batch` rows, a multiple of `workers` of them where possible); answers are in request order, and do not depend on `workers`,
     /// the batch size or which worker ran a row (each row carries its own seed).
     ///
     /// # Errors
@@ -235,14 +235,19 @@ impl Pool {
                 got: r.theta.len(),
             });
         }
-        // Batches of equal size, at most `batch` rows (4096 rows in batches of at most 1000
-        // are 5 × 820 rather than 4 × 1000 + 96): no short batch whose fixed cost is paid for
-        // a few rows. Never changes a number.
-        let per = requests
-            .len()
-            .div_ceil(requests.len().div_ceil(self.settings.batch).max(1))
-            .max(1);
-        let chunks: Vec<&[Request]> = requests.chunks(per).collect();
+        // Batches of equal size, at most `batch` rows, and a multiple of `workers` of them
+        // where the rows allow (4096 rows in batches of at most 1000 on 2 workers are 6 × 683
+        // rather than 4 × 1000 + 96): no short batch whose fixed cost is paid for a few rows,
+        // and no worker left with one more batch than the others at the end of the call.
+        // Never changes a number.
+        let n = requests.len();
+        let w = workers.max(1);
+        let count = n
+            .div_ceil(self.settings.batch)
+            .div_ceil(w)
+            .saturating_mul(w)
+            .clamp(1, n.max(1));
+        let chunks: Vec<&[Request]> = requests.chunks(n.div_ceil(count).max(1)).collect();
         let next = AtomicUsize::new(0);
         let failed = AtomicBool::new(false);
         let results: Mutex<Vec<Option<Vec<Answer>>>> = Mutex::new(vec![None; chunks.len()]);
@@ -468,7 +473,9 @@ impl Pool {
             }
             for b in reader {
                 let stop = b.is_err();
-                if let Ok(mut s) = seen3.lock() {
+                // A complete message: what follows it is the next message's start. (After an
+                // error the bytes stay, for the message.)
+                if !stop && let Ok(mut s) = seen3.lock() {
                     s.clear();
                 }
                 if ans_tx.send(b.map_err(|e| describe_read_error(&e))).is_err() || stop {
@@ -543,8 +550,10 @@ impl Pool {
             Ok(Ok(b)) => b,
             Ok(Err((kind, e))) => return Err(Self::fault(w, kind, e)),
             Err(RecvTimeoutError::Timeout) => {
-                let _ = w.child.kill();
+                // Read the stray bytes before the kill: the reader thread sees end-of-stream
+                // once the worker is gone.
                 let stray = w.unparsed.lock().map(|s| s.clone()).unwrap_or_default();
+                let _ = w.child.kill();
                 if stray.len() >= 4 && stray[..4] != [0xff; 4] {
                     return Err(Self::fault(
                         w,

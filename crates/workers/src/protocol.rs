@@ -115,10 +115,18 @@ pub(crate) fn parse_answer(
                 .ok_or("the `reject` column must be of type bool")?,
         ),
     };
-    let index: HashMap<u64, usize> = chunk.iter().enumerate().map(|(i, r)| (r.row, i)).collect();
+    // Workers usually answer in request order: then no index is needed.
+    let in_order = ids.iter().zip(chunk).all(|(id, r)| *id == r.row);
+    let index: HashMap<u64, usize> = if in_order {
+        HashMap::new()
+    } else {
+        chunk.iter().enumerate().map(|(i, r)| (r.row, i)).collect()
+    };
+    let lists = Lists::new(output.as_ref())?;
     let mut out: Vec<Option<Answer>> = vec![None; chunk.len()];
     for (i, id) in ids.iter().enumerate() {
-        let Some(&pos) = index.get(id) else {
+        let found = if in_order { Some(&i) } else { index.get(id) };
+        let Some(&pos) = found else {
             return Err(format!(
                 "the answer holds row id {id}, which is not in the batch ({})",
                 label()
@@ -134,7 +142,7 @@ pub(crate) fn parse_answer(
         if output.is_null(i) {
             return Err(format!("row {id}: null output without `reject = true`"));
         }
-        let values = list_values(output.as_ref(), i, *id)?;
+        let values = lists.row(i, *id)?;
         if values.len() != outputs {
             return Err(format!(
                 "row {id}: {} output values, model.outputs = {outputs}",
@@ -148,7 +156,7 @@ pub(crate) fn parse_answer(
                 values[j]
             ));
         }
-        out[pos] = Some(Answer::Output(values));
+        out[pos] = Some(Answer::Output(values.to_vec()));
     }
     out.into_iter()
         .zip(chunk)
@@ -204,25 +212,78 @@ fn integer_ids(a: &dyn Array) -> Result<Vec<u64>, String> {
     })
 }
 
-/// Row `i` of the `output` column: a fixed-size, regular or large list of `float64`.
-fn list_values(a: &dyn Array, i: usize, id: u64) -> Result<Vec<f64>, String> {
-    let inner: ArrayRef = match a.data_type() {
-        DataType::FixedSizeList(..) => a.as_fixed_size_list().value(i),
-        DataType::List(_) => a.as_list::<i32>().value(i),
-        DataType::LargeList(_) => a.as_list::<i64>().value(i),
-        other => {
-            return Err(format!(
+/// The `output` column: a fixed-size, regular or large list of `float64`, read through its
+/// offsets and one child buffer (no per-row array).
+struct Lists<'a> {
+    values: &'a Float64Array,
+    /// Value range of row `i`: `offsets[i]..offsets[i + 1]`, or `i·k..(i+1)·k` when `None`.
+    offsets: Option<Vec<usize>>,
+    k: usize,
+}
+
+impl<'a> Lists<'a> {
+    fn new(a: &'a dyn Array) -> Result<Self, String> {
+        let float = |v: &'a ArrayRef| {
+            v.as_primitive_opt::<Float64Type>()
+                .ok_or_else(|| "the `output` lists must hold float64 values".to_string())
+        };
+        let to_usize = |o: i64| usize::try_from(o).map_err(|_| "negative list offset".to_string());
+        match a.data_type() {
+            DataType::FixedSizeList(..) => {
+                let l = a.as_fixed_size_list();
+                Ok(Self {
+                    values: float(l.values())?,
+                    offsets: None,
+                    k: usize::try_from(l.value_length()).map_err(|_| "negative list size")?,
+                })
+            }
+            DataType::List(_) => {
+                let l = a.as_list::<i32>();
+                Ok(Self {
+                    values: float(l.values())?,
+                    offsets: Some(
+                        l.value_offsets()
+                            .iter()
+                            .map(|&o| to_usize(i64::from(o)))
+                            .collect::<Result<_, _>>()?,
+                    ),
+                    k: 0,
+                })
+            }
+            DataType::LargeList(_) => {
+                let l = a.as_list::<i64>();
+                Ok(Self {
+                    values: float(l.values())?,
+                    offsets: Some(
+                        l.value_offsets()
+                            .iter()
+                            .map(|&o| to_usize(o))
+                            .collect::<Result<_, _>>()?,
+                    ),
+                    k: 0,
+                })
+            }
+            other => Err(format!(
                 "the `output` column has type {other}, expected a list of float64"
-            ));
+            )),
         }
-    };
-    let f = inner
-        .as_primitive_opt::<Float64Type>()
-        .ok_or("the `output` lists must hold float64 values")?;
-    if f.null_count() > 0 {
-        return Err(format!("row {id}: null inside the output list"));
     }
-    Ok(f.values().to_vec())
+
+    /// Row `i`'s values (row id `id` for the message).
+    fn row(&self, i: usize, id: u64) -> Result<&'a [f64], String> {
+        let (lo, hi) = match &self.offsets {
+            None => (i * self.k, (i + 1) * self.k),
+            Some(o) => (o[i], o[i + 1]),
+        };
+        let all = self.values.values();
+        if hi > all.len() || lo > hi {
+            return Err(format!("row {id}: the output list is out of bounds"));
+        }
+        if self.values.null_count() > 0 && (lo..hi).any(|j| self.values.is_null(j)) {
+            return Err(format!("row {id}: null inside the output list"));
+        }
+        Ok(&all[lo..hi])
+    }
 }
 
 #[cfg(test)]
@@ -277,6 +338,42 @@ mod tests {
                 Answer::Output(vec![6.0, 6.5])
             ]
         );
+    }
+
+    #[test]
+    fn regular_large_and_sliced_lists_are_read_through_their_offsets() {
+        use arrow_array::{LargeListArray, ListArray};
+        let chunk = req(&[7, 8]);
+        let rows = || {
+            vec![
+                None,
+                Some(vec![Some(1.0), Some(2.0)]),
+                Some(vec![Some(3.0), Some(4.0)]),
+            ]
+        };
+        let want = vec![
+            Answer::Output(vec![1.0, 2.0]),
+            Answer::Output(vec![3.0, 4.0]),
+        ];
+        let ids: ArrayRef = Arc::new(UInt64Array::from(vec![7, 8]));
+        let lists: Vec<ArrayRef> = vec![
+            Arc::new(ListArray::from_iter_primitive::<Float64Type, _, _>(rows()).slice(1, 2)),
+            Arc::new(LargeListArray::from_iter_primitive::<Float64Type, _, _>(rows()).slice(1, 2)),
+            Arc::new(
+                FixedSizeListArray::from_iter_primitive::<Float64Type, _, _>(
+                    vec![Some(vec![Some(9.0), Some(9.0)])]
+                        .into_iter()
+                        .chain(rows().into_iter().skip(1)),
+                    2,
+                )
+                .slice(1, 2),
+            ),
+        ];
+        for list in lists {
+            let b = RecordBatch::try_from_iter(vec![("row", Arc::clone(&ids)), ("output", list)])
+                .unwrap();
+            assert_eq!(parse_answer(&b, &chunk, 2).unwrap(), want);
+        }
     }
 
     #[test]

@@ -171,8 +171,8 @@ fn garbage_on_stdout_is_reported_as_not_arrow() {
     // The worker writes a line that is not Arrow and then hangs; at the timeout the pool
     // reports the bytes it read after the last complete message.
     let e = fault("garbage", 8, 0, 5.0);
-    assert_eq!(e.row(), Some(37));
-    assert_eq!(failure(&e).fault.kind, FaultKind::NotArrow);
+    assert_eq!(e.row(), Some(37), "{e}");
+    assert_eq!(failure(&e).fault.kind, FaultKind::NotArrow, "{e}");
     let text = e.to_string();
     assert!(text.contains("not a valid Arrow IPC stream"), "{text}");
     assert!(text.contains("Traceback (most recent call last)"), "{text}");
@@ -313,4 +313,65 @@ fn a_missing_program_and_invalid_settings_are_typed_errors() {
         )
         .unwrap_err();
     assert_eq!(e.row(), Some(9));
+}
+
+#[test]
+fn started_workers_are_used_and_the_output_map_names_the_row_it_refuses() {
+    let pool = Pool::new(settings(8, 2, &[])).unwrap();
+    pool.start(3).unwrap();
+    assert_eq!(pool.started(), 3);
+    // The mean of the 50 outputs; a mean above 2.5 is refused.
+    let mean: std::sync::Arc<dpinfer_workers::OutputMap> =
+        std::sync::Arc::new(|raw: &[f64], out: &mut [f64]| {
+            let m = raw.iter().sum::<f64>() / raw.len() as f64;
+            if m > 2.5 {
+                return Err(format!("mean {m} above 2.5"));
+            }
+            out[0] = m;
+            Ok(())
+        });
+    let sim = CommandSimulator::new(pool, 3)
+        .with_output_map(1, std::sync::Arc::clone(&mean))
+        .unwrap();
+    assert_eq!(sim.output_dim(), 1);
+    let prior = Uniform::new(-2.0, 2.0).unwrap();
+    let t = PublicPairs::simulate(&Proposal::Prior(&prior), &sim, SEED, 0..ROWS).unwrap();
+    assert_eq!(
+        sim.pool().started(),
+        3,
+        "the started workers were not reused"
+    );
+    // Row by row equal to the in-process model's mean.
+    let full = PublicPairs::simulate(
+        &Proposal::Prior(&prior),
+        &Rowless(&InProcess),
+        SEED,
+        0..ROWS,
+    )
+    .unwrap()
+    .to_table();
+    for (row, f) in t
+        .to_table()
+        .chunks_exact(2)
+        .zip(full.chunks_exact(1 + OUTPUTS))
+    {
+        assert_eq!(row[0].to_bits(), f[0].to_bits());
+        let m = f[1..].iter().sum::<f64>() / OUTPUTS as f64;
+        assert_eq!(row[1].to_bits(), m.to_bits());
+    }
+    let wide = Uniform::new(2.9, 3.0).unwrap();
+    let e = PublicPairs::simulate(&Proposal::Prior(&wide), &sim, SEED, 0..ROWS);
+    assert!(e.is_err());
+    match sim.take_error() {
+        Some(WorkerError::OutputMap { row, reason }) => {
+            assert!(row < ROWS);
+            assert!(reason.contains("above 2.5"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        CommandSimulator::new(Pool::new(settings(8, 2, &[])).unwrap(), 1)
+            .with_output_map(0, mean)
+            .is_err()
+    );
 }
