@@ -226,7 +226,7 @@ impl Discrepancy for ClippedL2<'_> {
 /// Vinaroz & Jitkrittum 2021, §2.1 and Lemma 1: sensitivity `2/N` under replace-one on `Y*`)
 /// from each simulated data set — an output of `rows × d` values, row-major, `d` the
 /// features' row dimension — to the cached observed embedding. An output that is not whole
-/// rows reads as `+∞`. Batched: [`RffReference::mmd_many`] with `parallel`.
+/// rows reads as `+∞`. Batched: `RffReference::mmd_many` with `parallel`.
 #[derive(Clone, Debug)]
 pub struct RffMmd<'f, E> {
     reference: RffReference<'f, E>,
@@ -281,7 +281,7 @@ impl<E: AsRef<[f64]> + Sync> Discrepancy for RffMmd<'_, E> {
 /// `[0, 2√B_k]`; Park, Vinaroz & Jitkrittum 2021, §2.1 and Lemma 1: sensitivity `2√B_k/N`
 /// under replace-one on `Y*`) from each simulated data set — an output of `rows × d` values,
 /// row-major, `d` the observed rows' dimension — to the cached observed Gram sums. An output
-/// that is not whole rows reads as `+∞`. Batched: [`MmdReference::mmd_many`] with
+/// that is not whole rows reads as `+∞`. Batched: `MmdReference::mmd_many` with
 /// `parallel`.
 #[derive(Clone, Copy, Debug)]
 pub struct ExactMmd<'a, K> {

@@ -188,7 +188,7 @@ pub fn step(
         &ModelPrior(&public.model),
         public.kernel.as_ref(),
         &pairs,
-        |s: &[f64]| o.distance(s),
+        o.discrepancy()?,
         n,
     )?;
     let mut h = Fnv1a::new();

@@ -152,12 +152,6 @@ impl Observed {
             )?),
         })
     }
-
-    /// ρ(summary, observed) of one summary ([`Observed::discrepancy`]); a failure reads as +∞.
-    #[must_use]
-    pub fn distance(&self, s: &[f64]) -> f64 {
-        self.discrepancy().map_or(f64::INFINITY, |d| d.distance(s))
-    }
 }
 
 /// The discrepancy of an [`Observed`] summary.

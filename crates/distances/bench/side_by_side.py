@@ -16,6 +16,7 @@ for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[v] = "1"
 
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -93,37 +94,51 @@ UNITS = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
 LINE = re.compile(r"^(\S+)\s*\n?\s*time:\s+\[\S+ \S+ (\S+) (\S+) \S+ \S+\]", re.M)
 
 
+def child_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def criterion(names):
+    """Criterion medians (ms) of the jobs, and the CPU share the bench process got (its CPU
+    seconds over its wall seconds: ≈ 1 on an idle core, the fraction of a core under load)."""
     flt = "^(" + "|".join(re.escape(n) for n in names) + ")/"
+    c0, t0 = child_cpu(), time.perf_counter()
     out = subprocess.run(
         ["cargo", "bench", "--manifest-path", "tests/benches/Cargo.toml", "--bench", "distances",
          "--", "--warm-up-time", "1", "--measurement-time", "3", "--noplot", flt],
         check=True, capture_output=True, text=True,
     ).stdout
-    return {m[1]: float(m[2]) * UNITS[m[3]] for m in LINE.finditer(out)}
+    share = min(1.0, (child_cpu() - c0) / (time.perf_counter() - t0))
+    return {m[1]: float(m[2]) * UNITS[m[3]] for m in LINE.finditer(out)}, share
 
 
 def main():
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 2
     jobs = numpy_jobs()
-    ratios, ours, peer = {}, {}, {}
+    ratios, ours, peer, shares, cpu = {}, {}, {}, [], {}
     for r in range(rounds):
         npt = {k: best_median(f, reps) for k, (f, reps) in jobs.items()}
-        rs = criterion(list(jobs))
+        rs, share = criterion(list(jobs))
+        shares.append(share)
         for name, t in rs.items():
             group = name.split("/")[0]
             ours.setdefault(name, []).append(t)
+            cpu.setdefault(name, []).append(t * share)
             peer.setdefault(group, []).append(npt[group])
             ratios.setdefault(name, []).append(npt[group] / t)
         print(f"round {r + 1}/{rounds} done", file=sys.stderr)
-    print(f"load average at the end: {open('/proc/loadavg').read().split()[:3]}")
-    print("| job / dispatch level | dpinfer (median ms) | numpy/scipy (ms) | numpy ÷ dpinfer |")
-    print("|---|---|---|---|")
+    print(f"load average at the end: {open('/proc/loadavg').read().split()[:3]}; CPU share of "
+          f"the bench process per round: {', '.join(f'{x:.2f}' for x in shares)}")
+    print("| job / dispatch level | dpinfer (median ms) | × CPU share (≈ idle ms) | numpy/scipy (ms) "
+          "| numpy ÷ dpinfer |")
+    print("|---|---|---|---|---|")
     for name in sorted(ours):
         group = name.split("/")[0]
         rr = ratios[name]
         print(f"| {name} | {statistics.median(ours[name]):.3f} "
               f"({min(ours[name]):.3f}–{max(ours[name]):.3f}) | "
+              f"{statistics.median(cpu[name]):.3f} | "
               f"{statistics.median(peer[group]):.3f} | {statistics.median(rr):.2f}× "
               f"({min(rr):.2f}–{max(rr):.2f}) |")
 

@@ -7,6 +7,7 @@
 
 use dpinfer_math::NeumaierSum;
 
+use crate::rows::all_finite;
 use crate::simd::{Job, dispatch};
 use crate::{DistanceError, Kernel, Rows};
 
@@ -44,13 +45,18 @@ pub(crate) fn cross_sum<K: Kernel + ?Sized>(k: &K, x: Rows<'_>, y: Rows<'_>) -> 
 fn self_sums_here<K: Kernel + ?Sized>(k: &K, x: Rows<'_>) -> (f64, f64) {
     let d = x.dim();
     let data = x.as_slice();
+    let finite = all_finite(data);
     let mut off = NeumaierSum::new();
     let mut diag = NeumaierSum::new();
     for (i, xi) in x.iter().enumerate() {
         diag.add(k.eval(xi, xi));
         let rest = data.get((i + 1) * d..).unwrap_or(&[]);
         if !rest.is_empty() {
-            off.add(k.row_sum(xi, rest));
+            off.add(if finite {
+                k.row_sum_finite(xi, rest)
+            } else {
+                k.row_sum(xi, rest)
+            });
         }
     }
     let diag = diag.sum();
@@ -61,9 +67,14 @@ fn self_sums_here<K: Kernel + ?Sized>(k: &K, x: Rows<'_>) -> (f64, f64) {
 #[inline(always)]
 fn cross_sum_here<K: Kernel + ?Sized>(k: &K, x: Rows<'_>, y: Rows<'_>) -> f64 {
     let ys = y.as_slice();
+    let finite = all_finite(x.as_slice()) && all_finite(ys);
     let mut s = NeumaierSum::new();
     for xi in x.iter() {
-        s.add(k.row_sum(xi, ys));
+        s.add(if finite {
+            k.row_sum_finite(xi, ys)
+        } else {
+            k.row_sum(xi, ys)
+        });
     }
     s.sum()
 }

@@ -2,7 +2,7 @@
 
 use crate::fastsincos;
 use crate::mmd::as_f64;
-use crate::rows::sanitize;
+use crate::rows::{all_finite, sanitize};
 use crate::sensitivity::{self, Sensitivity};
 use crate::simd::{Job, dispatch};
 use crate::{DistanceError, Rows};
@@ -494,29 +494,25 @@ impl<'f, E: AsRef<[f64]>> RffReference<'f, E> {
 }
 
 /// `max |x_i|` of a 1-D set if every value is finite, else `None` (eight lanes, so it
-/// vectorises; `v·0` is NaN exactly for a non-finite `v`). `None` for multi-dimensional rows.
+/// vectorises). `None` for multi-dimensional rows.
 #[inline(always)]
 fn finite_max_abs(x: Rows<'_>) -> Option<f64> {
-    if x.dim() != 1 {
+    if x.dim() != 1 || !all_finite(x.as_slice()) {
         return None;
     }
-    let (mut m, mut nan) = ([0.0f64; 8], [0.0f64; 8]);
+    let mut m = [0.0f64; 8];
     let mut it = x.as_slice().chunks_exact(8);
     for p in &mut it {
-        for ((mi, ni), &v) in m.iter_mut().zip(&mut nan).zip(p) {
+        for (mi, &v) in m.iter_mut().zip(p) {
             let a = libm::fabs(v);
             *mi = if a > *mi { a } else { *mi };
-            *ni += v * 0.0;
         }
     }
-    for (&v, (mi, ni)) in it.remainder().iter().zip(m.iter_mut().zip(&mut nan)) {
+    for (&v, mi) in it.remainder().iter().zip(m.iter_mut()) {
         let a = libm::fabs(v);
         *mi = if a > *mi { a } else { *mi };
-        *ni += v * 0.0;
     }
-    let finite = nan.iter().all(|v| *v == 0.0);
-    let mx = m.iter().fold(0.0f64, |a, &b| if b > a { b } else { a });
-    (finite && mx.is_finite()).then_some(mx)
+    Some(m.iter().fold(0.0f64, |a, &b| if b > a { b } else { a }))
 }
 
 /// The 1-D `(Σ cos, Σ sin)` of `cos_sin_sums_here` when every phase `w·x_i` is finite and
