@@ -5,7 +5,9 @@
 
 use dpinfer_abc::summary::RffSummary;
 use dpinfer_distances::{RffReference, Rows};
-use numpy::{IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{
+    IntoPyArray, PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray2, PyUntypedArrayMethods,
+};
 use pyo3::prelude::*;
 
 use crate::errors::{abc as abc_err, invalid};
@@ -27,8 +29,11 @@ pub(crate) struct PyRffMmd {
 impl PyRffMmd {
     fn reference(&self) -> PyResult<RffReference<'_, Vec<f64>>> {
         let f = self.summary.features().map_err(abc_err)?;
-        RffReference::new(f, Rows::new(&self.observed, self.summary.row_dim()).map_err(dist_err)?)
-            .map_err(dist_err)
+        RffReference::new(
+            f,
+            Rows::new(&self.observed, self.summary.row_dim()).map_err(dist_err)?,
+        )
+        .map_err(dist_err)
     }
 }
 
@@ -46,10 +51,18 @@ impl PyRffMmd {
         let (n, d) = (observed.shape()[0], observed.shape()[1]);
         let obs: Vec<f64> = observed.as_array().iter().copied().collect();
         if n == 0 || d == 0 {
-            return Err(invalid("observed", None, "observed must have at least one row and one column".into()));
+            return Err(invalid(
+                "observed",
+                None,
+                "observed must have at least one row and one column".into(),
+            ));
         }
         if obs.iter().any(|v| !v.is_finite()) {
-            return Err(invalid("observed", None, "observed holds NaN or infinity".into()));
+            return Err(invalid(
+                "observed",
+                None,
+                "observed holds NaN or infinity".into(),
+            ));
         }
         let summary = match (bandwidth, median_data) {
             (Some(b), None) => RffSummary::from_seed(seed, d, features, b).map_err(abc_err)?,
@@ -63,7 +76,11 @@ impl PyRffMmd {
                 }
                 let data: Vec<f64> = m.as_array().iter().copied().collect();
                 if data.iter().any(|v| !v.is_finite()) {
-                    return Err(invalid("median_data", None, "median_data holds NaN or infinity".into()));
+                    return Err(invalid(
+                        "median_data",
+                        None,
+                        "median_data holds NaN or infinity".into(),
+                    ));
                 }
                 RffSummary::from_data(seed, d, features, &data).map_err(abc_err)?
             }
@@ -118,7 +135,11 @@ impl PyRffMmd {
         let r = self.reference()?;
         let s = r.sensitivity_for(sim_rows.unwrap_or(self.n));
         if s.value() >= f64::MAX {
-            return Err(invalid("sim_rows", None, "no finite sensitivity for these sizes".into()));
+            return Err(invalid(
+                "sim_rows",
+                None,
+                "no finite sensitivity for these sizes".into(),
+            ));
         }
         Ok(s.value())
     }

@@ -47,7 +47,7 @@ pub trait Discrepancy {
     /// without a whole row in `outputs`, and all of them for `width == 0`, are set to `+∞`.
     fn distances(&self, outputs: &[f64], width: usize, out: &mut [f64]) {
         let n = whole_rows(outputs, width, out);
-        for (o, y) in out[..n].iter_mut().zip(outputs.chunks_exact(width)) {
+        for (o, y) in out[..n].iter_mut().zip(outputs.chunks_exact(width.max(1))) {
             *o = self.distance(y);
         }
     }
@@ -271,7 +271,7 @@ impl<E: AsRef<[f64]> + Sync> Discrepancy for RffMmd<'_, E> {
             return;
         }
         let n = whole_rows(outputs, width, out);
-        for (o, y) in out[..n].iter_mut().zip(outputs.chunks_exact(width)) {
+        for (o, y) in out[..n].iter_mut().zip(outputs.chunks_exact(width.max(1))) {
             *o = self.distance(y);
         }
     }
@@ -322,7 +322,7 @@ impl<K: BoundedKernel + Sync> Discrepancy for ExactMmd<'_, K> {
             return;
         }
         let n = whole_rows(outputs, width, out);
-        for (o, y) in out[..n].iter_mut().zip(outputs.chunks_exact(width)) {
+        for (o, y) in out[..n].iter_mut().zip(outputs.chunks_exact(width.max(1))) {
             *o = self.distance(y);
         }
     }

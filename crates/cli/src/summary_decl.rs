@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 /// `[model.summary]` of a command model: the summary statistics the `l2` distance compares.
 ///
 /// * `kind = "identity" | "mean" | "quantiles" | "lag-products"`: a library summary
-///   ([`ClippedSummary`]) of the simulator's `outputs` scalar values and of the observed data
+///   (`dpinfer::simulators::summaries::ClippedSummary`) of the simulator's `outputs` scalar values and of the observed data
 ///   (the data file then holds the raw observations), every value clipped to the declared
 ///   `[lo, hi]`; its replace-one L2 sensitivity is **proven** by the library. A `sensitivity`
 ///   given as well is checked: one below the proven bound is refused.

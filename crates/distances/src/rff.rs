@@ -610,7 +610,6 @@ mod tests {
                 assert_eq!(bound.is_some(), buf[..n].iter().all(|v| v.is_finite()));
                 for bandwidth in [0.7, 1e-4, 1e-6] {
                     let f = RandomFourierFeatures::new(&z[..20], 1, bandwidth).unwrap();
-                    let k = f.scale / n as f64;
                     for zj in z[..20].chunks_exact(1) {
                         let want = f.cos_sin_sums_here(zj, x, None);
                         let got = f.cos_sin_sums_here(zj, x, bound);
