@@ -622,6 +622,7 @@ mod tests {
                     }
                     #[cfg(feature = "std")]
                     for level in crate::simd::Level::available() {
+                        let k = f.scale / n as f64;
                         let mut emb = [0.0; 40];
                         crate::simd::with_level(level, || f.mean_embedding(x, &mut emb))
                             .unwrap()
