@@ -13,6 +13,7 @@ pub(crate) const STD_ONLY: &[&str] = &[
     "dpinfer-plots",
     "dpinfer-ledger",
     "dpinfer-workers",
+    "dpinfer-pipeline",
 ];
 
 /// A package under `crates/`.

@@ -60,11 +60,6 @@ pub fn take_stdout_error() -> Option<std::io::Error> {
     slot.take().or(flushed.err())
 }
 
-/// Writes formatted text to stderr, ignoring errors (diagnostics must never abort a run).
-pub fn stderr_write(args: core::fmt::Arguments<'_>) {
-    let _ = std::io::stderr().lock().write_fmt(args);
-}
-
 /// `println!` that never panics (see [`stdout_write`]).
 #[macro_export]
 macro_rules! outln {
@@ -79,13 +74,4 @@ macro_rules! outln {
 #[macro_export]
 macro_rules! out {
     ($($t:tt)*) => { $crate::files::stdout_write(format_args!($($t)*)) };
-}
-
-/// `eprintln!` that never panics (see [`stderr_write`]).
-#[macro_export]
-macro_rules! errln {
-    ($($t:tt)*) => {{
-        $crate::files::stderr_write(format_args!($($t)*));
-        $crate::files::stderr_write(format_args!("\n"));
-    }};
 }

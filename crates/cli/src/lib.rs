@@ -11,22 +11,7 @@
 pub mod files;
 
 pub mod account;
-pub mod arrow;
-pub mod config;
-pub mod declared;
 pub mod jobs;
-pub mod limits;
-pub mod mcmc;
-pub mod model;
-pub mod pmc;
-pub mod prior_decl;
-pub mod private;
-mod progress;
-pub mod public;
-pub mod release;
 pub mod results;
-pub mod sampler;
-pub mod shard;
-pub mod smc;
-pub mod summary;
-pub mod summary_decl;
+
+pub use dpinfer_pipeline::errln;

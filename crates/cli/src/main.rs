@@ -156,8 +156,7 @@ fn main() -> ExitCode {
             threads,
         } => jobs::simulate(
             config,
-            *shard,
-            *shards,
+            (*shard, *shards),
             out,
             *generation,
             population.as_deref(),

@@ -1,5 +1,5 @@
-//! The results folder: samples (CSV), diagnostics (CSV), a machine-readable summary (JSON)
-//! and SVG plots.
+//! The results folder of an [`Outcome`]: samples (CSV and Arrow), diagnostics (CSV), a
+//! machine-readable summary (JSON) and SVG plots; and the text printed at the end of a run.
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -7,65 +7,14 @@ use std::path::Path;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::files::{Replace, write_atomic};
-use crate::private::Ledger;
-use crate::summary::{Marginal, summarise, table};
-pub use dpinfer_plots::Chart;
+use dpinfer_pipeline::private::Ledger;
+use dpinfer_pipeline::results::Outcome;
+use dpinfer_pipeline::summary::{self, Marginal, table};
 use dpinfer_plots::{Column, PairPlot};
 
-/// A finished inference, ready to be written.
-#[derive(Debug, Clone)]
-pub struct Outcome {
-    /// Model name.
-    pub model: String,
-    /// Sampler kind.
-    pub sampler: String,
-    /// Parameter names.
-    pub names: Vec<String>,
-    /// Samples, row-major.
-    pub samples: Vec<f64>,
-    /// Optional weights (normalised or not).
-    pub weights: Option<Vec<f64>>,
-    /// The true θ, when known.
-    pub truth: Option<Vec<f64>>,
-    /// The privacy ledger.
-    pub ledger: Ledger,
-    /// Sampler facts.
-    pub facts: Vec<(String, f64)>,
-    /// Diagnostic tables: (file stem, column names, rows).
-    pub diagnostics: Vec<Diagnostic>,
-    /// Extra line charts: (file stem, title, x label, y label, series, log y).
-    pub charts: Vec<Chart>,
-    /// Whether the release was reproduced from an earlier invocation.
-    pub reproduced: bool,
-    /// Warnings about the posterior (few draws, no convergence, indistinguishable from the
-    /// prior, an early stop), printed and stored in `summary.json`.
-    pub warnings: Vec<String>,
-    /// Draws of the prior (row-major, set by [`Outcome::diagnose`]), drawn as a dashed grey
-    /// density under each marginal.
-    pub prior_draws: Option<Vec<f64>>,
-}
+use crate::files::{Replace, write_atomic};
 
-/// Fewer effective draws than this make the 2.5 %/97.5 % quantiles unreliable.
-pub const MIN_DRAWS: f64 = 30.0;
-/// Split-R̂ above this means the chain has not converged (Vehtari et al. 2021, §4).
-pub const MAX_RHAT: f64 = 1.01;
-/// Bulk ESS below this per chain is too little for stable summaries (Vehtari et al. 2021).
-pub const MIN_ESS: f64 = 100.0;
-/// Prior draws the posterior is compared with.
-pub const PRIOR_DRAWS: usize = 4000;
-
-/// A diagnostics table written as CSV.
-#[derive(Debug, Clone)]
-pub struct Diagnostic {
-    /// File stem.
-    pub stem: String,
-    /// Column names.
-    pub columns: Vec<String>,
-    /// Rows.
-    pub rows: Vec<Vec<f64>>,
-}
-
+/// `summary.json`.
 #[derive(Serialize)]
 struct SummaryJson<'a> {
     model: &'a str,
@@ -80,129 +29,20 @@ struct SummaryJson<'a> {
     facts: serde_json::Map<String, serde_json::Value>,
 }
 
-impl Outcome {
-    /// Columns of the samples.
-    #[must_use]
-    pub fn columns(&self) -> Vec<Vec<f64>> {
-        let d = self.names.len().max(1);
-        (0..d)
-            .map(|j| self.samples.chunks_exact(d).map(|r| r[j]).collect())
-            .collect()
-    }
-
-    /// Effective number of draws: Kish's `(Σw)²/Σw²` for weighted samples, else the count.
-    #[must_use]
-    pub fn effective_draws(&self) -> f64 {
-        let n = self.samples.len() / self.names.len().max(1);
-        match &self.weights {
-            None => n as f64,
-            Some(w) => {
-                let (s, s2) = w
-                    .iter()
-                    .filter(|x| x.is_finite())
-                    .fold((0.0, 0.0), |(s, s2), x| (s + x, s2 + x * x));
-                if s2 > 0.0 { s * s / s2 } else { 0.0 }
-            }
-        }
-    }
-
-    /// Adds the warnings a statistician needs before trusting the summary: quantiles from
-    /// fewer than [`MIN_DRAWS`] effective draws; MCMC that has not converged (split-R̂ above
-    /// [`MAX_RHAT`] or bulk ESS below [`MIN_ESS`], read from the sampler's facts); and a
-    /// posterior that a two-sample KS test cannot tell from `prior_draws` (row-major,
-    /// [`PRIOR_DRAWS`] draws of the model's prior) at the 5 % level for every parameter.
-    pub fn diagnose(&mut self, prior_draws: Option<&[f64]>) {
-        self.prior_draws = prior_draws.map(<[f64]>::to_vec);
-        let n = self.samples.len() / self.names.len().max(1);
-        let ne = self.effective_draws();
-        if n > 0 && ne < MIN_DRAWS {
-            self.warnings.push(format!(
-                "the posterior rests on {} (effective {}) draws, fewer than {MIN_DRAWS}: the 2.5 % and 97.5 % quantiles are unreliable; ask for more samples",
-                n,
-                crate::summary::fmt_sig(ne.round(), 4)
-            ));
-        }
-        for name in &self.names {
-            let fact = |key: &str| {
-                self.facts
-                    .iter()
-                    .find(|(k, _)| k == &format!("{key}_{name}"))
-                    .map(|(_, v)| *v)
-            };
-            let rhat = fact("split_rhat").filter(|r| r.is_nan() || *r > MAX_RHAT);
-            let ess = fact("ess_bulk").filter(|e| e.is_nan() || *e < MIN_ESS);
-            if rhat.is_some() || ess.is_some() {
-                let mut why = Vec::new();
-                if let Some(r) = rhat {
-                    why.push(format!(
-                        "split R̂ = {} > {MAX_RHAT}",
-                        crate::summary::fmt_sig(r, 4)
-                    ));
-                }
-                if let Some(e) = ess {
-                    why.push(format!(
-                        "bulk ESS = {} < {MIN_ESS}",
-                        crate::summary::fmt_sig(e.round(), 4)
-                    ));
-                }
-                self.warnings.push(format!(
-                    "the chain has not converged for {name} ({}; Vehtari et al. 2021): run more iterations or tune the step size before using this posterior",
-                    why.join(", ")
-                ));
-            }
-        }
-        let d = self.names.len();
-        if let Some(prior) = prior_draws.filter(|p| d > 0 && n > 1 && p.len() >= d)
-            && ne >= 2.0
-        {
-            let cols = self.columns();
-            let m = prior.len() / d;
-            let mut worst: Option<(f64, f64)> = None; // (p-value, D) of the clearest parameter
-            for (j, col) in cols.iter().enumerate() {
-                let mut post = match self.weights.as_deref() {
-                    None => col.clone(),
-                    Some(w) => match dpinfer_plots::resample(col, w) {
-                        Ok(post) => post,
-                        Err(_) => return,
-                    },
-                };
-                let mut pri: Vec<f64> = prior.chunks_exact(d).map(|r| r[j]).collect();
-                post.retain(|v| v.is_finite());
-                pri.retain(|v| v.is_finite());
-                let Ok(stat) = dpinfer::distances::ks_statistic(&mut post, &mut pri) else {
-                    return;
-                };
-                let Ok(p) = dpinfer::distances::ks_p_value(stat, ne, m as f64) else {
-                    return;
-                };
-                if worst.is_none_or(|(wp, _)| p < wp) {
-                    worst = Some((p, stat));
-                }
-            }
-            if let Some((p, stat)) = worst.filter(|(p, _)| *p >= 0.05) {
-                self.warnings.push(format!(
-                    "the posterior is indistinguishable from the prior (two-sample KS against {m} prior draws: p >= 0.05 for every parameter, smallest p = {}, D = {}): the data carried little information about θ at this privacy level; raise ε, use more informative summaries or more data",
-                    crate::summary::fmt_sig(p, 4),
-                    crate::summary::fmt_sig(stat, 4)
-                ));
-            }
-        }
-    }
-
-    /// Posterior marginals.
-    #[must_use]
-    pub fn marginals(&self) -> Vec<Marginal> {
-        summarise(
-            &self.names,
-            &self.columns(),
-            self.weights.as_deref(),
-            self.truth.as_deref(),
-        )
-    }
-
+/// Writing and printing an [`Outcome`] (the CLI's side of a finished inference).
+pub trait OutcomeFiles {
     /// The text printed at the end of a run.
-    #[must_use]
-    pub fn report(&self) -> String {
+    fn report(&self) -> String;
+    /// Writes the folder: `samples.csv` and `samples.arrow`, `summary.json`, diagnostics
+    /// CSVs and SVG plots; returns the file names.
+    ///
+    /// # Errors
+    /// I/O.
+    fn write(&self, dir: &Path) -> Result<Vec<String>>;
+}
+
+impl OutcomeFiles for Outcome {
+    fn report(&self) -> String {
         let n = self.samples.len() / self.names.len().max(1);
         let mut s = format!(
             "{} on {}: {n} {} samples{}\n\n",
@@ -232,7 +72,7 @@ impl Outcome {
             s,
             "\nprivacy: ε = {}, δ = {}\n  accountant: {}\n  conversion: {}\n  neighbouring: {}\n  mechanism: {}\n  noise: {}\n",
             fmt_eps(l.epsilon),
-            crate::summary::fmt_up(l.delta),
+            summary::fmt_up(l.delta),
             l.accountant,
             l.conversion,
             l.neighbouring,
@@ -245,18 +85,14 @@ impl Outcome {
         if !self.facts.is_empty() {
             s.push_str("facts:");
             for (k, v) in &self.facts {
-                let _ = write!(s, " {k} = {}", crate::summary::fmt_sig(*v, 6));
+                let _ = write!(s, " {k} = {}", summary::fmt_sig(*v, 6));
             }
             s.push('\n');
         }
         s
     }
 
-    /// Writes the folder: `samples.csv` and `samples.arrow`, `summary.json`, diagnostics CSVs and SVG plots.
-    ///
-    /// # Errors
-    /// I/O.
-    pub fn write(&self, dir: &Path) -> Result<Vec<String>> {
+    fn write(&self, dir: &Path) -> Result<Vec<String>> {
         std::fs::create_dir_all(dir)?;
         let mut files = Vec::new();
         let d = self.names.len().max(1);
@@ -300,7 +136,7 @@ impl Outcome {
                 }
             };
             if !names.is_empty() {
-                crate::arrow::write_table(
+                dpinfer_pipeline::arrow::write_table(
                     &dir.join("samples.arrow"),
                     &names,
                     &values,
@@ -327,7 +163,7 @@ impl Outcome {
             samples: self.samples.len() / d,
             weighted: self.weights.is_some(),
             reproduced_release: self.reproduced,
-            quantile_levels: crate::summary::LEVELS,
+            quantile_levels: summary::LEVELS,
             parameters: &marg,
             warnings: &self.warnings,
             privacy: &self.ledger,
@@ -422,7 +258,7 @@ fn put(dir: &Path, name: &str, bytes: &[u8], files: &mut Vec<String>) -> Result<
 
 fn fmt_eps(e: f64) -> String {
     if e.is_finite() {
-        crate::summary::fmt_up(e)
+        summary::fmt_up(e)
     } else {
         "∞ (not private)".into()
     }

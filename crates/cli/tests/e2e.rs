@@ -82,7 +82,7 @@ fn every_example_config_runs_and_writes_a_results_folder() {
         }
         // samples.arrow holds exactly the CSV's table (same columns, same f64 bits).
         let (cols, vals, meta) =
-            dpinfer_cli::arrow::read_table(&out.join("samples.arrow")).unwrap();
+            dpinfer_pipeline::arrow::read_table(&out.join("samples.arrow")).unwrap();
         assert_eq!(cols.join(","), header, "{name}");
         let from_csv: Vec<f64> = csv
             .lines()
@@ -561,7 +561,7 @@ fn pairs_export_to_arrow_with_the_shard_values_and_refuse_damage() {
     let sd = dir.join("s");
     let m = dir.join("m.dpshard");
     simulate_and_merge(&dir, c, &sd, 3, &m);
-    let (h, rows) = dpinfer_cli::shard::read(&m).unwrap();
+    let (h, rows) = dpinfer_ledger::shard::read(&m).unwrap();
     // Named after the model when the config is given.
     let a = dir.join("pairs.arrow");
     let o = dpinfer(
@@ -576,7 +576,7 @@ fn pairs_export_to_arrow_with_the_shard_values_and_refuse_damage() {
         &dir,
     );
     assert!(o.status.success(), "{}", show(&o));
-    let (cols, vals, meta) = dpinfer_cli::arrow::read_table(&a).unwrap();
+    let (cols, vals, meta) = dpinfer_pipeline::arrow::read_table(&a).unwrap();
     assert_eq!(cols.len(), h.row_len());
     assert!(cols[h.theta_dim as usize].starts_with("out1"), "{cols:?}");
     assert!(
@@ -595,7 +595,7 @@ fn pairs_export_to_arrow_with_the_shard_values_and_refuse_damage() {
         format!("{:016x}", h.config_hash)
     );
     // A single shard exports too (generic names without a config).
-    let shard0 = sd.join(dpinfer_cli::shard::shard_file_name(0, 1, 3));
+    let shard0 = sd.join(dpinfer_ledger::shard::shard_file_name(0, 1, 3));
     let a0 = dir.join("shard0.arrow");
     let o = dpinfer(
         &[
@@ -607,9 +607,9 @@ fn pairs_export_to_arrow_with_the_shard_values_and_refuse_damage() {
         &dir,
     );
     assert!(o.status.success(), "{}", show(&o));
-    let (cols0, vals0, meta0) = dpinfer_cli::arrow::read_table(&a0).unwrap();
+    let (cols0, vals0, meta0) = dpinfer_pipeline::arrow::read_table(&a0).unwrap();
     assert_eq!(cols0[0], "theta1");
-    let (h0, rows0) = dpinfer_cli::shard::read(&shard0).unwrap();
+    let (h0, rows0) = dpinfer_ledger::shard::read(&shard0).unwrap();
     assert_eq!(vals0, rows0);
     assert_eq!(meta0["dpinfer.row_start"], h0.row_start.to_string());
     // A bit flip is refused (checksum), and so is a config the table was not simulated for.

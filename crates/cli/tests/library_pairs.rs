@@ -35,7 +35,7 @@ run = 424242
 /// Reads a shard file's values (checksum verified).
 fn shard_values(path: &std::path::Path) -> Vec<f64> {
     assert_eq!(&std::fs::read(path).unwrap()[..8], b"DPISHRD2");
-    dpinfer_cli::shard::read(path).unwrap().1
+    dpinfer_ledger::shard::read(path).unwrap().1
 }
 
 #[test]

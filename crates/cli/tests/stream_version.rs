@@ -48,7 +48,7 @@ fn unknown_stream_version_is_a_clear_error() {
 /// `stream_version = 1` and changed by 2, so shards of the two versions never mix.
 #[test]
 fn stream_version_enters_the_fingerprint_only_when_2() {
-    use dpinfer_cli::config::Config;
+    use dpinfer_pipeline::config::Config;
     let dir = fresh_dir("sv-hash");
     let base = example("soft-abc-gaussian.toml", &dir.join("results"));
     let hash = |text: &str, name: &str| {

@@ -6,8 +6,8 @@ use dpinfer::abc::pmc::PmcSettings;
 use dpinfer::abc::smc::SmcSettings;
 use dpinfer::abc::svt::SvtAbcSettings;
 
-use dpinfer_cli::config::{DistanceConfig, PrivacyConfig, ReleaseConfig};
-use dpinfer_cli::sampler::{Calibration, Sampler, SamplerKind, SmcAbc, SvtAbc, With};
+use dpinfer_pipeline::config::{DistanceConfig, PrivacyConfig, ReleaseConfig};
+use dpinfer_pipeline::sampler::{Calibration, Sampler, SamplerKind, SmcAbc, SvtAbc, With};
 
 /// A minimal valid `[sampler]` table of every kind.
 const TABLES: &[(&str, &str)] = &[
@@ -311,7 +311,7 @@ fn privacy_tables_by_release() {
 fn the_population_file_format_is_unchanged() {
     let w = [0.25, 0.75_f64];
     let ess = 1.0 / w.iter().map(|x| x * x).sum::<f64>();
-    let p = dpinfer_cli::pmc::Population {
+    let p = dpinfer_pipeline::pmc::Population {
         population: dpinfer::abc::pmc::Population {
             generation: 1,
             tolerance: 0.5,
@@ -330,7 +330,7 @@ fn the_population_file_format_is_unchanged() {
             r#"{{"generation":1,"tolerance":0.5,"dim":1,"particles":[0.1,-0.2],"weights":[0.25,0.75],"ess":{ess:?},"proposals":10,"table_hash":42}}"#
         )
     );
-    let back: dpinfer_cli::pmc::Population = serde_json::from_str(&json).unwrap();
+    let back: dpinfer_pipeline::pmc::Population = serde_json::from_str(&json).unwrap();
     assert_eq!(back, p);
     p.check().unwrap();
 }

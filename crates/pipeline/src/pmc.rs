@@ -20,11 +20,12 @@ use dpinfer::math::Fnv1a;
 use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
-use crate::files::{Replace, write_atomic};
 use crate::model::{Model, ModelPrior};
 use crate::private::{Ledger, observed};
 use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
+use dpinfer_ledger::files::Replace;
+use dpinfer_ledger::write_atomic;
 use dpinfer_plots::Series;
 
 /// One generation's population file: the library's population (serialized field by field,
@@ -52,7 +53,7 @@ impl Population {
     /// # Errors
     /// I/O or malformed JSON.
     pub fn read(path: &Path) -> Result<Self> {
-        let text = crate::files::read_input(path, "population", None)?;
+        let text = dpinfer_ledger::files::read_input(path, "population", None)?;
         let p: Self = serde_json::from_slice(&text)
             .with_context(|| format!("population {}", path.display()))?;
         p.check()
@@ -109,11 +110,11 @@ impl Population {
     /// # Errors
     /// I/O.
     pub fn write(&self, dir: &Path) -> Result<()> {
-        write_atomic(
+        Ok(write_atomic(
             &dir.join(Self::file_name(self.generation)),
             serde_json::to_string_pretty(self)?.as_bytes(),
             Replace::Owned,
-        )
+        )?)
     }
 }
 

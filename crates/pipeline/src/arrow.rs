@@ -18,7 +18,7 @@ const BATCH_ROWS: usize = 65_536;
 
 /// Writes a row-major table (`values.len() = rows · names.len()`) as an Arrow IPC file with
 /// one non-nullable `Float64` column per name, plus `metadata` on the schema; written to a
-/// unique temporary name, fsynced and renamed into place ([`crate::files::write_atomic_with`];
+/// unique temporary name, fsynced and renamed into place ([`dpinfer_ledger::files::write_atomic_with`];
 /// `replace` says whether an existing file may be replaced).
 ///
 /// # Errors
@@ -28,7 +28,7 @@ pub fn write_table(
     names: &[String],
     values: &[f64],
     metadata: &[(&str, String)],
-    replace: crate::files::Replace,
+    replace: dpinfer_ledger::files::Replace,
 ) -> Result<()> {
     let d = names.len();
     if d == 0 {
@@ -56,24 +56,28 @@ pub fn write_table(
         )
         .with_metadata(meta),
     );
-    crate::files::write_atomic_with(path, replace, |file| {
-        let mut w = FileWriter::try_new(std::io::BufWriter::new(file), &schema)?;
-        for chunk in values.chunks(BATCH_ROWS * d) {
-            let rows = chunk.len() / d;
-            let cols: Vec<ArrayRef> = (0..d)
-                .map(|k| {
-                    Arc::new(Float64Array::from_iter_values(
-                        (0..rows).map(|r| chunk[r * d + k]),
-                    )) as ArrayRef
-                })
-                .collect();
-            w.write(&RecordBatch::try_new(schema.clone(), cols)?)?;
-        }
-        w.finish()?;
-        let mut inner = w.into_inner()?;
-        inner.flush()?;
-        Ok(())
-    })
+    Ok(dpinfer_ledger::files::write_atomic_with(
+        path,
+        replace,
+        |file| -> Result<()> {
+            let mut w = FileWriter::try_new(std::io::BufWriter::new(file), &schema)?;
+            for chunk in values.chunks(BATCH_ROWS * d) {
+                let rows = chunk.len() / d;
+                let cols: Vec<ArrayRef> = (0..d)
+                    .map(|k| {
+                        Arc::new(Float64Array::from_iter_values(
+                            (0..rows).map(|r| chunk[r * d + k]),
+                        )) as ArrayRef
+                    })
+                    .collect();
+                w.write(&RecordBatch::try_new(schema.clone(), cols)?)?;
+            }
+            w.finish()?;
+            let mut inner = w.into_inner()?;
+            inner.flush()?;
+            Ok(())
+        },
+    )?)
 }
 
 /// A table read back: column names, row-major values, schema metadata.

@@ -485,24 +485,39 @@ impl Config {
     /// # Errors
     /// I/O, TOML syntax, unknown keys, invalid values.
     pub fn load(path: &Path) -> Result<Self> {
-        let text =
-            crate::files::read_input_text(path, "config", Some(crate::files::MAX_CONFIG_BYTES))?;
-        let mut c: Self =
-            toml::from_str(&text).with_context(|| format!("invalid config {}", path.display()))?;
-        c.model.base_dir = path
+        let text = dpinfer_ledger::files::read_input_text(
+            path,
+            "config",
+            Some(dpinfer_ledger::files::MAX_CONFIG_BYTES),
+        )?;
+        let base = path
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or_else(|| Path::new("."))
-            .to_path_buf();
+            .unwrap_or_else(|| Path::new("."));
+        Self::parse(&text, base).with_context(|| format!("invalid config {}", path.display()))
+    }
+
+    /// Reads and validates a config from TOML text; relative paths in it (data files, a
+    /// command model's program) are resolved against `base`.
+    ///
+    /// # Errors
+    /// TOML syntax, unknown keys, invalid values.
+    pub fn parse(text: &str, base: &Path) -> Result<Self> {
+        if text.len() as u64 > dpinfer_ledger::files::MAX_CONFIG_BYTES {
+            bail!(
+                "config text of {} bytes is above the limit of {} bytes",
+                text.len(),
+                dpinfer_ledger::files::MAX_CONFIG_BYTES
+            );
+        }
+        let mut c: Self = toml::from_str(text)?;
+        c.model.base_dir = base.to_path_buf();
         if let Some(p) = &c.data.path
             && p.is_relative()
         {
-            let base = path.parent().unwrap_or_else(|| Path::new("."));
             c.data.path = Some(base.join(p));
         }
-        c.validate()
-            .and_then(|()| check_limits(&c))
-            .with_context(|| format!("invalid config {}", path.display()))?;
+        c.validate().and_then(|()| check_limits(&c))?;
         Ok(c)
     }
 
@@ -590,14 +605,9 @@ impl Config {
             self.sampler.pairs(),
             self.seeds.run,
         );
+        // Serialising these plain data types (string keys, finite numbers) cannot fail.
         let s = serde_json::to_string(&public).unwrap_or_default();
-        // FNV-1a 64.
-        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-        for b in s.bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        h
+        dpinfer::math::Fnv1a::of(s.as_bytes())
     }
 }
 

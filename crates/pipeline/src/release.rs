@@ -26,8 +26,8 @@ use crate::config::{Config, ReleaseConfig};
 use crate::model::Model;
 use std::path::Path;
 
-use crate::files::DirLock;
 use crate::private::{Claimed, Ledger, fingerprint, guarded, noise_label, noise_rng};
+use dpinfer_ledger::files::DirLock;
 
 impl Claimed for StatRelease {
     fn ledger(&self) -> &Ledger {

@@ -32,9 +32,9 @@ use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, NoiseSeed, SamplerKind};
-use crate::files::DirLock;
 use crate::public::Public;
 use crate::sampler::{Calibration, Sampler, With};
+use dpinfer_ledger::files::DirLock;
 
 pub use dpinfer_ledger::{Claimed, Ledger};
 

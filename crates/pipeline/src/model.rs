@@ -181,7 +181,7 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
             path.display()
         );
     }
-    let text = crate::files::read_input_text(path, "data file", None)?;
+    let text = dpinfer_ledger::files::read_input_text(path, "data file", None)?;
     let mut vals = Vec::new();
     let mut per_row: Option<usize> = None;
     for (i, line) in text.lines().enumerate() {

@@ -1,0 +1,434 @@
+//! Whole runs and the steps of a sharded run, from a [`Config`]: [`run`] (public step,
+//! private step or SMC-ABC or MCMC, diagnostics), and for clusters [`simulate_shard`] (rows
+//! of the public pairs table), [`private_step`] (the data owner's pass over the merged table)
+//! and [`smc_step`] (the central step of a sharded SMC-ABC generation).
+//!
+//! Every private release goes through the results folder's restart-safe ledger
+//! ([`crate::private`]): the folder is locked from the ledger check until the front end has
+//! written its results and called [`Finished::close`].
+
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+use anyhow::{Context, Result, bail};
+use dpinfer_ledger::files::{DirLock, Replace};
+use dpinfer_ledger::shard::{self, ShardHeader};
+
+use crate::config::{Config, SamplerKind};
+use crate::model::{BuildModel as _, Model, read_data};
+use crate::public::Public;
+use crate::results::Outcome;
+
+/// Seed offset of the embedded data set when `data.seed` is not given.
+const DEFAULT_DATA_SEED: u64 = 0x0DA7_A5E7;
+
+/// Builds the model and loads the observed data (file or embedded default).
+///
+/// # Errors
+/// Unknown model, unreadable or malformed data, mismatched dimensions.
+pub fn load(cfg: &Config) -> Result<(Model, Vec<f64>)> {
+    let model = Model::build(&cfg.model, None)?;
+    let Some(path) = &cfg.data.path else {
+        let data = model.default_data(cfg.data.seed.unwrap_or(DEFAULT_DATA_SEED))?;
+        return Ok((model, data));
+    };
+    let rd = model.row_dim();
+    let data = model.observe(read_data(path, rd, model.iid_rows())?, cfg.distance.kind())?;
+    if model.iid_rows() {
+        if data.len() % rd != 0 {
+            bail!(
+                "data file {}: {} values do not form rows of dimension {rd}",
+                path.display(),
+                data.len()
+            );
+        }
+        let n = data.len() / rd;
+        let model = if cfg.model.n.is_none() {
+            Model::build(&cfg.model, Some(n))?
+        } else {
+            model
+        };
+        Ok((model, data))
+    } else {
+        let len = model.output_len();
+        if data.len() != len {
+            bail!(
+                "data file {} holds {} values, the {} model observes {len}",
+                path.display(),
+                data.len(),
+                model.name()
+            );
+        }
+        Ok((model, data))
+    }
+}
+
+pub use crate::limits::MAX_THREADS;
+
+/// Checks a worker-thread count (0 = all cores).
+///
+/// # Errors
+/// More than [`MAX_THREADS`].
+pub fn check_threads(t: usize) -> Result<usize> {
+    if t > MAX_THREADS {
+        bail!("--threads {t} is above the maximum of {MAX_THREADS} (0 = all cores)");
+    }
+    Ok(t)
+}
+
+/// The results folder: `out` if given, else `output.dir`.
+#[must_use]
+pub fn out_dir(cfg: &Config, out: Option<&Path>) -> PathBuf {
+    out.map_or_else(|| cfg.output.dir.clone(), Path::to_path_buf)
+}
+
+/// A finished run that still holds its results folder's lock: write the results, then
+/// [`close`](Self::close).
+#[derive(Debug)]
+pub struct Finished {
+    /// The diagnosed outcome.
+    pub outcome: Outcome,
+    lock: DirLock,
+    /// A DP MCMC run's fingerprint, its once-only ledger marked started.
+    once: Option<String>,
+}
+
+impl Finished {
+    /// Marks a DP MCMC run's once-only ledger released and unlocks the folder.
+    ///
+    /// # Errors
+    /// I/O writing the ledger.
+    pub fn close(self) -> Result<Outcome> {
+        if let Some(fp) = &self.once {
+            crate::private::once_done(&self.lock, fp)?;
+        }
+        drop(self.lock);
+        Ok(self.outcome)
+    }
+}
+
+/// A whole inference described by `cfg` into the results folder `dir` (`threads` workers for
+/// the public simulation, 0 = all cores; `progress` is told of finished pairs).
+///
+/// # Errors
+/// Any failure; nothing is written before the config, data and settings are checked.
+pub fn run(cfg: &Config, dir: &Path, threads: usize) -> Result<Finished> {
+    let kind = cfg.kind();
+    let (model, obs) = load(cfg)?;
+    let prior = prior_draws(&model, cfg.seeds.run);
+    let threads = check_threads(threads)?;
+    let t0 = Instant::now();
+    // A DP MCMC run's fingerprint, once its once-only ledger is marked started.
+    let mut once: Option<String> = None;
+    let (mut outcome, lock): (Outcome, DirLock) = if kind.uses_pairs() {
+        let public = Public::new(cfg, model)?;
+        // The private step's own checks run before any simulation is spent.
+        crate::private::check(cfg, &public, &obs)?;
+        let pb = crate::progress::bar(public.total, "simulating pairs");
+        let rows = public.rows(0, public.total, threads, &|k| pb.inc(k))?;
+        pb.finish_and_clear();
+        crate::errln!(
+            "public step: {} pairs in {:.1} s",
+            public.total,
+            t0.elapsed().as_secs_f64()
+        );
+        // From the ledger check to the last result file, the folder is this process's.
+        let lock = DirLock::acquire(dir)?;
+        let (release, reproduced) = crate::private::private_step(cfg, &public, &rows, &obs, &lock)?;
+        let h = header(&public, 0, 0, 1, 0, public.total);
+        shard::write_atomic(&dir.join("pairs-gen000.dpshard"), &h, &rows, Replace::Owned)?;
+        (release_outcome(cfg, &public, release, reproduced), lock)
+    } else if kind == SamplerKind::SmcAbc {
+        // On a privatized statistic: release it once (restart-safe), then post-process.
+        let (released, lock) = if cfg.privacy.release.is_some() {
+            let (r, reproduced, lock) = crate::release::release(cfg, &model, &obs, dir)?;
+            (Some((r, reproduced)), lock)
+        } else {
+            (None, DirLock::acquire(dir)?)
+        };
+        let target = released
+            .as_ref()
+            .map_or(obs.as_slice(), |(r, _)| r.s_dp.as_slice());
+        let mut o = if cfg.sampler.pairs().is_some() {
+            crate::pmc::run(cfg, &model, target, dir, threads)?
+        } else {
+            crate::smc::run(cfg, &model, target, dir)?
+        };
+        if let Some((r, reproduced)) = released {
+            o.ledger = r.ledger;
+            o.reproduced = reproduced;
+        }
+        (o, lock)
+    } else {
+        // MCMC writes nothing before it finishes: checks fail before the folder exists. A
+        // private chain takes the folder's lock and marks its once-only ledger right before
+        // its first noise draw; its results are the release, so a rerun is refused.
+        let fp = crate::private::fingerprint(cfg, &[], &obs)?;
+        let mut lock: Option<DirLock> = None;
+        let o = crate::mcmc::run(cfg, &model, &obs, dir, &mut || {
+            let l = DirLock::acquire(dir)?;
+            crate::private::once_start(&l, &fp)?;
+            lock = Some(l);
+            Ok(())
+        })?;
+        if lock.is_some() {
+            once = Some(fp);
+        }
+        let lock = match lock {
+            Some(l) => l,
+            None => DirLock::acquire(dir)?,
+        };
+        (o, lock)
+    };
+    outcome.diagnose(prior.as_deref());
+    Ok(Finished {
+        outcome,
+        lock,
+        once,
+    })
+}
+
+/// Stream domain of the prior draws the posterior is compared with (public randomness).
+const PRIOR_CHECK_DOMAIN: u64 = 0x5052_494f_5200_0000; // "PRIOR"
+
+/// [`crate::results::PRIOR_DRAWS`] draws of the model's prior, row-major, one stream per
+/// draw; `None` when the prior cannot be sampled (an improper prior).
+fn prior_draws(model: &Model, seed: u64) -> Option<Vec<f64>> {
+    use dpinfer::simulators::{Prior, SimStream};
+    let prior = crate::model::ModelPrior(model);
+    let d = prior.dim();
+    let mut out = vec![0.0; crate::results::PRIOR_DRAWS * d];
+    for (i, row) in out.chunks_exact_mut(d.max(1)).enumerate() {
+        let mut rng = SimStream::with_domain(seed, PRIOR_CHECK_DOMAIN, i as u64);
+        prior.sample(&mut rng, row).ok()?;
+    }
+    Some(out)
+}
+
+/// The results of a pairs-based private step.
+fn release_outcome(
+    cfg: &Config,
+    public: &Public,
+    release: crate::private::Release,
+    reproduced: bool,
+) -> Outcome {
+    Outcome {
+        model: public.model.name().into(),
+        sampler: cfg.sampler.name().into(),
+        names: public.model.names(),
+        samples: release.samples,
+        weights: release.weights,
+        truth: public.model.truth(),
+        ledger: release.ledger,
+        facts: release.facts,
+        diagnostics: Vec::new(),
+        charts: Vec::new(),
+        reproduced,
+        warnings: Vec::new(),
+        prior_draws: None,
+    }
+}
+
+fn header(
+    public: &Public,
+    generation: u32,
+    shard: u32,
+    shards: u32,
+    start: u64,
+    end: u64,
+) -> ShardHeader {
+    ShardHeader {
+        config_hash: public.config_hash,
+        run_seed: public.seed,
+        generation,
+        shard,
+        shards,
+        total_rows: public.total,
+        row_start: start,
+        n_rows: end - start,
+        theta_dim: public.theta_dim() as u32,
+        out_dim: public.summary_dim() as u32,
+    }
+}
+
+/// The public step of a pairs-based sampler (`generation` 0) or of a sharded SMC-ABC
+/// generation (its proposal built from the population file `population`); the model is built
+/// (and sized by the data file) without reading private data values into the table.
+///
+/// # Errors
+/// A sampler without a pairs table, generation/population flags that do not fit the
+/// sampler, model or population errors.
+pub fn pairs_public(cfg: &Config, generation: u32, population: Option<&Path>) -> Result<Public> {
+    let kind = cfg.kind();
+    let smc = kind == SamplerKind::SmcAbc && cfg.sampler.pairs().is_some();
+    if !kind.uses_pairs() && !smc {
+        bail!(
+            "sampler {} does not use a public pairs table (shards serve rejection, svt-abc, \
+             soft-abc, gaussian-abc, and smc-abc with sampler.pairs set)",
+            cfg.sampler.name()
+        );
+    }
+    if generation == 0 && population.is_some() {
+        bail!("--population belongs to generations ≥ 1 (generation 0 draws from the prior)");
+    }
+    if !smc && (generation != 0 || population.is_some()) {
+        bail!(
+            "--generation/--population belong to smc-abc; {} has one pass",
+            cfg.sampler.name()
+        );
+    }
+    // The public step needs the model (and its size) but never the private data values.
+    let model = if cfg.data.path.is_some() {
+        load(cfg)?.0
+    } else {
+        Model::build(&cfg.model, None)?
+    };
+    if smc {
+        let pop = population.map(crate::pmc::Population::read).transpose()?;
+        crate::pmc::public_for(cfg, model, generation, pop.as_ref())
+    } else {
+        Public::new(cfg, model)
+    }
+}
+
+/// Shard `i` of `n` of the public pairs table of generation `generation` (SMC-ABC: the
+/// population of generation − 1 at `population`), written atomically into `out`; returns the
+/// file and its row range.
+///
+/// # Errors
+/// Bad shard indices, a sampler without a pairs table, simulator failures, I/O.
+pub fn simulate_shard(
+    cfg: &Config,
+    (i, n): (u32, u32),
+    out: &Path,
+    generation: u32,
+    population: Option<&Path>,
+    threads: usize,
+) -> Result<(PathBuf, u64, u64)> {
+    let threads = check_threads(threads)?;
+    if n == 0 || i >= n || n > shard::MAX_SHARDS {
+        bail!(
+            "--shard must be in 0..--shards and --shards in 1..={} (got shard {i} of {n})",
+            shard::MAX_SHARDS
+        );
+    }
+    let public = pairs_public(cfg, generation, population)?;
+    if u64::from(n) > public.total {
+        bail!(
+            "{n} shards for {} rows: some shards would be empty",
+            public.total
+        );
+    }
+    let (start, end) = shard::shard_range(public.total, i, n);
+    let rows = public.rows(start, end, threads, &|_| {})?;
+    let path = out.join(shard::shard_file_name(generation, i, n));
+    shard::write_atomic(
+        &path,
+        &header(&public, generation, i, n, start, end),
+        &rows,
+        Replace::Owned,
+    )?;
+    Ok((path, start, end))
+}
+
+/// Refuses a pairs table with a non-finite value (a row would silently drop out).
+fn finite_rows(pairs: &Path, h: &ShardHeader, rows: &[f64]) -> Result<()> {
+    if let Some((r, c)) = shard::first_non_finite(rows, h.row_len()) {
+        bail!(
+            "{} holds a non-finite value (row {r}, column {c}); refusing to use it",
+            pairs.display()
+        );
+    }
+    Ok(())
+}
+
+/// Refuses a pairs table simulated for another configuration or run seed.
+///
+/// # Errors
+/// A header of another config hash or run seed.
+pub fn belongs(pairs: &Path, h: &ShardHeader, public: &Public) -> Result<()> {
+    if h.config_hash != public.config_hash || h.run_seed != public.seed {
+        bail!(
+            "{} was simulated for a different configuration (hash {:016x}, this config {:016x})",
+            pairs.display(),
+            h.config_hash,
+            public.config_hash
+        );
+    }
+    Ok(())
+}
+
+/// The data owner's private pass of `cfg` over the merged pairs table at `pairs` (or the
+/// stored release, reproduced) into the results folder `dir`.
+///
+/// # Errors
+/// Pairs that do not belong to this config, refused restarts, invalid settings.
+pub fn private_step(cfg: &Config, pairs: &Path, dir: &Path) -> Result<Finished> {
+    let public = pairs_public(cfg, 0, None)?;
+    let (_, obs) = load(cfg)?;
+    crate::private::check(cfg, &public, &obs)?;
+    let (h, rows) = shard::read(pairs).context("reading the merged pairs")?;
+    belongs(pairs, &h, &public)?;
+    finite_rows(pairs, &h, &rows)?;
+    if h.row_start != 0 || h.n_rows != public.total || h.shards != 1 {
+        bail!(
+            "{} is a single shard, not the merged table (run `dpinfer merge`)",
+            pairs.display()
+        );
+    }
+    let lock = DirLock::acquire(dir)?;
+    let (release, reproduced) = crate::private::private_step(cfg, &public, &rows, &obs, &lock)?;
+    let mut outcome = release_outcome(cfg, &public, release, reproduced);
+    outcome.diagnose(prior_draws(&public.model, cfg.seeds.run).as_deref());
+    Ok(Finished {
+        outcome,
+        lock,
+        once: None,
+    })
+}
+
+/// The central (non-private) step of generation `generation` of a sharded SMC-ABC over the
+/// merged table at `pairs` (`population`: generation − 1's file); writes the new population
+/// into `dir` and returns it.
+///
+/// # Errors
+/// Pairs of another config or generation, a missing population, invalid settings.
+pub fn smc_step(
+    cfg: &Config,
+    pairs: &Path,
+    generation: u32,
+    population: Option<&Path>,
+    dir: &Path,
+) -> Result<crate::pmc::Population> {
+    let public = pairs_public(cfg, generation, population)?;
+    if cfg.kind() != SamplerKind::SmcAbc {
+        bail!("smc-step needs sampler.kind = \"smc-abc\"");
+    }
+    let (model, obs) = load(cfg)?;
+    // On a privatized statistic the central step sees only the release (made by the first
+    // step into `dir`, reproduced from there afterwards).
+    let (obs, lock) = if cfg.privacy.release.is_some() {
+        let (r, _, lock) = crate::release::release(cfg, &model, &obs, dir)?;
+        (r.s_dp, lock)
+    } else {
+        (obs, DirLock::acquire(dir)?)
+    };
+    let (h, rows) = shard::read(pairs).context("reading the merged pairs")?;
+    finite_rows(pairs, &h, &rows)?;
+    if h.config_hash != public.config_hash || h.generation != generation {
+        bail!(
+            "{} is not the generation-{generation} table of this config and population",
+            pairs.display()
+        );
+    }
+    if h.row_start != 0 || h.n_rows != public.total {
+        bail!(
+            "{} is a single shard, not the merged table (run `dpinfer merge`)",
+            pairs.display()
+        );
+    }
+    let p = crate::pmc::step(cfg, &public, &rows, &obs, generation)?;
+    p.write(dir)?;
+    drop(lock);
+    Ok(p)
+}
