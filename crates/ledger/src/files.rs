@@ -119,13 +119,17 @@ pub enum Replace {
     IfForced(bool),
 }
 
-/// Inputs this process has read, by identity (device and inode on Unix).
+/// Inputs this process has read, by identity (device, inode and status-change time on Unix).
 static INPUTS: Mutex<Vec<FileId>> = Mutex::new(Vec::new());
 
+/// A file's identity. On Unix (device, inode) alone is not enough in a long-lived process (a
+/// library caller running many inferences): once an input is deleted its inode number is
+/// reused by the next new file, which would then be refused as "an input"; the status-change
+/// time (set when the inode is created) tells the two apart.
 #[derive(Debug, Clone, PartialEq, Eq)]
 enum FileId {
     #[cfg(unix)]
-    Inode(u64, u64),
+    Inode(u64, u64, i64, i64),
     #[cfg(not(unix))]
     Path(PathBuf),
 }
@@ -135,7 +139,12 @@ fn file_id(path: &Path, meta: &fs::Metadata) -> Option<FileId> {
     {
         use std::os::unix::fs::MetadataExt;
         let _ = path;
-        Some(FileId::Inode(meta.dev(), meta.ino()))
+        Some(FileId::Inode(
+            meta.dev(),
+            meta.ino(),
+            meta.ctime(),
+            meta.ctime_nsec(),
+        ))
     }
     #[cfg(not(unix))]
     {
@@ -405,6 +414,31 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn a_deleted_input_does_not_protect_a_new_file_that_reuses_its_inode() {
+        let dir = std::env::temp_dir().join(format!("dpinfer-files-reuse-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let input = dir.join("input.txt");
+        fs::write(&input, b"read me").unwrap();
+        read_input(&input, "input", None).unwrap();
+        // Still protected while it exists.
+        assert!(matches!(
+            check_target(&input, Replace::Owned),
+            Err(Error::IsInput(_))
+        ));
+        // Deleted; new files (the file systems in use reuse the freed inode at once) may be
+        // written although one of them may carry the old inode number.
+        fs::remove_file(&input).unwrap();
+        for k in 0..8 {
+            let p = dir.join(format!("new{k}.json"));
+            fs::write(&p, b"{}").unwrap();
+            check_target(&p, Replace::Owned).unwrap();
+            write_atomic(&p, b"[]", Replace::Owned).unwrap();
+        }
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
