@@ -38,6 +38,10 @@ fn add_scaled(s: &mut NeumaierSum, count: u64, x: f64) -> Result<(), AccountantE
 pub struct PureAccountant {
     relation: Neighbouring,
     eps: NeumaierSum,
+    /// The total while every composition step was exact in `f64` (each event's ε is already
+    /// rounded up by its curve): no margin is needed on top, so a mechanism calibrated to
+    /// spend exactly its budget is claimed at its budget, not a few ulps above.
+    exact: Option<f64>,
 }
 
 impl PureAccountant {
@@ -47,13 +51,35 @@ impl PureAccountant {
         Self {
             relation,
             eps: NeumaierSum::new(),
+            exact: Some(0.0),
         }
     }
-    /// The total ε so far (rounded up).
+    /// The total ε so far (rounded up): the exact sum of the events' (rounded-up) costs when
+    /// every step was exact, else the compensated sum plus the rounding margin.
     #[must_use]
     pub fn total(&self) -> f64 {
-        round_up(self.eps.sum())
+        self.exact.unwrap_or_else(|| round_up(self.eps.sum()))
     }
+}
+
+/// `acc + count·x` if both the product and the sum are exact in `f64` (error-free
+/// transformations: Dekker's product, Knuth's two-sum), else `None`.
+fn exact_add_scaled(acc: f64, count: u64, x: f64) -> Option<f64> {
+    #[allow(clippy::cast_precision_loss)]
+    let c = count as f64;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let c_exact = c < 9_007_199_254_740_992.0 && c as u64 == count;
+    if !c_exact {
+        return None;
+    }
+    let (p, pe) = dpinfer_math::two_product(c, x);
+    if pe != 0.0 || !p.is_finite() {
+        return None;
+    }
+    let s = acc + p;
+    let bb = s - acc;
+    let err = (acc - (s - bb)) + (p - bb);
+    (err == 0.0 && s.is_finite()).then_some(s)
 }
 
 impl Accountant for PureAccountant {
@@ -63,7 +89,9 @@ impl Accountant for PureAccountant {
     fn compose_n(&mut self, event: &Event<'_>, count: u64) -> Result<(), AccountantError> {
         event.validate(self.relation)?;
         let e = fold(&Pure, event, self.relation, 0)?;
-        add_scaled(&mut self.eps, count, e)
+        add_scaled(&mut self.eps, count, e)?;
+        self.exact = self.exact.and_then(|acc| exact_add_scaled(acc, count, e));
+        Ok(())
     }
     /// Pure DP: ε is the same for every δ ∈ [0, 1).
     fn epsilon(&self, delta: f64) -> Result<Report, AccountantError> {

@@ -401,7 +401,7 @@ pub fn laplace_scale(epsilon: f64, sensitivity: f64) -> Result<f64, AccountantEr
 pub fn laplace_epsilon(scale: f64, sensitivity: f64) -> Result<f64, AccountantError> {
     let b = positive("scale", scale)?;
     let d = non_negative("sensitivity", sensitivity)?;
-    crate::error::finite("laplace epsilon", round_up(d / b))
+    crate::error::finite("laplace epsilon", crate::curves::mul_div_up(1.0, d, b))
 }
 
 /// DP-penalty, thesis Theorem 6 (zCDP): with per-step noise `σ² = τ²n^{2a}c²`, the chain may

@@ -31,6 +31,65 @@ pub(crate) fn count_up(n: u64) -> f64 {
     if back < n { c.next_up() } else { c }
 }
 
+/// `k·d/b` rounded **up** exactly: the smallest `f64` not below the real quotient, for
+/// finite `k, d ≥ 0` and `b > 0` whose operands and quotient are normal numbers (the pure-ε
+/// costs `kΔ/b` of the Laplace and sparse-vector mechanisms). Elsewhere (zero, subnormal,
+/// overflow) it falls back to the margin of [`round_up`].
+///
+/// A margin would put a mechanism calibrated to spend exactly its budget a few ulps above it
+/// (SVT at ε = 1 claimed 1 + 4.3e-14); the exact comparison `q·b ≥ k·d` in 128-bit integer
+/// arithmetic claims the true cost, rounded up to the next `f64`, and nothing more.
+#[must_use]
+pub fn mul_div_up(k: f64, d: f64, b: f64) -> f64 {
+    let q = k * d / b;
+    let normal = [k, d, b, k * d, q]
+        .iter()
+        .all(|x| x.is_normal() && *x > 0.0);
+    if !normal {
+        return round_up(q);
+    }
+    // q = fl(fl(k·d)/b) is within two ulps of the quotient: step to the smallest q with
+    // q·b ≥ k·d (at most a few steps; the margin is the fallback).
+    let mut q = q;
+    for _ in 0..8 {
+        if !product_at_least((q, b), (k, d)) {
+            q = q.next_up();
+        } else if product_at_least((q.next_down(), b), (k, d)) {
+            q = q.next_down();
+        } else {
+            return q;
+        }
+    }
+    round_up(k * d / b)
+}
+
+/// `x = m·2^e` with the 53-bit integer significand `m` of a positive normal `x`.
+fn significand(x: f64) -> (u128, i32) {
+    let bits = x.to_bits();
+    #[allow(clippy::cast_possible_truncation, clippy::cast_possible_wrap)]
+    let e = ((bits >> 52) & 0x7ff) as i32 - 1075;
+    (u128::from((bits & ((1 << 52) - 1)) | (1 << 52)), e)
+}
+
+/// `a.0·a.1 ≥ b.0·b.1` exactly, for positive normal numbers (products of two 53-bit
+/// significands lie in [2¹⁰⁴, 2¹⁰⁶), so exponents more than two apart decide alone).
+fn product_at_least(a: (f64, f64), b: (f64, f64)) -> bool {
+    if !(a.0.is_normal() && a.1.is_normal() && a.0 > 0.0 && a.1 > 0.0) {
+        return false;
+    }
+    let ((ma, ea), (mb, eb)) = (significand(a.0), significand(a.1));
+    let ((mc, ec), (md, ed)) = (significand(b.0), significand(b.1));
+    let (pa, xa) = (ma * mb, ea + eb);
+    let (pb, xb) = (mc * md, ec + ed);
+    if xa >= xb {
+        let s = xa - xb;
+        s > 4 || (pa << s) >= pb
+    } else {
+        let s = xb - xa;
+        s <= 4 && pa >= (pb << s)
+    }
+}
+
 /// PLD mean / zCDP ρ of one Gaussian mechanism, `μ = Δ²/(2σ²)` (thesis Thm 4.2), rounded up.
 ///
 /// # Errors
@@ -125,7 +184,7 @@ pub fn sparse_vector_epsilon(
     } else {
         count_up(c).next_up().max(count_up(c) + 1.0)
     };
-    finite("sparse vector epsilon", round_up(k * d / b))
+    finite("sparse vector epsilon", mul_div_up(k, d, b))
 }
 
 /// Pure ε of **one** binomial infection-curve release with `n` trials and pseudo-count `m`
@@ -724,7 +783,7 @@ impl Notion for Pure {
             Event::Laplace { scale, sensitivity } => {
                 let b = positive("scale", scale)?;
                 let d = non_negative("sensitivity", sensitivity)?;
-                finite("laplace epsilon", round_up(d / b))
+                finite("laplace epsilon", mul_div_up(1.0, d, b))
             }
             Event::PureEpsilon { epsilon } => non_negative("epsilon", epsilon),
             Event::ApproxDp {
@@ -1000,4 +1059,56 @@ pub(crate) fn event_pure(
     depth: usize,
 ) -> Result<f64, AccountantError> {
     fold(&Pure, ev, relation, depth)
+}
+
+#[cfg(test)]
+mod exact_rounding {
+    #![allow(clippy::unwrap_used, clippy::cast_precision_loss)]
+    use super::mul_div_up;
+
+    /// `r·b ≥ k·d` for integers `k, d, b < 2²⁶` and a positive normal `r`, in integers:
+    /// `r = m·2^e`, so compare `m·b` with `k·d·2^(−e)` (or `m·b·2^e` with `k·d`).
+    fn at_least(r: f64, k: u64, d: u64, b: u64) -> bool {
+        let bits = r.to_bits();
+        let m = u128::from((bits & ((1 << 52) - 1)) | (1 << 52));
+        let e = i64::try_from((bits >> 52) & 0x7ff).unwrap() - 1075;
+        let (lhs, rhs) = (m * u128::from(b), u128::from(k) * u128::from(d));
+        if e >= 0 {
+            lhs << e >= rhs
+        } else {
+            lhs >= rhs << (-e)
+        }
+    }
+
+    #[test]
+    fn mul_div_up_is_the_smallest_f64_not_below_the_quotient() {
+        let mut x = 0x9E37_79B9_7F4A_7C15_u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            1 + (x >> 38)
+        };
+        for _ in 0..50_000 {
+            let (k, d, b) = (next(), next(), next());
+            let r = mul_div_up(k as f64, d as f64, b as f64);
+            assert!(
+                at_least(r, k, d, b),
+                "{k}·{d}/{b}: {r} is below the quotient"
+            );
+            assert!(
+                !at_least(r.next_down(), k, d, b),
+                "{k}·{d}/{b}: {r} is not the smallest"
+            );
+        }
+        // Exact quotients stay exact (no margin on top): 11·0.5/5.5 = 1.
+        assert_eq!(mul_div_up(11.0, 0.5, 5.5).to_bits(), 1.0f64.to_bits());
+        assert_eq!(mul_div_up(3.0, 1.0, 3.0).to_bits(), 1.0f64.to_bits());
+        // 1/3 is not representable: the result is the f64 just above it.
+        let third = mul_div_up(1.0, 1.0, 3.0);
+        assert!(third > 1.0 / 3.0 && third.next_down() <= 1.0 / 3.0);
+        // Zero and the non-normal range fall back to the margin.
+        assert_eq!(mul_div_up(1.0, 0.0, 2.0), 0.0);
+        assert!(mul_div_up(1.0, f64::MIN_POSITIVE, 3.0) > f64::MIN_POSITIVE / 3.0);
+    }
 }
