@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 pub use crate::sampler::{Sampler, SamplerKind};

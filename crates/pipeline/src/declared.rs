@@ -6,7 +6,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, bail};
 use dpinfer::simulators::prior::DeclaredPrior;
 use dpinfer::simulators::{Prior, SimError, Simulator};
 use dpinfer_workers::{CommandSimulator, FAILED_CODE, Pool, PoolSettings};
@@ -217,6 +217,7 @@ fn numeric_rows(
     let cols = schema.fields().len();
     if strict_rows && cols != row_dim {
         bail!(
+            Data,
             "data file {}: {cols} columns, the model's rows have dimension {row_dim}",
             path.display()
         );
@@ -229,6 +230,7 @@ fn numeric_rows(
         for (f, a) in schema.fields().iter().zip(batch.columns()) {
             if a.null_count() > 0 {
                 bail!(
+                    Data,
                     "data file {}: column {:?} holds nulls",
                     path.display(),
                     f.name()
@@ -248,6 +250,7 @@ fn numeric_rows(
                 DataType::UInt32 => as_f64::<UInt32Type>(a, f64::from),
                 DataType::UInt64 => as_f64::<UInt64Type>(a, |x| x as f64),
                 other => bail!(
+                    Data,
                     "data file {}: column {:?} has type {other}, expected numbers",
                     path.display(),
                     f.name()
@@ -255,6 +258,7 @@ fn numeric_rows(
             };
             if let Some(i) = v.iter().position(|x| !x.is_finite()) {
                 bail!(
+                    Data,
                     "data file {}: column {:?} row {} is not finite",
                     path.display(),
                     f.name(),
@@ -268,10 +272,11 @@ fn numeric_rows(
         }
     }
     if vals.is_empty() {
-        bail!("data file {} holds no values", path.display());
+        bail!(Data, "data file {} holds no values", path.display());
     }
     if row_dim > 1 && !vals.len().is_multiple_of(row_dim) {
         bail!(
+            Data,
             "data file {}: {} values do not form rows of the model's dimension {row_dim}",
             path.display(),
             vals.len()

@@ -10,6 +10,7 @@
 pub mod arrow;
 pub mod config;
 pub mod declared;
+pub mod error;
 pub mod limits;
 pub mod mcmc;
 pub mod model;
@@ -26,8 +27,8 @@ pub mod smc;
 pub mod summary;
 pub mod summary_decl;
 
-pub use anyhow::{Error, Result};
 pub use config::Config;
+pub use error::{Error, Result};
 pub use results::Outcome;
 pub use run::{Finished, run};
 

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use crate::error::{Result, bail};
 use dpinfer::mcmc::model::{BananaPriorGrad, GaussianPrior, PriorGradient};
 use dpinfer::mcmc::run::{Kernel, Run, Target};
 use dpinfer::simulators::{RowGradient, RowLikelihood};
@@ -33,7 +33,7 @@ pub fn run(
     _dir: &Path,
     before_noise: &mut dyn FnMut() -> Result<()>,
 ) -> Result<Outcome> {
-    let data = |e| anyhow::anyhow!("data: {e}");
+    let data = |e| crate::error::err!(Data, "data: {e}");
     match model {
         Model::GaussianMean(m) => {
             let p = m.prior();

@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail, ensure};
+use crate::error::{Context, Result, bail, ensure, err};
 use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::abc::pmc::{self, PmcKernel};
 use dpinfer::math::Fnv1a;
@@ -72,14 +72,18 @@ impl Population {
             Err(AbcError::InvalidParameter {
                 name: "weights", ..
             }) => {
-                bail!("weights must be finite and non-negative")
+                bail!(Data, "weights must be finite and non-negative")
             }
             Err(AbcError::InvalidParameter {
                 name: "weights (sum)",
                 value,
-            }) => bail!("weights sum to {value}, not 1"),
+            }) => bail!(Data, "weights sum to {value}, not 1"),
             Err(AbcError::InvalidParameter { name: "ess", .. }) => {
-                bail!("stored ESS {} is not the ESS of the weights", self.ess)
+                bail!(
+                    Data,
+                    "stored ESS {} is not the ESS of the weights",
+                    self.ess
+                )
             }
             Err(e) => Err(e.into()),
         }
@@ -146,12 +150,14 @@ pub fn public_for(
         (g, Some(p)) => {
             ensure!(
                 p.generation + 1 == g,
+                Data,
                 "--population is generation {}, generation {g} needs {}",
                 p.generation,
                 g - 1
             );
             ensure!(
                 p.dim == public.theta_dim(),
+                Data,
                 "population dimension {} ≠ θ dimension {}",
                 p.dim,
                 public.theta_dim()
@@ -178,6 +184,7 @@ pub fn step(
 ) -> Result<Population> {
     ensure!(
         generation == public.generation(),
+        Internal,
         "internal: generation {generation} with the public step of generation {}",
         public.generation()
     );
@@ -234,7 +241,7 @@ pub fn run(
             break;
         }
     }
-    let last = pop.context("no generation ran")?;
+    let last = pop.ok_or_else(|| err!(Internal, "no generation ran"))?;
     let x: Vec<f64> = hist.iter().map(|p| f64::from(p.generation)).collect();
     Ok(Outcome {
         model: model.name().into(),

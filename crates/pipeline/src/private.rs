@@ -19,7 +19,7 @@
 //! HMAC-SHA-256 ([`dpinfer_ledger::mac`]) against a party with write access but without the key.
 //! The ledger itself (lock, once-only protocol, fingerprint) is `dpinfer-ledger`'s.
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, bail};
 use dpinfer::abc::discrepancy::{ClippedL2, Discrepancy, Euclidean};
 use dpinfer::abc::gaussian::GaussianRejectionAbcdp;
 use dpinfer::abc::pairs::PublicPairs;
@@ -107,7 +107,7 @@ pub fn once_done(lock: &DirLock, fp: &str) -> Result<()> {
 pub fn noise_rng(seed: NoiseSeed) -> Result<chacha20::ChaCha20Rng> {
     match seed {
         NoiseSeed::Os => chacha20::ChaCha20Rng::try_from_rng(&mut rand::rngs::SysRng)
-            .map_err(|e| anyhow::anyhow!("OS entropy unavailable: {e}")),
+            .map_err(|e| crate::error::err!(Entropy, "OS entropy unavailable: {e}")),
         NoiseSeed::Fixed(s) => Ok(chacha20::ChaCha20Rng::seed_from_u64(s)),
     }
 }
@@ -202,6 +202,7 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
             let dim = public.summary_dim();
             if obs.len() != dim {
                 bail!(
+                    Data,
                     "observed data have {} values, the model's summary has {dim}",
                     obs.len()
                 );
@@ -352,6 +353,7 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
         let claim = pass.ledger(cfg, o)?;
         if kind.is_private() && !within_budget(claim.epsilon, eps) {
             bail!(
+                Internal,
                 "internal: the pass would charge ε = {} > budget {eps}; nothing drawn",
                 claim.epsilon
             );
@@ -494,7 +496,10 @@ pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
     let width = public.theta_dim() + public.summary_dim();
     let t = usize::try_from(public.total)?;
     let Some(len) = t.checked_mul(width) else {
-        bail!("{t} pairs of {width} values do not fit in memory");
+        bail!(
+            OutOfMemory,
+            "{t} pairs of {width} values do not fit in memory"
+        );
     };
     let o = observed(cfg, public, obs)?;
     if len > CHECK_LIMIT {

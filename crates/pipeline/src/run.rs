@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, bail};
 use dpinfer_ledger::files::{DirLock, Replace};
 use dpinfer_ledger::shard::{self, ShardHeader};
 
@@ -37,6 +37,7 @@ pub fn load(cfg: &Config) -> Result<(Model, Vec<f64>)> {
     if model.iid_rows() {
         if data.len() % rd != 0 {
             bail!(
+                Data,
                 "data file {}: {} values do not form rows of dimension {rd}",
                 path.display(),
                 data.len()
@@ -53,6 +54,7 @@ pub fn load(cfg: &Config) -> Result<(Model, Vec<f64>)> {
         let len = model.output_len();
         if data.len() != len {
             bail!(
+                Data,
                 "data file {} holds {} values, the {} model observes {len}",
                 path.display(),
                 data.len(),
@@ -335,6 +337,7 @@ pub fn simulate_shard(
 fn finite_rows(pairs: &Path, h: &ShardHeader, rows: &[f64]) -> Result<()> {
     if let Some((r, c)) = shard::first_non_finite(rows, h.row_len()) {
         bail!(
+            Data,
             "{} holds a non-finite value (row {r}, column {c}); refusing to use it",
             pairs.display()
         );
@@ -349,6 +352,7 @@ fn finite_rows(pairs: &Path, h: &ShardHeader, rows: &[f64]) -> Result<()> {
 pub fn belongs(pairs: &Path, h: &ShardHeader, public: &Public) -> Result<()> {
     if h.config_hash != public.config_hash || h.run_seed != public.seed {
         bail!(
+            Data,
             "{} was simulated for a different configuration (hash {:016x}, this config {:016x})",
             pairs.display(),
             h.config_hash,
@@ -372,6 +376,7 @@ pub fn private_step(cfg: &Config, pairs: &Path, dir: &Path) -> Result<Finished> 
     finite_rows(pairs, &h, &rows)?;
     if h.row_start != 0 || h.n_rows != public.total || h.shards != 1 {
         bail!(
+            Data,
             "{} is a single shard, not the merged table (run `dpinfer merge`)",
             pairs.display()
         );
@@ -417,12 +422,14 @@ pub fn smc_step(
     finite_rows(pairs, &h, &rows)?;
     if h.config_hash != public.config_hash || h.generation != generation {
         bail!(
+            Data,
             "{} is not the generation-{generation} table of this config and population",
             pairs.display()
         );
     }
     if h.row_start != 0 || h.n_rows != public.total {
         bail!(
+            Data,
             "{} is a single shard, not the merged table (run `dpinfer merge`)",
             pairs.display()
         );

@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use crate::error::{Result, bail};
 use dpinfer::abc::smc::{Privatized, SmcSettings};
 use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows};
 use dpinfer::simulators::SimStream;
@@ -53,8 +53,9 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
     let reference = match &features {
         Some(f) => Some(RffReference::new(*f, Rows::new(obs, rd)?)?),
         None => {
-            anyhow::ensure!(
+            crate::error::ensure!(
                 obs.len() == weights.len(),
+                Data,
                 "observed data have {} values, distance.weights {}",
                 obs.len(),
                 weights.len()

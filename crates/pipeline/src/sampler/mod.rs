@@ -14,7 +14,7 @@
 //! Adding a sampler is one new file here: its struct, its conversion, one [`Sampler`]
 //! variant and one line in [`Sampler::read`].
 
-use anyhow::{Result, bail};
+use crate::error::{Result, bail};
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 
@@ -300,7 +300,7 @@ impl Calibration {
 }
 
 /// Names the config key behind a library settings error of an ABC sampler.
-fn abc_key(e: dpinfer::abc::AbcError) -> anyhow::Error {
+fn abc_key(e: dpinfer::abc::AbcError) -> crate::Error {
     use dpinfer::abc::AbcError::{InvalidCount, InvalidParameter};
     let key = |name: &str| match name {
         "epsilon_total" => "privacy.epsilon".to_string(),
@@ -312,9 +312,11 @@ fn abc_key(e: dpinfer::abc::AbcError) -> anyhow::Error {
         n => format!("sampler.{n}"),
     };
     match e {
-        InvalidParameter { name, value } => anyhow::anyhow!("{} = {value} is invalid", key(name)),
-        InvalidCount { name, value } => anyhow::anyhow!("{} = {value} is invalid", key(name)),
-        e => anyhow::anyhow!("sampler: {e}"),
+        InvalidParameter { name, value } => {
+            crate::error::err!("{} = {value} is invalid", key(name))
+        }
+        InvalidCount { name, value } => crate::error::err!("{} = {value} is invalid", key(name)),
+        e => crate::error::err!("sampler: {e}"),
     }
 }
 
@@ -456,33 +458,33 @@ impl Chain {
 }
 
 /// Names the config key behind a library error (the library checks every setting).
-pub(crate) fn mcmc_err(e: dpinfer::mcmc::McmcError) -> anyhow::Error {
+pub(crate) fn mcmc_err(e: dpinfer::mcmc::McmcError) -> crate::Error {
     let (name, value) = match &e {
         dpinfer::mcmc::McmcError::InvalidSize { name, value } => (*name, value.to_string()),
         dpinfer::mcmc::McmcError::InvalidParameter { name, value } => (*name, value.to_string()),
-        dpinfer::mcmc::McmcError::WrongLength { .. } => return anyhow::anyhow!("sampler.{e}"),
+        dpinfer::mcmc::McmcError::WrongLength { .. } => return crate::error::err!("sampler.{e}"),
         dpinfer::mcmc::McmcError::BudgetExhausted { allowed } => {
-            return anyhow::anyhow!(
+            return crate::error::err!(
                 "the privacy budget allows only {allowed} iterations; increase \
                  privacy.epsilon or the noise multiplier"
             );
         }
-        _ => return anyhow::anyhow!("mcmc: {e}"),
+        _ => return crate::error::err!("mcmc: {e}"),
     };
     let key = match name {
         "iterations" | "burn_in" => {
-            return anyhow::anyhow!(
+            return crate::error::err!(
                 "sampler.{name} = {value} must be positive and burn_in < iterations"
             );
         }
-        "epsilon" | "delta" => return anyhow::anyhow!("privacy.{name} = {value} is invalid"),
+        "epsilon" | "delta" => return crate::error::err!("privacy.{name} = {value} is invalid"),
         "leapfrog" => "leapfrog_steps",
         "clip" => "ratio_clip",
         "step_size" | "tau" | "tau_l" | "tau_g" | "ratio_clip" | "grad_clip" | "inv_mass"
         | "temperature" | "batch" | "leapfrog_steps" => name,
-        _ => return anyhow::anyhow!("mcmc: {e}"),
+        _ => return crate::error::err!("mcmc: {e}"),
     };
-    anyhow::anyhow!("sampler.{key} = {value} is invalid")
+    crate::error::err!("sampler.{key} = {value} is invalid")
 }
 
 /// A library walk from the proposal keys (unset keys keep [`Walk::new`]'s defaults).
@@ -512,7 +514,7 @@ fn walk(
 fn accounting(name: Option<&str>) -> Result<Option<dpinfer::mcmc::budget::Accounting>> {
     name.map(|a| {
         dpinfer::mcmc::budget::Accounting::from_name(a).ok_or_else(|| {
-            anyhow::anyhow!("sampler.accounting must be \"pld\" or \"zcdp\", got {a:?}")
+            crate::error::err!("sampler.accounting must be \"pld\" or \"zcdp\", got {a:?}")
         })
     })
     .transpose()

@@ -1,0 +1,307 @@
+//! The pipeline's error type: one variant per cause a caller can act on.
+//!
+//! | variant | cause | what a caller can do |
+//! |---|---|---|
+//! | [`Error::Config`] | an invalid config key or setting (the message names the key, e.g. `sampler.k = 0 is invalid`) | fix the config |
+//! | [`Error::Data`] | invalid or unreadable observed data, pairs table or population file | fix or regenerate the file |
+//! | [`Error::Ledger`] | the results folder, its lock, the restart-safe ledger, shard files: a **refused** release ([`dpinfer_ledger::Error::AlreadyReleased`], [`dpinfer_ledger::Error::Unfinished`], [`dpinfer_ledger::Error::DifferentInput`], …) or a failed one | use a fresh results folder; never retry a refused release in the same folder |
+//! | [`Error::Worker`], [`Error::Simulator`] | a simulator worker process or a simulator failed | fix the model program or its parameters |
+//! | [`Error::Abc`], [`Error::Mcmc`], [`Error::Accountant`], [`Error::Distance`], [`Error::Mechanism`], [`Error::Plot`], [`Error::Model`], [`Error::Summary`] | a library crate refused its input | as the library's error says |
+//! | [`Error::Io`], [`Error::Toml`], [`Error::Json`], [`Error::Arrow`], `Error::Parquet` | I/O (with the path when known) and parse errors | |
+//! | [`Error::OutOfMemory`], [`Error::Overflow`], [`Error::Threads`], [`Error::Entropy`], [`Error::Internal`] | resources, OS randomness, a broken invariant (a bug) | |
+//! | [`Error::Context`] | what was being done, around the error underneath | [`Error::root`] is the cause |
+//!
+//! Messages: `Display` of a variant prints its own message only; a wrapped library error is
+//! *transparent* (its `Display` and its [`source`](core::error::Error::source) are the
+//! wrapped error's), and [`Error::Context`] prints its context and has the wrapped error as
+//! its source. So printing the chain (`anyhow`'s `{:#}`, or walking `source()` joined by
+//! `": "`) reads `context: cause: cause's cause` — the text the `dpinfer` command prints.
+//!
+//! Inside the crate, the [`Context`] extension trait adds `.context(..)` and
+//! `.with_context(..)` to results, and `bail!`, `ensure!` and `err!` build messages
+//! (`bail!("…")` is a [`Error::Config`] error, `bail!(Data, "…")` names the variant).
+
+use core::fmt;
+use std::path::PathBuf;
+
+use dpinfer::abc::AbcError;
+use dpinfer::accountants::AccountantError;
+use dpinfer::distances::DistanceError;
+use dpinfer::mcmc::McmcError;
+use dpinfer::mechanisms::MechanismError;
+use dpinfer::simulators::SimError;
+use dpinfer::simulators::models::registry::ModelError;
+use dpinfer::simulators::summaries::SummaryError;
+use dpinfer_plots::PlotError;
+use dpinfer_workers::WorkerError;
+
+/// A pipeline result.
+pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+/// Why a pipeline step failed. See the [module documentation](self) for what each variant
+/// means to a caller; [`Error::root`] looks through [`Error::Context`] layers.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// An invalid config key or setting (or command-line setting such as a thread or shard
+    /// count); the message names the key.
+    Config(String),
+    /// Invalid or unreadable data: observed data, a pairs table, a population file.
+    Data(String),
+    /// Not enough memory for a table the config asks for.
+    OutOfMemory(String),
+    /// The operating system's randomness (the privacy noise's seed) is unavailable.
+    Entropy(String),
+    /// A broken internal invariant (a bug; nothing was released).
+    Internal(String),
+    /// The results folder, its lock, the restart-safe ledger or a shard file: a refused
+    /// private release (already released, unfinished, different input, changed claim) or
+    /// a failed one.
+    Ledger(dpinfer_ledger::Error),
+    /// A simulator worker process failed.
+    Worker(WorkerError),
+    /// A simulator failed or refused its parameters.
+    Simulator(SimError),
+    /// The model registry refused a model's settings.
+    Model(ModelError),
+    /// A declared summary was refused.
+    Summary(SummaryError),
+    /// ABC (`dpinfer-abc`) refused its input.
+    Abc(AbcError),
+    /// MCMC (`dpinfer-mcmc`) refused its input.
+    Mcmc(McmcError),
+    /// A privacy accountant refused its input.
+    Accountant(AccountantError),
+    /// A distance refused its input.
+    Distance(DistanceError),
+    /// A privacy mechanism refused its input.
+    Mechanism(MechanismError),
+    /// A chart could not be drawn.
+    Plot(PlotError),
+    /// A count that does not fit the platform's integers (a table too large for a 32-bit
+    /// platform).
+    Overflow(core::num::TryFromIntError),
+    /// The worker threads could not be started.
+    Threads(rayon::ThreadPoolBuildError),
+    /// I/O, with the path when known.
+    Io {
+        /// The file or folder.
+        path: Option<PathBuf>,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// TOML syntax or a value of the wrong type in a config.
+    Toml(toml::de::Error),
+    /// JSON reading or writing.
+    Json(serde_json::Error),
+    /// An Arrow IPC file.
+    Arrow(arrow_schema::ArrowError),
+    /// A Parquet file.
+    #[cfg(feature = "parquet")]
+    Parquet(parquet::errors::ParquetError),
+    /// What was being done when `source` happened.
+    Context {
+        /// What was being done (e.g. `invalid config run.toml`).
+        context: String,
+        /// The error underneath.
+        source: Box<Error>,
+    },
+}
+
+impl Error {
+    /// The error under every [`Error::Context`] layer: the cause to match on.
+    #[must_use]
+    pub fn root(&self) -> &Self {
+        let mut e = self;
+        while let Self::Context { source, .. } = e {
+            e = source;
+        }
+        e
+    }
+
+    /// The ledger error under the context layers, if the cause is one: a refused release is
+    /// `matches!(e.ledger(), Some(dpinfer_ledger::Error::AlreadyReleased { .. }))`.
+    #[must_use]
+    pub fn ledger(&self) -> Option<&dpinfer_ledger::Error> {
+        match self.root() {
+            Self::Ledger(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// `self` wrapped in a [`Error::Context`] layer.
+    #[must_use]
+    pub fn context(self, context: impl fmt::Display) -> Self {
+        Self::Context {
+            context: context.to_string(),
+            source: Box::new(self),
+        }
+    }
+
+    /// The wrapped library error, when this layer is transparent.
+    fn transparent(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        Some(match self {
+            Self::Ledger(e) => e,
+            Self::Worker(e) => e,
+            Self::Simulator(e) => e,
+            Self::Model(e) => e,
+            Self::Summary(e) => e,
+            Self::Abc(e) => e,
+            Self::Mcmc(e) => e,
+            Self::Accountant(e) => e,
+            Self::Distance(e) => e,
+            Self::Mechanism(e) => e,
+            Self::Plot(e) => e,
+            Self::Overflow(e) => e,
+            Self::Threads(e) => e,
+            Self::Toml(e) => e,
+            Self::Json(e) => e,
+            Self::Arrow(e) => e,
+            #[cfg(feature = "parquet")]
+            Self::Parquet(e) => e,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(e) = self.transparent() {
+            return fmt::Display::fmt(e, f);
+        }
+        match self {
+            Self::Config(m)
+            | Self::Data(m)
+            | Self::OutOfMemory(m)
+            | Self::Entropy(m)
+            | Self::Internal(m) => f.write_str(m),
+            Self::Io { path: Some(p), .. } => write!(f, "{}", p.display()),
+            Self::Io { path: None, source } => fmt::Display::fmt(source, f),
+            Self::Context { context, .. } => f.write_str(context),
+            // Every other variant is transparent.
+            _ => Ok(()),
+        }
+    }
+}
+
+impl core::error::Error for Error {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        if let Some(e) = self.transparent() {
+            return e.source();
+        }
+        match self {
+            Self::Io {
+                path: Some(_),
+                source,
+            } => Some(source),
+            Self::Io { path: None, source } => source.source(),
+            Self::Context { source, .. } => Some(&**source),
+            _ => None,
+        }
+    }
+}
+
+macro_rules! from {
+    ($($variant:ident($t:ty)),* $(,)?) => {$(
+        impl From<$t> for Error {
+            fn from(e: $t) -> Self {
+                Self::$variant(e)
+            }
+        }
+    )*};
+}
+
+from!(
+    Ledger(dpinfer_ledger::Error),
+    Worker(WorkerError),
+    Simulator(SimError),
+    Model(ModelError),
+    Summary(SummaryError),
+    Abc(AbcError),
+    Mcmc(McmcError),
+    Accountant(AccountantError),
+    Distance(DistanceError),
+    Mechanism(MechanismError),
+    Plot(PlotError),
+    Overflow(core::num::TryFromIntError),
+    Threads(rayon::ThreadPoolBuildError),
+    Toml(toml::de::Error),
+    Json(serde_json::Error),
+    Arrow(arrow_schema::ArrowError),
+);
+
+#[cfg(feature = "parquet")]
+from!(Parquet(parquet::errors::ParquetError));
+
+impl From<std::io::Error> for Error {
+    fn from(source: std::io::Error) -> Self {
+        Self::Io { path: None, source }
+    }
+}
+
+/// `.context(..)` and `.with_context(..)` on results whose error converts into [`Error`]:
+/// the error is wrapped in an [`Error::Context`] layer.
+pub trait Context<T> {
+    /// Wraps the error in `context`.
+    ///
+    /// # Errors
+    /// The wrapped error.
+    fn context<C: fmt::Display>(self, context: C) -> Result<T>;
+
+    /// Wraps the error in the context `f` returns (called only on an error).
+    ///
+    /// # Errors
+    /// The wrapped error.
+    fn with_context<C: fmt::Display, F: FnOnce() -> C>(self, f: F) -> Result<T>;
+}
+
+impl<T, E: Into<Error>> Context<T> for core::result::Result<T, E> {
+    fn context<C: fmt::Display>(self, context: C) -> Result<T> {
+        self.map_err(|e| e.into().context(context))
+    }
+
+    fn with_context<C: fmt::Display, F: FnOnce() -> C>(self, f: F) -> Result<T> {
+        self.map_err(|e| e.into().context(f()))
+    }
+}
+
+/// `.context(..)` on a missing value is an [`Error::Config`] error: in the pipeline a
+/// missing value is a required key left out.
+impl<T> Context<T> for Option<T> {
+    fn context<C: fmt::Display>(self, context: C) -> Result<T> {
+        self.ok_or_else(|| Error::Config(context.to_string()))
+    }
+
+    fn with_context<C: fmt::Display, F: FnOnce() -> C>(self, f: F) -> Result<T> {
+        self.ok_or_else(|| Error::Config(f().to_string()))
+    }
+}
+
+/// An [`Error`] from a format string: `err!("…", …)` is an [`Error::Config`] error,
+/// `err!(Data, "…", …)` an [`Error::Data`] one (any message variant by name).
+macro_rules! err {
+    ($kind:ident, $($arg:tt)+) => {
+        $crate::error::Error::$kind(::std::format!($($arg)+))
+    };
+    ($($arg:tt)+) => {
+        $crate::error::Error::Config(::std::format!($($arg)+))
+    };
+}
+
+/// Returns [`err!`]`(…)` as the error.
+macro_rules! bail {
+    ($($arg:tt)+) => {
+        return ::core::result::Result::Err($crate::error::err!($($arg)+))
+    };
+}
+
+/// [`bail!`]`(…)` unless the condition holds.
+macro_rules! ensure {
+    ($cond:expr, $($arg:tt)+) => {
+        if !$cond {
+            $crate::error::bail!($($arg)+);
+        }
+    };
+}
+
+pub(crate) use {bail, ensure, err};
