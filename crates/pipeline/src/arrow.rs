@@ -96,8 +96,9 @@ pub type Table = (Vec<String>, Vec<f64>, HashMap<String, String>);
 /// # Errors
 /// Not an Arrow IPC file, other column types, nulls, I/O.
 pub fn read_table(path: &Path) -> Result<Table> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let file = std::fs::File::open(path)
+        .map_err(|e| crate::Error::io(path, e))
+        .with_context(|| format!("cannot open {}", path.display()))?;
     let reader = arrow_ipc::reader::FileReader::try_new(file, None)
         .with_context(|| format!("{} is not an Arrow IPC file", path.display()))?;
     let schema = reader.schema();

@@ -83,7 +83,8 @@ pub enum Error {
     Overflow(core::num::TryFromIntError),
     /// The worker threads could not be started.
     Threads(rayon::ThreadPoolBuildError),
-    /// I/O, with the path when known.
+    /// I/O outside the ledger's file functions, with the path when known. Prints as the OS
+    /// error (a [`Error::Context`] layer above it says what was being done).
     Io {
         /// The file or folder.
         path: Option<PathBuf>,
@@ -129,6 +130,46 @@ impl Error {
         }
     }
 
+    /// `true` if the config is at fault: an invalid setting ([`Error::Config`]) or TOML the
+    /// config parser refused ([`Error::Toml`]: syntax, a wrong type, an unknown key).
+    #[must_use]
+    pub fn is_config(&self) -> bool {
+        matches!(self.root(), Self::Config(_) | Self::Toml(_))
+    }
+
+    /// `true` if the ledger **refused** a private release so that no budget is spent twice:
+    /// the folder holds a release of another input, an unfinished or once-only release, or a
+    /// stored release that fails its checksum, claim or MAC. Retrying in the same folder will
+    /// refuse again; use another results folder.
+    #[must_use]
+    pub fn is_refused_release(&self) -> bool {
+        use dpinfer_ledger::Error as L;
+        matches!(
+            self.ledger(),
+            Some(
+                L::DifferentInput(_)
+                    | L::LedgerVersion { .. }
+                    | L::Unfinished { .. }
+                    | L::AlreadyReleased { .. }
+                    | L::ReleaseChecksum(_)
+                    | L::ClaimMismatch { .. }
+                    | L::MacNeedsKey(_)
+                    | L::MacMissing(_)
+                    | L::MacMalformed
+                    | L::MacMismatch(_)
+            )
+        )
+    }
+
+    /// An I/O error on `path`.
+    #[must_use]
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Io {
+            path: Some(path.into()),
+            source,
+        }
+    }
+
     /// `self` wrapped in a [`Error::Context`] layer.
     #[must_use]
     pub fn context(self, context: impl fmt::Display) -> Self {
@@ -165,38 +206,44 @@ impl Error {
 }
 
 impl fmt::Display for Error {
+    /// This layer's message; with `{:#}` the whole chain, `": "`-separated (as `anyhow`
+    /// prints it).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(e) = self.transparent() {
-            return fmt::Display::fmt(e, f);
-        }
         match self {
             Self::Config(m)
             | Self::Data(m)
             | Self::OutOfMemory(m)
             | Self::Entropy(m)
-            | Self::Internal(m) => f.write_str(m),
-            Self::Io { path: Some(p), .. } => write!(f, "{}", p.display()),
-            Self::Io { path: None, source } => fmt::Display::fmt(source, f),
-            Self::Context { context, .. } => f.write_str(context),
-            // Every other variant is transparent.
-            _ => Ok(()),
+            | Self::Internal(m) => f.write_str(m)?,
+            Self::Io { source, .. } => write!(f, "{source}")?,
+            Self::Context { context, .. } => f.write_str(context)?,
+            e => match e.transparent() {
+                Some(inner) => write!(f, "{inner}")?,
+                None => unreachable_display(f)?,
+            },
         }
+        if f.alternate() {
+            let mut cause = core::error::Error::source(self);
+            while let Some(c) = cause {
+                write!(f, ": {c}")?;
+                cause = c.source();
+            }
+        }
+        Ok(())
     }
+}
+
+/// Every variant without its own message is transparent; kept total without a panic.
+fn unreachable_display(f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    f.write_str("error")
 }
 
 impl core::error::Error for Error {
     fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
-        if let Some(e) = self.transparent() {
-            return e.source();
-        }
         match self {
-            Self::Io {
-                path: Some(_),
-                source,
-            } => Some(source),
-            Self::Io { path: None, source } => source.source(),
+            Self::Io { source, .. } => source.source(),
             Self::Context { source, .. } => Some(&**source),
-            _ => None,
+            e => e.transparent().and_then(core::error::Error::source),
         }
     }
 }
@@ -305,3 +352,140 @@ macro_rules! ensure {
 }
 
 pub(crate) use {bail, ensure, err};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chain a printer builds from `source()` (what `anyhow`'s `{:#}` prints).
+    fn chain(e: &dyn core::error::Error) -> String {
+        let mut s = e.to_string();
+        let mut c = e.source();
+        while let Some(x) = c {
+            s.push_str(": ");
+            s.push_str(&x.to_string());
+            c = x.source();
+        }
+        s
+    }
+
+    /// A library error converts into its own variant and prints exactly as itself.
+    fn transparent<E: core::error::Error + Into<Error> + 'static>(e: E, is: fn(&Error) -> bool) {
+        let (own, expected) = (e.to_string(), chain(&e));
+        let ours: Error = e.into();
+        assert!(is(&ours), "{ours:?}");
+        assert_eq!(ours.to_string(), own);
+        assert_eq!(chain(&ours), expected);
+        assert_eq!(format!("{ours:#}"), expected);
+        assert!(core::ptr::eq(ours.root(), &ours));
+    }
+
+    #[test]
+    fn library_errors_keep_their_variant_and_text() {
+        transparent(AbcError::ZeroTotalWeight, |e| matches!(e, Error::Abc(_)));
+        transparent(McmcError::InvalidInitialPoint, |e| {
+            matches!(e, Error::Mcmc(_))
+        });
+        transparent(AccountantError::TooDeep, |e| {
+            matches!(e, Error::Accountant(_))
+        });
+        transparent(DistanceError::Empty, |e| matches!(e, Error::Distance(_)));
+        transparent(MechanismError::ZeroDenominator, |e| {
+            matches!(e, Error::Mechanism(_))
+        });
+        transparent(PlotError::ZeroWeights, |e| matches!(e, Error::Plot(_)));
+        transparent(
+            SimError::DimensionMismatch {
+                what: "theta",
+                expected: 2,
+                got: 3,
+            },
+            |e| matches!(e, Error::Simulator(_)),
+        );
+        transparent(
+            WorkerError::Protocol {
+                reason: "closed".into(),
+            },
+            |e| matches!(e, Error::Worker(_)),
+        );
+        transparent(ModelError::UnknownName("x".into()), |e| {
+            matches!(e, Error::Model(_))
+        });
+        // A ledger error with a cause: the cause stays the next link of the chain.
+        transparent(
+            dpinfer_ledger::Error::Io {
+                action: "creating /r".into(),
+                source: std::io::Error::other("disk full"),
+            },
+            |e| matches!(e, Error::Ledger(_)),
+        );
+        transparent(serde_json::from_str::<u8>("x").unwrap_err(), |e| {
+            matches!(e, Error::Json(_))
+        });
+        transparent(toml::from_str::<toml::Table>("= 1").unwrap_err(), |e| {
+            matches!(e, Error::Toml(_))
+        });
+        transparent(u8::try_from(300_u32).unwrap_err(), |e| {
+            matches!(e, Error::Overflow(_))
+        });
+        transparent(std::io::Error::other("gone"), |e| {
+            matches!(e, Error::Io { path: None, .. })
+        });
+    }
+
+    #[test]
+    fn context_layers_print_as_a_chain_and_root_sees_through_them() {
+        let io = std::io::Error::other("disk full");
+        let e: Result<()> = Err(dpinfer_ledger::Error::Io {
+            action: "writing /r/x".into(),
+            source: io,
+        })
+        .context("writing the results");
+        let e = e.with_context(|| "run 3").unwrap_err();
+        assert_eq!(e.to_string(), "run 3");
+        assert_eq!(
+            format!("{e:#}"),
+            "run 3: writing the results: writing /r/x: disk full"
+        );
+        assert_eq!(format!("{e:#}"), chain(&e));
+        assert!(matches!(e.root(), Error::Ledger(_)));
+        assert!(e.ledger().is_some() && !e.is_refused_release() && !e.is_config());
+        // A missing value is a required key left out.
+        let none: Option<u8> = None;
+        let e = none.context("sampler.pairs is required").unwrap_err();
+        assert!(matches!(&e, Error::Config(m) if m == "sampler.pairs is required"));
+    }
+
+    #[test]
+    fn macros_build_the_named_variant() {
+        fn config(k: u8) -> Result<()> {
+            ensure!(k > 0, "sampler.k = {k} is invalid");
+            Ok(())
+        }
+        fn data() -> Result<()> {
+            bail!(Data, "data file {}: no values", "x.csv")
+        }
+        assert!(matches!(config(0), Err(Error::Config(m)) if m == "sampler.k = 0 is invalid"));
+        assert!(config(1).is_ok());
+        assert!(matches!(data(), Err(Error::Data(m)) if m == "data file x.csv: no values"));
+        assert!(matches!(err!(Internal, "bug {}", 1), Error::Internal(m) if m == "bug 1"));
+    }
+
+    #[test]
+    fn a_refused_release_is_recognised_under_context() {
+        let e = Error::from(dpinfer_ledger::Error::ClaimChanged).context("x");
+        assert!(!e.is_refused_release());
+        let e = Error::from(dpinfer_ledger::Error::DifferentInput("/r".into())).context("x");
+        assert!(e.is_refused_release());
+        assert!(matches!(
+            e.ledger(),
+            Some(dpinfer_ledger::Error::DifferentInput(_))
+        ));
+    }
+
+    #[test]
+    fn the_error_crosses_threads() {
+        fn send_sync<T: Send + Sync + 'static>() {}
+        send_sync::<Error>();
+    }
+}

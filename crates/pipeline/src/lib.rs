@@ -14,10 +14,10 @@ pub mod error;
 pub mod limits;
 pub mod mcmc;
 pub mod model;
+pub mod observe;
 pub mod pmc;
 pub mod prior_decl;
 pub mod private;
-mod progress;
 pub mod public;
 pub mod release;
 pub mod results;
@@ -29,8 +29,9 @@ pub mod summary_decl;
 
 pub use config::Config;
 pub use error::{Error, Result};
+pub use observe::{Observer, Quiet, Stderr};
 pub use results::Outcome;
-pub use run::{Finished, run};
+pub use run::{Finished, run, run_with};
 
 /// Writes formatted text to stderr, ignoring errors: the pipeline's progress notes and
 /// warnings never abort a run.

@@ -13,6 +13,7 @@ use dpinfer::simulators::summaries::DeclaredSummary;
 
 use crate::config::ModelConfig;
 use crate::declared::CommandModel;
+use crate::observe::Observer;
 
 /// A built-in model with its prior, a command model, or either with a declared prior.
 pub type Model = registry::Model<Arc<CommandModel>>;
@@ -101,6 +102,10 @@ pub trait BuildModel: Sized {
     /// # Errors
     /// A declared summary with another distance, data of the wrong length, NaN.
     fn observe(&self, data: Vec<f64>, distance_kind: &str) -> Result<Vec<f64>>;
+
+    /// A user model's workers report their fatal errors to `observer` (the first one set
+    /// stays); built-in models report nothing.
+    fn observe_with(&self, observer: &Arc<dyn Observer>);
 }
 
 impl BuildModel for Model {
@@ -141,6 +146,14 @@ impl BuildModel for Model {
         }
         let (prior, names) = crate::declared::build_prior(&c.prior)?;
         paper.with_prior(prior, &names).map_err(config_error)
+    }
+
+    fn observe_with(&self, observer: &Arc<dyn Observer>) {
+        match self {
+            Self::User(m) => m.observe_with(observer),
+            Self::WithPrior(inner) => inner.0.observe_with(observer),
+            _ => {}
+        }
     }
 
     fn observe(&self, data: Vec<f64>, distance_kind: &str) -> Result<Vec<f64>> {

@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::model::{Model, ModelPrior};
+use crate::observe::Observer;
 use crate::private::{Ledger, observed};
 use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
@@ -208,7 +209,8 @@ pub fn step(
 }
 
 /// `dpinfer run` for `smc-abc` with `sampler.pairs`: every generation in-process, exactly as
-/// the sharded workflow would compute it; the population files go into `dir`.
+/// the sharded workflow would compute it; the population files go into `dir`, `observer`
+/// hears each generation's tolerance and ESS.
 ///
 /// # Errors
 /// As [`public_for`] and [`step`].
@@ -218,6 +220,7 @@ pub fn run(
     obs: &[f64],
     dir: &Path,
     threads: usize,
+    observer: &dyn Observer,
 ) -> Result<Outcome> {
     let settings = settings(cfg)?;
     let mut pop: Option<Population> = None;
@@ -229,11 +232,10 @@ pub fn run(
         p.write(dir)?;
         // Continue from the file, exactly as a sharded run does.
         let p = Population::read(&dir.join(Population::file_name(g)))?;
-        crate::errln!(
+        observer.note(&format!(
             "generation {g}: tolerance {:.6}, ESS {:.1}",
-            p.tolerance,
-            p.ess
-        );
+            p.tolerance, p.ess
+        ));
         let done = settings.done_after(&p);
         hist.push(p.clone());
         pop = Some(p);

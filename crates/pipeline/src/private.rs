@@ -38,7 +38,8 @@ use dpinfer_ledger::files::DirLock;
 
 pub use dpinfer_ledger::{Claimed, Ledger};
 
-/// [`dpinfer_ledger::guarded`] for a release closure that returns the CLI's error type.
+/// [`dpinfer_ledger::guarded`] for a release closure that returns this crate's [`Error`](crate::Error)
+/// (given back as itself, not wrapped in the ledger's `Caller`).
 ///
 /// # Errors
 /// As the library's.
@@ -47,7 +48,21 @@ where
     T: Serialize + serde::de::DeserializeOwned + Claimed,
     F: FnOnce() -> Result<T>,
 {
-    Ok(dpinfer_ledger::guarded(lock, fp, claim, release)?)
+    dpinfer_ledger::guarded(lock, fp, claim, release).map_err(|e| match e {
+        // The release's own error comes back as itself, its variant intact.
+        dpinfer_ledger::Error::Caller {
+            writing: None,
+            source,
+        } => match source.downcast::<crate::Error>() {
+            Ok(e) => *e,
+            Err(source) => dpinfer_ledger::Error::Caller {
+                writing: None,
+                source,
+            }
+            .into(),
+        },
+        e => e.into(),
+    })
 }
 
 /// What a private pass releases: (weighted) θ samples and the ledger.
@@ -507,4 +522,37 @@ pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
     }
     let pp = PublicPairs::from_table(public.theta_dim(), public.summary_dim(), &vec![0.0; len])?;
     Pass::new(cfg, kind, &pp, o.discrepancy()?, &o).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The release closure's own error comes back as itself (its variant intact), not as the
+    /// ledger's `Caller` wrapper; the ledger then stays `started` and a rerun refuses.
+    #[test]
+    fn a_failed_release_keeps_its_variant_and_the_rerun_is_refused() {
+        let dir = std::env::temp_dir().join(format!("dpinfer-guarded-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let lock = DirLock::acquire(&dir).unwrap();
+        let claim = Ledger::not_private("test");
+        let r: Result<(Release, bool)> = guarded(&lock, "fp", &claim, || {
+            Err(crate::error::err!(Data, "observed data have 3 values"))
+        });
+        assert!(
+            matches!(r, Err(crate::Error::Data(ref m)) if m == "observed data have 3 values"),
+            "{r:?}"
+        );
+        let r: Result<(Release, bool)> = guarded(&lock, "fp", &claim, || {
+            Err(crate::error::err!(Internal, "unreachable"))
+        });
+        let e = r.unwrap_err();
+        assert!(
+            matches!(e.ledger(), Some(dpinfer_ledger::Error::Unfinished { .. })),
+            "{e:?}"
+        );
+        assert!(e.is_refused_release());
+        drop(lock);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

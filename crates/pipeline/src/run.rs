@@ -8,6 +8,7 @@
 //! written its results and called [`Finished::close`].
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
 use crate::error::{Context, Result, bail};
@@ -16,6 +17,7 @@ use dpinfer_ledger::shard::{self, ShardHeader};
 
 use crate::config::{Config, SamplerKind};
 use crate::model::{BuildModel as _, Model, read_data};
+use crate::observe::Observer;
 use crate::public::Public;
 use crate::results::Outcome;
 
@@ -110,13 +112,30 @@ impl Finished {
 }
 
 /// A whole inference described by `cfg` into the results folder `dir` (`threads` workers for
-/// the public simulation, 0 = all cores; `progress` is told of finished pairs).
+/// the public simulation, 0 = all cores), its notes and progress on stderr ([`run_with`] and
+/// [`Stderr`](crate::Stderr)).
 ///
 /// # Errors
 /// Any failure; nothing is written before the config, data and settings are checked.
 pub fn run(cfg: &Config, dir: &Path, threads: usize) -> Result<Finished> {
+    run_with(cfg, dir, threads, &crate::Stderr::shared())
+}
+
+/// [`run`], its notes, warnings, a user model's fatal errors and progress told to `observer`
+/// ([`Quiet`](crate::Quiet) for none). The observer never changes a number or a file.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_with(
+    cfg: &Config,
+    dir: &Path,
+    threads: usize,
+    observer: &Arc<dyn Observer>,
+) -> Result<Finished> {
     let kind = cfg.kind();
     let (model, obs) = load(cfg)?;
+    model.observe_with(observer);
+    let observer: &dyn Observer = &**observer;
     let prior = prior_draws(&model, cfg.seeds.run);
     let threads = check_threads(threads)?;
     let t0 = Instant::now();
@@ -126,14 +145,15 @@ pub fn run(cfg: &Config, dir: &Path, threads: usize) -> Result<Finished> {
         let public = Public::new(cfg, model)?;
         // The private step's own checks run before any simulation is spent.
         crate::private::check(cfg, &public, &obs)?;
-        let pb = crate::progress::bar(public.total, "simulating pairs");
-        let rows = public.rows(0, public.total, threads, &|k| pb.inc(k))?;
-        pb.finish_and_clear();
-        crate::errln!(
+        observer.start("simulating pairs", public.total);
+        let rows = public.rows(0, public.total, threads, &|k| observer.advance(k));
+        observer.finish();
+        let rows = rows?;
+        observer.note(&format!(
             "public step: {} pairs in {:.1} s",
             public.total,
             t0.elapsed().as_secs_f64()
-        );
+        ));
         // From the ledger check to the last result file, the folder is this process's.
         let lock = DirLock::acquire(dir)?;
         let (release, reproduced) = crate::private::private_step(cfg, &public, &rows, &obs, &lock)?;
@@ -152,9 +172,9 @@ pub fn run(cfg: &Config, dir: &Path, threads: usize) -> Result<Finished> {
             .as_ref()
             .map_or(obs.as_slice(), |(r, _)| r.s_dp.as_slice());
         let mut o = if cfg.sampler.pairs().is_some() {
-            crate::pmc::run(cfg, &model, target, dir, threads)?
+            crate::pmc::run(cfg, &model, target, dir, threads, observer)?
         } else {
-            crate::smc::run(cfg, &model, target, dir)?
+            crate::smc::run(cfg, &model, target, dir, observer)?
         };
         if let Some((r, reproduced)) = released {
             o.ledger = r.ledger;
@@ -167,12 +187,19 @@ pub fn run(cfg: &Config, dir: &Path, threads: usize) -> Result<Finished> {
         // its first noise draw; its results are the release, so a rerun is refused.
         let fp = crate::private::fingerprint(cfg, &[], &obs)?;
         let mut lock: Option<DirLock> = None;
-        let o = crate::mcmc::run(cfg, &model, &obs, dir, &mut || {
-            let l = DirLock::acquire(dir)?;
-            crate::private::once_start(&l, &fp)?;
-            lock = Some(l);
-            Ok(())
-        })?;
+        let o = crate::mcmc::run(
+            cfg,
+            &model,
+            &obs,
+            dir,
+            &mut || {
+                let l = DirLock::acquire(dir)?;
+                crate::private::once_start(&l, &fp)?;
+                lock = Some(l);
+                Ok(())
+            },
+            observer,
+        )?;
         if lock.is_some() {
             once = Some(fp);
         }

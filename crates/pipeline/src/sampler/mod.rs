@@ -380,9 +380,52 @@ where
     let mut warn = Vec::new();
     let v = read(t, &mut warn).map_err(D::Error::custom)?;
     for w in warn {
-        crate::errln!("warning: {w}");
+        warning(&w);
     }
     Ok(v)
+}
+
+std::thread_local! {
+    /// The warnings of the config being parsed on this thread by [`collect_warnings`]
+    /// (`None`: not collecting, warnings go to stderr).
+    static WARNINGS: core::cell::RefCell<Option<Vec<String>>> =
+        const { core::cell::RefCell::new(None) };
+}
+
+/// A config warning: collected while [`collect_warnings`] runs on this thread, else printed
+/// to stderr (a `[sampler]` table deserialised directly, outside [`Config::parse_with`]).
+///
+/// [`Config::parse_with`]: crate::Config::parse_with
+fn warning(w: &str) {
+    let kept = WARNINGS.with(|c| match c.borrow_mut().as_mut() {
+        Some(v) => {
+            v.push(w.to_string());
+            true
+        }
+        None => false,
+    });
+    if !kept {
+        crate::errln!("warning: {w}");
+    }
+}
+
+/// Runs `f` (a deserialisation on this thread) and returns its result with the config
+/// warnings it raised, in order.
+pub(crate) fn collect_warnings<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
+    /// Stops collecting (and restores an outer collection) even if `f` unwinds.
+    struct Restore(Option<Vec<String>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            WARNINGS.with(|c| *c.borrow_mut() = outer);
+        }
+    }
+    let outer = WARNINGS.with(|c| c.borrow_mut().replace(Vec::new()));
+    let restore = Restore(outer);
+    let out = f();
+    let mine = WARNINGS.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    drop(restore);
+    (out, mine)
 }
 
 impl<'de> Deserialize<'de> for Sampler {
