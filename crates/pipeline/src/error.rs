@@ -40,6 +40,17 @@ pub type Result<T, E = Error> = core::result::Result<T, E>;
 
 /// Why a pipeline step failed. See the [module documentation](self) for what each variant
 /// means to a caller; [`Error::root`] looks through [`Error::Context`] layers.
+///
+/// ```
+/// use std::path::Path;
+/// use dpinfer_pipeline::{Config, Error};
+///
+/// let text = "[model]\nname = \"gaussian-mean\"\n[sampler]\nkind = \"rejection\"\n\
+///             pairs = 100\n[privacy]\ndelta = 2.0\n";
+/// let e = Config::parse(text, Path::new(".")).unwrap_err();
+/// assert!(matches!(e.root(), Error::Config(m) if m.starts_with("privacy.delta")));
+/// assert_eq!(format!("{e:#}"), "privacy.delta must be in [0, 1), got 2");
+/// ```
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Error {

@@ -1,6 +1,5 @@
 #![doc = include_str!("../README.md")]
 #![allow(
-    clippy::print_stderr,
     clippy::cast_precision_loss,
     clippy::cast_possible_truncation,
     clippy::std_instead_of_core,
