@@ -2,24 +2,26 @@
 //!
 //! | variant | cause | what a caller can do |
 //! |---|---|---|
-//! | [`Error::Config`] | an invalid config key or setting (the message names the key, e.g. `sampler.k = 0 is invalid`) | fix the config |
-//! | [`Error::Data`] | invalid or unreadable observed data, pairs table or population file | fix or regenerate the file |
-//! | [`Error::Ledger`] | the results folder, its lock, the restart-safe ledger, shard files: a **refused** release ([`dpinfer_ledger::Error::AlreadyReleased`], [`dpinfer_ledger::Error::Unfinished`], [`dpinfer_ledger::Error::DifferentInput`], …) or a failed one | use a fresh results folder; never retry a refused release in the same folder |
+//! | [`Error::Config`], [`Error::Toml`] | an invalid config key or setting (the message names the key, e.g. `privacy.delta must be in [0, 1), got 2`); TOML the config parser refused (syntax, a wrong type, an unknown key named with its section) — [`Error::is_config`] is either | fix the config |
+//! | [`Error::Data`] | invalid observed data, pairs table or population file (the message names the file and line or row) | fix or regenerate the file |
+//! | [`Error::Ledger`] | `dpinfer-ledger`: a **refused** release ([`Error::is_refused_release`]: [`dpinfer_ledger::Error::AlreadyReleased`], [`dpinfer_ledger::Error::Unfinished`], [`dpinfer_ledger::Error::DifferentInput`], …), the results folder's lock and writes, shard files, and the capped reads of every input file (config, data, population) | a refused release: use another results folder; never expect a retry in the same folder to draw noise |
 //! | [`Error::Worker`], [`Error::Simulator`] | a simulator worker process or a simulator failed | fix the model program or its parameters |
 //! | [`Error::Abc`], [`Error::Mcmc`], [`Error::Accountant`], [`Error::Distance`], [`Error::Mechanism`], [`Error::Plot`], [`Error::Model`], [`Error::Summary`] | a library crate refused its input | as the library's error says |
-//! | [`Error::Io`], [`Error::Toml`], [`Error::Json`], [`Error::Arrow`], `Error::Parquet` | I/O (with the path when known) and parse errors | |
-//! | [`Error::OutOfMemory`], [`Error::Overflow`], [`Error::Threads`], [`Error::Entropy`], [`Error::Internal`] | resources, OS randomness, a broken invariant (a bug) | |
+//! | [`Error::Io`], [`Error::Json`], [`Error::Arrow`], `Error::Parquet` | I/O (with the path when known) and file formats | |
+//! | [`Error::OutOfMemory`], [`Error::Overflow`], [`Error::Threads`], [`Error::Entropy`], [`Error::Internal`] | resources, OS randomness, a broken invariant (a bug; nothing was released) | |
 //! | [`Error::Context`] | what was being done, around the error underneath | [`Error::root`] is the cause |
 //!
 //! Messages: `Display` of a variant prints its own message only; a wrapped library error is
 //! *transparent* (its `Display` and its [`source`](core::error::Error::source) are the
 //! wrapped error's), and [`Error::Context`] prints its context and has the wrapped error as
-//! its source. So printing the chain (`anyhow`'s `{:#}`, or walking `source()` joined by
-//! `": "`) reads `context: cause: cause's cause` — the text the `dpinfer` command prints.
+//! its source. `{:#}` prints the whole chain, `": "`-separated, exactly as `anyhow`'s `{:#}`
+//! prints it for an `anyhow::Error` made from this one: `context: cause: cause's cause`, the
+//! text the `dpinfer` command prints.
 //!
 //! Inside the crate, the [`Context`] extension trait adds `.context(..)` and
-//! `.with_context(..)` to results, and `bail!`, `ensure!` and `err!` build messages
-//! (`bail!("…")` is a [`Error::Config`] error, `bail!(Data, "…")` names the variant).
+//! `.with_context(..)` to results (and to options: a missing value is a required key left
+//! out, [`Error::Config`]), and `bail!`, `ensure!` and `err!` build messages (`bail!("…")` is
+//! an [`Error::Config`] error, `bail!(Data, "…")` names the variant).
 
 use core::fmt;
 use std::path::PathBuf;
