@@ -4,7 +4,7 @@
 //! files stay the checksummed exchange format between machines, Arrow is the format for
 //! analysis.
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, bail, err};
 use arrow_array::{Array, ArrayRef, Float64Array, RecordBatch};
 use arrow_ipc::writer::FileWriter;
 use arrow_schema::{DataType, Field, Schema};
@@ -32,15 +32,22 @@ pub fn write_table(
 ) -> Result<()> {
     let d = names.len();
     if d == 0 {
-        bail!("an Arrow table needs at least one column");
+        bail!(Data, "an Arrow table needs at least one column");
     }
     if !values.len().is_multiple_of(d) {
-        bail!("{} values are not whole rows of {d} columns", values.len());
+        bail!(
+            Data,
+            "{} values are not whole rows of {d} columns",
+            values.len()
+        );
     }
     let mut seen = std::collections::HashSet::new();
     for n in names {
         if n.is_empty() || !seen.insert(n.as_str()) {
-            bail!("column names must be non-empty and distinct (got {n:?})");
+            bail!(
+                Data,
+                "column names must be non-empty and distinct (got {n:?})"
+            );
         }
     }
     let meta: HashMap<String, String> = metadata
@@ -89,8 +96,9 @@ pub type Table = (Vec<String>, Vec<f64>, HashMap<String, String>);
 /// # Errors
 /// Not an Arrow IPC file, other column types, nulls, I/O.
 pub fn read_table(path: &Path) -> Result<Table> {
-    let file =
-        std::fs::File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let file = std::fs::File::open(path)
+        .map_err(|e| crate::Error::io(path, e))
+        .with_context(|| format!("cannot open {}", path.display()))?;
     let reader = arrow_ipc::reader::FileReader::try_new(file, None)
         .with_context(|| format!("{} is not an Arrow IPC file", path.display()))?;
     let schema = reader.schema();
@@ -107,7 +115,9 @@ pub fn read_table(path: &Path) -> Result<Table> {
                 c.as_any()
                     .downcast_ref::<Float64Array>()
                     .filter(|a| a.null_count() == 0)
-                    .context("every column must be a Float64 column without nulls")
+                    .ok_or_else(|| {
+                        err!(Data, "every column must be a Float64 column without nulls")
+                    })
             })
             .collect::<Result<_>>()?;
         for r in 0..batch.num_rows() {

@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, bail};
+use crate::observe::Observer;
 use serde::{Deserialize, Serialize};
 
 pub use crate::sampler::{Sampler, SamplerKind};
@@ -485,6 +486,14 @@ impl Config {
     /// # Errors
     /// I/O, TOML syntax, unknown keys, invalid values.
     pub fn load(path: &Path) -> Result<Self> {
+        Self::load_with(path, &crate::Stderr::default())
+    }
+
+    /// [`Config::load`], its warnings told to `observer` as `warning: …` notes.
+    ///
+    /// # Errors
+    /// As [`Config::load`].
+    pub fn load_with(path: &Path, observer: &dyn Observer) -> Result<Self> {
         let text = dpinfer_ledger::files::read_input_text(
             path,
             "config",
@@ -494,15 +503,35 @@ impl Config {
             .parent()
             .filter(|p| !p.as_os_str().is_empty())
             .unwrap_or_else(|| Path::new("."));
-        Self::parse(&text, base).with_context(|| format!("invalid config {}", path.display()))
+        Self::parse_with(&text, base, observer)
+            .with_context(|| format!("invalid config {}", path.display()))
     }
 
     /// Reads and validates a config from TOML text; relative paths in it (data files, a
-    /// command model's program) are resolved against `base`.
+    /// command model's program) are resolved against `base`. Warnings (keys a non-private
+    /// sampler ignores) go to stderr; [`Config::parse_with`] chooses where.
     ///
     /// # Errors
-    /// TOML syntax, unknown keys, invalid values.
+    /// TOML syntax, unknown keys ([`Error::Toml`](crate::Error::Toml), naming key and
+    /// section), invalid values ([`Error::Config`](crate::Error::Config), naming the key).
     pub fn parse(text: &str, base: &Path) -> Result<Self> {
+        Self::parse_with(text, base, &crate::Stderr::default())
+    }
+
+    /// [`Config::parse`], its warnings told to `observer` as `warning: …` notes (before an
+    /// error, if there is one).
+    ///
+    /// # Errors
+    /// As [`Config::parse`].
+    pub fn parse_with(text: &str, base: &Path, observer: &dyn Observer) -> Result<Self> {
+        let (c, warnings) = crate::sampler::collect_warnings(|| Self::parse_quietly(text, base));
+        for w in warnings {
+            observer.note(&format!("warning: {w}"));
+        }
+        c
+    }
+
+    fn parse_quietly(text: &str, base: &Path) -> Result<Self> {
         if text.len() as u64 > dpinfer_ledger::files::MAX_CONFIG_BYTES {
             bail!(
                 "config text of {} bytes is above the limit of {} bytes",

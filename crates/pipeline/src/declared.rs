@@ -3,16 +3,17 @@
 //! The distributions are the library's (`dpinfer::simulators::prior`), the worker pool is
 //! `dpinfer_workers`; this module only reads the tables.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, bail};
 use dpinfer::simulators::prior::DeclaredPrior;
 use dpinfer::simulators::{Prior, SimError, Simulator};
 use dpinfer_workers::{CommandSimulator, FAILED_CODE, Pool, PoolSettings};
 use rand::Rng;
 
 use crate::config::ModelConfig;
+use crate::observe::{Observer, Shared};
 pub use crate::prior_decl::{PriorDecl, build_prior};
 pub use crate::summary_decl::{
     DeclaredSummary, PROVEN_RELATION, SummaryDecl, USER_ADD_REMOVE, USER_REPLACE_ONE,
@@ -32,6 +33,16 @@ pub struct CommandModel {
     /// `[model.summary]`: applied to every simulation (the simulator's output map) and, for
     /// library summaries, to the observed data.
     pub summary: Option<DeclaredSummary>,
+    /// Hears the workers' fatal errors (set once by [`crate::run::run_with`]; stderr if unset).
+    observer: OnceLock<Shared>,
+}
+
+impl CommandModel {
+    /// Tells `observer` of the workers' fatal errors from now on (the first observer set
+    /// stays; without one they go to stderr).
+    pub fn observe_with(&self, observer: &Arc<dyn Observer>) {
+        let _ = self.observer.set(Shared(Arc::clone(observer)));
+    }
 }
 
 impl CommandModel {
@@ -97,6 +108,7 @@ impl CommandModel {
             names,
             row_dim,
             summary,
+            observer: OnceLock::new(),
         })
     }
 }
@@ -137,7 +149,10 @@ impl Simulator for CommandModel {
         }) = r
             && let Some(e) = self.sim.take_error()
         {
-            crate::errln!("error: {e}");
+            match self.observer.get() {
+                Some(o) => o.0.note(&format!("error: {e}")),
+                None => crate::errln!("error: {e}"),
+            }
         }
         r
     }
@@ -157,6 +172,7 @@ pub fn read_arrow_data(
     strict_rows: bool,
 ) -> Result<Vec<f64>> {
     let file = std::fs::File::open(path)
+        .map_err(|e| crate::Error::io(path, e))
         .with_context(|| format!("cannot read data file {}", path.display()))?;
     let reader = arrow_ipc::reader::FileReader::try_new(std::io::BufReader::new(file), None)
         .with_context(|| format!("data file {} is not an Arrow IPC file", path.display()))?;
@@ -177,6 +193,7 @@ pub fn read_parquet_data(
     strict_rows: bool,
 ) -> Result<Vec<f64>> {
     let file = std::fs::File::open(path)
+        .map_err(|e| crate::Error::io(path, e))
         .with_context(|| format!("cannot read data file {}", path.display()))?;
     let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
         .with_context(|| format!("data file {} is not a Parquet file", path.display()))?;
@@ -217,6 +234,7 @@ fn numeric_rows(
     let cols = schema.fields().len();
     if strict_rows && cols != row_dim {
         bail!(
+            Data,
             "data file {}: {cols} columns, the model's rows have dimension {row_dim}",
             path.display()
         );
@@ -229,6 +247,7 @@ fn numeric_rows(
         for (f, a) in schema.fields().iter().zip(batch.columns()) {
             if a.null_count() > 0 {
                 bail!(
+                    Data,
                     "data file {}: column {:?} holds nulls",
                     path.display(),
                     f.name()
@@ -248,6 +267,7 @@ fn numeric_rows(
                 DataType::UInt32 => as_f64::<UInt32Type>(a, f64::from),
                 DataType::UInt64 => as_f64::<UInt64Type>(a, |x| x as f64),
                 other => bail!(
+                    Data,
                     "data file {}: column {:?} has type {other}, expected numbers",
                     path.display(),
                     f.name()
@@ -255,6 +275,7 @@ fn numeric_rows(
             };
             if let Some(i) = v.iter().position(|x| !x.is_finite()) {
                 bail!(
+                    Data,
                     "data file {}: column {:?} row {} is not finite",
                     path.display(),
                     f.name(),
@@ -268,10 +289,11 @@ fn numeric_rows(
         }
     }
     if vals.is_empty() {
-        bail!("data file {} holds no values", path.display());
+        bail!(Data, "data file {} holds no values", path.display());
     }
     if row_dim > 1 && !vals.len().is_multiple_of(row_dim) {
         bail!(
+            Data,
             "data file {}: {} values do not form rows of the model's dimension {row_dim}",
             path.display(),
             vals.len()

@@ -1,6 +1,5 @@
 #![doc = include_str!("../README.md")]
 #![allow(
-    clippy::print_stderr,
     clippy::cast_precision_loss,
     clippy::cast_possible_truncation,
     clippy::std_instead_of_core,
@@ -10,13 +9,14 @@
 pub mod arrow;
 pub mod config;
 pub mod declared;
+pub mod error;
 pub mod limits;
 pub mod mcmc;
 pub mod model;
+pub mod observe;
 pub mod pmc;
 pub mod prior_decl;
 pub mod private;
-mod progress;
 pub mod public;
 pub mod release;
 pub mod results;
@@ -26,10 +26,11 @@ pub mod smc;
 pub mod summary;
 pub mod summary_decl;
 
-pub use anyhow::{Error, Result};
 pub use config::Config;
+pub use error::{Error, Result};
+pub use observe::{Observer, Quiet, Stderr};
 pub use results::Outcome;
-pub use run::{Finished, run};
+pub use run::{Finished, run, run_with};
 
 /// Writes formatted text to stderr, ignoring errors: the pipeline's progress notes and
 /// warnings never abort a run.

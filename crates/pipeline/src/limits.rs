@@ -4,7 +4,7 @@
 //! but not the machine's memory are allocated fallibly ([`alloc_zeroed`]) and fail with an
 //! error, not an abort. `Config::validate` checks a config against them.
 
-use anyhow::{Result, bail};
+use crate::error::{Result, bail};
 
 /// Most public (θ, summary) pairs per table (`sampler.pairs`).
 pub const MAX_PAIRS: u64 = 1_000_000_000;
@@ -38,6 +38,7 @@ pub fn alloc_zeroed(n: usize, what: &str) -> Result<Vec<f64>> {
     let mut v = Vec::new();
     if v.try_reserve_exact(n).is_err() {
         bail!(
+            OutOfMemory,
             "not enough memory for {what} ({n} values, {:.3} GB)",
             n as f64 * 8e-9
         );

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use crate::error::{Result, bail};
 use dpinfer::mcmc::model::{BananaPriorGrad, GaussianPrior, PriorGradient};
 use dpinfer::mcmc::run::{Kernel, Run, Target};
 use dpinfer::simulators::{RowGradient, RowLikelihood};
@@ -15,14 +15,15 @@ mod outcome;
 
 use crate::config::Config;
 use crate::model::Model;
+use crate::observe::{McmcProgress, Observer};
 use crate::private::{noise_label, noise_rng};
-use crate::progress::Bar;
 use crate::results::Outcome;
 use crate::sampler::{Chain, Sampler, With, mcmc_err};
 
 /// Runs the configured MCMC sampler on the observed data. A private sampler calls
 /// `before_noise` once its settings are checked and its iteration count fixed, right before
-/// the chain draws its first noise (the caller marks its ledger there).
+/// the chain draws its first noise (the caller marks its ledger there); `observer` hears the
+/// chain's progress.
 ///
 /// # Errors
 /// Models without a likelihood, invalid settings, sampler failures, `before_noise`'s error.
@@ -32,14 +33,15 @@ pub fn run(
     obs: &[f64],
     _dir: &Path,
     before_noise: &mut dyn FnMut() -> Result<()>,
+    observer: &dyn Observer,
 ) -> Result<Outcome> {
-    let data = |e| anyhow::anyhow!("data: {e}");
+    let data = |e| crate::error::err!(Data, "data: {e}");
     match model {
         Model::GaussianMean(m) => {
             let p = m.prior();
             let prior = GaussianPrior::new(1, p.mean(), p.sd()).map_err(mcmc_err)?;
             let lik = m.likelihood(obs).map_err(data)?;
-            drive(cfg, model, prior, lik, &[p.mean()], before_noise)
+            drive(cfg, model, prior, lik, &[p.mean()], before_noise, observer)
         }
         Model::Banana(b) => {
             let lik = b.data(obs).map_err(data)?;
@@ -51,6 +53,7 @@ pub fn run(
                 lik,
                 &init,
                 before_noise,
+                observer,
             )
         }
         _ => bail!(
@@ -82,6 +85,7 @@ fn drive<P, L>(
     lik: L,
     init: &[f64],
     before_noise: &mut dyn FnMut() -> Result<()>,
+    observer: &dyn Observer,
 ) -> Result<Outcome>
 where
     P: PriorGradient + Clone,
@@ -101,12 +105,10 @@ where
     if private {
         before_noise()?;
     }
-    let pb = Bar(crate::progress::bar(
-        run.iterations().iter().sum(),
-        "sampling",
-    ));
-    let out = run.run(&pb).map_err(mcmc_err)?;
-    pb.0.finish_and_clear();
+    observer.start("sampling", run.iterations().iter().sum());
+    let out = run.run(&McmcProgress(observer));
+    observer.finish();
+    let out = out.map_err(mcmc_err)?;
     let ledger = outcome::ledger(&out, noise_label(cfg.seeds.noise));
     let facts = match out.budget {
         Some(_) => vec![

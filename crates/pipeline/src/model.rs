@@ -5,7 +5,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, bail, err};
 use dpinfer::simulators::StreamVersion;
 use dpinfer::simulators::models::registry::{self, ModelError, ModelName, ModelSpec, UserModel};
 pub use dpinfer::simulators::models::registry::{ModelPrior, ModelSim};
@@ -13,6 +13,7 @@ use dpinfer::simulators::summaries::DeclaredSummary;
 
 use crate::config::ModelConfig;
 use crate::declared::CommandModel;
+use crate::observe::Observer;
 
 /// A built-in model with its prior, a command model, or either with a declared prior.
 pub type Model = registry::Model<Arc<CommandModel>>;
@@ -35,17 +36,17 @@ impl UserModel for CommandModel {
 /// The built-in model's settings of `[model]` (name, n, sigma, prior_mean, prior_sd,
 /// population, tau, obs_times, stream_version).
 impl TryFrom<&ModelConfig> for ModelSpec {
-    type Error = anyhow::Error;
+    type Error = crate::Error;
     fn try_from(c: &ModelConfig) -> Result<Self> {
         let name: ModelName = c.name.parse().map_err(|_| {
-            anyhow::anyhow!(
+            crate::error::err!(
                 "unknown model.name {:?} (expected gaussian-mean, uniform-mixture, \
                  cubic-outbreak, sir, linear-regression, tuberculosis, banana)",
                 c.name
             )
         })?;
         let stream_version = StreamVersion::try_from(c.stream_version.unwrap_or(1))
-            .map_err(|_| anyhow::anyhow!("model.stream_version must be 1 or 2"))?;
+            .map_err(|_| crate::error::err!("model.stream_version must be 1 or 2"))?;
         Ok(Self {
             name,
             n: c.n,
@@ -61,26 +62,26 @@ impl TryFrom<&ModelConfig> for ModelSpec {
 }
 
 /// A model error in the config's words.
-fn config_error(e: ModelError) -> anyhow::Error {
+fn config_error(e: ModelError) -> crate::Error {
     match e {
         ModelError::Size { model, n, expected } => match (model, expected) {
             (ModelName::Sir, Some(e)) => {
-                anyhow::anyhow!("model.n = {n} but model.obs_times has {e} times")
+                crate::error::err!("model.n = {n} but model.obs_times has {e} times")
             }
-            (_, Some(e)) => anyhow::anyhow!("model.n = {n}: the {model} curve has {e} points"),
+            (_, Some(e)) => crate::error::err!("model.n = {n}: the {model} curve has {e} points"),
             (_, None) => {
-                anyhow::anyhow!("model.n: the {model} model's summaries have a fixed size")
+                crate::error::err!("model.n: the {model} model's summaries have a fixed size")
             }
         },
         ModelError::PriorNames {
             model,
             declared,
             expected,
-        } => anyhow::anyhow!(
+        } => crate::error::err!(
             "model.prior declares the parameters {declared:?}; the {model} model's θ is \
              {expected:?} (one [[model.prior]] table per parameter, in this order)"
         ),
-        e => anyhow::anyhow!("model: {e}"),
+        e => crate::error::err!("model: {e}"),
     }
 }
 
@@ -101,6 +102,10 @@ pub trait BuildModel: Sized {
     /// # Errors
     /// A declared summary with another distance, data of the wrong length, NaN.
     fn observe(&self, data: Vec<f64>, distance_kind: &str) -> Result<Vec<f64>>;
+
+    /// A user model's workers report their fatal errors to `observer` (the first one set
+    /// stays); built-in models report nothing.
+    fn observe_with(&self, observer: &Arc<dyn Observer>);
 }
 
 impl BuildModel for Model {
@@ -143,6 +148,14 @@ impl BuildModel for Model {
         paper.with_prior(prior, &names).map_err(config_error)
     }
 
+    fn observe_with(&self, observer: &Arc<dyn Observer>) {
+        match self {
+            Self::User(m) => m.observe_with(observer),
+            Self::WithPrior(inner) => inner.0.observe_with(observer),
+            _ => {}
+        }
+    }
+
     fn observe(&self, data: Vec<f64>, distance_kind: &str) -> Result<Vec<f64>> {
         if self.declared_summary().is_some() && distance_kind != "l2" {
             bail!(
@@ -175,6 +188,7 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
         return crate::declared::read_parquet_data(path, row_dim, strict_rows);
         #[cfg(not(feature = "parquet"))]
         bail!(
+            Data,
             "data file {}: this dpinfer was built without Parquet support; rebuild with \
              `cargo build --release -p dpinfer-cli --features parquet`, or save the data as Arrow IPC \
              (.arrow) or CSV",
@@ -191,15 +205,20 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
         }
         let mut k = 0;
         for f in line.split([',', ' ', '\t']).filter(|s| !s.is_empty()) {
-            let v: f64 = f.trim().parse().with_context(|| {
-                format!(
-                    "data file {} line {}: {f:?} is not a number",
-                    path.display(),
-                    i + 1
-                )
-            })?;
+            let v: f64 = f
+                .trim()
+                .parse()
+                .map_err(|e| err!(Data, "{e}"))
+                .with_context(|| {
+                    format!(
+                        "data file {} line {}: {f:?} is not a number",
+                        path.display(),
+                        i + 1
+                    )
+                })?;
             if !v.is_finite() {
                 bail!(
+                    Data,
                     "data file {} line {}: non-finite value {v}",
                     path.display(),
                     i + 1
@@ -210,6 +229,7 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
         }
         if strict_rows && k != row_dim {
             bail!(
+                Data,
                 "data file {} line {}: {k} values, the model's rows have dimension {row_dim}",
                 path.display(),
                 i + 1
@@ -218,6 +238,7 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
         match per_row {
             None => per_row = Some(k),
             Some(p) if p != k => bail!(
+                Data,
                 "data file {} line {}: {k} values, earlier rows have {p}",
                 path.display(),
                 i + 1
@@ -226,10 +247,11 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
         }
     }
     if vals.is_empty() {
-        bail!("data file {} holds no values", path.display());
+        bail!(Data, "data file {} holds no values", path.display());
     }
     if row_dim > 1 && vals.len() % row_dim != 0 {
         bail!(
+            Data,
             "data file {}: {} values do not form rows of the model's dimension {row_dim}",
             path.display(),
             vals.len()
@@ -244,7 +266,7 @@ mod tests {
     use crate::config::ModelConfig;
     use dpinfer::simulators::Simulator;
 
-    fn sir(extra: &str) -> anyhow::Result<Model> {
+    fn sir(extra: &str) -> crate::Result<Model> {
         let c: ModelConfig = toml::from_str(&format!("name = \"sir\"\n{extra}")).unwrap();
         Model::build(&c, None)
     }

@@ -13,7 +13,7 @@
 
 use std::path::Path;
 
-use anyhow::{Context, Result, bail, ensure};
+use crate::error::{Context, Result, bail, ensure, err};
 use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::abc::pmc::{self, PmcKernel};
 use dpinfer::math::Fnv1a;
@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::Config;
 use crate::model::{Model, ModelPrior};
+use crate::observe::Observer;
 use crate::private::{Ledger, observed};
 use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
@@ -72,14 +73,18 @@ impl Population {
             Err(AbcError::InvalidParameter {
                 name: "weights", ..
             }) => {
-                bail!("weights must be finite and non-negative")
+                bail!(Data, "weights must be finite and non-negative")
             }
             Err(AbcError::InvalidParameter {
                 name: "weights (sum)",
                 value,
-            }) => bail!("weights sum to {value}, not 1"),
+            }) => bail!(Data, "weights sum to {value}, not 1"),
             Err(AbcError::InvalidParameter { name: "ess", .. }) => {
-                bail!("stored ESS {} is not the ESS of the weights", self.ess)
+                bail!(
+                    Data,
+                    "stored ESS {} is not the ESS of the weights",
+                    self.ess
+                )
             }
             Err(e) => Err(e.into()),
         }
@@ -146,12 +151,14 @@ pub fn public_for(
         (g, Some(p)) => {
             ensure!(
                 p.generation + 1 == g,
+                Data,
                 "--population is generation {}, generation {g} needs {}",
                 p.generation,
                 g - 1
             );
             ensure!(
                 p.dim == public.theta_dim(),
+                Data,
                 "population dimension {} ≠ θ dimension {}",
                 p.dim,
                 public.theta_dim()
@@ -178,6 +185,7 @@ pub fn step(
 ) -> Result<Population> {
     ensure!(
         generation == public.generation(),
+        Internal,
         "internal: generation {generation} with the public step of generation {}",
         public.generation()
     );
@@ -201,7 +209,8 @@ pub fn step(
 }
 
 /// `dpinfer run` for `smc-abc` with `sampler.pairs`: every generation in-process, exactly as
-/// the sharded workflow would compute it; the population files go into `dir`.
+/// the sharded workflow would compute it; the population files go into `dir`, `observer`
+/// hears each generation's tolerance and ESS.
 ///
 /// # Errors
 /// As [`public_for`] and [`step`].
@@ -211,6 +220,7 @@ pub fn run(
     obs: &[f64],
     dir: &Path,
     threads: usize,
+    observer: &dyn Observer,
 ) -> Result<Outcome> {
     let settings = settings(cfg)?;
     let mut pop: Option<Population> = None;
@@ -222,11 +232,10 @@ pub fn run(
         p.write(dir)?;
         // Continue from the file, exactly as a sharded run does.
         let p = Population::read(&dir.join(Population::file_name(g)))?;
-        crate::errln!(
+        observer.note(&format!(
             "generation {g}: tolerance {:.6}, ESS {:.1}",
-            p.tolerance,
-            p.ess
-        );
+            p.tolerance, p.ess
+        ));
         let done = settings.done_after(&p);
         hist.push(p.clone());
         pop = Some(p);
@@ -234,7 +243,7 @@ pub fn run(
             break;
         }
     }
-    let last = pop.context("no generation ran")?;
+    let last = pop.ok_or_else(|| err!(Internal, "no generation ran"))?;
     let x: Vec<f64> = hist.iter().map(|p| f64::from(p.generation)).collect();
     Ok(Outcome {
         model: model.name().into(),

@@ -2,7 +2,7 @@
 //! into the library's declared prior (`dpinfer::simulators::prior`: `Marginal` blocks of a
 //! `DeclaredPrior`).
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, bail};
 use dpinfer::simulators::SimError;
 use dpinfer::simulators::prior::{
     Beta, DeclaredPrior, Dirichlet, Exponential, Gamma, LogNormal, Marginal, Normal,
@@ -123,9 +123,9 @@ impl PriorDecl {
 /// The library block of one table: the keys that belong to its `dist`, validated by the
 /// library's constructors.
 impl TryFrom<&PriorDecl> for Marginal {
-    type Error = anyhow::Error;
+    type Error = crate::Error;
     fn try_from(d: &PriorDecl) -> Result<Self> {
-        let e = |err: SimError| anyhow::anyhow!("model.prior {:?} ({}): {err}", d.name, d.dist);
+        let e = |err: SimError| crate::error::err!("model.prior {:?} ({}): {err}", d.name, d.dist);
         Ok(match d.dist.as_str() {
             "uniform" => {
                 d.check_keys(&["lo", "hi"])?;
@@ -212,6 +212,6 @@ pub fn build_prior(decls: &[PriorDecl]) -> Result<(DeclaredPrior, Vec<String>)> 
         blocks.push(b);
         names.extend(n);
     }
-    let p = DeclaredPrior::new(blocks).map_err(|e| anyhow::anyhow!("model.prior: {e}"))?;
+    let p = DeclaredPrior::new(blocks).map_err(|e| crate::error::err!("model.prior: {e}"))?;
     Ok((p, names))
 }

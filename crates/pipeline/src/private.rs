@@ -19,7 +19,7 @@
 //! HMAC-SHA-256 ([`dpinfer_ledger::mac`]) against a party with write access but without the key.
 //! The ledger itself (lock, once-only protocol, fingerprint) is `dpinfer-ledger`'s.
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, bail};
 use dpinfer::abc::discrepancy::{ClippedL2, Discrepancy, Euclidean};
 use dpinfer::abc::gaussian::GaussianRejectionAbcdp;
 use dpinfer::abc::pairs::PublicPairs;
@@ -38,7 +38,8 @@ use dpinfer_ledger::files::DirLock;
 
 pub use dpinfer_ledger::{Claimed, Ledger};
 
-/// [`dpinfer_ledger::guarded`] for a release closure that returns the CLI's error type.
+/// [`dpinfer_ledger::guarded`] for a release closure that returns this crate's [`Error`](crate::Error)
+/// (given back as itself, not wrapped in the ledger's `Caller`).
 ///
 /// # Errors
 /// As the library's.
@@ -47,7 +48,21 @@ where
     T: Serialize + serde::de::DeserializeOwned + Claimed,
     F: FnOnce() -> Result<T>,
 {
-    Ok(dpinfer_ledger::guarded(lock, fp, claim, release)?)
+    dpinfer_ledger::guarded(lock, fp, claim, release).map_err(|e| match e {
+        // The release's own error comes back as itself, its variant intact.
+        dpinfer_ledger::Error::Caller {
+            writing: None,
+            source,
+        } => match source.downcast::<crate::Error>() {
+            Ok(e) => *e,
+            Err(source) => dpinfer_ledger::Error::Caller {
+                writing: None,
+                source,
+            }
+            .into(),
+        },
+        e => e.into(),
+    })
 }
 
 /// What a private pass releases: (weighted) θ samples and the ledger.
@@ -107,7 +122,7 @@ pub fn once_done(lock: &DirLock, fp: &str) -> Result<()> {
 pub fn noise_rng(seed: NoiseSeed) -> Result<chacha20::ChaCha20Rng> {
     match seed {
         NoiseSeed::Os => chacha20::ChaCha20Rng::try_from_rng(&mut rand::rngs::SysRng)
-            .map_err(|e| anyhow::anyhow!("OS entropy unavailable: {e}")),
+            .map_err(|e| crate::error::err!(Entropy, "OS entropy unavailable: {e}")),
         NoiseSeed::Fixed(s) => Ok(chacha20::ChaCha20Rng::seed_from_u64(s)),
     }
 }
@@ -202,6 +217,7 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
             let dim = public.summary_dim();
             if obs.len() != dim {
                 bail!(
+                    Data,
                     "observed data have {} values, the model's summary has {dim}",
                     obs.len()
                 );
@@ -352,6 +368,7 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
         let claim = pass.ledger(cfg, o)?;
         if kind.is_private() && !within_budget(claim.epsilon, eps) {
             bail!(
+                Internal,
                 "internal: the pass would charge ε = {} > budget {eps}; nothing drawn",
                 claim.epsilon
             );
@@ -494,7 +511,10 @@ pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
     let width = public.theta_dim() + public.summary_dim();
     let t = usize::try_from(public.total)?;
     let Some(len) = t.checked_mul(width) else {
-        bail!("{t} pairs of {width} values do not fit in memory");
+        bail!(
+            OutOfMemory,
+            "{t} pairs of {width} values do not fit in memory"
+        );
     };
     let o = observed(cfg, public, obs)?;
     if len > CHECK_LIMIT {
@@ -502,4 +522,37 @@ pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
     }
     let pp = PublicPairs::from_table(public.theta_dim(), public.summary_dim(), &vec![0.0; len])?;
     Pass::new(cfg, kind, &pp, o.discrepancy()?, &o).map(|_| ())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The release closure's own error comes back as itself (its variant intact), not as the
+    /// ledger's `Caller` wrapper; the ledger then stays `started` and a rerun refuses.
+    #[test]
+    fn a_failed_release_keeps_its_variant_and_the_rerun_is_refused() {
+        let dir = std::env::temp_dir().join(format!("dpinfer-guarded-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let lock = DirLock::acquire(&dir).unwrap();
+        let claim = Ledger::not_private("test");
+        let r: Result<(Release, bool)> = guarded(&lock, "fp", &claim, || {
+            Err(crate::error::err!(Data, "observed data have 3 values"))
+        });
+        assert!(
+            matches!(r, Err(crate::Error::Data(ref m)) if m == "observed data have 3 values"),
+            "{r:?}"
+        );
+        let r: Result<(Release, bool)> = guarded(&lock, "fp", &claim, || {
+            Err(crate::error::err!(Internal, "unreachable"))
+        });
+        let e = r.unwrap_err();
+        assert!(
+            matches!(e.ledger(), Some(dpinfer_ledger::Error::Unfinished { .. })),
+            "{e:?}"
+        );
+        assert!(e.is_refused_release());
+        drop(lock);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
 }

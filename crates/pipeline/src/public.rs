@@ -12,7 +12,7 @@
 
 use std::sync::Mutex;
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, bail};
 use dpinfer::abc::pairs::{Proposal, PublicPairs, RowSimulator, Rowless};
 use dpinfer::abc::pmc::PmcKernel;
 use dpinfer::abc::smc::{Privatized, Replicate};

@@ -16,7 +16,7 @@
 //! The release is restart-safe exactly like the pairs-based private step
 //! ([`crate::private::guarded`]).
 
-use anyhow::{Context, Result, bail, ensure};
+use crate::error::{Context, Result, bail, ensure};
 use dpinfer::abc::smc::{BinomialReplicate, LaplaceReplicate, Replicate};
 use dpinfer::accountants::{AccountantKind, Claim, ConversionRule, Event, EventBuf, Neighbouring};
 use dpinfer::mechanisms::{BinomialCurve, Laplace};
@@ -196,6 +196,7 @@ pub fn release(
                 .map(|&x| {
                     ensure!(
                         x.is_finite() && x >= 0.0,
+                        Data,
                         "infection counts must be non-negative, got {x}"
                     );
                     // Checked non-negative and finite above; capped at K.
@@ -230,6 +231,7 @@ pub fn release(
             let d = model.output_len();
             ensure!(
                 obs.len() == d,
+                Data,
                 "the observed statistic has {} values, the model's {d}",
                 obs.len()
             );

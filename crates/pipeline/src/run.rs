@@ -8,14 +8,16 @@
 //! written its results and called [`Finished::close`].
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, bail};
 use dpinfer_ledger::files::{DirLock, Replace};
 use dpinfer_ledger::shard::{self, ShardHeader};
 
 use crate::config::{Config, SamplerKind};
 use crate::model::{BuildModel as _, Model, read_data};
+use crate::observe::Observer;
 use crate::public::Public;
 use crate::results::Outcome;
 
@@ -37,6 +39,7 @@ pub fn load(cfg: &Config) -> Result<(Model, Vec<f64>)> {
     if model.iid_rows() {
         if data.len() % rd != 0 {
             bail!(
+                Data,
                 "data file {}: {} values do not form rows of dimension {rd}",
                 path.display(),
                 data.len()
@@ -53,6 +56,7 @@ pub fn load(cfg: &Config) -> Result<(Model, Vec<f64>)> {
         let len = model.output_len();
         if data.len() != len {
             bail!(
+                Data,
                 "data file {} holds {} values, the {} model observes {len}",
                 path.display(),
                 data.len(),
@@ -108,13 +112,30 @@ impl Finished {
 }
 
 /// A whole inference described by `cfg` into the results folder `dir` (`threads` workers for
-/// the public simulation, 0 = all cores; `progress` is told of finished pairs).
+/// the public simulation, 0 = all cores), its notes and progress on stderr ([`run_with`] and
+/// [`Stderr`](crate::Stderr)).
 ///
 /// # Errors
 /// Any failure; nothing is written before the config, data and settings are checked.
 pub fn run(cfg: &Config, dir: &Path, threads: usize) -> Result<Finished> {
+    run_with(cfg, dir, threads, &crate::Stderr::shared())
+}
+
+/// [`run`], its notes, warnings, a user model's fatal errors and progress told to `observer`
+/// ([`Quiet`](crate::Quiet) for none). The observer never changes a number or a file.
+///
+/// # Errors
+/// As [`run`].
+pub fn run_with(
+    cfg: &Config,
+    dir: &Path,
+    threads: usize,
+    observer: &Arc<dyn Observer>,
+) -> Result<Finished> {
     let kind = cfg.kind();
     let (model, obs) = load(cfg)?;
+    model.observe_with(observer);
+    let observer: &dyn Observer = &**observer;
     let prior = prior_draws(&model, cfg.seeds.run);
     let threads = check_threads(threads)?;
     let t0 = Instant::now();
@@ -124,14 +145,15 @@ pub fn run(cfg: &Config, dir: &Path, threads: usize) -> Result<Finished> {
         let public = Public::new(cfg, model)?;
         // The private step's own checks run before any simulation is spent.
         crate::private::check(cfg, &public, &obs)?;
-        let pb = crate::progress::bar(public.total, "simulating pairs");
-        let rows = public.rows(0, public.total, threads, &|k| pb.inc(k))?;
-        pb.finish_and_clear();
-        crate::errln!(
+        observer.start("simulating pairs", public.total);
+        let rows = public.rows(0, public.total, threads, &|k| observer.advance(k));
+        observer.finish();
+        let rows = rows?;
+        observer.note(&format!(
             "public step: {} pairs in {:.1} s",
             public.total,
             t0.elapsed().as_secs_f64()
-        );
+        ));
         // From the ledger check to the last result file, the folder is this process's.
         let lock = DirLock::acquire(dir)?;
         let (release, reproduced) = crate::private::private_step(cfg, &public, &rows, &obs, &lock)?;
@@ -150,9 +172,9 @@ pub fn run(cfg: &Config, dir: &Path, threads: usize) -> Result<Finished> {
             .as_ref()
             .map_or(obs.as_slice(), |(r, _)| r.s_dp.as_slice());
         let mut o = if cfg.sampler.pairs().is_some() {
-            crate::pmc::run(cfg, &model, target, dir, threads)?
+            crate::pmc::run(cfg, &model, target, dir, threads, observer)?
         } else {
-            crate::smc::run(cfg, &model, target, dir)?
+            crate::smc::run(cfg, &model, target, dir, observer)?
         };
         if let Some((r, reproduced)) = released {
             o.ledger = r.ledger;
@@ -165,12 +187,19 @@ pub fn run(cfg: &Config, dir: &Path, threads: usize) -> Result<Finished> {
         // its first noise draw; its results are the release, so a rerun is refused.
         let fp = crate::private::fingerprint(cfg, &[], &obs)?;
         let mut lock: Option<DirLock> = None;
-        let o = crate::mcmc::run(cfg, &model, &obs, dir, &mut || {
-            let l = DirLock::acquire(dir)?;
-            crate::private::once_start(&l, &fp)?;
-            lock = Some(l);
-            Ok(())
-        })?;
+        let o = crate::mcmc::run(
+            cfg,
+            &model,
+            &obs,
+            dir,
+            &mut || {
+                let l = DirLock::acquire(dir)?;
+                crate::private::once_start(&l, &fp)?;
+                lock = Some(l);
+                Ok(())
+            },
+            observer,
+        )?;
         if lock.is_some() {
             once = Some(fp);
         }
@@ -335,6 +364,7 @@ pub fn simulate_shard(
 fn finite_rows(pairs: &Path, h: &ShardHeader, rows: &[f64]) -> Result<()> {
     if let Some((r, c)) = shard::first_non_finite(rows, h.row_len()) {
         bail!(
+            Data,
             "{} holds a non-finite value (row {r}, column {c}); refusing to use it",
             pairs.display()
         );
@@ -349,6 +379,7 @@ fn finite_rows(pairs: &Path, h: &ShardHeader, rows: &[f64]) -> Result<()> {
 pub fn belongs(pairs: &Path, h: &ShardHeader, public: &Public) -> Result<()> {
     if h.config_hash != public.config_hash || h.run_seed != public.seed {
         bail!(
+            Data,
             "{} was simulated for a different configuration (hash {:016x}, this config {:016x})",
             pairs.display(),
             h.config_hash,
@@ -372,6 +403,7 @@ pub fn private_step(cfg: &Config, pairs: &Path, dir: &Path) -> Result<Finished> 
     finite_rows(pairs, &h, &rows)?;
     if h.row_start != 0 || h.n_rows != public.total || h.shards != 1 {
         bail!(
+            Data,
             "{} is a single shard, not the merged table (run `dpinfer merge`)",
             pairs.display()
         );
@@ -417,12 +449,14 @@ pub fn smc_step(
     finite_rows(pairs, &h, &rows)?;
     if h.config_hash != public.config_hash || h.generation != generation {
         bail!(
+            Data,
             "{} is not the generation-{generation} table of this config and population",
             pairs.display()
         );
     }
     if h.row_start != 0 || h.n_rows != public.total {
         bail!(
+            Data,
             "{} is a single shard, not the merged table (run `dpinfer merge`)",
             pairs.display()
         );

@@ -10,13 +10,14 @@
 
 use std::path::Path;
 
-use anyhow::{Result, bail};
+use crate::error::{Result, bail};
 use dpinfer::abc::smc::{Privatized, SmcSettings};
 use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows};
 use dpinfer::simulators::SimStream;
 
 use crate::config::Config;
 use crate::model::{Model, ModelPrior, ModelSim};
+use crate::observe::Observer;
 use crate::private::Ledger;
 use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
@@ -26,11 +27,17 @@ use dpinfer_plots::Series;
 /// Stream domain of the SMC run's public randomness.
 const SMC_RUN_DOMAIN: u64 = 0x534d_4352_0000_0000;
 
-/// Runs SMC-ABC on the observed data.
+/// Runs SMC-ABC on the observed data; `observer` hears how it stopped.
 ///
 /// # Errors
 /// Invalid settings, simulator failures.
-pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outcome> {
+pub fn run(
+    cfg: &Config,
+    model: &Model,
+    obs: &[f64],
+    _dir: &Path,
+    observer: &dyn Observer,
+) -> Result<Outcome> {
     let Sampler::SmcAbc(s) = &cfg.sampler else {
         bail!("{} is not smc-abc", cfg.sampler.name());
     };
@@ -53,8 +60,9 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
     let reference = match &features {
         Some(f) => Some(RffReference::new(*f, Rows::new(obs, rd)?)?),
         None => {
-            anyhow::ensure!(
+            crate::error::ensure!(
                 obs.len() == weights.len(),
+                Data,
                 "observed data have {} values, distance.weights {}",
                 obs.len(),
                 weights.len()
@@ -75,7 +83,7 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
     let mut smc = dpinfer::abc::smc::SmcAbc::new(ModelPrior(model), sim, dist, settings)?;
     let mut rng = SimStream::with_domain(cfg.seeds.run, SMC_RUN_DOMAIN, 0);
     let stop = smc.run(&mut rng)?;
-    crate::errln!(
+    observer.note(&format!(
         "SMC-ABC {}: {}",
         if stop.reached_target() {
             "finished"
@@ -83,7 +91,7 @@ pub fn run(cfg: &Config, model: &Model, obs: &[f64], _dir: &Path) -> Result<Outc
             "warning: stopped early"
         },
         stop.explain()
-    );
+    ));
     let hist = smc.history().to_vec();
     let rows: Vec<Vec<f64>> = hist
         .iter()

@@ -3,7 +3,7 @@
 //! (`dpinfer::simulators::summaries`), which proves the sensitivity of library summaries and
 //! labels a user-declared one.
 
-use anyhow::{Context, Result, bail};
+use crate::error::{Context, Result, bail};
 pub use dpinfer::simulators::summaries::{
     DeclaredSummary, PROVEN_RELATION, USER_ADD_REMOVE, USER_REPLACE_ONE,
 };
@@ -51,7 +51,7 @@ pub struct SummaryDecl {
 /// The library declaration of a `[model.summary]` table: checks which keys belong to the kind
 /// and that a user-declared sensitivity names its relation.
 impl TryFrom<&SummaryDecl> for SummarySpec {
-    type Error = anyhow::Error;
+    type Error = crate::Error;
     fn try_from(decl: &SummaryDecl) -> Result<Self> {
         let k = decl.kind.as_str();
         let given = |key: &str, set: bool| -> Result<()> {
@@ -123,5 +123,5 @@ impl TryFrom<&SummaryDecl> for SummarySpec {
 /// observations, a checked sensitivity below the proven one, an invalid declared one.
 pub fn build(decl: &SummaryDecl, raw_len: usize, row_dim: usize) -> Result<DeclaredSummary> {
     let spec = SummarySpec::try_from(decl)?;
-    DeclaredSummary::new(spec, raw_len, row_dim).map_err(|e| anyhow::anyhow!("model.{e}"))
+    DeclaredSummary::new(spec, raw_len, row_dim).map_err(|e| crate::error::err!("model.{e}"))
 }

@@ -19,9 +19,9 @@ pub struct GaussianAbc {
 }
 
 impl TryFrom<With<'_, GaussianAbc, Calibration>> for GaussianRejectionSettings {
-    type Error = anyhow::Error;
+    type Error = crate::Error;
 
-    fn try_from(With(s, cal): With<'_, GaussianAbc, Calibration>) -> anyhow::Result<Self> {
+    fn try_from(With(s, cal): With<'_, GaussianAbc, Calibration>) -> crate::Result<Self> {
         let settings = Self {
             epsilon_abc: s.epsilon_abc,
             epsilon_total: cal.epsilon,

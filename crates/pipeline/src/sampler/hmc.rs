@@ -31,9 +31,9 @@ pub struct DpHmc {
 }
 
 impl TryFrom<With<'_, DpHmc, Target>> for Kernel {
-    type Error = anyhow::Error;
+    type Error = crate::Error;
 
-    fn try_from(With(s, target): With<'_, DpHmc, Target>) -> anyhow::Result<Self> {
+    fn try_from(With(s, target): With<'_, DpHmc, Target>) -> crate::Result<Self> {
         let mut k = dpinfer::mcmc::run::DpHmc::new(target);
         k.step_size = s.step_size.unwrap_or(k.step_size);
         k.leapfrog_steps = s.leapfrog_steps.unwrap_or(k.leapfrog_steps);

@@ -14,7 +14,7 @@
 //! Adding a sampler is one new file here: its struct, its conversion, one [`Sampler`]
 //! variant and one line in [`Sampler::read`].
 
-use anyhow::{Result, bail};
+use crate::error::{Result, bail};
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
 use serde::{Deserialize, Serialize};
 
@@ -300,7 +300,7 @@ impl Calibration {
 }
 
 /// Names the config key behind a library settings error of an ABC sampler.
-fn abc_key(e: dpinfer::abc::AbcError) -> anyhow::Error {
+fn abc_key(e: dpinfer::abc::AbcError) -> crate::Error {
     use dpinfer::abc::AbcError::{InvalidCount, InvalidParameter};
     let key = |name: &str| match name {
         "epsilon_total" => "privacy.epsilon".to_string(),
@@ -312,9 +312,11 @@ fn abc_key(e: dpinfer::abc::AbcError) -> anyhow::Error {
         n => format!("sampler.{n}"),
     };
     match e {
-        InvalidParameter { name, value } => anyhow::anyhow!("{} = {value} is invalid", key(name)),
-        InvalidCount { name, value } => anyhow::anyhow!("{} = {value} is invalid", key(name)),
-        e => anyhow::anyhow!("sampler: {e}"),
+        InvalidParameter { name, value } => {
+            crate::error::err!("{} = {value} is invalid", key(name))
+        }
+        InvalidCount { name, value } => crate::error::err!("{} = {value} is invalid", key(name)),
+        e => crate::error::err!("sampler: {e}"),
     }
 }
 
@@ -378,9 +380,52 @@ where
     let mut warn = Vec::new();
     let v = read(t, &mut warn).map_err(D::Error::custom)?;
     for w in warn {
-        crate::errln!("warning: {w}");
+        warning(&w);
     }
     Ok(v)
+}
+
+std::thread_local! {
+    /// The warnings of the config being parsed on this thread by [`collect_warnings`]
+    /// (`None`: not collecting, warnings go to stderr).
+    static WARNINGS: core::cell::RefCell<Option<Vec<String>>> =
+        const { core::cell::RefCell::new(None) };
+}
+
+/// A config warning: collected while [`collect_warnings`] runs on this thread, else printed
+/// to stderr (a `[sampler]` table deserialised directly, outside [`Config::parse_with`]).
+///
+/// [`Config::parse_with`]: crate::Config::parse_with
+fn warning(w: &str) {
+    let kept = WARNINGS.with(|c| match c.borrow_mut().as_mut() {
+        Some(v) => {
+            v.push(w.to_string());
+            true
+        }
+        None => false,
+    });
+    if !kept {
+        crate::errln!("warning: {w}");
+    }
+}
+
+/// Runs `f` (a deserialisation on this thread) and returns its result with the config
+/// warnings it raised, in order.
+pub(crate) fn collect_warnings<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
+    /// Stops collecting (and restores an outer collection) even if `f` unwinds.
+    struct Restore(Option<Vec<String>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let outer = self.0.take();
+            WARNINGS.with(|c| *c.borrow_mut() = outer);
+        }
+    }
+    let outer = WARNINGS.with(|c| c.borrow_mut().replace(Vec::new()));
+    let restore = Restore(outer);
+    let out = f();
+    let mine = WARNINGS.with(|c| c.borrow_mut().take()).unwrap_or_default();
+    drop(restore);
+    (out, mine)
 }
 
 impl<'de> Deserialize<'de> for Sampler {
@@ -456,33 +501,33 @@ impl Chain {
 }
 
 /// Names the config key behind a library error (the library checks every setting).
-pub(crate) fn mcmc_err(e: dpinfer::mcmc::McmcError) -> anyhow::Error {
+pub(crate) fn mcmc_err(e: dpinfer::mcmc::McmcError) -> crate::Error {
     let (name, value) = match &e {
         dpinfer::mcmc::McmcError::InvalidSize { name, value } => (*name, value.to_string()),
         dpinfer::mcmc::McmcError::InvalidParameter { name, value } => (*name, value.to_string()),
-        dpinfer::mcmc::McmcError::WrongLength { .. } => return anyhow::anyhow!("sampler.{e}"),
+        dpinfer::mcmc::McmcError::WrongLength { .. } => return crate::error::err!("sampler.{e}"),
         dpinfer::mcmc::McmcError::BudgetExhausted { allowed } => {
-            return anyhow::anyhow!(
+            return crate::error::err!(
                 "the privacy budget allows only {allowed} iterations; increase \
                  privacy.epsilon or the noise multiplier"
             );
         }
-        _ => return anyhow::anyhow!("mcmc: {e}"),
+        _ => return crate::error::err!("mcmc: {e}"),
     };
     let key = match name {
         "iterations" | "burn_in" => {
-            return anyhow::anyhow!(
+            return crate::error::err!(
                 "sampler.{name} = {value} must be positive and burn_in < iterations"
             );
         }
-        "epsilon" | "delta" => return anyhow::anyhow!("privacy.{name} = {value} is invalid"),
+        "epsilon" | "delta" => return crate::error::err!("privacy.{name} = {value} is invalid"),
         "leapfrog" => "leapfrog_steps",
         "clip" => "ratio_clip",
         "step_size" | "tau" | "tau_l" | "tau_g" | "ratio_clip" | "grad_clip" | "inv_mass"
         | "temperature" | "batch" | "leapfrog_steps" => name,
-        _ => return anyhow::anyhow!("mcmc: {e}"),
+        _ => return crate::error::err!("mcmc: {e}"),
     };
-    anyhow::anyhow!("sampler.{key} = {value} is invalid")
+    crate::error::err!("sampler.{key} = {value} is invalid")
 }
 
 /// A library walk from the proposal keys (unset keys keep [`Walk::new`]'s defaults).
@@ -512,7 +557,7 @@ fn walk(
 fn accounting(name: Option<&str>) -> Result<Option<dpinfer::mcmc::budget::Accounting>> {
     name.map(|a| {
         dpinfer::mcmc::budget::Accounting::from_name(a).ok_or_else(|| {
-            anyhow::anyhow!("sampler.accounting must be \"pld\" or \"zcdp\", got {a:?}")
+            crate::error::err!("sampler.accounting must be \"pld\" or \"zcdp\", got {a:?}")
         })
     })
     .transpose()

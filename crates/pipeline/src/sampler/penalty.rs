@@ -25,9 +25,9 @@ pub struct DpPenalty {
 }
 
 impl TryFrom<With<'_, DpPenalty, Target>> for Kernel {
-    type Error = anyhow::Error;
+    type Error = crate::Error;
 
-    fn try_from(With(s, target): With<'_, DpPenalty, Target>) -> anyhow::Result<Self> {
+    fn try_from(With(s, target): With<'_, DpPenalty, Target>) -> crate::Result<Self> {
         let mut k = dpinfer::mcmc::run::DpPenalty::new(target);
         let scales = s.proposal_scales.as_ref();
         k.walk = super::walk(WalkKind::Guided, s.proposal_scale, scales, s.temperature);

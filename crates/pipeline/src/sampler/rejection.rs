@@ -1,7 +1,7 @@
 //! `kind = "rejection"`: non-private rejection ABC, the `accept` pairs nearest the data
 //! ([`dpinfer::abc::rejection::nearest`]).
 
-use anyhow::{Result, bail};
+use crate::error::{Result, bail};
 use serde::{Deserialize, Serialize};
 
 /// Keys of the private pairs samplers a rejection table may carry (ignored with a warning).

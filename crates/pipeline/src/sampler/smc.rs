@@ -3,7 +3,7 @@
 //! (`crate::smc`), or with `pairs` set the population Monte Carlo with a fixed number of
 //! proposals per generation ([`dpinfer::abc::pmc`], `crate::pmc`), which shards.
 
-use anyhow::Context as _;
+use crate::error::Context as _;
 use dpinfer::abc::pmc::PmcSettings;
 use dpinfer::abc::smc::{SmcSettings, Tolerance};
 use serde::{Deserialize, Serialize};
@@ -29,10 +29,10 @@ pub struct SmcAbc {
 }
 
 impl TryFrom<&SmcAbc> for SmcSettings {
-    type Error = anyhow::Error;
+    type Error = crate::Error;
 
     /// The adaptive SMC-ABC's settings (defaults: [`SmcSettings::quick`]).
-    fn try_from(s: &SmcAbc) -> anyhow::Result<Self> {
+    fn try_from(s: &SmcAbc) -> crate::Result<Self> {
         let d = Self::quick();
         let alpha = match d.tolerance {
             Tolerance::Quantile { alpha, .. } => alpha,
@@ -55,10 +55,10 @@ impl TryFrom<&SmcAbc> for SmcSettings {
 }
 
 impl TryFrom<&SmcAbc> for PmcSettings {
-    type Error = anyhow::Error;
+    type Error = crate::Error;
 
     /// The PMC's settings (defaults: [`PmcSettings::default`]); `pairs` is M.
-    fn try_from(s: &SmcAbc) -> anyhow::Result<Self> {
+    fn try_from(s: &SmcAbc) -> crate::Result<Self> {
         let d = Self::default();
         let settings = Self {
             particles: s.particles.unwrap_or(d.particles),
@@ -66,11 +66,12 @@ impl TryFrom<&SmcAbc> for PmcSettings {
             generations: s
                 .generations
                 .map_or(Ok(d.generations), u32::try_from)
+                .map_err(|e| crate::error::err!("{e}"))
                 .context("sampler.generations is too large")?,
             final_tolerance: s.final_tolerance.unwrap_or(d.final_tolerance),
         };
         settings.validate().map_err(|e| {
-            anyhow::anyhow!(
+            crate::error::err!(
                 "sampler: {e} (smc-abc with sampler.pairs needs 2 ≤ sampler.particles ≤ \
                  sampler.pairs ({}), sampler.generations ≥ 1, sampler.final_tolerance ≥ 0)",
                 settings.proposals
@@ -85,7 +86,7 @@ impl SmcAbc {
     ///
     /// # Errors
     /// Settings the library refuses, named by their key.
-    pub fn check(&self) -> anyhow::Result<()> {
+    pub fn check(&self) -> crate::Result<()> {
         if self.pairs.is_some() {
             PmcSettings::try_from(self).map(|_| ())
         } else {

@@ -19,9 +19,9 @@ pub struct SoftAbc {
 }
 
 impl TryFrom<With<'_, SoftAbc, Calibration>> for SoftAbcdpSettings {
-    type Error = anyhow::Error;
+    type Error = crate::Error;
 
-    fn try_from(With(s, cal): With<'_, SoftAbc, Calibration>) -> anyhow::Result<Self> {
+    fn try_from(With(s, cal): With<'_, SoftAbc, Calibration>) -> crate::Result<Self> {
         let settings = Self {
             epsilon_abc: s.epsilon_abc,
             epsilon_total: cal.epsilon,

@@ -25,9 +25,9 @@ pub struct SvtAbc {
 }
 
 impl TryFrom<With<'_, SvtAbc, Calibration>> for SvtAbcSettings {
-    type Error = anyhow::Error;
+    type Error = crate::Error;
 
-    fn try_from(With(s, cal): With<'_, SvtAbc, Calibration>) -> anyhow::Result<Self> {
+    fn try_from(With(s, cal): With<'_, SvtAbc, Calibration>) -> crate::Result<Self> {
         let settings = Self {
             epsilon_abc: s.epsilon_abc,
             epsilon_total: cal.epsilon,

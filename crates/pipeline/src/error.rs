@@ -1,0 +1,504 @@
+//! The pipeline's error type: one variant per cause a caller can act on.
+//!
+//! | variant | cause | what a caller can do |
+//! |---|---|---|
+//! | [`Error::Config`], [`Error::Toml`] | an invalid config key or setting (the message names the key, e.g. `privacy.delta must be in [0, 1), got 2`); TOML the config parser refused (syntax, a wrong type, an unknown key named with its section) — [`Error::is_config`] is either | fix the config |
+//! | [`Error::Data`] | invalid observed data, pairs table or population file (the message names the file and line or row) | fix or regenerate the file |
+//! | [`Error::Ledger`] | `dpinfer-ledger`: a **refused** release ([`Error::is_refused_release`]: [`dpinfer_ledger::Error::AlreadyReleased`], [`dpinfer_ledger::Error::Unfinished`], [`dpinfer_ledger::Error::DifferentInput`], …), the results folder's lock and writes, shard files, and the capped reads of every input file (config, data, population) | a refused release: use another results folder; never expect a retry in the same folder to draw noise |
+//! | [`Error::Worker`], [`Error::Simulator`] | a simulator worker process or a simulator failed | fix the model program or its parameters |
+//! | [`Error::Abc`], [`Error::Mcmc`], [`Error::Accountant`], [`Error::Distance`], [`Error::Mechanism`], [`Error::Plot`], [`Error::Model`], [`Error::Summary`] | a library crate refused its input | as the library's error says |
+//! | [`Error::Io`], [`Error::Json`], [`Error::Arrow`], `Error::Parquet` | I/O (with the path when known) and file formats | |
+//! | [`Error::OutOfMemory`], [`Error::Overflow`], [`Error::Threads`], [`Error::Entropy`], [`Error::Internal`] | resources, OS randomness, a broken invariant (a bug; nothing was released) | |
+//! | [`Error::Context`] | what was being done, around the error underneath | [`Error::root`] is the cause |
+//!
+//! Messages: `Display` of a variant prints its own message only; a wrapped library error is
+//! *transparent* (its `Display` and its [`source`](core::error::Error::source) are the
+//! wrapped error's), and [`Error::Context`] prints its context and has the wrapped error as
+//! its source. `{:#}` prints the whole chain, `": "`-separated, exactly as `anyhow`'s `{:#}`
+//! prints it for an `anyhow::Error` made from this one: `context: cause: cause's cause`, the
+//! text the `dpinfer` command prints.
+//!
+//! Inside the crate, the [`Context`] extension trait adds `.context(..)` and
+//! `.with_context(..)` to results (and to options: a missing value is a required key left
+//! out, [`Error::Config`]), and `bail!`, `ensure!` and `err!` build messages (`bail!("…")` is
+//! an [`Error::Config`] error, `bail!(Data, "…")` names the variant).
+
+use core::fmt;
+use std::path::PathBuf;
+
+use dpinfer::abc::AbcError;
+use dpinfer::accountants::AccountantError;
+use dpinfer::distances::DistanceError;
+use dpinfer::mcmc::McmcError;
+use dpinfer::mechanisms::MechanismError;
+use dpinfer::simulators::SimError;
+use dpinfer::simulators::models::registry::ModelError;
+use dpinfer::simulators::summaries::SummaryError;
+use dpinfer_plots::PlotError;
+use dpinfer_workers::WorkerError;
+
+/// A pipeline result.
+pub type Result<T, E = Error> = core::result::Result<T, E>;
+
+/// Why a pipeline step failed. See the [module documentation](self) for what each variant
+/// means to a caller; [`Error::root`] looks through [`Error::Context`] layers.
+///
+/// ```
+/// use std::path::Path;
+/// use dpinfer_pipeline::{Config, Error};
+///
+/// let text = "[model]\nname = \"gaussian-mean\"\n[sampler]\nkind = \"rejection\"\n\
+///             pairs = 100\n[privacy]\ndelta = 2.0\n";
+/// let e = Config::parse(text, Path::new(".")).unwrap_err();
+/// assert!(matches!(e.root(), Error::Config(m) if m.starts_with("privacy.delta")));
+/// assert_eq!(format!("{e:#}"), "privacy.delta must be in [0, 1), got 2");
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Error {
+    /// An invalid config key or setting (or command-line setting such as a thread or shard
+    /// count); the message names the key.
+    Config(String),
+    /// Invalid or unreadable data: observed data, a pairs table, a population file.
+    Data(String),
+    /// Not enough memory for a table the config asks for.
+    OutOfMemory(String),
+    /// The operating system's randomness (the privacy noise's seed) is unavailable.
+    Entropy(String),
+    /// A broken internal invariant (a bug; nothing was released).
+    Internal(String),
+    /// The results folder, its lock, the restart-safe ledger or a shard file: a refused
+    /// private release (already released, unfinished, different input, changed claim) or
+    /// a failed one.
+    Ledger(dpinfer_ledger::Error),
+    /// A simulator worker process failed.
+    Worker(WorkerError),
+    /// A simulator failed or refused its parameters.
+    Simulator(SimError),
+    /// The model registry refused a model's settings.
+    Model(ModelError),
+    /// A declared summary was refused.
+    Summary(SummaryError),
+    /// ABC (`dpinfer-abc`) refused its input.
+    Abc(AbcError),
+    /// MCMC (`dpinfer-mcmc`) refused its input.
+    Mcmc(McmcError),
+    /// A privacy accountant refused its input.
+    Accountant(AccountantError),
+    /// A distance refused its input.
+    Distance(DistanceError),
+    /// A privacy mechanism refused its input.
+    Mechanism(MechanismError),
+    /// A chart could not be drawn.
+    Plot(PlotError),
+    /// A count that does not fit the platform's integers (a table too large for a 32-bit
+    /// platform).
+    Overflow(core::num::TryFromIntError),
+    /// The worker threads could not be started.
+    Threads(rayon::ThreadPoolBuildError),
+    /// I/O outside the ledger's file functions, with the path when known. Prints as the OS
+    /// error (a [`Error::Context`] layer above it says what was being done).
+    Io {
+        /// The file or folder.
+        path: Option<PathBuf>,
+        /// The OS error.
+        source: std::io::Error,
+    },
+    /// TOML syntax or a value of the wrong type in a config.
+    Toml(toml::de::Error),
+    /// JSON reading or writing.
+    Json(serde_json::Error),
+    /// An Arrow IPC file.
+    Arrow(arrow_schema::ArrowError),
+    /// A Parquet file.
+    #[cfg(feature = "parquet")]
+    Parquet(parquet::errors::ParquetError),
+    /// What was being done when `source` happened.
+    Context {
+        /// What was being done (e.g. `invalid config run.toml`).
+        context: String,
+        /// The error underneath.
+        source: Box<Error>,
+    },
+}
+
+impl Error {
+    /// The error under every [`Error::Context`] layer: the cause to match on.
+    #[must_use]
+    pub fn root(&self) -> &Self {
+        let mut e = self;
+        while let Self::Context { source, .. } = e {
+            e = source;
+        }
+        e
+    }
+
+    /// The ledger error under the context layers, if the cause is one: a refused release is
+    /// `matches!(e.ledger(), Some(dpinfer_ledger::Error::AlreadyReleased { .. }))`.
+    #[must_use]
+    pub fn ledger(&self) -> Option<&dpinfer_ledger::Error> {
+        match self.root() {
+            Self::Ledger(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    /// `true` if the config is at fault: an invalid setting ([`Error::Config`]) or TOML the
+    /// config parser refused ([`Error::Toml`]: syntax, a wrong type, an unknown key).
+    #[must_use]
+    pub fn is_config(&self) -> bool {
+        matches!(self.root(), Self::Config(_) | Self::Toml(_))
+    }
+
+    /// `true` if the ledger **refused** a private release so that no budget is spent twice:
+    /// the folder holds a release of another input, an unfinished or once-only release, or a
+    /// stored release that fails its checksum, claim or MAC. Retrying in the same folder will
+    /// refuse again; use another results folder.
+    #[must_use]
+    pub fn is_refused_release(&self) -> bool {
+        use dpinfer_ledger::Error as L;
+        matches!(
+            self.ledger(),
+            Some(
+                L::DifferentInput(_)
+                    | L::LedgerVersion { .. }
+                    | L::Unfinished { .. }
+                    | L::AlreadyReleased { .. }
+                    | L::ReleaseChecksum(_)
+                    | L::ClaimMismatch { .. }
+                    | L::MacNeedsKey(_)
+                    | L::MacMissing(_)
+                    | L::MacMalformed
+                    | L::MacMismatch(_)
+            )
+        )
+    }
+
+    /// An I/O error on `path`.
+    #[must_use]
+    pub fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Self::Io {
+            path: Some(path.into()),
+            source,
+        }
+    }
+
+    /// `self` wrapped in a [`Error::Context`] layer.
+    #[must_use]
+    pub fn context(self, context: impl fmt::Display) -> Self {
+        Self::Context {
+            context: context.to_string(),
+            source: Box::new(self),
+        }
+    }
+
+    /// The wrapped library error, when this layer is transparent.
+    fn transparent(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        Some(match self {
+            Self::Ledger(e) => e,
+            Self::Worker(e) => e,
+            Self::Simulator(e) => e,
+            Self::Model(e) => e,
+            Self::Summary(e) => e,
+            Self::Abc(e) => e,
+            Self::Mcmc(e) => e,
+            Self::Accountant(e) => e,
+            Self::Distance(e) => e,
+            Self::Mechanism(e) => e,
+            Self::Plot(e) => e,
+            Self::Overflow(e) => e,
+            Self::Threads(e) => e,
+            Self::Toml(e) => e,
+            Self::Json(e) => e,
+            Self::Arrow(e) => e,
+            #[cfg(feature = "parquet")]
+            Self::Parquet(e) => e,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for Error {
+    /// This layer's message; with `{:#}` the whole chain, `": "`-separated (as `anyhow`
+    /// prints it).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Config(m)
+            | Self::Data(m)
+            | Self::OutOfMemory(m)
+            | Self::Entropy(m)
+            | Self::Internal(m) => f.write_str(m)?,
+            Self::Io { source, .. } => write!(f, "{source}")?,
+            Self::Context { context, .. } => f.write_str(context)?,
+            e => match e.transparent() {
+                Some(inner) => write!(f, "{inner}")?,
+                None => unreachable_display(f)?,
+            },
+        }
+        if f.alternate() {
+            let mut cause = core::error::Error::source(self);
+            while let Some(c) = cause {
+                write!(f, ": {c}")?;
+                cause = c.source();
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Every variant without its own message is transparent; kept total without a panic.
+fn unreachable_display(f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    f.write_str("error")
+}
+
+impl core::error::Error for Error {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Self::Io { source, .. } => source.source(),
+            Self::Context { source, .. } => Some(&**source),
+            e => e.transparent().and_then(core::error::Error::source),
+        }
+    }
+}
+
+macro_rules! from {
+    ($($variant:ident($t:ty)),* $(,)?) => {$(
+        impl From<$t> for Error {
+            fn from(e: $t) -> Self {
+                Self::$variant(e)
+            }
+        }
+    )*};
+}
+
+from!(
+    Ledger(dpinfer_ledger::Error),
+    Worker(WorkerError),
+    Simulator(SimError),
+    Model(ModelError),
+    Summary(SummaryError),
+    Abc(AbcError),
+    Mcmc(McmcError),
+    Accountant(AccountantError),
+    Distance(DistanceError),
+    Mechanism(MechanismError),
+    Plot(PlotError),
+    Overflow(core::num::TryFromIntError),
+    Threads(rayon::ThreadPoolBuildError),
+    Toml(toml::de::Error),
+    Json(serde_json::Error),
+    Arrow(arrow_schema::ArrowError),
+);
+
+#[cfg(feature = "parquet")]
+from!(Parquet(parquet::errors::ParquetError));
+
+impl From<std::io::Error> for Error {
+    fn from(source: std::io::Error) -> Self {
+        Self::Io { path: None, source }
+    }
+}
+
+/// `.context(..)` and `.with_context(..)` on results whose error converts into [`Error`]:
+/// the error is wrapped in an [`Error::Context`] layer.
+pub trait Context<T> {
+    /// Wraps the error in `context`.
+    ///
+    /// # Errors
+    /// The wrapped error.
+    fn context<C: fmt::Display>(self, context: C) -> Result<T>;
+
+    /// Wraps the error in the context `f` returns (called only on an error).
+    ///
+    /// # Errors
+    /// The wrapped error.
+    fn with_context<C: fmt::Display, F: FnOnce() -> C>(self, f: F) -> Result<T>;
+}
+
+impl<T, E: Into<Error>> Context<T> for core::result::Result<T, E> {
+    fn context<C: fmt::Display>(self, context: C) -> Result<T> {
+        self.map_err(|e| e.into().context(context))
+    }
+
+    fn with_context<C: fmt::Display, F: FnOnce() -> C>(self, f: F) -> Result<T> {
+        self.map_err(|e| e.into().context(f()))
+    }
+}
+
+/// `.context(..)` on a missing value is an [`Error::Config`] error: in the pipeline a
+/// missing value is a required key left out.
+impl<T> Context<T> for Option<T> {
+    fn context<C: fmt::Display>(self, context: C) -> Result<T> {
+        self.ok_or_else(|| Error::Config(context.to_string()))
+    }
+
+    fn with_context<C: fmt::Display, F: FnOnce() -> C>(self, f: F) -> Result<T> {
+        self.ok_or_else(|| Error::Config(f().to_string()))
+    }
+}
+
+/// An [`Error`] from a format string: `err!("…", …)` is an [`Error::Config`] error,
+/// `err!(Data, "…", …)` an [`Error::Data`] one (any message variant by name).
+macro_rules! err {
+    ($kind:ident, $($arg:tt)+) => {
+        $crate::error::Error::$kind(::std::format!($($arg)+))
+    };
+    ($($arg:tt)+) => {
+        $crate::error::Error::Config(::std::format!($($arg)+))
+    };
+}
+
+/// Returns [`err!`]`(…)` as the error.
+macro_rules! bail {
+    ($($arg:tt)+) => {
+        return ::core::result::Result::Err($crate::error::err!($($arg)+))
+    };
+}
+
+/// [`bail!`]`(…)` unless the condition holds.
+macro_rules! ensure {
+    ($cond:expr, $($arg:tt)+) => {
+        if !$cond {
+            $crate::error::bail!($($arg)+);
+        }
+    };
+}
+
+pub(crate) use {bail, ensure, err};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chain a printer builds from `source()` (what `anyhow`'s `{:#}` prints).
+    fn chain(e: &dyn core::error::Error) -> String {
+        let mut s = e.to_string();
+        let mut c = e.source();
+        while let Some(x) = c {
+            s.push_str(": ");
+            s.push_str(&x.to_string());
+            c = x.source();
+        }
+        s
+    }
+
+    /// A library error converts into its own variant and prints exactly as itself.
+    fn transparent<E: core::error::Error + Into<Error> + 'static>(e: E, is: fn(&Error) -> bool) {
+        let (own, expected) = (e.to_string(), chain(&e));
+        let ours: Error = e.into();
+        assert!(is(&ours), "{ours:?}");
+        assert_eq!(ours.to_string(), own);
+        assert_eq!(chain(&ours), expected);
+        assert_eq!(format!("{ours:#}"), expected);
+        assert!(core::ptr::eq(ours.root(), &ours));
+    }
+
+    #[test]
+    fn library_errors_keep_their_variant_and_text() {
+        transparent(AbcError::ZeroTotalWeight, |e| matches!(e, Error::Abc(_)));
+        transparent(McmcError::InvalidInitialPoint, |e| {
+            matches!(e, Error::Mcmc(_))
+        });
+        transparent(AccountantError::TooDeep, |e| {
+            matches!(e, Error::Accountant(_))
+        });
+        transparent(DistanceError::Empty, |e| matches!(e, Error::Distance(_)));
+        transparent(MechanismError::ZeroDenominator, |e| {
+            matches!(e, Error::Mechanism(_))
+        });
+        transparent(PlotError::ZeroWeights, |e| matches!(e, Error::Plot(_)));
+        transparent(
+            SimError::DimensionMismatch {
+                what: "theta",
+                expected: 2,
+                got: 3,
+            },
+            |e| matches!(e, Error::Simulator(_)),
+        );
+        transparent(
+            WorkerError::Protocol {
+                reason: "closed".into(),
+            },
+            |e| matches!(e, Error::Worker(_)),
+        );
+        transparent(ModelError::UnknownName("x".into()), |e| {
+            matches!(e, Error::Model(_))
+        });
+        // A ledger error with a cause: the cause stays the next link of the chain.
+        transparent(
+            dpinfer_ledger::Error::Io {
+                action: "creating /r".into(),
+                source: std::io::Error::other("disk full"),
+            },
+            |e| matches!(e, Error::Ledger(_)),
+        );
+        transparent(serde_json::from_str::<u8>("x").unwrap_err(), |e| {
+            matches!(e, Error::Json(_))
+        });
+        transparent(toml::from_str::<toml::Table>("= 1").unwrap_err(), |e| {
+            matches!(e, Error::Toml(_))
+        });
+        transparent(u8::try_from(300_u32).unwrap_err(), |e| {
+            matches!(e, Error::Overflow(_))
+        });
+        transparent(std::io::Error::other("gone"), |e| {
+            matches!(e, Error::Io { path: None, .. })
+        });
+    }
+
+    #[test]
+    fn context_layers_print_as_a_chain_and_root_sees_through_them() {
+        let io = std::io::Error::other("disk full");
+        let e: Result<()> = Err(dpinfer_ledger::Error::Io {
+            action: "writing /r/x".into(),
+            source: io,
+        })
+        .context("writing the results");
+        let e = e.with_context(|| "run 3").unwrap_err();
+        assert_eq!(e.to_string(), "run 3");
+        assert_eq!(
+            format!("{e:#}"),
+            "run 3: writing the results: writing /r/x: disk full"
+        );
+        assert_eq!(format!("{e:#}"), chain(&e));
+        assert!(matches!(e.root(), Error::Ledger(_)));
+        assert!(e.ledger().is_some() && !e.is_refused_release() && !e.is_config());
+        // A missing value is a required key left out.
+        let none: Option<u8> = None;
+        let e = none.context("sampler.pairs is required").unwrap_err();
+        assert!(matches!(&e, Error::Config(m) if m == "sampler.pairs is required"));
+    }
+
+    #[test]
+    fn macros_build_the_named_variant() {
+        fn config(k: u8) -> Result<()> {
+            ensure!(k > 0, "sampler.k = {k} is invalid");
+            Ok(())
+        }
+        fn data() -> Result<()> {
+            bail!(Data, "data file {}: no values", "x.csv")
+        }
+        assert!(matches!(config(0), Err(Error::Config(m)) if m == "sampler.k = 0 is invalid"));
+        assert!(config(1).is_ok());
+        assert!(matches!(data(), Err(Error::Data(m)) if m == "data file x.csv: no values"));
+        assert!(matches!(err!(Internal, "bug {}", 1), Error::Internal(m) if m == "bug 1"));
+    }
+
+    #[test]
+    fn a_refused_release_is_recognised_under_context() {
+        let e = Error::from(dpinfer_ledger::Error::ClaimChanged).context("x");
+        assert!(!e.is_refused_release());
+        let e = Error::from(dpinfer_ledger::Error::DifferentInput("/r".into())).context("x");
+        assert!(e.is_refused_release());
+        assert!(matches!(
+            e.ledger(),
+            Some(dpinfer_ledger::Error::DifferentInput(_))
+        ));
+    }
+
+    #[test]
+    fn the_error_crosses_threads() {
+        fn send_sync<T: Send + Sync + 'static>() {}
+        send_sync::<Error>();
+    }
+}

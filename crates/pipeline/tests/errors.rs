@@ -1,0 +1,320 @@
+//! The typed error: for each cause a caller acts on, a real failure of the pipeline gives the
+//! variant (under any context layers, [`Error::root`]) and the message the CLI prints; and
+//! the observer hears a run's notes, warnings and progress instead of stderr.
+#![allow(clippy::unwrap_used, clippy::panic, clippy::std_instead_of_alloc)]
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use dpinfer_pipeline::{Config, Error, Observer, Quiet};
+
+/// A fresh folder under the target directory.
+fn fresh(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("pipeline-errors-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A small private SVT-ABC run with a fixed noise seed.
+fn svt(noise: u64, extra: &str) -> String {
+    format!(
+        r#"
+        [model]
+        name = "gaussian-mean"
+        n = 200
+
+        [sampler]
+        kind = "svt-abc"
+        pairs = 400
+        epsilon_abc = 0.2
+        c = 20
+
+        [privacy]
+        epsilon = 1.0
+
+        [seeds]
+        run = 7
+        noise = {noise}
+        {extra}
+        "#
+    )
+}
+
+/// The chain as the CLI prints it: `anyhow`'s `{:#}` is each error of the `source()` chain,
+/// `": "`-separated.
+fn chain(e: &Error) -> String {
+    let mut s = e.to_string();
+    let mut c = core::error::Error::source(e);
+    while let Some(x) = c {
+        s.push_str(": ");
+        s.push_str(&x.to_string());
+        c = x.source();
+    }
+    s
+}
+
+#[test]
+fn an_invalid_setting_is_a_config_error_naming_the_key() {
+    let e = Config::parse(
+        &svt(11, "[distance]\nkind = \"rff-mmd\"\nfeatures = 3"),
+        Path::new("."),
+    )
+    .unwrap_err();
+    match e.root() {
+        Error::Config(m) => assert!(m.contains("distance.features"), "{m}"),
+        other => panic!("not a config error: {other:?}"),
+    }
+    assert!(e.is_config() && !e.is_refused_release());
+    // `{:#}` is the whole chain; the chain a printer builds from `source()` is the same.
+    assert_eq!(format!("{e:#}"), chain(&e));
+}
+
+#[test]
+fn an_unknown_key_is_a_toml_config_error_naming_key_and_section() {
+    let text = svt(11, "").replace("c = 20", "c = 20\nepsilon_ab = 0.1");
+    let e = Config::parse(&text, Path::new(".")).unwrap_err();
+    assert!(matches!(e.root(), Error::Toml(_)), "{e:?}");
+    assert!(e.is_config());
+    let m = format!("{e:#}");
+    assert!(
+        m.contains("unknown field `epsilon_ab`") && m.contains("[sampler]"),
+        "{m}"
+    );
+}
+
+#[test]
+fn a_config_file_error_says_which_file_under_a_context_layer() {
+    let dir = fresh("config-file");
+    let path = dir.join("run.toml");
+    std::fs::write(
+        &path,
+        "[model]\nname = \"gaussian-mean\"\n[privacy]\ndelta = 2.0\n[sampler]\nkind = \"rejection\"\npairs = 10",
+    )
+    .unwrap();
+    let e = Config::load(&path).unwrap_err();
+    let Error::Context { context, source } = &e else {
+        panic!("no context layer: {e:?}");
+    };
+    assert_eq!(*context, format!("invalid config {}", path.display()));
+    assert!(matches!(**source, Error::Config(_)), "{e:#}");
+    assert_eq!(
+        format!("{e:#}"),
+        format!(
+            "invalid config {}: privacy.delta must be in [0, 1), got 2",
+            path.display()
+        )
+    );
+    // A missing config file is the ledger crate's file error (it reads every input).
+    let e = Config::load(&dir.join("missing.toml")).unwrap_err();
+    assert!(matches!(e.root(), Error::Ledger(_)), "{e:?}");
+}
+
+#[test]
+fn unreadable_data_are_a_data_error_naming_file_and_line() {
+    let dir = fresh("data");
+    std::fs::write(dir.join("obs.csv"), "1.0\n2.0\nabc\n").unwrap();
+    let text = svt(11, "[data]\npath = \"obs.csv\"");
+    let cfg = Config::parse(&text, &dir).unwrap();
+    let e = dpinfer_pipeline::run::run_with(&cfg, &dir.join("out"), 1, &quiet()).unwrap_err();
+    assert!(matches!(e.root(), Error::Data(_)), "{e:?}");
+    let m = format!("{e:#}");
+    assert!(m.contains("obs.csv line 3: \"abc\" is not a number"), "{m}");
+    // Nothing was written: the data are read before any simulation.
+    assert!(!dir.join("out").exists());
+}
+
+#[test]
+fn a_missing_arrow_file_is_an_io_error_with_its_path() {
+    let dir = fresh("io");
+    let text = svt(11, "[data]\npath = \"missing.arrow\"");
+    let cfg = Config::parse(&text, &dir).unwrap();
+    let e = dpinfer_pipeline::run::load(&cfg).unwrap_err();
+    match e.root() {
+        Error::Io { path, source } => {
+            assert_eq!(path.as_deref(), Some(dir.join("missing.arrow").as_path()));
+            assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+        }
+        other => panic!("not an I/O error: {other:?}"),
+    }
+    assert!(format!("{e:#}").starts_with(&format!(
+        "cannot read data file {}: ",
+        dir.join("missing.arrow").display()
+    )));
+}
+
+#[test]
+fn a_refused_rerun_is_the_ledger_variant() {
+    let dir = fresh("refused");
+    let out = dir.join("out");
+    let first = Config::parse(&svt(11, ""), &dir).unwrap();
+    let o = dpinfer_pipeline::run::run_with(&first, &out, 1, &quiet())
+        .unwrap()
+        .close()
+        .unwrap();
+    assert!(!o.reproduced);
+    // The same input reproduces the release; another noise seed is another input: refused.
+    let again = dpinfer_pipeline::run::run_with(&first, &out, 1, &quiet())
+        .unwrap()
+        .close()
+        .unwrap();
+    assert!(again.reproduced);
+    let other = Config::parse(&svt(12, ""), &dir).unwrap();
+    let e = dpinfer_pipeline::run::run_with(&other, &out, 1, &quiet()).unwrap_err();
+    assert!(
+        matches!(e.ledger(), Some(dpinfer_ledger::Error::DifferentInput(_))),
+        "{e:?}"
+    );
+    assert!(e.is_refused_release() && !e.is_config());
+    assert!(format!("{e:#}").contains("refusing to overwrite it"));
+}
+
+#[test]
+fn a_private_chain_rerun_is_refused_as_already_released() {
+    let dir = fresh("once");
+    let out = dir.join("out");
+    let text = r#"
+        [model]
+        name = "gaussian-mean"
+        n = 500
+        [sampler]
+        kind = "dp-penalty"
+        iterations = 200
+        burn_in = 50
+        proposal_scale = 0.05
+        tau = 0.5
+        [privacy]
+        epsilon = 4.0
+        delta = 1e-5
+        [seeds]
+        run = 3
+        noise = 5
+    "#;
+    let cfg = Config::parse(text, &dir).unwrap();
+    dpinfer_pipeline::run::run_with(&cfg, &out, 1, &quiet())
+        .unwrap()
+        .close()
+        .unwrap();
+    let e = dpinfer_pipeline::run::run_with(&cfg, &out, 1, &quiet()).unwrap_err();
+    assert!(
+        matches!(
+            e.ledger(),
+            Some(dpinfer_ledger::Error::AlreadyReleased { .. })
+        ),
+        "{e:?}"
+    );
+    assert!(e.is_refused_release());
+}
+
+#[test]
+fn a_simulator_program_that_cannot_start_is_the_worker_variant() {
+    let dir = fresh("worker");
+    let text = r#"
+        [model]
+        name = "mine"
+        kind = "command"
+        command = ["/nonexistent/dpinfer-no-such-simulator"]
+        outputs = 5
+        [[model.prior]]
+        name = "mu"
+        dist = "uniform"
+        lo = -1.0
+        hi = 1.0
+        [distance]
+        kind = "l2"
+        [sampler]
+        kind = "rejection"
+        pairs = 20
+        accept = 5
+        [seeds]
+        run = 1
+    "#;
+    let cfg = Config::parse(text, &dir).unwrap();
+    let model = <dpinfer_pipeline::model::Model as dpinfer_pipeline::model::BuildModel>::build(
+        &cfg.model, None,
+    )
+    .unwrap();
+    let public = dpinfer_pipeline::public::Public::new(&cfg, model).unwrap();
+    let e = public.rows(0, public.total, 1, &|_| {}).unwrap_err();
+    assert!(
+        matches!(
+            e.root(),
+            Error::Worker(dpinfer_workers::WorkerError::Spawn { .. })
+        ),
+        "{e:?}"
+    );
+}
+
+/// An observer that records everything it hears.
+#[derive(Default)]
+struct Log(Mutex<Vec<String>>);
+
+impl Observer for Log {
+    fn note(&self, line: &str) {
+        self.0.lock().unwrap().push(line.into());
+    }
+    fn start(&self, what: &str, total: u64) {
+        self.0.lock().unwrap().push(format!("start {what} {total}"));
+    }
+    fn advance(&self, units: u64) {
+        self.0.lock().unwrap().push(format!("advance {units}"));
+    }
+    fn finish(&self) {
+        self.0.lock().unwrap().push("finish".into());
+    }
+}
+
+fn quiet() -> Arc<dyn Observer> {
+    Arc::new(Quiet)
+}
+
+#[test]
+fn the_observer_hears_notes_and_progress_and_changes_no_number() {
+    let dir = fresh("observer");
+    let cfg = Config::parse(&svt(11, ""), &dir).unwrap();
+    let log = Arc::new(Log::default());
+    let heard: Arc<dyn Observer> = log.clone();
+    let a = dpinfer_pipeline::run::run_with(&cfg, &dir.join("a"), 2, &heard)
+        .unwrap()
+        .close()
+        .unwrap();
+    let lines = log.0.lock().unwrap().clone();
+    assert_eq!(
+        lines.first().map(String::as_str),
+        Some("start simulating pairs 400")
+    );
+    let done: u64 = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("advance ")?.parse::<u64>().ok())
+        .sum();
+    assert_eq!(done, 400, "{lines:?}");
+    let fin = lines.iter().position(|l| l == "finish").unwrap();
+    assert!(
+        lines[fin + 1].starts_with("public step: 400 pairs in "),
+        "{lines:?}"
+    );
+    // Quiet or not, the numbers are the same.
+    let b = dpinfer_pipeline::run::run_with(&cfg, &dir.join("b"), 1, &quiet())
+        .unwrap()
+        .close()
+        .unwrap();
+    assert_eq!(a.samples, b.samples);
+    assert_eq!(a.ledger, b.ledger);
+}
+
+#[test]
+fn config_warnings_go_to_the_observer() {
+    let text = "[model]\nname = \"gaussian-mean\"\nn = 50\n[sampler]\nkind = \"rejection\"\n\
+                pairs = 100\nepsilon_abc = 0.1\n";
+    let log = Log::default();
+    let cfg = Config::parse_with(text, Path::new("."), &log).unwrap();
+    let quiet = Config::parse_with(text, Path::new("."), &Quiet).unwrap();
+    assert_eq!(cfg.sampler, quiet.sampler);
+    let lines = log.0.lock().unwrap().clone();
+    assert_eq!(lines.len(), 1, "{lines:?}");
+    assert!(
+        lines[0].starts_with("warning: ") && lines[0].contains("epsilon_abc"),
+        "{lines:?}"
+    );
+}
