@@ -477,17 +477,13 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
     }
 }
 
-/// Relative slack of [`within_budget`]: floating-point rounding only.
-pub const ROUNDING: f64 = 1e-12;
-
-/// `true` if a claimed ε fits `budget` (NaN never does). The mechanisms calibrate in exact
-/// grid arithmetic (their own ε is `≤ budget` exactly); a claim's accountant composes the
-/// same events in floating point and rounds **up**, so a pass that spends its whole budget
-/// claims a few ulps more (SVT at ε = 1: 1 + 4.3e-14). The claim — the conservative value —
-/// is what the ledger reports, and it is accepted up to a relative [`ROUNDING`].
+/// `true` if a claimed ε fits `budget` (NaN never does), exactly: the accountants round a
+/// mechanism's cost up to the next `f64` and no further (`dpinfer_accountants::curves::
+/// mul_div_up`, exact pure composition), so a pass calibrated to spend its whole budget is
+/// claimed at most at the budget, and anything above it is refused before any noise is drawn.
 #[must_use]
 pub fn within_budget(epsilon: f64, budget: f64) -> bool {
-    epsilon <= budget * (1.0 + ROUNDING)
+    epsilon <= budget
 }
 
 /// The distance's clipping bound: `sampler.clip`, at most the distance's own bound.
