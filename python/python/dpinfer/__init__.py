@@ -12,6 +12,9 @@ Submodules:
   passes (sparse vector, Gaussian), rejection and SMC-ABC.
 * :mod:`dpinfer.mcmc` — random-walk MH and the DP penalty sampler with a vectorised per-row
   log-likelihood.
+* :func:`dpinfer.run` (and :mod:`dpinfer.pipeline`) — a TOML config of the ``dpinfer`` CLI
+  run from Python by the same library: the same samples, ledger and restart-safe results
+  folder; ``simulate_shard``, ``private_step`` and ``smc_step`` for sharded runs.
 * :mod:`dpinfer.errors` — the exceptions (``ValueError`` subclasses for invalid parameters,
   ``BudgetExceeded`` for the filter).
 
@@ -25,12 +28,30 @@ from . import errors
 from ._native import __version__
 from . import accounting, mechanisms
 
-__all__ = ["__version__", "accounting", "mechanisms", "errors", "priors", "abc", "mcmc"]
+__all__ = [
+    "__version__",
+    "accounting",
+    "mechanisms",
+    "errors",
+    "priors",
+    "abc",
+    "mcmc",
+    "pipeline",
+    "run",
+    "RunResult",
+    "simulate_shard",
+    "private_step",
+    "smc_step",
+]
+
+_PIPELINE = ("run", "RunResult", "simulate_shard", "private_step", "smc_step")
 
 
 def __getattr__(name):  # lazy: importing dpinfer does not import the samplers
-    if name in ("abc", "priors", "mcmc"):
-        import importlib
+    import importlib
 
+    if name in ("abc", "priors", "mcmc", "pipeline"):
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _PIPELINE:
+        return getattr(importlib.import_module(f"{__name__}.pipeline"), name)
     raise AttributeError(name)
