@@ -240,10 +240,37 @@ fn smc_step<'py>(
     Ok(d)
 }
 
+/// `dpinfer.merge_shards`: the complete, checksum-verified shards of generation
+/// `generation` in the folder `dir` joined into the merged table `out` (refused if `out`
+/// exists, unless `force`), as `dpinfer merge`; returns the number of rows.
+#[pyfunction]
+#[pyo3(signature = (dir, *, out, generation=0, force=false))]
+fn merge_shards(
+    py: Python<'_>,
+    dir: PathBuf,
+    out: PathBuf,
+    generation: u32,
+    force: bool,
+) -> PyResult<u64> {
+    use dpinfer_ledger::files::{Replace, check_target};
+    use dpinfer_ledger::shard;
+    py.detach(|| {
+        check_target(&out, Replace::IfForced(force))?;
+        let (h, data) = shard::merge_dir(&dir, generation)?;
+        shard::write_atomic(&out, &h, &data, Replace::IfForced(force))?;
+        Ok(h.total_rows)
+    })
+    .map_err(|e: dpinfer_ledger::Error| {
+        let msg = format!("{e:#}");
+        raise(error_class(&msg), msg, &[])
+    })
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_config, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_shard, m)?)?;
     m.add_function(wrap_pyfunction!(private_step, m)?)?;
     m.add_function(wrap_pyfunction!(smc_step, m)?)?;
+    m.add_function(wrap_pyfunction!(merge_shards, m)?)?;
     Ok(())
 }

@@ -7,8 +7,8 @@ ledger as the ``dpinfer`` CLI.
   and passes its path in ``DPINFER_BIN``);
 * non-private rejection ABC on the Gaussian-mean model against its exact conjugate posterior;
 * a user's own model (``[model] kind = "command"``, the Python reference worker);
-* the sharded steps (simulate two shards, merge with the CLI, private step) give the
-  whole run's samples;
+* the sharded steps (simulate two shards, merge them, private step) give the whole run's
+  samples;
 * bad input: an unknown key is named, arguments are checked.
 """
 
@@ -238,9 +238,8 @@ def test_own_model_command_worker_from_python(tmp_path):
 
 
 def test_sharded_steps_equal_the_whole_run(tmp_path):
-    """simulate_shard × 2 → ``dpinfer merge`` → private_step gives the samples of one
-    dpinfer.run of the same config (same pairs table, same fixed noise seed)."""
-    exe = cli()
+    """simulate_shard × 2 → merge_shards → private_step gives the samples of one dpinfer.run
+    of the same config (same pairs table, same fixed noise seed); merge refuses to overwrite."""
     whole = dpinfer.run(text=svt(), out=tmp_path / "whole")
     shards = tmp_path / "shards"
     shards.mkdir()
@@ -249,11 +248,11 @@ def test_sharded_steps_equal_the_whole_run(tmp_path):
     ]
     assert ranges == [(0, 1000), (1000, 2000)]
     merged = tmp_path / "pairs.dpshard"
-    subprocess.run(
-        [os.fspath(exe), "merge", os.fspath(shards), "--out", os.fspath(merged)],
-        check=True,
-        capture_output=True,
-    )
+    assert dpinfer.merge_shards(shards, out=merged) == 2000
+    # the merged table is byte-identical to the one the whole run kept
+    assert merged.read_bytes() == (tmp_path / "whole" / "pairs-gen000.dpshard").read_bytes()
+    with pytest.raises(DpinferError, match="already exists"):
+        dpinfer.merge_shards(shards, out=merged)
     r = dpinfer.private_step(text=svt(), pairs=merged, out=tmp_path / "private")
     assert np.array_equal(r.samples, whole.samples)
     assert r.ledger == whole.ledger

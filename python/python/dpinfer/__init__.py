@@ -14,7 +14,8 @@ Submodules:
   log-likelihood.
 * :func:`dpinfer.run` (and :mod:`dpinfer.pipeline`) — a TOML config of the ``dpinfer`` CLI
   run from Python by the same library: the same samples, ledger and restart-safe results
-  folder; ``simulate_shard``, ``private_step`` and ``smc_step`` for sharded runs.
+  folder; ``simulate_shard``, ``merge_shards``, ``private_step`` and ``smc_step`` for sharded
+  runs.
 * :mod:`dpinfer.errors` — the exceptions (``ValueError`` subclasses for invalid parameters,
   ``BudgetExceeded`` for the filter).
 
@@ -40,11 +41,12 @@ __all__ = [
     "run",
     "RunResult",
     "simulate_shard",
+    "merge_shards",
     "private_step",
     "smc_step",
 ]
 
-_PIPELINE = ("run", "RunResult", "simulate_shard", "private_step", "smc_step")
+_PIPELINE = ("run", "RunResult", "simulate_shard", "merge_shards", "private_step", "smc_step")
 
 
 def __getattr__(name):  # lazy: importing dpinfer does not import the samplers

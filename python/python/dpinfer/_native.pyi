@@ -213,6 +213,7 @@ def smc_step(
     population: Optional[str] = None,
     out: Optional[str] = None,
 ) -> Dict[str, Any]: ...
+def merge_shards(dir: str, *, out: str, generation: int = 0, force: bool = False) -> int: ...
 
 class RffMmd:
     def __init__(

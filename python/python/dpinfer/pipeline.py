@@ -5,8 +5,8 @@ reads the config, runs the public step, the private pass (or SMC-ABC, or MCMC) a
 diagnostics, and guards the results folder with the same restart-safe ledger, so a config
 gives **bit-identical samples** from the CLI and from Python. The sharded steps of a cluster
 run are here too: :func:`simulate_shard` (rows of the public pairs table),
-:func:`private_step` (the data owner's pass over the merged table) and :func:`smc_step` (the
-central step of a sharded SMC-ABC generation); ``dpinfer merge`` joins the shards.
+:func:`merge_shards` (``dpinfer merge``), :func:`private_step` (the data owner's pass over
+the merged table) and :func:`smc_step` (the central step of a sharded SMC-ABC generation).
 
 **The config.** Pass a path (``str`` or ``os.PathLike``): relative paths inside the file
 (``[data] path``, a ``kind = "command"`` model's program) are resolved against the file's
@@ -47,7 +47,15 @@ import numpy as np
 from . import _native
 from .abc import AbcResult
 
-__all__ = ["run", "RunResult", "simulate_shard", "private_step", "smc_step", "Population"]
+__all__ = [
+    "run",
+    "RunResult",
+    "simulate_shard",
+    "merge_shards",
+    "private_step",
+    "smc_step",
+    "Population",
+]
 
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -190,6 +198,15 @@ def simulate_shard(
         threads=threads,
     )
     return os.fspath(path), start, end
+
+
+def merge_shards(
+    dir: PathLike, *, out: PathLike, generation: int = 0, force: bool = False
+) -> int:
+    """Join the shards of generation ``generation`` in the folder ``dir`` (every shard
+    present, checksums verified, one config) into the merged table ``out`` — ``dpinfer
+    merge`` —; an existing ``out`` is refused unless ``force``. Returns the row count."""
+    return _native.merge_shards(os.fspath(dir), out=os.fspath(out), generation=generation, force=force)
 
 
 def private_step(
