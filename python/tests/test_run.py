@@ -6,6 +6,7 @@ ledger as the ``dpinfer`` CLI.
 * the Python samples equal the CLI's ``samples.csv`` bit for bit (the xtask builds the CLI
   and passes its path in ``DPINFER_BIN``);
 * non-private rejection ABC on the Gaussian-mean model against its exact conjugate posterior;
+* two threads into one folder draw once; a DP MCMC run is once-only;
 * a user's own model (``[model] kind = "command"``, the Python reference worker);
 * the sharded steps (simulate two shards, merge them, private step) give the whole run's
   samples;
@@ -121,6 +122,55 @@ def test_svt_run_from_text_reproduces_and_refuses_a_changed_config(tmp_path):
         dpinfer.run(text=svt(eps=4.0), out=out)
     assert issubclass(LedgerRefusedError, DpinferError)
     assert (out / "release.json").read_bytes() == before
+
+
+def test_concurrent_runs_into_one_folder_draw_once(tmp_path):
+    """Two threads run the same config into one folder at once (the GIL is released during a
+    run): the folder's lock serialises them, one draws the release and the other reproduces
+    it."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    out = tmp_path / "shared"
+    with ThreadPoolExecutor(2) as pool:
+        a, b = pool.map(lambda _: dpinfer.run(text=svt(), out=out, threads=1), range(2))
+    assert sorted([a.reproduced, b.reproduced]) == [False, True]
+    assert np.array_equal(a.samples, b.samples) and a.ledger == b.ledger
+
+
+def test_dp_mcmc_run_is_once_only(tmp_path):
+    """A DP MCMC chain cannot be reproduced without running it again: dpinfer.run marks the
+    folder's once-only ledger released when the chain is done (Finished.close) and refuses
+    any rerun into that folder."""
+    text = """
+[model]
+name = "gaussian-mean"
+n = 1000
+
+[sampler]
+kind = "dp-penalty"
+iterations = 500
+burn_in = 100
+proposal_scale = 0.05
+ratio_clip = 5.0
+tau = 0.5
+accounting = "pld"
+
+[privacy]
+epsilon = 4.0
+delta = 1e-5
+
+[seeds]
+run = 3
+noise = 5
+"""
+    out = tmp_path / "mcmc"
+    r = dpinfer.run(text=text, out=out)
+    assert r.sampler == "dp-penalty" and not r.reproduced and len(r) > 0
+    assert 0.0 < r.ledger["epsilon"] <= 4.0 and r.ledger["delta"] == 1e-5
+    assert "split_rhat_mu" in r.facts and "iterations" in r.facts
+    assert json.loads((out / "private-step.json").read_text())["status"] == "released"
+    with pytest.raises(LedgerRefusedError, match="MCMC"):
+        dpinfer.run(text=text, out=out)
 
 
 def test_python_run_equals_the_cli_bit_for_bit(tmp_path):
