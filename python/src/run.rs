@@ -46,20 +46,44 @@ fn config(path: Option<&Path>, text: Option<&str>, base_dir: Option<&Path>) -> P
     parsed.map_err(|e| config_err(&format!("{e:#}")))
 }
 
-/// A config the pipeline refused (TOML syntax, unknown keys, invalid values):
-/// `InvalidParameterError`, its `name` the offending key when the text names one
-/// (``unknown field `key` ``).
-fn config_err(msg: &str) -> PyErr {
-    let e = raise("InvalidParameterError", msg.to_owned(), &[("value", None)]);
-    if let Some(key) = msg
+/// The config key a pipeline message names: ``unknown field `key` `` (TOML), else the first
+/// `section.key` of a config section (`privacy.epsilon must be …`, `unknown model.name …`).
+fn config_key(msg: &str) -> Option<String> {
+    if let Some((key, _)) = msg
         .split_once("unknown field `")
         .and_then(|(_, rest)| rest.split_once('`'))
-        .map(|(k, _)| k)
     {
-        Python::attach(|py| {
-            let _ = e.value(py).setattr("name", key);
-        });
+        return Some(key.to_owned());
     }
+    const SECTIONS: [&str; 7] = [
+        "model.",
+        "sampler.",
+        "privacy.",
+        "distance.",
+        "data.",
+        "seeds.",
+        "output.",
+    ];
+    msg.split(|c: char| c.is_whitespace() || c == '(' || c == ',')
+        .find(|w| {
+            SECTIONS
+                .iter()
+                .any(|s| w.starts_with(s) && w.len() > s.len())
+        })
+        .map(|w| {
+            w.trim_end_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .to_owned()
+        })
+}
+
+/// `InvalidParameterError` for a config the library rejects, its `name` the key the
+/// message names ([`config_key`]) or `None`.
+fn config_err(msg: &str) -> PyErr {
+    let e = raise("InvalidParameterError", msg.to_owned(), &[("value", None)]);
+    let key = config_key(msg);
+    Python::attach(|py| {
+        let _ = e.value(py).setattr("name", key);
+    });
     e
 }
 
@@ -71,8 +95,9 @@ fn config_err(msg: &str) -> PyErr {
 ///   `LedgerRefusedError`;
 /// * the OS entropy source failed → `EntropyError`;
 /// * a simulator or command-model worker failed → `ModelError`;
-/// * anything else (settings the library rejects when the model or sampler is built,
-///   unreadable data, I/O) → `DpinferError`.
+/// * a setting rejected when the model or sampler is built (the text names a config key,
+///   [`config_key`]) → `InvalidParameterError`;
+/// * anything else (unreadable data, I/O) → `DpinferError`.
 fn error_class(msg: &str) -> &'static str {
     let m = msg.to_lowercase();
     if m.contains("refusing")
@@ -85,15 +110,20 @@ fn error_class(msg: &str) -> &'static str {
         "EntropyError"
     } else if m.contains("worker") || m.contains("simulator") {
         "ModelError"
+    } else if config_key(msg).is_some() {
+        "InvalidParameterError"
     } else {
         "DpinferError"
     }
 }
 
 /// Maps a pipeline failure after the config was read (see [`error_class`]).
-fn run_err(e: &dpinfer_pipeline::Error) -> PyErr {
+fn run_err(e: &impl std::fmt::Display) -> PyErr {
     let msg = format!("{e:#}");
-    raise(error_class(&msg), msg, &[])
+    match error_class(&msg) {
+        "InvalidParameterError" => config_err(&msg),
+        class => raise(class, msg, &[]),
+    }
 }
 
 /// The ledger as JSON text (the claim nested as the library serialises it); the Python
@@ -260,10 +290,7 @@ fn merge_shards(
         shard::write_atomic(&out, &h, &data, Replace::IfForced(force))?;
         Ok(h.total_rows)
     })
-    .map_err(|e: dpinfer_ledger::Error| {
-        let msg = format!("{e:#}");
-        raise(error_class(&msg), msg, &[])
-    })
+    .map_err(|e: dpinfer_ledger::Error| run_err(&e))
 }
 
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

@@ -316,6 +316,25 @@ def test_bad_config_key_is_named():
     assert isinstance(e.value, ValueError)
 
 
+@pytest.mark.parametrize(
+    "old, new, key",
+    [
+        ("epsilon = 5.0", "epsilon = -5.0", "privacy.epsilon"),  # checked when read
+        ("epsilon = 5.0", "", "privacy.epsilon"),  # required by a private sampler
+        ('kind = "svt-abc"', 'kind = "svt"', "sampler.kind"),
+        ("n = 100", "n = 100\nsigma = -1.0", "model.sigma"),
+        ('name = "gaussian-mean"', 'name = "gauss"', "model.name"),  # checked when built
+    ],
+)
+def test_bad_config_values_are_named(tmp_path, old, new, key):
+    text = svt()
+    assert old in text
+    with pytest.raises(InvalidParameterError, match=key.replace(".", r"\.")) as e:
+        dpinfer.run(text=text.replace(old, new, 1), out=tmp_path / "out")
+    assert e.value.name == key
+    assert not (tmp_path / "out").exists()  # nothing written
+
+
 def test_bad_arguments(tmp_path):
     with pytest.raises(TypeError):
         dpinfer.run()

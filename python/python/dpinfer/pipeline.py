@@ -25,14 +25,17 @@ holding a release of another input is refused with
 the only private choice) the noise comes from the OS CSPRNG; a fixed noise seed is for
 tests and is labelled NOT private in the ledger.
 
-**Errors.** A config the library rejects (TOML syntax, an unknown key — named in the
-message and in ``.name`` —, an invalid value) raises
-:class:`~dpinfer.errors.InvalidParameterError` (a ``ValueError``); a ledger refusal
+**Errors.** A config the library rejects — when it is read (TOML syntax, an unknown key, an
+invalid value) or when the run builds the model and sampler (an unknown model, a setting
+the model refuses) — raises :class:`~dpinfer.errors.InvalidParameterError` (a
+``ValueError``) whose ``name`` is the key the message names (``"epsilon_abcc"``,
+``"privacy.epsilon"``, ``"model.name"``; ``None`` if it names none); a ledger refusal
 :class:`~dpinfer.errors.LedgerRefusedError`; a failing simulator or worker
 :class:`~dpinfer.errors.ModelError`; an OS entropy failure
-:class:`~dpinfer.errors.EntropyError`; anything else during the run (unreadable data,
-settings rejected when the model is built, I/O) :class:`~dpinfer.errors.DpinferError`, with
-the library's message. The GIL is released while the run works.
+:class:`~dpinfer.errors.EntropyError`; anything else (unreadable data, I/O)
+:class:`~dpinfer.errors.DpinferError`, always with the library's message. The GIL is
+released while the run works: other Python threads run, and Ctrl-C takes effect when the
+run returns.
 """
 
 from __future__ import annotations
