@@ -97,7 +97,8 @@ def test_svt_run_from_text_reproduces_and_refuses_a_changed_config(tmp_path):
     # the ledger: ε as configured (the accountant may round up by ulps, never down)
     led = r.ledger
     assert set(led) >= {
-        "epsilon", "delta", "accountant", "conversion", "neighbouring", "mechanism", "noise", "claim"
+        "epsilon", "delta", "accountant", "conversion", "neighbouring", "mechanism", "noise",
+        "claim",
     }
     assert 5.0 <= led["epsilon"] <= 5.0 * (1 + 1e-9) and led["delta"] == 0.0
     assert "NOT private" in led["noise"]  # a fixed noise seed is labelled
@@ -267,9 +268,13 @@ def test_own_model_command_worker_from_python(tmp_path):
     pipeline's worker pool) from dpinfer.run: the privacy ledger equals the built-in
     Gaussian-mean model's under the same settings (the privacy claim depends on the
     settings, not on who simulates), and the run reproduces from its folder."""
-    pytest.importorskip("pyarrow", reason="the reference worker needs pyarrow (the xtask installs it)")
+    pytest.importorskip(
+        "pyarrow", reason="the reference worker needs pyarrow (the xtask installs it)"
+    )
+    # the worker runs under this interpreter (which has numpy and pyarrow), not PATH's python3
+    command = json.dumps([sys.executable, "gaussian_worker.py"])
     own = (OWN_MODEL / "gaussian-python.toml").read_text()
-    own = own.replace('command = ["python3", "gaussian_worker.py"]', f"command = {json.dumps([sys.executable, 'gaussian_worker.py'])}")
+    own = own.replace('command = ["python3", "gaussian_worker.py"]', f"command = {command}")
     assert sys.executable in own
     builtin = (OWN_MODEL / "builtin-gaussian.toml").read_text()
     # smaller and reproducible: 1000 pairs, a fixed noise seed

@@ -209,7 +209,9 @@ def merge_shards(
     """Join the shards of generation ``generation`` in the folder ``dir`` (every shard
     present, checksums verified, one config) into the merged table ``out`` — ``dpinfer
     merge`` —; an existing ``out`` is refused unless ``force``. Returns the row count."""
-    return _native.merge_shards(os.fspath(dir), out=os.fspath(out), generation=generation, force=force)
+    return _native.merge_shards(
+        os.fspath(dir), out=os.fspath(out), generation=generation, force=force
+    )
 
 
 def private_step(
