@@ -8,8 +8,8 @@ ledger as the ``dpinfer`` CLI.
 * non-private rejection ABC on the Gaussian-mean model against its exact conjugate posterior;
 * two threads into one folder draw once; a DP MCMC run is once-only;
 * a user's own model (``[model] kind = "command"``, the Python reference worker);
-* the sharded steps (simulate two shards, merge them, private step) give the whole run's
-  samples;
+* the sharded steps (simulate two shards, merge them, private step; and three SMC-ABC
+  generations with smc_step) give the whole run's samples;
 * bad input: an unknown key is named, arguments are checked.
 """
 
@@ -311,6 +311,38 @@ def test_sharded_steps_equal_the_whole_run(tmp_path):
     r = dpinfer.private_step(text=svt(), pairs=merged, out=tmp_path / "private")
     assert np.array_equal(r.samples, whole.samples)
     assert r.ledger == whole.ledger
+
+
+def test_sharded_smc_abc_generations_equal_the_whole_run(tmp_path):
+    """A sharded SMC-ABC from Python (per generation: simulate_shard × 2 with the previous
+    population → merge_shards → smc_step) writes the same population files, byte for byte,
+    as one dpinfer.run; the last population is the run's posterior."""
+    text = (REPO / "examples" / "sir-smc-sharded.toml").read_text()
+    for a, b in {"pairs = 4000": "pairs = 600", "particles = 400": "particles = 60",
+                 "generations = 5": "generations = 3"}.items():
+        assert a in text
+        text = text.replace(a, b)
+    whole = dpinfer.run(text=text, out=tmp_path / "whole")
+    assert whole.sampler.startswith("smc-abc") and whole.weights is not None
+    pops = tmp_path / "pops"
+    prev = None
+    for g in range(3):
+        shards = tmp_path / f"gen{g}"
+        for i in range(2):
+            dpinfer.simulate_shard(
+                text=text, shard=i, shards=2, out=shards, generation=g, population=prev
+            )
+        merged = tmp_path / f"m{g}.dpshard"
+        assert dpinfer.merge_shards(shards, out=merged, generation=g) == 600
+        p = dpinfer.smc_step(text=text, pairs=merged, generation=g, population=prev, out=pops)
+        assert isinstance(p, dpinfer.pipeline.Population) and p.generation == g
+        assert p.samples.shape == (60, whole.samples.shape[1]) and p.weights.shape == (60,)
+        name = f"population-gen{g:03}.json"
+        assert pathlib.Path(p.file) == pops / name
+        assert (pops / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), g
+        prev = p.file
+    assert np.array_equal(p.samples, whole.samples)
+    assert np.array_equal(p.weights, whole.weights)
 
 
 def test_bad_config_key_is_named():
