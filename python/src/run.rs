@@ -141,6 +141,31 @@ fn outcome_dict<'py>(py: Python<'py>, o: Outcome, dir: &Path) -> PyResult<Bound<
         "claim_text",
         o.ledger.claim.as_ref().map(ToString::to_string),
     )?;
+    // The posterior summary the CLI prints and stores in summary.json (the library's
+    // weighted mean, sd and quantiles).
+    let marginals = PyList::empty(py);
+    for m in o.marginals() {
+        let md = PyDict::new(py);
+        md.set_item("name", m.name)?;
+        md.set_item("mean", m.mean)?;
+        md.set_item("sd", m.sd)?;
+        md.set_item("quantiles", m.quantiles.to_vec())?;
+        md.set_item("truth", m.truth)?;
+        marginals.append(md)?;
+    }
+    d.set_item("marginals", marginals)?;
+    d.set_item(
+        "quantile_levels",
+        dpinfer_pipeline::summary::LEVELS.to_vec(),
+    )?;
+    // The diagnostics tables (the CLI's `<stem>.csv`): stem -> (columns, rows × columns).
+    let tables = PyDict::new(py);
+    for t in o.diagnostics {
+        let width = t.columns.len();
+        let flat: Vec<f64> = t.rows.into_iter().flatten().collect();
+        tables.set_item(t.stem, (t.columns, to2d(py, flat, width)?))?;
+    }
+    d.set_item("tables", tables)?;
     let dim = o.names.len();
     d.set_item("samples", to2d(py, o.samples, dim)?)?;
     d.set_item("weights", o.weights.map(|w| w.into_pyarray(py)))?;

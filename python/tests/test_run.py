@@ -202,6 +202,29 @@ def test_python_run_equals_the_cli_bit_for_bit(tmp_path):
     summary = json.loads((cli_out / "summary.json").read_text())
     assert summary["privacy"]["epsilon"] == r.ledger["epsilon"]
     assert summary["privacy"]["claim"] == r.ledger["claim"]
+    assert summary["warnings"] == r.warnings
+    assert summary["quantile_levels"] == r.quantile_levels
+    # the posterior summary: the same library numbers, exactly
+    assert len(summary["parameters"]) == len(r.marginals) == 1
+    for cli_m, m in zip(summary["parameters"], r.marginals):
+        assert cli_m["name"] == m["name"]
+        assert [cli_m["mean"], cli_m["sd"], *cli_m["quantiles"]] == [
+            m["mean"], m["sd"], *m["quantiles"]
+        ]
+    assert list(r.summary().index) == r.names
+    # every diagnostics table the CLI wrote as CSV, value for value
+    for f in cli_out.glob("*.csv"):
+        if f.name == "samples.csv":
+            continue
+        columns, values = r.tables[f.stem]
+        with open(f, newline="") as fh:
+            rows = list(csv.reader(fh))
+        assert rows[0] == columns
+        assert np.array_equal(
+            np.array([[float(v) for v in row] for row in rows[1:]]).reshape(values.shape),
+            values,
+            equal_nan=True,
+        )
 
     # The CLI in Python's folder reproduces Python's release (one ledger format).
     subprocess.run(
@@ -324,6 +347,9 @@ def test_sharded_smc_abc_generations_equal_the_whole_run(tmp_path):
         text = text.replace(a, b)
     whole = dpinfer.run(text=text, out=tmp_path / "whole")
     assert whole.sampler.startswith("smc-abc") and whole.weights is not None
+    columns, gens = whole.tables["smc-generations"]
+    assert columns == ["generation", "tolerance", "ess", "proposals"] and gens.shape == (3, 4)
+    assert "weighted samples" in repr(whole) and "reproduced=False" in repr(whole)
     pops = tmp_path / "pops"
     prev = None
     for g in range(3):
@@ -340,6 +366,8 @@ def test_sharded_smc_abc_generations_equal_the_whole_run(tmp_path):
         name = f"population-gen{g:03}.json"
         assert pathlib.Path(p.file) == pops / name
         assert (pops / name).read_bytes() == (tmp_path / "whole" / name).read_bytes(), g
+        # the run's generations table (the CLI's smc-generations.csv) holds the same numbers
+        assert list(gens[g]) == [g, p.tolerance, p.ess, p.proposals]
         prev = p.file
     assert np.array_equal(p.samples, whole.samples)
     assert np.array_equal(p.weights, whole.weights)

@@ -78,7 +78,11 @@ class RunResult(AbcResult):
     statistician should read before trusting the posterior; ``reproduced``: ``True`` when
     the release was reproduced from the results folder (no noise drawn, no new privacy
     cost); ``truth``: the true θ of a simulated data set, when known; ``out``: the results
-    folder.
+    folder; ``marginals``: per parameter the library's (weighted) ``mean``, ``sd``,
+    ``quantiles`` at ``quantile_levels`` (2.5 %, 25 %, 50 %, 75 %, 97.5 %) and ``truth`` —
+    the numbers the CLI prints and stores in ``summary.json`` (:meth:`summary` as a
+    DataFrame) —; ``tables``: the sampler's diagnostics tables (the CLI's ``<stem>.csv``:
+    SMC generations, MCMC traces, …) as ``{stem: (columns, (rows, columns) array)}``.
 
     ``mean()``, ``to_pandas()``, ``to_arviz()`` and ``len()`` are :class:`AbcResult`'s;
     ``privacy`` is ``ledger`` and ``diagnostics`` is ``facts``.
@@ -93,6 +97,32 @@ class RunResult(AbcResult):
     reproduced: bool = False
     truth: Optional[List[float]] = None
     out: Optional[str] = None
+    marginals: List[Dict[str, Any]] = field(default_factory=list)
+    quantile_levels: List[float] = field(default_factory=list)
+    tables: Dict[str, Tuple[List[str], np.ndarray]] = field(default_factory=dict)
+
+    def summary(self):
+        """The posterior summary (``marginals``) as a pandas DataFrame, one row per
+        parameter: ``mean``, ``sd``, one column per quantile level (``q0.025``, …) and
+        ``truth``."""
+        import pandas as pd
+
+        rows = [
+            {"mean": m["mean"], "sd": m["sd"],
+             **{f"q{lv:g}": q for lv, q in zip(self.quantile_levels, m["quantiles"])},
+             "truth": np.nan if m["truth"] is None else m["truth"]}
+            for m in self.marginals
+        ]
+        return pd.DataFrame(rows, index=[m["name"] for m in self.marginals])
+
+    def __repr__(self) -> str:
+        eps = self.ledger.get("epsilon")
+        kind = "weighted " if self.weights is not None else ""
+        return (
+            f"RunResult({self.sampler} on {self.model}: {len(self)} {kind}samples of "
+            f"{self.names}, epsilon={eps}, delta={self.ledger.get('delta')}, "
+            f"reproduced={self.reproduced}, {len(self.warnings)} warning(s), out={self.out!r})"
+        )
 
     @classmethod
     def _from_native(cls, r: Dict[str, Any]) -> "RunResult":
@@ -117,6 +147,9 @@ class RunResult(AbcResult):
             reproduced=bool(r["reproduced"]),
             truth=None if r["truth"] is None else list(r["truth"]),
             out=os.fspath(r["out"]),
+            marginals=[dict(m) for m in r["marginals"]],
+            quantile_levels=list(r["quantile_levels"]),
+            tables={k: (list(c), v) for k, (c, v) in r["tables"].items()},
         )
 
 
