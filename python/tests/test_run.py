@@ -432,3 +432,14 @@ def test_readme_example_runs(tmp_path, monkeypatch):
     assert r.sampler == "svt-abc" and r.samples.shape[1] == 1
     assert r.ledger["epsilon"] >= 5.0 and "OS CSPRNG" in r.ledger["noise"]
     assert (tmp_path / "results" / "gaussian" / "private-step.json").is_file()
+
+
+def test_pipeline_api_is_documented_and_reachable_from_the_package():
+    import dpinfer.pipeline as P
+
+    for name in P.__all__:
+        assert getattr(P, name).__doc__, name
+    for name in ("run", "RunResult", "simulate_shard", "merge_shards", "private_step", "smc_step"):
+        assert getattr(dpinfer, name) is getattr(P, name) and name in dpinfer.__all__
+    assert dpinfer.errors.LedgerRefusedError.__doc__
+    assert "LedgerRefusedError" in dpinfer.errors.__all__

@@ -29,30 +29,17 @@ from . import errors
 from ._native import __version__
 from . import accounting, mechanisms
 
-__all__ = [
-    "__version__",
-    "accounting",
-    "mechanisms",
-    "errors",
-    "priors",
-    "abc",
-    "mcmc",
-    "pipeline",
-    "run",
-    "RunResult",
-    "simulate_shard",
-    "merge_shards",
-    "private_step",
-    "smc_step",
-]
-
+#: what ``dpinfer.<name>`` gives from :mod:`dpinfer.pipeline` (config-driven runs)
 _PIPELINE = ("run", "RunResult", "simulate_shard", "merge_shards", "private_step", "smc_step")
+_SUBMODULES = ("abc", "priors", "mcmc", "pipeline")
+
+__all__ = ["__version__", "accounting", "mechanisms", "errors", *_SUBMODULES, *_PIPELINE]
 
 
 def __getattr__(name):  # lazy: importing dpinfer does not import the samplers
     import importlib
 
-    if name in ("abc", "priors", "mcmc", "pipeline"):
+    if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     if name in _PIPELINE:
         return getattr(importlib.import_module(f"{__name__}.pipeline"), name)
