@@ -94,7 +94,8 @@ fn config_err(msg: &str) -> PyErr {
 ///   version: the texts say "refusing" and name the release, ledger or budget) →
 ///   `LedgerRefusedError`;
 /// * the OS entropy source failed → `EntropyError`;
-/// * a simulator or command-model worker failed → `ModelError`;
+/// * a simulator or command-model worker failed (`SimError::Model`, "… model failure", a
+///   worker's failure) → `ModelError` (a worker's own report goes to stderr);
 /// * a setting rejected when the model or sampler is built (the text names a config key,
 ///   [`config_key`]) → `InvalidParameterError`;
 /// * anything else (unreadable data, I/O) → `DpinferError`.
@@ -108,7 +109,15 @@ fn error_class(msg: &str) -> &'static str {
         "LedgerRefusedError"
     } else if m.contains("entropy") {
         "EntropyError"
-    } else if m.contains("worker") || m.contains("simulator") {
+    } else if [
+        "worker",
+        "simulator",
+        "model failure",
+        "degenerate simulation",
+    ]
+    .iter()
+    .any(|w| m.contains(w))
+    {
         "ModelError"
     } else if config_key(msg).is_some() {
         "InvalidParameterError"

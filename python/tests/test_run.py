@@ -7,7 +7,8 @@ ledger as the ``dpinfer`` CLI.
   and passes its path in ``DPINFER_BIN``);
 * non-private rejection ABC on the Gaussian-mean model against its exact conjugate posterior;
 * two threads into one folder draw once; a DP MCMC run is once-only;
-* a user's own model (``[model] kind = "command"``, the Python reference worker);
+* a user's own model (``[model] kind = "command"``, the Python reference worker; a dying
+  worker is a ModelError);
 * the sharded steps (simulate two shards, merge them, private step; and three SMC-ABC
   generations with smc_step) give the whole run's samples;
 * bad input: an unknown key is named, arguments are checked.
@@ -313,6 +314,16 @@ def test_own_model_command_worker_from_python(tmp_path):
     assert r.ledger == b.ledger
     again = dpinfer.run(text=own, base_dir=OWN_MODEL, out=tmp_path / "own", threads=1)
     assert again.reproduced and np.array_equal(again.samples, r.samples)
+
+
+def test_failing_worker_is_a_model_error(tmp_path):
+    """A command model whose worker dies raises ModelError (its details go to stderr)."""
+    own = (OWN_MODEL / "gaussian-python.toml").read_text()
+    dying = json.dumps([sys.executable, "-c", "import sys; sys.exit(3)"])
+    own = own.replace('command = ["python3", "gaussian_worker.py"]', f"command = {dying}")
+    assert dying in own
+    with pytest.raises(dpinfer.errors.ModelError, match="model failure"):
+        dpinfer.run(text=own, base_dir=OWN_MODEL, out=tmp_path / "out")
 
 
 def test_sharded_steps_equal_the_whole_run(tmp_path):
