@@ -139,6 +139,13 @@ def test_concurrent_runs_into_one_folder_draw_once(tmp_path):
     assert np.array_equal(a.samples, b.samples) and a.ledger == b.ledger
 
 
+def test_samples_do_not_depend_on_the_thread_count(tmp_path):
+    one = dpinfer.run(text=svt(), out=tmp_path / "one", threads=1)
+    two = dpinfer.run(text=svt(), out=tmp_path / "two", threads=2)
+    assert not one.reproduced and not two.reproduced
+    assert np.array_equal(one.samples, two.samples) and one.ledger == two.ledger
+
+
 def test_dp_mcmc_run_is_once_only(tmp_path):
     """A DP MCMC chain cannot be reproduced without running it again: dpinfer.run marks the
     folder's once-only ledger released when the chain is done (Finished.close) and refuses

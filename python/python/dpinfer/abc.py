@@ -102,7 +102,9 @@ class AbcResult:
         s = self.samples
         w = self.weights
         if len(s) and w is not None and not np.allclose(w, w[0]):
-            idx = np.random.default_rng(0).choice(len(s), size=len(s), p=w / np.sum(w))
+            total = np.sum(w)  # a config-driven run's weights need not be normalised
+            p = w if abs(total - 1.0) <= 1e-12 else w / total
+            idx = np.random.default_rng(0).choice(len(s), size=len(s), p=p)
             s = s[idx]
         return az.from_dict(posterior={n: s[None, :, i] for i, n in enumerate(self._names())})
 
