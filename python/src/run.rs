@@ -327,11 +327,22 @@ fn merge_shards(
     .map_err(|e: dpinfer_ledger::Error| run_err(&e))
 }
 
+/// A config given as a Python mapping (sent as JSON text by `dpinfer.pipeline`) as TOML
+/// text: tables stay tables, numbers keep every bit; `None` (JSON null) has no TOML form.
+#[pyfunction]
+fn config_toml(json: &str) -> PyResult<String> {
+    let table: toml::Table = serde_json::from_str(json)
+        .map_err(|e| crate::errors::invalid("config", None, format!("config mapping: {e}")))?;
+    toml::to_string(&table)
+        .map_err(|e| crate::errors::invalid("config", None, format!("config mapping: {e}")))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_config, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_shard, m)?)?;
     m.add_function(wrap_pyfunction!(private_step, m)?)?;
     m.add_function(wrap_pyfunction!(smc_step, m)?)?;
     m.add_function(wrap_pyfunction!(merge_shards, m)?)?;
+    m.add_function(wrap_pyfunction!(config_toml, m)?)?;
     Ok(())
 }

@@ -11,8 +11,11 @@ the merged table) and :func:`smc_step` (the central step of a sharded SMC-ABC ge
 **The config.** Pass a path (``str`` or ``os.PathLike``): relative paths inside the file
 (``[data] path``, a ``kind = "command"`` model's program) are resolved against the file's
 folder, as the CLI does. Or pass TOML text with ``text=`` (never as the first argument: a
-``str`` first argument is always a path); its relative paths are resolved against
-``base_dir`` (default: the working directory). ``[output] dir`` (and ``out=``) is relative to
+``str`` first argument is always a path), or the config as a mapping of tables
+(``{"model": {"name": "gaussian-mean"}, "sampler": {...}}``, converted to TOML with every
+float exact; ``pathlib`` paths and numpy scalars are accepted, ``None`` and NaN are not);
+relative paths in text or a mapping are resolved against ``base_dir`` (default: the
+working directory). ``[output] dir`` (and ``out=``) is relative to
 the working directory, as for the CLI.
 
 **The results folder.** The pipeline writes the privacy ledger (``private-step.json``), the
@@ -43,7 +46,7 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import numpy as np
 
@@ -168,12 +171,29 @@ class Population:
     file: str
 
 
-def _source(config: Optional[PathLike], text: Optional[str]) -> Optional[str]:
+def _json_default(o: Any) -> Any:
+    if isinstance(o, os.PathLike):
+        return os.fspath(o)
+    if isinstance(o, (np.generic, np.ndarray)):
+        return o.tolist()
+    raise TypeError(f"a config value of type {type(o).__name__} has no TOML form")
+
+
+def _source(
+    config: Union[None, PathLike, Mapping[str, Any]], text: Optional[str]
+) -> Tuple[Optional[str], Optional[str]]:
+    """(path, text) for the native calls: a path, a mapping (as TOML text) or ``text``."""
     if (config is None) == (text is None):
-        raise TypeError("give a config path or text=..., not both and not neither")
-    if config is not None and not isinstance(config, (str, os.PathLike)):
-        raise TypeError(f"config must be a path (str or os.PathLike), got {type(config).__name__}")
-    return None if config is None else os.fspath(config)
+        raise TypeError("give a config (a path or a mapping) or text=..., not both and not neither")
+    if config is None:
+        return None, text
+    if isinstance(config, Mapping):
+        return None, _native.config_toml(json.dumps(config, default=_json_default))
+    if not isinstance(config, (str, os.PathLike)):
+        raise TypeError(
+            f"config must be a path (str or os.PathLike) or a mapping, got {type(config).__name__}"
+        )
+    return os.fspath(config), None
 
 
 def _opt_path(p: Optional[PathLike]) -> Optional[str]:
@@ -181,7 +201,7 @@ def _opt_path(p: Optional[PathLike]) -> Optional[str]:
 
 
 def run(
-    config: Optional[PathLike] = None,
+    config: Union[None, PathLike, Mapping[str, Any]] = None,
     *,
     text: Optional[str] = None,
     base_dir: Optional[PathLike] = None,
@@ -190,14 +210,16 @@ def run(
 ) -> RunResult:
     """Run the inference a TOML config describes — ``dpinfer run CONFIG`` — and return it.
 
-    ``config``: path of the config file, or ``None`` with ``text=`` the TOML text (relative
-    paths in it resolved against ``base_dir``, default the working directory); ``out``:
+    ``config``: path of the config file, or the config as a mapping of tables, or ``None``
+    with ``text=`` the TOML text (relative paths in a mapping or text resolved against
+    ``base_dir``, default the working directory); ``out``:
     the results folder (default the config's ``[output] dir``); ``threads``: workers of the
     public simulation (default ``[output] threads``; 0 = all cores; the samples do not
     depend on it). See the module documentation for the results folder and the errors.
     """
+    path, text = _source(config, text)
     r = _native.run_config(
-        _source(config, text),
+        path,
         text=text,
         base_dir=_opt_path(base_dir),
         out=_opt_path(out),
@@ -207,7 +229,7 @@ def run(
 
 
 def simulate_shard(
-    config: Optional[PathLike] = None,
+    config: Union[None, PathLike, Mapping[str, Any]] = None,
     *,
     shard: int,
     shards: int,
@@ -222,8 +244,9 @@ def simulate_shard(
     written into the folder ``out``; returns (file, first row, end row). An SMC-ABC
     generation ``generation`` ≥ 1 draws its proposals from ``population`` (the file
     :func:`smc_step` wrote for generation − 1). Public: reads no private data values."""
-    path, start, end = _native.simulate_shard(
-        _source(config, text),
+    path, text = _source(config, text)
+    file, start, end = _native.simulate_shard(
+        path,
         shard=shard,
         shards=shards,
         out=os.fspath(out),
@@ -233,7 +256,7 @@ def simulate_shard(
         population=_opt_path(population),
         threads=threads,
     )
-    return os.fspath(path), start, end
+    return os.fspath(file), start, end
 
 
 def merge_shards(
@@ -248,7 +271,7 @@ def merge_shards(
 
 
 def private_step(
-    config: Optional[PathLike] = None,
+    config: Union[None, PathLike, Mapping[str, Any]] = None,
     *,
     pairs: PathLike,
     text: Optional[str] = None,
@@ -258,8 +281,9 @@ def private_step(
     """The data owner's private pass over the merged pairs table ``pairs`` (``dpinfer
     merge``'s output) — ``dpinfer private-step`` — into the results folder ``out`` (default
     ``[output] dir``), under the same restart-safe ledger as :func:`run`."""
+    path, text = _source(config, text)
     r = _native.private_step(
-        _source(config, text),
+        path,
         pairs=os.fspath(pairs),
         text=text,
         base_dir=_opt_path(base_dir),
@@ -269,7 +293,7 @@ def private_step(
 
 
 def smc_step(
-    config: Optional[PathLike] = None,
+    config: Union[None, PathLike, Mapping[str, Any]] = None,
     *,
     pairs: PathLike,
     generation: int,
@@ -282,8 +306,9 @@ def smc_step(
     (``sampler.pairs`` set) over the merged table ``pairs`` — ``dpinfer smc-step`` —;
     ``population`` is generation − 1's file (none for generation 0). Writes the new
     population into ``out`` (default ``[output] dir``) and returns it."""
+    path, text = _source(config, text)
     r = _native.smc_step(
-        _source(config, text),
+        path,
         pairs=os.fspath(pairs),
         generation=generation,
         text=text,
