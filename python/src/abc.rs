@@ -487,7 +487,11 @@ fn stop_name(r: StopReason) -> &'static str {
     }
 }
 
-fn to2d<'py>(py: Python<'py>, v: Vec<f64>, d: usize) -> PyResult<Bound<'py, PyArray2<f64>>> {
+pub(crate) fn to2d<'py>(
+    py: Python<'py>,
+    v: Vec<f64>,
+    d: usize,
+) -> PyResult<Bound<'py, PyArray2<f64>>> {
     let n = v.len().checked_div(d).unwrap_or(0);
     PyArray1::from_vec(py, v).reshape([n, d])
 }

@@ -10,6 +10,7 @@ mod distances;
 mod errors;
 mod mcmc;
 mod mechanisms;
+mod run;
 
 use pyo3::prelude::*;
 
@@ -22,5 +23,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     abc::register(m)?;
     distances::register(m)?;
     mcmc::register(m)?;
+    run::register(m)?;
     Ok(())
 }

@@ -5,9 +5,10 @@
 //! dp-accounting, `dask[distributed]`; opacus with `--no-deps`, because the tests load only
 //! its torch-free RDP analysis), runs clippy `-D warnings` on the binding crate, builds the
 //! abi3 wheel with `maturin build --release --locked`, installs that wheel into the venv,
-//! imports it, and runs `pytest python/tests` (any non-zero exit, including 5 = "no tests
-//! collected", fails the task). A stamp file skips `pip install` when the requirement list
-//! is unchanged.
+//! imports it, builds the `dpinfer` CLI (debug, `cargo build -p dpinfer-cli`) and runs
+//! `pytest python/tests` with its path in `DPINFER_BIN` (the CLI-vs-`dpinfer.run` test; any
+//! non-zero exit, including 5 = "no tests collected", fails the task). A stamp file skips
+//! `pip install` when the requirement list is unchanged.
 //!
 //! Environment: `XTASK_PYTHON` (default `python3`) is the interpreter the venv is made from.
 
@@ -142,9 +143,16 @@ pub(crate) fn python() -> Res {
              print('dpinfer', dpinfer.__version__, 'eps', acc.get_epsilon(1e-5))",
         ])
         .run()?;
+    // The `dpinfer` CLI, for the test that the CLI and `dpinfer.run` give the same samples
+    // (already built by the CI test step, so cheap there).
+    Cmd::cargo(["build", "-p", "dpinfer-cli", "--locked"]).run()?;
+    let cli = target_dir()
+        .join("debug")
+        .join(format!("dpinfer{}", std::env::consts::EXE_SUFFIX));
     Cmd::new(&py)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
         .args([root().join("python").join("tests").as_os_str()])
+        .env("DPINFER_BIN", &cli)
         .run()
         .map_err(|e| format!("{e}\n(pytest exit 5 means no tests were collected)"))?;
     eprintln!(

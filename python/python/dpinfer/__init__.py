@@ -12,6 +12,10 @@ Submodules:
   passes (sparse vector, Gaussian), rejection and SMC-ABC.
 * :mod:`dpinfer.mcmc` — random-walk MH and the DP penalty sampler with a vectorised per-row
   log-likelihood.
+* :func:`dpinfer.run` (and :mod:`dpinfer.pipeline`) — a TOML config of the ``dpinfer`` CLI
+  run from Python by the same library: the same samples, ledger and restart-safe results
+  folder; ``simulate_shard``, ``merge_shards``, ``private_step`` and ``smc_step`` for sharded
+  runs.
 * :mod:`dpinfer.errors` — the exceptions (``ValueError`` subclasses for invalid parameters,
   ``BudgetExceeded`` for the filter).
 
@@ -25,12 +29,18 @@ from . import errors
 from ._native import __version__
 from . import accounting, mechanisms
 
-__all__ = ["__version__", "accounting", "mechanisms", "errors", "priors", "abc", "mcmc"]
+#: what ``dpinfer.<name>`` gives from :mod:`dpinfer.pipeline` (config-driven runs)
+_PIPELINE = ("run", "RunResult", "simulate_shard", "merge_shards", "private_step", "smc_step")
+_SUBMODULES = ("abc", "priors", "mcmc", "pipeline")
+
+__all__ = ["__version__", "accounting", "mechanisms", "errors", *_SUBMODULES, *_PIPELINE]
 
 
 def __getattr__(name):  # lazy: importing dpinfer does not import the samplers
-    if name in ("abc", "priors", "mcmc"):
-        import importlib
+    import importlib
 
+    if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
+    if name in _PIPELINE:
+        return getattr(importlib.import_module(f"{__name__}.pipeline"), name)
     raise AttributeError(name)

@@ -1,6 +1,6 @@
 """Type stubs of the native extension ``dpinfer._native`` (PyO3). The public API is the
 pure-Python modules ``dpinfer.accounting``, ``dpinfer.mechanisms``, ``dpinfer.priors``,
-``dpinfer.abc``; see their docstrings for the privacy notes."""
+``dpinfer.abc``, ``dpinfer.pipeline``; see their docstrings for the privacy notes."""
 
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -173,6 +173,48 @@ class Prior:
 
 def row_seeds(seed: int, start: int, stop: int, stream: int = 0) -> U64Array: ...
 def euclidean_distances(outputs: FloatArray, observed: FloatArray) -> FloatArray: ...
+
+# dpinfer.pipeline (config-driven runs of dpinfer-pipeline); wrapped by dpinfer.run & co.
+def run_config(
+    path: Optional[str] = None,
+    *,
+    text: Optional[str] = None,
+    base_dir: Optional[str] = None,
+    out: Optional[str] = None,
+    threads: Optional[int] = None,
+) -> Dict[str, Any]: ...
+def simulate_shard(
+    path: Optional[str] = None,
+    *,
+    shard: int,
+    shards: int,
+    out: str,
+    text: Optional[str] = None,
+    base_dir: Optional[str] = None,
+    generation: int = 0,
+    population: Optional[str] = None,
+    threads: int = 0,
+) -> Tuple[str, int, int]: ...
+def private_step(
+    path: Optional[str] = None,
+    *,
+    pairs: str,
+    text: Optional[str] = None,
+    base_dir: Optional[str] = None,
+    out: Optional[str] = None,
+) -> Dict[str, Any]: ...
+def smc_step(
+    path: Optional[str] = None,
+    *,
+    pairs: str,
+    generation: int,
+    text: Optional[str] = None,
+    base_dir: Optional[str] = None,
+    population: Optional[str] = None,
+    out: Optional[str] = None,
+) -> Dict[str, Any]: ...
+def merge_shards(dir: str, *, out: str, generation: int = 0, force: bool = False) -> int: ...
+def config_toml(json: str) -> str: ...
 
 class RffMmd:
     def __init__(

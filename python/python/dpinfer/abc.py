@@ -68,7 +68,7 @@ class AbcResult:
     """
 
     samples: np.ndarray
-    weights: np.ndarray
+    weights: Optional[np.ndarray]
     privacy: Optional[Dict[str, Any]] = None
     diagnostics: Dict[str, Any] = field(default_factory=dict)
     names: Optional[Sequence[str]] = None
@@ -78,17 +78,20 @@ class AbcResult:
         return list(self.names) if self.names is not None else [f"theta_{i}" for i in range(d)]
 
     def mean(self) -> np.ndarray:
-        """Weighted posterior mean (NaN for an empty sample)."""
+        """Weighted posterior mean (NaN for an empty sample; ``weights`` ``None`` means
+        equal weights)."""
         if len(self.samples) == 0:
             return np.full(self.samples.shape[1], np.nan)
         return np.average(self.samples, axis=0, weights=self.weights)
 
     def to_pandas(self):
-        """A DataFrame with one column per θ coordinate and a ``weight`` column."""
+        """A DataFrame with one column per θ coordinate and a ``weight`` column (left out
+        when ``weights`` is ``None``)."""
         import pandas as pd
 
         df = pd.DataFrame(self.samples, columns=self._names())
-        df["weight"] = self.weights
+        if self.weights is not None:
+            df["weight"] = self.weights
         return df
 
     def to_arviz(self):
@@ -97,8 +100,11 @@ class AbcResult:
         import arviz as az
 
         s = self.samples
-        if len(s) and not np.allclose(self.weights, self.weights[0]):
-            idx = np.random.default_rng(0).choice(len(s), size=len(s), p=self.weights)
+        w = self.weights
+        if len(s) and w is not None and not np.allclose(w, w[0]):
+            total = np.sum(w)  # a config-driven run's weights need not be normalised
+            p = w if abs(total - 1.0) <= 1e-12 else w / total
+            idx = np.random.default_rng(0).choice(len(s), size=len(s), p=p)
             s = s[idx]
         return az.from_dict(posterior={n: s[None, :, i] for i, n in enumerate(self._names())})
 

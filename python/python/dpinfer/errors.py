@@ -20,6 +20,7 @@ __all__ = [
     "BudgetExhausted",
     "EntropyError",
     "ModelError",
+    "LedgerRefusedError",
 ]
 
 
@@ -83,3 +84,15 @@ class EntropyError(DpinferError, OSError):
 
 class ModelError(DpinferError, RuntimeError):
     """The prior or simulator failed (or returned malformed output)."""
+
+
+class LedgerRefusedError(DpinferError):
+    """The results folder's restart-safe ledger refused a config-driven run
+    (:func:`dpinfer.run`, :func:`dpinfer.private_step`, ...): the folder already holds a
+    private release of a *different* input (another config, data or seed), a release that
+    cannot be reproduced without running it again (a DP MCMC chain), a private step that
+    started and did not finish (its noise may already have been drawn), or a release whose
+    checksum or privacy ledger does not match. Drawing new noise could spend the budget
+    twice, so nothing was run. Use another output folder (``out=``), or delete the folder
+    only if you accept charging the budget again.
+    """
