@@ -3,8 +3,8 @@
 //!
 //! The binding only reads the config (a file, or TOML text with a base folder), calls the
 //! pipeline and converts its [`Outcome`] to Python values; the results folder's restart-safe
-//! ledger is the pipeline's. Pipeline errors are read through their `Display` text only
-//! (`{e:#}`, the whole chain) and mapped to `dpinfer.errors` by [`run_err`].
+//! ledger is the pipeline's. Pipeline errors are mapped to `dpinfer.errors` by their typed
+//! cause ([`pipeline_err`]); the message is the whole chain (`{e:#}`).
 
 use std::path::{Path, PathBuf};
 
@@ -126,7 +126,26 @@ fn error_class(msg: &str) -> &'static str {
     }
 }
 
-/// Maps a pipeline failure after the config was read (see [`error_class`]).
+/// Maps a pipeline failure by its typed cause: a ledger refusal
+/// ([`dpinfer_pipeline::Error::is_refused_release`]) → `LedgerRefusedError`, an entropy
+/// failure → `EntropyError`, a worker or simulator failure → `ModelError`, a setting
+/// ([`dpinfer_pipeline::Error::is_config`]) → `InvalidParameterError` naming the key; other
+/// causes by their text ([`error_class`]).
+fn pipeline_err(e: &dpinfer_pipeline::Error) -> PyErr {
+    use dpinfer_pipeline::Error as E;
+    let msg = format!("{e:#}");
+    if e.is_refused_release() {
+        return raise("LedgerRefusedError", msg, &[]);
+    }
+    match e.root() {
+        E::Entropy(_) => raise("EntropyError", msg, &[]),
+        E::Worker(_) | E::Simulator(_) => raise("ModelError", msg, &[]),
+        _ if e.is_config() => config_err(&msg),
+        _ => run_err(&msg),
+    }
+}
+
+/// Maps a failure by its `{e:#}` text (see [`error_class`]).
 fn run_err(e: &impl std::fmt::Display) -> PyErr {
     let msg = format!("{e:#}");
     match error_class(&msg) {
@@ -213,7 +232,7 @@ fn run_config<'py>(
     let threads = threads.unwrap_or(cfg.output.threads);
     let outcome = py
         .detach(|| pipeline::run(&cfg, &dir, threads).and_then(pipeline::Finished::close))
-        .map_err(|e| run_err(&e))?;
+        .map_err(|e| pipeline_err(&e))?;
     outcome_dict(py, outcome, &dir)
 }
 
@@ -246,7 +265,7 @@ fn simulate_shard(
             threads,
         )
     })
-    .map_err(|e| run_err(&e))
+    .map_err(|e| pipeline_err(&e))
 }
 
 /// `dpinfer.private_step`: the data owner's private pass over the merged pairs table
@@ -265,7 +284,7 @@ fn private_step<'py>(
     let dir = out_dir(&cfg, out.as_deref());
     let outcome = py
         .detach(|| pipeline::private_step(&cfg, &pairs, &dir).and_then(pipeline::Finished::close))
-        .map_err(|e| run_err(&e))?;
+        .map_err(|e| pipeline_err(&e))?;
     outcome_dict(py, outcome, &dir)
 }
 
@@ -289,7 +308,7 @@ fn smc_step<'py>(
     let dir = out_dir(&cfg, out.as_deref());
     let p = py
         .detach(|| pipeline::smc_step(&cfg, &pairs, generation, population.as_deref(), &dir))
-        .map_err(|e| run_err(&e))?;
+        .map_err(|e| pipeline_err(&e))?;
     let d = PyDict::new(py);
     d.set_item("generation", p.generation)?;
     d.set_item("tolerance", p.tolerance)?;
