@@ -1,0 +1,341 @@
+#![cfg(feature = "alloc")] // uses the crate's alloc API
+//! The run's exact kernels (clipped RWMH, Barker, HMC) and models without gradients
+//! (`Run::without_gradient`): each exact kernel through `Run` is the hand-driven sampler bit
+//! for bit; a model wrapped in `NoGradient` gives the draws, ε and claim of the same model run
+//! with gradients; gradient kernels are refused by name. The Python front end's parity
+//! golden file (`tests/data/python_parity.txt`, read by `python/tests/test_mcmc.py`) is what
+//! the library's run produces.
+#![allow(clippy::unwrap_used, clippy::float_cmp, missing_docs)]
+mod common;
+
+use common::toy;
+use dpinfer_mcmc::model::PriorGradient;
+use dpinfer_mcmc::run::{
+    CHAIN_DOMAIN, DpBarker, DpHmc, DpPenalty, Kernel, Leapfrog, NO_GRADIENT, NoGradient, Run,
+    RunOutput, RunSettings, Scale, Target, Walk, WalkKind,
+};
+use dpinfer_mcmc::{
+    Barker, BarkerSettings, Hmc, HmcSettings, McmcError, Penalty, PenaltySettings, Proposal,
+    Sampler, Trace,
+};
+use dpinfer_simulators::prior::Normal;
+use dpinfer_simulators::{RowGradient, RowLikelihood, SimError, SimStream};
+use rand::SeedableRng;
+use rand::rngs::ChaCha20Rng;
+
+fn settings(iterations: u64, chains: usize) -> RunSettings {
+    RunSettings {
+        iterations,
+        chains,
+        seed: 11,
+        ..RunSettings::default()
+    }
+}
+
+fn noise(kernel: &Kernel, m: usize) -> Vec<ChaCha20Rng> {
+    if kernel.is_private() {
+        (0..m)
+            .map(|i| ChaCha20Rng::seed_from_u64(70 + i as u64))
+            .collect()
+    } else {
+        Vec::new()
+    }
+}
+
+fn bits(t: &Trace) -> Vec<u64> {
+    t.draws.iter().map(|x| x.to_bits()).collect()
+}
+
+fn walk(kind: WalkKind) -> Walk {
+    Walk {
+        scale: Scale::Uniform(0.06),
+        kind,
+        temperature: 0.7,
+    }
+}
+
+/// The hand-driven loop a front end used to run: stream `CHAIN_DOMAIN` chain 0, burn-in
+/// `iterations / 2`.
+fn by_hand<S: Sampler>(mut s: S, iterations: u64) -> Trace {
+    let mut rng = SimStream::with_domain(11, CHAIN_DOMAIN, 0);
+    let mut t = Trace::with_burn_in(iterations / 2);
+    s.run(iterations, &mut rng, &mut t).unwrap();
+    t
+}
+
+fn run(kernel: &Kernel, s: &RunSettings) -> RunOutput {
+    let (prior, lik) = toy(200, 2, 5);
+    Run::new(prior, lik, &[0.9, 0.9], kernel, s, noise(kernel, s.chains))
+        .unwrap()
+        .run(&())
+        .unwrap()
+}
+
+/// Clipped RWMH, Barker and HMC through `Run` are `Penalty::exact(..).with_clip`,
+/// `Barker::exact` and `Hmc::exact` driven by hand, bit for bit; none spends ε.
+#[test]
+fn exact_kernels_are_the_hand_driven_samplers() {
+    let (prior, lik) = toy(200, 2, 5);
+    let init = [0.9, 0.9];
+    let n = 600;
+    let s = settings(n, 1);
+    let clipped = Kernel::ClippedRwmh {
+        walk: walk(WalkKind::OneCoordinate),
+        clip: 0.5,
+    };
+    let proposal = Proposal::OneCoordinate {
+        scale: vec![0.06; 2],
+    };
+    let hand = Penalty::exact(
+        prior,
+        lik.clone(),
+        PenaltySettings {
+            proposal,
+            temperature: 0.7,
+        },
+        &init,
+    )
+    .unwrap()
+    .with_clip(0.5)
+    .unwrap();
+    let out = run(&clipped, &s);
+    let t = by_hand(hand, n);
+    assert_eq!(bits(&out.traces[0]), bits(&t));
+    // The clip is active: some ratios were clipped, and the draws differ from plain RWMH.
+    assert!(t.clip_fraction() > 0.0, "{}", t.clip_fraction());
+    let plain = run(&Kernel::Rwmh(walk(WalkKind::OneCoordinate)), &s);
+    assert_ne!(bits(&plain.traces[0]), bits(&t));
+
+    let barker = Barker::exact(
+        prior,
+        lik.clone(),
+        BarkerSettings {
+            proposal: Proposal::Gaussian {
+                scale: vec![0.06; 2],
+            },
+            temperature: 0.7,
+        },
+        &init,
+    )
+    .unwrap();
+    let out = run(&Kernel::Barker(walk(WalkKind::Gaussian)), &s);
+    assert_eq!(bits(&out.traces[0]), bits(&by_hand(barker, n)));
+
+    let leapfrog = Leapfrog {
+        step_size: 0.03,
+        leapfrog_steps: 4,
+        inv_mass: Some(vec![1.0, 2.0]),
+        temperature: 0.7,
+    };
+    let hmc = Hmc::exact(
+        prior,
+        lik,
+        HmcSettings {
+            step_size: 0.03,
+            leapfrog_steps: 4,
+            inv_mass: vec![1.0, 2.0],
+            temperature: 0.7,
+        },
+        &init,
+    )
+    .unwrap();
+    let out = run(&Kernel::Hmc(leapfrog), &s);
+    assert_eq!(bits(&out.traces[0]), bits(&by_hand(hmc, n)));
+    for k in [clipped, Kernel::Barker(walk(WalkKind::Gaussian))] {
+        let out = run(&k, &settings(n, 3));
+        assert!(!k.is_private() && !k.needs_gradient());
+        assert!(out.spent.is_none() && out.claim.is_none() && out.budget.is_none());
+        assert_eq!(out.iterations, vec![n; 3]);
+    }
+    assert!(Kernel::Hmc(Leapfrog::default()).needs_gradient());
+    assert_eq!(Leapfrog::default().leapfrog_steps, 10);
+}
+
+fn gradient_free_kernels() -> Vec<Kernel> {
+    let mut barker = DpBarker::new(Target {
+        epsilon: 20.0,
+        delta: 1e-6,
+    });
+    barker.batch = 50;
+    barker.walk.temperature = 0.1;
+    vec![
+        Kernel::Rwmh(walk(WalkKind::Gaussian)),
+        Kernel::ClippedRwmh {
+            walk: walk(WalkKind::Guided),
+            clip: 0.5,
+        },
+        Kernel::Barker(walk(WalkKind::Gaussian)),
+        Kernel::DpPenalty(DpPenalty::new(Target {
+            epsilon: 3.0,
+            delta: 1e-6,
+        })),
+        Kernel::DpBarker(barker),
+    ]
+}
+
+/// A model wrapped in `NoGradient` (`Run::without_gradient`) runs every gradient-free kernel
+/// exactly as the same model with its gradients: draws, noise, iterations, ε and claim.
+#[test]
+fn without_gradient_is_the_same_run() {
+    for kernel in gradient_free_kernels() {
+        for m in [1, 2] {
+            let s = settings(800, m);
+            let want = run(&kernel, &s);
+            let (prior, lik) = toy(200, 2, 5);
+            let got =
+                Run::without_gradient(prior, lik, &[0.9, 0.9], &kernel, &s, noise(&kernel, m))
+                    .unwrap()
+                    .run(&())
+                    .unwrap();
+            for (a, b) in got.traces.iter().zip(&want.traces) {
+                assert_eq!(bits(a), bits(b), "{kernel:?}");
+                assert_eq!(a.noise_sd, b.noise_sd, "{kernel:?}");
+            }
+            assert_eq!(got.iterations, want.iterations);
+            assert_eq!(got.spent, want.spent);
+            assert_eq!(got.claim, want.claim);
+            assert_eq!(got.releases, want.releases);
+        }
+    }
+}
+
+/// HMC and DP HMC need gradients: `without_gradient` refuses them before building a chain;
+/// called directly, the wrapper's gradients fail (likelihood) or are NaN (prior).
+#[test]
+fn gradient_kernels_are_refused_without_gradients() {
+    let target = Target {
+        epsilon: 3.0,
+        delta: 1e-6,
+    };
+    for kernel in [
+        Kernel::Hmc(Leapfrog::default()),
+        Kernel::DpHmc(DpHmc::new(target)),
+    ] {
+        let (prior, lik) = toy(50, 2, 5);
+        let e = Run::without_gradient(
+            prior,
+            lik,
+            &[0.0, 0.0],
+            &kernel,
+            &settings(100, 1),
+            noise(&kernel, 1),
+        )
+        .unwrap_err();
+        assert_eq!(e, McmcError::GradientRequired);
+        assert_eq!(
+            e.to_string(),
+            "this kernel (HMC, DP HMC) needs prior and likelihood gradients"
+        );
+    }
+    let (prior, lik) = toy(50, 2, 5);
+    let mut g = [0.0; 4];
+    assert_eq!(
+        NoGradient(lik).row_grad(&[0.0, 0.0], 0, &mut g),
+        Err(SimError::Model {
+            code: NO_GRADIENT,
+            recoverable: false
+        })
+    );
+    NoGradient(prior).grad_ln_density(&[0.0, 0.0], &mut g[..2]);
+    assert!(g[..2].iter().all(|x| x.is_nan()));
+}
+
+/// The per-row likelihood the Python front end's parity test evaluates in numpy:
+/// `ℓ_j(θ) = −0.5·(x_j − θ)²` with `x_j = (j mod 17)/8 − 1`, every operation in numpy's order
+/// (`-0.5 * (X - t) ** 2`; `** 2` is numpy's exact square), so both sides see the same bits.
+#[derive(Clone, Copy)]
+struct ParityLik;
+
+const PARITY_N: usize = 200;
+
+impl RowLikelihood for ParityLik {
+    fn dim(&self) -> usize {
+        1
+    }
+    fn n_rows(&self) -> usize {
+        PARITY_N
+    }
+    fn row_log_lik(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
+        for (k, o) in out.iter_mut().enumerate() {
+            #[allow(clippy::cast_precision_loss)]
+            let x = ((first + k) % 17) as f64 / 8.0 - 1.0;
+            let d = x - theta[0];
+            *o = -0.5 * (d * d);
+        }
+        Ok(())
+    }
+}
+
+/// The Python front end's DP penalty run (`dpinfer.mcmc.dp_penalty(priors.Normal(0, 10),
+/// log_lik, 200, [0.0], epsilon=4, delta=1e-5, clip=5, tau=1, step_size=0.05, seed=2,
+/// noise_seed=1)`) as the library runs it: the prior `Normal(0, 10)` the Python prior
+/// wraps, a Gaussian walk, every iteration the budget allows, no burn-in, noise
+/// `ChaCha20Rng::seed_from_u64(1)`.
+fn parity_run() -> RunOutput {
+    let mut k = DpPenalty::new(Target {
+        epsilon: 4.0,
+        delta: 1e-5,
+    });
+    k.walk.kind = WalkKind::Gaussian;
+    k.walk.scale = Scale::PerCoordinate(vec![0.05]);
+    k.tau = 1.0;
+    let s = RunSettings {
+        iterations: u64::MAX,
+        burn_in: Some(0),
+        chains: 1,
+        seed: 2,
+        segments: 1,
+    };
+    let prior = Normal::new(0.0, 10.0).unwrap();
+    let noise = vec![ChaCha20Rng::seed_from_u64(1)];
+    Run::without_gradient(prior, ParityLik, &[0.0], &Kernel::DpPenalty(k), &s, noise)
+        .unwrap()
+        .run(&())
+        .unwrap()
+}
+
+fn parity_text(out: &RunOutput) -> String {
+    use core::fmt::Write;
+    let (eps, delta) = out.spent.unwrap();
+    let mut s = String::from(
+        "# dpinfer-mcmc Run: DP penalty on the parity model (tests/run_kernels.rs, \
+         parity_run); python/tests/test_mcmc.py checks dpinfer.mcmc.dp_penalty against it.\n\
+         # Regenerate: DPINFER_REGENERATE=1 cargo test -p dpinfer-mcmc --test run_kernels\n",
+    );
+    let claim = out.claim.as_ref().unwrap();
+    writeln!(s, "iterations {}", out.iterations[0]).unwrap();
+    writeln!(s, "allowed {}", out.allowed.unwrap()).unwrap();
+    writeln!(s, "epsilon {eps:?}").unwrap();
+    writeln!(s, "delta {delta:?}").unwrap();
+    writeln!(s, "claim_epsilon {:?}", claim.epsilon()).unwrap();
+    writeln!(s, "acceptance_rate {:?}", out.traces[0].acceptance_rate()).unwrap();
+    for x in &out.traces[0].draws {
+        writeln!(s, "draw {x:?}").unwrap();
+    }
+    s
+}
+
+/// The committed parity file is the library's output for the Python front end's call: the
+/// Python test compares `dpinfer.mcmc.dp_penalty`'s draws and ε with it bit for bit.
+#[test]
+fn python_parity_file_is_the_library_run() {
+    let path =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/python_parity.txt");
+    let out = parity_run();
+    let text = parity_text(&out);
+    if std::env::var_os("DPINFER_REGENERATE").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, &text).unwrap();
+    }
+    let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(
+        text == want,
+        "{} differs from the library run",
+        path.display()
+    );
+    // A run worth comparing: more than a handful of steps, some accepted, some not.
+    assert!(out.iterations[0] > 50, "{:?}", out.iterations);
+    let a = out.traces[0].acceptance_rate();
+    assert!(a > 0.1 && a < 0.95, "{a}");
+    assert!(out.spent.unwrap().0 <= 4.0);
+}
