@@ -266,6 +266,30 @@ impl RowLikelihood for ParityLik {
     }
 }
 
+impl RowGradient for ParityLik {
+    /// `∂ℓ_j/∂θ = x_j − θ` (numpy: `(X - t).reshape(-1, 1)`).
+    fn row_grad(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
+        for (k, o) in out.iter_mut().enumerate() {
+            #[allow(clippy::cast_precision_loss)]
+            let x = ((first + k) % 17) as f64 / 8.0 - 1.0;
+            *o = x - theta[0];
+        }
+        Ok(())
+    }
+}
+
+/// The chain keys of the Python front end: one chain, every iteration the budget allows, no
+/// burn-in, one segment.
+fn parity_settings() -> RunSettings {
+    RunSettings {
+        iterations: u64::MAX,
+        burn_in: Some(0),
+        chains: 1,
+        seed: 2,
+        segments: 1,
+    }
+}
+
 /// The Python front end's DP penalty run (`dpinfer.mcmc.dp_penalty(priors.Normal(0, 10),
 /// log_lik, 200, [0.0], epsilon=4, delta=1e-5, clip=5, tau=1, step_size=0.05, seed=2,
 /// noise_seed=1)`) as the library runs it: the prior `Normal(0, 10)` the Python prior
@@ -279,27 +303,46 @@ fn parity_run() -> RunOutput {
     k.walk.kind = WalkKind::Gaussian;
     k.walk.scale = Scale::PerCoordinate(vec![0.05]);
     k.tau = 1.0;
-    let s = RunSettings {
-        iterations: u64::MAX,
-        burn_in: Some(0),
-        chains: 1,
-        seed: 2,
-        segments: 1,
-    };
     let prior = Normal::new(0.0, 10.0).unwrap();
     let noise = vec![ChaCha20Rng::seed_from_u64(1)];
+    let s = parity_settings();
     Run::without_gradient(prior, ParityLik, &[0.0], &Kernel::DpPenalty(k), &s, noise)
         .unwrap()
         .run(&())
         .unwrap()
 }
 
-fn parity_text(out: &RunOutput) -> String {
+/// The Python front end's DP HMC run (`dpinfer.mcmc.dp_hmc(priors.Normal(0, 10), log_lik,
+/// grad_log_lik, 200, [0.0], epsilon=4, delta=1e-5, ratio_clip=3, grad_clip=2, tau_l=2,
+/// tau_g=2, step_size=0.005, leapfrog_steps=2, seed=2, noise_seed=1)`): the Python
+/// `priors.Normal` with one mean and sd becomes the library's `GaussianPrior` with its
+/// gradient; PLD, Algorithm 3's gradient reuse.
+fn parity_hmc_run() -> RunOutput {
+    let mut k = DpHmc::new(Target {
+        epsilon: 4.0,
+        delta: 1e-5,
+    });
+    k.step_size = 0.005;
+    k.leapfrog_steps = 2;
+    k.ratio_clip = 3.0;
+    k.grad_clip = 2.0;
+    k.tau_l = 2.0;
+    k.tau_g = 2.0;
+    let prior = dpinfer_mcmc::model::GaussianPrior::new(1, 0.0, 10.0).unwrap();
+    let noise = vec![ChaCha20Rng::seed_from_u64(1)];
+    let s = parity_settings();
+    Run::new(prior, ParityLik, &[0.0], &Kernel::DpHmc(k), &s, noise)
+        .unwrap()
+        .run(&())
+        .unwrap()
+}
+
+fn parity_text(out: &RunOutput, run: &str, python: &str) -> String {
     use core::fmt::Write;
     let (eps, delta) = out.spent.unwrap();
-    let mut s = String::from(
-        "# dpinfer-mcmc Run: DP penalty on the parity model (tests/run_kernels.rs, \
-         parity_run); python/tests/test_mcmc.py checks dpinfer.mcmc.dp_penalty against it.\n\
+    let mut s = format!(
+        "# dpinfer-mcmc Run on the parity model (tests/run_kernels.rs, {run}); \
+         python/tests/test_mcmc.py checks dpinfer.mcmc.{python} against it.\n\
          # Regenerate: DPINFER_REGENERATE=1 cargo test -p dpinfer-mcmc --test run_kernels\n",
     );
     let claim = out.claim.as_ref().unwrap();
@@ -315,17 +358,15 @@ fn parity_text(out: &RunOutput) -> String {
     s
 }
 
-/// The committed parity file is the library's output for the Python front end's call: the
-/// Python test compares `dpinfer.mcmc.dp_penalty`'s draws and ε with it bit for bit.
-#[test]
-fn python_parity_file_is_the_library_run() {
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/python_parity.txt");
-    let out = parity_run();
-    let text = parity_text(&out);
+/// `text` equals the committed file `tests/data/{name}` (written instead under
+/// `DPINFER_REGENERATE`).
+fn same_as_file(name: &str, text: &str) {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data")
+        .join(name);
     if std::env::var_os("DPINFER_REGENERATE").is_some() {
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
-        std::fs::write(&path, &text).unwrap();
+        std::fs::write(&path, text).unwrap();
     }
     let want = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     assert!(
@@ -333,9 +374,39 @@ fn python_parity_file_is_the_library_run() {
         "{} differs from the library run",
         path.display()
     );
-    // A run worth comparing: more than a handful of steps, some accepted, some not.
+}
+
+/// A run worth comparing: more than a handful of steps, some accepted, some not, within
+/// the target.
+fn worth_comparing(out: &RunOutput) {
+    eprintln!(
+        "{:?} iterations, acceptance {}, ε {:?}",
+        out.iterations,
+        out.traces[0].acceptance_rate(),
+        out.spent
+    );
     assert!(out.iterations[0] > 50, "{:?}", out.iterations);
     let a = out.traces[0].acceptance_rate();
     assert!(a > 0.1 && a < 0.95, "{a}");
     assert!(out.spent.unwrap().0 <= 4.0);
+}
+
+/// The committed parity files are the library's output for the Python front end's calls:
+/// the Python tests compare `dpinfer.mcmc.dp_penalty`'s and `dp_hmc`'s draws and ε with them
+/// bit for bit.
+#[test]
+fn python_parity_files_are_the_library_runs() {
+    let out = parity_run();
+    worth_comparing(&out);
+    same_as_file(
+        "python_parity.txt",
+        &parity_text(&out, "parity_run", "dp_penalty"),
+    );
+    let out = parity_hmc_run();
+    worth_comparing(&out);
+    assert!(out.releases.gradients > 0);
+    same_as_file(
+        "python_parity_dp_hmc.txt",
+        &parity_text(&out, "parity_hmc_run", "dp_hmc"),
+    );
 }

@@ -1,17 +1,27 @@
-"""MCMC on your own model (``dpinfer-mcmc``): random-walk Metropolis–Hastings and the DP
-penalty algorithm (Yildirim & Ermiş 2019; thesis §3.1, Theorems 6–7).
+"""MCMC on your own model (``dpinfer-mcmc``): random-walk Metropolis–Hastings, the DP
+penalty algorithm (Yildirim & Ermiş 2019; thesis §3.1, Theorems 6–7), Barker and DP Barker,
+HMC and DP HMC.
 
 The model is a prior (:mod:`dpinfer.priors` or any object with ``sample``/``log_pdf``) and a
 vectorised per-row log-likelihood ``log_lik(theta) -> (n,)`` with ``theta`` of shape (1, d):
 ℓ_j(θ) for every data row j. It is evaluated once per θ (current and proposed) and the
 sampler reads rows from it.
 
+Every function is a thin front end to the library's run (``dpinfer_mcmc::run::Run``, the
+driver the ``dpinfer`` CLI uses): the chain loop, the iteration cap from the budget, burn-in,
+the privacy claim and the diagnostics are the library's, so the same kernel, seeds and model
+give the same draws and the same ε as the library and the CLI. The public randomness is the
+library's chain stream (``SimStream::with_domain(seed, CHAIN_DOMAIN, 0)``).
+
 Privacy (``epsilon``/``delta`` given): replace-one neighbours with public n; each per-row
 log-likelihood ratio is clipped to ±clip·‖θ′−θ‖₂ and Gaussian noise of standard deviation
 τ·n^α·(2T·clip·‖θ′−θ‖₂) is added (noise from the OS CSPRNG unless ``noise_seed``, which is
 NOT private). The run stops at the largest iteration count the (ε, δ) target allows under
-``accounting`` ("pld": Theorem 7, exact Gaussian PLD; "zcdp": Theorem 6). The released
-chain is (ε, δ)-DP with the reported ``privacy["epsilon"]`` ≤ ε.
+``accounting`` ("pld": Theorem 7, exact Gaussian PLD; "zcdp": Theorem 6); a chain cut short
+by its budget discards at most half of what it ran as burn-in, and a budget that allows
+fewer than two iterations raises ``BudgetExhausted``. The released chain is (ε, δ)-DP with
+the reported ``privacy["epsilon"]`` ≤ ε; ``privacy["claim"]`` is the library's claim (events,
+accountant, conversion, relation) in words and ``privacy["claim_epsilon"]`` its ε.
 """
 
 from __future__ import annotations
@@ -28,8 +38,9 @@ __all__ = ["McmcResult", "rwmh", "dp_penalty", "barker", "dp_barker", "hmc", "dp
 
 class McmcResult(AbcResult):
     """Draws of a chain (``samples`` (m, d) after burn-in, uniform ``weights``), the privacy
-    claim (``None`` for the exact sampler) and diagnostics (acceptance rate, clip fraction,
-    noise sd per iteration)."""
+    claim (``None`` for the exact samplers) and diagnostics (iterations run, acceptance rate,
+    clip fraction, noise sd per iteration, and per coordinate the library's bulk ``ess`` and
+    ``rhat`` over the two halves of the kept draws)."""
 
 
 def _run(prior, log_lik, n, init, names, kernel=None, **kw) -> McmcResult:
@@ -48,8 +59,12 @@ def _run(prior, log_lik, n, init, names, kernel=None, **kw) -> McmcResult:
             "delta": r["delta"],
             "max_iterations": r["max_iterations"],
             "relation": "replace_one (public n)",
+            "claim": r["claim"],
+            "claim_epsilon": r["claim_epsilon"],
+            "accountant": r["accountant"],
         }
-    diag = {k: r[k] for k in ("iterations", "acceptance_rate", "clip_fraction", "noise_sd")}
+    diag = {k: r[k] for k in ("iterations", "acceptance_rate", "clip_fraction", "noise_sd",
+                              "ess", "rhat")}
     w = np.full(m, 1.0 / m) if m else np.zeros(0)
     return McmcResult(r["samples"], w, privacy, diag, names)
 
