@@ -333,6 +333,19 @@ fn accounting(name: &str) -> PyResult<Accounting> {
     })
 }
 
+/// The (ε, δ) target: both given (private), neither (exact), else an error.
+fn target(epsilon: Option<f64>, delta: Option<f64>) -> PyResult<Option<Target>> {
+    match (epsilon, delta) {
+        (None, None) => Ok(None),
+        (Some(epsilon), Some(delta)) => Ok(Some(Target { epsilon, delta })),
+        _ => Err(invalid(
+            "epsilon",
+            None,
+            "give both epsilon and delta (private) or neither (exact)".into(),
+        )),
+    }
+}
+
 /// The chain keys every sampler shares: one chain, the caller's burn-in (0 by default in
 /// Python), the public seed; one segment (Python shows no progress).
 struct Chain {
@@ -482,12 +495,12 @@ fn penalty<'py>(
     let init = init.as_slice()?.to_vec();
     let lik = PyLik::new(log_lik, init.len(), n);
     let walk = walk(proposal_kind, step_size, temperature)?;
-    let kernel = match (epsilon, delta) {
-        (None, None) => match clip {
+    let kernel = match target(epsilon, delta)? {
+        None => match clip {
             None => Kernel::Rwmh(walk),
             Some(clip) => Kernel::ClippedRwmh { walk, clip },
         },
-        (Some(epsilon), Some(delta)) => {
+        Some(target) => {
             let accounting = self::accounting(accounting)?;
             let (Some(clip), Some(tau)) = (clip, tau) else {
                 return Err(invalid(
@@ -502,15 +515,8 @@ fn penalty<'py>(
                 tau,
                 n_exponent,
                 accounting,
-                target: Target { epsilon, delta },
+                target,
             })
-        }
-        _ => {
-            return Err(invalid(
-                "epsilon",
-                None,
-                "give both epsilon and delta (private) or neither (exact)".into(),
-            ));
         }
     };
     let chain = Chain {
@@ -548,12 +554,12 @@ fn barker<'py>(
     let init = init.as_slice()?.to_vec();
     let lik = PyLik::new(log_lik, init.len(), n);
     let walk = walk(proposal_kind, step_size, temperature)?;
-    let kernel = match (batch, epsilon, delta) {
-        (None, None, None) => Kernel::Barker(walk),
-        (Some(batch), Some(epsilon), Some(delta)) => Kernel::DpBarker(DpBarker {
+    let kernel = match (batch, target(epsilon, delta)?) {
+        (None, None) => Kernel::Barker(walk),
+        (Some(batch), Some(target)) => Kernel::DpBarker(DpBarker {
             walk,
             batch,
-            target: Target { epsilon, delta },
+            target,
         }),
         _ => {
             return Err(invalid(
@@ -608,14 +614,14 @@ fn hmc<'py>(
         f: Rc::new(grad_log_lik),
         cache: Rc::default(),
     };
-    let kernel = match (epsilon, delta) {
-        (None, None) => Kernel::Hmc(Leapfrog {
+    let kernel = match target(epsilon, delta)? {
+        None => Kernel::Hmc(Leapfrog {
             step_size,
             leapfrog_steps,
             inv_mass,
             temperature,
         }),
-        (Some(epsilon), Some(delta)) => {
+        Some(target) => {
             let accounting = self::accounting(accounting)?;
             let (Some(ratio_clip), Some(grad_clip), Some(tau_l), Some(tau_g)) =
                 (ratio_clip, grad_clip, tau_l, tau_g)
@@ -641,15 +647,8 @@ fn hmc<'py>(
                 } else {
                     GradientCharging::Fresh
                 },
-                target: Target { epsilon, delta },
+                target,
             })
-        }
-        _ => {
-            return Err(invalid(
-                "epsilon",
-                None,
-                "give both epsilon and delta (private) or neither (exact)".into(),
-            ));
         }
     };
     let chain = Chain {

@@ -175,6 +175,20 @@ def test_private_chain_cut_by_budget_keeps_half():
     assert len(r.samples) == k - k // 2
 
 
+def test_budget_below_two_iterations_is_refused():
+    """A target too small for two iterations raises before any noise is drawn (the library's
+    run); half a target is an invalid-parameter error naming ``epsilon``."""
+    from dpinfer.errors import BudgetExhausted
+
+    with pytest.raises(BudgetExhausted):
+        mcmc.dp_penalty(priors.Normal(0.0, PRIOR_SD), log_lik, N, [0.0], epsilon=1e-4,
+                        delta=1e-6, clip=5.0, tau=1.0, step_size=0.02, noise_seed=1)
+    with pytest.raises(InvalidParameterError) as e:
+        mcmc._native.penalty(priors.Normal(0.0, PRIOR_SD), log_lik, N, np.zeros(1),
+                             iterations=10, step_size=[0.1], epsilon=1.0)
+    assert e.value.name == "epsilon"
+
+
 DATA = Path(__file__).resolve().parents[2] / "crates" / "mcmc" / "tests" / "data"
 PARITY_X = (np.arange(200) % 17) / 8.0 - 1.0
 
