@@ -346,11 +346,13 @@ fn target(epsilon: Option<f64>, delta: Option<f64>) -> PyResult<Option<Target>> 
     }
 }
 
-/// The chain keys every sampler shares: one chain, the caller's burn-in (0 by default in
-/// Python), the public seed; one segment (Python shows no progress).
+/// The chain keys every sampler shares: iterations per chain, the caller's burn-in (0 by
+/// default in Python), the chain count, the public seed; one segment (Python shows no
+/// progress).
 struct Chain {
     iterations: u64,
     burn_in: u64,
+    chains: usize,
     seed: u64,
     noise_seed: Option<u64>,
 }
@@ -360,18 +362,20 @@ impl Chain {
         RunSettings {
             iterations: self.iterations,
             burn_in: Some(self.burn_in),
-            chains: 1,
+            chains: self.chains,
             seed: self.seed,
             segments: 1,
         }
     }
-    /// One noise CSPRNG for a private kernel (OS-seeded unless `noise_seed`), none otherwise.
+    /// One noise CSPRNG per chain for a private kernel (each seeded from the OS, or chain `i`
+    /// from the fixed `noise_seed + i`), none otherwise.
     fn noise(&self, kernel: &Kernel) -> PyResult<Vec<ChaCha20Rng>> {
-        if kernel.is_private() {
-            Ok(vec![noise_rng(self.noise_seed)?])
-        } else {
-            Ok(Vec::new())
+        if !kernel.is_private() {
+            return Ok(Vec::new());
         }
+        (0..self.chains as u64)
+            .map(|i| noise_rng(self.noise_seed.map(|s| s.wrapping_add(i))))
+            .collect()
     }
 }
 
@@ -433,24 +437,38 @@ fn settle(
     r.map_err(mcmc_err)
 }
 
-/// The result dict: draws of the one chain after burn-in, its counters, the (ε, δ) spent
-/// and the iterations the budget allowed (private kernels), the run's privacy claim and its
-/// per-coordinate bulk ESS and split-R̂.
+/// The result dict: the kept draws of every chain (chain 0 first) with each draw's chain
+/// index, the counters summed over the chains (acceptance and clip rates pooled), the noise
+/// sd of every iteration (chain after chain), the (ε, δ) the run spent and the iterations
+/// the budget allowed over all chains (private kernels), the run's privacy claim, and per
+/// coordinate the library's bulk ESS and split-R̂ (over the chains; over the two halves of
+/// one chain).
 fn output<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, PyDict>> {
     let d = PyDict::new(py);
-    let Some(trace) = out.traces.first() else {
-        return Err(invalid("chains", None, "the run returned no chain".into()));
-    };
-    let dim = trace.dim.max(1);
-    let m = trace.draws.len() / dim;
-    d.set_item(
-        "samples",
-        PyArray1::from_vec(py, trace.draws.clone()).reshape([m, dim])?,
-    )?;
-    d.set_item("iterations", out.iterations.first().copied().unwrap_or(0))?;
-    d.set_item("acceptance_rate", trace.acceptance_rate())?;
-    d.set_item("clip_fraction", trace.clip_fraction())?;
-    d.set_item("noise_sd", trace.noise_sd.clone().into_pyarray(py))?;
+    let dim = out.traces.first().map_or(1, |t| t.dim.max(1));
+    let mut draws = Vec::new();
+    let mut chain = Vec::new();
+    let mut noise_sd = Vec::new();
+    let (mut accepted, mut steps, mut evaluated, mut clipped) = (0u64, 0u64, 0u64, 0u64);
+    for (i, t) in out.traces.iter().enumerate() {
+        draws.extend_from_slice(&t.draws);
+        chain.extend(std::iter::repeat_n(i as u64, t.len()));
+        noise_sd.extend_from_slice(&t.noise_sd);
+        accepted += t.accepted;
+        steps += t.iterations;
+        evaluated += t.ratios.0;
+        clipped += t.ratios.1;
+    }
+    let m = draws.len() / dim;
+    d.set_item("samples", PyArray1::from_vec(py, draws).reshape([m, dim])?)?;
+    d.set_item("chain", chain.into_pyarray(py))?;
+    d.set_item("iterations", out.iterations.iter().sum::<u64>())?;
+    d.set_item("chain_iterations", out.iterations.clone())?;
+    #[allow(clippy::cast_precision_loss)]
+    let rate = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+    d.set_item("acceptance_rate", rate(accepted, steps))?;
+    d.set_item("clip_fraction", rate(clipped, evaluated))?;
+    d.set_item("noise_sd", noise_sd.into_pyarray(py))?;
     let (ess, rhat): (Vec<f64>, Vec<f64>) = out.diagnostics().into_iter().unzip();
     d.set_item("ess", ess.into_pyarray(py))?;
     d.set_item("rhat", rhat.into_pyarray(py))?;
@@ -470,7 +488,7 @@ fn output<'py>(py: Python<'py>, out: &RunOutput) -> PyResult<Bound<'py, PyDict>>
 /// DP penalty algorithm on `p(X|θ)^T p(θ)` with per-row log-likelihoods
 /// `log_lik(theta (1, d)) -> (n,)`.
 #[pyfunction]
-#[pyo3(signature = (prior, log_lik, n, init, *, iterations, step_size, proposal_kind = "gaussian", temperature = 1.0, clip = None, tau = None, n_exponent = 0.5, epsilon = None, delta = None, accounting = "pld", burn_in = 0, seed = 0, noise_seed = None))]
+#[pyo3(signature = (prior, log_lik, n, init, *, iterations, step_size, proposal_kind = "gaussian", temperature = 1.0, clip = None, tau = None, n_exponent = 0.5, epsilon = None, delta = None, accounting = "pld", burn_in = 0, chains = 1, seed = 0, noise_seed = None))]
 #[allow(clippy::too_many_arguments)]
 fn penalty<'py>(
     py: Python<'py>,
@@ -489,6 +507,7 @@ fn penalty<'py>(
     delta: Option<f64>,
     accounting: &str,
     burn_in: u64,
+    chains: usize,
     seed: u64,
     noise_seed: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -522,6 +541,7 @@ fn penalty<'py>(
     let chain = Chain {
         iterations,
         burn_in,
+        chains,
         seed,
         noise_seed,
     };
@@ -532,7 +552,7 @@ fn penalty<'py>(
 /// (Heikkilä et al. 2019; thesis §3.2, Theorem 8): batches of `batch` rows without
 /// replacement, tempered per-row ratios clipped to √|B|/n₀, total noise variance 2.
 #[pyfunction]
-#[pyo3(signature = (prior, log_lik, n, init, *, iterations, step_size, proposal_kind = "gaussian", temperature = 1.0, batch = None, epsilon = None, delta = None, burn_in = 0, seed = 0, noise_seed = None))]
+#[pyo3(signature = (prior, log_lik, n, init, *, iterations, step_size, proposal_kind = "gaussian", temperature = 1.0, batch = None, epsilon = None, delta = None, burn_in = 0, chains = 1, seed = 0, noise_seed = None))]
 #[allow(clippy::too_many_arguments)]
 fn barker<'py>(
     py: Python<'py>,
@@ -548,6 +568,7 @@ fn barker<'py>(
     epsilon: Option<f64>,
     delta: Option<f64>,
     burn_in: u64,
+    chains: usize,
     seed: u64,
     noise_seed: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -572,6 +593,7 @@ fn barker<'py>(
     let chain = Chain {
         iterations,
         burn_in,
+        chains,
         seed,
         noise_seed,
     };
@@ -581,7 +603,7 @@ fn barker<'py>(
 /// HMC (exact), or with `epsilon`/`delta` DP HMC (thesis §5.2, Algorithm 3): clipped,
 /// noisy per-row log-likelihood ratios and gradients.
 #[pyfunction]
-#[pyo3(signature = (prior, log_lik, grad_log_lik, n, init, *, iterations, step_size, leapfrog_steps, inv_mass = None, temperature = 1.0, ratio_clip = None, grad_clip = None, tau_l = None, tau_g = None, epsilon = None, delta = None, accounting = "pld", reuse_gradient = true, burn_in = 0, seed = 0, noise_seed = None))]
+#[pyo3(signature = (prior, log_lik, grad_log_lik, n, init, *, iterations, step_size, leapfrog_steps, inv_mass = None, temperature = 1.0, ratio_clip = None, grad_clip = None, tau_l = None, tau_g = None, epsilon = None, delta = None, accounting = "pld", reuse_gradient = true, burn_in = 0, chains = 1, seed = 0, noise_seed = None))]
 #[allow(clippy::too_many_arguments)]
 fn hmc<'py>(
     py: Python<'py>,
@@ -604,6 +626,7 @@ fn hmc<'py>(
     accounting: &str,
     reuse_gradient: bool,
     burn_in: u64,
+    chains: usize,
     seed: u64,
     noise_seed: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -654,6 +677,7 @@ fn hmc<'py>(
     let chain = Chain {
         iterations,
         burn_in,
+        chains,
         seed,
         noise_seed,
     };

@@ -175,6 +175,42 @@ def test_private_chain_cut_by_budget_keeps_half():
     assert len(r.samples) == k - k // 2
 
 
+def test_chains_share_one_budget():
+    """Three DP-penalty chains split the iteration count the library allows for three chains
+    (DP penalty has no per-chain one-off release, so it is the one-chain count): shares differ
+    by at most one, the iterations run sum to ``max_iterations``, and ε is the composition
+    over every iteration of every chain, within the target. ``chains=1`` is the default run."""
+    eps, delta, tau = 1.0, 1e-5, 1.0
+    kw = dict(epsilon=eps, delta=delta, clip=5.0, tau=tau, step_size=0.02, noise_seed=1, seed=2)
+    one = mcmc.dp_penalty(priors.Normal(0.0, PRIOR_SD), log_lik, N, [0.0], **kw)
+    also = mcmc.dp_penalty(priors.Normal(0.0, PRIOR_SD), log_lik, N, [0.0], chains=1, **kw)
+    np.testing.assert_array_equal(one.samples, also.samples)
+    three = mcmc.dp_penalty(priors.Normal(0.0, PRIOR_SD), log_lik, N, [0.0], chains=3, **kw)
+    k = three.privacy["max_iterations"]
+    shares = three.diagnostics["chain_iterations"]
+    assert k == one.privacy["max_iterations"] == sum(shares) == three.diagnostics["iterations"]
+    assert len(shares) == 3 and max(shares) - min(shares) <= 1
+    assert sorted(set(three.diagnostics["chain"].tolist())) == [0, 1, 2]
+    assert len(three.diagnostics["noise_sd"]) == k
+    acc = A.PldAccountant(neighbouring="replace_one")
+    acc.compose(A.Event.gaussian(tau * math.sqrt(N)), k)
+    assert acc.get_epsilon(delta) == pytest.approx(three.privacy["epsilon"], rel=1e-9)
+    assert three.privacy["epsilon"] <= eps
+    assert f"{k} × Gaussian" in three.privacy["claim"]
+
+
+def test_rwmh_chains_agree_on_the_posterior():
+    """Four exact chains of 6000 iterations (1000 burn-in each): the pooled draws pass
+    ``check_posterior`` and split-R̂ over the chains is below 1.05. With ESS ≥ 100 per half
+    chain, R̂² − 1 ≈ χ²₇/(7·ESS_half) − 1/n, so R̂ ≥ 1.05 needs χ²₇ > 72: probability < 1e-12."""
+    r = mcmc.rwmh(priors.Normal(0.0, PRIOR_SD), log_lik, N, [0.0], iterations=6000,
+                  step_size=0.08, burn_in=1000, chains=4, seed=7)
+    assert r.samples.shape == (20_000, 1)
+    assert r.diagnostics["chain_iterations"] == [6000] * 4
+    check_posterior(r)
+    assert r.diagnostics["rhat"][0] < 1.05, r.diagnostics["rhat"]
+
+
 def test_budget_below_two_iterations_is_refused():
     """A target too small for two iterations raises before any noise is drawn (the library's
     run); half a target is an invalid-parameter error naming ``epsilon``."""

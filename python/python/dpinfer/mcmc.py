@@ -22,6 +22,13 @@ by its budget discards at most half of what it ran as burn-in, and a budget that
 fewer than two iterations raises ``BudgetExhausted``. The released chain is (ε, δ)-DP with
 the reported ``privacy["epsilon"]`` ≤ ε; ``privacy["claim"]`` is the library's claim (events,
 accountant, conversion, relation) in words and ``privacy["claim_epsilon"]`` its ε.
+
+``chains`` (every sampler; default 1) runs that many chains from ``init``, each on its own
+public stream (chain i: ``SimStream::with_domain(seed, CHAIN_DOMAIN, i)``) and, when
+private, its own noise CSPRNG (OS-seeded, or ``noise_seed + i``). The chains read the same
+data, so they **compose**: they share the one (ε, δ) target, the budget's iteration count
+for that many chains is split evenly between them (``max_iterations`` is the total) and
+``privacy["epsilon"]`` is the composition over every iteration of every chain.
 """
 
 from __future__ import annotations
@@ -37,10 +44,12 @@ __all__ = ["McmcResult", "rwmh", "dp_penalty", "barker", "dp_barker", "hmc", "dp
 
 
 class McmcResult(AbcResult):
-    """Draws of a chain (``samples`` (m, d) after burn-in, uniform ``weights``), the privacy
-    claim (``None`` for the exact samplers) and diagnostics (iterations run, acceptance rate,
-    clip fraction, noise sd per iteration, and per coordinate the library's bulk ``ess`` and
-    ``rhat`` over the two halves of the kept draws)."""
+    """Draws of the chains (``samples`` (m, d) after burn-in, chain 0 first, uniform
+    ``weights``), the privacy claim (``None`` for the exact samplers) and diagnostics:
+    ``iterations`` (summed over the chains) and ``chain_iterations``, ``chain`` (each draw's
+    chain), the pooled acceptance rate and clip fraction, the noise sd of every iteration, and
+    per coordinate the library's bulk ``ess`` and split-``rhat`` (over the chains; over the two
+    halves of the kept draws of one chain)."""
 
 
 def _run(prior, log_lik, n, init, names, kernel=None, **kw) -> McmcResult:
@@ -63,8 +72,8 @@ def _run(prior, log_lik, n, init, names, kernel=None, **kw) -> McmcResult:
             "claim_epsilon": r["claim_epsilon"],
             "accountant": r["accountant"],
         }
-    diag = {k: r[k] for k in ("iterations", "acceptance_rate", "clip_fraction", "noise_sd",
-                              "ess", "rhat")}
+    diag = {k: r[k] for k in ("iterations", "chain_iterations", "chain", "acceptance_rate",
+                              "clip_fraction", "noise_sd", "ess", "rhat")}
     w = np.full(m, 1.0 / m) if m else np.zeros(0)
     return McmcResult(r["samples"], w, privacy, diag, names)
 
@@ -81,6 +90,7 @@ def rwmh(
     temperature: float = 1.0,
     clip: Optional[float] = None,
     burn_in: int = 0,
+    chains: int = 1,
     seed: int = 0,
     names: Optional[Sequence[str]] = None,
 ) -> McmcResult:
@@ -88,6 +98,7 @@ def rwmh(
     ratio clipping, no noise). **Not private.**"""
     return _run(prior, log_lik, n, init, names, iterations=iterations, step_size=step_size,
                 proposal_kind=proposal, temperature=temperature, clip=clip, burn_in=burn_in,
+                chains=chains,
                 seed=seed)
 
 
@@ -108,6 +119,7 @@ def dp_penalty(
     proposal: str = "gaussian",
     temperature: float = 1.0,
     burn_in: int = 0,
+    chains: int = 1,
     seed: int = 0,
     noise_seed: Optional[int] = None,
     names: Optional[Sequence[str]] = None,
@@ -118,7 +130,8 @@ def dp_penalty(
                 iterations=(2**64 - 1) if iterations is None else iterations,
                 step_size=step_size, proposal_kind=proposal, temperature=temperature,
                 clip=clip, tau=tau, n_exponent=n_exponent, epsilon=epsilon, delta=delta,
-                accounting=accounting, burn_in=burn_in, seed=seed, noise_seed=noise_seed)
+                accounting=accounting, burn_in=burn_in, chains=chains, seed=seed,
+                noise_seed=noise_seed)
 
 
 def barker(
@@ -132,13 +145,14 @@ def barker(
     proposal: str = "gaussian",
     temperature: float = 1.0,
     burn_in: int = 0,
+    chains: int = 1,
     seed: int = 0,
     names: Optional[Sequence[str]] = None,
 ) -> McmcResult:
     """Exact MCMC with the Barker acceptance test on p(X|θ)^T p(θ). **Not private.**"""
     return _run(prior, log_lik, n, init, names, kernel=_native.barker, iterations=iterations,
                 step_size=step_size, proposal_kind=proposal, temperature=temperature,
-                burn_in=burn_in, seed=seed)
+                burn_in=burn_in, chains=chains, seed=seed)
 
 
 def dp_barker(
@@ -155,6 +169,7 @@ def dp_barker(
     iterations: Optional[int] = None,
     proposal: str = "gaussian",
     burn_in: int = 0,
+    chains: int = 1,
     seed: int = 0,
     noise_seed: Optional[int] = None,
     names: Optional[Sequence[str]] = None,
@@ -168,7 +183,8 @@ def dp_barker(
     return _run(prior, log_lik, n, init, names, kernel=_native.barker,
                 iterations=(2**64 - 1) if iterations is None else iterations,
                 step_size=step_size, proposal_kind=proposal, temperature=temperature,
-                batch=batch, epsilon=epsilon, delta=delta, burn_in=burn_in, seed=seed,
+                batch=batch, epsilon=epsilon, delta=delta, burn_in=burn_in, chains=chains,
+                seed=seed,
                 noise_seed=noise_seed)
 
 
@@ -185,6 +201,7 @@ def hmc(
     inv_mass: Optional[Sequence[float]] = None,
     temperature: float = 1.0,
     burn_in: int = 0,
+    chains: int = 1,
     seed: int = 0,
     names: Optional[Sequence[str]] = None,
 ) -> McmcResult:
@@ -194,7 +211,7 @@ def hmc(
     return _run(prior, log_lik, n, init, names, kernel=_native.hmc, grad_log_lik=grad_log_lik,
                 iterations=iterations, step_size=step_size, leapfrog_steps=leapfrog_steps,
                 inv_mass=None if inv_mass is None else [float(m) for m in inv_mass],
-                temperature=temperature, burn_in=burn_in, seed=seed)
+                temperature=temperature, burn_in=burn_in, chains=chains, seed=seed)
 
 
 def dp_hmc(
@@ -218,6 +235,7 @@ def dp_hmc(
     accounting: str = "pld",
     reuse_gradient: bool = True,
     burn_in: int = 0,
+    chains: int = 1,
     seed: int = 0,
     noise_seed: Optional[int] = None,
     names: Optional[Sequence[str]] = None,
@@ -234,4 +252,5 @@ def dp_hmc(
                 inv_mass=None if inv_mass is None else [float(m) for m in inv_mass],
                 temperature=temperature, ratio_clip=ratio_clip, grad_clip=grad_clip,
                 tau_l=tau_l, tau_g=tau_g, epsilon=epsilon, delta=delta, accounting=accounting,
-                reuse_gradient=reuse_gradient, burn_in=burn_in, seed=seed, noise_seed=noise_seed)
+                reuse_gradient=reuse_gradient, burn_in=burn_in, chains=chains, seed=seed,
+                noise_seed=noise_seed)
