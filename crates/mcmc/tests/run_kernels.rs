@@ -5,7 +5,7 @@
 //! with gradients; gradient kernels are refused by name. The Python front end's parity
 //! golden file (`tests/data/python_parity.txt`, read by `python/tests/test_mcmc.py`) is what
 //! the library's run produces.
-#![allow(clippy::unwrap_used, clippy::float_cmp, missing_docs)]
+#![allow(clippy::unwrap_used, clippy::panic, clippy::float_cmp, missing_docs)]
 mod common;
 
 use common::toy;
@@ -409,4 +409,44 @@ fn python_parity_files_are_the_library_runs() {
         "python_parity_dp_hmc.txt",
         &parity_text(&out, "parity_hmc_run", "dp_hmc"),
     );
+}
+
+/// `run_parallel` gives the sequential run's draws for the exact kernels too (3 chains on
+/// pools of 1 and 3 threads).
+#[cfg(feature = "parallel")]
+#[test]
+fn exact_kernels_run_in_parallel_bit_identically() {
+    let kernels = [
+        Kernel::ClippedRwmh {
+            walk: walk(WalkKind::Gaussian),
+            clip: 0.5,
+        },
+        Kernel::Barker(walk(WalkKind::Gaussian)),
+        Kernel::Hmc(Leapfrog {
+            step_size: 0.03,
+            leapfrog_steps: 3,
+            ..Leapfrog::default()
+        }),
+    ];
+    for kernel in kernels {
+        let s = settings(300, 3);
+        let want = run(&kernel, &s);
+        for threads in [1, 3] {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
+            let (prior, lik) = toy(200, 2, 5);
+            let got = pool
+                .install(|| {
+                    Run::new(prior, lik, &[0.9, 0.9], &kernel, &s, noise(&kernel, 3))
+                        .unwrap()
+                        .run_parallel(&())
+                })
+                .unwrap();
+            for (a, b) in got.traces.iter().zip(&want.traces) {
+                assert_eq!(bits(a), bits(b), "{kernel:?} {threads}");
+            }
+        }
+    }
 }
