@@ -669,7 +669,13 @@ fn plan<S: Budgeted>(mc: &MultiChain<S>, settings: &RunSettings) -> Result<Plan,
                         allowed: allowed.unwrap_or(share),
                     });
                 }
-                Ok(leg(k, burn_in.min(k / 2), settings.segments))
+                // Only a chain cut short by its budget discards at most half of what it ran.
+                let b = if k < settings.iterations {
+                    burn_in.min(k / 2)
+                } else {
+                    burn_in
+                };
+                Ok(leg(k, b, settings.segments))
             }
         })
         .collect::<Result<_, _>>()?;

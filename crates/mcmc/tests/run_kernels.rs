@@ -151,6 +151,29 @@ fn exact_kernels_are_the_hand_driven_samplers() {
     assert_eq!(Leapfrog::default().leapfrog_steps, 10);
 }
 
+/// Burn-in: a private chain that runs all its iterations discards what was asked (here 90 %,
+/// as an exact chain would); one cut short by its budget discards at most half of what it ran.
+#[test]
+fn burn_in_is_capped_only_for_chains_cut_short() {
+    let kernel = Kernel::DpPenalty(DpPenalty::new(Target {
+        epsilon: 100.0,
+        delta: 1e-6,
+    }));
+    let late = |iterations| RunSettings {
+        burn_in: Some(iterations / 10 * 9),
+        ..settings(iterations, 1)
+    };
+    let out = run(&kernel, &late(200));
+    assert_eq!(out.iterations, vec![200]);
+    assert_eq!(out.traces[0].len(), 20);
+    let exact = run(&Kernel::Rwmh(walk(WalkKind::Gaussian)), &late(200));
+    assert_eq!(exact.traces[0].len(), 20);
+    let out = run(&kernel, &late(u64::MAX / 2));
+    let k = out.iterations[0];
+    assert!(k < u64::MAX / 2 && k == out.allowed.unwrap());
+    assert_eq!(out.traces[0].len() as u64, k - k / 2);
+}
+
 fn gradient_free_kernels() -> Vec<Kernel> {
     let mut barker = DpBarker::new(Target {
         epsilon: 20.0,
