@@ -60,6 +60,8 @@ pub enum McmcError {
     Mechanism(dpinfer_mechanisms::MechanismError),
     /// A worker thread of a parallel run panicked.
     WorkerFailed,
+    /// The kernel evaluates gradients (HMC, DP HMC) and the model has none.
+    GradientRequired,
 }
 
 impl From<dpinfer_mechanisms::MechanismError> for McmcError {
@@ -114,6 +116,9 @@ impl fmt::Display for McmcError {
             Self::Accountant(e) => write!(f, "accountant error: {e}"),
             Self::Mechanism(e) => write!(f, "mechanism error: {e}"),
             Self::WorkerFailed => f.write_str("a worker thread of a parallel run failed"),
+            Self::GradientRequired => {
+                f.write_str("this kernel (HMC, DP HMC) needs prior and likelihood gradients")
+            }
         }
     }
 }

@@ -35,11 +35,24 @@
 //! Public randomness (proposals, momenta, batches) of chain `i` is
 //! `SimStream::with_domain(seed, CHAIN_DOMAIN, i)`; privacy noise comes only from the
 //! caller's CSPRNGs.
+//!
+//! # Models without gradients
+//!
+//! [`Run::new`] takes a prior and a likelihood with gradients ([`PriorGradient`],
+//! [`RowGradient`]) because one of its kernels (HMC) differentiates. A model without them
+//! (a front end's callback, a simulator-backed likelihood) runs every other kernel through
+//! [`Run::without_gradient`], which wraps both in [`NoGradient`] and refuses the gradient
+//! kernels up front ([`McmcError::GradientRequired`]); the draws are bit-identical to
+//! [`Run::new`] on the same model.
+
+mod gradient;
+
+pub use gradient::{NO_GRADIENT, NoGradient};
 
 use alloc::vec;
 use alloc::vec::Vec;
 use dpinfer_accountants::Claim;
-use dpinfer_simulators::{RowGradient, RowLikelihood, SimStream};
+use dpinfer_simulators::{Prior, RowGradient, RowLikelihood, SimStream};
 use rand_core::CryptoRng;
 
 use crate::budget::{Accounting, Budget, GradientCharging};
@@ -227,17 +240,74 @@ impl DpHmc {
     }
 }
 
+/// Exact (non-private) HMC ([`Hmc::exact`]) with the defaults of [`Leapfrog::default`].
+#[derive(Clone, Debug, PartialEq)]
+pub struct Leapfrog {
+    /// Leapfrog step size η (default 0.01).
+    pub step_size: f64,
+    /// Leapfrog steps L (default 10).
+    pub leapfrog_steps: u32,
+    /// Diagonal inverse mass matrix (default: all 1).
+    pub inv_mass: Option<Vec<f64>>,
+    /// Likelihood temperature (default 1).
+    pub temperature: f64,
+}
+
+impl Default for Leapfrog {
+    /// η = 0.01, L = 10, unit mass, T = 1 (the leapfrog defaults of [`DpHmc::new`]).
+    fn default() -> Self {
+        Self {
+            step_size: 0.01,
+            leapfrog_steps: 10,
+            inv_mass: None,
+            temperature: 1.0,
+        }
+    }
+}
+
+/// [`HmcSettings`] for dimension `d` (`inv_mass` checked against `d`, default all 1).
+fn hmc_settings(
+    step_size: f64,
+    leapfrog_steps: u32,
+    inv_mass: Option<&[f64]>,
+    temperature: f64,
+    d: usize,
+) -> Result<HmcSettings, McmcError> {
+    Ok(HmcSettings {
+        step_size,
+        leapfrog_steps,
+        inv_mass: match inv_mass {
+            Some(v) => check_len("inv_mass", v, d)?.to_vec(),
+            None => vec![1.0; d],
+        },
+        temperature,
+    })
+}
+
 /// The sampler of a run.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Kernel {
     /// Non-private random-walk Metropolis–Hastings ([`Penalty::exact`]; default walk:
     /// Gaussian, step 0.05, T = 1).
     Rwmh(Walk),
+    /// Non-private random-walk Metropolis–Hastings with every per-row log-likelihood ratio
+    /// clipped to `±clip·‖θ'−θ‖₂` and no noise ([`Penalty::with_clip`]; the thesis §7.2
+    /// clipping experiment). **Not private.**
+    ClippedRwmh {
+        /// Proposal and temperature.
+        walk: Walk,
+        /// Per-row clip per unit distance `L` (finite, > 0).
+        clip: f64,
+    },
+    /// Non-private MCMC with the Barker acceptance test ([`Barker::exact`]; thesis §3.2).
+    Barker(Walk),
+    /// Non-private HMC ([`Hmc::exact`]); needs gradients.
+    Hmc(Leapfrog),
     /// DP penalty.
     DpPenalty(DpPenalty),
     /// DP Barker.
     DpBarker(DpBarker),
-    /// DP HMC.
+    /// DP HMC; needs gradients.
     DpHmc(DpHmc),
 }
 
@@ -245,14 +315,24 @@ impl Kernel {
     /// Whether the kernel adds privacy noise (and so needs noise CSPRNGs and a target).
     #[must_use]
     pub fn is_private(&self) -> bool {
-        !matches!(self, Self::Rwmh(_))
+        matches!(
+            self,
+            Self::DpPenalty(_) | Self::DpBarker(_) | Self::DpHmc(_)
+        )
+    }
+
+    /// Whether the kernel evaluates prior and likelihood gradients (HMC, DP HMC): the
+    /// kernels [`Run::without_gradient`] refuses.
+    #[must_use]
+    pub fn needs_gradient(&self) -> bool {
+        matches!(self, Self::Hmc(_) | Self::DpHmc(_))
     }
 
     /// The (ε, δ) target of a private kernel.
     #[must_use]
     pub fn target(&self) -> Option<Target> {
         match self {
-            Self::Rwmh(_) => None,
+            Self::Rwmh(_) | Self::ClippedRwmh { .. } | Self::Barker(_) | Self::Hmc(_) => None,
             Self::DpPenalty(k) => Some(k.target),
             Self::DpBarker(k) => Some(k.target),
             Self::DpHmc(k) => Some(k.target),
@@ -339,6 +419,8 @@ fn check_len<'a>(name: &'static str, v: &'a [f64], d: usize) -> Result<&'a [f64]
 #[derive(Debug)]
 enum Chains<P, L, N> {
     Exact(MultiChain<Penalty<P, L, NoNoise>>),
+    ExactBarker(MultiChain<Barker<P, L, NoNoise>>),
+    ExactHmc(MultiChain<Hmc<P, L, NoNoise>>),
     Penalty(MultiChain<Penalty<P, L, N>>),
     Barker(MultiChain<Barker<P, L, N>>),
     Hmc(MultiChain<Hmc<P, L, N>>),
@@ -427,6 +509,35 @@ where
                 let c = (0..m).map(|_| Penalty::exact(prior.clone(), lik.clone(), s.clone(), init));
                 Chains::Exact(MultiChain::new(c.collect::<Result<_, _>>()?)?)
             }
+            Kernel::ClippedRwmh { walk, clip } => {
+                let s = PenaltySettings {
+                    proposal: walk.proposal(d)?,
+                    temperature: walk.temperature,
+                };
+                let c = (0..m).map(|_| {
+                    Penalty::exact(prior.clone(), lik.clone(), s.clone(), init)?.with_clip(*clip)
+                });
+                Chains::Exact(MultiChain::new(c.collect::<Result<_, _>>()?)?)
+            }
+            Kernel::Barker(w) => {
+                let s = BarkerSettings {
+                    proposal: w.proposal(d)?,
+                    temperature: w.temperature,
+                };
+                let c = (0..m).map(|_| Barker::exact(prior.clone(), lik.clone(), s.clone(), init));
+                Chains::ExactBarker(MultiChain::new(c.collect::<Result<_, _>>()?)?)
+            }
+            Kernel::Hmc(h) => {
+                let s = hmc_settings(
+                    h.step_size,
+                    h.leapfrog_steps,
+                    h.inv_mass.as_deref(),
+                    h.temperature,
+                    d,
+                )?;
+                let c = (0..m).map(|_| Hmc::exact(prior.clone(), lik.clone(), s.clone(), init));
+                Chains::ExactHmc(MultiChain::new(c.collect::<Result<_, _>>()?)?)
+            }
             Kernel::DpPenalty(k) => {
                 let s = PenaltySettings {
                     proposal: k.walk.proposal(d)?,
@@ -461,15 +572,13 @@ where
                 Chains::Barker(MultiChain::new(c.collect::<Result<_, _>>()?)?)
             }
             Kernel::DpHmc(k) => {
-                let s = HmcSettings {
-                    step_size: k.step_size,
-                    leapfrog_steps: k.leapfrog_steps,
-                    inv_mass: match &k.inv_mass {
-                        Some(v) => check_len("inv_mass", v, d)?.to_vec(),
-                        None => vec![1.0; d],
-                    },
-                    temperature: k.temperature,
-                };
+                let s = hmc_settings(
+                    k.step_size,
+                    k.leapfrog_steps,
+                    k.inv_mass.as_deref(),
+                    k.temperature,
+                    d,
+                )?;
                 let p = HmcPrivacy {
                     ratio_clip: k.ratio_clip,
                     grad_clip: k.grad_clip,
@@ -492,6 +601,8 @@ where
             allowed,
         } = match &chains {
             Chains::Exact(mc) => plan(mc, settings)?,
+            Chains::ExactBarker(mc) => plan(mc, settings)?,
+            Chains::ExactHmc(mc) => plan(mc, settings)?,
             Chains::Penalty(mc) => plan(mc, settings)?,
             Chains::Barker(mc) => plan(mc, settings)?,
             Chains::Hmc(mc) => plan(mc, settings)?,
@@ -503,6 +614,42 @@ where
             budget,
             allowed,
         })
+    }
+}
+
+impl<P, L, N> Run<NoGradient<P>, NoGradient<L>, N>
+where
+    P: Prior + Clone,
+    L: RowLikelihood + Clone,
+    N: CryptoRng,
+{
+    /// [`Run::new`] for a prior and likelihood without gradients (each wrapped in
+    /// [`NoGradient`]): every kernel but [`Kernel::Hmc`] and [`Kernel::DpHmc`], with the draws,
+    /// budget and claim [`Run::new`] gives for the same model, kernel and seeds.
+    ///
+    /// # Errors
+    ///
+    /// [`McmcError::GradientRequired`] for a kernel that needs gradients
+    /// ([`Kernel::needs_gradient`]); otherwise as [`Run::new`].
+    pub fn without_gradient(
+        prior: P,
+        lik: L,
+        init: &[f64],
+        kernel: &Kernel,
+        settings: &RunSettings,
+        noise: Vec<N>,
+    ) -> Result<Self, McmcError> {
+        if kernel.needs_gradient() {
+            return Err(McmcError::GradientRequired);
+        }
+        Run::new(
+            NoGradient(prior),
+            NoGradient(lik),
+            init,
+            kernel,
+            settings,
+            noise,
+        )
     }
 }
 
@@ -522,7 +669,13 @@ fn plan<S: Budgeted>(mc: &MultiChain<S>, settings: &RunSettings) -> Result<Plan,
                         allowed: allowed.unwrap_or(share),
                     });
                 }
-                Ok(leg(k, burn_in.min(k / 2), settings.segments))
+                // Only a chain cut short by its budget discards at most half of what it ran.
+                let b = if k < settings.iterations {
+                    burn_in.min(k / 2)
+                } else {
+                    burn_in
+                };
+                Ok(leg(k, b, settings.segments))
             }
         })
         .collect::<Result<_, _>>()?;
@@ -643,6 +796,8 @@ macro_rules! drive {
         let legs = $self.legs.clone();
         let (traces, releases) = match &mut $self.chains {
             Chains::Exact(mc) => (mc.$method(&legs, &mut rngs, $progress)?, mc.releases()),
+            Chains::ExactBarker(mc) => (mc.$method(&legs, &mut rngs, $progress)?, mc.releases()),
+            Chains::ExactHmc(mc) => (mc.$method(&legs, &mut rngs, $progress)?, mc.releases()),
             Chains::Penalty(mc) => (mc.$method(&legs, &mut rngs, $progress)?, mc.releases()),
             Chains::Barker(mc) => (mc.$method(&legs, &mut rngs, $progress)?, mc.releases()),
             Chains::Hmc(mc) => (mc.$method(&legs, &mut rngs, $progress)?, mc.releases()),
