@@ -478,7 +478,7 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
         z: &mut [f64],
     ) -> Result<bool, AbcError> {
         if self.generation == 0 {
-            self.prior.sample(rng, theta).map_err(|_| AbcError::Model)?;
+            self.prior.sample(rng, theta).map_err(AbcError::Model)?;
             return Ok(true);
         }
         self.kernel.propose(rng, theta, z);
@@ -815,7 +815,7 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
             match self.sim.simulate(theta, rng, out) {
                 Ok(()) => {}
                 Err(e) if e.is_recoverable() => continue,
-                Err(_) => return Err(AbcError::Model),
+                Err(e) => return Err(AbcError::Model(e)),
             }
             let d = sanitize(self.dist.distance(out));
             if d <= eps {
