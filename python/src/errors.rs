@@ -109,7 +109,7 @@ pub(crate) fn abc(e: AbcError) -> PyErr {
         AbcError::Empty { name }
         | AbcError::LengthMismatch { name, .. }
         | AbcError::NonFiniteValue { name } => named("InvalidParameterError", msg, name, None),
-        AbcError::Model => raise("ModelError", msg, &[]),
+        AbcError::Model(_) | AbcError::Redraws { .. } => raise("ModelError", msg, &[]),
         AbcError::Finished | AbcError::BudgetExhausted { .. } => raise("BudgetExhausted", msg, &[]),
         _ => raise("NumericalError", msg, &[]),
     }

@@ -22,7 +22,7 @@ pub(crate) struct Gather {
 /// and `k`-wide outputs, each with its own stream; sets `ok[i]` for those rows.
 ///
 /// # Errors
-/// [`AbcError::Model`] for a fatal simulator error.
+/// [`AbcError::Model`] with the simulator's error for a fatal failure.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn simulate_rows<S: BatchSimulator + ?Sized>(
     sim: &S,
@@ -52,7 +52,7 @@ pub(crate) fn simulate_rows<S: BatchSimulator + ?Sized>(
 /// pending rows (in `pending` order).
 ///
 /// # Errors
-/// [`AbcError::Model`] if `f` fails.
+/// [`AbcError::Model`] with `f`'s error if it fails.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn gather_call<F>(
     d: usize,
@@ -73,7 +73,7 @@ where
     }
     if pending.len() == streams.len() {
         // every row, in order: no gathering
-        return f(thetas, streams, out, ok).map_err(|_| AbcError::Model);
+        return f(thetas, streams, out, ok).map_err(AbcError::Model);
     }
     let m = pending.len();
     g.thetas.clear();
@@ -86,7 +86,7 @@ where
     g.out.resize(m * k, 0.0);
     g.ok.clear();
     g.ok.resize(m, false);
-    f(&g.thetas, &mut g.streams, &mut g.out, &mut g.ok).map_err(|_| AbcError::Model)?;
+    f(&g.thetas, &mut g.streams, &mut g.out, &mut g.ok).map_err(AbcError::Model)?;
     for (j, &i) in pending.iter().enumerate() {
         out[i * k..(i + 1) * k].copy_from_slice(&g.out[j * k..(j + 1) * k]);
         ok[i] = g.ok[j];

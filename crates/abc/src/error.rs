@@ -53,8 +53,16 @@ pub enum AbcError {
         /// The budget (number of simulations) that was spent.
         budget: u64,
     },
-    /// The prior or the simulator reported a failure.
-    Model,
+    /// The prior or the simulator failed fatally; carries the error it reported (a
+    /// recoverable simulator failure is a rejection, never this).
+    Model(dpinfer_simulators::SimError),
+    /// `tries` consecutive θ drawn for one row of a pairs table were each rejected by the
+    /// simulator (recoverable failures, [`dpinfer_simulators::SimError::is_recoverable`]):
+    /// the simulator can (numerically) not run the proposals it is given.
+    Redraws {
+        /// How many θ were drawn.
+        tries: u64,
+    },
     /// The privacy accountant rejected a computation (parameters out of its range).
     Accounting,
     /// The privacy mechanism rejected its parameters.
@@ -125,7 +133,11 @@ impl fmt::Display for AbcError {
             Self::BudgetExhausted { budget } => {
                 write!(f, "simulation budget of {budget} exhausted")
             }
-            Self::Model => f.write_str("the prior or simulator failed"),
+            Self::Model(e) => write!(f, "the prior or simulator failed: {e}"),
+            Self::Redraws { tries } => write!(
+                f,
+                "{tries} consecutive θ draws of one row the simulator could not run"
+            ),
             Self::Accounting => f.write_str("the privacy accountant rejected the parameters"),
             Self::Mechanism => f.write_str("the privacy mechanism rejected its parameters"),
             Self::DegeneratePopulation { coordinate } => write!(

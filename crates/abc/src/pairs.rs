@@ -107,11 +107,15 @@ impl<P: Prior + ?Sized> Proposal<'_, P> {
 
     fn draw(&self, rng: &mut SimStream, theta: &mut [f64]) -> Result<(), AbcError> {
         match self {
-            Self::Prior(p) => p.sample(rng, theta).map_err(|_| AbcError::Model),
+            Self::Prior(p) => p.sample(rng, theta).map_err(AbcError::Model),
             Self::Kernel { prior, kernel } => kernel.draw_in_support(*prior, rng, theta),
         }
     }
 }
+
+/// θ drawn at most for one row of a pairs table: after this many consecutive recoverable
+/// simulator failures of one row, generation stops with [`AbcError::Redraws`].
+pub const MAX_REDRAWS: u64 = 1000;
 
 /// Rows per [`BatchSimulator::simulate_batch`] call of [`PublicPairs::generate`] (the rows are
 /// independent, so the block size never changes a number).
@@ -188,7 +192,7 @@ impl PublicPairs {
     /// Generates `t` pairs: pair `i` uses `SimStream::with_domain(seed, PAIRS_DOMAIN, i)` for
     /// both its prior draw and its simulation, so any subset of pairs can be regenerated (or
     /// computed on another machine) bit for bit. A recoverable simulator failure redraws θ
-    /// from the same stream (up to 1000 times). Equal to [`PublicPairs::generate_range`]
+    /// from the same stream (up to [`MAX_REDRAWS`] times). Equal to [`PublicPairs::generate_range`]
     /// over `0..t`.
     ///
     /// The simulator is called on blocks of up to [`PAIRS_BLOCK`] rows
@@ -200,7 +204,8 @@ impl PublicPairs {
     ///
     /// [`AbcError::InvalidCount`] for `t == 0` or a zero output dimension,
     /// [`AbcError::LengthMismatch`] if prior and simulator disagree on dim θ,
-    /// [`AbcError::Model`] for a fatal failure or 1000 consecutive recoverable ones.
+    /// [`AbcError::Model`] with the prior's or simulator's error for a fatal failure,
+    /// [`AbcError::Redraws`] for [`MAX_REDRAWS`] consecutive recoverable ones of one row.
     pub fn generate<P: Prior + ?Sized, S: BatchSimulator + ?Sized>(
         prior: &P,
         sim: &S,
@@ -230,7 +235,7 @@ impl PublicPairs {
 
     /// Rows `rows` of the pairs table of `proposal`'s generation `g`: row `j` draws θ and
     /// simulates from `SimStream::with_domain(seed, pairs_domain(g), j)` (θ redrawn from
-    /// the same stream after a recoverable failure, up to 1000 times), in blocks of
+    /// the same stream after a recoverable failure, up to [`MAX_REDRAWS`] times), in blocks of
     /// [`PAIRS_BLOCK`] rows. Any split of a table into row ranges gives the same rows.
     ///
     /// # Errors
@@ -494,7 +499,7 @@ fn check_generate<P: Prior + ?Sized, S: RowSimulator + ?Sized>(
 
 /// Rows `first..first + n` into `thetas` (`n·d`) and `out` (`n·k`): every pending row draws
 /// θ from its stream, then the pending rows are simulated in one batch; rows that failed
-/// recoverably stay pending (at most 1000 rounds).
+/// recoverably stay pending (at most [`MAX_REDRAWS`] rounds).
 #[allow(clippy::too_many_arguments)]
 fn generate_block<P: Prior + ?Sized, S: RowSimulator + ?Sized>(
     draw: &Proposal<'_, P>,
@@ -513,7 +518,7 @@ fn generate_block<P: Prior + ?Sized, S: RowSimulator + ?Sized>(
     let mut ok = alloc::vec![false; n];
     let mut pending: Vec<usize> = (0..n).collect();
     let mut ids: Vec<u64> = Vec::with_capacity(n);
-    for _ in 0..1000 {
+    for _ in 0..MAX_REDRAWS {
         for &i in &pending {
             draw.draw(&mut streams[i], &mut thetas[i * d..(i + 1) * d])?;
         }
@@ -535,7 +540,7 @@ fn generate_block<P: Prior + ?Sized, S: RowSimulator + ?Sized>(
             return Ok(());
         }
     }
-    Err(AbcError::Model)
+    Err(AbcError::Redraws { tries: MAX_REDRAWS })
 }
 
 /// Row `t` of a row-major buffer with rows of length `d` (empty if out of range; no overflow).

@@ -203,7 +203,7 @@ fn sim_error(e: SimError) -> Result<RejectionStep, AbcError> {
     if e.is_recoverable() {
         Ok(RejectionStep::Failed)
     } else {
-        Err(AbcError::Model)
+        Err(AbcError::Model(e))
     }
 }
 
@@ -378,7 +378,7 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy> RejectionAbc<P, S, D> {
         let n = dists.len();
         let mut streams = row_streams(seed, REJECTION_DOMAIN, first, n);
         for (th, rng) in thetas.chunks_exact_mut(d).zip(streams.iter_mut()) {
-            self.prior.sample(rng, th).map_err(|_| AbcError::Model)?;
+            self.prior.sample(rng, th).map_err(AbcError::Model)?;
         }
         let all: Vec<usize> = (0..n).collect();
         let mut out = alloc::vec![0.0; n * k];
@@ -472,7 +472,7 @@ impl<P: Prior, S: Simulator, D: Discrepancy> RejectionAbc<P, S, D> {
         }
         self.prior
             .sample(rng, &mut self.theta)
-            .map_err(|_| AbcError::Model)?;
+            .map_err(AbcError::Model)?;
         self.simulations += 1;
         let r = match self.sim.simulate(&self.theta, rng, &mut self.out) {
             Ok(()) => {
@@ -515,7 +515,7 @@ impl<P: Prior, S: IncrementalSimulator, D: PrefixDiscrepancy> RejectionAbc<P, S,
         }
         self.prior
             .sample(rng, &mut self.theta)
-            .map_err(|_| AbcError::Model)?;
+            .map_err(AbcError::Model)?;
         self.simulations += 1;
         let dist = &self.dist;
         let r = match self

@@ -478,7 +478,7 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
         z: &mut [f64],
     ) -> Result<bool, AbcError> {
         if self.generation == 0 {
-            self.prior.sample(rng, theta).map_err(|_| AbcError::Model)?;
+            self.prior.sample(rng, theta).map_err(AbcError::Model)?;
             return Ok(true);
         }
         self.kernel.propose(rng, theta, z);
@@ -548,6 +548,8 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
         let mut ok = alloc::vec![false; n];
         let mut z = alloc::vec![0.0; d];
         let mut pending: Vec<usize> = (0..n).collect();
+        // scratch of the batched distances: the rows simulated this round, gathered
+        let (mut simulated, mut rows, mut found) = (Vec::new(), Vec::new(), Vec::new());
         sims.fill(0);
         while !pending.is_empty() {
             for &i in &pending {
@@ -581,14 +583,13 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
                 &pending,
                 g,
             )?;
-            pending.retain(|&i| {
-                if !ok[i] {
-                    return true; // recoverable failure: propose again
-                }
-                let dist = sanitize(self.dist.distance(&out[i * k..(i + 1) * k]));
-                dists[i] = dist;
-                dist > job.eps
-            });
+            simulated.clear();
+            simulated.extend(pending.iter().copied().filter(|&i| ok[i]));
+            round_distances(
+                &self.dist, &out, k, &simulated, &mut rows, &mut found, dists,
+            );
+            // a recoverable failure, or a distance above the tolerance: propose again
+            pending.retain(|&i| !ok[i] || dists[i] > job.eps);
         }
         Ok(true)
     }
@@ -815,7 +816,7 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
             match self.sim.simulate(theta, rng, out) {
                 Ok(()) => {}
                 Err(e) if e.is_recoverable() => continue,
-                Err(_) => return Err(AbcError::Model),
+                Err(e) => return Err(AbcError::Model(e)),
             }
             let d = sanitize(self.dist.distance(out));
             if d <= eps {
@@ -873,6 +874,45 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
         }
         let u = u01_open(rng);
         self.finish_generation(eps, sims, u)
+    }
+}
+
+/// `dists[i] = ρ(output row i)` (NaN read as `+∞`) for the block rows `simulated`
+/// (increasing), in one [`Discrepancy::distances`] call: directly on `out` when every row of
+/// the block was simulated, otherwise on the rows gathered into `rows` (`found` receives
+/// their distances). Each value is bit for bit the one-row [`Discrepancy::distance`].
+fn round_distances<D: Discrepancy + ?Sized>(
+    dist: &D,
+    out: &[f64],
+    k: usize,
+    simulated: &[usize],
+    rows: &mut Vec<f64>,
+    found: &mut Vec<f64>,
+    dists: &mut [f64],
+) {
+    if k == 0 {
+        // `distances` reads zero-width rows as +∞; keep the one-row value
+        for &i in simulated {
+            dists[i] = sanitize(dist.distance(&[]));
+        }
+        return;
+    }
+    if simulated.len() == dists.len() {
+        dist.distances(out, k, dists);
+        for d in dists.iter_mut() {
+            *d = sanitize(*d);
+        }
+        return;
+    }
+    rows.clear();
+    for &i in simulated {
+        rows.extend_from_slice(&out[i * k..(i + 1) * k]);
+    }
+    found.clear();
+    found.resize(simulated.len(), f64::INFINITY);
+    dist.distances(rows, k, found);
+    for (&i, &d) in simulated.iter().zip(found.iter()) {
+        dists[i] = sanitize(d);
     }
 }
 

@@ -36,6 +36,7 @@ use rand_core::Rng;
 
 use crate::AbcError;
 pub use crate::error::SetupFailure;
+use crate::pairs::RowSimulator;
 
 /// Stream domain of the public setup (bandwidth data set: stream 0; frequencies: stream 1).
 pub const SETUP_DOMAIN: u64 = 0x5345_5455_0000_0000; // "SETU"
@@ -272,12 +273,65 @@ where
 
 /// A simulator followed by the random-feature mean embedding: its output is the embedding
 /// (length `D`) of the simulated data set's `row_dim`-dimensional rows. Recoverable failures
-/// of the inner simulator pass through (the pair generator redraws θ).
+/// of the inner simulator pass through (the pair generator redraws θ); its fatal errors pass
+/// through unchanged, and an output the feature map refuses is a fatal
+/// [`SimError::DimensionMismatch`].
+///
+/// It wraps a [`Simulator`] ([`Embedded::new`]; then it is one) or a block simulator that is
+/// told the rows' table indices ([`Embedded::rows`]; then it is a [`RowSimulator`], e.g. a
+/// pool of external worker processes).
 #[derive(Clone, Copy, Debug)]
 pub struct Embedded<'a, S> {
     sim: S,
     features: &'a RandomFourierFeatures<'a>,
     row_dim: usize,
+}
+
+impl<'a, S> Embedded<'a, S> {
+    /// Checks `row_dim` against the feature map and an inner output of `raw` values.
+    fn checked(
+        sim: S,
+        raw: usize,
+        features: &'a RandomFourierFeatures<'a>,
+        row_dim: usize,
+    ) -> Result<Self, AbcError> {
+        if row_dim == 0 || row_dim != features.dim() || !raw.is_multiple_of(row_dim) || raw == 0 {
+            return Err(AbcError::InvalidCount {
+                name: "row_dim",
+                value: row_dim,
+            });
+        }
+        Ok(Self {
+            sim,
+            features,
+            row_dim,
+        })
+    }
+
+    /// Writes the embedding of one raw output `sim` into `out`.
+    fn embed(&self, sim: &[f64], out: &mut [f64]) -> Result<(), SimError> {
+        Rows::new(sim, self.row_dim)
+            .and_then(|rows| self.features.mean_embedding(rows, out))
+            .map_err(|_| SimError::DimensionMismatch {
+                what: "simulator output",
+                expected: self.features.num_features(),
+                got: out.len(),
+            })
+    }
+
+    /// Checks an output buffer of `got` values for `n` embeddings.
+    fn check_out(&self, n: usize, got: usize) -> Result<(), SimError> {
+        let expected = n.saturating_mul(self.features.num_features());
+        if got == expected {
+            Ok(())
+        } else {
+            Err(SimError::DimensionMismatch {
+                what: "out",
+                expected,
+                got,
+            })
+        }
+    }
 }
 
 impl<'a, S: Simulator> Embedded<'a, S> {
@@ -291,21 +345,24 @@ impl<'a, S: Simulator> Embedded<'a, S> {
         features: &'a RandomFourierFeatures<'a>,
         row_dim: usize,
     ) -> Result<Self, AbcError> {
-        if row_dim == 0
-            || row_dim != features.dim()
-            || !sim.output_dim().is_multiple_of(row_dim)
-            || sim.output_dim() == 0
-        {
-            return Err(AbcError::InvalidCount {
-                name: "row_dim",
-                value: row_dim,
-            });
-        }
-        Ok(Self {
-            sim,
-            features,
-            row_dim,
-        })
+        let raw = sim.output_dim();
+        Self::checked(sim, raw, features, row_dim)
+    }
+}
+
+impl<'a, S: RowSimulator> Embedded<'a, S> {
+    /// Wraps the block simulator `sim`, whose output per row is a data set of rows of
+    /// `row_dim` values (each block is simulated in one call, then embedded row by row).
+    ///
+    /// # Errors
+    /// As [`Embedded::new`].
+    pub fn rows(
+        sim: S,
+        features: &'a RandomFourierFeatures<'a>,
+        row_dim: usize,
+    ) -> Result<Self, AbcError> {
+        let raw = sim.row_output_dim();
+        Self::checked(sim, raw, features, row_dim)
     }
 }
 
@@ -324,21 +381,45 @@ impl<S: Simulator> Simulator for Embedded<'_, S> {
         rng: &mut R,
         out: &mut [f64],
     ) -> Result<(), SimError> {
-        if out.len() != self.output_dim() {
-            return Err(SimError::DimensionMismatch {
-                what: "out",
-                expected: self.output_dim(),
-                got: out.len(),
-            });
-        }
+        self.check_out(1, out.len())?;
         let mut sim = vec![0.0; self.sim.output_dim()];
         self.sim.simulate(theta, rng, &mut sim)?;
-        Rows::new(&sim, self.row_dim)
-            .and_then(|rows| self.features.mean_embedding(rows, out))
-            .map_err(|_| SimError::DimensionMismatch {
-                what: "simulator output",
-                expected: self.sim.output_dim(),
-                got: sim.len(),
-            })
+        self.embed(&sim, out)
+    }
+}
+
+impl<S: RowSimulator> RowSimulator for Embedded<'_, S> {
+    fn row_param_dim(&self) -> usize {
+        self.sim.row_param_dim()
+    }
+
+    fn row_output_dim(&self) -> usize {
+        self.features.num_features()
+    }
+
+    fn simulate_rows(
+        &self,
+        rows: &[u64],
+        thetas: &[f64],
+        streams: &mut [SimStream],
+        out: &mut [f64],
+        ok: &mut [bool],
+    ) -> Result<(), SimError> {
+        self.check_out(streams.len(), out.len())?;
+        let raw_len = self.sim.row_output_dim();
+        let mut raw = vec![0.0; streams.len().saturating_mul(raw_len)];
+        self.sim
+            .simulate_rows(rows, thetas, streams, &mut raw, ok)?;
+        let k = self.features.num_features();
+        for ((r, o), &good) in raw
+            .chunks_exact(raw_len)
+            .zip(out.chunks_exact_mut(k))
+            .zip(ok.iter())
+        {
+            if good {
+                self.embed(r, o)?;
+            }
+        }
+        Ok(())
     }
 }

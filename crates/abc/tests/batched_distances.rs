@@ -181,3 +181,83 @@ fn private_passes_release_the_same_with_batched_distances() {
     assert_eq!(bits(&na.distances), bits(&nb.distances));
     assert_eq!(na.tolerance, rhos[36]);
 }
+
+/// SMC-ABC by particle streams asks for each round's distances in one batched call
+/// (`RffMmd` → `mmd_many` with `parallel`); the run — particles, weights, distances,
+/// tolerances, simulation counts — is bit for bit the one with the same distance as a
+/// one-row closure, for blocks of 7, 64 and all particles (and, with `parallel`, on pools
+/// of 1, 2 and 7 threads). A simulator that rejects θ < −0.8 makes later rounds gather a
+/// subset of the block.
+#[test]
+fn smc_with_batched_distances_equals_the_one_row_distance() {
+    use dpinfer_abc::smc::{SmcAbc, SmcSettings, Tolerance};
+    use dpinfer_simulators::models::gaussian::GaussianMean;
+    use dpinfer_simulators::{FnSimulator, SimError, Simulator};
+    let model = GaussianMean::new(40, 1.0, 0.0, 1.0).unwrap();
+    let sim = FnSimulator::new(
+        1,
+        40,
+        |th: &[f64], r: &mut dyn rand_core::Rng, o: &mut [f64]| {
+            if th[0] < -0.8 {
+                return Err(SimError::Degenerate {
+                    what: "θ < −0.8"
+                });
+            }
+            model.simulate(th, r, o)
+        },
+    )
+    .unwrap();
+    let (_, obs) = table(1, 40);
+    let z: Vec<f64> = (0..12).map(|i| (f64::from(i) * 0.71).sin() * 1.5).collect();
+    let features = RandomFourierFeatures::new(&z, 1, 1.0).unwrap();
+    let reference = RffReference::new(features, Rows::one_dim(&obs).unwrap()).unwrap();
+    let rho = RffMmd::new(reference).unwrap();
+    let one_row = |y: &[f64]| rho.distance(y);
+    let settings = SmcSettings {
+        particles: 150,
+        tolerance: Tolerance::Quantile {
+            initial: f64::INFINITY,
+            alpha: 0.5,
+        },
+        final_tolerance: 0.0,
+        max_generations: 4,
+        simulation_budget: 1_000_000,
+        ..SmcSettings::default()
+    };
+    type Run = (Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>, u64);
+    fn state<D: Discrepancy, S: dpinfer_simulators::BatchSimulator>(
+        s: &SmcAbc<dpinfer_simulators::prior::Normal, S, D>,
+    ) -> Run {
+        (
+            bits(s.particles()),
+            bits(s.weights()),
+            bits(s.distances()),
+            s.history().iter().map(|h| h.tolerance.to_bits()).collect(),
+            s.simulations(),
+        )
+    }
+    let reference_run = {
+        let mut s = SmcAbc::new(model.prior(), &sim, one_row, settings.clone()).unwrap();
+        s.run_batched(5, 64).unwrap();
+        state(&s)
+    };
+    assert_eq!(reference_run.3.len(), 4);
+    for batch in [7, 64, 0] {
+        let mut s = SmcAbc::new(model.prior(), &sim, rho.clone(), settings.clone()).unwrap();
+        s.run_batched(5, batch).unwrap();
+        assert!(state(&s) == reference_run, "batch {batch}");
+    }
+    #[cfg(feature = "parallel")]
+    for threads in [1, 2, 7] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let got = pool.install(|| {
+            let mut s = SmcAbc::new(model.prior(), &sim, rho.clone(), settings.clone()).unwrap();
+            s.run_parallel(5).unwrap();
+            state(&s)
+        });
+        assert!(got == reference_run, "{threads} threads");
+    }
+}

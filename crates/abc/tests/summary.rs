@@ -188,3 +188,92 @@ fn setup_is_from_data_on_the_setup_streams_prior_predictive_set() {
     assert!(RffSummary::from_data(21, 0, 30, &sim).is_err());
     assert!(RffSummary::from_seed(21, 1, 1, 1.0).is_err());
 }
+
+/// `Embedded::rows` over a block simulator gives the table `Embedded::new` over the same
+/// simulator gives, bit for bit (it embeds each simulated row, skips rejected ones).
+#[test]
+fn embedded_rows_equals_embedded_simulator_bit_for_bit() {
+    use dpinfer_abc::pairs::{Proposal, PublicPairs, Rowless};
+    let model = GaussianMean::new(60, 1.0, 0.0, 2.0).unwrap();
+    // rejects θ < −1 (recoverable), so some rows are redrawn
+    let picky = FnSimulator::new(
+        1,
+        60,
+        |th: &[f64], r: &mut dyn rand_core::Rng, o: &mut [f64]| {
+            if th[0] < -1.0 {
+                return Err(SimError::Model {
+                    code: 1,
+                    recoverable: true,
+                });
+            }
+            model.simulate(th, r, o)
+        },
+    )
+    .unwrap();
+    let rff = RffSummary::from_seed(4, 1, 16, 1.0).unwrap();
+    let features = rff.features().unwrap();
+    let prior = model.prior();
+    let by_sim = Embedded::new(&picky, &features, 1).unwrap();
+    let by_rows = Embedded::rows(Rowless(&picky), &features, 1).unwrap();
+    let a = PublicPairs::simulate(&Proposal::Prior(&prior), &Rowless(&by_sim), 8, 0..700).unwrap();
+    let b = PublicPairs::simulate(&Proposal::Prior(&prior), &by_rows, 8, 0..700).unwrap();
+    assert_eq!(a.output_dim(), 16);
+    assert!(a.thetas().iter().all(|&t| t >= -1.0));
+    let bits = |p: &PublicPairs| p.to_table().iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert!(bits(&a) == bits(&b));
+    assert!(Embedded::rows(Rowless(&picky), &features, 0).is_err());
+    assert!(Embedded::rows(Rowless(&picky), &features, 7).is_err());
+}
+
+/// Pair generation reports the simulator's own error for a fatal failure (through
+/// `Embedded` too), and `Redraws` after `MAX_REDRAWS` recoverable ones of one row.
+#[test]
+fn pair_generation_carries_the_simulators_error() {
+    use dpinfer_abc::pairs::{MAX_REDRAWS, PublicPairs};
+    let prior = dpinfer_simulators::prior::Uniform::new(0.0, 1.0).unwrap();
+    // fatal at θ > 0.9: some row of 200 gets there
+    let fatal = FnSimulator::new(
+        1,
+        4,
+        |th: &[f64], _r: &mut dyn rand_core::Rng, o: &mut [f64]| {
+            if th[0] > 0.9 {
+                return Err(SimError::Model {
+                    code: 7,
+                    recoverable: false,
+                });
+            }
+            o.fill(th[0]);
+            Ok(())
+        },
+    )
+    .unwrap();
+    let want = AbcError::Model(SimError::Model {
+        code: 7,
+        recoverable: false,
+    });
+    assert_eq!(PublicPairs::generate(&prior, &fatal, 200, 1), Err(want));
+    let rff = RffSummary::from_seed(4, 1, 8, 1.0).unwrap();
+    let features = rff.features().unwrap();
+    let embedded = Embedded::new(&fatal, &features, 1).unwrap();
+    assert_eq!(PublicPairs::generate(&prior, &embedded, 200, 1), Err(want));
+    assert!(
+        want.to_string().contains("fatal model failure (code 7)"),
+        "{want}"
+    );
+    let never = FnSimulator::new(
+        1,
+        4,
+        |_th: &[f64], _r: &mut dyn rand_core::Rng, _o: &mut [f64]| {
+            Err(SimError::Model {
+                code: 1,
+                recoverable: true,
+            })
+        },
+    )
+    .unwrap();
+    assert_eq!(
+        PublicPairs::generate(&prior, &never, 3, 1),
+        Err(AbcError::Redraws { tries: MAX_REDRAWS })
+    );
+    assert_eq!(MAX_REDRAWS, 1000);
+}

@@ -128,8 +128,9 @@ impl Prior for CommandModel {
     }
 }
 
-/// One θ at a time through the pool (row id 0); a failure is printed to stderr (the library
-/// reports only that a fatal model error happened) and a rejection is recoverable.
+/// One θ at a time through the pool (row id 0); a rejection is recoverable. On a fatal
+/// failure the library carries the `SimError` code; the worker's own text (row, exit status,
+/// stderr tail) goes to the observer (stderr by default).
 impl Simulator for CommandModel {
     fn param_dim(&self) -> usize {
         self.names.len()

@@ -6,19 +6,18 @@
 //! user produce the same table for the same seed — (prior or PMC-kernel draw, then
 //! simulation, redrawing θ from the same stream after a recoverable simulator failure), and
 //! then reduced to its summary: the random-feature mean embedding of the pseudo-data set
-//! (`rff-mmd`) or the simulator output itself (`l2`). No private data is touched, so rows can
+//! (`rff-mmd`, the library's `dpinfer::abc::summary::Embedded`) or the simulator output
+//! itself (`l2`). No private data is touched, so rows can
 //! be computed anywhere, in any order, by any number of workers, and the table is the same
 //! bit for bit.
 
-use std::sync::Mutex;
-
 use crate::error::{Context, Result, bail};
-use dpinfer::abc::pairs::{Proposal, PublicPairs, RowSimulator, Rowless};
+use dpinfer::abc::pairs::{Proposal, PublicPairs, Rowless};
 use dpinfer::abc::pmc::PmcKernel;
 use dpinfer::abc::smc::{Privatized, Replicate};
-use dpinfer::abc::summary::{Bandwidth, RffSummary};
-use dpinfer::distances::{RandomFourierFeatures, Rows};
-use dpinfer::simulators::{Prior, SimError, SimStream, Simulator};
+use dpinfer::abc::summary::{Bandwidth, Embedded, RffSummary};
+use dpinfer::distances::RandomFourierFeatures;
+use dpinfer::simulators::Simulator;
 
 use crate::config::{Config, DistanceConfig};
 use crate::model::{Model, ModelPrior, ModelSim};
@@ -164,42 +163,49 @@ impl Public {
             },
         };
         let features = self.features()?;
-        let failure = Mutex::new(None);
-        let map = SummaryMap {
-            features: features.as_ref(),
-            row_dim: self.model.row_dim(),
-            failure: &failure,
-        };
+        let row_dim = self.model.row_dim();
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build()
             .with_context(|| {
                 format!("cannot start {threads} worker threads; use fewer --threads")
             })?;
-        if let (Model::User(m), None) = (&self.model, &self.replica) {
+        let command = match (&self.model, &self.replica) {
+            (Model::User(m), None) => Some(m),
+            _ => None,
+        };
+        if let Some(m) = command {
             // Start every worker now: their start-up (a Python worker imports numpy and
             // pyarrow) overlaps the θ draws of the first block.
             m.sim.pool().start(resolve_threads(threads))?;
         }
+        let built_in = Privatized::new(ModelSim(&self.model), self.replica);
         // Pieces for the progress bar (rows are independent: the split never changes a number).
         let piece = (n as u64 / 50).max(4096);
         let mut lo = start;
         while lo < end {
             let hi = end.min(lo + piece);
-            let part = match (&self.model, &self.replica) {
-                (Model::User(m), None) => {
-                    let sim = CommandRows {
-                        model: m,
-                        workers: resolve_threads(threads),
-                        map,
-                    };
+            let part = match (command, &features) {
+                (Some(m), None) => PublicPairs::simulate(
+                    &proposal,
+                    &m.sim.on(resolve_threads(threads)),
+                    self.seed,
+                    lo..hi,
+                ),
+                (Some(m), Some(f)) => {
+                    let sim = Embedded::rows(m.sim.on(resolve_threads(threads)), f, row_dim)?;
                     PublicPairs::simulate(&proposal, &sim, self.seed, lo..hi)
                 }
-                _ => {
-                    let sim = Summarized {
-                        sim: Privatized::new(ModelSim(&self.model), self.replica),
-                        map,
-                    };
+                (None, None) => pool.install(|| {
+                    PublicPairs::simulate_parallel(
+                        &proposal,
+                        &Rowless(&built_in),
+                        self.seed,
+                        lo..hi,
+                    )
+                }),
+                (None, Some(f)) => {
+                    let sim = Embedded::new(&built_in, f, row_dim)?;
                     pool.install(|| {
                         PublicPairs::simulate_parallel(&proposal, &Rowless(&sim), self.seed, lo..hi)
                     })
@@ -207,15 +213,15 @@ impl Public {
             };
             let part = match part {
                 Ok(p) => p,
+                // An external model keeps the typed error of a failed batch (rows, exit
+                // status, stderr tail); the library reports the `SimError` it was given.
+                // Typed: `Error::Worker` or `Error::Abc` (carrying the `SimError`).
                 Err(e) => {
-                    let why = failure.lock().ok().and_then(|mut f| f.take());
-                    match why {
-                        Some(why) => bail!("simulating rows {lo}..{hi}: {why}"),
-                        None => bail!(
-                            "simulating rows {lo}..{hi}: {e} (a fatal model error, or 1000 \
-                             consecutive θ draws of one row the simulator could not run)"
-                        ),
-                    }
+                    let cause = match command.and_then(|m| m.sim.take_error()) {
+                        Some(why) => crate::error::Error::from(why),
+                        None => crate::error::Error::from(e),
+                    };
+                    return Err(cause.context(format!("simulating rows {lo}..{hi}")));
                 }
             };
             out.extend_from_slice(&part.to_table());
@@ -223,122 +229,6 @@ impl Public {
             lo = hi;
         }
         Ok(out)
-    }
-}
-
-/// The summary map of a table (RFF mean embedding or the raw output) and where a fatal
-/// failure's message goes.
-#[derive(Clone, Copy)]
-struct SummaryMap<'a> {
-    features: Option<&'a RandomFourierFeatures<'a>>,
-    row_dim: usize,
-    failure: &'a Mutex<Option<String>>,
-}
-
-impl SummaryMap<'_> {
-    /// Summary length for a raw output of `raw` values.
-    fn len(&self, raw: usize) -> usize {
-        self.features
-            .map_or(raw, RandomFourierFeatures::num_features)
-    }
-
-    /// Writes the summary of `sim` into `out`; a failure is recorded and fatal.
-    fn apply(&self, sim: &[f64], out: &mut [f64]) -> Result<(), SimError> {
-        let r = match self.features {
-            None => {
-                out.copy_from_slice(sim);
-                Ok(())
-            }
-            Some(f) => Rows::new(sim, self.row_dim).and_then(|rows| f.mean_embedding(rows, out)),
-        };
-        r.map_err(|e| self.fail(format!("summary: {e}")))
-    }
-
-    /// Records a fatal failure (the library reports only that one happened).
-    fn fail(&self, why: String) -> SimError {
-        if let Ok(mut f) = self.failure.lock()
-            && f.is_none()
-        {
-            *f = Some(why);
-        }
-        SimError::Model {
-            code: 0,
-            recoverable: false,
-        }
-    }
-}
-
-/// A simulator followed by the summary map: its output is the row's summary.
-struct Summarized<'a, S> {
-    sim: S,
-    map: SummaryMap<'a>,
-}
-
-impl<S: Simulator> Simulator for Summarized<'_, S> {
-    fn param_dim(&self) -> usize {
-        self.sim.param_dim()
-    }
-    fn output_dim(&self) -> usize {
-        self.map.len(self.sim.output_dim())
-    }
-    fn simulate<R: rand::Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        let mut sim = vec![0.0; self.sim.output_dim()];
-        match self.sim.simulate(theta, rng, &mut sim) {
-            Ok(()) => self.map.apply(&sim, out),
-            Err(e) if e.is_recoverable() => Err(e),
-            Err(e) => Err(self.map.fail(format!("simulation: {e}"))),
-        }
-    }
-}
-
-/// An external model's rows (`dpinfer_workers`: each row's seed from its own stream, sent
-/// with the table row id, a rejected θ redrawn from the same stream), then the summary map.
-struct CommandRows<'a> {
-    model: &'a crate::declared::CommandModel,
-    workers: usize,
-    map: SummaryMap<'a>,
-}
-
-impl RowSimulator for CommandRows<'_> {
-    fn row_param_dim(&self) -> usize {
-        self.model.dim()
-    }
-    fn row_output_dim(&self) -> usize {
-        self.map.len(self.model.output_dim())
-    }
-    fn simulate_rows(
-        &self,
-        rows: &[u64],
-        thetas: &[f64],
-        streams: &mut [SimStream],
-        out: &mut [f64],
-        ok: &mut [bool],
-    ) -> Result<(), SimError> {
-        let raw_len = self.model.output_dim();
-        let mut raw = vec![0.0; streams.len() * raw_len];
-        let sim = self.model.sim.on(self.workers);
-        if let Err(e) = sim.simulate_rows(rows, thetas, streams, &mut raw, ok) {
-            return Err(match self.model.sim.take_error() {
-                Some(why) => self.map.fail(why.to_string()),
-                None => e,
-            });
-        }
-        let k = self.row_output_dim();
-        for ((r, o), flag) in raw
-            .chunks_exact(raw_len)
-            .zip(out.chunks_exact_mut(k))
-            .zip(ok)
-        {
-            if *flag {
-                self.map.apply(r, o)?;
-            }
-        }
-        Ok(())
     }
 }
 

@@ -119,7 +119,14 @@ fn fault(name: &str, batch: usize, retries: u32, timeout: f64) -> WorkerError {
     let prior = Uniform::new(-3.0, 3.0).unwrap();
     let sim = CommandSimulator::new(Pool::new(s).unwrap(), 2);
     let e = PublicPairs::simulate(&Proposal::Prior(&prior), &sim, SEED, 0..ROWS).unwrap_err();
-    assert_eq!(e, dpinfer_abc::AbcError::Model, "{name}");
+    assert_eq!(
+        e,
+        dpinfer_abc::AbcError::Model(SimError::Model {
+            code: FAILED_CODE,
+            recoverable: false
+        }),
+        "{name}"
+    );
     sim.take_error().expect("the pool keeps the typed error")
 }
 

@@ -178,6 +178,67 @@ fn smc(c: &mut Criterion) {
         });
     });
     g.finish();
+    smc_batched_mmd(c);
+}
+
+/// SMC-ABC by particle streams (`run_batched`, all particles in one block) on raw data sets:
+/// 100 draws of N(θ, 1) per simulation compared with 100 observed draws by the random-feature
+/// MMD (`RffMmd`, D = 100, bandwidth 1), 500 particles, 4 generations of the median
+/// schedule, on rayon pools of 1 and 2 threads. The distances of each round's accepted
+/// simulations are one `Discrepancy::distances` call (`RffReference::mmd_many`).
+fn smc_batched_mmd(c: &mut Criterion) {
+    use dpinfer_abc::summary::RffSummary;
+    use dpinfer_distances::{RffReference, Rows};
+    use dpinfer_simulators::models::gaussian::GaussianMean;
+    let model = GaussianMean::new(100, 1.0, 0.0, 1.0).unwrap();
+    let mut obs = vec![0.0; 100];
+    model
+        .simulate(&[0.5], &mut Xoshiro256PlusPlus::seed_from_u64(9), &mut obs)
+        .unwrap();
+    let rff = RffSummary::from_seed(9, 1, 100, 1.0).unwrap();
+    let reference =
+        RffReference::new(rff.features().unwrap(), Rows::one_dim(&obs).unwrap()).unwrap();
+    let settings = SmcSettings {
+        particles: 500,
+        tolerance: Tolerance::Quantile {
+            initial: f64::INFINITY,
+            alpha: 0.5,
+        },
+        final_tolerance: 0.0,
+        max_generations: 4,
+        ..SmcSettings::default()
+    };
+    let run = || {
+        let mut s = SmcAbc::new(
+            model.prior(),
+            model,
+            dpinfer_abc::discrepancy::RffMmd::new(reference.clone()).unwrap(),
+            settings.clone(),
+        )
+        .unwrap();
+        s.run_batched(3, 0).unwrap();
+        s
+    };
+    let s = run();
+    eprintln!(
+        "smc rff-mmd: {} simulations, {} generations, final tolerance {}",
+        s.simulations(),
+        s.history().len(),
+        s.history().last().map_or(f64::NAN, |h| h.tolerance)
+    );
+    let mut g = c.benchmark_group("abc/smc_batched");
+    g.sample_size(10);
+    for threads in [1, 2] {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        g.bench_function(
+            format!("gaussian_mean_raw100_rff_mmd_500_particles_4_gens_{threads}_threads"),
+            |b| b.iter(|| pool.install(|| black_box(run().simulations()))),
+        );
+    }
+    g.finish();
 }
 
 fn svt(c: &mut Criterion) {
