@@ -106,29 +106,6 @@ pub(crate) fn kde(vals: &[f64], grid: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// Fractional ranks (1-based, ties get their average rank) of all finite values, in input
-/// order; non-finite values get NaN.
-pub(crate) fn average_ranks(vals: &[f64]) -> Vec<f64> {
-    let mut idx: Vec<usize> = (0..vals.len()).filter(|&i| vals[i].is_finite()).collect();
-    idx.sort_by(|&a, &b| vals[a].total_cmp(&vals[b]));
-    let mut ranks = vec![f64::NAN; vals.len()];
-    let mut i = 0;
-    while i < idx.len() {
-        let mut j = i + 1;
-        while j < idx.len() && vals[idx[j]].total_cmp(&vals[idx[i]]).is_eq() {
-            j += 1;
-        }
-        // positions i..j (0-based) share the rank (i + 1 + j) / 2
-        #[allow(clippy::cast_precision_loss)]
-        let r = (i + 1 + j) as f64 / 2.0;
-        for &k in &idx[i..j] {
-            ranks[k] = r;
-        }
-        i = j;
-    }
-    ranks
-}
-
 /// Rank histograms of `vals` cut into `chains` consecutive parts of `⌊n/chains⌋` draws (a
 /// remainder is dropped): the parts' draws are ranked together (average ranks for ties) and
 /// each part's ranks are counted in the same bins — 20 as in Vehtari et al. (2021), fewer
@@ -138,7 +115,7 @@ pub(crate) fn rank_counts(vals: &[f64], chains: usize) -> (Vec<Vec<f64>>, f64) {
     let chains = chains.max(1);
     let per = vals.len() / chains;
     let used = per * chains;
-    let ranks = average_ranks(&vals[..used]);
+    let ranks = dpinfer_math::average_ranks(&vals[..used]);
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let bins = (per / 5).clamp(1, 20);
     #[allow(clippy::cast_precision_loss)]
@@ -211,15 +188,6 @@ mod tests {
         let flat = vec![1.0; 100];
         assert_eq!(bin_count(&flat, 0.99, 1.01), 8); // zero IQR: Sturges
         assert_eq!(bin_count(&[], 0.0, 1.0), 1);
-    }
-
-    #[test]
-    #[allow(clippy::float_cmp)] // ranks and counts are exact small numbers
-    fn ranks_average_ties() {
-        let r = average_ranks(&[3.0, 1.0, 3.0, f64::NAN, 2.0, 3.0]);
-        assert_eq!(&r[..3], &[4.0, 1.0, 4.0]); // 1, 2, 3, 3, 3: the 3s share (3 + 4 + 5) / 3
-        assert!(r[3].is_nan());
-        assert_eq!(&r[4..], &[2.0, 4.0]);
     }
 
     /// Systematic resampling by hand: weights 1, 0, 3 over four draws put u = 0.5, 1.5, 2.5,
