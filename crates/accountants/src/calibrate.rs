@@ -165,7 +165,9 @@ fn sigma_from_mu(mu: f64, k: f64, d: f64) -> Result<f64, AccountantError> {
         });
     }
     let s = d * libm::sqrt(k / (2.0 * mu));
-    crate::error::finite("sigma overflow", round_up(s))
+    // The exact σ is positive: where the product underflows to 0, the smallest positive
+    // `f64` is still an upper bound on it (a tiny Δ with a huge ε).
+    crate::error::finite("sigma overflow", round_up(s).max(f64::from_bits(1)))
 }
 
 /// ε (at δ) after `k` Poisson-subsampled Gaussian steps with noise multiplier z, over
