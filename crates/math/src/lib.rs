@@ -12,6 +12,7 @@ mod logspace;
 mod normal;
 #[cfg(feature = "alloc")]
 mod rank;
+mod resample;
 mod sum;
 
 pub use binom::{ln_binomial, ln_binomial_int, ln_gamma};
@@ -26,6 +27,7 @@ pub use normal::{
 };
 #[cfg(feature = "alloc")]
 pub use rank::average_ranks;
+pub use resample::{ResampleError, systematic_resample};
 pub use sum::NeumaierSum;
 
 /// `ln(2π)/2`.
