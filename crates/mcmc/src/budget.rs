@@ -301,6 +301,15 @@ impl Accounting {
             _ => None,
         }
     }
+
+    /// The accountants' calibration method of the same name.
+    #[must_use]
+    pub fn method(self) -> calibrate::Method {
+        match self {
+            Self::Zcdp => calibrate::Method::Zcdp,
+            Self::Pld => calibrate::Method::Pld,
+        }
+    }
 }
 
 /// ε spent after composing Gaussian releases of total `m = Σ Δ²/(2σ²)`, at `delta`: the
@@ -426,14 +435,14 @@ impl Mechanism {
             } => {
                 positive("n_exponent", n_exponent)?;
                 let n = rows(n)?;
-                Ok(match accounting {
-                    Accounting::Zcdp => {
-                        calibrate::dp_penalty_max_steps_zcdp(epsilon, delta, tau, n, n_exponent)?
-                    }
-                    Accounting::Pld => {
-                        calibrate::dp_penalty_max_steps_pld(epsilon, delta, tau, n, n_exponent)?
-                    }
-                })
+                Ok(calibrate::dp_penalty_max_steps(
+                    accounting.method(),
+                    epsilon,
+                    delta,
+                    tau,
+                    n,
+                    n_exponent,
+                )?)
             }
             Self::Hmc {
                 tau_l,
@@ -444,28 +453,17 @@ impl Mechanism {
                 accounting,
             } => {
                 check_leapfrog(leapfrog)?;
-                match (charging, accounting) {
-                    (GradientCharging::Reuse, Accounting::Zcdp) => {
-                        Ok(calibrate::dp_hmc_max_steps_zcdp(
-                            epsilon,
-                            delta,
-                            tau_l,
-                            tau_g,
-                            rows(n)?,
-                            u64::from(leapfrog),
-                        )?)
-                    }
-                    (GradientCharging::Reuse, Accounting::Pld) => {
-                        Ok(calibrate::dp_hmc_max_steps_pld(
-                            epsilon,
-                            delta,
-                            tau_l,
-                            tau_g,
-                            rows(n)?,
-                            u64::from(leapfrog),
-                        )?)
-                    }
-                    (GradientCharging::Fresh, _) => self.largest_within(epsilon, delta, 1),
+                match charging {
+                    GradientCharging::Reuse => Ok(calibrate::dp_hmc_max_steps(
+                        accounting.method(),
+                        epsilon,
+                        delta,
+                        tau_l,
+                        tau_g,
+                        rows(n)?,
+                        u64::from(leapfrog),
+                    )?),
+                    GradientCharging::Fresh => self.largest_within(epsilon, delta, 1),
                 }
             }
             Self::SubsampledPenalty {
