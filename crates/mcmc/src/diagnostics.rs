@@ -11,7 +11,6 @@
 //! All functions take chains as slices of equal length and return `NaN`-free results or
 //! `None` when the input is too short / degenerate.
 
-use alloc::vec;
 use alloc::vec::Vec;
 
 fn mean(x: &[f64]) -> f64 {
