@@ -349,27 +349,9 @@ pub fn poisson_gaussian_max_steps_rdp(
     let z = positive("noise_multiplier", noise_multiplier)?;
     let q = rate("q", q)?;
     let mut buf = rdp_scratch(orders)?;
-    let mut ok = |k: u64| rdp_eps(q, z, count_up(k), orders, delta, &mut buf, rule) <= eps;
-    if !ok(1) {
-        return Ok(0);
-    }
-    let (mut lo, mut hi) = (1u64, 2u64);
-    while ok(hi) {
-        lo = hi;
-        if hi >= 1 << 53 {
-            return Ok(lo);
-        }
-        hi *= 2;
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if ok(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
+    dpinfer_math::largest_true(1 << 53, |k| {
+        Ok(rdp_eps(q, z, count_up(k), orders, delta, &mut buf, rule) <= eps)
+    })
 }
 
 /// Laplace scale for an ε-DP release of a query with ℓ₁ sensitivity Δ: `b = Δ/ε`

@@ -13,6 +13,7 @@ mod normal;
 #[cfg(feature = "alloc")]
 mod rank;
 mod resample;
+mod search;
 mod sum;
 
 pub use binom::{ln_binomial, ln_binomial_int, ln_gamma};
@@ -28,6 +29,7 @@ pub use normal::{
 #[cfg(feature = "alloc")]
 pub use rank::average_ranks;
 pub use resample::{ResampleError, systematic_resample};
+pub use search::largest_true;
 pub use sum::NeumaierSum;
 
 /// `ln(2π)/2`.

@@ -92,29 +92,10 @@ fn gaussian_pld_epsilon(m: f64, delta: f64) -> Result<f64, McmcError> {
     Ok(pld::epsilon_for_delta(m, delta)?)
 }
 
-/// Largest `k ≤ 2^52` with `ok(k)`, for a predicate that is monotone (true then false).
-fn largest_k(mut ok: impl FnMut(u64) -> Result<bool, McmcError>) -> Result<u64, McmcError> {
-    if !ok(1)? {
-        return Ok(0);
-    }
-    let mut lo = 1u64;
-    let mut hi = 2u64;
-    while ok(hi)? {
-        lo = hi;
-        hi = hi.saturating_mul(2);
-        if hi > 1u64 << 52 {
-            return Ok(lo);
-        }
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if ok(mid)? {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
+/// Largest `k ≤ 2^52` with `ok(k)`, for a predicate that is monotone (true then false):
+/// [`dpinfer_math::largest_true`].
+fn largest_k(ok: impl FnMut(u64) -> Result<bool, McmcError>) -> Result<u64, McmcError> {
+    dpinfer_math::largest_true(1 << 52, ok)
 }
 
 /// Subsampled RDP of WBK19 Theorem 9 (sampling without replacement, ratio `q`) as written in
