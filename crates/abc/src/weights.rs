@@ -267,6 +267,7 @@ pub fn mahalanobis_sq(l: &[f64], dim: usize, x: &[f64], scratch: &mut [f64]) -> 
 /// Systematic resampling: with one uniform `u ∈ [0, 1)`, writes into `out` the indices
 /// `i` such that the points `(k + u)/M`, `k = 0..M`, fall in the `i`-th cumulative-weight
 /// interval. Each index `i` appears `⌊M w_i⌋` or `⌈M w_i⌉` times (low-variance resampling).
+/// The workspace's one implementation, [`dpinfer_math::systematic_resample`].
 ///
 /// # Errors
 ///
@@ -274,43 +275,14 @@ pub fn mahalanobis_sq(l: &[f64], dim: usize, x: &[f64], scratch: &mut [f64]) -> 
 /// [`AbcError::InvalidParameter`] for `u ∉ [0, 1)`, [`AbcError::NonFiniteValue`] for a
 /// negative or non-finite weight and [`AbcError::ZeroTotalWeight`] if they sum to zero.
 pub fn systematic_resample(w: &[f64], u: f64, out: &mut [usize]) -> Result<(), AbcError> {
-    if w.is_empty() {
-        return Err(AbcError::Empty { name: "w" });
-    }
-    if out.is_empty() {
-        return Err(AbcError::Empty { name: "out" });
-    }
-    if !(0.0..1.0).contains(&u) {
-        return Err(AbcError::InvalidParameter {
-            name: "u",
-            value: u,
-        });
-    }
-    let mut total = 0.0;
-    for &x in w {
-        if !(x.is_finite() && x >= 0.0) {
-            return Err(AbcError::NonFiniteValue { name: "w" });
-        }
-        total += x;
-    }
-    if !(total > 0.0 && total.is_finite()) {
-        return Err(AbcError::ZeroTotalWeight);
-    }
-    #[allow(clippy::cast_precision_loss)]
-    let m = out.len() as f64;
-    let last = w.iter().rposition(|&x| x > 0.0).unwrap_or(0);
-    let mut i = 0;
-    let mut cum = w[0] / total;
-    for (k, o) in out.iter_mut().enumerate() {
-        #[allow(clippy::cast_precision_loss)]
-        let point = (k as f64 + u) / m;
-        while cum <= point && i < last {
-            i += 1;
-            cum += w[i] / total;
-        }
-        *o = i;
-    }
-    Ok(())
+    use dpinfer_math::ResampleError as E;
+    dpinfer_math::systematic_resample(w, u, out).map_err(|e| match e {
+        E::EmptyWeights => AbcError::Empty { name: "w" },
+        E::EmptyOutput => AbcError::Empty { name: "out" },
+        E::Offset(value) => AbcError::InvalidParameter { name: "u", value },
+        E::InvalidWeight(_) => AbcError::NonFiniteValue { name: "w" },
+        E::Total(_) => AbcError::ZeroTotalWeight,
+    })
 }
 
 /// Weighted quantiles of `values` at each of `levels` into `out`: for a level α the smallest

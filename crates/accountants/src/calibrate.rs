@@ -165,8 +165,23 @@ fn sigma_from_mu(mu: f64, k: f64, d: f64) -> Result<f64, AccountantError> {
         });
     }
     let s = d * libm::sqrt(k / (2.0 * mu));
-    crate::error::finite("sigma overflow", round_up(s))
+    // The exact σ is positive: where the product underflows to 0, the smallest positive
+    // `f64` is still an upper bound on it (a tiny Δ with a huge ε).
+    crate::error::finite("sigma overflow", round_up(s).max(f64::from_bits(1)))
 }
+
+/// Checks an order grid for the RDP calibrations (a valid grid of at most
+/// [`MAX_CALIBRATION_ORDERS`] orders) and returns the scratch buffer `rdp_eps` fills.
+fn rdp_scratch(orders: &[f64]) -> Result<[f64; MAX_CALIBRATION_ORDERS], AccountantError> {
+    crate::notions::check_grid(orders)?;
+    if orders.len() > MAX_CALIBRATION_ORDERS {
+        return Err(AccountantError::InvalidGrid);
+    }
+    Ok([0.0; MAX_CALIBRATION_ORDERS])
+}
+
+/// The most RDP orders the calibrations accept (they work on a fixed-size stack buffer).
+const MAX_CALIBRATION_ORDERS: usize = 128;
 
 /// ε (at δ) after `k` Poisson-subsampled Gaussian steps with noise multiplier z, over
 /// `orders`.
@@ -229,11 +244,7 @@ pub fn poisson_gaussian_sigma_rdp_with(
     let delta = open_unit("delta", delta)?;
     let k = positive_count("steps", steps)?;
     let q = rate("q", q)?;
-    crate::notions::check_grid(orders)?;
-    if orders.len() > 128 {
-        return Err(AccountantError::InvalidGrid);
-    }
-    let mut buf = [0.0_f64; 128];
+    let mut buf = rdp_scratch(orders)?;
     let f = |z: f64, buf: &mut [f64]| rdp_eps(q, z, k, orders, delta, buf, rule) - eps;
     let mut hi = 1.0_f64;
     let mut fhi = f(hi, &mut buf);
@@ -337,32 +348,10 @@ pub fn poisson_gaussian_max_steps_rdp(
     let delta = open_unit("delta", delta)?;
     let z = positive("noise_multiplier", noise_multiplier)?;
     let q = rate("q", q)?;
-    crate::notions::check_grid(orders)?;
-    if orders.len() > 128 {
-        return Err(AccountantError::InvalidGrid);
-    }
-    let mut buf = [0.0_f64; 128];
-    let mut ok = |k: u64| rdp_eps(q, z, count_up(k), orders, delta, &mut buf, rule) <= eps;
-    if !ok(1) {
-        return Ok(0);
-    }
-    let (mut lo, mut hi) = (1u64, 2u64);
-    while ok(hi) {
-        lo = hi;
-        if hi >= 1 << 53 {
-            return Ok(lo);
-        }
-        hi *= 2;
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if ok(mid) {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
+    let mut buf = rdp_scratch(orders)?;
+    dpinfer_math::largest_true(1 << 53, |k| {
+        Ok(rdp_eps(q, z, count_up(k), orders, delta, &mut buf, rule) <= eps)
+    })
 }
 
 /// Laplace scale for an ε-DP release of a query with ℓ₁ sensitivity Δ: `b = Δ/ε`
@@ -402,6 +391,70 @@ pub fn laplace_epsilon(scale: f64, sensitivity: f64) -> Result<f64, AccountantEr
     let b = positive("scale", scale)?;
     let d = non_negative("sensitivity", sensitivity)?;
     crate::error::finite("laplace epsilon", crate::curves::mul_div_up(1.0, d, b))
+}
+
+/// The DP-penalty iteration budget under `method`: [`dp_penalty_max_steps_zcdp`] or
+/// [`dp_penalty_max_steps_pld`] (the one dispatch for every front end).
+///
+/// # Errors
+/// As the function it dispatches to; [`AccountantError::Unsupported`] for [`Method::Rdp`].
+///
+/// ```
+/// use dpinfer_accountants::calibrate::{Method, dp_penalty_max_steps, dp_penalty_max_steps_pld};
+/// let k = dp_penalty_max_steps(Method::Pld, 6.0, 1e-6, 0.1, 100_000, 0.5)?;
+/// assert_eq!(k, dp_penalty_max_steps_pld(6.0, 1e-6, 0.1, 100_000, 0.5)?);
+/// assert!(dp_penalty_max_steps(Method::Rdp, 6.0, 1e-6, 0.1, 100_000, 0.5).is_err());
+/// # Ok::<(), dpinfer_accountants::AccountantError>(())
+/// ```
+pub fn dp_penalty_max_steps(
+    method: Method,
+    epsilon: f64,
+    delta: f64,
+    tau: f64,
+    n: u64,
+    a: f64,
+) -> Result<u64, AccountantError> {
+    match method {
+        Method::Zcdp => dp_penalty_max_steps_zcdp(epsilon, delta, tau, n, a),
+        Method::Pld => dp_penalty_max_steps_pld(epsilon, delta, tau, n, a),
+        Method::Rdp => Err(AccountantError::Unsupported {
+            event: "DP penalty",
+            accountant: "RDP calibration (zcdp or pld)",
+        }),
+    }
+}
+
+/// The DP-HMC iteration budget under `method` (the gradient reused across a trajectory):
+/// [`dp_hmc_max_steps_zcdp`] or [`dp_hmc_max_steps_pld`] (the one dispatch for every front
+/// end).
+///
+/// # Errors
+/// As the function it dispatches to; [`AccountantError::Unsupported`] for [`Method::Rdp`].
+///
+/// ```
+/// use dpinfer_accountants::calibrate::{Method, dp_hmc_max_steps, dp_hmc_max_steps_zcdp};
+/// let k = dp_hmc_max_steps(Method::Zcdp, 1.0, 1e-5, 0.1, 0.2, 1000, 10)?;
+/// assert_eq!(k, dp_hmc_max_steps_zcdp(1.0, 1e-5, 0.1, 0.2, 1000, 10)?);
+/// assert!(dp_hmc_max_steps(Method::Rdp, 1.0, 1e-5, 0.1, 0.2, 1000, 10).is_err());
+/// # Ok::<(), dpinfer_accountants::AccountantError>(())
+/// ```
+pub fn dp_hmc_max_steps(
+    method: Method,
+    epsilon: f64,
+    delta: f64,
+    tau_l: f64,
+    tau_g: f64,
+    n: u64,
+    leapfrog: u64,
+) -> Result<u64, AccountantError> {
+    match method {
+        Method::Zcdp => dp_hmc_max_steps_zcdp(epsilon, delta, tau_l, tau_g, n, leapfrog),
+        Method::Pld => dp_hmc_max_steps_pld(epsilon, delta, tau_l, tau_g, n, leapfrog),
+        Method::Rdp => Err(AccountantError::Unsupported {
+            event: "DP HMC",
+            accountant: "RDP calibration (zcdp or pld)",
+        }),
+    }
 }
 
 /// DP-penalty, thesis Theorem 6 (zCDP): with per-step noise `σ² = τ²n^{2a}c²`, the chain may

@@ -1,5 +1,6 @@
 //! Printing a budget for people without ever printing less than it: [`RoundedUp`] shows a
-//! value with 6 decimals (or 7 significant digits in scientific notation), rounded **up**,
+//! value with 6 decimals (or 7 significant digits in scientific notation, or 6 significant
+//! digits in the shortest form), rounded **up**,
 //! so a user who copies a printed ε, δ or σ never claims less privacy loss (or more noise)
 //! than was computed. `no_std`, no allocation.
 //!
@@ -16,12 +17,17 @@
 //! // Values outside [1e-4, 1e15) are always in scientific notation.
 //! assert_eq!(RoundedUp::fixed(2.5e-7).to_string(), "2.5e-7");
 //! assert_eq!(RoundedUp::fixed(0.0).to_string(), "0");
+//! // 6 significant digits, shortest form (the results folder's summaries and ledger):
+//! assert_eq!(RoundedUp::significant(1.000_000_1).to_string(), "1.00001");
+//! assert_eq!(RoundedUp::significant(0.00025).to_string(), "0.00025");
+//! assert_eq!(RoundedUp::significant(1.234_567_1e-9).to_string(), "1.23457e-9");
 //! ```
 
 use core::fmt::{self, Write};
 
-/// A value displayed rounded up to 6 decimals ([`RoundedUp::fixed`]) or 7 significant
-/// digits ([`RoundedUp::scientific`]); see the [module docs](self).
+/// A value displayed rounded up to 6 decimals ([`RoundedUp::fixed`]), 7 significant
+/// digits ([`RoundedUp::scientific`]) or 6 significant digits in the shortest form
+/// ([`RoundedUp::significant`]); see the [module docs](self).
 ///
 /// Zero prints as `0`, non-finite values as Rust prints them (`inf`, `NaN`); trailing zeros
 /// of a scientific mantissa are dropped (`1e-5`, `2.5e-3`), fixed notation keeps its 6
@@ -29,7 +35,15 @@ use core::fmt::{self, Write};
 #[derive(Copy, Clone, PartialEq, Debug)]
 pub struct RoundedUp {
     value: f64,
-    scientific: bool,
+    notation: Notation,
+}
+
+/// How [`RoundedUp`] writes its value.
+#[derive(Copy, Clone, PartialEq, Eq, Debug)]
+enum Notation {
+    Fixed,
+    Scientific,
+    Significant,
 }
 
 impl RoundedUp {
@@ -38,7 +52,7 @@ impl RoundedUp {
     pub fn fixed(value: f64) -> Self {
         Self {
             value,
-            scientific: false,
+            notation: Notation::Fixed,
         }
     }
 
@@ -47,7 +61,19 @@ impl RoundedUp {
     pub fn scientific(value: f64) -> Self {
         Self {
             value,
-            scientific: true,
+            notation: Notation::Scientific,
+        }
+    }
+
+    /// 6 significant digits in the shortest form: trailing zeros dropped (`1`, `1.00001`,
+    /// `0.00025`), in fixed notation when the value's decimal exponent is in `[−4, 6)` and as
+    /// `d.dddddex` otherwise (`1e-6`, `1.23457e-9`). This is how the CLI's results folder
+    /// prints ε and δ.
+    #[must_use]
+    pub fn significant(value: f64) -> Self {
+        Self {
+            value,
+            notation: Notation::Significant,
         }
     }
 
@@ -94,44 +120,74 @@ impl Write for Buf {
 impl fmt::Display for RoundedUp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let x = self.value;
-        // Very large or small values in scientific notation, never as 300-digit decimals.
-        let sci = self.scientific || !(1e-4..1e15).contains(&x.abs());
         if x == 0.0 {
             return f.write_str("0");
         }
         if !x.is_finite() {
             return write!(f, "{x}");
         }
-        // Steps of at most a quarter of the last printed digit: the first printed value that
-        // is ≥ x is the decimal ceiling (rounding to nearest cannot skip past it).
-        for i in 0..64_u32 {
-            let v = if sci {
-                x * (1.0 + f64::from(i) * 0.25e-7)
-            } else {
-                x + f64::from(i) * 0.25e-6
-            };
-            let mut t = Buf::new();
-            let shown = if sci {
-                write!(t, "{v:.6e}")
-            } else {
-                write!(t, "{v:.6}")
-            };
-            if shown.is_err() {
-                break;
-            }
-            let t = t.as_str();
-            if t.parse::<f64>().is_ok_and(|p| p >= x) {
-                return match t.split_once('e') {
-                    Some((m, e)) if m.contains('.') => {
-                        let m = m.trim_end_matches('0').trim_end_matches('.');
-                        write!(f, "{m}e{e}")
-                    }
-                    _ => f.write_str(t),
-                };
-            }
+        if self.notation == Notation::Significant {
+            return significant(x, f);
         }
-        // Shortest round-trip form: parses back to exactly x.
-        write!(f, "{x}")
+        // Very large or small values in scientific notation, never as 300-digit decimals.
+        let notation = if (1e-4..1e15).contains(&x.abs()) {
+            self.notation
+        } else {
+            Notation::Scientific
+        };
+        let Some((t, _)) = ceiling(x, notation) else {
+            // Shortest round-trip form: parses back to exactly x.
+            return write!(f, "{x}");
+        };
+        let t = t.as_str();
+        match t.split_once('e') {
+            Some((m, e)) if m.contains('.') => {
+                let m = m.trim_end_matches('0').trim_end_matches('.');
+                write!(f, "{m}e{e}")
+            }
+            _ => f.write_str(t),
+        }
+    }
+}
+
+/// The decimal ceiling of a finite, non-zero `x` in `notation`: `x` written as `{:.6}` (6
+/// decimals), `{:.6e}` (7 significant digits) or `{:.5e}` (6 significant digits), at the
+/// first of the steps of a quarter of the last printed digit whose text parses back to at
+/// least `x` (rounding to nearest cannot skip past the ceiling), with that parsed value;
+/// `None` if 64 steps do not get there.
+fn ceiling(x: f64, notation: Notation) -> Option<(Buf, f64)> {
+    for i in 0..64_u32 {
+        let step = f64::from(i);
+        let mut t = Buf::new();
+        match notation {
+            Notation::Fixed => write!(t, "{:.6}", x + step * 0.25e-6),
+            Notation::Scientific => write!(t, "{:.6e}", x * (1.0 + step * 0.25e-7)),
+            Notation::Significant => write!(t, "{:.5e}", x * (1.0 + step * 0.25e-6)),
+        }
+        .ok()?;
+        if let Some(p) = t.as_str().parse::<f64>().ok().filter(|&p| p >= x) {
+            return Some((t, p));
+        }
+    }
+    None
+}
+
+/// [`RoundedUp::significant`] of a finite, non-zero `x`: the 6-significant-digit ceiling,
+/// printed shortest (Rust's `{}` / `{:e}` of that `f64`), in fixed notation when `x`'s
+/// decimal exponent is in `[−4, 6)`.
+fn significant(x: f64, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    // x's decimal exponent, exactly, from its shortest scientific form.
+    let mut e = Buf::new();
+    write!(e, "{x:e}")?;
+    let mag: i32 = e
+        .as_str()
+        .split_once('e')
+        .and_then(|(_, m)| m.parse().ok())
+        .unwrap_or(0);
+    match ceiling(x, Notation::Significant) {
+        Some((_, up)) if (-4..6).contains(&mag) => write!(f, "{up}"),
+        Some((_, up)) => write!(f, "{up:e}"),
+        None => write!(f, "{x}"),
     }
 }
 
@@ -223,6 +279,41 @@ mod tests {
             let t = show(x, false);
             let p: f64 = t.parse().unwrap();
             assert!(p - 1e-6 < x, "{x} {t}: not the ceiling");
+        }
+    }
+
+    /// `significant`: 6 significant digits, the decimal ceiling, printed shortest. The
+    /// exactly representable-or-not 6-digit decimals print as themselves (the CLI's former
+    /// `fmt_up` printed `1e-5` as `1.00001e-5`), the next `f64` up one digit higher.
+    #[test]
+    fn significant_digits() {
+        let sig = |x: f64| RoundedUp::significant(x).to_string();
+        for (x, want) in [
+            (1.0, "1"),
+            (0.999_999_49, "1"),
+            (1.000_000_1, "1.00001"),
+            (1e-5, "1e-5"),
+            (1e-6, "1e-6"),
+            (0.00025, "0.00025"),
+            (1.234_567_1e-9, "1.23457e-9"),
+            (6.719_402_117_939_477, "6.71941"),
+            (123_456.7, "123457"),
+            (999_999.7, "1000000"),
+            (1.5e6, "1.5e6"),
+            (2.916_27e23, "2.91627e23"),
+            (0.0, "0"),
+            (f64::INFINITY, "inf"),
+        ] {
+            assert_eq!(sig(x), want, "{x:e}");
+        }
+        let mut x = 1e-300_f64;
+        while x < 1e300 {
+            let d: f64 = sig(x).parse().unwrap();
+            assert!(d >= x, "{x:e}");
+            // six-digit decimals print as themselves, the next f64 up one unit higher
+            assert_eq!(sig(d), sig(d.next_down()), "{d:e}");
+            assert!(sig(d.next_up()).parse::<f64>().unwrap() > d, "{d:e}");
+            x *= 3.7;
         }
     }
 }

@@ -49,6 +49,14 @@ pub(crate) fn sincos_small(t: f64) -> (f64, f64) {
     let kf = shifted - SHIFT;
     // `shifted` = 1.5·2⁵² + k exactly (|k| < 2⁵¹), so its low mantissa bits are k mod 4.
     let n = shifted.to_bits();
+    let (s, c) = reduced(t, kf);
+    quadrant(n, s, c)
+}
+
+/// `(sin r, cos r)` of the reduced argument `r = t − k·π/2` (Cody–Waite, three parts of π/2),
+/// by fdlibm's polynomials (cos in its compensated form with `y = 0`).
+#[inline(always)]
+fn reduced(t: f64, kf: f64) -> (f64, f64) {
     let r = ((t - kf * PIO2_1) - kf * PIO2_2) - kf * PIO2_3;
     let z = r * r;
     // sin r
@@ -57,13 +65,13 @@ pub(crate) fn sincos_small(t: f64) -> (f64, f64) {
     ps = S3 + z * ps;
     ps = S2 + z * ps;
     let s = r + r * z * (S1 + z * ps);
-    // cos r, fdlibm's compensated form with y = 0
+    // cos r
     let w = z * z;
     let rc = z * (C1 + z * (C2 + z * C3)) + w * w * (C4 + z * (C5 + z * C6));
     let hz = 0.5 * z;
     let one_minus = 1.0 - hz;
     let c = one_minus + (((1.0 - one_minus) - hz) + z * rc);
-    quadrant(n, s, c)
+    (s, c)
 }
 
 /// Quadrant `q = n mod 4` of `(sin r, cos r)`: 0 → (s, c), 1 → (c, −s), 2 → (−s, −c),
@@ -144,31 +152,13 @@ mod tests {
         let m = kf - 4.0 * kq;
         let am = m.abs();
         let swap = am > 0.5 && am < 1.5;
-        let (s0, c0) = kernel(t, kf);
+        let (s0, c0) = super::reduced(t, kf);
         let (s1, c1) = if swap { (c0, s0) } else { (s0, c0) };
         let neg_sin = !(-0.5..=1.5).contains(&m);
         let neg_cos = !(-1.5..=0.5).contains(&m);
         let sin = if neg_sin { -s1 } else { s1 };
         let cos = if neg_cos { -c1 } else { c1 };
         (sin, cos)
-    }
-
-    /// The same (sin r, cos r) polynomials as `sincos_small`, for the reference above.
-    fn kernel(t: f64, kf: f64) -> (f64, f64) {
-        use super::*;
-        let r = ((t - kf * PIO2_1) - kf * PIO2_2) - kf * PIO2_3;
-        let z = r * r;
-        let mut ps = S5 + z * S6;
-        ps = S4 + z * ps;
-        ps = S3 + z * ps;
-        ps = S2 + z * ps;
-        let s = r + r * z * (S1 + z * ps);
-        let w = z * z;
-        let rc = z * (C1 + z * (C2 + z * C3)) + w * w * (C4 + z * (C5 + z * C6));
-        let hz = 0.5 * z;
-        let one_minus = 1.0 - hz;
-        let c = one_minus + (((1.0 - one_minus) - hz) + z * rc);
-        (s, c)
     }
 
     #[test]

@@ -20,6 +20,24 @@ pub fn pair_count(s: usize) -> Option<usize> {
     s.checked_mul(s.saturating_sub(1)).map(|p| p / 2)
 }
 
+/// The first `s(s − 1)/2` slots of `buf`, one per pair of the `s` points used.
+///
+/// # Errors
+/// [`DistanceError::TooFewRows`] for `s < 2`, [`DistanceError::BufferTooSmall`] when `buf`
+/// is shorter (or the count overflows).
+fn pair_buffer(s: usize, buf: &mut [f64]) -> Result<&mut [f64], DistanceError> {
+    if s < 2 {
+        return Err(DistanceError::TooFewRows {
+            needed: 2,
+            found: s,
+        });
+    }
+    let found = buf.len();
+    let needed = pair_count(s).unwrap_or(usize::MAX);
+    buf.get_mut(..needed)
+        .ok_or(DistanceError::BufferTooSmall { needed, found })
+}
+
 /// Median of `v` by selection (`select_nth_unstable`, expected `O(len)`), averaging the two
 /// middle values for even lengths (as `numpy.median`). `v` is reordered.
 fn median_in_place(v: &mut [f64]) -> Option<f64> {
@@ -136,24 +154,8 @@ pub fn median_heuristic(
     max_points: usize,
     buf: &mut [f64],
 ) -> Result<f64, DistanceError> {
-    let n = sim.rows();
-    let s = n.min(max_points);
-    if s < 2 {
-        return Err(DistanceError::TooFewRows {
-            needed: 2,
-            found: s,
-        });
-    }
-    let p = pair_count(s).ok_or(DistanceError::BufferTooSmall {
-        needed: usize::MAX,
-        found: buf.len(),
-    })?;
-    let Some(out) = buf.get_mut(..p) else {
-        return Err(DistanceError::BufferTooSmall {
-            needed: p,
-            found: buf.len(),
-        });
-    };
+    let s = sim.rows().min(max_points);
+    let out = pair_buffer(s, buf)?;
     dispatch(SubsampleDistances {
         sim,
         s,
@@ -205,22 +207,7 @@ pub fn median_heuristic_pooled(
         }
     }
     let s = idx_x.len().saturating_add(idx_y.len());
-    if s < 2 {
-        return Err(DistanceError::TooFewRows {
-            needed: 2,
-            found: s,
-        });
-    }
-    let p = pair_count(s).ok_or(DistanceError::BufferTooSmall {
-        needed: usize::MAX,
-        found: buf.len(),
-    })?;
-    let Some(out) = buf.get_mut(..p) else {
-        return Err(DistanceError::BufferTooSmall {
-            needed: p,
-            found: buf.len(),
-        });
-    };
+    let out = pair_buffer(s, buf)?;
     let point = |i: usize| -> &[f64] {
         if i < idx_x.len() {
             x.row(idx_x[i]).unwrap_or(&[])

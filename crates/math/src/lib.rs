@@ -1,12 +1,19 @@
 #![no_std]
 #![doc = include_str!("../README.md")]
 
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
 mod binom;
 pub mod check;
 mod fft;
 mod fnv;
 mod logspace;
 mod normal;
+#[cfg(feature = "alloc")]
+mod rank;
+mod resample;
+mod search;
 mod sum;
 
 pub use binom::{ln_binomial, ln_binomial_int, ln_gamma};
@@ -19,6 +26,10 @@ pub use normal::{
     erfc, erfcx, ln_norm_cdf, ln_norm_cdf_sub_exp, ln_norm_sf, norm_cdf, norm_cdf_diff,
     norm_cdf_sub_exp, norm_pdf, norm_quantile, norm_sf,
 };
+#[cfg(feature = "alloc")]
+pub use rank::average_ranks;
+pub use resample::{ResampleError, systematic_resample};
+pub use search::largest_true;
 pub use sum::NeumaierSum;
 
 /// `ln(2π)/2`.

@@ -92,29 +92,10 @@ fn gaussian_pld_epsilon(m: f64, delta: f64) -> Result<f64, McmcError> {
     Ok(pld::epsilon_for_delta(m, delta)?)
 }
 
-/// Largest `k ≤ 2^52` with `ok(k)`, for a predicate that is monotone (true then false).
-fn largest_k(mut ok: impl FnMut(u64) -> Result<bool, McmcError>) -> Result<u64, McmcError> {
-    if !ok(1)? {
-        return Ok(0);
-    }
-    let mut lo = 1u64;
-    let mut hi = 2u64;
-    while ok(hi)? {
-        lo = hi;
-        hi = hi.saturating_mul(2);
-        if hi > 1u64 << 52 {
-            return Ok(lo);
-        }
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if ok(mid)? {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
+/// Largest `k ≤ 2^52` with `ok(k)`, for a predicate that is monotone (true then false):
+/// [`dpinfer_math::largest_true`].
+fn largest_k(ok: impl FnMut(u64) -> Result<bool, McmcError>) -> Result<u64, McmcError> {
+    dpinfer_math::largest_true(1 << 52, ok)
 }
 
 /// Subsampled RDP of WBK19 Theorem 9 (sampling without replacement, ratio `q`) as written in
@@ -301,6 +282,15 @@ impl Accounting {
             _ => None,
         }
     }
+
+    /// The accountants' calibration method of the same name.
+    #[must_use]
+    pub fn method(self) -> calibrate::Method {
+        match self {
+            Self::Zcdp => calibrate::Method::Zcdp,
+            Self::Pld => calibrate::Method::Pld,
+        }
+    }
 }
 
 /// ε spent after composing Gaussian releases of total `m = Σ Δ²/(2σ²)`, at `delta`: the
@@ -426,14 +416,14 @@ impl Mechanism {
             } => {
                 positive("n_exponent", n_exponent)?;
                 let n = rows(n)?;
-                Ok(match accounting {
-                    Accounting::Zcdp => {
-                        calibrate::dp_penalty_max_steps_zcdp(epsilon, delta, tau, n, n_exponent)?
-                    }
-                    Accounting::Pld => {
-                        calibrate::dp_penalty_max_steps_pld(epsilon, delta, tau, n, n_exponent)?
-                    }
-                })
+                Ok(calibrate::dp_penalty_max_steps(
+                    accounting.method(),
+                    epsilon,
+                    delta,
+                    tau,
+                    n,
+                    n_exponent,
+                )?)
             }
             Self::Hmc {
                 tau_l,
@@ -444,28 +434,17 @@ impl Mechanism {
                 accounting,
             } => {
                 check_leapfrog(leapfrog)?;
-                match (charging, accounting) {
-                    (GradientCharging::Reuse, Accounting::Zcdp) => {
-                        Ok(calibrate::dp_hmc_max_steps_zcdp(
-                            epsilon,
-                            delta,
-                            tau_l,
-                            tau_g,
-                            rows(n)?,
-                            u64::from(leapfrog),
-                        )?)
-                    }
-                    (GradientCharging::Reuse, Accounting::Pld) => {
-                        Ok(calibrate::dp_hmc_max_steps_pld(
-                            epsilon,
-                            delta,
-                            tau_l,
-                            tau_g,
-                            rows(n)?,
-                            u64::from(leapfrog),
-                        )?)
-                    }
-                    (GradientCharging::Fresh, _) => self.largest_within(epsilon, delta, 1),
+                match charging {
+                    GradientCharging::Reuse => Ok(calibrate::dp_hmc_max_steps(
+                        accounting.method(),
+                        epsilon,
+                        delta,
+                        tau_l,
+                        tau_g,
+                        rows(n)?,
+                        u64::from(leapfrog),
+                    )?),
+                    GradientCharging::Fresh => self.largest_within(epsilon, delta, 1),
                 }
             }
             Self::SubsampledPenalty {

@@ -11,7 +11,6 @@
 //! All functions take chains as slices of equal length and return `NaN`-free results or
 //! `None` when the input is too short / degenerate.
 
-use alloc::vec;
 use alloc::vec::Vec;
 
 fn mean(x: &[f64]) -> f64 {
@@ -123,35 +122,19 @@ pub fn ess(chains: &[&[f64]]) -> Option<f64> {
     ess_raw(&split(chains))
 }
 
-/// Rank-normalised split chains: `Φ⁻¹((r − 3/8)/(S + 1/4))` with average ranks for ties.
+/// Rank-normalised split chains: `Φ⁻¹((r − 3/8)/(S + 1/4))` with average ranks `r` of all
+/// `S` draws together ([`dpinfer_math::average_ranks`]; ties share their average rank).
 fn rank_normalise(chains: &[&[f64]]) -> Vec<Vec<f64>> {
     let sp = split(chains);
-    let total: usize = sp.iter().map(Vec::len).sum();
-    let mut idx: Vec<(f64, usize, usize)> = Vec::with_capacity(total);
-    for (c, ch) in sp.iter().enumerate() {
-        for (i, &x) in ch.iter().enumerate() {
-            idx.push((x, c, i));
-        }
-    }
-    idx.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut out: Vec<Vec<f64>> = sp.iter().map(|c| vec![0.0; c.len()]).collect();
+    let all: Vec<f64> = sp.iter().flatten().copied().collect();
     #[allow(clippy::cast_precision_loss)]
-    let s = total as f64;
-    let mut i = 0;
-    while i < total {
-        let mut j = i;
-        while j + 1 < total && idx[j + 1].0.total_cmp(&idx[i].0).is_eq() {
-            j += 1;
-        }
-        #[allow(clippy::cast_precision_loss)]
-        let r = 0.5 * ((i + 1) as f64 + (j + 1) as f64);
-        let z = dpinfer_math::norm_quantile((r - 0.375) / (s + 0.25));
-        for e in &idx[i..=j] {
-            out[e.1][e.2] = z;
-        }
-        i = j + 1;
-    }
-    out
+    let s = all.len() as f64;
+    let mut z = dpinfer_math::average_ranks(&all)
+        .into_iter()
+        .map(|r| dpinfer_math::norm_quantile((r - 0.375) / (s + 0.25)));
+    sp.iter()
+        .map(|c| z.by_ref().take(c.len()).collect())
+        .collect()
 }
 
 /// Bulk ESS: ESS of rank-normalised split chains (Vehtari et al. 2021 §4.2).

@@ -2,6 +2,7 @@
 //! numbers formatted for people.
 
 use dpinfer::abc::weights;
+use dpinfer::accountants::RoundedUp;
 use serde::Serialize;
 
 /// Summary of one parameter's marginal posterior.
@@ -106,24 +107,11 @@ pub fn fmt_sig(v: f64, sig: i32) -> String {
 }
 
 /// A privacy parameter for people, **rounded up** to 6 significant digits, so that the
-/// printed ε or δ is never below the bound the accountant proved.
+/// printed ε or δ is never below the bound the accountant proved: the accountants'
+/// [`RoundedUp::significant`] (the smallest such decimal that parses back to at least `v`).
 #[must_use]
 pub fn fmt_up(v: f64) -> String {
-    if !v.is_finite() || v <= 0.0 {
-        return format!("{v}");
-    }
-    let mag = v.log10().floor() as i32;
-    let scale = 10f64.powi(5 - mag);
-    let mut c = (v * scale).ceil();
-    while c / scale < v {
-        c += 1.0;
-    }
-    let up = c / scale;
-    if (-4..6).contains(&mag) {
-        format!("{up}")
-    } else {
-        format!("{up:e}")
-    }
+    RoundedUp::significant(v).to_string()
 }
 
 /// Renders a summary as an aligned text table.
@@ -201,6 +189,7 @@ mod format_tests {
         assert_eq!(fmt_up(1.0), "1");
         assert_eq!(fmt_up(0.999_999_49), "1");
         assert_eq!(fmt_up(1.000_000_1), "1.00001");
+        assert_eq!(fmt_up(1e-5), "1e-5"); // before RoundedUp: "1.00001e-5", a digit too high
         assert_eq!(fmt_up(1e-6), "1e-6");
         assert_eq!(fmt_up(0.00025), "0.00025");
         assert_eq!(fmt_up(1.234_567_1e-9), "1.23457e-9");

@@ -6,10 +6,12 @@ use crate::error::{self, PlotError};
 /// At most this many draws come out of [`resample`] (plots only need a picture).
 pub const MAX_RESAMPLED: usize = 5000;
 
-/// Weighted samples as an unweighted set of `min(n, 5000)` values by systematic resampling:
-/// the `k`-th output is the value whose cumulative weight first reaches
-/// `(k + ½)/m · Σw`. Deterministic (no random numbers), so a plot of weighted samples is
-/// reproducible; meant for pictures, not for inference.
+/// Weighted samples as an unweighted set of `m = min(n, 5000)` values by systematic
+/// resampling ([`dpinfer_math::systematic_resample`], the SMC-ABC's resampler, at the offset
+/// ½): the `k`-th output is the value whose normalised cumulative weight first exceeds
+/// `(k + ½)/m` (a point on a boundary goes to the next positive weight). Deterministic (no
+/// random numbers), so a plot of weighted samples is reproducible; meant for pictures, not
+/// for inference.
 ///
 /// # Errors
 /// [`PlotError::Empty`] without values, [`PlotError::LengthMismatch`] when `weights` is not one
@@ -29,23 +31,14 @@ pub fn resample(values: &[f64], weights: &[f64]) -> Result<Vec<f64>, PlotError> 
         .collect())
 }
 
-/// The positions [`resample`] picks for valid weights (checked by the caller).
+/// The positions [`resample`] picks for valid weights (checked by the caller; an empty list
+/// otherwise): [`dpinfer_math::systematic_resample`] at the offset ½.
 pub(crate) fn resample_indices(w: &[f64]) -> Vec<usize> {
-    let total: f64 = w.iter().sum();
-    let m = w.len().min(MAX_RESAMPLED);
-    let mut out = Vec::with_capacity(m);
-    let mut acc = 0.0;
-    let mut i = 0;
-    for k in 0..m {
-        #[allow(clippy::cast_precision_loss)]
-        let u = (k as f64 + 0.5) / m as f64 * total;
-        while i + 1 < w.len() && acc + w[i] < u {
-            acc += w[i];
-            i += 1;
-        }
-        out.push(i);
+    let mut out = vec![0; w.len().min(MAX_RESAMPLED)];
+    match dpinfer_math::systematic_resample(w, 0.5, &mut out) {
+        Ok(()) => out,
+        Err(_) => Vec::new(),
     }
-    out
 }
 
 /// Histogram bin count from the sample size: Freedman–Diaconis (`h = 2·IQR·n^{-1/3}`), or
@@ -106,29 +99,6 @@ pub(crate) fn kde(vals: &[f64], grid: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// Fractional ranks (1-based, ties get their average rank) of all finite values, in input
-/// order; non-finite values get NaN.
-pub(crate) fn average_ranks(vals: &[f64]) -> Vec<f64> {
-    let mut idx: Vec<usize> = (0..vals.len()).filter(|&i| vals[i].is_finite()).collect();
-    idx.sort_by(|&a, &b| vals[a].total_cmp(&vals[b]));
-    let mut ranks = vec![f64::NAN; vals.len()];
-    let mut i = 0;
-    while i < idx.len() {
-        let mut j = i + 1;
-        while j < idx.len() && vals[idx[j]].total_cmp(&vals[idx[i]]).is_eq() {
-            j += 1;
-        }
-        // positions i..j (0-based) share the rank (i + 1 + j) / 2
-        #[allow(clippy::cast_precision_loss)]
-        let r = (i + 1 + j) as f64 / 2.0;
-        for &k in &idx[i..j] {
-            ranks[k] = r;
-        }
-        i = j;
-    }
-    ranks
-}
-
 /// Rank histograms of `vals` cut into `chains` consecutive parts of `⌊n/chains⌋` draws (a
 /// remainder is dropped): the parts' draws are ranked together (average ranks for ties) and
 /// each part's ranks are counted in the same bins — 20 as in Vehtari et al. (2021), fewer
@@ -138,7 +108,7 @@ pub(crate) fn rank_counts(vals: &[f64], chains: usize) -> (Vec<Vec<f64>>, f64) {
     let chains = chains.max(1);
     let per = vals.len() / chains;
     let used = per * chains;
-    let ranks = average_ranks(&vals[..used]);
+    let ranks = dpinfer_math::average_ranks(&vals[..used]);
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let bins = (per / 5).clamp(1, 20);
     #[allow(clippy::cast_precision_loss)]
@@ -213,31 +183,23 @@ mod tests {
         assert_eq!(bin_count(&[], 0.0, 1.0), 1);
     }
 
-    #[test]
-    #[allow(clippy::float_cmp)] // ranks and counts are exact small numbers
-    fn ranks_average_ties() {
-        let r = average_ranks(&[3.0, 1.0, 3.0, f64::NAN, 2.0, 3.0]);
-        assert_eq!(&r[..3], &[4.0, 1.0, 4.0]); // 1, 2, 3, 3, 3: the 3s share (3 + 4 + 5) / 3
-        assert!(r[3].is_nan());
-        assert_eq!(&r[4..], &[2.0, 4.0]);
-    }
-
-    /// Systematic resampling by hand: weights 1, 0, 3 over four draws put u = 0.5, 1.5, 2.5,
-    /// 3.5 on the cumulative weights 1, 1, 4: the first draw once, the third three times,
-    /// never the zero-weight one.
+    /// Systematic resampling by hand: weights 1, 0, 3 over three draws put the points 1/6,
+    /// 1/2, 5/6 on the normalised cumulative weights 1/4, 1/4, 1: the first draw once, the
+    /// third twice, never the zero-weight one.
     #[test]
     #[allow(clippy::float_cmp)] // copies of the inputs
     fn resampling_follows_the_cumulative_weights() {
         let v = [10.0, 20.0, 30.0];
         let w = [1.0, 0.0, 3.0];
-        // m = min(3, 5000) = 3 draws at u = (k + ½)/3 · 4 = 0.67, 2, 3.33
         assert_eq!(resample(&v, &w), Ok(vec![10.0, 30.0, 30.0]));
+        // a point on a boundary goes to the next weight: 1/4 for weights 1, 3
+        assert_eq!(resample(&[1.0, 2.0], &[1.0, 3.0]), Ok(vec![2.0, 2.0]));
         // equal weights give the values back
         let v: Vec<f64> = (0..100).map(f64::from).collect();
         assert_eq!(resample(&v, &[0.5; 100]), Ok(v.clone()));
         // more than 5000 draws: 5000 come out, in proportion to the weights
         // (a quarter of the weight on 10 000 zeros, three quarters on 10 000 ones: the
-        // positions u = 4 + 8k reach the ones from k = 1250 on)
+        // points (k + ½)/5000 pass 1/4 from k = 1250 on)
         let big: Vec<f64> = (0..20_000).map(|i| f64::from(i >= 10_000)).collect();
         let w: Vec<f64> = (0..20_000)
             .map(|i| if i < 10_000 { 1.0 } else { 3.0 })

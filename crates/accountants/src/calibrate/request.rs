@@ -20,8 +20,7 @@
 use core::fmt;
 
 use super::{
-    Method, dp_barker_max_steps_with, dp_hmc_max_steps_pld, dp_hmc_max_steps_zcdp,
-    dp_penalty_max_steps_pld, dp_penalty_max_steps_zcdp, gaussian_sigma,
+    Method, dp_barker_max_steps_with, dp_hmc_max_steps, dp_penalty_max_steps, gaussian_sigma,
     poisson_gaussian_sigma_rdp_with,
 };
 use crate::error::positive;
@@ -288,8 +287,8 @@ impl MaxStepsRequest {
     }
 
     /// The largest number of iterations on `n` rows within (`epsilon`, `delta`)
-    /// ([`dp_penalty_max_steps_pld`] / `_zcdp`, [`dp_hmc_max_steps_pld`] / `_zcdp`,
-    /// [`dp_barker_max_steps_with`] with `rule`).
+    /// ([`dp_penalty_max_steps`], [`dp_hmc_max_steps`], [`dp_barker_max_steps_with`] with
+    /// `rule`).
     ///
     /// # Privacy
     /// Replace-one neighbours (the samplers' sensitivities are sups over substituted rows).
@@ -322,14 +321,7 @@ impl MaxStepsRequest {
                         value: a,
                     });
                 }
-                match method {
-                    Method::Zcdp => dp_penalty_max_steps_zcdp(epsilon, delta, tau, n, a).map(just),
-                    Method::Pld => dp_penalty_max_steps_pld(epsilon, delta, tau, n, a).map(just),
-                    Method::Rdp => Err(AccountantError::Unsupported {
-                        event: "DP penalty",
-                        accountant: "RDP calibration (zcdp or pld)",
-                    }),
-                }
+                dp_penalty_max_steps(method, epsilon, delta, tau, n, a).map(just)
             }
             Self::Hmc {
                 tau_l,
@@ -343,18 +335,7 @@ impl MaxStepsRequest {
                         value: 0,
                     });
                 }
-                match method {
-                    Method::Zcdp => {
-                        dp_hmc_max_steps_zcdp(epsilon, delta, tau_l, tau_g, n, leapfrog).map(just)
-                    }
-                    Method::Pld => {
-                        dp_hmc_max_steps_pld(epsilon, delta, tau_l, tau_g, n, leapfrog).map(just)
-                    }
-                    Method::Rdp => Err(AccountantError::Unsupported {
-                        event: "DP HMC",
-                        accountant: "RDP calibration (zcdp or pld)",
-                    }),
-                }
+                dp_hmc_max_steps(method, epsilon, delta, tau_l, tau_g, n, leapfrog).map(just)
             }
             Self::Barker { batch, max_order } => {
                 let (steps, order) =

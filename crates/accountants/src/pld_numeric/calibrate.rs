@@ -109,27 +109,5 @@ pub fn poisson_gaussian_max_steps(
     let ok = |n: u64| -> Result<bool, AccountantError> {
         Ok(eps_at(z, q, n, delta, discretisation)? <= eps)
     };
-    if max_steps == 0 || !ok(1)? {
-        return Ok(0);
-    }
-    let mut lo = 1u64;
-    let mut hi = 2u64;
-    while hi <= max_steps && ok(hi)? {
-        lo = hi;
-        hi = hi.saturating_mul(2);
-    }
-    if lo == max_steps || (hi > max_steps && ok(max_steps)?) {
-        return Ok(max_steps);
-    }
-    let mut hi = hi.min(max_steps);
-    // Invariant: ok(lo), !ok(hi).
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if ok(mid)? {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
+    dpinfer_math::largest_true(max_steps, ok)
 }
