@@ -282,6 +282,11 @@ pub fn systematic_resample(w: &[f64], u: f64, out: &mut [usize]) -> Result<(), A
         E::Offset(value) => AbcError::InvalidParameter { name: "u", value },
         E::InvalidWeight(_) => AbcError::NonFiniteValue { name: "w" },
         E::Total(_) => AbcError::ZeroTotalWeight,
+        // `ResampleError` is non-exhaustive: a future refusal is still a refused input.
+        _ => AbcError::InvalidParameter {
+            name: "w",
+            value: f64::NAN,
+        },
     })
 }
 

@@ -6,6 +6,7 @@ use core::fmt;
 
 /// Why [`systematic_resample`] refused its input.
 #[derive(Copy, Clone, PartialEq, Debug)]
+#[non_exhaustive]
 pub enum ResampleError {
     /// No weights.
     EmptyWeights,
