@@ -90,7 +90,9 @@ impl DirLock {
         // holder's PID and has no other name (a lock file of an earlier run); any other
         // existing file is locked and left exactly as it is.
         if created || holds_only_a_pid(&mut file) {
+            use std::io::{Seek, SeekFrom};
             let _ = file.set_len(0);
+            let _ = file.seek(SeekFrom::Start(0));
             let _ = write!(file, "{}", std::process::id());
         }
         Ok(Self {
