@@ -381,7 +381,12 @@ fn read_capped(
             no_block(&mut opts);
         }
         Source::Owned => {
-            check_readable(path, what, &fs::symlink_metadata(path).map_err(cannot)?, source)?;
+            check_readable(
+                path,
+                what,
+                &fs::symlink_metadata(path).map_err(cannot)?,
+                source,
+            )?;
             no_follow(&mut opts);
         }
     }

@@ -256,7 +256,13 @@ where
         if Some(crc32fast::hash(&bytes)) != l.release_crc {
             return Err(Error::ReleaseChecksum(release_path));
         }
-        crate::mac::verify(key.as_ref(), l.release_mac.as_deref(), fp, &bytes, &release_path)?;
+        crate::mac::verify(
+            key.as_ref(),
+            l.release_mac.as_deref(),
+            fp,
+            &bytes,
+            &release_path,
+        )?;
         let r: T = serde_json::from_slice(&bytes).map_err(|source| Error::Corrupt {
             what: "release",
             path: release_path.clone(),

@@ -253,7 +253,10 @@ fn key_child(dir: &Path) {
     assert_eq!(calls.get(), 0, "noise drawn under a bad key");
     let e = once_start(&lock, "fp", "MCMC").unwrap_err();
     assert!(key_error(&e), "{e:?}");
-    assert!(!dir.join(LEDGER_FILE).exists(), "a started mark under a bad key");
+    assert!(
+        !dir.join(LEDGER_FILE).exists(),
+        "a started mark under a bad key"
+    );
     assert!(!dir.join(RELEASE_FILE).exists());
 }
 
@@ -322,7 +325,9 @@ fn a_bad_ledger_key_stops_a_release_before_anything_is_marked_or_drawn() {
     let fifo_link = dir.join("fifo-link");
     std::os::unix::fs::symlink(&fifo, &fifo_link).unwrap();
     std::fs::create_dir(dir.join("folder")).unwrap();
-    let mut big = good.repeat(1 + (MAX_KEY_FILE_BYTES as usize) / good.len()).into_bytes();
+    let mut big = good
+        .repeat(1 + (MAX_KEY_FILE_BYTES as usize) / good.len())
+        .into_bytes();
     big.truncate(MAX_KEY_FILE_BYTES as usize + 1);
     let mut cases: Vec<(&str, OsString)> = vec![
         (KEY_ENV, "".into()),
@@ -356,7 +361,12 @@ fn a_bad_ledger_key_stops_a_release_before_anything_is_marked_or_drawn() {
     }
     // The same folders, the key fixed: released (nothing was marked, so nothing refuses).
     let good_file = file("good", good.as_bytes());
-    child(TEST, &dir.join("out0"), &[(KEY_ENV, OsStr::new(good))], "ok");
+    child(
+        TEST,
+        &dir.join("out0"),
+        &[(KEY_ENV, OsStr::new(good))],
+        "ok",
+    );
     child(TEST, &dir.join("out6"), &[(KEY_FILE_ENV, &good_file)], "ok");
     let _ = std::fs::remove_dir_all(&dir);
 }
@@ -398,7 +408,10 @@ fn the_lock_file_never_follows_links_or_truncates_a_foreign_file() {
     std::fs::remove_file(&lock).unwrap();
     symlink(dir.join("absent"), &lock).unwrap();
     refused("a dangling link");
-    assert!(!dir.join("absent").exists(), "created through a dangling link");
+    assert!(
+        !dir.join("absent").exists(),
+        "created through a dangling link"
+    );
     std::fs::remove_file(&lock).unwrap();
     symlink("/dev/null", &lock).unwrap();
     refused("a link to a device");
@@ -467,8 +480,15 @@ fn planted_links_fifos_and_devices_at_the_ledger_files_are_refused_before_any_dr
             if name == LEDGER_FILE {
                 assert!(e.is_err(), "{name} {plant}: once_start");
             }
-            assert!(std::fs::symlink_metadata(&p).is_ok(), "{name} {plant} removed");
-            assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{name} {plant}");
+            assert!(
+                std::fs::symlink_metadata(&p).is_ok(),
+                "{name} {plant} removed"
+            );
+            assert_eq!(
+                std::fs::read(&victim).unwrap(),
+                b"precious",
+                "{name} {plant}"
+            );
             assert!(!dir.join("absent").exists());
         }
     }
