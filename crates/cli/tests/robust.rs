@@ -868,7 +868,7 @@ fn hostile_keys(dir: &Path) -> Vec<(&'static str, std::ffi::OsString, &'static s
     ];
     let locked = file("key-locked", b"correct horse battery staple");
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0)).unwrap();
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
     if std::fs::read(&locked).is_err() {
         v.push((kf, locked, kf));
     }

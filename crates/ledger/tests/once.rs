@@ -3,6 +3,7 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::std_instead_of_core,
+    clippy::panic,
     missing_docs
 )]
 
@@ -325,10 +326,9 @@ fn a_bad_ledger_key_stops_a_release_before_anything_is_marked_or_drawn() {
     let fifo_link = dir.join("fifo-link");
     std::os::unix::fs::symlink(&fifo, &fifo_link).unwrap();
     std::fs::create_dir(dir.join("folder")).unwrap();
-    let mut big = good
-        .repeat(1 + (MAX_KEY_FILE_BYTES as usize) / good.len())
-        .into_bytes();
-    big.truncate(MAX_KEY_FILE_BYTES as usize + 1);
+    let cap = usize::try_from(MAX_KEY_FILE_BYTES).unwrap();
+    let mut big = good.repeat(1 + cap / good.len()).into_bytes();
+    big.truncate(cap + 1);
     let mut cases: Vec<(&str, OsString)> = vec![
         (KEY_ENV, "".into()),
         (KEY_ENV, "fifteen bytes!!".into()),
@@ -346,7 +346,7 @@ fn a_bad_ledger_key_stops_a_release_before_anything_is_marked_or_drawn() {
     let locked = file("locked", good.as_bytes());
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0)).unwrap();
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
     }
     if std::fs::read(&locked).is_err() {
         cases.push((KEY_FILE_ENV, locked));
