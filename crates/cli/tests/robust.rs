@@ -790,3 +790,238 @@ fn messages_name_the_culprit_and_numbers_stay_readable() {
     );
     refused(&dpinfer(&["run", "hmc.toml"], &dir), "leapfrog_steps");
 }
+
+/// Runs `dpinfer args` in `cwd` with `env` (the ledger key variables removed first), failing
+/// if it does not finish within two minutes (a FIFO used to hang a run).
+fn within_deadline(args: &[&str], cwd: &Path, env: &[(&str, &std::ffi::OsStr)]) -> Output {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_dpinfer"));
+    c.args(args)
+        .current_dir(cwd)
+        .env_remove("DPINFER_LEDGER_KEY")
+        .env_remove("DPINFER_LEDGER_KEY_FILE")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    finish(c.spawn().unwrap(), &format!("{args:?} {env:?}"))
+}
+
+/// Waits for `child` for two minutes at most (killed and failed after that).
+fn finish(mut child: std::process::Child, what: &str) -> Output {
+    let t0 = std::time::Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed().as_secs() > 120 {
+            let _ = child.kill();
+            panic!("{what} hangs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    no_panic(child.wait_with_output().unwrap())
+}
+
+fn mkfifo(path: &Path) {
+    assert!(Command::new("mkfifo").arg(path).status().unwrap().success());
+}
+
+/// Nothing private happened in `out`: no release, no ledger (so no `started` mark).
+fn nothing_private(out: &Path, what: &str) {
+    assert!(
+        !out.join("release.json").exists(),
+        "{what}: release written"
+    );
+    assert!(
+        !out.join("private-step.json").exists(),
+        "{what}: ledger marked"
+    );
+}
+
+/// The hostile ledger key sources (variable, value, what the error names), each one set but
+/// unusable: an empty or short variable; an empty path, a missing file, a folder, a device,
+/// a FIFO, a file over 64 KiB, an empty or short file, and (where permissions bind) an
+/// unreadable one.
+fn hostile_keys(dir: &Path) -> Vec<(&'static str, std::ffi::OsString, &'static str)> {
+    let k = "DPINFER_LEDGER_KEY";
+    let kf = "DPINFER_LEDGER_KEY_FILE";
+    let file = |name: &str, bytes: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.into_os_string()
+    };
+    mkfifo(&dir.join("key-fifo"));
+    std::fs::create_dir_all(dir.join("key-folder")).unwrap();
+    let mut v = vec![
+        (k, "".into(), "at least 16"),
+        (k, "fifteen bytes!!".into(), "at least 16"),
+        (kf, "".into(), kf),
+        (kf, dir.join("key-missing").into_os_string(), kf),
+        (kf, dir.join("key-folder").into_os_string(), "folder"),
+        (kf, "/dev/null".into(), "device"),
+        (
+            kf,
+            dir.join("key-fifo").into_os_string(),
+            "not a regular file",
+        ),
+        (kf, file("key-big", &[b'k'; (1 << 16) + 1]), "larger"),
+        (kf, file("key-empty", b""), "at least 16"),
+        (kf, file("key-short", b"fifteen bytes!!"), "at least 16"),
+    ];
+    let locked = file("key-locked", b"correct horse battery staple");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    if std::fs::read(&locked).is_err() {
+        v.push((kf, locked, kf));
+    }
+    v
+}
+
+#[test]
+fn a_bad_ledger_key_stops_every_private_path_before_anything_private() {
+    // Issue 26 (2): `run` used to draw OS noise, write release.json without a MAC and leave
+    // the ledger `started` (so the fixed key was refused), and a FIFO key file hung after the
+    // release was written. Now: exit 2, one error line, nothing written, and the rerun with
+    // a good key works.
+    let dir = fresh_dir("badkey");
+    let out = dir.join("R");
+    let text = set(&example("abcdp-toy.toml", &out), "sampler", "pairs", "100");
+    let text = set(&text, "seeds", "noise", "\"os\"");
+    let c = write_config(&dir, "c.toml", &text);
+    let c = c.to_str().unwrap();
+    let keys = hostile_keys(&dir);
+    let good = std::ffi::OsStr::new("correct horse battery staple");
+    for (var, value, says) in &keys {
+        let o = within_deadline(&["run", c], &dir, &[(var, value)]);
+        refused(&o, says);
+        nothing_private(&out, &format!("run, {var} = {value:?}"));
+    }
+    let o = within_deadline(&["run", c], &dir, &[("DPINFER_LEDGER_KEY", good)]);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(
+        std::fs::read_to_string(out.join("private-step.json"))
+            .unwrap()
+            .contains("release_mac")
+    );
+    // The private step on the merged table the run wrote.
+    std::fs::copy(out.join("pairs-gen000.dpshard"), dir.join("m.dpshard")).unwrap();
+    let p = dir.join("P");
+    let step = ["private-step", c, "--pairs", "m.dpshard", "--out", "P"];
+    let kf = dir.join("kf");
+    for (var, value, says) in &keys {
+        let o = within_deadline(&step, &dir, &[(var, value)]);
+        refused(&o, says);
+        nothing_private(&p, &format!("private-step, {var} = {value:?}"));
+    }
+    let o = within_deadline(&step, &dir, &[("DPINFER_LEDGER_KEY_FILE", kf.as_os_str())]);
+    refused(&o, "DPINFER_LEDGER_KEY_FILE");
+    std::fs::write(dir.join("kf"), good.as_encoded_bytes()).unwrap();
+    let o = within_deadline(&step, &dir, &[("DPINFER_LEDGER_KEY_FILE", kf.as_os_str())]);
+    assert!(o.status.success(), "{}", show(&o));
+    // The privatized-statistic release and a DP MCMC chain: refused alike, nothing marked.
+    for (name, example_file) in [("S", "sir-private.toml"), ("M", "dp-penalty-gaussian.toml")] {
+        let o_dir = dir.join(name);
+        let t = set(&example(example_file, &o_dir), "seeds", "noise", "\"os\"");
+        let cfg = write_config(&dir, &format!("{name}.toml"), &t);
+        for (var, value, says) in keys.iter().filter(|k| k.2 != "larger") {
+            let o = within_deadline(&["run", cfg.to_str().unwrap()], &dir, &[(var, value)]);
+            refused(&o, says);
+            nothing_private(&o_dir, &format!("{example_file}, {var} = {value:?}"));
+        }
+    }
+}
+
+#[test]
+fn planted_links_fifos_and_devices_in_a_results_folder_are_never_written_through() {
+    // Issue 26 (3): `ln -s victim out/.dpinfer.lock; dpinfer run` used to exit 0 with the
+    // victim truncated to a PID. Now a link (to a file or to /dev/null) or a FIFO planted at
+    // the lock or at any path the tool writes in the results folder is refused cleanly (exit
+    // 2, one error line) or left alone; the victim never changes and no run hangs.
+    use std::os::unix::fs::FileTypeExt;
+    let dir = fresh_dir("planted");
+    let text = set(
+        &example("abcdp-toy.toml", &dir.join("R")),
+        "sampler",
+        "pairs",
+        "100",
+    );
+    let c = write_config(&dir, "c.toml", &text);
+    let c = c.to_str().unwrap();
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    // A reference run: the pairs, and the names `run` writes.
+    let o = within_deadline(&["run", c, "--out", "ref"], &dir, &[]);
+    assert!(o.status.success(), "{}", show(&o));
+    std::fs::copy(dir.join("ref/pairs-gen000.dpshard"), dir.join("m.dpshard")).unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(dir.join("ref"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    names.sort();
+    assert!(
+        names.len() >= 7 && names.contains(&".dpinfer.lock".to_string()),
+        "{names:?}"
+    );
+    let plant = |p: &Path, kind: &str| match kind {
+        "link" => std::os::unix::fs::symlink(&victim, p).unwrap(),
+        "device" => std::os::unix::fs::symlink("/dev/null", p).unwrap(),
+        _ => mkfifo(p),
+    };
+    // Every name under `private-step` (it writes all but the pairs), the lock and the pairs
+    // under `run`; all at once, each in its own folder.
+    let mut jobs = Vec::new();
+    for name in &names {
+        for kind in ["link", "device", "fifo"] {
+            let via_run =
+                name == "pairs-gen000.dpshard" || (name == ".dpinfer.lock" && kind == "link");
+            let out = format!("{kind}-{}", name.trim_start_matches('.'));
+            std::fs::create_dir(dir.join(&out)).unwrap();
+            plant(&dir.join(&out).join(name), kind);
+            let args: Vec<String> = if via_run {
+                vec!["run".into(), c.into(), "--out".into(), out.clone()]
+            } else {
+                let s = ["private-step", c, "--pairs", "m.dpshard", "--out", &out];
+                s.iter().map(|a| a.to_string()).collect()
+            };
+            let child = Command::new(env!("CARGO_BIN_EXE_dpinfer"))
+                .args(&args)
+                .current_dir(&dir)
+                .env_remove("DPINFER_LEDGER_KEY")
+                .env_remove("DPINFER_LEDGER_KEY_FILE")
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            jobs.push((name.clone(), kind, out, child));
+        }
+    }
+    for (name, kind, out, child) in jobs {
+        let what = format!("{kind} at {name}");
+        let o = finish(child, &what);
+        match o.status.code() {
+            Some(0) => {}
+            Some(2) => refused(&o, ""),
+            _ => panic!("{what}: {}", show(&o)),
+        }
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{what}");
+        let ft = std::fs::symlink_metadata(dir.join(&out).join(&name))
+            .unwrap()
+            .file_type();
+        assert!(
+            if kind == "fifo" {
+                ft.is_fifo()
+            } else {
+                ft.is_symlink()
+            },
+            "{what}: the planted file was replaced or removed"
+        );
+        // The lock, the ledger and the release are checked before any noise is drawn.
+        if [".dpinfer.lock", "private-step.json", "release.json"].contains(&name.as_str()) {
+            assert_eq!(o.status.code(), Some(2), "{what}: {}", show(&o));
+            let o_dir = dir.join(&out);
+            match name.as_str() {
+                "release.json" => assert!(!o_dir.join("private-step.json").exists(), "{what}"),
+                "private-step.json" => assert!(!o_dir.join("release.json").exists(), "{what}"),
+                _ => nothing_private(&o_dir, &what),
+            }
+        }
+    }
+}

@@ -43,6 +43,14 @@ pub enum Error {
         /// Its path.
         path: PathBuf,
     },
+    /// A file that must be a regular file is a FIFO, a socket or (for a file of a results
+    /// folder) a symbolic link.
+    NotRegularInput {
+        /// What the file is ("ledger key file", "ledger file").
+        what: String,
+        /// Its path.
+        path: PathBuf,
+    },
     /// An input is larger than its cap.
     TooLarge {
         /// What the input is.
@@ -257,6 +265,12 @@ impl fmt::Display for Error {
                 "{what} {} is a device, not a file; refusing to read it",
                 path.display()
             ),
+            Self::NotRegularInput { what, path } => write!(
+                f,
+                "{what} {} is not a regular file (a symbolic link, pipe or socket); refusing \
+                 to read it",
+                path.display()
+            ),
             Self::TooLarge { what, path, limit } => write!(
                 f,
                 "{what} {} is larger than the input cap of {limit} bytes (set \
@@ -275,7 +289,7 @@ impl fmt::Display for Error {
             Self::NotRegular(p) => write!(
                 f,
                 "{} exists and is not a regular file (a folder, device, symlink or pipe); \
-                 refusing to replace it",
+                 refusing to write it",
                 p.display()
             ),
             Self::IsInput(p) => write!(

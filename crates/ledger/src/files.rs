@@ -3,17 +3,22 @@
 //! * [`DirLock`]: an exclusive OS lock (`flock`/`LockFileEx` through `std::fs::File::lock`) on
 //!   `.dpinfer.lock` in a folder, held from the ledger check to the durable ledger write. The
 //!   OS releases it when the process ends, however it ends, so there is no stale lock to clean
-//!   up; the file itself is never deleted (deleting a lock file reopens the race).
-//! * [`write_atomic`] / [`write_atomic_with`]: a unique temporary sibling (`O_EXCL`), written,
-//!   fsynced, renamed over the target, and the folder fsynced; the temporary file is removed
-//!   on every error path. A reader sees the old file or the new one, never a mix.
+//!   up; the file itself is never deleted (deleting a lock file reopens the race). It is
+//!   opened without following a link (`O_NOFOLLOW`) or blocking on a FIFO, anything but a
+//!   regular file is refused, and it is never truncated unless this process created it or it
+//!   holds nothing but an earlier lock's PID.
+//! * [`write_atomic`] / [`write_atomic_with`]: a unique temporary sibling (`O_EXCL`,
+//!   `O_NOFOLLOW`), written, fsynced, renamed over the target, and the folder fsynced; the
+//!   temporary file is removed on every error path. A reader sees the old file or the new
+//!   one, never a mix. The rename replaces a name, never writes through a link.
 //! * [`Replace`]: what may be replaced. Never a non-regular file (device, folder, symlink,
 //!   FIFO) and never a file this process read as an input; an existing regular file only
 //!   when the caller owns it (results folders, shard folders) or the user forced it.
 //! * [`read_input`]: inputs are regular files or pipes (a device such as `/dev/zero` is
 //!   refused), read up to a cap ([`max_input_bytes`], environment variable
 //!   `DPINFER_MAX_INPUT_BYTES`) with fallible allocation, and remembered so no output of the
-//!   same process can replace them.
+//!   same process can replace them. The ledger's own files and the key file are read as
+//!   regular files only, never blocking on a FIFO ([`read_bounded`]).
 
 use std::fs::{self, File, OpenOptions};
 use std::io::{Read, Write};
@@ -68,19 +73,11 @@ impl DirLock {
     pub fn acquire_with(dir: &Path, on_wait: impl FnOnce(&Path, &str)) -> Result<Self> {
         fs::create_dir_all(dir).map_err(|e| Error::io(format!("creating {}", dir.display()), e))?;
         let path = dir.join(LOCK_FILE);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::io(format!("opening the lock file {}", path.display()), e))?;
+        let (mut file, created) = open_lock_file(&path)?;
         match file.try_lock() {
             Ok(()) => {}
             Err(fs::TryLockError::WouldBlock) => {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
-                on_wait(dir, holder.trim());
+                on_wait(dir, &pid_text(&mut file));
                 file.lock()
                     .map_err(|e| Error::io(format!("locking {}", path.display()), e))?;
             }
@@ -88,9 +85,16 @@ impl DirLock {
                 return Err(Error::io(format!("locking {}", path.display()), e));
             }
         }
-        // Informational only: the OS lock, not this content, is what excludes.
-        let _ = file.set_len(0);
-        let _ = write!(file, "{}", std::process::id());
+        // Informational only: the OS lock, not this content, is what excludes. Written into
+        // a file this call created, or rewritten in one that holds nothing but an earlier
+        // holder's PID and has no other name (a lock file of an earlier run); any other
+        // existing file is locked and left exactly as it is.
+        if created || holds_only_a_pid(&mut file) {
+            use std::io::{Seek, SeekFrom};
+            let _ = file.set_len(0);
+            let _ = file.seek(SeekFrom::Start(0));
+            let _ = write!(file, "{}", std::process::id());
+        }
         Ok(Self {
             file,
             dir: dir.to_path_buf(),
@@ -108,6 +112,102 @@ impl Drop for DirLock {
     fn drop(&mut self) {
         let _ = self.file.unlock();
     }
+}
+
+/// Opens (creating it if absent) a folder's lock file without following a symbolic link at
+/// its name and without blocking on a FIFO, and refuses anything that is not a regular file:
+/// a link, FIFO, device or folder planted there is never opened for writing, so its target is
+/// never touched. Returns the file and whether this call created it.
+fn open_lock_file(path: &Path) -> Result<(File, bool)> {
+    let cannot = |e| Error::io(format!("opening the lock file {}", path.display()), e);
+    // Refused before opening, so a device's open has no side effect …
+    refuse_special(path)?;
+    let (file, created) = match no_follow(OpenOptions::new().read(true).write(true))
+        .create_new(true)
+        .open(path)
+    {
+        Ok(f) => (f, true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => (
+            no_follow(OpenOptions::new().read(true).write(true))
+                .open(path)
+                .map_err(cannot)?,
+            false,
+        ),
+        Err(e) => return Err(cannot(e)),
+    };
+    // … and checked again on what was opened (the name may have changed in between).
+    if !file.metadata().map_err(cannot)?.file_type().is_file() {
+        return Err(Error::NotRegular(path.into()));
+    }
+    Ok((file, created))
+}
+
+/// Refuses a path that exists and is not a regular file (not following a link at its name).
+fn refuse_special(path: &Path) -> Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(m) if m.file_type().is_file() => Ok(()),
+        Ok(_) => Err(Error::NotRegular(path.into())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(Error::io(format!("inspecting {}", path.display()), e)),
+    }
+}
+
+/// Longest lock file content read or rewritten: a PID in decimal.
+const PID_BYTES: u64 = 20;
+
+/// The PID text in a lock file (the first [`PID_BYTES`] bytes at most).
+fn pid_text(file: &mut File) -> String {
+    use std::io::{Seek, SeekFrom};
+    let mut b = Vec::new();
+    let _ = file.seek(SeekFrom::Start(0));
+    let _ = Read::by_ref(file).take(PID_BYTES).read_to_end(&mut b);
+    String::from_utf8_lossy(&b).trim().to_string()
+}
+
+/// Whether an existing lock file is one an earlier lock wrote: at most [`PID_BYTES`] ASCII
+/// digits, and (Unix) no other name, so rewriting it changes no file elsewhere.
+fn holds_only_a_pid(file: &mut File) -> bool {
+    let Ok(meta) = file.metadata() else {
+        return false;
+    };
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if meta.nlink() != 1 {
+            return false;
+        }
+    }
+    meta.len() <= PID_BYTES && pid_text(file).bytes().all(|c| c.is_ascii_digit())
+}
+
+/// `o` set not to follow a symbolic link at the path's last component (`O_NOFOLLOW`; on
+/// Windows the link itself is opened) and not to block on a FIFO (`O_NONBLOCK`, no effect
+/// on a regular file).
+fn no_follow(o: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NOFOLLOW | libc::O_NONBLOCK);
+    }
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::OpenOptionsExt;
+        /// `FILE_FLAG_OPEN_REPARSE_POINT`: open a link, not its target.
+        const OPEN_REPARSE_POINT: u32 = 0x0020_0000;
+        o.custom_flags(OPEN_REPARSE_POINT);
+    }
+    o
+}
+
+/// `o` set not to block on a FIFO (`O_NONBLOCK`), following links: for a file the user
+/// names (a key file may be a link into a secrets folder).
+fn no_block(o: &mut OpenOptions) -> &mut OpenOptions {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        o.custom_flags(libc::O_NONBLOCK);
+    }
+    o
 }
 
 /// What [`write_atomic`] may replace when the target already exists.
@@ -195,26 +295,45 @@ pub fn max_input_bytes() -> Result<u64> {
 /// # Errors
 /// A missing or unreadable file, a device, a file above the cap, too little memory.
 pub fn read_input(path: &Path, what: &str, cap: Option<u64>) -> Result<Vec<u8>> {
-    let (buf, meta) = read_capped(path, what, cap)?;
+    let (buf, meta) = read_capped(path, what, cap, Source::Input)?;
     remember_input(path, &meta);
     Ok(buf)
 }
 
-/// [`read_input`] for a file the caller owns (a ledger it will rewrite): not remembered.
+/// [`read_input`] for a regular file that is not an input of the computation (a key file):
+/// not remembered. Anything but a regular file — a FIFO, socket, device or folder — is refused
+/// without blocking (opened with `O_NONBLOCK` and checked on the open file); a symbolic link
+/// is followed.
 ///
 /// # Errors
-/// As [`read_input`].
+/// As [`read_input`], and [`Error::NotRegularInput`] for a FIFO or socket.
 pub fn read_bounded(path: &Path, what: &str, cap: Option<u64>) -> Result<Vec<u8>> {
-    read_capped(path, what, cap).map(|(b, _)| b)
+    read_capped(path, what, cap, Source::Regular).map(|(b, _)| b)
 }
 
-fn read_capped(path: &Path, what: &str, cap: Option<u64>) -> Result<(Vec<u8>, fs::Metadata)> {
-    let limit = cap.map_or(max_input_bytes()?, |c| {
-        c.min(max_input_bytes().unwrap_or(c))
-    });
-    let cannot = |e| Error::io(format!("cannot read {what} {}", path.display()), e);
-    let mut f = File::open(path).map_err(cannot)?;
-    let meta = f.metadata().map_err(cannot)?;
+/// Reads a file the caller owns and will rewrite (a ledger or release file of a results
+/// folder): [`read_bounded`], but a symbolic link at `path` is refused, not followed.
+///
+/// # Errors
+/// As [`read_bounded`], and [`Error::NotRegularInput`] for a symbolic link.
+pub(crate) fn read_owned(path: &Path, what: &str, cap: Option<u64>) -> Result<Vec<u8>> {
+    read_capped(path, what, cap, Source::Owned).map(|(b, _)| b)
+}
+
+/// Which files a read accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// An input: a regular file or a pipe, links followed.
+    Input,
+    /// A regular file only, links followed, never blocking.
+    Regular,
+    /// A regular file only, a link at the name refused, never blocking.
+    Owned,
+}
+
+/// Refuses what `source` does not read: a folder, a device or socket, and (but for an input)
+/// a FIFO or a symbolic link.
+fn check_readable(path: &Path, what: &str, meta: &fs::Metadata, source: Source) -> Result<()> {
     let ft = meta.file_type();
     if ft.is_dir() {
         return Err(Error::IsFolder {
@@ -232,6 +351,49 @@ fn read_capped(path: &Path, what: &str, cap: Option<u64>) -> Result<(Vec<u8>, fs
             });
         }
     }
+    if source != Source::Input && !ft.is_file() {
+        return Err(Error::NotRegularInput {
+            what: what.into(),
+            path: path.into(),
+        });
+    }
+    Ok(())
+}
+
+fn read_capped(
+    path: &Path,
+    what: &str,
+    cap: Option<u64>,
+    source: Source,
+) -> Result<(Vec<u8>, fs::Metadata)> {
+    let limit = cap.map_or(max_input_bytes()?, |c| {
+        c.min(max_input_bytes().unwrap_or(c))
+    });
+    let cannot = |e| Error::io(format!("cannot read {what} {}", path.display()), e);
+    // A special file is refused before it is opened (opening a device can act), then the
+    // open file is checked again: the name may have changed in between.
+    let mut opts = OpenOptions::new();
+    opts.read(true);
+    match source {
+        Source::Input => {}
+        Source::Regular => {
+            check_readable(path, what, &fs::metadata(path).map_err(cannot)?, source)?;
+            no_block(&mut opts);
+        }
+        Source::Owned => {
+            check_readable(
+                path,
+                what,
+                &fs::symlink_metadata(path).map_err(cannot)?,
+                source,
+            )?;
+            no_follow(&mut opts);
+        }
+    }
+    let mut f = opts.open(path).map_err(cannot)?;
+    let meta = f.metadata().map_err(cannot)?;
+    check_readable(path, what, &meta, source)?;
+    let ft = meta.file_type();
     let too_big = || Error::TooLarge {
         what: what.into(),
         path: path.into(),
@@ -324,7 +486,7 @@ fn create_temp(dir: &Path, name: &str) -> Result<(File, Temp)> {
             ".{name}.tmp-{}-{k}-{nanos:08x}",
             std::process::id()
         ));
-        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
+        match no_follow(OpenOptions::new().write(true).create_new(true)).open(&tmp) {
             Ok(f) => {
                 return Ok((
                     f,
@@ -345,7 +507,12 @@ fn create_temp(dir: &Path, name: &str) -> Result<(File, Temp)> {
 fn sync_dir(dir: &Path) -> Result<()> {
     #[cfg(unix)]
     {
-        File::open(dir)
+        use std::os::unix::fs::OpenOptionsExt;
+        // O_DIRECTORY: anything but a folder (a FIFO swapped in) fails at once, never blocks.
+        OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK)
+            .open(dir)
             .and_then(|d| d.sync_all())
             .map_err(|e| Error::io(format!("syncing folder {}", dir.display()), e))?;
     }

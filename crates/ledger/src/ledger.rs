@@ -23,7 +23,8 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Error, Result};
-use crate::files::{DirLock, MAX_CONFIG_BYTES, Replace, read_bounded, write_atomic};
+use crate::files::{DirLock, MAX_CONFIG_BYTES, Replace, check_target, read_owned, write_atomic};
+use crate::mac::Key;
 
 /// The ledger file of a folder.
 pub const LEDGER_FILE: &str = "private-step.json";
@@ -177,7 +178,7 @@ impl StepLedger {
             Err(e) => return Err(Error::io(format!("inspecting {}", path.display()), e)),
         }
         let l: Self =
-            serde_json::from_slice(&read_owned(&path)?).map_err(|source| Error::Corrupt {
+            serde_json::from_slice(&read_ledger_file(&path)?).map_err(|source| Error::Corrupt {
                 what: "ledger",
                 path: path.clone(),
                 source,
@@ -220,17 +221,27 @@ impl StepLedger {
 /// once. On reproduction a stored ledger that differs from `claim` (recomputed from the
 /// settings) is refused.
 ///
+/// Before it reads or marks anything it loads the ledger key ([`crate::mac::Key::from_env`]),
+/// and before it marks `started` it checks that the release can be stored (no folder, link,
+/// FIFO or device at its name): on either error nothing is marked and `release` is not
+/// called, so a rerun after the fix draws normally. The ledger and release files are read as
+/// regular files only, a link at their names refused and a FIFO never waited on.
+///
 /// # Errors
-/// A refused restart ([`Error::DifferentInput`], [`Error::Unfinished`],
-/// [`Error::ReleaseChecksum`], [`Error::ClaimMismatch`], [`Error::LedgerVersion`], the MAC
-/// errors), I/O, or the release's own error ([`Error::Caller`]; the ledger then stays
-/// `started` and later calls refuse).
+/// An unusable ledger key ([`Error::KeyFile`], [`Error::KeyTooShort`]), a refused restart
+/// ([`Error::DifferentInput`], [`Error::Unfinished`], [`Error::ReleaseChecksum`],
+/// [`Error::ClaimMismatch`], [`Error::LedgerVersion`], the MAC errors), a special file at the
+/// ledger's or release's name ([`Error::NotRegular`], [`Error::NotRegularInput`]), I/O, or
+/// the release's own error ([`Error::Caller`]; the ledger then stays `started` and later
+/// calls refuse).
 pub fn guarded<T, F, E>(lock: &DirLock, fp: &str, claim: &Ledger, release: F) -> Result<(T, bool)>
 where
     T: Serialize + DeserializeOwned + Claimed,
     F: FnOnce() -> core::result::Result<T, E>,
     E: Into<Box<dyn core::error::Error + Send + Sync>>,
 {
+    // The key first: a bad one stops the release before anything is marked or drawn.
+    let key = Key::from_env()?;
     let out_dir = lock.dir();
     let ledger_path = out_dir.join(LEDGER_FILE);
     let release_path = out_dir.join(RELEASE_FILE);
@@ -241,11 +252,17 @@ where
                 ledger: ledger_path,
             });
         }
-        let bytes = read_owned(&release_path)?;
+        let bytes = read_ledger_file(&release_path)?;
         if Some(crc32fast::hash(&bytes)) != l.release_crc {
             return Err(Error::ReleaseChecksum(release_path));
         }
-        crate::mac::verify(l.release_mac.as_deref(), fp, &bytes, &release_path)?;
+        crate::mac::verify(
+            key.as_ref(),
+            l.release_mac.as_deref(),
+            fp,
+            &bytes,
+            &release_path,
+        )?;
         let r: T = serde_json::from_slice(&bytes).map_err(|source| Error::Corrupt {
             what: "release",
             path: release_path.clone(),
@@ -262,6 +279,9 @@ where
         }
         return Ok((r, true));
     }
+    // The release must be storable before anything is drawn: a link, FIFO, device or folder
+    // planted at its name would otherwise fail the write after the noise.
+    check_target(&release_path, Replace::Owned)?;
     StepLedger::new(STARTED, fp).store(lock)?;
     let out = release().map_err(|e| Error::Caller {
         writing: None,
@@ -276,7 +296,7 @@ where
     })?;
     write_atomic(&release_path, &bytes, Replace::Owned)?;
     let done = StepLedger {
-        release_mac: crate::mac::sign(fp, &bytes)?,
+        release_mac: crate::mac::sign(key.as_ref(), fp, &bytes)?,
         release_crc: Some(crc32fast::hash(&bytes)),
         ..StepLedger::new(RELEASED, fp)
     };
@@ -291,9 +311,13 @@ where
 /// not, finished or not — is refused, since drawing again would spend the budget again.
 ///
 /// # Errors
-/// A folder that already holds a private release ([`Error::AlreadyReleased`],
-/// [`Error::DifferentInput`], [`Error::LedgerVersion`]), I/O.
+/// An unusable ledger key (checked first, as by [`guarded`]), a folder that already holds a
+/// private release ([`Error::AlreadyReleased`], [`Error::DifferentInput`],
+/// [`Error::LedgerVersion`]), I/O.
 pub fn once_start(lock: &DirLock, fp: &str, kind: &str) -> Result<()> {
+    // No MAC is stored for such a release, but a set key must still be a usable one: a
+    // misconfigured key stops every private release alike, before it starts.
+    Key::from_env()?;
     if let Some(l) = StepLedger::load(lock, fp)? {
         return Err(Error::AlreadyReleased {
             dir: lock.dir().into(),
@@ -313,7 +337,8 @@ pub fn once_done(lock: &DirLock, fp: &str) -> Result<()> {
     StepLedger::new(RELEASED, fp).store(lock)
 }
 
-/// Reads a ledger or release file the caller owns (capped, not remembered as an input).
-fn read_owned(path: &Path) -> Result<Vec<u8>> {
-    read_bounded(path, "ledger file", Some(MAX_LEDGER_BYTES))
+/// Reads a ledger or release file of the folder (capped, a regular file, no link followed,
+/// not remembered as an input).
+fn read_ledger_file(path: &Path) -> Result<Vec<u8>> {
+    read_owned(path, "ledger file", Some(MAX_LEDGER_BYTES))
 }

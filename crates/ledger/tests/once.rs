@@ -3,6 +3,7 @@
     clippy::unwrap_used,
     clippy::expect_used,
     clippy::std_instead_of_core,
+    clippy::panic,
     missing_docs
 )]
 
@@ -219,5 +220,277 @@ fn errors_are_send_sync_and_chain_their_causes() {
     let cause = boxed.source().expect("the I/O error");
     assert!(cause.downcast_ref::<std::io::Error>().is_some());
     drop(lock);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Environment variable that makes a test binary run the child side of a key test: the key
+/// comes from the process environment, so each key source gets its own process.
+const CHILD_DIR: &str = "DPINFER_ONCE_TEST_CHILD_DIR";
+/// `ok` or `refused`: what the child expects.
+const CHILD_EXPECT: &str = "DPINFER_ONCE_TEST_EXPECT";
+
+/// The child side: under the key in its environment, a refused key leaves the folder without
+/// a ledger or release and the release closure uncalled (`guarded` and `once_start` alike);
+/// a good key releases.
+fn key_child(dir: &Path) {
+    let lock = DirLock::acquire_with(dir, |_, _| {}).unwrap();
+    let l = claim("keyed");
+    let calls = Cell::new(0);
+    let r = run(&lock, "fp", &l, &calls);
+    if std::env::var(CHILD_EXPECT).as_deref() == Ok("ok") {
+        let (_, reproduced) = r.unwrap();
+        assert!(!reproduced);
+        assert_eq!(calls.get(), 1);
+        let ledger = std::fs::read_to_string(dir.join(LEDGER_FILE)).unwrap();
+        assert!(
+            ledger.contains("\"released\"") && ledger.contains("release_mac"),
+            "{ledger}"
+        );
+        return;
+    }
+    let key_error = |e: &Error| matches!(e, Error::KeyFile { .. } | Error::KeyTooShort(_));
+    let e = r.unwrap_err();
+    assert!(key_error(&e), "{e:?}");
+    assert_eq!(calls.get(), 0, "noise drawn under a bad key");
+    let e = once_start(&lock, "fp", "MCMC").unwrap_err();
+    assert!(key_error(&e), "{e:?}");
+    assert!(
+        !dir.join(LEDGER_FILE).exists(),
+        "a started mark under a bad key"
+    );
+    assert!(!dir.join(RELEASE_FILE).exists());
+}
+
+/// Runs this test binary's `test` as a key child in `dir` with `env`, failing on a child
+/// failure or a child that does not finish within 60 s (a FIFO key file used to hang).
+#[cfg(unix)]
+fn child(test: &str, dir: &Path, env: &[(&str, &std::ffi::OsStr)], expect: &str) {
+    let mut c = std::process::Command::new(std::env::current_exe().unwrap());
+    c.args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env_remove(dpinfer_ledger::mac::KEY_ENV)
+        .env_remove(dpinfer_ledger::mac::KEY_FILE_ENV)
+        .env(CHILD_DIR, dir)
+        .env(CHILD_EXPECT, expect)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let mut p = c.spawn().unwrap();
+    let t0 = std::time::Instant::now();
+    while p.try_wait().unwrap().is_none() {
+        if t0.elapsed().as_secs() > 60 {
+            let _ = p.kill();
+            panic!("key child {env:?} hangs");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let o = p.wait_with_output().unwrap();
+    assert!(
+        o.status.success(),
+        "key child {env:?} ({expect}): {}\n{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+/// Issue 26 (2): every unusable key source stops a release before its `started` mark and
+/// before the closure that draws the noise — an empty or short variable, an empty, short,
+/// missing, oversized or unreadable file, a folder, a device, a FIFO (which used to hang
+/// after the release was written) and a link to one — and a rerun with a good key releases.
+#[cfg(unix)]
+#[test]
+fn a_bad_ledger_key_stops_a_release_before_anything_is_marked_or_drawn() {
+    const TEST: &str = "a_bad_ledger_key_stops_a_release_before_anything_is_marked_or_drawn";
+    if let Some(dir) = std::env::var_os(CHILD_DIR) {
+        return key_child(Path::new(&dir));
+    }
+    use dpinfer_ledger::mac::{KEY_ENV, KEY_FILE_ENV, MAX_KEY_FILE_BYTES};
+    use std::ffi::{OsStr, OsString};
+    let dir = fresh("key");
+    std::fs::create_dir_all(&dir).unwrap();
+    let good = "correct horse battery staple";
+    let file = |name: &str, bytes: &[u8]| {
+        let p = dir.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.into_os_string()
+    };
+    let fifo = dir.join("fifo");
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success()
+    );
+    let fifo_link = dir.join("fifo-link");
+    std::os::unix::fs::symlink(&fifo, &fifo_link).unwrap();
+    std::fs::create_dir(dir.join("folder")).unwrap();
+    let cap = usize::try_from(MAX_KEY_FILE_BYTES).unwrap();
+    let mut big = good.repeat(1 + cap / good.len()).into_bytes();
+    big.truncate(cap + 1);
+    let mut cases: Vec<(&str, OsString)> = vec![
+        (KEY_ENV, "".into()),
+        (KEY_ENV, "fifteen bytes!!".into()),
+        (KEY_FILE_ENV, "".into()),
+        (KEY_FILE_ENV, dir.join("missing").into_os_string()),
+        (KEY_FILE_ENV, dir.join("folder").into_os_string()),
+        (KEY_FILE_ENV, "/dev/null".into()),
+        (KEY_FILE_ENV, fifo.clone().into_os_string()),
+        (KEY_FILE_ENV, fifo_link.into_os_string()),
+        (KEY_FILE_ENV, file("empty", b"")),
+        (KEY_FILE_ENV, file("short", b"fifteen bytes!!")),
+        (KEY_FILE_ENV, file("big", &big)),
+    ];
+    // Unreadable: only where permissions bind (not as root).
+    let locked = file("locked", good.as_bytes());
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+    }
+    if std::fs::read(&locked).is_err() {
+        cases.push((KEY_FILE_ENV, locked));
+    }
+    for (i, (var, value)) in cases.iter().enumerate() {
+        child(
+            TEST,
+            &dir.join(format!("out{i}")),
+            &[(var, value.as_os_str())],
+            "refused",
+        );
+    }
+    // The same folders, the key fixed: released (nothing was marked, so nothing refuses).
+    let good_file = file("good", good.as_bytes());
+    child(
+        TEST,
+        &dir.join("out0"),
+        &[(KEY_ENV, OsStr::new(good))],
+        "ok",
+    );
+    child(TEST, &dir.join("out6"), &[(KEY_FILE_ENV, &good_file)], "ok");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `mkfifo path`.
+#[cfg(unix)]
+fn mkfifo(path: &Path) {
+    assert!(
+        std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .unwrap()
+            .success()
+    );
+}
+
+/// Issue 26 (3): a link, FIFO or device planted at `.dpinfer.lock` is refused and its target
+/// untouched (the lock used to follow the link, truncate the target and write a PID into
+/// it); an existing regular file the lock did not create is locked but never truncated; a
+/// lock file of an earlier run gets the new PID.
+#[cfg(unix)]
+#[test]
+fn the_lock_file_never_follows_links_or_truncates_a_foreign_file() {
+    use std::os::unix::fs::symlink;
+    let dir = fresh("lockfile");
+    std::fs::create_dir_all(&dir).unwrap();
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let out = dir.join("out");
+    std::fs::create_dir(&out).unwrap();
+    let lock = out.join(".dpinfer.lock");
+    let refused = |what: &str| {
+        let e = DirLock::acquire_with(&out, |_, _| {}).unwrap_err();
+        assert!(matches!(e, Error::NotRegular(_)), "{what}: {e:?}");
+        assert_eq!(std::fs::read(&victim).unwrap(), b"precious", "{what}");
+    };
+    symlink(&victim, &lock).unwrap();
+    refused("a link to a file");
+    std::fs::remove_file(&lock).unwrap();
+    symlink(dir.join("absent"), &lock).unwrap();
+    refused("a dangling link");
+    assert!(
+        !dir.join("absent").exists(),
+        "created through a dangling link"
+    );
+    std::fs::remove_file(&lock).unwrap();
+    symlink("/dev/null", &lock).unwrap();
+    refused("a link to a device");
+    std::fs::remove_file(&lock).unwrap();
+    mkfifo(&lock);
+    refused("a FIFO");
+    std::fs::remove_file(&lock).unwrap();
+    std::fs::create_dir(&lock).unwrap();
+    refused("a folder");
+    std::fs::remove_dir(&lock).unwrap();
+    // A hard link to the victim (a regular file with another name): locked, left unchanged.
+    std::fs::hard_link(&victim, &lock).unwrap();
+    drop(DirLock::acquire_with(&out, |_, _| {}).unwrap());
+    assert_eq!(std::fs::read(&victim).unwrap(), b"precious");
+    std::fs::remove_file(&lock).unwrap();
+    // A foreign regular file: locked, left unchanged.
+    std::fs::write(&lock, "not a pid").unwrap();
+    drop(DirLock::acquire_with(&out, |_, _| {}).unwrap());
+    assert_eq!(std::fs::read(&lock).unwrap(), b"not a pid");
+    std::fs::remove_file(&lock).unwrap();
+    // A new lock file holds this process's PID; an earlier run's PID is replaced.
+    let pid = std::process::id().to_string();
+    drop(DirLock::acquire_with(&out, |_, _| {}).unwrap());
+    assert_eq!(std::fs::read_to_string(&lock).unwrap(), pid);
+    std::fs::write(&lock, "4194303").unwrap();
+    drop(DirLock::acquire_with(&out, |_, _| {}).unwrap());
+    assert_eq!(std::fs::read_to_string(&lock).unwrap(), pid);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Issue 26 (3): a link, FIFO or device planted at the ledger's or the release's name never
+/// hangs the ledger, is never followed, and (for the release) is refused before the
+/// `started` mark, so nothing is drawn; the target stays unchanged.
+#[cfg(unix)]
+#[test]
+fn planted_links_fifos_and_devices_at_the_ledger_files_are_refused_before_any_draw() {
+    use std::os::unix::fs::symlink;
+    let dir = fresh("planted");
+    std::fs::create_dir_all(&dir).unwrap();
+    let victim = dir.join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    let l = claim("planted");
+    for name in [LEDGER_FILE, RELEASE_FILE] {
+        for (k, plant) in ["link", "fifo", "device", "dangling"].iter().enumerate() {
+            let out = dir.join(format!("{name}-{k}"));
+            std::fs::create_dir(&out).unwrap();
+            let p = out.join(name);
+            match *plant {
+                "link" => symlink(&victim, &p).unwrap(),
+                "fifo" => mkfifo(&p),
+                "device" => symlink("/dev/null", &p).unwrap(),
+                _ => symlink(dir.join("absent"), &p).unwrap(),
+            }
+            let lock = DirLock::acquire_with(&out, |_, _| {}).unwrap();
+            let calls = Cell::new(0);
+            let e = run(&lock, "fp", &l, &calls).unwrap_err();
+            assert!(
+                matches!(e, Error::NotRegular(_) | Error::NotRegularInput { .. }),
+                "{name} {plant}: {e:?}"
+            );
+            assert_eq!(calls.get(), 0, "{name} {plant}: drawn");
+            if name == RELEASE_FILE {
+                assert!(!out.join(LEDGER_FILE).exists(), "{name} {plant}: marked");
+            }
+            let e = once_start(&lock, "fp", "MCMC");
+            if name == LEDGER_FILE {
+                assert!(e.is_err(), "{name} {plant}: once_start");
+            }
+            assert!(
+                std::fs::symlink_metadata(&p).is_ok(),
+                "{name} {plant} removed"
+            );
+            assert_eq!(
+                std::fs::read(&victim).unwrap(),
+                b"precious",
+                "{name} {plant}"
+            );
+            assert!(!dir.join("absent").exists());
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -498,11 +498,13 @@ const CHECK_LIMIT: usize = 1 << 24;
 /// Validates the private pass (observed data against the model, distance, sensitivity and
 /// sampler calibration) before the public step spends any simulation: the pass is built over
 /// a placeholder table of the same size (every constructor check), and dropped — no noise is
-/// drawn.
+/// drawn. A set ledger key ([`dpinfer_ledger::mac::Key::from_env`]) must be usable too (the
+/// ledger loads it again before it marks the release started).
 ///
 /// # Errors
-/// Whatever the real pass would reject.
+/// Whatever the real pass would reject; an unusable ledger key.
 pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
+    dpinfer_ledger::mac::Key::from_env()?;
     let kind = cfg.kind();
     let width = public.theta_dim() + public.summary_dim();
     let t = usize::try_from(public.total)?;

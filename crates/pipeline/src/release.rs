@@ -170,13 +170,17 @@ pub enum Mech {
 /// caller keeps it while writing the rest of the results.
 ///
 /// # Errors
-/// Models the mechanism does not fit, a cost above the budget, a refused restart.
+/// An unusable ledger key, models the mechanism does not fit, a cost above the budget, a
+/// refused restart.
 pub fn release(
     cfg: &Config,
     model: &Model,
     obs: &[f64],
     dir: &Path,
 ) -> Result<(StatRelease, bool, DirLock)> {
+    // A set ledger key must be usable before the folder is created (the ledger loads it
+    // again before it marks the release started).
+    dpinfer_ledger::mac::Key::from_env()?;
     let p = &cfg.privacy;
     // The release depends on the data, the model and the privacy settings only: the sampler
     // settings may change between runs and reuse the same release (post-processing).

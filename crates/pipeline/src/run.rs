@@ -193,6 +193,8 @@ pub fn run_with(
             &obs,
             dir,
             &mut || {
+                // A bad ledger key stops the chain before its folder is created.
+                dpinfer_ledger::mac::Key::from_env()?;
                 let l = DirLock::acquire(dir)?;
                 crate::private::once_start(&l, &fp)?;
                 lock = Some(l);
