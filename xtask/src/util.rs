@@ -86,14 +86,34 @@ impl Cmd {
         self
     }
 
-    /// Echoes and runs the command with inherited stdio; `Err` unless it exits with 0.
+    /// Echoes and runs the command (stdout inherited; stderr passed through line by line
+    /// and counted by [`crate::usage::count_line`]); `Err` unless it exits with 0.
     pub(crate) fn run(mut self) -> Res {
+        use std::io::{BufRead, IsTerminal, Write};
         eprintln!("$ {}", self.shown);
-        let status = self
+        // stderr is a pipe now: keep cargo's colours for a person at a terminal.
+        if std::io::stderr().is_terminal() && std::env::var_os("CARGO_TERM_COLOR").is_none() {
+            self.inner.env("CARGO_TERM_COLOR", "always");
+        }
+        let mut child = self
             .inner
             .stdin(Stdio::null())
-            .status()
+            .stderr(Stdio::piped())
+            .spawn()
             .map_err(|e| format!("cannot start `{}`: {e}", self.shown))?;
+        if let Some(stderr) = child.stderr.take() {
+            let mut reader = std::io::BufReader::new(stderr);
+            let mut line = Vec::new();
+            let mut out = std::io::stderr();
+            while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+                crate::usage::count_line(&String::from_utf8_lossy(&line));
+                let _ = out.write_all(&line);
+                line.clear();
+            }
+        }
+        let status = child
+            .wait()
+            .map_err(|e| format!("waiting for `{}`: {e}", self.shown))?;
         if status.success() {
             Ok(())
         } else {
