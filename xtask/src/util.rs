@@ -88,12 +88,25 @@ impl Cmd {
 
     /// Echoes and runs the command (stdout inherited; stderr passed through line by line
     /// and counted by [`crate::usage::count_line`]); `Err` unless it exits with 0.
-    pub(crate) fn run(mut self) -> Res {
-        use std::io::{BufRead, IsTerminal, Write};
+    pub(crate) fn run(self) -> Res {
+        self.execute(false).map(|_| ())
+    }
+
+    /// Like [`Cmd::run`], but returns the command's stdout instead of passing it through
+    /// (e.g. cargo's `--message-format=json`).
+    pub(crate) fn run_stdout(self) -> Res<String> {
+        self.execute(true)
+    }
+
+    fn execute(mut self, capture: bool) -> Res<String> {
+        use std::io::{BufRead, IsTerminal, Read, Write};
         eprintln!("$ {}", self.shown);
         // stderr is a pipe now: keep cargo's colours for a person at a terminal.
         if std::io::stderr().is_terminal() && std::env::var_os("CARGO_TERM_COLOR").is_none() {
             self.inner.env("CARGO_TERM_COLOR", "always");
+        }
+        if capture {
+            self.inner.stdout(Stdio::piped());
         }
         let mut child = self
             .inner
@@ -101,6 +114,14 @@ impl Cmd {
             .stderr(Stdio::piped())
             .spawn()
             .map_err(|e| format!("cannot start `{}`: {e}", self.shown))?;
+        // stdout on its own thread: a child blocked writing one pipe must not deadlock us.
+        let stdout = child.stdout.take().map(|mut out| {
+            std::thread::spawn(move || {
+                let mut text = Vec::new();
+                let _ = out.read_to_end(&mut text);
+                String::from_utf8_lossy(&text).into_owned()
+            })
+        });
         if let Some(stderr) = child.stderr.take() {
             let mut reader = std::io::BufReader::new(stderr);
             let mut line = Vec::new();
@@ -114,8 +135,11 @@ impl Cmd {
         let status = child
             .wait()
             .map_err(|e| format!("waiting for `{}`: {e}", self.shown))?;
+        let text = stdout
+            .map(|t| t.join().unwrap_or_default())
+            .unwrap_or_default();
         if status.success() {
-            Ok(())
+            Ok(text)
         } else {
             Err(format!("`{}` failed ({status})", self.shown))
         }
