@@ -158,7 +158,10 @@ pub(crate) fn test() -> Res {
                     continue;
                 }
             };
-            if let Some((_, same)) = built.iter().find(|(a, _)| *a == artifacts) {
+            if let Some((_, same)) = built
+                .iter()
+                .find(|(a, _)| !artifacts.is_empty() && *a == artifacts)
+            {
                 eprintln!(
                     "xtask: `{label}` built exactly the binaries of `{same}`, whose tests \
                      already ran: not run again"
