@@ -123,7 +123,7 @@ fn ci(fail_fast: bool) -> ExitCode {
     }
     let total = meter.since(start);
     // The per-task table (issue 34): wall time, CPU time of the child processes (user +
-    // sys), and the units cargo compiled / only checked; `usage.rs` says how.
+    // sys), and the crates cargo compiled / only checked; `usage.rs` says how.
     println!("\nci results:");
     println!("       {:<12} {}", "task", usage::header());
     println!("       {:<12} {}", "(venv)", usage::columns(&setup));

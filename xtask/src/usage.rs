@@ -8,10 +8,11 @@
 //!   ticks per second come from `getconf CLK_TCK` (100 when that fails). On other systems
 //!   the column shows `-`.
 //! * Crates compiled: [`crate::util::Cmd::run`] pipes each command's stderr through the
-//!   xtask and counts cargo's `Compiling …` (a unit built to machine code: build scripts,
-//!   proc macros, libraries, test binaries), `Checking …` (a metadata-only build: clippy,
-//!   `cargo check`, the dependencies of `cargo doc`) and `Documenting …` lines, from nested
-//!   cargo calls too (nextest, maturin). A unit that is already fresh prints nothing.
+//!   xtask and counts cargo's `Compiling …` (code generated: build scripts, proc macros,
+//!   libraries, test binaries), `Checking …` (metadata only: clippy, `cargo check`, the
+//!   dependencies of `cargo doc`) and `Documenting …` lines, from nested cargo calls too
+//!   (nextest, maturin). Cargo prints one such line per package per call, however many of
+//!   the package's targets it builds; a package that is already up to date prints none.
 //! * Disk: the blocks allocated under `target/` (what `du -s` reports), each hard-linked file
 //!   counted once (cargo hard-links every binary from `deps/` into its profile directory).
 
