@@ -238,7 +238,7 @@ def parity_grad_log_lik(theta):
 
 
 def library_run(name):
-    """A run of the library's ``Run`` committed by ``crates/mcmc/tests/run_kernels.rs``."""
+    """A run of the library's ``Run`` committed by ``crates/mcmc/tests/suite/run_kernels.rs``."""
     want = {"draw": []}
     for line in (DATA / name).read_text().splitlines():
         if line.startswith("#"):

@@ -13,11 +13,13 @@ use std::path::{Path, PathBuf};
 /// Debian packages that provide the cross toolchain (`lld` provides `wasm-ld`).
 const TOOLCHAIN_PACKAGES: &[&str] = &["rustc-web", "cargo-web", "rust-web-src", "lld"];
 
-/// The cross targets: (target triple, short name for the target directory).
-pub(crate) const TARGETS: &[(&str, &str)] = &[
-    ("thumbv7em-none-eabihf", "thumbv7em"),
-    ("wasm32-unknown-unknown", "wasm32"),
-];
+/// The cross targets.
+pub(crate) const TARGETS: &[&str] = &["thumbv7em-none-eabihf", "wasm32-unknown-unknown"];
+
+/// The cross builds' target directory under `target/`, one for both targets: cargo keeps
+/// each target's artifacts in `<dir>/<triple>/`, and the host units both need (build
+/// scripts, proc macros such as `serde_derive`) are compiled once.
+const CROSS_DIR: &str = "cross";
 
 /// The smoke crate's manifest, relative to the root.
 const SMOKE_MANIFEST: &str = "tests/no-std-smoke/Cargo.toml";
@@ -118,8 +120,8 @@ impl Cross {
     }
 
     /// A cargo command for `target` with the cross environment set.
-    fn cargo(&self, target: &str, short: &str, args: &[&str]) -> Cmd {
-        let target_dir = target_dir().join(format!("cross-{short}"));
+    fn cargo(&self, target: &str, args: &[&str]) -> Cmd {
+        let target_dir = target_dir().join(CROSS_DIR);
         Cmd::new(&self.cargo)
             .env("RUSTC_BOOTSTRAP", "1")
             .env("RUSTC", &self.rustc)
@@ -218,7 +220,7 @@ pub(crate) fn nostd() -> Res {
     let packages = meta::metadata()?;
     let (select, core, no_std) = selection(&packages)?;
     let mut failures = Failures::default();
-    for &(target, short) in TARGETS {
+    for &target in TARGETS {
         for features in [&core, &no_std] {
             let mut args: Vec<&str> = select.iter().map(String::as_str).collect();
             args.push("--locked");
@@ -228,12 +230,11 @@ pub(crate) fn nostd() -> Res {
                 args.push("--features");
                 args.push(&joined);
             }
-            failures.check(cross.cargo(target, short, &args).run());
+            failures.check(cross.cargo(target, &args).run());
         }
         let smoke = smoke_args();
         let smoke: Vec<&str> = smoke.iter().map(String::as_str).collect();
-        failures
-            .check(seed_smoke_lockfile().and_then(|()| cross.cargo(target, short, &smoke).run()));
+        failures.check(seed_smoke_lockfile().and_then(|()| cross.cargo(target, &smoke).run()));
     }
     failures.finish()
 }
@@ -248,11 +249,10 @@ pub(crate) fn wasm_smoke() -> Res {
     seed_smoke_lockfile()?;
     let smoke = smoke_args();
     let smoke: Vec<&str> = smoke.iter().map(String::as_str).collect();
-    cross
-        .cargo("wasm32-unknown-unknown", "wasm32", &smoke)
-        .run()?;
-    let wasm =
-        target_dir().join("cross-wasm32/wasm32-unknown-unknown/release/dpinfer_no_std_smoke.wasm");
+    cross.cargo("wasm32-unknown-unknown", &smoke).run()?;
+    let wasm = target_dir()
+        .join(CROSS_DIR)
+        .join("wasm32-unknown-unknown/release/dpinfer_no_std_smoke.wasm");
     if !wasm.is_file() {
         return Err(format!("expected module {} was not built", wasm.display()));
     }

@@ -13,10 +13,10 @@ mod meta;
 mod python;
 mod tasks;
 mod tidy;
+mod usage;
 mod util;
 
 use std::process::ExitCode;
-use std::time::Instant;
 use util::Res;
 
 /// A task: name, what it does, how to run it.
@@ -92,49 +92,60 @@ fn usage() {
     );
 }
 
-fn seconds(start: Instant) -> String {
-    format!("{:.1}s", start.elapsed().as_secs_f64())
-}
-
 fn ci(fail_fast: bool) -> ExitCode {
-    let start = Instant::now();
+    let meter = usage::Meter::new();
+    let start = meter.mark();
     if let Ok(only) = std::env::var("XTASK_ONLY")
         && !only.trim().is_empty()
     {
         eprintln!("xtask ci: WARNING: XTASK_ONLY={only} narrows lint/test/features/nostd");
     }
-    let mut results: Vec<(&str, Option<String>, String)> = Vec::new();
+    let mut results: Vec<(&str, Option<String>, usage::Used)> = Vec::new();
     // The Python environment (pyarrow + numpy among its packages) for the external-simulator
     // e2e tests in the `test` task; `python` uses the same one.
+    let setup = meter.mark();
     if let Err(e) = python::venv() {
         eprintln!("xtask ci: cannot prepare target/python-venv: {e}");
     }
+    let setup = meter.since(setup);
     for (name, _, run) in TASKS {
         eprintln!("\n==> xtask {name}");
-        let t = Instant::now();
+        let t = meter.mark();
         let outcome = run().err();
         let failed = outcome.is_some();
         if let Some(e) = &outcome {
             eprintln!("xtask {name}: FAILED: {e}");
         }
-        results.push((name, outcome, seconds(t)));
+        results.push((name, outcome, meter.since(t)));
         if failed && fail_fast {
             break;
         }
     }
-    println!("\nci results ({} total):", seconds(start));
-    for (name, outcome, time) in &results {
+    let total = meter.since(start);
+    // The per-task table (issue 34): wall time, CPU time of the child processes (user +
+    // sys), and the crates cargo compiled / only checked; `usage.rs` says how.
+    println!("\nci results:");
+    println!("       {:<12} {}", "task", usage::header());
+    println!("       {:<12} {}", "(venv)", usage::columns(&setup));
+    for (name, outcome, used) in &results {
+        let columns = usage::columns(used);
         match outcome {
-            None => println!("ok     {name:<12} {time}"),
+            None => println!("ok     {name:<12} {columns}"),
             Some(e) => {
                 let first = e.lines().next().unwrap_or("");
-                println!("FAILED {name:<12} {time}  {first}");
+                println!("FAILED {name:<12} {columns}  {first}");
             }
         }
     }
     for (name, _, _) in TASKS.iter().skip(results.len()) {
         println!("skip   {name:<12} (after a failure, --fail-fast)");
     }
+    println!("       {:<12} {}", "total", usage::columns(&total));
+    println!(
+        "size of {}: {}",
+        util::target_dir().display(),
+        usage::size_report(&util::target_dir())
+    );
     let failed = results.iter().filter(|(_, e, _)| e.is_some()).count()
         + TASKS.len().saturating_sub(results.len());
     let passed = TASKS.len() - failed;

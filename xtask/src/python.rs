@@ -5,7 +5,8 @@
 //! dp-accounting, `dask[distributed]`; opacus with `--no-deps`, because the tests load only
 //! its torch-free RDP analysis), runs clippy `-D warnings` on the binding crate, builds the
 //! abi3 wheel with `maturin build --release --locked`, installs that wheel into the venv,
-//! imports it, builds the `dpinfer` CLI (debug, `cargo build -p dpinfer-cli`) and runs
+//! imports it, builds the `dpinfer` CLI (the `test` task's build, `cargo test --workspace
+//! --no-run`: nothing new after that task) and runs
 //! `pytest python/tests` with its path in `DPINFER_BIN` (the CLI-vs-`dpinfer.run` test; any
 //! non-zero exit, including 5 = "no tests collected", fails the task). A stamp file skips
 //! `pip install` when the requirement list is unchanged.
@@ -143,9 +144,12 @@ pub(crate) fn python() -> Res {
              print('dpinfer', dpinfer.__version__, 'eps', acc.get_epsilon(1e-5))",
         ])
         .run()?;
-    // The `dpinfer` CLI, for the test that the CLI and `dpinfer.run` give the same samples
-    // (already built by the CI test step, so cheap there).
-    Cmd::cargo(["build", "-p", "dpinfer-cli", "--locked"]).run()?;
+    // The `dpinfer` CLI, for the test that the CLI and `dpinfer.run` give the same samples:
+    // the very build of the `test` task (test profile, the workspace's feature resolution),
+    // so nothing is compiled again in `cargo xtask ci`. (`cargo build -p dpinfer-cli`
+    // compiled its 86 units a second time in the dev profile; even with `--profile test`,
+    // `-p dpinfer-cli` alone resolves features differently and rebuilds 16 of them.)
+    Cmd::cargo(["test", "--workspace", "--locked", "--no-run"]).run()?;
     let cli = target_dir()
         .join("debug")
         .join(format!("dpinfer{}", std::env::consts::EXE_SUFFIX));

@@ -86,16 +86,74 @@ impl Cmd {
         self
     }
 
-    /// Echoes and runs the command with inherited stdio; `Err` unless it exits with 0.
-    pub(crate) fn run(mut self) -> Res {
+    /// Echoes and runs the command (stdout inherited; stderr passed through line by line
+    /// and counted by [`crate::usage::count_line`]); `Err` unless it exits with 0.
+    pub(crate) fn run(self) -> Res {
+        self.execute(false).map(|_| ())
+    }
+
+    /// Like [`Cmd::run`], but returns the command's stdout instead of passing it through
+    /// (e.g. cargo's `--message-format=json`).
+    pub(crate) fn run_stdout(self) -> Res<String> {
+        self.execute(true)
+    }
+
+    fn execute(mut self, capture: bool) -> Res<String> {
+        use std::io::{BufRead, IsTerminal, Read, Write};
         eprintln!("$ {}", self.shown);
-        let status = self
+        // stderr is a pipe now: keep cargo's colours for a person at a terminal.
+        if std::io::stderr().is_terminal() && std::env::var_os("CARGO_TERM_COLOR").is_none() {
+            self.inner.env("CARGO_TERM_COLOR", "always");
+        }
+        if capture {
+            self.inner.stdout(Stdio::piped());
+        }
+        let mut child = self
             .inner
             .stdin(Stdio::null())
-            .status()
+            .stderr(Stdio::piped())
+            .spawn()
             .map_err(|e| format!("cannot start `{}`: {e}", self.shown))?;
+        // Both pipes are read on threads, and after the child exits they get a short grace
+        // period, not an unbounded join: a process the child left behind (a leaked test
+        // helper) may hold the pipe open for much longer.
+        let stdout = child.stdout.take().map(|mut out| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let mut text = Vec::new();
+                let _ = out.read_to_end(&mut text);
+                let _ = tx.send(String::from_utf8_lossy(&text).into_owned());
+            });
+            rx
+        });
+        let stderr = child.stderr.take().map(|err| {
+            let (tx, rx) = std::sync::mpsc::channel();
+            std::thread::spawn(move || {
+                let mut reader = std::io::BufReader::new(err);
+                let mut line = Vec::new();
+                let mut out = std::io::stderr();
+                while reader.read_until(b'\n', &mut line).is_ok_and(|n| n > 0) {
+                    crate::usage::count_line(&String::from_utf8_lossy(&line));
+                    let _ = out.write_all(&line);
+                    line.clear();
+                }
+                let _ = tx.send(());
+            });
+            rx
+        });
+        let status = child
+            .wait()
+            .map_err(|e| format!("waiting for `{}`: {e}", self.shown))?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(3);
+        let left = || deadline.saturating_duration_since(std::time::Instant::now());
+        if let Some(rx) = stderr {
+            let _ = rx.recv_timeout(left());
+        }
+        let text = stdout
+            .and_then(|rx| rx.recv_timeout(left()).ok())
+            .unwrap_or_default();
         if status.success() {
-            Ok(())
+            Ok(text)
         } else {
             Err(format!("`{}` failed ({status})", self.shown))
         }
@@ -250,6 +308,35 @@ pub(crate) fn rel(path: &Path) -> String {
 mod tests {
     use super::Cmd;
     use std::time::{Duration, Instant};
+
+    #[test]
+    fn run_stdout_captures_stdout_and_counts_stderr() {
+        let before = crate::usage::Meter::new().mark();
+        let out = Cmd::new("sh")
+            .args(["-c", "echo out; echo '   Compiling demo v1.0.0' >&2"])
+            .run_stdout()
+            .unwrap();
+        assert_eq!(out, "out\n");
+        let used = crate::usage::Meter::new().since(before);
+        assert!(used.compiled >= 1, "{used:?}");
+        assert!(Cmd::new("sh").args(["-c", "exit 3"]).run_stdout().is_err());
+    }
+
+    #[test]
+    fn run_returns_when_the_child_exits_even_if_a_leftover_holds_the_pipes() {
+        let start = Instant::now();
+        let out = Cmd::new("sh")
+            .args(["-c", "sleep 30 </dev/null & echo hi"])
+            .run_stdout()
+            .unwrap();
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "{:?}",
+            start.elapsed()
+        );
+        // the leftover still holds stdout: the text is whatever arrived in the grace period
+        assert!(out.is_empty() || out == "hi\n", "{out:?}");
+    }
 
     #[test]
     fn timeout_kills_a_hanging_command_and_passes_a_quick_one() {

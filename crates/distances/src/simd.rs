@@ -10,7 +10,7 @@
 //! x86-64-v4 (AVX-512, 8 × f64) enabled, by `pulp`'s safe `#[target_feature]` wrappers, and
 //! the best level the CPU supports is picked at run time. Because every level evaluates the
 //! same operations in the same order, results are **bit-identical** across levels and to the
-//! portable build (`tests/value_stability.rs` checks this on every level the machine has).
+//! portable build (`tests/suite/value_stability.rs` checks this on every level the machine has).
 //! Without `std` (embedded, `wasm32`) only the portable code exists, with the same lane
 //! order, so it gives the same bits too. On targets other than x86-64 the portable code is
 //! used (aarch64's baseline already has 2 × f64 NEON).

@@ -833,7 +833,7 @@ impl Budget {
     ///   only) with this budget's conversion rule.
     ///
     /// The claim's accountant may round differently from [`Budget::spent`]; both are upper
-    /// bounds of the same composition (compared in `tests/run.rs`).
+    /// bounds of the same composition (compared in `tests/suite/run.rs`).
     ///
     /// # Errors
     ///

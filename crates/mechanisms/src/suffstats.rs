@@ -32,7 +32,7 @@ pub const MAX_PREDICTORS: usize = 64;
 ///
 /// Replace-one neighbouring ([`Neighbouring::ReplaceOne`]; `n` is public). One record
 /// changes the ℓ₁ norm of `s̃` by at most `Δ₁ = (p² + 3p + 3)/n`, the bound the paper states
-/// (the exhaustive neighbour test in `tests/mechanisms.rs` finds the value
+/// (the exhaustive neighbour test in `tests/suite/mechanisms.rs` finds the value
 /// `(p+1)(p+2)/(2n) ≤ Δ₁` for `p = 1, 2`, attained e.g. by replacing the normalised record
 /// `(1, …, 1)` with `(0, …, 0)`; the mechanism charges the paper's larger Δ₁). After rounding the `d = p + 1 + p(p+1)/2` entries to the grid the
 /// integer ℓ₁ sensitivity is at most `⌈Δ₁/g⌉ + d − 1`, and the discrete Laplace noise of

@@ -1,4 +1,4 @@
-// Writes the golden SVGs of `tests/golden.rs` with the CLI's plotting code as it was before it
+// Writes the golden SVGs of `tests/suite/golden.rs` with the CLI's plotting code as it was before it
 // moved into this crate (dpinfer commit 3f46256, `crates/cli/src/svg.rs`, and the
 // `resample_for_plot` of `crates/cli/src/results.rs`, quoted below). Not compiled with the
 // crate. To run it:
@@ -9,7 +9,7 @@
 //   cp <repo>/crates/plots/tests/golden/generate.rs src/main.rs
 //   cargo run -- <repo>/crates/plots/tests/golden
 //
-// The inputs are the ones at the top of the test in `tests/golden.rs`; keep the two in step.
+// The inputs are the ones at the top of the test in `tests/suite/golden.rs`; keep the two in step.
 
 mod svg;
 

@@ -6,7 +6,7 @@
 //! golden file (`tests/data/python_parity.txt`, read by `python/tests/test_mcmc.py`) is what
 //! the library's run produces.
 #![allow(clippy::unwrap_used, clippy::panic, clippy::float_cmp, missing_docs)]
-mod common;
+use crate::common;
 
 use common::toy;
 use dpinfer_mcmc::model::PriorGradient;
@@ -364,9 +364,9 @@ fn parity_text(out: &RunOutput, run: &str, python: &str) -> String {
     use core::fmt::Write;
     let (eps, delta) = out.spent.unwrap();
     let mut s = format!(
-        "# dpinfer-mcmc Run on the parity model (tests/run_kernels.rs, {run}); \
+        "# dpinfer-mcmc Run on the parity model (tests/suite/run_kernels.rs, {run}); \
          python/tests/test_mcmc.py checks dpinfer.mcmc.{python} against it.\n\
-         # Regenerate: DPINFER_REGENERATE=1 cargo test -p dpinfer-mcmc --test run_kernels\n",
+         # Regenerate: DPINFER_REGENERATE=1 cargo test -p dpinfer-mcmc --test suite -- run_kernels::\n",
     );
     let claim = out.claim.as_ref().unwrap();
     writeln!(s, "iterations {}", out.iterations[0]).unwrap();

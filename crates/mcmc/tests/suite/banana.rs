@@ -10,7 +10,7 @@
     clippy::cast_precision_loss,
     missing_docs
 )]
-mod common;
+use crate::common;
 
 use common::check_moments;
 use dpinfer_mcmc::model::BananaPriorGrad;

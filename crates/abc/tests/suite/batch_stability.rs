@@ -5,10 +5,8 @@
 #![cfg(feature = "alloc")]
 #![allow(clippy::unwrap_used, clippy::cast_precision_loss)]
 
-mod common;
-
 #[cfg(feature = "parallel")]
-use common::on_threads;
+use crate::common::on_threads;
 use dpinfer_abc::discrepancy::Euclidean;
 use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::rejection::{RejectionAbc, RejectionSettings, Rule};

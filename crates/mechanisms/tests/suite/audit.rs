@@ -13,7 +13,7 @@
     clippy::unwrap_used
 )]
 
-mod common;
+use crate::common;
 
 use common::rng;
 use dpinfer_mechanisms::{BinomialCurve, Gaussian, Laplace, SparseVector, SparseVectorSettings};

@@ -12,7 +12,7 @@
     clippy::cast_possible_wrap
 )]
 
-mod common;
+use crate::common;
 
 use common::{Z_1E6, chi_square_z, chi2_critical, rng, z_score};
 use dpinfer_mechanisms::MechanismError;

@@ -11,7 +11,7 @@
     clippy::unwrap_used
 )]
 
-mod common;
+use crate::common;
 
 use common::{Z_1E6, chi2_critical, rng, z_score};
 use dpinfer_mechanisms::grid::Grid;

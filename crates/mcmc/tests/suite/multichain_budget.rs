@@ -15,7 +15,7 @@
     clippy::cast_possible_truncation,
     missing_docs
 )]
-mod common;
+use crate::common;
 
 use common::toy;
 use dpinfer_accountants::{Accountant, Neighbouring, PldAccountant, convert};

@@ -9,7 +9,7 @@
     clippy::cast_possible_wrap,
     missing_docs
 )]
-mod common;
+use crate::common;
 
 use common::*;
 use dpinfer_mcmc::budget::{self, Accounting, GradientCharging};

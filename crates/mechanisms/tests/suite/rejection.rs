@@ -1,7 +1,7 @@
 //! Tests of the Gaussian one-step rejection mechanism (Park & Jitkrittum Thm 3.1).
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use common::{Z_1E6, rng, z_score};
 use dpinfer_mechanisms::{

@@ -8,7 +8,7 @@
     clippy::cast_lossless
 )]
 
-mod common;
+use crate::common;
 
 use common::{AbcPosterior, GaussianMean, exact_posterior, weighted_mean_sd};
 use dpinfer_abc::discrepancy::Euclidean;

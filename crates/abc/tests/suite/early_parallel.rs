@@ -7,8 +7,6 @@
     clippy::cast_possible_truncation
 )]
 
-mod common;
-
 use dpinfer_abc::discrepancy::Euclidean;
 use dpinfer_abc::rejection::{RejectionAbc, RejectionSettings, RejectionStep, Rule};
 use dpinfer_simulators::prior::Normal;
@@ -101,7 +99,7 @@ fn early_rejection_gives_identical_decisions() {
 #[cfg(feature = "parallel")]
 #[test]
 fn parallel_is_bit_identical_for_any_thread_count() {
-    use common::{GaussianMean, on_threads};
+    use crate::common::{GaussianMean, on_threads};
     let obs = [0.5];
     let run = |threads| {
         let mut s = RejectionAbc::new(
@@ -131,7 +129,7 @@ fn parallel_is_bit_identical_for_any_thread_count() {
 #[cfg(feature = "parallel")]
 #[test]
 fn parallel_smc_is_bit_identical_and_correct() {
-    use common::{AbcPosterior, GaussianMean, on_threads, weighted_mean_sd};
+    use crate::common::{AbcPosterior, GaussianMean, on_threads, weighted_mean_sd};
     use dpinfer_abc::smc::{SmcAbc, SmcSettings, StopReason, Tolerance};
     let obs = [0.5];
     let run = |threads| {

@@ -13,7 +13,7 @@
     clippy::reversed_empty_ranges
 )]
 
-mod common;
+use crate::common;
 
 use common::GaussianMean;
 use dpinfer_abc::AbcError;

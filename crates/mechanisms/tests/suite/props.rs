@@ -3,7 +3,7 @@
 //! grid bridge is exact.
 #![allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
 
-mod common;
+use crate::common;
 
 use common::rng;
 use dpinfer_mechanisms::grid::Grid;

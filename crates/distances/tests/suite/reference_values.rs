@@ -12,7 +12,7 @@ use dpinfer_distances::{
     WeightedL2, median_heuristic, mmd2_biased, mmd2_linear, mmd2_unbiased,
 };
 
-const REF: &str = include_str!("data/reference.txt");
+const REF: &str = include_str!("../data/reference.txt");
 
 #[derive(Default)]
 struct Case {

@@ -29,7 +29,7 @@ use dpinfer_math::{
     norm_cdf_diff, norm_cdf_sub_exp, norm_pdf, norm_quantile, norm_sf, softplus,
 };
 
-const DATA: &str = include_str!("data/reference.txt");
+const DATA: &str = include_str!("../data/reference.txt");
 
 /// Which error measure a function's tolerance applies to.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -283,7 +283,7 @@ fn accuracy_against_mpmath() {
 }
 
 /// Hunting mode: `gen_reference.py --dense N > FILE`, then
-/// `DPINFER_MATH_DENSE=FILE cargo test -p dpinfer-math --test reference -- --ignored --nocapture`.
+/// `DPINFER_MATH_DENSE=FILE cargo test -p dpinfer-math --test suite -- reference:: --ignored --nocapture`.
 #[test]
 #[ignore = "needs a generated file named by DPINFER_MATH_DENSE"]
 fn accuracy_against_mpmath_dense() {

@@ -4,7 +4,7 @@
 //! The digests were recorded before the budget refactor of issue 20 (one `Budget` struct
 //! for the four private samplers); a change here means a number changed.
 #![allow(clippy::unwrap_used, clippy::float_cmp, missing_docs)]
-mod common;
+use crate::common;
 
 use common::toy;
 use dpinfer_mcmc::budget::{Accounting, GradientCharging};

@@ -8,7 +8,7 @@
     clippy::cast_possible_truncation
 )]
 
-mod common;
+use crate::common;
 
 use chacha20::ChaCha20Rng;
 use common::GaussianMean;

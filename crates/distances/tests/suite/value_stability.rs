@@ -62,7 +62,7 @@ fn values() -> [f64; 6] {
 fn pinned_bits() {
     let v = values();
     let bits = v.map(f64::to_bits);
-    // Print to re-pin: cargo test -p dpinfer-distances --test value_stability -- --nocapture
+    // Print to re-pin: cargo test -p dpinfer-distances --test suite -- value_stability:: --nocapture
     println!("{v:?}\n{bits:#018x?}");
     let pinned: [u64; 6] = PINNED;
     for (i, (got, want)) in bits.iter().zip(pinned).enumerate() {

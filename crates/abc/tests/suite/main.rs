@@ -1,0 +1,21 @@
+//! The integration tests of `dpinfer-abc`, one module per former test file, in one test binary:
+//! each integration-test binary links the whole dependency tree, so one binary per crate
+//! compiles and links once (issue 34). Run one file's tests with
+//! `cargo test -p dpinfer-abc --test suite <module>::` (or `cargo nextest run -p dpinfer-abc -E 'test(/^<module>::/)'`).
+//! Property-test regressions live in `tests/proptest-regressions/<module>.txt` (proptest's
+//! `SourceParallel` rule for a module next to `main.rs`).
+
+mod common;
+
+mod batch_stability;
+mod batched_distances;
+mod early_parallel;
+mod gaussian_mean;
+mod pipeline;
+mod private_samplers;
+mod privatized_smc;
+mod proptests;
+mod settings;
+mod summary;
+mod svt_abc;
+mod tuberculosis;
