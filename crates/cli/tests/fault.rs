@@ -1,4 +1,4 @@
-//! Fault injection: 64 shards run by `xargs -P 2` while workers are killed (SIGKILL) by PID at
+//! Fault injection: 16 shards run by `xargs -P 2` while workers are killed (SIGKILL) by PID at
 //! random; `verify` finds exactly the lost shards, re-running them completes the folder, and
 //! the merged table equals the single-process table byte for byte.
 #![cfg(target_os = "linux")]
@@ -17,7 +17,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const SHARDS: u32 = 64;
+const SHARDS: u32 = 16;
 
 /// PIDs of running `dpinfer simulate` workers writing into `out` (from /proc).
 fn workers(out: &str) -> Vec<u32> {
@@ -67,8 +67,10 @@ fn shard_index(line: &str) -> Option<u32> {
 fn killed_shard_workers_are_found_rerun_and_the_merge_is_bit_identical() {
     let dir = fresh_dir("fault");
     let text = example("abcdp-toy.toml", &dir.join("results"));
-    // 6400 pairs: 100 rows a shard, long enough to be killed mid-run.
-    let text = set(&text, "sampler", "pairs", "6400");
+    // 1600 pairs: 100 rows a shard, long enough to be killed mid-run (the coverage is per
+    // shard: a kill, `verify` naming exactly the lost shards, a rerun, a bit-identical merge;
+    // 64 shards and 12 kills took 88 s for the same checks).
+    let text = set(&text, "sampler", "pairs", "1600");
     let cfg = write_config(&dir, "c.toml", &text);
     let c = cfg.to_str().unwrap();
     let out = dir.join("shards");
@@ -84,7 +86,7 @@ fn killed_shard_workers_are_found_rerun_and_the_merge_is_bit_identical() {
     while child.try_wait().unwrap().is_none() && t0.elapsed() < Duration::from_secs(600) {
         std::thread::sleep(Duration::from_millis(100));
         let w = workers(o);
-        if killed < 12 && !w.is_empty() {
+        if killed < 4 && !w.is_empty() {
             state ^= state << 13;
             state ^= state >> 7;
             state ^= state << 17;
