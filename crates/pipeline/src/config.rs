@@ -699,7 +699,11 @@ pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
     }
     // A Dirichlet block is k parameters; every other table one. Saturating: k may be huge.
     let params = cfg.model.prior.iter().fold(0_u64, |n, d| {
-        let k = if d.dist == "dirichlet" { d.k.unwrap_or(1) } else { 1 };
+        let k = if d.dist == "dirichlet" {
+            d.k.unwrap_or(1)
+        } else {
+            1
+        };
         n.saturating_add(k as u64)
     });
     if params > 0 {
@@ -709,7 +713,11 @@ pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
             MAX_PRIOR_PARAMS,
         ));
     }
-    counts.push(("model.retries", cfg.model.retries.map(u64::from), MAX_RETRIES));
+    counts.push((
+        "model.retries",
+        cfg.model.retries.map(u64::from),
+        MAX_RETRIES,
+    ));
     if let Some(ReleaseConfig::BinomialCurve(r)) = &cfg.privacy.release {
         counts.push(("privacy.release_n", Some(r.release_n), MAX_RELEASE_N));
         counts.push(("privacy.release_m", Some(r.release_m), MAX_RELEASE_N));

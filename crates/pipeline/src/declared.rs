@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::error::{Context, Result, bail};
 use dpinfer::simulators::prior::DeclaredPrior;
 use dpinfer::simulators::{Prior, SimError, Simulator};
-use dpinfer_workers::{CommandSimulator, FAILED_CODE, Pool, PoolSettings};
+use dpinfer_workers::{CommandSimulator, Pool, PoolSettings};
 use rand::Rng;
 
 use crate::config::ModelConfig;
@@ -42,6 +42,26 @@ impl CommandModel {
     /// stays; without one they go to stderr).
     pub fn observe_with(&self, observer: &Arc<dyn Observer>) {
         let _ = self.observer.set(Shared(Arc::clone(observer)));
+    }
+
+    /// The typed error behind the last fatal worker failure (rows, exit status, stderr
+    /// tail), once: the caller that turns the library's `SimError` code into its own error
+    /// puts this text there instead (one `error:` line, not two).
+    pub fn take_error(&self) -> Option<dpinfer_workers::WorkerError> {
+        self.sim.take_error()
+    }
+}
+
+/// A fatal worker error nobody took ([`CommandModel::take_error`]) is not lost: it goes to
+/// the observer (stderr if unset) when the model is dropped.
+impl Drop for CommandModel {
+    fn drop(&mut self) {
+        if let Some(e) = self.sim.take_error() {
+            match self.observer.get() {
+                Some(o) => o.0.note(&format!("error: {e}")),
+                None => crate::errln!("error: {e}"),
+            }
+        }
     }
 }
 
@@ -130,7 +150,7 @@ impl Prior for CommandModel {
 
 /// One θ at a time through the pool (row id 0); a rejection is recoverable. On a fatal
 /// failure the library carries the `SimError` code; the worker's own text (row, exit status,
-/// stderr tail) goes to the observer (stderr by default).
+/// stderr tail) stays with the model ([`CommandModel::take_error`]) for the caller's error.
 impl Simulator for CommandModel {
     fn param_dim(&self) -> usize {
         self.names.len()
@@ -144,18 +164,7 @@ impl Simulator for CommandModel {
         rng: &mut R,
         out: &mut [f64],
     ) -> Result<(), SimError> {
-        let r = self.sim.simulate(theta, rng, out);
-        if let Err(SimError::Model {
-            code: FAILED_CODE, ..
-        }) = r
-            && let Some(e) = self.sim.take_error()
-        {
-            match self.observer.get() {
-                Some(o) => o.0.note(&format!("error: {e}")),
-                None => crate::errln!("error: {e}"),
-            }
-        }
-        r
+        self.sim.simulate(theta, rng, out)
     }
 }
 
@@ -181,7 +190,13 @@ pub fn read_arrow_data(
     let bytes = dpinfer_ledger::files::read_input(path, "data file", None)?;
     let (schema, batches) = dpinfer_workers::ipc::read_file(bytes)
         .with_context(|| format!("data file {} is not a valid Arrow IPC file", path.display()))?;
-    numeric_rows(path, &schema, batches.into_iter().map(Ok), row_dim, strict_rows)
+    numeric_rows(
+        path,
+        &schema,
+        batches.into_iter().map(Ok),
+        row_dim,
+        strict_rows,
+    )
 }
 
 /// Reads observed data from a Parquet file (`.parquet`; pandas, polars, R `arrow`, DuckDB and
@@ -198,11 +213,10 @@ pub fn read_parquet_data(
     strict_rows: bool,
 ) -> Result<Vec<f64>> {
     let bytes = dpinfer_ledger::files::read_input(path, "data file", None)?;
-    let builder =
-        parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(bytes::Bytes::from(
-            bytes,
-        ))
-        .with_context(|| format!("data file {} is not a Parquet file", path.display()))?;
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        bytes::Bytes::from(bytes),
+    )
+    .with_context(|| format!("data file {} is not a Parquet file", path.display()))?;
     let schema = Arc::clone(builder.schema());
     let reader = builder
         .build()

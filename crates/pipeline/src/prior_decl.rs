@@ -147,7 +147,10 @@ impl TryFrom<&PriorDecl> for Marginal {
                 if hi > lo {
                     // The width is the uniform's scale: the density is its reciprocal.
                     finite_pos(
-                        &format!("model.prior {:?} (uniform): `hi` - `lo`", d.name),
+                        &format!(
+                            "model.prior {:?} (uniform): the width `hi` - `lo` = {hi:?} - {lo:?}",
+                            d.name
+                        ),
                         hi - lo,
                     )?;
                 }
@@ -155,7 +158,9 @@ impl TryFrom<&PriorDecl> for Marginal {
             }
             "normal" => {
                 d.check_keys(&["mean", "sd"])?;
-                Self::Normal(Normal::new(d.need("mean", d.mean)?, d.scale_key("sd", d.sd)?).map_err(e)?)
+                Self::Normal(
+                    Normal::new(d.need("mean", d.mean)?, d.scale_key("sd", d.sd)?).map_err(e)?,
+                )
             }
             "truncated-normal" => {
                 d.check_keys(&["mean", "sd", "lo", "hi"])?;
@@ -172,7 +177,8 @@ impl TryFrom<&PriorDecl> for Marginal {
             "log-normal" => {
                 d.check_keys(&["mu", "sigma"])?;
                 Self::LogNormal(
-                    LogNormal::new(d.need("mu", d.mu)?, d.scale_key("sigma", d.sigma)?).map_err(e)?,
+                    LogNormal::new(d.need("mu", d.mu)?, d.scale_key("sigma", d.sigma)?)
+                        .map_err(e)?,
                 )
             }
             "gamma" => {
@@ -192,7 +198,9 @@ impl TryFrom<&PriorDecl> for Marginal {
                 let k = d.k.with_context(|| {
                     format!("model.prior {:?} (dirichlet): `k` is required", d.name)
                 })?;
-                Self::Dirichlet(Dirichlet::new(k, d.scale_key("a", Some(d.a.unwrap_or(1.0)))?).map_err(e)?)
+                Self::Dirichlet(
+                    Dirichlet::new(k, d.scale_key("a", Some(d.a.unwrap_or(1.0)))?).map_err(e)?,
+                )
             }
             other => bail!(
                 "model.prior {:?}: unknown dist {other:?} (expected uniform, normal, \

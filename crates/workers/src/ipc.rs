@@ -46,9 +46,9 @@ fn invalid(what: impl core::fmt::Display) -> ArrowError {
 fn check_message(message: &Message<'_>, body: u64) -> Result<(), ArrowError> {
     let batch = match message.header_type() {
         MessageHeader::RecordBatch => message.header_as_record_batch(),
-        MessageHeader::DictionaryBatch => message
-            .header_as_dictionary_batch()
-            .and_then(|d| d.data()),
+        MessageHeader::DictionaryBatch => {
+            message.header_as_dictionary_batch().and_then(|d| d.data())
+        }
         // A schema (or an empty message) has no body to index.
         _ if body == 0 => return Ok(()),
         _ => return Err(invalid("a schema message with a body")),
@@ -95,8 +95,7 @@ fn check_message(message: &Message<'_>, body: u64) -> Result<(), ArrowError> {
 /// Verifies the flatbuffer `fb` of a message and checks the lengths it declares against
 /// its body of `body` bytes.
 fn checked_message(fb: &[u8], body: u64) -> Result<Message<'_>, ArrowError> {
-    let message =
-        arrow_ipc::root_as_message(fb).map_err(|e| invalid(format!("metadata: {e}")))?;
+    let message = arrow_ipc::root_as_message(fb).map_err(|e| invalid(format!("metadata: {e}")))?;
     if u64::try_from(message.bodyLength()).ok() != Some(body) {
         return Err(invalid(format!(
             "a declared body of {} bytes where {body} are given",
@@ -238,7 +237,8 @@ impl<R: Read> CheckedStream<R> {
                 let batch = message
                     .header_as_record_batch()
                     .ok_or_else(|| invalid("a batch message without its header"))?;
-                let b = read_record_batch(&body, batch, schema, &self.dictionaries, None, &version)?;
+                let b =
+                    read_record_batch(&body, batch, schema, &self.dictionaries, None, &version)?;
                 Ok(Some(Some(b)))
             }
             MessageHeader::DictionaryBatch => {
@@ -350,8 +350,13 @@ mod tests {
         RecordBatch::try_from_iter([
             (
                 "a",
-                Arc::new(Int64Array::from(vec![Some(1), None, Some(3), Some(4), Some(5)]))
-                    as ArrayRef,
+                Arc::new(Int64Array::from(vec![
+                    Some(1),
+                    None,
+                    Some(3),
+                    Some(4),
+                    Some(5),
+                ])) as ArrayRef,
             ),
             (
                 "b",

@@ -121,11 +121,12 @@ impl<R: Read> Read for Capture<R> {
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        // Closing stdin lets a well-behaved worker exit; then make sure it is gone.
+        // Closing stdin lets a well-behaved worker exit; whether or not it did, what it
+        // started is stopped with its group.
         self.requests = None;
         for _ in 0..20 {
             if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
+                break;
             }
             std::thread::sleep(Duration::from_millis(5));
         }

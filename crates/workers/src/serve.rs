@@ -41,7 +41,8 @@ where
     W: Write,
     F: FnMut(&[Request], usize) -> Vec<(u64, Answer)>,
 {
-    let reader = CheckedStream::try_new(BufReader::new(input), MAX_REQUEST_BYTES).map_err(protocol)?;
+    let reader =
+        CheckedStream::try_new(BufReader::new(input), MAX_REQUEST_BYTES).map_err(protocol)?;
     let meta = reader.schema().metadata().clone();
     match meta.get(META_PROTOCOL) {
         Some(v) if v == PROTOCOL_VERSION => {}
