@@ -357,3 +357,14 @@ proptest! {
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
+
+/// The unforged base of `forged_arrow_data_files` runs: the fuzzer's cases reach the data
+/// file's decoding, not an earlier refusal.
+#[test]
+fn the_arrow_fuzz_base_runs() {
+    let dir = fresh_dir("fuzz-arrow-base");
+    std::fs::write(dir.join("obs.arrow"), arrow_base(&dir)).unwrap();
+    let o = dpinfer(&["run", "c.toml", "--out", "out"], &dir);
+    contract(&o, &[0]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
