@@ -598,9 +598,7 @@ fn one_clear_error(o: &Output) -> String {
 /// after a validity buffer), with the values buffer's declared length set to 2⁴⁰ when
 /// `forge` is set: the forgery arrow's own reader panics on (issue 26, item 4).
 fn int64_arrow(values: usize, forge: bool, stream: bool) -> Vec<u8> {
-    let col: arrow_array::Int64Array = (0..values)
-        .map(|i| (i != 1).then_some(i as i64))
-        .collect();
+    let col: arrow_array::Int64Array = (0..values).map(|i| (i != 1).then_some(i as i64)).collect();
     let batch = arrow_array::RecordBatch::try_from_iter([(
         "y",
         std::sync::Arc::new(col) as arrow_array::ArrayRef,
@@ -679,7 +677,7 @@ fn a_forged_worker_answer_is_a_worker_error_without_a_panic() {
     let e = one_clear_error(&o);
     assert!(e.contains("outside its body"), "{e}");
     assert!(!e.contains("panicked") && !e.contains("backtrace"), "{e}");
-    assert!(t.elapsed() < std::time::Duration::from_secs(20), "{e}");
+    assert!(t.elapsed() < core::time::Duration::from_secs(20), "{e}");
 }
 
 /// Issue 26, items 6 and 7: counts above their documented maximum and subnormal scales of a
@@ -742,7 +740,7 @@ fn unbounded_counts_and_subnormal_prior_scales_are_refused_at_config_time() {
         let o = run_env(&["run", p.to_str().unwrap(), "--out", "out"], &dir, &[]);
         let e = one_clear_error(&o);
         assert!(e.contains(expect), "{name}: {e}");
-        assert!(t0.elapsed() < std::time::Duration::from_secs(10), "{name}");
+        assert!(t0.elapsed() < core::time::Duration::from_secs(10), "{name}");
         assert!(!dir.join("out").exists(), "{name}");
     }
 }
@@ -789,8 +787,18 @@ fn extreme_numbers_and_setup_failures_give_one_short_line() {
     }
     let o = run_env(
         &[
-            "account", "max-steps", "--sampler", "penalty", "--epsilon", "1", "--delta", "1e-5",
-            "--n", "100", "--tau", "1e-320",
+            "account",
+            "max-steps",
+            "--sampler",
+            "penalty",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--n",
+            "100",
+            "--tau",
+            "1e-320",
         ],
         &dir,
         &[],
@@ -805,7 +813,10 @@ fn extreme_numbers_and_setup_failures_give_one_short_line() {
         &[("DPINFER_TEST_FAULT", "crash@0")],
     );
     let e = one_clear_error(&o);
-    assert!(e.contains("error: public random-feature setup: external simulator"), "{e}");
+    assert!(
+        e.contains("error: public random-feature setup: external simulator"),
+        "{e}"
+    );
     assert!(e.contains("exit status: 3"), "{e}");
 }
 
@@ -818,9 +829,7 @@ fn a_workers_forked_child_does_not_outlive_the_run() {
     let w = worker().display().to_string();
     let text = std::fs::read_to_string(&cfg).unwrap().replace(
         &format!("command = [{w:?}]"),
-        &format!(
-            "command = [\"sh\", \"-c\", \"sleep 1000 & echo $! >> children; exec {w}\"]"
-        ),
+        &format!("command = [\"sh\", \"-c\", \"sleep 1000 & echo $! >> children; exec {w}\"]"),
     );
     let p = write_config(&dir, "fork.toml", &text);
     let o = run_env(&["run", p.to_str().unwrap(), "--out", "out"], &dir, &[]);
@@ -837,10 +846,14 @@ fn alive(pid: &str) -> bool {
     for _ in 0..200 {
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Err(_) => return false,
-            Ok(s) if s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')) => {
+            Ok(s)
+                if s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z')) =>
+            {
                 return false;
             }
-            Ok(_) => std::thread::sleep(std::time::Duration::from_millis(10)),
+            Ok(_) => std::thread::sleep(core::time::Duration::from_millis(10)),
         }
     }
     true

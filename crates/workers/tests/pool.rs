@@ -445,7 +445,11 @@ fn alive(pid: &str) -> bool {
     for _ in 0..200 {
         match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
             Err(_) => return false,
-            Ok(s) if s.rsplit(')').next().is_some_and(|r| r.trim_start().starts_with('Z')) => {
+            Ok(s)
+                if s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z')) =>
+            {
                 return false;
             }
             Ok(_) => std::thread::sleep(Duration::from_millis(10)),
@@ -484,7 +488,10 @@ fn a_workers_forked_children_are_stopped_with_it() {
         let pids = std::fs::read_to_string(&children).unwrap();
         assert!(!pids.trim().is_empty());
         for pid in pids.split_whitespace() {
-            assert!(!alive(pid), "{fault}: the worker's child {pid} outlived the pool");
+            assert!(
+                !alive(pid),
+                "{fault}: the worker's child {pid} outlived the pool"
+            );
         }
     }
 }
