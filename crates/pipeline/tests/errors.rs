@@ -102,7 +102,7 @@ fn a_config_file_error_says_which_file_under_a_context_layer() {
     assert_eq!(
         format!("{e:#}"),
         format!(
-            "invalid config {}: privacy.delta must be in [0, 1), got 2",
+            "invalid config {}: privacy.delta must be in [0, 1), got 2.0",
             path.display()
         )
     );
