@@ -172,6 +172,11 @@ impl<R: Read> CheckedStream<R> {
         }
     }
 
+    /// The underlying reader (e.g. to read what a worker wrote instead of a message).
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.reader
+    }
+
     /// The stream's schema.
     #[must_use]
     pub fn schema(&self) -> SchemaRef {

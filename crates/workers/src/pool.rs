@@ -517,14 +517,27 @@ impl Pool {
                 if let Ok(mut s) = seen3.lock() {
                     s.clear();
                 }
-                for b in reader {
+                let mut reader = reader;
+                while let Some(b) = reader.next() {
+                    let b = match b {
+                        Ok(b) => {
+                            // A complete message: what follows it is the next message's start.
+                            if let Ok(mut s) = seen3.lock() {
+                                s.clear();
+                            }
+                            Ok(b)
+                        }
+                        Err(e) => {
+                            // Text instead of a message (a `print` to stdout): one more read
+                            // (buffered bytes, normally) so the error can show what it was.
+                            let mut more = [0u8; STRAY_BYTES];
+                            let _ = reader.get_mut().read(&mut more);
+                            let stray = seen3.lock().map(|s| s.clone()).unwrap_or_default();
+                            Err(stray_message(&stray).unwrap_or_else(|| describe_read_error(&e)))
+                        }
+                    };
                     let stop = b.is_err();
-                    // A complete message: what follows it is the next message's start. (After
-                    // an error the bytes stay, for the message.)
-                    if !stop && let Ok(mut s) = seen3.lock() {
-                        s.clear();
-                    }
-                    if ans_tx.send(b.map_err(|e| describe_read_error(&e))).is_err() || stop {
+                    if ans_tx.send(b).is_err() || stop {
                         return;
                     }
                 }
@@ -618,16 +631,8 @@ impl Pool {
                 // once the worker is gone.
                 let stray = w.unparsed.lock().map(|s| s.clone()).unwrap_or_default();
                 kill_group(&mut w.child);
-                if stray.len() >= 4 && stray[..4] != [0xff; 4] {
-                    return Err(Self::fault(
-                        w,
-                        FaultKind::NotArrow,
-                        format!(
-                            "the worker's stdout is not a valid Arrow IPC stream: it wrote {:?}… \
-                             (stdout is reserved for the protocol; print to stderr)",
-                            String::from_utf8_lossy(&stray)
-                        ),
-                    ));
+                if let Some((kind, message)) = stray_message(&stray) {
+                    return Err(Self::fault(w, kind, message));
                 }
                 return Err(Self::fault(
                     w,
@@ -665,6 +670,21 @@ fn write_requests(stdin: ChildStdin, schema: &Schema, rx: &Receiver<RecordBatch>
     }
     let _ = w.finish();
     let _ = w.get_mut().flush();
+}
+
+/// The fault of a worker whose stdout starts with something other than an Arrow message
+/// (text from a `print`), showing what it wrote; `None` for bytes that look like a message.
+fn stray_message(stray: &[u8]) -> Option<(FaultKind, String)> {
+    (stray.len() >= 4 && stray[..4] != [0xff; 4]).then(|| {
+        (
+            FaultKind::NotArrow,
+            format!(
+                "the worker's stdout is not a valid Arrow IPC stream: it wrote {:?}… \
+                 (stdout is reserved for the protocol; print to stderr)",
+                String::from_utf8_lossy(stray)
+            ),
+        )
+    })
 }
 
 fn describe_read_error(e: &arrow_schema::ArrowError) -> (FaultKind, String) {
