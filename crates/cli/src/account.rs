@@ -304,6 +304,11 @@ fn in_flags(request: MaxStepsRequest, n: u64, e: AccountantError) -> anyhow::Err
         (MaxStepsRequest::Hmc { .. }, AccountantError::Unsupported { .. }) => {
             anyhow!("the HMC budget is zcdp or pld, not rdp")
         }
+        // The library prints the value with `{}` (300 digits for 1e-320): the shortest
+        // round-trip form here.
+        (_, AccountantError::InvalidParameter { name, value }) => {
+            anyhow!("invalid parameter {name} = {value:?}")
+        }
         (_, e) => e.into(),
     }
 }
@@ -352,7 +357,7 @@ fn sigma(j: bool, request: SigmaRequest) -> Result<()> {
         AccountantError::InvalidParameter {
             name: "sensitivity",
             ..
-        } => anyhow!("σ overflows for sensitivity {sensitivity}"),
+        } => anyhow!("σ overflows for sensitivity {sensitivity:?}"),
         e => e.into(),
     })?;
     let (sigma, how) = (calibrated.sigma, calibrated.to_string());

@@ -577,3 +577,284 @@ fn a_declared_prior_keeps_the_release_checks_of_the_builtin_model() {
         );
     }
 }
+
+/// Exactly one `error:` line — the last — and no run of 20 digits (a number printed in full
+/// decimal): the contract of a failed invocation (issue 26, item 9).
+fn one_clear_error(o: &Output) -> String {
+    let o = common::no_panic(o.clone());
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let e = String::from_utf8_lossy(&o.stderr).into_owned();
+    let errors = e.lines().filter(|l| l.starts_with("error")).count();
+    assert_eq!(errors, 1, "{e}");
+    assert!(
+        e.trim_end().lines().last().unwrap().starts_with("error: "),
+        "{e}"
+    );
+    assert!(!e.contains("00000000000000000000"), "{e}");
+    e
+}
+
+/// An Arrow IPC file of `values` (an int64 column with one null, so the values buffer sits
+/// after a validity buffer), with the values buffer's declared length set to 2⁴⁰ when
+/// `forge` is set: the forgery arrow's own reader panics on (issue 26, item 4).
+fn int64_arrow(values: usize, forge: bool, stream: bool) -> Vec<u8> {
+    let col: arrow_array::Int64Array = (0..values).map(|i| (i != 1).then_some(i as i64)).collect();
+    let batch = arrow_array::RecordBatch::try_from_iter([(
+        "y",
+        std::sync::Arc::new(col) as arrow_array::ArrayRef,
+    )])
+    .unwrap();
+    let mut b = if stream {
+        let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap();
+        w.into_inner().unwrap()
+    } else {
+        let mut w = arrow_ipc::writer::FileWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+        w.write(&batch).unwrap();
+        w.finish().unwrap();
+        w.into_inner().unwrap()
+    };
+    if forge {
+        // The flatbuffer entry of the values buffer: an 8-aligned offset below 256, then
+        // the length 8 · values.
+        let want = i64::try_from(8 * values).unwrap();
+        let at = (0..b.len() - 16)
+            .step_by(4)
+            .find(|&i| {
+                let w = |j: usize| i64::from_le_bytes(b[j..j + 8].try_into().unwrap());
+                w(i + 8) == want && (0..256).contains(&w(i)) && w(i) % 8 == 0
+            })
+            .expect("the values buffer entry");
+        b[at + 8..at + 16].copy_from_slice(&(1_i64 << 40).to_le_bytes());
+    }
+    b
+}
+
+/// Issue 26, items 4 and 5: a `.arrow` data file with a forged buffer length, a `.arrow`
+/// link to a device and a `.arrow` file above `DPINFER_MAX_INPUT_BYTES` are refused with one
+/// clear line (before: a panic, exit 101; the device was read; the cap was ignored).
+#[test]
+fn hostile_arrow_data_files_are_refused_with_one_line() {
+    let dir = fresh_dir("ext-arrow-hostile");
+    let cfg = config(&dir, "", SVT);
+    let text = std::fs::read_to_string(&cfg)
+        .unwrap()
+        .replace("obs.csv", "obs.arrow");
+    let a = write_config(&dir, "arrow.toml", &text);
+    let run = |env: &[(&str, &str)]| {
+        let o = run_env(&["run", a.to_str().unwrap(), "--out", "out"], &dir, env);
+        let e = one_clear_error(&o);
+        assert!(!dir.join("out").exists(), "{e}");
+        e
+    };
+    std::fs::write(dir.join("obs.arrow"), int64_arrow(50, true, false)).unwrap();
+    let e = run(&[]);
+    assert!(e.contains("outside its body"), "{e}");
+    std::fs::write(dir.join("obs.arrow"), int64_arrow(50, false, false)).unwrap();
+    let e = run(&[("DPINFER_MAX_INPUT_BYTES", "100")]);
+    assert!(e.contains("DPINFER_MAX_INPUT_BYTES"), "{e}");
+    std::fs::remove_file(dir.join("obs.arrow")).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", dir.join("obs.arrow")).unwrap();
+    let e = run(&[]);
+    assert!(e.contains("device"), "{e}");
+}
+
+/// Issue 26, item 4: a worker whose answer carries a forged buffer length is a worker fault
+/// (retried, then named), not a panic of a pool thread with a backtrace.
+#[test]
+fn a_forged_worker_answer_is_a_worker_error_without_a_panic() {
+    let dir = fresh_dir("ext-forged-answer");
+    std::fs::write(dir.join("answer.arrows"), int64_arrow(50, true, true)).unwrap();
+    let cfg = config(&dir, "retries = 1\ntimeout = 20.0", SVT);
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        &format!("command = [{:?}]", worker().display().to_string()),
+        "command = [\"sh\", \"-c\", \"cat answer.arrows; sleep 30\"]",
+    );
+    let p = write_config(&dir, "forged.toml", &text);
+    let t = std::time::Instant::now();
+    let o = run_env(&["run", p.to_str().unwrap(), "--out", "out"], &dir, &[]);
+    let e = one_clear_error(&o);
+    assert!(e.contains("outside its body"), "{e}");
+    assert!(!e.contains("panicked") && !e.contains("backtrace"), "{e}");
+    assert!(t.elapsed() < core::time::Duration::from_secs(20), "{e}");
+}
+
+/// Issue 26, items 6 and 7: counts above their documented maximum and subnormal scales of a
+/// declared prior are refused at config time, naming the key (and the bound).
+#[test]
+fn unbounded_counts_and_subnormal_prior_scales_are_refused_at_config_time() {
+    let dir = fresh_dir("ext-bounds");
+    let cfg = config(&dir, "", SVT);
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let uniform = "dist = \"uniform\"\nlo = -3.0\nhi = 3.0\n";
+    let many: String = (0..2000)
+        .map(|i| format!("[[model.prior]]\nname = \"p{i}\"\n{uniform}\n"))
+        .collect();
+    let builtin = |prior: &str| {
+        format!(
+            "[model]\nname = \"gaussian-mean\"\nn = 50\n\n{prior}\n\n[distance]\nkind = \
+             \"rff-mmd\"\nfeatures = 20\n\n{SVT}\n\n[privacy]\nepsilon = 5.0\n\n[seeds]\nrun = \
+             1\nnoise = 42\n"
+        )
+    };
+    for (name, t, expect) in [
+        (
+            "dirichlet",
+            text.replace(uniform, "dist = \"dirichlet\"\nk = 1000000000\n"),
+            "model.prior k = 1000000000 is above the supported maximum of 1000",
+        ),
+        (
+            "tables",
+            text.replace("[[model.prior]]", &format!("{many}[[model.prior]]")),
+            "is above the supported maximum of 1000",
+        ),
+        (
+            "retries",
+            text.replace("outputs = 50", "outputs = 50\nretries = 1000000000"),
+            "model.retries = 1000000000 is above the supported maximum of 100",
+        ),
+        (
+            "command sd",
+            text.replace(uniform, "dist = \"normal\"\nmean = 0.0\nsd = 1e-320\n"),
+            "`sd` must be a finite, normal (not subnormal) number > 0, got 1e-320",
+        ),
+        (
+            "override sd",
+            builtin("[[model.prior]]\nname = \"mu\"\ndist = \"normal\"\nmean = 0.0\nsd = 1e-320"),
+            "`sd` must be a finite, normal (not subnormal) number > 0, got 1e-320",
+        ),
+        (
+            "prior_sd",
+            builtin("").replace("n = 50", "n = 50\nprior_sd = 1e-320"),
+            "model.prior_sd must be a finite, normal (not subnormal) number > 0, got 1e-320",
+        ),
+        (
+            "gamma scale",
+            text.replace(uniform, "dist = \"gamma\"\nshape = 2.0\nscale = 1e-320\n"),
+            "`scale` must be a finite, normal (not subnormal) number > 0, got 1e-320",
+        ),
+    ] {
+        let p = write_config(&dir, "bad.toml", &t);
+        let t0 = std::time::Instant::now();
+        let o = run_env(&["run", p.to_str().unwrap(), "--out", "out"], &dir, &[]);
+        let e = one_clear_error(&o);
+        assert!(e.contains(expect), "{name}: {e}");
+        assert!(t0.elapsed() < core::time::Duration::from_secs(10), "{name}");
+        assert!(!dir.join("out").exists(), "{name}");
+    }
+}
+
+/// Issue 26, item 9: extreme numbers in config keys and flags are printed in shortest
+/// round-trip form (`1e308`, not 309 digits); a lag above the observations names `lags` and
+/// its bound; a worker failure in the random-feature setup is one `error:` line.
+#[test]
+fn extreme_numbers_and_setup_failures_give_one_short_line() {
+    let dir = fresh_dir("ext-messages");
+    let cfg = config(&dir, "", SVT);
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    let cases = [
+        (
+            text.replace("epsilon_abc = 0.2", "epsilon_abc = 1e308"),
+            "sampler.epsilon_abc = 1e308",
+        ),
+        (
+            text.replace("lo = -3.0\nhi = 3.0", "lo = -1e308\nhi = 1e308"),
+            "1e308",
+        ),
+        (
+            text.replace("outputs = 50", "outputs = 50\ntimeout = 1e308"),
+            "model.timeout must be in (0, 86400] seconds, got 1e308",
+        ),
+        (
+            text.replace(
+                "dist = \"uniform\"\nlo = -3.0\nhi = 3.0",
+                "dist = \"gamma\"\nshape = 1e-300\nrate = 1.0",
+            ),
+            "1e-300",
+        ),
+        (
+            text.replace("[data]", "[model.summary]\nkind = \"lag-products\"\nlags = [1000000000]\nlo = -5.0\nhi = 5.0\n\n[data]")
+                .replace("kind = \"rff-mmd\"\nfeatures = 20", "kind = \"l2\"\nclip = 1.0"),
+            "model.summary.lags: lag 1000000000 is not below the 50 observations",
+        ),
+    ];
+    for (t, expect) in cases {
+        let p = write_config(&dir, "bad.toml", &t);
+        let o = run_env(&["run", p.to_str().unwrap(), "--out", "out"], &dir, &[]);
+        let e = one_clear_error(&o);
+        assert!(e.contains(expect), "{expect}: {e}");
+    }
+    let o = run_env(
+        &[
+            "account",
+            "max-steps",
+            "--sampler",
+            "penalty",
+            "--epsilon",
+            "1",
+            "--delta",
+            "1e-5",
+            "--n",
+            "100",
+            "--tau",
+            "1e-320",
+        ],
+        &dir,
+        &[],
+    );
+    let e = one_clear_error(&o);
+    assert!(e.contains("tau = 1e-320"), "{e}");
+    // The worker fails on the random-feature setup's one simulation (row 0): one line, with
+    // the worker's own text (it was a second `error:` line before).
+    let o = run_env(
+        &["run", cfg.to_str().unwrap(), "--out", "out"],
+        &dir,
+        &[("DPINFER_TEST_FAULT", "crash@0")],
+    );
+    let e = one_clear_error(&o);
+    assert!(
+        e.contains("error: public random-feature setup: external simulator"),
+        "{e}"
+    );
+    assert!(e.contains("exit status: 3"), "{e}");
+}
+
+/// Issue 26, item 8: a worker that forks a child holding its pipes leaves nothing running
+/// after the run (each worker is its own process group, stopped as a whole).
+#[test]
+fn a_workers_forked_child_does_not_outlive_the_run() {
+    let dir = fresh_dir("ext-fork");
+    let cfg = config(&dir, "", SVT);
+    let w = worker().display().to_string();
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        &format!("command = [{w:?}]"),
+        &format!("command = [\"sh\", \"-c\", \"sleep 1000 & echo $! >> children; exec {w}\"]"),
+    );
+    let p = write_config(&dir, "fork.toml", &text);
+    let o = run_env(&["run", p.to_str().unwrap(), "--out", "out"], &dir, &[]);
+    assert!(o.status.success(), "{}", show(&o));
+    let pids = std::fs::read_to_string(dir.join("children")).unwrap();
+    assert!(!pids.trim().is_empty());
+    for pid in pids.split_whitespace() {
+        assert!(!alive(pid), "the worker's child {pid} outlived the run");
+    }
+}
+
+/// Whether process `pid` still runs (a zombie awaiting its reaper does not), within 2 s.
+fn alive(pid: &str) -> bool {
+    for _ in 0..200 {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return false,
+            Ok(s)
+                if s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z')) =>
+            {
+                return false;
+            }
+            Ok(_) => std::thread::sleep(core::time::Duration::from_millis(10)),
+        }
+    }
+    true
+}

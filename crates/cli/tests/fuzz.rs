@@ -1,7 +1,8 @@
 //! Fuzzing the binary end to end (proptest-driven, bounded: a fixed number of cases, tens of
-//! seconds in the test profile). Hostile config files (values of every kind in every key,
-//! truncations, byte noise) and forged shard headers (random header bytes, with and without
-//! a recomputed CRC). Every case asserts: no panic, exit code 0 or 2 (1 for an incomplete
+//! seconds in the test profile). Hostile config files (values of every kind in every key —
+//! subnormal, huge and 2³²-sized numbers included — truncations, byte noise), forged shard
+//! headers (random header bytes, with and without a recomputed CRC) and forged Arrow data
+//! files (lengths set to 2⁴⁰, negative or i64::MAX, byte noise). Every case asserts: no panic, exit code 0 or 2 (1 for an incomplete
 //! `verify`), exactly one `error:` line — the last — on failure, and nothing outside the
 //! command's `--out` changed.
 #![cfg(unix)]
@@ -90,6 +91,9 @@ const KEYS: &[(&str, &str)] = &[
     ("seeds", "run"),
     ("seeds", "noise"),
     ("output", "threads"),
+    ("model", "prior_mean"),
+    ("model", "timeout"),
+    ("model", "retries"),
 ];
 
 /// Values that are invalid, extreme or small (never a valid value that runs long).
@@ -105,6 +109,10 @@ const VALUES: &[&str] = &[
     "-inf",
     "1e308",
     "-1e308",
+    "5e-324",
+    "1e-300",
+    "1000000000",
+    "4294967295",
     "18446744073709551615",
     "1000000000000",
     "9223372036854775807",
@@ -282,4 +290,81 @@ proptest! {
         prop_assert_eq!(&snapshot(&dir, &out), &before, "{:?}", edits);
         let _ = std::fs::remove_dir_all(&dir);
     }
+}
+
+/// The base config reading its observations from `obs.arrow` (200 values, one `Float64`
+/// column, written by arrow's own writer).
+fn arrow_base(dir: &Path) -> Vec<u8> {
+    std::fs::write(
+        dir.join("c.toml"),
+        set(&base(&dir.join("out")), "data", "path", "\"obs.arrow\""),
+    )
+    .unwrap();
+    let col = arrow_array::Float64Array::from_iter_values((0..200).map(|i| f64::from(i % 7) / 7.0));
+    let batch = arrow_array::RecordBatch::try_from_iter([(
+        "y",
+        std::sync::Arc::new(col) as arrow_array::ArrayRef,
+    )])
+    .unwrap();
+    let mut w = arrow_ipc::writer::FileWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+    w.into_inner().unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 60,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Issue 26: forged Arrow data files — a buffer, array or body length set to a huge or
+    /// negative value (arrow's own reader panics on some), plus byte noise — are read or
+    /// refused with one line, never a panic, and change nothing outside `--out`.
+    #[test]
+    fn forged_arrow_data_files(
+        forge in proptest::option::of((0..3_usize, prop_oneof![Just(1_i64 << 40), Just(-8_i64), Just(i64::MAX)])),
+        edits in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 0..5),
+    ) {
+        let dir = fresh_dir("fuzz-arrow");
+        let mut b = arrow_base(&dir);
+        if let Some((which, v)) = forge {
+            // The flatbuffer words holding 1600 (the values buffer's length, the batch's
+            // body length) or 200 (the row count, the array length): the n-th such word.
+            let hits: Vec<usize> = (0..b.len() - 8)
+                .step_by(4)
+                .filter(|&i| {
+                    let w = i64::from_le_bytes(b[i..i + 8].try_into().unwrap());
+                    w == 1600 || w == 200
+                })
+                .collect();
+            if !hits.is_empty() {
+                let at = hits[which % hits.len()];
+                b[at..at + 8].copy_from_slice(&v.to_le_bytes());
+            }
+        }
+        for (i, v) in &edits {
+            let k = i.index(b.len());
+            b[k] = *v;
+        }
+        std::fs::write(dir.join("obs.arrow"), &b).unwrap();
+        let out = dir.join("out");
+        let before = snapshot(&dir, &out);
+        let o = dpinfer(&["run", "c.toml", "--out", "out"], &dir);
+        contract(&o, &[0, 2]);
+        prop_assert_eq!(&snapshot(&dir, &out), &before, "{:?} {:?}", forge, edits);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
+
+/// The unforged base of `forged_arrow_data_files` runs: the fuzzer's cases reach the data
+/// file's decoding, not an earlier refusal.
+#[test]
+fn the_arrow_fuzz_base_runs() {
+    let dir = fresh_dir("fuzz-arrow-base");
+    std::fs::write(dir.join("obs.arrow"), arrow_base(&dir)).unwrap();
+    let o = dpinfer(&["run", "c.toml", "--out", "out"], &dir);
+    contract(&o, &[0]);
+    let _ = std::fs::remove_dir_all(&dir);
 }

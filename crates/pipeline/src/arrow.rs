@@ -91,23 +91,22 @@ pub fn write_table(
 pub type Table = (Vec<String>, Vec<f64>, HashMap<String, String>);
 
 /// Reads an Arrow IPC file written by [`write_table`] back as (column names, row-major
-/// values, schema metadata). Every column must be a non-null `Float64`.
+/// values, schema metadata). Every column must be a non-null `Float64`. The file is read
+/// within the input cap (`DPINFER_MAX_INPUT_BYTES`, no devices) and every message is checked
+/// before it is decoded ([`dpinfer_workers::ipc::read_file`]).
 ///
 /// # Errors
-/// Not an Arrow IPC file, other column types, nulls, I/O.
+/// Not an Arrow IPC file or a damaged one, other column types, nulls, I/O, a device, a file
+/// above the cap.
 pub fn read_table(path: &Path) -> Result<Table> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| crate::Error::io(path, e))
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    let reader = arrow_ipc::reader::FileReader::try_new(file, None)
-        .with_context(|| format!("{} is not an Arrow IPC file", path.display()))?;
-    let schema = reader.schema();
+    let bytes = dpinfer_ledger::files::read_bounded(path, "Arrow table", None)?;
+    let (schema, batches) = dpinfer_workers::ipc::read_file(bytes)
+        .with_context(|| format!("{} is not a valid Arrow IPC file", path.display()))?;
     let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let meta: HashMap<String, String> = schema.metadata().clone().into();
     let d = names.len();
     let mut values = Vec::new();
-    for batch in reader {
-        let batch = batch?;
+    for batch in batches {
         let cols: Vec<&Float64Array> = batch
             .columns()
             .iter()
@@ -120,6 +119,9 @@ pub fn read_table(path: &Path) -> Result<Table> {
                     })
             })
             .collect::<Result<_>>()?;
+        if cols.is_empty() {
+            continue;
+        }
         for r in 0..batch.num_rows() {
             for col in cols.iter().take(d) {
                 values.push(col.value(r));

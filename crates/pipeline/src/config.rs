@@ -471,7 +471,14 @@ impl Default for OutputConfig {
     }
 }
 
-fn finite_pos(name: &str, v: f64) -> Result<f64> {
+/// `v` if it is finite, normal (not subnormal) and `> 0`: the rule of every scale in a config
+/// (`model.prior_sd`, `model.sigma`, a `[[model.prior]]` table's `sd`, `rate`, …). A
+/// subnormal scale passes the library's `> 0` checks but makes densities and samples
+/// degenerate (its reciprocal overflows).
+///
+/// # Errors
+/// Any other value, named by `name`.
+pub(crate) fn finite_pos(name: &str, v: f64) -> Result<f64> {
     if v.is_normal() && v > 0.0 {
         Ok(v)
     } else {
@@ -577,7 +584,7 @@ impl Config {
             finite_pos("privacy.epsilon", p.epsilon)?;
         }
         if !(p.delta.is_finite() && (0.0..1.0).contains(&p.delta)) {
-            bail!("privacy.delta must be in [0, 1), got {}", p.delta);
+            bail!("privacy.delta must be in [0, 1), got {:?}", p.delta);
         }
         if kind.needs_delta() && p.delta <= 0.0 {
             bail!("privacy.delta must be > 0 for {name} (an (ε, δ) sampler)");
@@ -612,7 +619,7 @@ impl Config {
         if let Some(m) = self.model.prior_mean
             && !m.is_finite()
         {
-            bail!("model.prior_mean must be finite, got {m}");
+            bail!("model.prior_mean must be finite, got {m:?}");
         }
         if let DistanceConfig::L2(d) = &self.distance
             && kind.is_private()
@@ -685,6 +692,32 @@ pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
         }
         Sampler::SoftAbc(_) | Sampler::GaussianAbc(_) => {}
     }
+    for d in &cfg.model.prior {
+        if let Some(k) = d.k {
+            counts.push(("model.prior k", Some(k as u64), MAX_PRIOR_PARAMS));
+        }
+    }
+    // A Dirichlet block is k parameters; every other table one. Saturating: k may be huge.
+    let params = cfg.model.prior.iter().fold(0_u64, |n, d| {
+        let k = if d.dist == "dirichlet" {
+            d.k.unwrap_or(1)
+        } else {
+            1
+        };
+        n.saturating_add(k as u64)
+    });
+    if params > 0 {
+        counts.push((
+            "model.prior (parameters of all tables)",
+            Some(params),
+            MAX_PRIOR_PARAMS,
+        ));
+    }
+    counts.push((
+        "model.retries",
+        cfg.model.retries.map(u64::from),
+        MAX_RETRIES,
+    ));
     if let Some(ReleaseConfig::BinomialCurve(r)) = &cfg.privacy.release {
         counts.push(("privacy.release_n", Some(r.release_n), MAX_RELEASE_N));
         counts.push(("privacy.release_m", Some(r.release_m), MAX_RELEASE_N));

@@ -9,7 +9,7 @@ use std::time::Duration;
 use crate::error::{Context, Result, bail};
 use dpinfer::simulators::prior::DeclaredPrior;
 use dpinfer::simulators::{Prior, SimError, Simulator};
-use dpinfer_workers::{CommandSimulator, FAILED_CODE, Pool, PoolSettings};
+use dpinfer_workers::{CommandSimulator, Pool, PoolSettings};
 use rand::Rng;
 
 use crate::config::ModelConfig;
@@ -42,6 +42,26 @@ impl CommandModel {
     /// stays; without one they go to stderr).
     pub fn observe_with(&self, observer: &Arc<dyn Observer>) {
         let _ = self.observer.set(Shared(Arc::clone(observer)));
+    }
+
+    /// The typed error behind the last fatal worker failure (rows, exit status, stderr
+    /// tail), once: the caller that turns the library's `SimError` code into its own error
+    /// puts this text there instead (one `error:` line, not two).
+    pub fn take_error(&self) -> Option<dpinfer_workers::WorkerError> {
+        self.sim.take_error()
+    }
+}
+
+/// A fatal worker error nobody took ([`CommandModel::take_error`]) is not lost: it goes to
+/// the observer (stderr if unset) when the model is dropped.
+impl Drop for CommandModel {
+    fn drop(&mut self) {
+        if let Some(e) = self.sim.take_error() {
+            match self.observer.get() {
+                Some(o) => o.0.note(&format!("error: {e}")),
+                None => crate::errln!("error: {e}"),
+            }
+        }
     }
 }
 
@@ -77,7 +97,7 @@ impl CommandModel {
         }
         let timeout = c.timeout.unwrap_or(60.0);
         if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
-            bail!("model.timeout must be in (0, 86400] seconds, got {timeout}");
+            bail!("model.timeout must be in (0, 86400] seconds, got {timeout:?}");
         }
         let (prior, names) = build_prior(&c.prior)?;
         let summary = c
@@ -130,7 +150,7 @@ impl Prior for CommandModel {
 
 /// One θ at a time through the pool (row id 0); a rejection is recoverable. On a fatal
 /// failure the library carries the `SimError` code; the worker's own text (row, exit status,
-/// stderr tail) goes to the observer (stderr by default).
+/// stderr tail) stays with the model ([`CommandModel::take_error`]) for the caller's error.
 impl Simulator for CommandModel {
     fn param_dim(&self) -> usize {
         self.names.len()
@@ -144,18 +164,7 @@ impl Simulator for CommandModel {
         rng: &mut R,
         out: &mut [f64],
     ) -> Result<(), SimError> {
-        let r = self.sim.simulate(theta, rng, out);
-        if let Err(SimError::Model {
-            code: FAILED_CODE, ..
-        }) = r
-            && let Some(e) = self.sim.take_error()
-        {
-            match self.observer.get() {
-                Some(o) => o.0.note(&format!("error: {e}")),
-                None => crate::errln!("error: {e}"),
-            }
-        }
-        r
+        self.sim.simulate(theta, rng, out)
     }
 }
 
@@ -164,26 +173,36 @@ impl Simulator for CommandModel {
 /// (`float64`, `float32` or an integer type) without nulls, values returned row-major. With
 /// `strict_rows` the number of columns must be `row_dim`.
 ///
+/// The file is read like every input ([`dpinfer_ledger::files::read_input`]: a regular file
+/// or a pipe, never a device, at most `DPINFER_MAX_INPUT_BYTES`) and decoded with every
+/// message checked before arrow sees it ([`dpinfer_workers::ipc::read_file`]: a forged buffer
+/// length is an error, not a panic).
+///
 /// # Errors
-/// I/O, not an Arrow file, non-numeric or null columns, non-finite values, a column count that
-/// is not the model's row dimension, an empty table — each naming the file and the column.
+/// I/O, a device, a file above the input cap, not an Arrow file or a damaged one, non-numeric
+/// or null columns, non-finite values, a column count that is not the model's row dimension,
+/// an empty table — each naming the file and the column.
 pub fn read_arrow_data(
     path: &std::path::Path,
     row_dim: usize,
     strict_rows: bool,
 ) -> Result<Vec<f64>> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| crate::Error::io(path, e))
-        .with_context(|| format!("cannot read data file {}", path.display()))?;
-    let reader = arrow_ipc::reader::FileReader::try_new(std::io::BufReader::new(file), None)
-        .with_context(|| format!("data file {} is not an Arrow IPC file", path.display()))?;
-    let schema = reader.schema();
-    numeric_rows(path, &schema, reader, row_dim, strict_rows)
+    let bytes = dpinfer_ledger::files::read_input(path, "data file", None)?;
+    let (schema, batches) = dpinfer_workers::ipc::read_file(bytes)
+        .with_context(|| format!("data file {} is not a valid Arrow IPC file", path.display()))?;
+    numeric_rows(
+        path,
+        &schema,
+        batches.into_iter().map(Ok),
+        row_dim,
+        strict_rows,
+    )
 }
 
 /// Reads observed data from a Parquet file (`.parquet`; pandas, polars, R `arrow`, DuckDB and
 /// Spark write it; snappy, zstd and gzip compression) exactly as [`read_arrow_data`] reads
-/// an Arrow IPC file. Built with the CLI's `parquet` feature only.
+/// an Arrow IPC file (the same input rules: no device, at most `DPINFER_MAX_INPUT_BYTES`).
+/// Built with the CLI's `parquet` feature only.
 ///
 /// # Errors
 /// As [`read_arrow_data`]; a file that is not Parquet or uses another codec.
@@ -193,11 +212,11 @@ pub fn read_parquet_data(
     row_dim: usize,
     strict_rows: bool,
 ) -> Result<Vec<f64>> {
-    let file = std::fs::File::open(path)
-        .map_err(|e| crate::Error::io(path, e))
-        .with_context(|| format!("cannot read data file {}", path.display()))?;
-    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(file)
-        .with_context(|| format!("data file {} is not a Parquet file", path.display()))?;
+    let bytes = dpinfer_ledger::files::read_input(path, "data file", None)?;
+    let builder = parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        bytes::Bytes::from(bytes),
+    )
+    .with_context(|| format!("data file {} is not a Parquet file", path.display()))?;
     let schema = Arc::clone(builder.schema());
     let reader = builder
         .build()
@@ -284,6 +303,10 @@ fn numeric_rows(
                 );
             }
             columns.push(v);
+        }
+        // A batch without columns holds no values, however many rows it declares.
+        if columns.is_empty() {
+            continue;
         }
         for r in 0..batch.num_rows() {
             vals.extend(columns.iter().map(|c| c[r]));

@@ -2,7 +2,7 @@
 //!
 //! | variant | cause | what a caller can do |
 //! |---|---|---|
-//! | [`Error::Config`], [`Error::Toml`] | an invalid config key or setting (the message names the key, e.g. `privacy.delta must be in [0, 1), got 2`); TOML the config parser refused (syntax, a wrong type, an unknown key named with its section) — [`Error::is_config`] is either | fix the config |
+//! | [`Error::Config`], [`Error::Toml`] | an invalid config key or setting (the message names the key, e.g. `privacy.delta must be in [0, 1), got 2.0`); TOML the config parser refused (syntax, a wrong type, an unknown key named with its section) — [`Error::is_config`] is either | fix the config |
 //! | [`Error::Data`] | invalid observed data, pairs table or population file (the message names the file and line or row) | fix or regenerate the file |
 //! | [`Error::Ledger`] | `dpinfer-ledger`: a **refused** release ([`Error::is_refused_release`]: [`dpinfer_ledger::Error::AlreadyReleased`], [`dpinfer_ledger::Error::Unfinished`], [`dpinfer_ledger::Error::DifferentInput`], …), the results folder's lock and writes, shard files, and the capped reads of every input file (config, data, population) | a refused release: use another results folder; never expect a retry in the same folder to draw noise |
 //! | [`Error::Worker`], [`Error::Simulator`] | a simulator worker process or a simulator failed | fix the model program or its parameters |
@@ -51,7 +51,7 @@ pub type Result<T, E = Error> = core::result::Result<T, E>;
 ///             pairs = 100\n[privacy]\ndelta = 2.0\n";
 /// let e = Config::parse(text, Path::new(".")).unwrap_err();
 /// assert!(matches!(e.root(), Error::Config(m) if m.starts_with("privacy.delta")));
-/// assert_eq!(format!("{e:#}"), "privacy.delta must be in [0, 1), got 2");
+/// assert_eq!(format!("{e:#}"), "privacy.delta must be in [0, 1), got 2.0");
 /// ```
 #[derive(Debug)]
 #[non_exhaustive]

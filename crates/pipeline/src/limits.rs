@@ -27,6 +27,12 @@ pub const MAX_COUNT: u64 = 1_000_000_000;
 /// Most binomial trials of the released curve (`privacy.release_n`).
 pub const MAX_RELEASE_N: u64 = 1_000_000_000_000;
 
+/// Most parameters of a declared prior (`[[model.prior]]` tables, a Dirichlet block's `k`
+/// counted as its `k` parameters): one request column each for a command model.
+pub const MAX_PRIOR_PARAMS: u64 = 1_000;
+/// Most retries of a failed worker batch (`model.retries`), each on a fresh worker.
+pub const MAX_RETRIES: u64 = 100;
+
 /// Most worker threads `--threads` / `output.threads` may ask for.
 pub const MAX_THREADS: usize = 1024;
 

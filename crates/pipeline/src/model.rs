@@ -106,6 +106,20 @@ pub trait BuildModel: Sized {
     /// A user model's workers report their fatal errors to `observer` (the first one set
     /// stays); built-in models report nothing.
     fn observe_with(&self, observer: &Arc<dyn Observer>);
+
+    /// A user model's typed error behind its last fatal failure, once
+    /// ([`CommandModel::take_error`]); built-in models have none.
+    fn take_worker_error(&self) -> Option<dpinfer_workers::WorkerError>;
+
+    /// `e`, or — when a user model's worker failed fatally — the worker's own error (rows,
+    /// exit status, stderr tail) with `what` as its context: the library only carries a
+    /// `SimError` code.
+    fn explain(&self, e: crate::Error, what: &str) -> crate::Error {
+        match self.take_worker_error() {
+            Some(w) => crate::Error::from(w).context(what.to_string()),
+            None => e,
+        }
+    }
 }
 
 impl BuildModel for Model {
@@ -153,6 +167,14 @@ impl BuildModel for Model {
             Self::User(m) => m.observe_with(observer),
             Self::WithPrior(inner) => inner.0.observe_with(observer),
             _ => {}
+        }
+    }
+
+    fn take_worker_error(&self) -> Option<dpinfer_workers::WorkerError> {
+        match self {
+            Self::User(m) => m.take_error(),
+            Self::WithPrior(inner) => inner.0.take_worker_error(),
+            _ => None,
         }
     }
 

@@ -2,6 +2,7 @@
 //! into the library's declared prior (`dpinfer::simulators::prior`: `Marginal` blocks of a
 //! `DeclaredPrior`).
 
+use crate::config::finite_pos;
 use crate::error::{Context, Result, bail};
 use dpinfer::simulators::SimError;
 use dpinfer::simulators::prior::{
@@ -96,11 +97,24 @@ impl PriorDecl {
         Ok(())
     }
 
+    /// A scale of the table (`sd`, `sigma`, `shape`, `rate`, `scale`, `a`, `b`): required,
+    /// and checked by the config's one rule for scales ([`finite_pos`]: finite, normal,
+    /// > 0), the rule `model.prior_sd` obeys.
+    fn scale_key(&self, key: &str, v: Option<f64>) -> Result<f64> {
+        let v = self.need(key, v)?;
+        finite_pos(
+            &format!("model.prior {:?} ({}): `{key}`", self.name, self.dist),
+            v,
+        )
+    }
+
     fn rate(&self) -> Result<f64> {
         match (self.rate, self.scale) {
-            (Some(r), None) => Ok(r),
-            (None, Some(s)) if s.is_finite() && s > 0.0 => Ok(1.0 / s),
-            (None, Some(s)) => bail!("model.prior {:?}: scale must be > 0, got {s}", self.name),
+            (Some(r), None) => self.scale_key("rate", Some(r)),
+            (None, Some(s)) => {
+                let r = 1.0 / self.scale_key("scale", Some(s))?;
+                finite_pos(&format!("model.prior {:?}: 1/`scale`", self.name), r)
+            }
             _ => bail!(
                 "model.prior {:?} ({}): give exactly one of `rate` and `scale`",
                 self.name,
@@ -129,18 +143,31 @@ impl TryFrom<&PriorDecl> for Marginal {
         Ok(match d.dist.as_str() {
             "uniform" => {
                 d.check_keys(&["lo", "hi"])?;
-                Self::Uniform(Uniform::new(d.need("lo", d.lo)?, d.need("hi", d.hi)?).map_err(e)?)
+                let (lo, hi) = (d.need("lo", d.lo)?, d.need("hi", d.hi)?);
+                if hi > lo {
+                    // The width is the uniform's scale: the density is its reciprocal.
+                    finite_pos(
+                        &format!(
+                            "model.prior {:?} (uniform): the width `hi` - `lo` = {hi:?} - {lo:?}",
+                            d.name
+                        ),
+                        hi - lo,
+                    )?;
+                }
+                Self::Uniform(Uniform::new(lo, hi).map_err(e)?)
             }
             "normal" => {
                 d.check_keys(&["mean", "sd"])?;
-                Self::Normal(Normal::new(d.need("mean", d.mean)?, d.need("sd", d.sd)?).map_err(e)?)
+                Self::Normal(
+                    Normal::new(d.need("mean", d.mean)?, d.scale_key("sd", d.sd)?).map_err(e)?,
+                )
             }
             "truncated-normal" => {
                 d.check_keys(&["mean", "sd", "lo", "hi"])?;
                 Self::TruncatedNormal(
                     TruncatedNormal::new(
                         d.need("mean", d.mean)?,
-                        d.need("sd", d.sd)?,
+                        d.scale_key("sd", d.sd)?,
                         d.lo.unwrap_or(f64::NEG_INFINITY),
                         d.hi.unwrap_or(f64::INFINITY),
                     )
@@ -150,16 +177,17 @@ impl TryFrom<&PriorDecl> for Marginal {
             "log-normal" => {
                 d.check_keys(&["mu", "sigma"])?;
                 Self::LogNormal(
-                    LogNormal::new(d.need("mu", d.mu)?, d.need("sigma", d.sigma)?).map_err(e)?,
+                    LogNormal::new(d.need("mu", d.mu)?, d.scale_key("sigma", d.sigma)?)
+                        .map_err(e)?,
                 )
             }
             "gamma" => {
                 d.check_keys(&["shape", "rate", "scale"])?;
-                Self::Gamma(Gamma::new(d.need("shape", d.shape)?, d.rate()?).map_err(e)?)
+                Self::Gamma(Gamma::new(d.scale_key("shape", d.shape)?, d.rate()?).map_err(e)?)
             }
             "beta" => {
                 d.check_keys(&["a", "b"])?;
-                Self::Beta(Beta::new(d.need("a", d.a)?, d.need("b", d.b)?).map_err(e)?)
+                Self::Beta(Beta::new(d.scale_key("a", d.a)?, d.scale_key("b", d.b)?).map_err(e)?)
             }
             "exponential" => {
                 d.check_keys(&["rate", "scale"])?;
@@ -170,7 +198,9 @@ impl TryFrom<&PriorDecl> for Marginal {
                 let k = d.k.with_context(|| {
                     format!("model.prior {:?} (dirichlet): `k` is required", d.name)
                 })?;
-                Self::Dirichlet(Dirichlet::new(k, d.a.unwrap_or(1.0)).map_err(e)?)
+                Self::Dirichlet(
+                    Dirichlet::new(k, d.scale_key("a", Some(d.a.unwrap_or(1.0)))?).map_err(e)?,
+                )
             }
             other => bail!(
                 "model.prior {:?}: unknown dist {other:?} (expected uniform, normal, \
@@ -191,6 +221,7 @@ pub fn build_prior(decls: &[PriorDecl]) -> Result<(DeclaredPrior, Vec<String>)> 
     }
     let mut blocks = Vec::new();
     let mut names: Vec<String> = Vec::new();
+    let mut seen = std::collections::HashSet::new();
     for d in decls {
         if d.name.is_empty()
             || !d
@@ -205,7 +236,7 @@ pub fn build_prior(decls: &[PriorDecl]) -> Result<(DeclaredPrior, Vec<String>)> 
         }
         let (b, n) = (Marginal::try_from(d)?, d.names());
         for x in &n {
-            if names.contains(x) || x == "row" || x == "seed" {
+            if !seen.insert(x.clone()) || x == "row" || x == "seed" {
                 bail!("model.prior name {x:?} is repeated or reserved");
             }
         }

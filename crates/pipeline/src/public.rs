@@ -20,7 +20,7 @@ use dpinfer::distances::RandomFourierFeatures;
 use dpinfer::simulators::Simulator;
 
 use crate::config::{Config, DistanceConfig};
-use crate::model::{Model, ModelPrior, ModelSim};
+use crate::model::{BuildModel as _, Model, ModelPrior, ModelSim};
 
 /// How a simulation becomes the row's summary.
 #[derive(Debug, Clone)]
@@ -74,7 +74,8 @@ impl Public {
                     model.row_dim(),
                     d.features,
                     bandwidth,
-                )?;
+                )
+                .map_err(|e| model.explain(e.into(), "public random-feature setup"))?;
                 Summary::Rff(rff)
             }
         };
@@ -217,7 +218,7 @@ impl Public {
                 // status, stderr tail); the library reports the `SimError` it was given.
                 // Typed: `Error::Worker` or `Error::Abc` (carrying the `SimError`).
                 Err(e) => {
-                    let cause = match command.and_then(|m| m.sim.take_error()) {
+                    let cause = match command.and_then(|m| m.take_error()) {
                         Some(why) => crate::error::Error::from(why),
                         None => crate::error::Error::from(e),
                     };

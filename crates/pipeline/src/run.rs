@@ -135,88 +135,95 @@ pub fn run_with(
     let kind = cfg.kind();
     let (model, obs) = load(cfg)?;
     model.observe_with(observer);
-    let observer: &dyn Observer = &**observer;
-    let prior = prior_draws(&model, cfg.seeds.run);
-    let threads = check_threads(threads)?;
-    let t0 = Instant::now();
-    // A DP MCMC run's fingerprint, once its once-only ledger is marked started.
-    let mut once: Option<String> = None;
-    let (mut outcome, lock): (Outcome, DirLock) = if kind.uses_pairs() {
-        let public = Public::new(cfg, model)?;
-        // The private step's own checks run before any simulation is spent.
-        crate::private::check(cfg, &public, &obs)?;
-        observer.start("simulating pairs", public.total);
-        let rows = public.rows(0, public.total, threads, &|k| observer.advance(k));
-        observer.finish();
-        let rows = rows?;
-        observer.note(&format!(
-            "public step: {} pairs in {:.1} s",
-            public.total,
-            t0.elapsed().as_secs_f64()
-        ));
-        // From the ledger check to the last result file, the folder is this process's.
-        let lock = DirLock::acquire(dir)?;
-        let (release, reproduced) = crate::private::private_step(cfg, &public, &rows, &obs, &lock)?;
-        let h = header(&public, 0, 0, 1, 0, public.total);
-        shard::write_atomic(&dir.join("pairs-gen000.dpshard"), &h, &rows, Replace::Owned)?;
-        (release_outcome(cfg, &public, release, reproduced), lock)
-    } else if kind == SamplerKind::SmcAbc {
-        // On a privatized statistic: release it once (restart-safe), then post-process.
-        let (released, lock) = if cfg.privacy.release.is_some() {
-            let (r, reproduced, lock) = crate::release::release(cfg, &model, &obs, dir)?;
-            (Some((r, reproduced)), lock)
+    // A user model's fatal worker error replaces the library's bare `SimError` code in the
+    // run's one error (where a step has not put it there already).
+    let handle = model.clone();
+    let steps = || -> Result<Finished> {
+        let observer: &dyn Observer = &**observer;
+        let prior = prior_draws(&model, cfg.seeds.run);
+        let threads = check_threads(threads)?;
+        let t0 = Instant::now();
+        // A DP MCMC run's fingerprint, once its once-only ledger is marked started.
+        let mut once: Option<String> = None;
+        let (mut outcome, lock): (Outcome, DirLock) = if kind.uses_pairs() {
+            let public = Public::new(cfg, model)?;
+            // The private step's own checks run before any simulation is spent.
+            crate::private::check(cfg, &public, &obs)?;
+            observer.start("simulating pairs", public.total);
+            let rows = public.rows(0, public.total, threads, &|k| observer.advance(k));
+            observer.finish();
+            let rows = rows?;
+            observer.note(&format!(
+                "public step: {} pairs in {:.1} s",
+                public.total,
+                t0.elapsed().as_secs_f64()
+            ));
+            // From the ledger check to the last result file, the folder is this process's.
+            let lock = DirLock::acquire(dir)?;
+            let (release, reproduced) =
+                crate::private::private_step(cfg, &public, &rows, &obs, &lock)?;
+            let h = header(&public, 0, 0, 1, 0, public.total);
+            shard::write_atomic(&dir.join("pairs-gen000.dpshard"), &h, &rows, Replace::Owned)?;
+            (release_outcome(cfg, &public, release, reproduced), lock)
+        } else if kind == SamplerKind::SmcAbc {
+            // On a privatized statistic: release it once (restart-safe), then post-process.
+            let (released, lock) = if cfg.privacy.release.is_some() {
+                let (r, reproduced, lock) = crate::release::release(cfg, &model, &obs, dir)?;
+                (Some((r, reproduced)), lock)
+            } else {
+                (None, DirLock::acquire(dir)?)
+            };
+            let target = released
+                .as_ref()
+                .map_or(obs.as_slice(), |(r, _)| r.s_dp.as_slice());
+            let mut o = if cfg.sampler.pairs().is_some() {
+                crate::pmc::run(cfg, &model, target, dir, threads, observer)?
+            } else {
+                crate::smc::run(cfg, &model, target, dir, observer)?
+            };
+            if let Some((r, reproduced)) = released {
+                o.ledger = r.ledger;
+                o.reproduced = reproduced;
+            }
+            (o, lock)
         } else {
-            (None, DirLock::acquire(dir)?)
+            // MCMC writes nothing before it finishes: checks fail before the folder exists. A
+            // private chain takes the folder's lock and marks its once-only ledger right before
+            // its first noise draw; its results are the release, so a rerun is refused.
+            let fp = crate::private::fingerprint(cfg, &[], &obs)?;
+            let mut lock: Option<DirLock> = None;
+            let o = crate::mcmc::run(
+                cfg,
+                &model,
+                &obs,
+                dir,
+                &mut || {
+                    // A bad ledger key stops the chain before its folder is created.
+                    dpinfer_ledger::mac::Key::from_env()?;
+                    let l = DirLock::acquire(dir)?;
+                    crate::private::once_start(&l, &fp)?;
+                    lock = Some(l);
+                    Ok(())
+                },
+                observer,
+            )?;
+            if lock.is_some() {
+                once = Some(fp);
+            }
+            let lock = match lock {
+                Some(l) => l,
+                None => DirLock::acquire(dir)?,
+            };
+            (o, lock)
         };
-        let target = released
-            .as_ref()
-            .map_or(obs.as_slice(), |(r, _)| r.s_dp.as_slice());
-        let mut o = if cfg.sampler.pairs().is_some() {
-            crate::pmc::run(cfg, &model, target, dir, threads, observer)?
-        } else {
-            crate::smc::run(cfg, &model, target, dir, observer)?
-        };
-        if let Some((r, reproduced)) = released {
-            o.ledger = r.ledger;
-            o.reproduced = reproduced;
-        }
-        (o, lock)
-    } else {
-        // MCMC writes nothing before it finishes: checks fail before the folder exists. A
-        // private chain takes the folder's lock and marks its once-only ledger right before
-        // its first noise draw; its results are the release, so a rerun is refused.
-        let fp = crate::private::fingerprint(cfg, &[], &obs)?;
-        let mut lock: Option<DirLock> = None;
-        let o = crate::mcmc::run(
-            cfg,
-            &model,
-            &obs,
-            dir,
-            &mut || {
-                // A bad ledger key stops the chain before its folder is created.
-                dpinfer_ledger::mac::Key::from_env()?;
-                let l = DirLock::acquire(dir)?;
-                crate::private::once_start(&l, &fp)?;
-                lock = Some(l);
-                Ok(())
-            },
-            observer,
-        )?;
-        if lock.is_some() {
-            once = Some(fp);
-        }
-        let lock = match lock {
-            Some(l) => l,
-            None => DirLock::acquire(dir)?,
-        };
-        (o, lock)
+        outcome.diagnose(prior.as_deref());
+        Ok(Finished {
+            outcome,
+            lock,
+            once,
+        })
     };
-    outcome.diagnose(prior.as_deref());
-    Ok(Finished {
-        outcome,
-        lock,
-        once,
-    })
+    steps().map_err(|e| handle.explain(e, "the external simulator failed"))
 }
 
 /// Stream domain of the prior draws the posterior is compared with (public randomness).

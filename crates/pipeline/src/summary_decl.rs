@@ -123,5 +123,16 @@ impl TryFrom<&SummaryDecl> for SummarySpec {
 /// observations, a checked sensitivity below the proven one, an invalid declared one.
 pub fn build(decl: &SummaryDecl, raw_len: usize, row_dim: usize) -> Result<DeclaredSummary> {
     let spec = SummarySpec::try_from(decl)?;
+    // A lag products summary needs more observations than its largest lag: said here with
+    // the key and its bound (the library can only name the observation count).
+    if let Some(&h) = decl.lags.as_ref().and_then(|l| l.iter().max())
+        && h >= raw_len
+    {
+        bail!(
+            "model.summary.lags: lag {h} is not below the {raw_len} observations of a \
+             simulation (model.outputs = {raw_len}); every lag must be at most {}",
+            raw_len.saturating_sub(1)
+        );
+    }
     DeclaredSummary::new(spec, raw_len, row_dim).map_err(|e| crate::error::err!("model.{e}"))
 }

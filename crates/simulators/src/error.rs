@@ -102,7 +102,7 @@ impl fmt::Display for SimError {
                 write!(f, "`{what}` has length {got}, expected {expected}")
             }
             Self::InvalidParameter { name, value } => {
-                write!(f, "invalid parameter `{name}` = {value}")
+                write!(f, "invalid parameter `{name}` = {value:?}")
             }
             Self::InvalidSize { name, value } => write!(f, "invalid size `{name}` = {value}"),
             Self::OutsideSupport { index } => {

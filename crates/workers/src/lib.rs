@@ -58,6 +58,7 @@
 #![allow(clippy::std_instead_of_core, clippy::std_instead_of_alloc)]
 
 mod error;
+pub mod ipc;
 mod pool;
 mod protocol;
 pub mod reference;

@@ -4,6 +4,7 @@
 
 use std::collections::VecDeque;
 use std::io::{BufRead, BufReader, Read, Write};
+use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -12,11 +13,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use arrow_array::RecordBatch;
-use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{Schema, SchemaRef};
 
 use crate::error::{Failure, Fault, FaultKind, WorkerError};
+use crate::ipc::CheckedStream;
 use crate::protocol::{Answer, Request, parse_answer, request_batch, request_schema};
 
 /// Lines of a worker's stderr kept for error messages.
@@ -120,17 +121,40 @@ impl<R: Read> Read for Capture<R> {
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        // Closing stdin lets a well-behaved worker exit; then make sure it is gone.
+        // Closing stdin lets a well-behaved worker exit; whether or not it did, what it
+        // started is stopped with its group.
         self.requests = None;
         for _ in 0..20 {
             if matches!(self.child.try_wait(), Ok(Some(_))) {
-                return;
+                break;
             }
             std::thread::sleep(Duration::from_millis(5));
         }
-        let _ = self.child.kill();
+        kill_group(&mut self.child);
         let _ = self.child.wait();
     }
+}
+
+/// Stops a worker and every process it started. On Unix each worker leads its own process
+/// group (`process_group(0)` at spawn), so a child it forked (a `multiprocessing` helper, a
+/// shell's `sleep &`) that still holds its pipes is in the group: the whole group gets
+/// SIGKILL. The standard library has no group kill and `unsafe` is forbidden here (no
+/// `libc::killpg`), so this runs the system's `kill -KILL -- -PGID`; where that program is
+/// missing, the worker alone is killed ([`Child::kill`]). Called when a worker is dropped
+/// (after a moment for a worker whose stdin was closed to exit by itself: its children are
+/// stopped even when it exited cleanly) and at a timeout. The group id is the worker's
+/// PID, which the OS does not reuse while any process of the group lives.
+fn kill_group(child: &mut Child) {
+    #[cfg(unix)]
+    {
+        let _ = Command::new("kill")
+            .args(["-KILL", "--", &format!("-{}", child.id())])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status();
+    }
+    let _ = child.kill();
 }
 
 /// A chunk of the requests: its index in the call and its rows.
@@ -277,8 +301,20 @@ impl Pool {
             for _ in 0..threads {
                 s.spawn(|| {
                     let mut worker = None;
-                    if let Err(e) = self.drive(&mut worker, &take, &done) {
-                        fail(e);
+                    // The last line of defence: a panic in this thread (none is known: every
+                    // answer is checked before arrow decodes it) fails the call with a typed
+                    // error instead of unwinding through the scope into the caller. Its
+                    // worker is then dropped (killed), never reused.
+                    let driven = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        self.drive(&mut worker, &take, &done)
+                    }));
+                    match driven {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => fail(e),
+                        Err(_) => {
+                            worker = None;
+                            fail(WorkerError::Panicked);
+                        }
                     }
                     if let Some(w) = worker
                         && let Ok(mut idle) = self.idle.lock()
@@ -417,7 +453,11 @@ impl Pool {
             dir: self.settings.dir.clone(),
             source,
         };
-        let mut child = Command::new(&cmd[0])
+        let mut command = Command::new(&cmd[0]);
+        // Its own process group, so that stopping it stops everything it started.
+        #[cfg(unix)]
+        std::os::unix::process::CommandExt::process_group(&mut command, 0);
+        let mut child = command
             .args(&cmd[1..])
             .current_dir(&self.settings.dir)
             .envs(self.settings.env.iter().map(|(k, v)| (k, v)))
@@ -430,7 +470,8 @@ impl Pool {
         let (Some(stdin), Some(stdout), Some(stderr)) =
             (child.stdin.take(), child.stdout.take(), child.stderr.take())
         else {
-            let _ = child.kill();
+            kill_group(&mut child);
+            let _ = child.wait();
             return Err(spawn_error(std::io::Error::other("no pipes to the worker")));
         };
         let tail = Arc::new(Mutex::new(VecDeque::new()));
@@ -453,6 +494,7 @@ impl Pool {
         let seen = Arc::new(Mutex::new(Vec::new()));
         let seen2 = Arc::clone(&seen);
         let seen3 = Arc::clone(&seen);
+        let max_body = self.max_answer_bytes();
         std::thread::spawn(move || {
             // The capture sits above the buffer, so it sees exactly the bytes the decoder
             // consumed: after a complete message, what it holds is the next message's start.
@@ -460,32 +502,56 @@ impl Pool {
                 inner: BufReader::new(stdout),
                 seen: seen2,
             };
-            let reader = match StreamReader::try_new(stdout, None) {
-                Ok(r) => r,
-                Err(e) => {
-                    let _ = ans_tx.send(Err(describe_read_error(&e)));
-                    return;
-                }
-            };
-            // The schema message is not stray output: keep only what follows it.
-            if let Ok(mut s) = seen3.lock() {
-                s.clear();
-            }
-            for b in reader {
-                let stop = b.is_err();
-                // A complete message: what follows it is the next message's start. (After an
-                // error the bytes stay, for the message.)
-                if !stop && let Ok(mut s) = seen3.lock() {
+            // The last line of defence: a panic while decoding (none is known: every message
+            // is checked first) is a fault of this worker, not a dead thread.
+            let tx = ans_tx.clone();
+            let read = std::panic::catch_unwind(AssertUnwindSafe(move || {
+                let reader = match CheckedStream::try_new(stdout, max_body) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        let _ = ans_tx.send(Err(describe_read_error(&e)));
+                        return;
+                    }
+                };
+                // The schema message is not stray output: keep only what follows it.
+                if let Ok(mut s) = seen3.lock() {
                     s.clear();
                 }
-                if ans_tx.send(b.map_err(|e| describe_read_error(&e))).is_err() || stop {
-                    return;
+                let mut reader = reader;
+                while let Some(b) = reader.next() {
+                    let b = match b {
+                        Ok(b) => {
+                            // A complete message: what follows it is the next message's start.
+                            if let Ok(mut s) = seen3.lock() {
+                                s.clear();
+                            }
+                            Ok(b)
+                        }
+                        Err(e) => {
+                            // Text instead of a message (a `print` to stdout): one more read
+                            // (buffered bytes, normally) so the error can show what it was.
+                            let mut more = [0u8; STRAY_BYTES];
+                            let _ = reader.get_mut().read(&mut more);
+                            let stray = seen3.lock().map(|s| s.clone()).unwrap_or_default();
+                            Err(stray_message(&stray).unwrap_or_else(|| describe_read_error(&e)))
+                        }
+                    };
+                    let stop = b.is_err();
+                    if ans_tx.send(b).is_err() || stop {
+                        return;
+                    }
                 }
+                let _ = ans_tx.send(Err((
+                    FaultKind::Closed,
+                    "the worker closed its stdout".into(),
+                )));
+            }));
+            if read.is_err() {
+                let _ = tx.send(Err((
+                    FaultKind::NotArrow,
+                    "the worker's answer could not be decoded".into(),
+                )));
             }
-            let _ = ans_tx.send(Err((
-                FaultKind::Closed,
-                "the worker closed its stdout".into(),
-            )));
         });
         Ok(Worker {
             id,
@@ -495,6 +561,17 @@ impl Pool {
             stderr: tail,
             unparsed: seen,
         })
+    }
+
+    /// The largest answer message body accepted: 16 bytes per value of a full batch (the
+    /// answer's own layout needs about 8 per value and 13 per row) plus 64 MiB, so a worker
+    /// that declares a longer body is a fault before anything is allocated for it.
+    fn max_answer_bytes(&self) -> u64 {
+        let per_row = (self.settings.outputs as u64).saturating_add(8);
+        (self.settings.batch as u64)
+            .saturating_mul(per_row)
+            .saturating_mul(16)
+            .saturating_add(64 << 20)
     }
 
     /// A fault of worker `w`: its exit status (after a moment for its last words on stderr)
@@ -553,17 +630,9 @@ impl Pool {
                 // Read the stray bytes before the kill: the reader thread sees end-of-stream
                 // once the worker is gone.
                 let stray = w.unparsed.lock().map(|s| s.clone()).unwrap_or_default();
-                let _ = w.child.kill();
-                if stray.len() >= 4 && stray[..4] != [0xff; 4] {
-                    return Err(Self::fault(
-                        w,
-                        FaultKind::NotArrow,
-                        format!(
-                            "the worker's stdout is not a valid Arrow IPC stream: it wrote {:?}… \
-                             (stdout is reserved for the protocol; print to stderr)",
-                            String::from_utf8_lossy(&stray)
-                        ),
-                    ));
+                kill_group(&mut w.child);
+                if let Some((kind, message)) = stray_message(&stray) {
+                    return Err(Self::fault(w, kind, message));
                 }
                 return Err(Self::fault(
                     w,
@@ -601,6 +670,21 @@ fn write_requests(stdin: ChildStdin, schema: &Schema, rx: &Receiver<RecordBatch>
     }
     let _ = w.finish();
     let _ = w.get_mut().flush();
+}
+
+/// The fault of a worker whose stdout starts with something other than an Arrow message
+/// (text from a `print`), showing what it wrote; `None` for bytes that look like a message.
+fn stray_message(stray: &[u8]) -> Option<(FaultKind, String)> {
+    (stray.len() >= 4 && stray[..4] != [0xff; 4]).then(|| {
+        (
+            FaultKind::NotArrow,
+            format!(
+                "the worker's stdout is not a valid Arrow IPC stream: it wrote {:?}… \
+                 (stdout is reserved for the protocol; print to stderr)",
+                String::from_utf8_lossy(stray)
+            ),
+        )
+    })
 }
 
 fn describe_read_error(e: &arrow_schema::ArrowError) -> (FaultKind, String) {

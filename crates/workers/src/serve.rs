@@ -7,12 +7,16 @@ use std::sync::Arc;
 use arrow_array::cast::AsArray;
 use arrow_array::types::{Float64Type, UInt64Type};
 use arrow_array::{ArrayRef, BooleanArray, ListArray, RecordBatch, UInt64Array};
-use arrow_ipc::reader::StreamReader;
 use arrow_ipc::writer::StreamWriter;
 use arrow_schema::{DataType, Field, Schema};
 
 use crate::error::WorkerError;
+use crate::ipc::CheckedStream;
 use crate::protocol::{Answer, META_OUTPUTS, META_PROTOCOL, PROTOCOL_VERSION, Request};
+
+/// The largest request message body a worker accepts (a batch of 10⁶ rows of 100 parameters
+/// is 800 MB).
+const MAX_REQUEST_BYTES: u64 = 1 << 32;
 
 fn protocol(reason: impl core::fmt::Display) -> WorkerError {
     WorkerError::Protocol {
@@ -37,7 +41,8 @@ where
     W: Write,
     F: FnMut(&[Request], usize) -> Vec<(u64, Answer)>,
 {
-    let reader = StreamReader::try_new(BufReader::new(input), None).map_err(protocol)?;
+    let reader =
+        CheckedStream::try_new(BufReader::new(input), MAX_REQUEST_BYTES).map_err(protocol)?;
     let meta = reader.schema().metadata().clone();
     match meta.get(META_PROTOCOL) {
         Some(v) if v == PROTOCOL_VERSION => {}

@@ -382,3 +382,116 @@ fn started_workers_are_used_and_the_output_map_names_the_row_it_refuses() {
             .is_err()
     );
 }
+
+/// A fresh folder under cargo's per-test temporary folder.
+fn tmp(name: &str) -> PathBuf {
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// An Arrow IPC stream of one int64 batch (one null, so the values buffer follows a
+/// validity buffer) whose values buffer declares 2⁴⁰ bytes: arrow's own reader panics on it.
+fn forged_stream() -> Vec<u8> {
+    let col: arrow_array::Int64Array = (0..5_i64).map(|i| (i != 1).then_some(i)).collect();
+    let batch = arrow_array::RecordBatch::try_from_iter([(
+        "y",
+        std::sync::Arc::new(col) as arrow_array::ArrayRef,
+    )])
+    .unwrap();
+    let mut w = arrow_ipc::writer::StreamWriter::try_new(Vec::new(), &batch.schema()).unwrap();
+    w.write(&batch).unwrap();
+    w.finish().unwrap();
+    let mut b = w.into_inner().unwrap();
+    let at = (0..b.len() - 16)
+        .step_by(4)
+        .find(|&i| {
+            let w = |j: usize| i64::from_le_bytes(b[j..j + 8].try_into().unwrap());
+            w(i + 8) == 40 && (0..256).contains(&w(i)) && w(i) % 8 == 0
+        })
+        .unwrap();
+    b[at + 8..at + 16].copy_from_slice(&(1_i64 << 40).to_le_bytes());
+    b
+}
+
+/// Issue 26, item 4: a forged answer is a `NotArrow` fault naming the forgery, not a panic
+/// of the pool's reader thread (which was then reported as "closed its stdout").
+#[test]
+fn a_forged_answer_length_is_a_not_arrow_fault() {
+    let dir = tmp("pool-forged");
+    let answer = dir.join("answer.arrows");
+    std::fs::write(&answer, forged_stream()).unwrap();
+    let mut s = settings(8, 1, &[]);
+    s.command = vec![
+        "sh".into(),
+        "-c".into(),
+        format!("cat {:?}; sleep 30", answer.display().to_string()),
+    ];
+    s.retries = 0;
+    s.timeout = Duration::from_secs(20);
+    let t = Instant::now();
+    let prior = Uniform::new(-3.0, 3.0).unwrap();
+    let sim = CommandSimulator::new(Pool::new(s).unwrap(), 1);
+    assert!(PublicPairs::simulate(&Proposal::Prior(&prior), &sim, SEED, 0..8).is_err());
+    let e = sim.take_error().unwrap();
+    assert_eq!(failure(&e).fault.kind, FaultKind::NotArrow, "{e}");
+    assert!(e.to_string().contains("outside its body"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(15), "{e}");
+}
+
+/// Whether process `pid` still runs (a zombie awaiting its reaper does not), within 2 s.
+fn alive(pid: &str) -> bool {
+    for _ in 0..200 {
+        match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+            Err(_) => return false,
+            Ok(s)
+                if s.rsplit(')')
+                    .next()
+                    .is_some_and(|r| r.trim_start().starts_with('Z')) =>
+            {
+                return false;
+            }
+            Ok(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+    true
+}
+
+/// Issue 26, item 8: a worker that forks a child holding its pipes (`sleep 1000 &`) leaves
+/// nothing running once the pool is dropped, after a clean run and after a timeout: every
+/// worker is its own process group and the whole group is stopped.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_workers_forked_children_are_stopped_with_it() {
+    let dir = tmp("pool-fork");
+    let children = dir.join("children");
+    for (fault, timeout) in [("", 60.0), ("hang@37", 1.0)] {
+        let _ = std::fs::remove_file(&children);
+        let mut s = settings(8, 2, &[("DPINFER_TEST_FAULT", fault)]);
+        s.command = vec![
+            "sh".into(),
+            "-c".into(),
+            format!(
+                "sleep 1000 & echo $! >> {:?}; exec {:?}",
+                children.display().to_string(),
+                worker().display().to_string()
+            ),
+        ];
+        s.retries = 0;
+        s.timeout = Duration::from_secs_f64(timeout);
+        let prior = Uniform::new(-3.0, 3.0).unwrap();
+        let sim = CommandSimulator::new(Pool::new(s).unwrap(), 2);
+        let r = PublicPairs::simulate(&Proposal::Prior(&prior), &sim, SEED, 0..ROWS);
+        assert_eq!(r.is_ok(), fault.is_empty(), "{fault}");
+        drop(sim);
+        let pids = std::fs::read_to_string(&children).unwrap();
+        assert!(!pids.trim().is_empty());
+        for pid in pids.split_whitespace() {
+            assert!(
+                !alive(pid),
+                "{fault}: the worker's child {pid} outlived the pool"
+            );
+        }
+    }
+}

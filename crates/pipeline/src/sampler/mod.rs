@@ -290,8 +290,8 @@ impl Calibration {
     fn threshold(&self, epsilon_abc: f64) -> Result<()> {
         if epsilon_abc >= self.clip {
             bail!(
-                "sampler.epsilon_abc = {epsilon_abc} must be below the distance's clipping \
-                 bound {}: every pair would pass",
+                "sampler.epsilon_abc = {epsilon_abc:?} must be below the distance's clipping \
+                 bound {:?}: every pair would pass",
                 self.clip
             );
         }
@@ -313,7 +313,7 @@ fn abc_key(e: dpinfer::abc::AbcError) -> crate::Error {
     };
     match e {
         InvalidParameter { name, value } => {
-            crate::error::err!("{} = {value} is invalid", key(name))
+            crate::error::err!("{} = {value:?} is invalid", key(name))
         }
         InvalidCount { name, value } => crate::error::err!("{} = {value} is invalid", key(name)),
         e => crate::error::err!("sampler: {e}"),
@@ -504,7 +504,7 @@ impl Chain {
 pub(crate) fn mcmc_err(e: dpinfer::mcmc::McmcError) -> crate::Error {
     let (name, value) = match &e {
         dpinfer::mcmc::McmcError::InvalidSize { name, value } => (*name, value.to_string()),
-        dpinfer::mcmc::McmcError::InvalidParameter { name, value } => (*name, value.to_string()),
+        dpinfer::mcmc::McmcError::InvalidParameter { name, value } => (*name, format!("{value:?}")),
         dpinfer::mcmc::McmcError::WrongLength { .. } => return crate::error::err!("sampler.{e}"),
         dpinfer::mcmc::McmcError::BudgetExhausted { allowed } => {
             return crate::error::err!(

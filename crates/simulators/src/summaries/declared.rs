@@ -160,7 +160,7 @@ impl fmt::Display for SummaryError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::InvalidSensitivity(v) => {
-                write!(f, "summary.sensitivity must be finite and > 0, got {v}")
+                write!(f, "summary.sensitivity must be finite and > 0, got {v:?}")
             }
             Self::NotScalar { row_dim } => write!(
                 f,
@@ -175,8 +175,8 @@ impl fmt::Display for SummaryError {
                 n,
             } => write!(
                 f,
-                "summary.sensitivity = {declared} is below the proven replace-one L2 \
-                 sensitivity {proven} of this summary over [{lo}, {hi}] with n = {n}: it \
+                "summary.sensitivity = {declared:?} is below the proven replace-one L2 \
+                 sensitivity {proven:?} of this summary over [{lo:?}, {hi:?}] with n = {n}: it \
                  would under-report ε; leave it out to use the proven value"
             ),
             Self::Length { got, expected } => write!(
