@@ -134,7 +134,23 @@ pub fn gaussian_sigma(
     match method {
         Method::Zcdp => {
             let rho = rho_for_approx(eps, delta)?;
-            sigma_from_mu(rho, k, d)
+            let mut s = sigma_from_mu(rho, k, d)?;
+            // Verified with the ρ a zCDP accountant composes (each step, the repetition, the
+            // sum and the total rounded up) and the Bun–Steinke conversion: where ε ≈ ρ
+            // (ε = 1e300) those four margins put the re-accounted ε 1.4e-14 relative above
+            // the budget. A few relative ulps of σ absorb them.
+            for _ in 0..64 {
+                let r = round_up(round_up(round_up(k * round_up(0.5 * (d / s) * (d / s)))));
+                if crate::convert::zcdp_to_approx_with(r, delta, ConversionRule::Classic)?.epsilon
+                    <= eps
+                {
+                    return Ok(s);
+                }
+                s = crate::error::finite("sigma overflow", round_up(s * (1.0 + 1e-13)))?;
+            }
+            Err(AccountantError::NumericalFailure {
+                what: "zcdp sigma verification",
+            })
         }
         Method::Pld => {
             let mu = max_pld_mu(eps, delta)?;

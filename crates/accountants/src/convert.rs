@@ -280,8 +280,11 @@ pub fn zcdp_to_approx_with(
             conversion: Conversion::BunSteinke,
         });
     }
-    // Near-optimal α for Bun–Steinke is 1 + √(ln(1/δ)/ρ); search ±12 e-folds around it.
-    let t0 = libm::log(libm::sqrt(-ln_delta / rho));
+    // Near-optimal α for Bun–Steinke is 1 + √(ln(1/δ)/ρ); search ±12 e-folds around it
+    // (the ratio capped at f64::MAX: for a subnormal ρ it overflows, and a search around +∞
+    // found nothing, so the reported ε jumped back up to Bun–Steinke's, above that of a
+    // larger ρ).
+    let t0 = libm::log(libm::sqrt((-ln_delta / rho).min(f64::MAX)));
     let f = |t: f64| {
         let am1 = libm::exp(t);
         let a = 1.0 + am1;
@@ -355,7 +358,7 @@ pub fn zcdp_to_delta_with(
         let a = 1.0 + am1;
         am1 * (a * rho - eps + libm::log1p(-1.0 / a)) - libm::log(a)
     };
-    let t0 = libm::log(((eps - rho) / (2.0 * rho)).max(1e-3));
+    let t0 = libm::log(((eps - rho) / (2.0 * rho)).clamp(1e-3, f64::MAX));
     let (t, cks) = golden_min(f, t0 - 12.0, t0 + 12.0);
     let (ln_d, conversion) = if cks.is_finite() && cks < bs {
         (

@@ -321,6 +321,12 @@ pub fn poisson_gaussian_rdp(
     if q >= 1.0 {
         return finite("gaussian rdp", round_up(a * inv2s2));
     }
+    if inv2s2 < TINY_GAUSSIAN_RDP {
+        // z > 7·10⁹⁹: `z²` (and `z₀`) leave the f64 range in the fractional series. The
+        // unsubsampled Gaussian `α/(2z²) < α·10⁻²⁰⁰` is a valid bound (subsampling never
+        // costs more) and is below any ε the conversions can resolve.
+        return Ok(round_up(a * (0.5 / z / z)));
+    }
     let ln_am1 = if a - libm::floor(a) <= 0.0 && a <= 1e7 {
         integer_log_a_minus_1(q, inv2s2, a)
     } else {
@@ -336,35 +342,32 @@ pub fn poisson_gaussian_rdp(
     Ok(round_up(eps.min(a * inv2s2)))
 }
 
-/// `ln(A_α − 1)` for integer α (all terms positive).
+/// Below this `1/(2z²)` the Poisson-subsampled Gaussian's RDP is reported as the plain
+/// Gaussian's (see [`poisson_gaussian_rdp`]).
+const TINY_GAUSSIAN_RDP: f64 = 1e-200;
+
+/// `ln(A_α − 1)` for integer α (all terms positive), by [`logsumexp_iter`] (max-shifted,
+/// one `exp` per term): a term that overflows to `+∞` (`k(k−1)/(2z²)` beyond f64 when `z`
+/// is tiny) makes the sum `+∞`, never NaN or "no terms" (issue 26: σ = 1e-200 summed
+/// `∞ − ∞` and came out as an empty sum, ε = 0).
 fn integer_log_a_minus_1(q: f64, inv2s2: f64, a: f64) -> f64 {
     let ln_q = libm::log(q);
     let ln_1mq = libm::log1p(-q);
     let mut ln_c = NeumaierSum::new(); // ln C(α, k), built incrementally
     ln_c.add(libm::log(a)); // k = 1
-    // Streaming log-sum-exp (max-shifted) with one `exp` per term.
-    let mut m = f64::NEG_INFINITY;
-    let mut s = 0.0_f64;
     let mut k = 2.0_f64;
-    while k <= a {
+    logsumexp_iter(core::iter::from_fn(|| {
+        if k > a {
+            return None;
+        }
         ln_c.add(libm::log((a - k + 1.0) / k));
         let x = k * (k - 1.0) * inv2s2;
         // ln(e^x − 1) = x + ln(1 − e^{−x}); the correction is below 2⁻⁶⁰ for x > 42.
         let lx = if x > 42.0 { x } else { ln_expm1(x) };
         let t = ln_c.sum() + k * ln_q + (a - k) * ln_1mq + lx;
-        if t <= m {
-            s += libm::exp(t - m);
-        } else {
-            s = s * libm::exp(m - t) + 1.0;
-            m = t;
-        }
         k += 1.0;
-    }
-    if s > 0.0 {
-        m + libm::log(s)
-    } else {
-        f64::NEG_INFINITY
-    }
+        Some(t)
+    }))
 }
 
 /// Relative convergence tolerance of the Euler-accelerated fractional tail (the result is
@@ -1009,7 +1012,14 @@ impl Notion for Rdp {
                         poisson_gaussian_rdp(q, sigma / sensitivity, alpha)
                     }
                     _ => match fold(&Pure, event, relation, depth + 1) {
-                        Ok(e) => pure_rdp(amplify_pure(q, e)?, alpha),
+                        // Never more than the event itself at this order (Rényi divergence is
+                        // jointly convex): exact at q = 1, and monotone in q up to it.
+                        Ok(e) => Ok(pure_rdp(amplify_pure(q, e)?, alpha)?.min(fold(
+                            self,
+                            event,
+                            relation,
+                            depth + 1,
+                        )?)),
                         Err(AccountantError::Unsupported { .. }) => Err(unsupported()),
                         Err(e) => Err(e),
                     },
@@ -1028,6 +1038,10 @@ impl Notion for Rdp {
                 } else {
                     q
                 };
+                if q >= 1.0 {
+                    // The whole dataset is the sample: the event itself, at the same order.
+                    return fold(self, event, relation, depth + 1);
+                }
                 // Integer orders directly; fractional orders by monotonicity of RDP in α.
                 let ai = libm::ceil(a).max(2.0);
                 if ai > 1e7 {
@@ -1038,9 +1052,13 @@ impl Notion for Rdp {
                 }
                 #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
                 let ai = ai as u64;
-                wor_rdp(q.min(1.0), ai, |j| {
+                let sampled = wor_rdp(q.min(1.0), ai, |j| {
                     fold(&Self { alpha: count_up(j) }, event, relation, depth + 1)
-                })
+                })?;
+                // Never more than the event itself at this (possibly fractional) order: the
+                // sampled pair is a mixture of replace-one pairs of the event (joint
+                // quasi-convexity of Rényi divergence).
+                Ok(sampled.min(fold(self, event, relation, depth + 1)?))
             }
             Event::DpBarker { batch, population } => {
                 ev.validate(relation)?;

@@ -845,3 +845,40 @@ fn names_are_the_librarys() {
         "{err}"
     );
 }
+
+#[test]
+fn a_subsampled_gaussian_with_tiny_sigma_is_never_free() {
+    // Issue 26: for σ ≲ 1e-154, 1/σ² overflows and the RDP curve of the Poisson-subsampled
+    // Gaussian came out as zeros: ε = 0.019490 (rdp), picked by `--accountant all` as the
+    // smallest bound, and composing it with a σ = 1 step gave the σ = 1 step's ε alone. The
+    // sampled record is revealed with probability q = 0.5 > δ: no finite ε holds.
+    for sigma in ["1e-200", "5e-324", "1e-154"] {
+        let ev = format!("gaussian:sigma={sigma},poisson=0.5");
+        for extra in [
+            &["--accountant", "rdp"][..],
+            &["--accountant", "all"][..],
+            &[][..],
+            &["--accountant", "all", "--event", "gaussian:sigma=1"][..],
+        ] {
+            let mut args = vec![
+                "account", "--json", "epsilon", "--delta", "1e-5", "--event", &ev,
+            ];
+            args.extend_from_slice(extra);
+            let o = dpinfer(&args, &root());
+            if o.status.success() {
+                // σ = 1e-154: the low orders are finite but astronomically large.
+                let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+                let e = v["epsilon"].as_f64().unwrap();
+                assert!(e > 1e300, "{args:?}: {}", show(&o));
+            } else {
+                assert_eq!(o.status.code(), Some(2), "{args:?}: {}", show(&o));
+                assert!(o.stdout.is_empty(), "{args:?}: {}", show(&o));
+                let err = String::from_utf8_lossy(&o.stderr);
+                assert!(
+                    err.contains("every RDP order is infinite"),
+                    "{args:?}: {err}"
+                );
+            }
+        }
+    }
+}
