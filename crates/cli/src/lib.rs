@@ -38,7 +38,7 @@ mod tests {
         assert_eq!(
             ours,
             format!(
-                "invalid config {}: privacy.delta must be in [0, 1), got 2",
+                "invalid config {}: privacy.delta must be in [0, 1), got 2.0",
                 path.display()
             )
         );
