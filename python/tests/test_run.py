@@ -351,13 +351,15 @@ def test_own_model_command_worker_from_python(tmp_path):
 
 
 def test_failing_worker_is_a_model_error(tmp_path):
-    """A command model whose worker dies raises ModelError (its details go to stderr)."""
+    """A command model whose worker dies raises ModelError, whose one message carries the
+    worker's own failure (the row, the attempts and its exit status)."""
     own = (OWN_MODEL / "gaussian-python.toml").read_text()
     dying = json.dumps([sys.executable, "-c", "import sys; sys.exit(3)"])
     own = own.replace('command = ["python3", "gaussian_worker.py"]', f"command = {dying}")
     assert dying in own
-    with pytest.raises(dpinfer.errors.ModelError, match="model failure"):
+    with pytest.raises(dpinfer.errors.ModelError, match="external simulator") as e:
         dpinfer.run(text=own, base_dir=OWN_MODEL, out=tmp_path / "out")
+    assert "exit status: 3" in str(e.value)
 
 
 def test_sharded_steps_equal_the_whole_run(tmp_path):
