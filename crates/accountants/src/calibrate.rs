@@ -134,44 +134,48 @@ pub fn gaussian_sigma(
     match method {
         Method::Zcdp => {
             let rho = rho_for_approx(eps, delta)?;
-            let mut s = sigma_from_mu(rho, k, d)?;
             // Verified with the ρ a zCDP accountant composes (each step, the repetition, the
             // sum and the total rounded up) and the Bun–Steinke conversion: where ε ≈ ρ
             // (ε = 1e300) those four margins put the re-accounted ε 1.4e-14 relative above
             // the budget. A few relative ulps of σ absorb them.
-            for _ in 0..64 {
+            nudge_up(sigma_from_mu(rho, k, d)?, "zcdp sigma verification", |s| {
                 let r = round_up(round_up(round_up(k * round_up(0.5 * (d / s) * (d / s)))));
-                if crate::convert::zcdp_to_approx_with(r, delta, ConversionRule::Classic)?.epsilon
-                    <= eps
-                {
-                    return Ok(s);
-                }
-                s = crate::error::finite("sigma overflow", round_up(s * (1.0 + 1e-13)))?;
-            }
-            Err(AccountantError::NumericalFailure {
-                what: "zcdp sigma verification",
+                Ok(
+                    crate::convert::zcdp_to_approx_with(r, delta, ConversionRule::Classic)?.epsilon
+                        <= eps,
+                )
             })
         }
         Method::Pld => {
             let mu = max_pld_mu(eps, delta)?;
-            let mut s = sigma_from_mu(mu, k, d)?;
             // Verified both ways: δ(ε) ≤ δ, and the PLD accountant's own ε(δ) inversion (which
             // rounds up) ≤ ε, so composing the returned σ never reports more than the budget.
             // A few relative ulps of σ absorb the inversion's rounding.
-            for _ in 0..64 {
+            nudge_up(sigma_from_mu(mu, k, d)?, "pld sigma verification", |s| {
                 let m = round_up(k * 0.5 * (d / s) * (d / s));
-                if delta_for_epsilon(m, eps)? <= delta && epsilon_for_delta(m, delta)? <= eps {
-                    return Ok(s);
-                }
-                s = crate::error::finite("sigma overflow", round_up(s * (1.0 + 1e-13)))?;
-            }
-            Err(AccountantError::NumericalFailure {
-                what: "pld sigma verification",
+                Ok(delta_for_epsilon(m, eps)? <= delta && epsilon_for_delta(m, delta)? <= eps)
             })
         }
         Method::Rdp => poisson_gaussian_sigma_rdp(eps, delta, steps, 1.0, &crate::DEFAULT_ORDERS)
             .map(|z| round_up(z * d)),
     }
+}
+
+/// The smallest of `s`, `s·(1 + 10⁻¹³)`, … (each rounded up; at most 64 steps) that `meets`
+/// the budget when re-accounted: the one verification loop of the zCDP and PLD σ
+/// calibrations, which absorbs the accountants' own upward roundings.
+fn nudge_up(
+    mut s: f64,
+    what: &'static str,
+    meets: impl Fn(f64) -> Result<bool, AccountantError>,
+) -> Result<f64, AccountantError> {
+    for _ in 0..64 {
+        if meets(s)? {
+            return Ok(s);
+        }
+        s = crate::error::finite("sigma overflow", round_up(s * (1.0 + 1e-13)))?;
+    }
+    Err(AccountantError::NumericalFailure { what })
 }
 
 fn sigma_from_mu(mu: f64, k: f64, d: f64) -> Result<f64, AccountantError> {
