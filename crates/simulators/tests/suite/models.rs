@@ -15,7 +15,7 @@
     clippy::needless_range_loop
 )]
 
-mod common;
+use crate::common;
 use common::*;
 
 use dpinfer_simulators::likelihood::{clip, clip_sum};

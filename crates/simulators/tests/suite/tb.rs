@@ -14,7 +14,7 @@
     clippy::panic
 )]
 
-mod common;
+use crate::common;
 use common::*;
 
 use dpinfer_simulators::models::tb::{

@@ -10,7 +10,7 @@
     clippy::panic
 )]
 
-mod common;
+use crate::common;
 use common::{Z2_1E6, ks_crit_1e6, ks_stat};
 
 use dpinfer_math::norm_cdf;

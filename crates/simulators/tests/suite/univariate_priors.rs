@@ -9,7 +9,7 @@
     clippy::panic
 )]
 
-mod common;
+use crate::common;
 use common::{ks_crit_1e6, ks_stat, mean_var};
 
 use dpinfer_math::{norm_cdf, norm_sf};
@@ -31,7 +31,7 @@ fn draws<P: Prior>(p: &P, n: usize, seed: u64) -> Vec<f64> {
 
 #[test]
 fn log_densities_match_mpmath() {
-    let text = include_str!("data/univariate_priors.txt");
+    let text = include_str!("../data/univariate_priors.txt");
     let mut n = 0;
     for line in text.lines() {
         let f: Vec<&str> = line.split_whitespace().collect();

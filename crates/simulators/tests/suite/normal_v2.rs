@@ -11,7 +11,7 @@
     clippy::float_cmp
 )]
 
-mod common;
+use crate::common;
 use common::*;
 
 use dpinfer_simulators::models::banana::{Banana, BananaSettings};

@@ -22,7 +22,7 @@ use rand_core::Rng;
 /// (`tests/data/stream_kat.py`).
 #[test]
 fn known_answers_match_independent_implementation() {
-    let text = include_str!("data/stream_kat.txt");
+    let text = include_str!("../data/stream_kat.txt");
     let mut lines = 0;
     for line in text.lines() {
         let mut it = line.split_whitespace().map(|s| s.parse::<u64>().unwrap());

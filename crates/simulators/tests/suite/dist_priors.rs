@@ -12,7 +12,7 @@
     clippy::panic
 )]
 
-mod common;
+use crate::common;
 use common::*;
 
 use dpinfer_simulators::dist;

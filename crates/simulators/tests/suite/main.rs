@@ -1,0 +1,20 @@
+//! The integration tests of `dpinfer-simulators`, one module per former test file, in one test
+//! binary: each integration-test binary links the whole dependency tree, so one binary per
+//! crate compiles and links once (issue 34). Run one file's tests with
+//! `cargo test -p dpinfer-simulators --test suite <module>::` (or `cargo nextest run -p
+//! dpinfer-simulators -E 'test(/^<module>::/)'`). Property-test regressions live in
+//! `tests/proptest-regressions/<module>.txt` (proptest's `SourceParallel` rule for a module
+//! next to `main.rs`).
+
+mod common;
+
+mod dist_priors;
+mod models;
+mod normal_v2;
+mod props;
+mod registry;
+mod stream;
+mod summaries;
+mod tb;
+mod univariate_priors;
+mod value_stability;
