@@ -468,6 +468,19 @@ def test_bad_arguments(tmp_path):
     assert not (tmp_path / "out").exists()
 
 
+def test_a_parquet_data_file_without_the_feature_says_how_to_enable_it(tmp_path):
+    """The wheel is built without the pipeline's `parquet` feature: a `.parquet` data file is
+    refused with one error naming the rebuild, and nothing is written. (CI's Rust tests build
+    the CLI with the feature, so this is where the feature-off path is checked.)"""
+    fixture = REPO / "crates" / "cli" / "tests" / "data" / "obs-snappy.parquet"
+    (tmp_path / "obs.parquet").write_bytes(fixture.read_bytes())
+    text = svt().replace("[distance]", '[data]\npath = "obs.parquet"\n\n[distance]')
+    with pytest.raises(DpinferError, match="built without Parquet support") as e:
+        dpinfer.run(text=text, base_dir=tmp_path, out=tmp_path / "out")
+    assert "--features parquet" in str(e.value)
+    assert not (tmp_path / "out").exists()
+
+
 def test_readme_example_runs(tmp_path, monkeypatch):
     """The "Config-driven runs" example of python/README.md, run as written (in a scratch
     working directory: it writes results/gaussian)."""

@@ -27,7 +27,7 @@ const REQUIREMENTS: &[&str] = &[
     "scipy",
     "dp-accounting==0.6.0",
     "dask[distributed]",
-    // the CLI's external-simulator workers (crates/cli/tests/external_python.rs)
+    // the CLI's external-simulator workers (crates/cli/tests/suite/external_python.rs)
     "pyarrow==26.0.1",
 ];
 /// Installed with `--no-deps` (opacus' package imports torch; its RDP analysis does not).
@@ -149,7 +149,9 @@ pub(crate) fn python() -> Res {
     // so nothing is compiled again in `cargo xtask ci`. (`cargo build -p dpinfer-cli`
     // compiled its 86 units a second time in the dev profile; even with `--profile test`,
     // `-p dpinfer-cli` alone resolves features differently and rebuilds 16 of them.)
-    Cmd::cargo(["test", "--workspace", "--locked", "--no-run"]).run()?;
+    Cmd::cargo(["test", "--workspace", "--locked", "--no-run"])
+        .args(crate::tasks::WORKSPACE_TEST_FEATURES)
+        .run()?;
     let cli = target_dir()
         .join("debug")
         .join(format!("dpinfer{}", std::env::consts::EXE_SUFFIX));

@@ -80,14 +80,23 @@ fn has_nextest() -> bool {
         .is_ok_and(|(ok, _, _)| ok)
 }
 
-/// `cargo xtask test`: the workspace tests (nextest when installed, else `cargo test`),
-/// doctests, then each core crate's tests without default features and with the largest
-/// no-std feature set.
 /// Proptest seed for CI runs, so a property test cannot fail by luck of the draw between two
 /// runs of the same tree (its 256 cases per property are still spread over all f64 classes).
 /// Set `PROPTEST_RNG_SEED` yourself to explore other cases.
 const PROPTEST_SEED: &str = "20261122";
 
+/// The features of the workspace test build, shared by every step that reuses it (nextest,
+/// the doctests, the `python` task's CLI): the CLI's optional Parquet reader is on, so its
+/// tests run in the one build instead of a second build of everything `parquet` changes
+/// (pipeline, CLI, ledger, workers and the image crates whose `flate2` features it unifies:
+/// 139 s on an idle 2-core machine). The feature-off path (a `.parquet` file refused with
+/// the rebuild command) is checked by the Python package's tests, whose wheel is built
+/// without it.
+pub(crate) const WORKSPACE_TEST_FEATURES: [&str; 2] = ["--features", "dpinfer-cli/parquet"];
+
+/// `cargo xtask test`: the workspace tests (nextest when installed, else `cargo test`) and
+/// doctests in one build ([`WORKSPACE_TEST_FEATURES`]), then each core crate's tests without
+/// default features and with the largest no-std feature set.
 pub(crate) fn test() -> Res {
     let packages = meta::metadata()?;
     let mut failures = Failures::default();
@@ -101,35 +110,24 @@ pub(crate) fn test() -> Res {
                 "--locked",
                 "--no-tests=warn",
             ])
+            .args(WORKSPACE_TEST_FEATURES)
             .env("PROPTEST_RNG_SEED", &seed)
             .run(),
         );
-        failures.check(Cmd::cargo(["test", "--workspace", "--locked", "--doc"]).run());
+        failures.check(
+            Cmd::cargo(["test", "--workspace", "--locked", "--doc"])
+                .args(WORKSPACE_TEST_FEATURES)
+                .run(),
+        );
     } else {
         eprintln!("xtask: cargo-nextest not installed, using cargo test");
         failures.check(
             Cmd::cargo(["test", "--workspace", "--locked"])
+                .args(WORKSPACE_TEST_FEATURES)
                 .env("PROPTEST_RNG_SEED", &seed)
                 .run(),
         );
     }
-    // The CLI's optional Parquet reader (feature `parquet`): its e2e test against pyarrow's
-    // files (the workspace run above builds the CLI without it). `--workspace` resolves the
-    // features of every other crate as the run above did, so only the units that `parquet`
-    // changes are compiled again (with `-p dpinfer-cli` alone: 50 units instead of 29).
-    failures.check(
-        Cmd::cargo([
-            "test",
-            "--workspace",
-            "--locked",
-            "--features",
-            "dpinfer-cli/parquet",
-            "--test",
-            "external",
-            "parquet",
-        ])
-        .run(),
-    );
     // Each core crate in each no-std configuration: build, and run unless the build is the
     // same as one already run (a crate's dev-dependency on itself with default features,
     // e.g. dpinfer-accountants', turns `std` back on for its tests: every configuration then

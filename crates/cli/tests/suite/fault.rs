@@ -10,7 +10,7 @@
     clippy::cast_sign_loss
 )]
 
-mod common;
+use crate::common;
 
 use common::{dpinfer, example, fresh_dir, set, show, write_config};
 use std::path::Path;

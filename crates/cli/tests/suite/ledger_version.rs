@@ -4,7 +4,7 @@
 //! naming the version, without drawing noise.
 #![allow(clippy::unwrap_used, clippy::std_instead_of_core)]
 
-mod common;
+use crate::common;
 
 use common::{dpinfer, example, fresh_dir, set, show, write_config};
 

@@ -3,7 +3,7 @@
 //! README, and σ calibration round trips.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use common::{dpinfer, root, show};
 

@@ -10,7 +10,7 @@
     clippy::panic
 )]
 
-mod common;
+use crate::common;
 
 use common::{dpinfer, dpinfer_env, example, fresh_dir, no_panic, set, show, write_config};
 use std::path::{Path, PathBuf};

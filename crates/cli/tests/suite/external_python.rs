@@ -13,7 +13,7 @@
     clippy::print_stderr
 )]
 
-mod common;
+use crate::common;
 use common::{dpinfer, fresh_dir, root, show, write_config};
 
 use std::path::{Path, PathBuf};

@@ -13,7 +13,7 @@
     clippy::std_instead_of_alloc
 )]
 
-mod common;
+use crate::common;
 
 use common::{dpinfer, example, fresh_dir, set, show};
 use proptest::prelude::*;

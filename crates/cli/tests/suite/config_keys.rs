@@ -3,7 +3,7 @@
 //! written; every example config still loads.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use common::{dpinfer, example, fresh_dir, set, show, write_config};
 

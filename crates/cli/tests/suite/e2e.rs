@@ -3,7 +3,7 @@
 //! plots.
 #![allow(clippy::unwrap_used, clippy::float_cmp)]
 
-mod common;
+use crate::common;
 
 use common::{assert_svg, dpinfer, example, fresh_dir, root, set, show, write_config};
 use std::path::Path;

@@ -3,7 +3,7 @@
 //! prior, and the summary's named quantile levels.
 #![allow(clippy::unwrap_used)]
 
-mod common;
+use crate::common;
 
 use common::{dpinfer, fresh_dir, show, write_config};
 

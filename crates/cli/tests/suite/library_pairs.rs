@@ -3,7 +3,7 @@
 //! sharding and the thread count.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::float_cmp)]
 
-mod common;
+use crate::common;
 
 use common::{dpinfer, fresh_dir, show};
 use dpinfer::abc::pairs::PublicPairs;

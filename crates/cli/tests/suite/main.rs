@@ -1,0 +1,21 @@
+//! The integration tests of the `dpinfer` CLI, one module per former test file, in one test
+//! binary: each integration-test binary links the whole dependency tree, so one binary
+//! compiles and links once (issue 34). Run one file's tests with
+//! `cargo test -p dpinfer-cli --test suite <module>::` (or `cargo nextest run -p dpinfer-cli -E
+//! 'test(/^<module>::/)'`). `tests/external.rs` stays a binary of its own: CI builds it a second
+//! time with the `parquet` feature, and that build should not recompile the other modules.
+
+#[path = "../common/mod.rs"]
+mod common;
+
+mod account;
+mod config_keys;
+mod e2e;
+mod external_python;
+mod fault;
+mod fuzz;
+mod ledger_version;
+mod library_pairs;
+mod robust;
+mod stream_version;
+mod warnings;
