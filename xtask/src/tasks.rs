@@ -344,6 +344,8 @@ pub(crate) fn bench_build() -> Res {
         "bench",
         "--no-run",
         "--locked",
+        "--profile",
+        "ci-bench",
         "--manifest-path",
         "tests/benches/Cargo.toml",
     ])
