@@ -1,5 +1,5 @@
 //! External simulators (`[model] kind = "command"`) from the command line, with the compiled
-//! reference worker `examples/worker_gaussian.rs` (no Python needed): shard tables independent
+//! reference worker `examples/reference_worker.rs` (no Python needed): shard tables independent
 //! of worker count and batch size, a fault's message on stderr, config errors, declared
 //! priors, data files and summaries. The pool itself (every fault, retries, the reject marker)
 //! is tested in `dpinfer-workers`.
@@ -23,11 +23,11 @@ fn worker() -> PathBuf {
     let dir = exe.parent().and_then(Path::parent).unwrap();
     let p = dir
         .join("examples")
-        .join(format!("worker_gaussian{}", std::env::consts::EXE_SUFFIX));
+        .join(format!("reference_worker{}", std::env::consts::EXE_SUFFIX));
     assert!(
         p.exists(),
         "{} is missing: run `cargo test -p dpinfer-cli` (which builds the examples) or \
-         `cargo build -p dpinfer-cli --example worker_gaussian` first",
+         `cargo build -p dpinfer-cli --example reference_worker` first",
         p.display()
     );
     p

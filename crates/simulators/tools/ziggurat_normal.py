@@ -5,7 +5,7 @@ constants R = 3.6541528853610088, V = 0.00492867323399), the stream-version-2 no
 
 The tables are built exactly as the Rand project's `ziggurat_tables.py` builds the tables of
 `rand_distr::StandardNormal` (double arithmetic, each value printed with 18 decimals), so our
-draws equal rand_distr 0.6's on the same 64-bit stream (tests/normal_v2.rs checks 10^6 draws;
+draws equal rand_distr 0.6's on the same 64-bit stream (tests/suite/normal_v2.rs checks 10^6 draws;
 tail draws may differ in the last bits, as we take ln from libm and rand_distr from the
 platform). Python's `math.exp` here is the platform's,
 and Rand's published table has one entry (F[94]) one ulp away from what glibc gives; this

@@ -166,7 +166,7 @@ impl<const P: usize> LinearRegression<P> {
     /// **replace-one** neighbours (n public): the paper's `Δ₁ = (P² + 3P + 3)/n` (Xiong et al.
     /// §4.2), rounded up. Every entry of s̃ is a mean over subjects of a product of values in
     /// [−1, 1], so replacing one subject moves s̃ by `(f(r′) − f(r))/n`; for P = 2 the largest
-    /// `‖f(r′) − f(r)‖₁` is 9.375 (numerical maximisation; `tests/models.rs` searches
+    /// `‖f(r′) − f(r)‖₁` is 9.375 (numerical maximisation; `tests/suite/models.rs` searches
     /// adversarially and checks the bound and that it is not vacuous), below the paper's 13.
     ///
     /// # Errors
