@@ -66,12 +66,10 @@ export function loadSync(bytes) {
   return new Accountants(new WebAssembly.Instance(module, {}));
 }
 
+// One event string is a list of one; anything else goes to the module as is (which says
+// what is wrong with it).
 function events(list) {
-  if (typeof list === "string") return [list];
-  if (!Array.isArray(list)) {
-    throw new DpinferError("InvalidRequest", "events must be an event string or an array of them");
-  }
-  return list;
+  return typeof list === "string" ? [list] : list;
 }
 
 /** The accountants, bound to one instance of the module (see index.d.ts for the types). */
@@ -104,29 +102,33 @@ export class Accountants {
 
   /** The raw protocol: one request object → the `ok` value, or throws a DpinferError. */
   call(request) {
-    if (this.#broken !== null) {
-      throw new DpinferError("Trap", `the module trapped earlier (${this.#broken}); load it again`);
-    }
-    const input = encoder.encode(JSON.stringify(request, replacer));
-    const ex = this.#exports;
-    let text;
-    try {
-      const ptr = ex.dpinfer_alloc(input.length);
-      if (ptr === 0) throw new DpinferError("OutOfMemory", "the module could not allocate the request");
-      new Uint8Array(ex.memory.buffer, ptr, input.length).set(input);
-      const len = ex.dpinfer_call(ptr, input.length);
-      text = decoder.decode(new Uint8Array(ex.memory.buffer, ex.dpinfer_result(), len));
-    } catch (e) {
-      if (e instanceof DpinferError) throw e;
-      this.#broken = String(e && e.message ? e.message : e);
-      throw new DpinferError("Trap", `the module trapped: ${this.#broken}`);
-    }
-    const response = JSON.parse(text, reviver);
+    const response = JSON.parse(this.callJson(JSON.stringify(request, replacer)), reviver);
     if (response.error) {
       const { kind, message, details } = response.error;
       throw new DpinferError(kind, message, details);
     }
     return response.ok;
+  }
+
+  /** The raw protocol as text: a JSON request → the JSON response `{"ok": …}` or
+   * `{"error": {kind, message}}`. Throws only if the module trapped. */
+  callJson(text) {
+    if (this.#broken !== null) {
+      throw new DpinferError("Trap", `the module trapped earlier (${this.#broken}); load it again`);
+    }
+    const input = encoder.encode(String(text));
+    const ex = this.#exports;
+    try {
+      const ptr = ex.dpinfer_alloc(input.length);
+      if (ptr === 0) throw new DpinferError("OutOfMemory", "the module could not allocate the request");
+      new Uint8Array(ex.memory.buffer, ptr, input.length).set(input);
+      const len = ex.dpinfer_call(ptr, input.length);
+      return decoder.decode(new Uint8Array(ex.memory.buffer, ex.dpinfer_result(), len));
+    } catch (e) {
+      if (e instanceof DpinferError) throw e;
+      this.#broken = String(e && e.message ? e.message : e);
+      throw new DpinferError("Trap", `the module trapped: ${this.#broken}`);
+    }
   }
 
   /** The crate version of the module. */
@@ -156,9 +158,10 @@ export class Accountants {
     return this.call({ op: "delta", events: events(eventList), epsilon, accountant, relation, rule });
   }
 
-  /** A composition to add events to and query (stateless: each query composes afresh). */
+  /** A composition of events (each a grammar string or an `[event, count]` pair) to add to
+   * and query (stateless: each query composes afresh). */
   compose(...initial) {
-    return new Composition(this, initial.flatMap(events));
+    return new Composition(this, initial);
   }
 
   /** The smallest Gaussian σ for `steps` releases within (epsilon, delta). */
@@ -203,9 +206,10 @@ export class Composition {
     this.#events = list.slice();
   }
 
-  /** Adds events (strings of the grammar, with their own `count=`). Returns `this`. */
+  /** Adds events (strings of the grammar with their own `count=`, or `[event, count]`
+   * pairs). Returns `this`. */
   add(...more) {
-    this.#events.push(...more.flatMap(events));
+    this.#events.push(...more);
     return this;
   }
 
