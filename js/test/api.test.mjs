@@ -263,3 +263,23 @@ test("package: version in step with the crate; index.d.ts declares every export"
     }
   }
 });
+
+test("the README's example runs as written", async () => {
+  const { mkdtemp, writeFile, rm } = await import("node:fs/promises");
+  const { tmpdir } = await import("node:os");
+  const { join } = await import("node:path");
+  const { pathToFileURL } = await import("node:url");
+  const readme = await readFile(new URL("../README.md", import.meta.url), "utf8");
+  const block = readme.match(/```js\n([\s\S]*?)```/)[1];
+  assert.match(block, /from "@dpinfer\/accountants"/);
+  const index = new URL("../index.js", import.meta.url).href;
+  const code = block.replace('"@dpinfer/accountants"', JSON.stringify(index));
+  const dir = await mkdtemp(join(tmpdir(), "dpinfer-readme-"));
+  try {
+    const file = join(dir, "example.mjs");
+    await writeFile(file, code);
+    await import(pathToFileURL(file).href);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
