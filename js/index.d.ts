@@ -115,6 +115,38 @@ export interface Sigma {
   description: string;
 }
 
+export interface MaxStepsOptions {
+  /** `"penalty"` (noise sd τ·n^a·2c), `"hmc"` or `"barker"`. */
+  sampler: "penalty" | "hmc" | "barker";
+  epsilon: number;
+  delta: number;
+  /** Number of rows. */
+  n: number | bigint;
+  /** Penalty: noise multiplier τ; HMC: τ_l. */
+  tau?: number;
+  /** HMC: gradient noise multiplier τ_g. */
+  tauG?: number;
+  /** Penalty: exponent of n (default 0.5). */
+  a?: number;
+  /** HMC: leapfrog steps (default 10). */
+  leapfrog?: number | bigint;
+  /** Barker: minibatch size. */
+  batch?: number | bigint;
+  /** Barker: largest RDP order tried (default 256). */
+  maxOrder?: number | bigint;
+  /** Penalty and HMC: `"pld"` (default) or `"zcdp"`; Barker is always RDP. */
+  method?: "pld" | "zcdp";
+  rule?: Rule;
+}
+
+export interface MaxSteps {
+  sampler: "penalty" | "hmc" | "barker";
+  /** The largest number of iterations within the budget. */
+  steps: number;
+  /** Barker: the RDP order that allows them. */
+  rdp_order: number | null;
+}
+
 /** A privacy claim as a value: store it, publish it, verify it with `verifyClaim`. */
 export interface ClaimJson {
   relation: "add_remove" | "replace_one";
@@ -205,6 +237,8 @@ export class Accountants {
   delta(events: EventInput | EventInput[], options: QueryOptions & { epsilon: number }): Report | BestReport;
   compose(...events: EventInput[]): Composition;
   sigma(options: SigmaOptions): Sigma;
+  /** The iteration budget of a private MCMC sampler (replace-one neighbours). */
+  maxSteps(options: MaxStepsOptions): MaxSteps;
   /** A claim for the composed events at `delta` (default accountant `"pld"`). */
   claim(
     events: EventInput | EventInput[],

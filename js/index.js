@@ -170,6 +170,15 @@ export class Accountants {
     return this.call({ op: "sigma", epsilon, delta, steps, sensitivity, poisson, method, rule });
   }
 
+  /** The largest number of iterations of a private MCMC sampler (DP penalty, DP HMC,
+   * DP Barker) on `n` rows within (epsilon, delta), as `dpinfer account max-steps`. */
+  maxSteps(options) {
+    const { sampler, epsilon, delta, n, tau, tauG, a, leapfrog, batch, maxOrder, method, rule } = options ?? {};
+    return this.call({
+      op: "max_steps", sampler, epsilon, delta, n, tau, tau_g: tauG, a, leapfrog, batch, max_order: maxOrder, method, rule,
+    });
+  }
+
   /** A privacy claim (a value to store and publish) for the composed events at `delta`. */
   claim(eventList, options = {}) {
     const { delta, accountant, relation, rule } = options;

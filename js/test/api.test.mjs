@@ -102,6 +102,8 @@ test("no NaN ever: special values in every numeric field give a typed error or a
       () => dp.sigma({ epsilon: 1, delta: 1e-5, steps: 10, sensitivity: x, method: "zcdp" }),
       // (q = 5e-324 is left out here: the RDP σ search takes seconds for a subnormal q.)
       () => (x === 5e-324 ? 0 : dp.sigma({ epsilon: 3, delta: 1e-5, steps: 100, poisson: x })),
+      () => dp.maxSteps({ sampler: "penalty", tau: x, epsilon: 6, delta: 1e-6, n: 1000 }),
+      () => dp.maxSteps({ sampler: "barker", batch: 100, epsilon: x, delta: 1e-6, n: 1000 }),
       () => dp.claim(["pure:eps=0.5"], { delta: x, accountant: "pure" }),
       () => dp.budgetFilter({ epsilon: x, delta: 1e-6, accountant: "zcdp" }).status(),
     ];

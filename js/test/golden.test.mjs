@@ -38,6 +38,7 @@ const API = {
   epsilon: (dp, q) => dp.epsilon(q.events, q),
   delta: (dp, q) => dp.delta(q.events, q),
   sigma: (dp, q) => dp.sigma(q),
+  max_steps: (dp, q) => dp.maxSteps({ ...q, tauG: q.tau_g, maxOrder: q.max_order }),
   claim: (dp, q) => dp.claim(q.events, q),
   verify_claim: (dp, q) => dp.verifyClaim(q.claim),
 };

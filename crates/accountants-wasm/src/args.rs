@@ -94,6 +94,11 @@ pub(crate) fn count(obj: &Obj, key: &str) -> Result<u64, Failure> {
     field(obj, key).map_or_else(|| Err(missing(key)), |v| to_count(key, v))
 }
 
+/// An optional non-negative integer.
+pub(crate) fn opt_count(obj: &Obj, key: &str) -> Result<Option<u64>, Failure> {
+    field(obj, key).map(|v| to_count(key, v)).transpose()
+}
+
 /// A name parsed by the accountants' `FromStr` (relation, accountant, rule, method), or
 /// `default` when absent.
 pub(crate) fn name<T: FromStr<Err = ParseNameError>>(
@@ -111,6 +116,16 @@ pub(crate) fn name<T: FromStr<Err = ParseNameError>>(
             shown(v)
         ))),
     }
+}
+
+/// A required name parsed by the accountants' `FromStr`.
+pub(crate) fn required_name<T: FromStr<Err = ParseNameError>>(
+    obj: &Obj,
+    key: &str,
+) -> Result<T, Failure> {
+    let text = string(obj, key)?;
+    text.parse::<T>()
+        .map_err(|e| Failure::from(e).context(&format!("`{key}`")))
 }
 
 /// The neighbouring relation (`relation`, default add/remove).

@@ -82,6 +82,7 @@ impl Session {
             "epsilon" => ops::query(req, ops::Ask::Epsilon),
             "delta" => ops::query(req, ops::Ask::Delta),
             "sigma" => ops::sigma(req),
+            "max_steps" => ops::max_steps(req),
             "claim" => ops::claim(req),
             "verify_claim" => ops::verify_claim(req),
             "filter_new" => {
@@ -113,8 +114,8 @@ impl Session {
                 Ok(Value::Bool(self.filters.remove(&id).is_some()))
             }
             other => Err(Failure::request(alloc::format!(
-                "unknown op {other:?} (version, syntax, parse, epsilon, delta, sigma, claim, \
-                 verify_claim, filter_new, filter_charge, filter_status, filter_free)"
+                "unknown op {other:?} (version, syntax, parse, epsilon, delta, sigma, max_steps, \
+                 claim, verify_claim, filter_new, filter_charge, filter_status, filter_free)"
             ))),
         }
     }

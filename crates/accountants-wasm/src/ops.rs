@@ -3,7 +3,7 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 
-use dpinfer_accountants::calibrate::{Method, SigmaRequest};
+use dpinfer_accountants::calibrate::{MaxStepsRequest, Method, Sampler, SigmaRequest};
 use dpinfer_accountants::{
     AccountantError, AccountantKind, Claim, ConversionRule, EventSpec, Query, Report, Sampling,
 };
@@ -186,6 +186,46 @@ pub(crate) fn sigma(req: &Obj) -> Result<Value, Failure> {
         },
     );
     m.insert("description".into(), Value::from(s.to_string()));
+    Ok(Value::Object(m))
+}
+
+/// `max_steps`: the largest number of iterations of a private MCMC sampler on `n` rows
+/// within (`epsilon`, `delta`) (as `dpinfer account max-steps`; replace-one neighbours).
+pub(crate) fn max_steps(req: &Obj) -> Result<Value, Failure> {
+    let sampler: Sampler = args::required_name(req, "sampler")?;
+    let method = args::name(req, "method", MaxStepsRequest::DEFAULT_METHOD)?;
+    let request = match sampler {
+        Sampler::Penalty => MaxStepsRequest::Penalty {
+            tau: args::real(req, "tau")?,
+            a: args::opt_real(req, "a")?.unwrap_or(MaxStepsRequest::DEFAULT_A),
+            method,
+        },
+        Sampler::Hmc => MaxStepsRequest::Hmc {
+            tau_l: args::real(req, "tau")?,
+            tau_g: args::real(req, "tau_g")?,
+            leapfrog: args::opt_count(req, "leapfrog")?
+                .unwrap_or(MaxStepsRequest::DEFAULT_LEAPFROG),
+            method,
+        },
+        Sampler::Barker => MaxStepsRequest::Barker {
+            batch: args::count(req, "batch")?,
+            max_order: args::opt_count(req, "max_order")?
+                .unwrap_or(MaxStepsRequest::DEFAULT_MAX_ORDER),
+        },
+    };
+    let found = request.max_steps(
+        args::real(req, "epsilon")?,
+        args::real(req, "delta")?,
+        args::count(req, "n")?,
+        args::name(req, "rule", ConversionRule::Tightest)?,
+    )?;
+    let mut m = Map::new();
+    m.insert("sampler".into(), Value::from(sampler.name()));
+    m.insert("steps".into(), Value::from(found.steps));
+    m.insert(
+        "rdp_order".into(),
+        found.rdp_order.map_or(Value::Null, Value::from),
+    );
     Ok(Value::Object(m))
 }
 
