@@ -285,3 +285,25 @@ test("the README's example runs as written", async () => {
     await rm(dir, { recursive: true, force: true });
   }
 });
+
+test("a trap in the module becomes a DpinferError, and the instance refuses further calls", () => {
+  const memory = new WebAssembly.Memory({ initial: 1 });
+  let calls = 0;
+  const fake = {
+    exports: {
+      memory,
+      dpinfer_alloc: () => 8,
+      dpinfer_call: () => {
+        calls += 1;
+        throw new WebAssembly.RuntimeError("unreachable");
+      },
+      dpinfer_result: () => 0,
+    },
+  };
+  const broken = new Accountants(fake);
+  throwsKind(() => broken.epsilon(DP_SGD, { delta: 1e-5 }), "Trap", /unreachable/);
+  throwsKind(() => broken.call({ op: "version" }), "Trap", /trapped earlier/);
+  assert.equal(calls, 1);
+  const full = new Accountants({ exports: { ...fake.exports, dpinfer_alloc: () => 0 } });
+  throwsKind(() => full.call({ op: "version" }), "OutOfMemory");
+});
