@@ -208,9 +208,9 @@ export class BudgetFilter {
   status(): FilterStatus;
   spent(): Report;
   remaining(): number;
-  /** Frees the filter now (it is also freed when garbage-collected). */
+  /** Frees the filter now (it is also freed when garbage-collected, and by `using` where the
+   * runtime has `Symbol.dispose`; not typed here, to keep TypeScript < 5.2 working). */
   free(): void;
-  [Symbol.dispose](): void;
 }
 
 /** Events composed so far; each query composes them afresh. */

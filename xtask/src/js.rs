@@ -3,7 +3,9 @@
 //! Builds the package's wasm module (`js/wasm`, the export layer over
 //! `crates/accountants-wasm`) for wasm32 with the cross toolchain of `nostd` (Debian's rustc,
 //! `-Zbuild-std=core,alloc`, `target/cross`), copies it into `js/`, runs the package's tests
-//! with `node --test` (no npm dependencies) and prints the module's size, raw and gzipped.
+//! with `node --test` (no npm dependencies), type-checks `index.d.ts` with Debian's `tsc`
+//! (package `node-typescript`, installed like `nodejs` when missing) and prints the module's
+//! size, raw and gzipped.
 //! No optimiser or binding generator is needed: the module is as cargo and `wasm-ld` leave it.
 
 use crate::cross::{CROSS_DIR, Cross, ensure_apt_packages};
@@ -17,6 +19,9 @@ const BUILT: &str = "dpinfer_accountants_wasm_module.wasm";
 
 /// The module's name inside the package (`index.js` loads it from next to itself).
 const PACKAGED: &str = "js/dpinfer_accountants.wasm";
+
+/// The type test of `index.d.ts` (compiled by `tsc`, never run).
+const TYPE_TEST: &str = "js/test/types.ts";
 
 /// The size budget of the gzipped module (issue 30: ≤ 300 KB).
 const GZIP_BUDGET: u64 = 300 * 1024;
@@ -52,6 +57,25 @@ pub(crate) fn js() -> Res {
         return Err("no tests found in js/test (*.test.mjs)".to_owned());
     }
     Cmd::new("node").args(["--test"]).args(&tests).run()?;
+    // index.d.ts against a typed use of the whole API (Debian's TypeScript: no npm).
+    if !on_path("tsc") {
+        ensure_apt_packages(&["node-typescript"], "tsc (type-checks js/index.d.ts)")?;
+    }
+    Cmd::new("tsc")
+        .args([
+            "--noEmit",
+            "--strict",
+            "--module",
+            "es2022",
+            "--moduleResolution",
+            "node",
+            "--target",
+            "es2022",
+            "--lib",
+            "es2022,dom",
+            TYPE_TEST,
+        ])
+        .run()?;
     let raw = std::fs::metadata(&packaged)
         .map_err(|e| format!("cannot stat {}: {e}", packaged.display()))?
         .len();
