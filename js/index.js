@@ -43,7 +43,9 @@ async function wasmBytes(source) {
   const url = source === undefined ? new URL(WASM_FILE, import.meta.url) : source;
   if (isNode()) {
     const { readFile } = await import("node:fs/promises");
-    return readFile(url instanceof URL ? url : new URL(String(url), `file://${process.cwd()}/`));
+    const { pathToFileURL } = await import("node:url");
+    const text = String(url);
+    return readFile(url instanceof URL ? url : text.startsWith("file:") ? new URL(text) : pathToFileURL(text));
   }
   const res = await fetch(url);
   if (!res.ok) throw new DpinferError("Load", `cannot fetch ${url}: HTTP ${res.status}`);

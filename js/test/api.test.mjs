@@ -243,8 +243,13 @@ test("loading: loadSync from bytes; a foreign module is refused", async () => {
   );
   const empty = new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]); // a valid, empty module
   assert.throws(() => loadSync(empty), (e) => e instanceof DpinferError && e.kind === "Load");
-  const fromPath = await load(new URL("../dpinfer_accountants.wasm", import.meta.url));
-  assert.equal(fromPath.version, dp.version);
+  const fromUrl = await load(new URL("../dpinfer_accountants.wasm", import.meta.url));
+  assert.equal(fromUrl.version, dp.version);
+  const { fileURLToPath } = await import("node:url");
+  const path = fileURLToPath(new URL("../dpinfer_accountants.wasm", import.meta.url));
+  assert.equal((await load(path)).version, dp.version);
+  assert.equal((await load(new URL("../dpinfer_accountants.wasm", import.meta.url).href)).version, dp.version);
+  assert.equal((await load(new WebAssembly.Module(bytes))).version, dp.version);
 });
 
 test("package: version in step with the crate; index.d.ts declares every export", async () => {
