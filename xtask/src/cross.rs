@@ -19,7 +19,7 @@ pub(crate) const TARGETS: &[&str] = &["thumbv7em-none-eabihf", "wasm32-unknown-u
 /// The cross builds' target directory under `target/`, one for both targets: cargo keeps
 /// each target's artifacts in `<dir>/<triple>/`, and the host units both need (build
 /// scripts, proc macros such as `serde_derive`) are compiled once.
-const CROSS_DIR: &str = "cross";
+pub(crate) const CROSS_DIR: &str = "cross";
 
 /// The smoke crate's manifest, relative to the root.
 const SMOKE_MANIFEST: &str = "tests/no-std-smoke/Cargo.toml";
@@ -120,7 +120,7 @@ impl Cross {
     }
 
     /// A cargo command for `target` with the cross environment set.
-    fn cargo(&self, target: &str, args: &[&str]) -> Cmd {
+    pub(crate) fn cargo(&self, target: &str, args: &[&str]) -> Cmd {
         let target_dir = target_dir().join(CROSS_DIR);
         Cmd::new(&self.cargo)
             .env("RUSTC_BOOTSTRAP", "1")

@@ -8,6 +8,7 @@
 #![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
 mod cross;
+mod js;
 mod json;
 mod meta;
 mod python;
@@ -52,6 +53,11 @@ const TASKS: &[Task] = &[
         "wasm-smoke",
         "tests/no-std-smoke verify() under node",
         cross::wasm_smoke,
+    ),
+    (
+        "js",
+        "JS/TS package js/: wasm module, node --test, size",
+        js::js,
     ),
     (
         "msrv",
