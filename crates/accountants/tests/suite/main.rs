@@ -6,6 +6,7 @@
 //! `SourceParallel` rule for a module next to `main.rs`).
 
 mod behaviour;
+mod calibration_edges;
 mod claim;
 mod conversions;
 mod dp_barker;
