@@ -144,6 +144,13 @@ pub enum EventBuf {
         /// Dataset size `n`.
         population: u64,
     },
+    /// [`Event::RandomizedResponse`].
+    RandomizedResponse {
+        /// Noise parameter `p ∈ (0, 1]`.
+        noise: f64,
+        /// Number of buckets `k ≥ 1`.
+        buckets: u64,
+    },
 }
 
 impl From<&Event<'_>> for EventBuf {
@@ -201,6 +208,9 @@ impl From<&Event<'_>> for EventBuf {
                 Self::DiscreteGaussian { sigma, sensitivity }
             }
             Event::DpBarker { batch, population } => Self::DpBarker { batch, population },
+            Event::RandomizedResponse { noise, buckets } => {
+                Self::RandomizedResponse { noise, buckets }
+            }
         }
     }
 }
@@ -349,6 +359,10 @@ fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Even
             EventBuf::DpBarker { batch, population } => Event::DpBarker {
                 batch: *batch,
                 population: *population,
+            },
+            EventBuf::RandomizedResponse { noise, buckets } => Event::RandomizedResponse {
+                noise: *noise,
+                buckets: *buckets,
             },
         };
         built.push(e);

@@ -289,6 +289,71 @@ fn ln_expm1(x: f64) -> f64 {
     }
 }
 
+/// `ln(k(1 − p)/p)` and `ε = ln(1 + k(1 − p)/p)` of k-ary randomized response, unrounded
+/// (`p ∈ (0, 1)`, `k ≥ 2`); `x = k(1 − p)/p` may overflow, its logarithm does not.
+fn randomized_response_loss(noise: f64, buckets: u64) -> f64 {
+    let x = count_up(buckets) * (1.0 - noise) / noise;
+    if x.is_finite() {
+        libm::log1p(x)
+    } else {
+        // x > 1.8e308: ln(1 + x) = ln x to far below an ulp.
+        libm::log(count_up(buckets)) + libm::log1p(-noise) - libm::log(noise)
+    }
+}
+
+/// Pure ε of k-ary randomized response ([`Event::RandomizedResponse`]) with noise parameter
+/// `p` over `k` buckets: `ln(1 + k(1 − p)/p)`, the log-ratio of `1 − p + p/k` to `p/k`
+/// (exact: the two output laws of a changed record attain it), rounded up; 0 for `k = 1`
+/// or `p = 1`.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] unless `p ∈ (0, 1]`;
+/// [`AccountantError::InvalidCount`] for `k = 0`.
+pub fn randomized_response_epsilon(noise: f64, buckets: u64) -> Result<f64, AccountantError> {
+    crate::event::check_randomized_response(noise, buckets)?;
+    if buckets == 1 || noise >= 1.0 {
+        return Ok(0.0);
+    }
+    finite(
+        "randomized response epsilon",
+        round_up(randomized_response_loss(noise, buckets)),
+    )
+}
+
+/// RDP at order α of k-ary randomized response under replace-one: the Rényi divergence of
+/// the output laws `(a, b, b, …)` and `(b, a, b, …)`, `a = 1 − p + p/k`, `b = p/k`
+/// (`dp_accounting`'s `_randomized_response_rdp_replace_one`):
+/// `D_α = ln(b·e^{αL} + a·e^{−αL} + (k − 2)b)/(α − 1)` with `L = ln(a/b)`. Evaluated as
+/// `log1p(b·expm1((α−1)L)·e^{−(α−1)L}·expm1(αL))/(α − 1)` — the sum minus 1 factored into
+/// positive terms (no cancellation as α → 1 or p → 1), in log space (no overflow) — and
+/// capped by ε (RDP ≤ max divergence), rounded up.
+///
+/// # Errors
+/// As [`randomized_response_epsilon`], and [`AccountantError::InvalidParameter`] for
+/// `α ≤ 1` or non-finite α.
+pub fn randomized_response_rdp(
+    noise: f64,
+    buckets: u64,
+    alpha: f64,
+) -> Result<f64, AccountantError> {
+    let eps = randomized_response_epsilon(noise, buckets)?;
+    let a = order(alpha)?;
+    if eps == 0.0 {
+        return Ok(0.0);
+    }
+    let l = randomized_response_loss(noise, buckets);
+    let u = (a - 1.0) * l;
+    let ln_b = libm::log(noise) - libm::log(count_up(buckets));
+    let ln_sum_m1 = ln_b + ln_expm1(u) - u + ln_expm1(a * l);
+    if ln_sum_m1.is_nan() {
+        return Err(AccountantError::NumericalFailure {
+            what: "randomized response rdp",
+        });
+    }
+    let d = softplus(ln_sum_m1) / (a - 1.0);
+    finite("randomized response rdp", round_up(d.min(eps)))
+}
+
 /// RDP at order α of the Poisson-subsampled Gaussian mechanism (rate q, noise multiplier
 /// `z = σ/Δ`) under add/remove, Mironov–Talwar–Zhang 2019:
 /// `ε(α) = ln(A_α)/(α − 1)` with `A_α = E_{x∼N(0,z²)}[(1 − q + q·e^{(2x−1)/(2z²)})^α]`.
@@ -842,6 +907,10 @@ impl Notion for Pure {
                 Ok(0.0)
             }
             Event::DpBarker { .. } => refuse(ev, relation, "pure DP"),
+            Event::RandomizedResponse { noise, buckets } => {
+                ev.validate(relation)?;
+                randomized_response_epsilon(noise, buckets)
+            }
             _ => Err(AccountantError::Unsupported {
                 event: ev.name(),
                 accountant: "pure DP",
@@ -1063,6 +1132,10 @@ impl Notion for Rdp {
             Event::DpBarker { batch, population } => {
                 ev.validate(relation)?;
                 dp_barker_step_rdp(batch, population, alpha)
+            }
+            Event::RandomizedResponse { noise, buckets } => {
+                ev.validate(relation)?;
+                randomized_response_rdp(noise, buckets, alpha)
             }
             _ => Err(unsupported()),
         }

@@ -189,6 +189,22 @@ pub enum Event<'a> {
         /// Dataset size `n`.
         population: u64,
     },
+    /// k-ary randomized response (Warner 1965; `dp_accounting`'s
+    /// `RandomizedResponseDpEvent`): one record's value, one of `k` buckets, is reported as
+    /// is with probability `1 − p` and as a uniformly random bucket with probability `p`.
+    /// Replace-one relation only (the record's value changes; `dp_accounting` refuses
+    /// add/remove too). Changing `x` to `x'` gives the output laws
+    /// `(1 − p + p/k, p/k, p/k, …)` and `(p/k, 1 − p + p/k, p/k, …)`, so the mechanism is
+    /// exactly `ε = ln(1 + k(1 − p)/p)`-DP; its RDP is the Rényi divergence of that pair
+    /// ([`crate::curves::randomized_response_rdp`]) and its numerical PLD the pair's loss
+    /// `±ε` with mass `(k − 2)p/k` at loss 0. `k = 1` or `p = 1` release nothing.
+    RandomizedResponse {
+        /// Noise parameter `p ∈ (0, 1]`: the probability of a uniformly random report
+        /// (`p = 0`, the raw value, has no finite ε and is refused).
+        noise: f64,
+        /// Number of buckets `k ≥ 1`.
+        buckets: u64,
+    },
 }
 
 impl Event<'_> {
@@ -210,6 +226,7 @@ impl Event<'_> {
             Self::DiscreteLaplace { .. } => "DiscreteLaplace",
             Self::DiscreteGaussian { .. } => "DiscreteGaussian",
             Self::DpBarker { .. } => "DpBarker",
+            Self::RandomizedResponse { .. } => "RandomizedResponse",
         }
     }
 
@@ -323,6 +340,15 @@ impl Event<'_> {
                     });
                 }
             }
+            Self::RandomizedResponse { noise, buckets } => {
+                check_randomized_response(noise, buckets)?;
+                if relation != Neighbouring::ReplaceOne {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "RandomizedResponse",
+                        relation,
+                    });
+                }
+            }
         }
         Ok(())
     }
@@ -343,6 +369,18 @@ pub(crate) fn check_dp_barker(batch: u64, population: u64) -> Result<(), Account
         return Err(AccountantError::InvalidCount {
             name: "batch",
             value: batch,
+        });
+    }
+    Ok(())
+}
+
+/// The parameter checks of [`Event::RandomizedResponse`]: `p ∈ (0, 1]`, `k ≥ 1`.
+pub(crate) fn check_randomized_response(noise: f64, buckets: u64) -> Result<(), AccountantError> {
+    rate("noise", noise)?;
+    if buckets == 0 {
+        return Err(AccountantError::InvalidCount {
+            name: "buckets",
+            value: buckets,
         });
     }
     Ok(())
@@ -409,6 +447,9 @@ impl core::fmt::Display for Event<'_> {
             }
             Self::DpBarker { batch, population } => {
                 write!(f, "DpBarker({batch} of {population})")
+            }
+            Self::RandomizedResponse { noise, buckets } => {
+                write!(f, "RandomizedResponse(p = {noise}, k = {buckets})")
             }
             Self::Composed(events) => {
                 f.write_str("Composed[")?;

@@ -65,6 +65,8 @@ fn base() -> impl Strategy<Value = EventBuf> {
                 },
             }
         }),
+        (real(), int())
+            .prop_map(|(noise, buckets)| EventBuf::RandomizedResponse { noise, buckets }),
     ]
 }
 
@@ -93,6 +95,7 @@ fn grammarish() -> impl Strategy<Value = String> {
         Just("svt".to_owned()),
         Just("binomial".to_owned()),
         Just("dlaplace".to_owned()),
+        Just("rr".to_owned()),
         Just(":".to_owned()),
         Just(",".to_owned()),
         Just("=".to_owned()),

@@ -18,4 +18,5 @@ mod pld_bounds;
 mod pld_discrete;
 mod pld_numeric;
 mod properties;
+mod randomized_response;
 mod requests;
