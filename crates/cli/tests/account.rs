@@ -882,3 +882,56 @@ fn a_subsampled_gaussian_with_tiny_sigma_is_never_free() {
         }
     }
 }
+
+#[test]
+fn randomized_response_is_accounted_under_replace_one() {
+    // k-ary randomized response, p = 0.5, k = 2: ε = ln 3 per release (exact), so the pure
+    // accountant gives 10·ln 3 for 10 releases; the numerical PLD at δ = 1e-5 is tighter,
+    // and above the exact ε(δ) of the composed pair (10.98594529364605, enumeration in the
+    // accountants' tests/data/randomized_response.txt).
+    let pure = json(&[
+        "epsilon",
+        "--delta",
+        "0",
+        "--neighbouring",
+        "replace-one",
+        "--accountant",
+        "pure",
+        "--event",
+        "rr:p=0.5,k=2,count=10",
+    ])["epsilon"]
+        .as_f64()
+        .unwrap();
+    let ln3 = 3f64.ln();
+    assert!(
+        pure >= 10.0 * ln3 && pure < 10.0 * ln3 * (1.0 + 1e-12),
+        "{pure}"
+    );
+    let v = json(&[
+        "epsilon",
+        "--delta",
+        "1e-5",
+        "--neighbouring",
+        "replace-one",
+        "--event",
+        "rr:p=0.5,k=2,count=10",
+    ]);
+    let e = v["epsilon"].as_f64().unwrap();
+    assert_eq!(v["accountant"], "pld", "{v}");
+    assert!((10.98594529364605..=pure).contains(&e), "{e}");
+    // Under add/remove it is refused, naming the relation.
+    let o = dpinfer(
+        &[
+            "account",
+            "epsilon",
+            "--delta",
+            "1e-5",
+            "--event",
+            "rr:p=0.5,k=2",
+        ],
+        &root(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(err.contains("neighbouring relation"), "{err}");
+}
