@@ -87,3 +87,32 @@ fn error_texts_print_tiny_and_huge_values_shortly() {
     let e = dpinfer_accountants::Zcdp::new(-1e-300).unwrap_err();
     assert_eq!(e.to_string(), "invalid parameter rho = -1e-300");
 }
+
+/// The RDP calibration without sampling returned `Ok(σ = inf)` for a huge sensitivity
+/// (proptest `sigma_requests_never_panic`, ε = 9.06, δ = 2.2e-308, Δ = f64::MAX): now the
+/// same `NumericalFailure` ("sigma overflow") as the zCDP and PLD calibrations, and a σ that
+/// underflows is the smallest positive f64, never 0.
+#[test]
+fn rdp_gaussian_sigma_never_returns_an_infinite_or_zero_sigma() {
+    use dpinfer_accountants::calibrate::gaussian_sigma;
+    for method in [Method::Rdp, Method::Zcdp, Method::Pld] {
+        let r = gaussian_sigma(
+            9.05988699264542,
+            2.2250738585072014e-308,
+            1,
+            f64::MAX,
+            method,
+        );
+        assert!(
+            matches!(
+                r,
+                Err(AccountantError::NumericalFailure {
+                    what: "sigma overflow"
+                })
+            ),
+            "{method:?}: {r:?}"
+        );
+        let tiny = gaussian_sigma(1e300, 0.5, 1, 5e-324, method).unwrap();
+        assert!(tiny > 0.0 && tiny.is_finite(), "{method:?}: {tiny}");
+    }
+}
