@@ -80,6 +80,9 @@ fn repr(e: &EventBuf) -> String {
             let parts: Vec<String> = v.iter().map(repr).collect();
             format!("Event.composed([{}])", parts.join(", "))
         }
+        EventBuf::RandomizedResponse { noise, buckets } => {
+            format!("Event.randomized_response(noise={noise:?}, buckets={buckets})")
+        }
         // Variants Python cannot build (the grid mechanisms' discrete noise, future ones):
         // the library's own description.
         other => format!("Event({other})"),
@@ -176,6 +179,15 @@ impl PyEvent {
             releases,
             bound: parse_bound(bound)?,
         })
+    }
+    /// k-ary randomized response (dp_accounting's ``RandomizedResponseDpEvent``): one
+    /// record's value, one of `buckets` = k ≥ 1, reported as is with probability 1 − p and
+    /// as a uniformly random bucket with probability `noise` = p ∈ (0, 1]. Replace-one
+    /// relation only. ε = ln(1 + k(1 − p)/p) per release (exact), the exact RDP of the
+    /// pair, and the numerical PLD.
+    #[staticmethod]
+    fn randomized_response(noise: f64, buckets: u64) -> PyResult<Self> {
+        Self::new(EventBuf::RandomizedResponse { noise, buckets })
     }
     /// Poisson subsampling with rate q ∈ (0, 1] before `event` (add/remove relation only).
     #[staticmethod]

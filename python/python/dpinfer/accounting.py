@@ -6,7 +6,8 @@ Events
     ``Event.poisson_sampled(q, e)``, ``Event.self_composed(e, count)``, ...), and the
     dp_accounting spellings :func:`GaussianDpEvent`, :func:`LaplaceDpEvent`,
     :func:`PoissonSampledDpEvent`, :func:`SampledWithoutReplacementDpEvent`,
-    :func:`SelfComposedDpEvent`, :func:`ComposedDpEvent`, :func:`EpsilonDeltaDpEvent`.
+    :func:`SelfComposedDpEvent`, :func:`ComposedDpEvent`, :func:`EpsilonDeltaDpEvent`,
+    :func:`RandomizedResponseDpEvent` (replace-one).
     :func:`parse_event` reads the event grammar of ``dpinfer account --event``
     (``"gaussian:sigma=1,poisson=0.01,count=10000"``); :func:`format_event` writes it.
 
@@ -84,6 +85,7 @@ __all__ = [
     "SampledWithoutReplacementDpEvent",
     "SelfComposedDpEvent",
     "ComposedDpEvent",
+    "RandomizedResponseDpEvent",
     "get_noise_multiplier",
     "gaussian_sigma",
     "poisson_gaussian_sigma_pld",
@@ -134,6 +136,12 @@ def EpsilonDeltaDpEvent(epsilon: float, delta: float = 0.0) -> Event:  # noqa: N
 def ZCDpEvent(rho: float) -> Event:  # noqa: N802
     """Any ρ-zCDP mechanism."""
     return Event.zcdp(rho)
+
+
+def RandomizedResponseDpEvent(noise_parameter: float, num_buckets: int) -> Event:  # noqa: N802
+    """k-ary randomized response: the true bucket with probability 1 − ``noise_parameter``,
+    else a uniformly random one of ``num_buckets`` (replace-one relation only)."""
+    return Event.randomized_response(noise_parameter, num_buckets)
 
 
 def PoissonSampledDpEvent(sampling_probability: float, event: Event) -> Event:  # noqa: N802
