@@ -151,6 +151,11 @@ pub enum EventBuf {
         /// Number of buckets `k ≥ 1`.
         buckets: u64,
     },
+    /// [`Event::ExponentialMechanism`].
+    ExponentialMechanism {
+        /// ε ≥ 0 (the range of the privacy loss).
+        epsilon: f64,
+    },
 }
 
 impl From<&Event<'_>> for EventBuf {
@@ -211,6 +216,7 @@ impl From<&Event<'_>> for EventBuf {
             Event::RandomizedResponse { noise, buckets } => {
                 Self::RandomizedResponse { noise, buckets }
             }
+            Event::ExponentialMechanism { epsilon } => Self::ExponentialMechanism { epsilon },
         }
     }
 }
@@ -364,6 +370,9 @@ fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Even
                 noise: *noise,
                 buckets: *buckets,
             },
+            EventBuf::ExponentialMechanism { epsilon } => {
+                Event::ExponentialMechanism { epsilon: *epsilon }
+            }
         };
         built.push(e);
     }

@@ -354,6 +354,17 @@ pub fn randomized_response_rdp(
     finite("randomized response rdp", round_up(d.min(eps)))
 }
 
+/// ρ-zCDP of an ε-bounded-range mechanism ([`Event::ExponentialMechanism`]): `ρ = ε²/8`
+/// (Cesar–Rogers 2021; the loss lies in an interval of length ε, so Hoeffding's lemma
+/// bounds its moment generating function), rounded up.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for ε < 0 or non-finite.
+pub fn bounded_range_rho(epsilon: f64) -> Result<f64, AccountantError> {
+    let e = non_negative("epsilon", epsilon)?;
+    finite("bounded range rho", round_up(0.125 * e * e))
+}
+
 /// RDP at order α of the Poisson-subsampled Gaussian mechanism (rate q, noise multiplier
 /// `z = σ/Δ`) under add/remove, Mironov–Talwar–Zhang 2019:
 /// `ε(α) = ln(A_α)/(α − 1)` with `A_α = E_{x∼N(0,z²)}[(1 − q + q·e^{(2x−1)/(2z²)})^α]`.
@@ -853,7 +864,9 @@ impl Notion for Pure {
                 let d = non_negative("sensitivity", sensitivity)?;
                 finite("laplace epsilon", mul_div_up(1.0, d, b))
             }
-            Event::PureEpsilon { epsilon } => non_negative("epsilon", epsilon),
+            Event::PureEpsilon { epsilon } | Event::ExponentialMechanism { epsilon } => {
+                non_negative("epsilon", epsilon)
+            }
             Event::ApproxDp {
                 epsilon,
                 delta: 0.0,
@@ -974,6 +987,7 @@ impl Notion for Zcdp {
         match *ev {
             Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
             Event::Zcdp { rho } => non_negative("rho", rho),
+            Event::ExponentialMechanism { epsilon } => bounded_range_rho(epsilon),
             Event::DiscreteGaussian { sigma, sensitivity } => {
                 let s = positive("sigma", sigma)?;
                 let r = count_up(sensitivity) / s;
@@ -1136,6 +1150,11 @@ impl Notion for Rdp {
             Event::RandomizedResponse { noise, buckets } => {
                 ev.validate(relation)?;
                 randomized_response_rdp(noise, buckets, alpha)
+            }
+            Event::ExponentialMechanism { epsilon } => {
+                let e = non_negative("epsilon", epsilon)?;
+                let rho = bounded_range_rho(e)?;
+                finite("bounded range rdp", round_up(e.min(order(alpha)? * rho)))
             }
             _ => Err(unsupported()),
         }

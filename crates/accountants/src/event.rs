@@ -205,6 +205,20 @@ pub enum Event<'a> {
         /// Number of buckets `k ≥ 1`.
         buckets: u64,
     },
+    /// An ε-bounded-range selection (Durfee–Rogers 2019): for any neighbours the privacy
+    /// loss `ln P(M(x) = y)/P(M(x') = y)` varies by at most ε over the outputs `y`. The
+    /// exponential mechanism sampling `y ∝ exp(ε·u(x, y)/(2Δ))` for a utility of sensitivity
+    /// Δ is one (its loss is `ε(u(x, y) − u(x', y))/(2Δ)` plus a constant), and so is
+    /// report-noisy-max with Gumbel noise (the same law). ε-DP, and `ε²/8`-zCDP (Cesar–Rogers
+    /// 2021: bounded range implies `ε²/8`-zCDP, by Hoeffding's lemma on the loss); RDP
+    /// `min(ε, αε²/8)`. The numerical PLD uses the randomized-response pair of ε-DP (an upper
+    /// bound: bounded range has no single dominating pair). Permute-and-flip and
+    /// report-noisy-max with exponential noise are ε-DP but not shown bounded-range here:
+    /// account them as [`Event::PureEpsilon`].
+    ExponentialMechanism {
+        /// ε ≥ 0 (the range of the privacy loss).
+        epsilon: f64,
+    },
 }
 
 impl Event<'_> {
@@ -227,6 +241,7 @@ impl Event<'_> {
             Self::DiscreteGaussian { .. } => "DiscreteGaussian",
             Self::DpBarker { .. } => "DpBarker",
             Self::RandomizedResponse { .. } => "RandomizedResponse",
+            Self::ExponentialMechanism { .. } => "ExponentialMechanism",
         }
     }
 
@@ -254,7 +269,7 @@ impl Event<'_> {
                 positive("scale", scale)?;
                 non_negative("sensitivity", sensitivity)?;
             }
-            Self::PureEpsilon { epsilon } => {
+            Self::PureEpsilon { epsilon } | Self::ExponentialMechanism { epsilon } => {
                 non_negative("epsilon", epsilon)?;
             }
             Self::ApproxDp { epsilon, delta } => {
@@ -450,6 +465,9 @@ impl core::fmt::Display for Event<'_> {
             }
             Self::RandomizedResponse { noise, buckets } => {
                 write!(f, "RandomizedResponse(p = {noise}, k = {buckets})")
+            }
+            Self::ExponentialMechanism { epsilon } => {
+                write!(f, "ExponentialMechanism(ε = {epsilon}, bounded range)")
             }
             Self::Composed(events) => {
                 f.write_str("Composed[")?;

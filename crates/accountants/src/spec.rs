@@ -15,6 +15,7 @@
 //! | `svt` | integer `c`, `b`, `sens` (default 1), `resample` (`0`/`1`, also `false`/`true`; default 0) | [`crate::Event::SparseVector`] |
 //! | `binomial` | integer `n`, `m`, integer `releases`, `bound` (`exact` or `paper`; default exact) | [`crate::Event::BinomialCurve`] |
 //! | `rr` | `p` (noise), integer `k` (buckets) | [`crate::Event::RandomizedResponse`] (replace-one) |
+//! | `em` | `eps` | [`crate::Event::ExponentialMechanism`] (ε-bounded range) |
 //!
 //! plus, on any kind, `count=k` (k adaptive repetitions, default 1) and at most one sampling
 //! scheme: `poisson=q` ([`crate::Event::PoissonSampled`], add/remove neighbours) or
@@ -70,6 +71,7 @@ pub const SYNTAX: &str = "  gaussian:sigma=σ[,sens=Δ₂]        Gaussian mecha
   svt:c=c,b=b[,sens=Δ][,resample=0|1]  sparse vector, c answers (ABCDP Thm 1)
   binomial:n=n,m=m,releases=L[,bound=exact|paper]  binomial infection curve (Xiong et al. Prop. 4)
   rr:p=p,k=k                        k-ary randomized response, noise p (replace-one neighbours)
+  em:eps=ε                          exponential mechanism / any ε-bounded-range selection
 On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
 add/remove neighbours only) or wor=batch/population (sampling without replacement, \
 replace-one neighbours only).";
@@ -126,7 +128,8 @@ impl EventSpec {
             | EventBuf::Zcdp { .. }
             | EventBuf::SparseVector { .. }
             | EventBuf::BinomialCurve { .. }
-            | EventBuf::RandomizedResponse { .. } => Ok(Self {
+            | EventBuf::RandomizedResponse { .. }
+            | EventBuf::ExponentialMechanism { .. } => Ok(Self {
                 base,
                 sampling,
                 count,
@@ -334,7 +337,8 @@ impl ParseEventError {
 }
 
 /// The kinds, for [`ParseEventError::UnknownKind`].
-const KINDS: &str = "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial, rr";
+const KINDS: &str =
+    "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial, rr, em";
 
 impl fmt::Display for ParseEventError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -526,6 +530,9 @@ impl FromStr for EventSpec {
                     })?,
                 },
             },
+            "em" => EventBuf::ExponentialMechanism {
+                epsilon: it.real("eps")?,
+            },
             "rr" => EventBuf::RandomizedResponse {
                 noise: it.real("p")?,
                 buckets: it.integer("k")?,
@@ -663,6 +670,7 @@ impl fmt::Display for EventSpec {
             EventBuf::RandomizedResponse { noise, buckets } => {
                 write!(f, "rr:p={},k={buckets}", Real(noise))?;
             }
+            EventBuf::ExponentialMechanism { epsilon } => write!(f, "em:eps={}", Real(epsilon))?,
             // `new`/`from_str` admit the grammar's kinds only; anything else (future
             // variants) prints the library's prose rather than a string that would not parse
             // back as something else.
@@ -820,7 +828,7 @@ mod tests {
                 "nope:x=1",
                 None,
                 "unknown event kind \"nope\" (expected gaussian, laplace, dlaplace, dgaussian, \
-                 pure, approx, zcdp, svt, binomial, rr)",
+                 pure, approx, zcdp, svt, binomial, rr, em)",
             ),
             (
                 "svt:c=1,b=1,resample=2",
@@ -892,6 +900,7 @@ mod tests {
             "svt:c=1,b=1,sens=1,resample=1",
             "binomial:n=1,m=1,releases=1,bound=paper",
             "rr:p=0.5,k=4",
+            "em:eps=1",
         ] {
             parse(example).unwrap();
             parse(&alloc::format!("{example},count=2,poisson=0.5")).unwrap();

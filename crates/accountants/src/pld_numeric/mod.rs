@@ -463,6 +463,7 @@ fn leaf(
             }))
         }
         Event::PureEpsilon { .. }
+        | Event::ExponentialMechanism { .. }
         | Event::SparseVector { .. }
         | Event::BinomialCurve { .. }
         | Event::ApproxDp { delta: 0.0, .. } => {

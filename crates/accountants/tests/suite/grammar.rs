@@ -67,6 +67,7 @@ fn base() -> impl Strategy<Value = EventBuf> {
         }),
         (real(), int())
             .prop_map(|(noise, buckets)| EventBuf::RandomizedResponse { noise, buckets }),
+        real().prop_map(|epsilon| EventBuf::ExponentialMechanism { epsilon }),
     ]
 }
 
@@ -96,6 +97,7 @@ fn grammarish() -> impl Strategy<Value = String> {
         Just("binomial".to_owned()),
         Just("dlaplace".to_owned()),
         Just("rr".to_owned()),
+        Just("em".to_owned()),
         Just(":".to_owned()),
         Just(",".to_owned()),
         Just("=".to_owned()),

@@ -10,6 +10,7 @@ mod calibration_edges;
 mod claim;
 mod conversions;
 mod dp_barker;
+mod exponential_mechanism;
 mod extremes;
 mod golden;
 mod grammar;
