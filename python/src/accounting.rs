@@ -83,6 +83,9 @@ fn repr(e: &EventBuf) -> String {
         EventBuf::RandomizedResponse { noise, buckets } => {
             format!("Event.randomized_response(noise={noise:?}, buckets={buckets})")
         }
+        EventBuf::ExponentialMechanism { epsilon } => {
+            format!("Event.exponential_mechanism(epsilon={epsilon:?})")
+        }
         // Variants Python cannot build (the grid mechanisms' discrete noise, future ones):
         // the library's own description.
         other => format!("Event({other})"),
@@ -188,6 +191,13 @@ impl PyEvent {
     #[staticmethod]
     fn randomized_response(noise: f64, buckets: u64) -> PyResult<Self> {
         Self::new(EventBuf::RandomizedResponse { noise, buckets })
+    }
+    /// The exponential mechanism sampling ∝ exp(ε·u/(2Δ)) for a utility of sensitivity Δ,
+    /// or any ε-bounded-range selection (report-noisy-max with Gumbel noise): ε-DP and
+    /// ε²/8-zCDP (Cesar–Rogers 2021). Permute-and-flip: use ``Event.pure(epsilon)``.
+    #[staticmethod]
+    fn exponential_mechanism(epsilon: f64) -> PyResult<Self> {
+        Self::new(EventBuf::ExponentialMechanism { epsilon })
     }
     /// Poisson subsampling with rate q ∈ (0, 1] before `event` (add/remove relation only).
     #[staticmethod]

@@ -249,6 +249,22 @@ def test_randomized_response_parameters_are_validated():
         A.PureDpAccountant(neighbouring="replace_one").compose(A.Event.randomized_response(0.5, 0))
 
 
+def test_exponential_mechanism_is_bounded_range():
+    """ε-bounded range: pure ε, zCDP ε²/8 (4x below a generic ε-DP release), grammar."""
+    em, pure = A.Event.exponential_mechanism(0.2), A.Event.pure(0.2)
+    z_em, z_pure = A.ZcdpAccountant(), A.ZcdpAccountant()
+    z_em.compose(em, 50)
+    z_pure.compose(pure, 50)
+    assert z_em.get_epsilon(1e-6) < 0.6 * z_pure.get_epsilon(1e-6)
+    p = A.PureDpAccountant()
+    p.compose(em, 50)
+    assert p.get_epsilon(0.0) == pytest.approx(10.0, rel=1e-12)
+    assert A.format_event(A.parse_event("em:eps=0.2,count=50")) == "em:eps=0.2,count=50"
+    assert repr(em) == "Event.exponential_mechanism(epsilon=0.2)"
+    with pytest.raises(InvalidParameterError):
+        A.ZcdpAccountant().compose(A.Event.exponential_mechanism(-1.0))
+
+
 def test_get_noise_multiplier_meets_target_and_is_tight(opacus_rdp):
     z = A.get_noise_multiplier(target_epsilon=2.0, target_delta=1e-5, sample_rate=0.01, steps=5000)
     acc = A.RdpAccountant()
