@@ -156,6 +156,15 @@ pub enum EventBuf {
         /// ε ≥ 0 (the range of the privacy loss).
         epsilon: f64,
     },
+    /// [`Event::TreeAggregation`].
+    TreeAggregation {
+        /// Noise standard deviation σ > 0 per node.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0 per node.
+        sensitivity: f64,
+        /// Number of leaves (steps) `T ≥ 1`.
+        steps: u64,
+    },
 }
 
 impl From<&Event<'_>> for EventBuf {
@@ -217,6 +226,15 @@ impl From<&Event<'_>> for EventBuf {
                 Self::RandomizedResponse { noise, buckets }
             }
             Event::ExponentialMechanism { epsilon } => Self::ExponentialMechanism { epsilon },
+            Event::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => Self::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            },
         }
     }
 }
@@ -373,6 +391,15 @@ fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Even
             EventBuf::ExponentialMechanism { epsilon } => {
                 Event::ExponentialMechanism { epsilon: *epsilon }
             }
+            EventBuf::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => Event::TreeAggregation {
+                sigma: *sigma,
+                sensitivity: *sensitivity,
+                steps: *steps,
+            },
         };
         built.push(e);
     }

@@ -102,6 +102,39 @@ pub fn gaussian_mu(sigma: f64, sensitivity: f64) -> Result<f64, AccountantError>
     finite("gaussian mu overflow", round_up(0.5 * r * r))
 }
 
+/// The number of released nodes a record's leaf is in, at most, in one epoch of tree
+/// aggregation over `steps` leaves ([`Event::TreeAggregation`]): `⌈log₂(steps + 1)⌉`, the
+/// complete dyadic blocks of `[1, steps]` containing a leaf (the bit length of `steps`;
+/// `dp_accounting`'s `max_depth`). 0 for no step.
+#[must_use]
+pub fn tree_aggregation_depth(steps: u64) -> u64 {
+    u64::from(u64::BITS - steps.leading_zeros())
+}
+
+/// PLD mean / zCDP ρ of one epoch of tree aggregation ([`Event::TreeAggregation`]): the
+/// Gaussian mechanism with sensitivity `Δ·√d`, `μ = d·Δ²/(2σ²)` with
+/// `d = `[`tree_aggregation_depth`]`(steps)`, rounded up.
+///
+/// # Errors
+/// As [`gaussian_mu`]; [`AccountantError::InvalidCount`] for `steps = 0`.
+pub fn tree_aggregation_mu(
+    sigma: f64,
+    sensitivity: f64,
+    steps: u64,
+) -> Result<f64, AccountantError> {
+    let mu = gaussian_mu(sigma, sensitivity)?;
+    if steps == 0 {
+        return Err(AccountantError::InvalidCount {
+            name: "steps",
+            value: steps,
+        });
+    }
+    finite(
+        "tree aggregation mu overflow",
+        round_up(count_up(tree_aggregation_depth(steps)) * mu),
+    )
+}
+
 /// RDP of the Gaussian mechanism at order α: `αΔ²/(2σ²)` (Mironov 2017; thesis Thm 4.1).
 ///
 /// # Errors
@@ -988,6 +1021,11 @@ impl Notion for Zcdp {
             Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
             Event::Zcdp { rho } => non_negative("rho", rho),
             Event::ExponentialMechanism { epsilon } => bounded_range_rho(epsilon),
+            Event::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => tree_aggregation_mu(sigma, sensitivity, steps),
             Event::DiscreteGaussian { sigma, sensitivity } => {
                 let s = positive("sigma", sigma)?;
                 let r = count_up(sensitivity) / s;
@@ -1029,6 +1067,11 @@ impl Notion for GaussianMu {
     ) -> Result<f64, AccountantError> {
         match *ev {
             Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
+            Event::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => tree_aggregation_mu(sigma, sensitivity, steps),
             _ => refuse(ev, relation, "Gaussian PLD"),
         }
     }
@@ -1151,6 +1194,14 @@ impl Notion for Rdp {
                 ev.validate(relation)?;
                 randomized_response_rdp(noise, buckets, alpha)
             }
+            Event::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => finite(
+                "tree aggregation rdp",
+                round_up(order(alpha)? * tree_aggregation_mu(sigma, sensitivity, steps)?),
+            ),
             Event::ExponentialMechanism { epsilon } => {
                 let e = non_negative("epsilon", epsilon)?;
                 let rho = bounded_range_rho(e)?;

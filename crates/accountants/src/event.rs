@@ -219,6 +219,24 @@ pub enum Event<'a> {
         /// ε ≥ 0 (the range of the privacy loss).
         epsilon: f64,
     },
+    /// One epoch of tree aggregation (DP-FTRL; Kairouz et al. 2021, "Practical and private
+    /// (deep) learning without sampling or shuffling", Appendix D; `dp_accounting`'s
+    /// `SingleEpochTreeAggregationDpEvent` with one tree): the noisy sums of every complete
+    /// dyadic block of `steps` leaves, Gaussian noise σ per node, each record in at most one
+    /// leaf with ℓ₂ sensitivity Δ per node (under the accountant's relation). A record is in
+    /// at most `d = ⌈log₂(steps + 1)⌉` released nodes, so the release is exactly the Gaussian
+    /// mechanism with sensitivity `Δ·√d` ([`crate::curves::tree_aggregation_depth`]): zCDP
+    /// and RDP `d·Δ²/(2σ²)` (times α), the exact Gaussian PLD. Epochs that reuse records are
+    /// composed (`SelfComposed`); a tree per epoch with records in several trees is not this
+    /// event.
+    TreeAggregation {
+        /// Noise standard deviation σ > 0 per node.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0 of one record's contribution to a node.
+        sensitivity: f64,
+        /// Number of leaves (steps) `T ≥ 1` of the tree.
+        steps: u64,
+    },
 }
 
 impl Event<'_> {
@@ -242,6 +260,7 @@ impl Event<'_> {
             Self::DpBarker { .. } => "DpBarker",
             Self::RandomizedResponse { .. } => "RandomizedResponse",
             Self::ExponentialMechanism { .. } => "ExponentialMechanism",
+            Self::TreeAggregation { .. } => "TreeAggregation",
         }
     }
 
@@ -354,6 +373,13 @@ impl Event<'_> {
                         relation,
                     });
                 }
+            }
+            Self::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => {
+                crate::curves::tree_aggregation_mu(sigma, sensitivity, steps)?;
             }
             Self::RandomizedResponse { noise, buckets } => {
                 check_randomized_response(noise, buckets)?;
@@ -469,6 +495,14 @@ impl core::fmt::Display for Event<'_> {
             Self::ExponentialMechanism { epsilon } => {
                 write!(f, "ExponentialMechanism(ε = {epsilon}, bounded range)")
             }
+            Self::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => write!(
+                f,
+                "TreeAggregation(σ = {sigma}, Δ₂ = {sensitivity}, {steps} steps)"
+            ),
             Self::Composed(events) => {
                 f.write_str("Composed[")?;
                 for (i, e) in events.iter().enumerate() {

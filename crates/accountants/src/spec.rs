@@ -16,6 +16,7 @@
 //! | `binomial` | integer `n`, `m`, integer `releases`, `bound` (`exact` or `paper`; default exact) | [`crate::Event::BinomialCurve`] |
 //! | `rr` | `p` (noise), integer `k` (buckets) | [`crate::Event::RandomizedResponse`] (replace-one) |
 //! | `em` | `eps` | [`crate::Event::ExponentialMechanism`] (ε-bounded range) |
+//! | `tree` | `sigma`, integer `steps`, `sens` (default 1) | [`crate::Event::TreeAggregation`] (one DP-FTRL epoch) |
 //!
 //! plus, on any kind, `count=k` (k adaptive repetitions, default 1) and at most one sampling
 //! scheme: `poisson=q` ([`crate::Event::PoissonSampled`], add/remove neighbours) or
@@ -72,6 +73,7 @@ pub const SYNTAX: &str = "  gaussian:sigma=σ[,sens=Δ₂]        Gaussian mecha
   binomial:n=n,m=m,releases=L[,bound=exact|paper]  binomial infection curve (Xiong et al. Prop. 4)
   rr:p=p,k=k                        k-ary randomized response, noise p (replace-one neighbours)
   em:eps=ε                          exponential mechanism / any ε-bounded-range selection
+  tree:sigma=σ,steps=T[,sens=Δ₂]    one epoch of tree aggregation over T steps (DP-FTRL)
 On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
 add/remove neighbours only) or wor=batch/population (sampling without replacement, \
 replace-one neighbours only).";
@@ -129,7 +131,8 @@ impl EventSpec {
             | EventBuf::SparseVector { .. }
             | EventBuf::BinomialCurve { .. }
             | EventBuf::RandomizedResponse { .. }
-            | EventBuf::ExponentialMechanism { .. } => Ok(Self {
+            | EventBuf::ExponentialMechanism { .. }
+            | EventBuf::TreeAggregation { .. } => Ok(Self {
                 base,
                 sampling,
                 count,
@@ -338,7 +341,7 @@ impl ParseEventError {
 
 /// The kinds, for [`ParseEventError::UnknownKind`].
 const KINDS: &str =
-    "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial, rr, em";
+    "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial, rr, em, tree";
 
 impl fmt::Display for ParseEventError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -530,6 +533,11 @@ impl FromStr for EventSpec {
                     })?,
                 },
             },
+            "tree" => EventBuf::TreeAggregation {
+                sigma: it.real("sigma")?,
+                sensitivity: it.sens()?,
+                steps: it.integer("steps")?,
+            },
             "em" => EventBuf::ExponentialMechanism {
                 epsilon: it.real("eps")?,
             },
@@ -671,6 +679,14 @@ impl fmt::Display for EventSpec {
                 write!(f, "rr:p={},k={buckets}", Real(noise))?;
             }
             EventBuf::ExponentialMechanism { epsilon } => write!(f, "em:eps={}", Real(epsilon))?,
+            EventBuf::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => {
+                write!(f, "tree:sigma={},steps={steps}", Real(sigma))?;
+                sens(f, sensitivity)?;
+            }
             // `new`/`from_str` admit the grammar's kinds only; anything else (future
             // variants) prints the library's prose rather than a string that would not parse
             // back as something else.
@@ -828,7 +844,7 @@ mod tests {
                 "nope:x=1",
                 None,
                 "unknown event kind \"nope\" (expected gaussian, laplace, dlaplace, dgaussian, \
-                 pure, approx, zcdp, svt, binomial, rr, em)",
+                 pure, approx, zcdp, svt, binomial, rr, em, tree)",
             ),
             (
                 "svt:c=1,b=1,resample=2",
@@ -901,6 +917,7 @@ mod tests {
             "binomial:n=1,m=1,releases=1,bound=paper",
             "rr:p=0.5,k=4",
             "em:eps=1",
+            "tree:sigma=1,steps=8,sens=2",
         ] {
             parse(example).unwrap();
             parse(&alloc::format!("{example},count=2,poisson=0.5")).unwrap();

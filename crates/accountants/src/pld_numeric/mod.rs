@@ -494,6 +494,15 @@ fn collect(
             mu.add(round_up(count_up(count) * m));
             Ok(())
         }
+        Event::TreeAggregation {
+            sigma,
+            sensitivity,
+            steps,
+        } => {
+            let m = crate::curves::tree_aggregation_mu(sigma, sensitivity, steps)?;
+            mu.add(round_up(count_up(count) * m));
+            Ok(())
+        }
         Event::PoissonSampled { q, event } => {
             rate("q", q)?;
             match leaf(event, relation, depth + 1)? {

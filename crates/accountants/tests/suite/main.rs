@@ -21,3 +21,4 @@ mod pld_numeric;
 mod properties;
 mod randomized_response;
 mod requests;
+mod tree_aggregation;
