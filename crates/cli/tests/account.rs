@@ -971,3 +971,28 @@ fn exponential_mechanism_composes_as_bounded_range() {
     ]);
     assert!(v["epsilon"].as_f64().unwrap() <= e_em, "{v}");
 }
+
+#[test]
+fn tree_aggregation_is_the_gaussian_with_sensitivity_root_depth() {
+    // One DP-FTRL epoch over 1000 steps: a leaf is in ⌈log₂ 1001⌉ = 10 nodes, so 7 epochs of
+    // σ = 3, Δ = 0.5 per node cost what 7 Gaussians with Δ = 0.5·√10 cost (exact PLD).
+    let eps = |ev: &str| {
+        json(&[
+            "epsilon",
+            "--delta",
+            "1e-6",
+            "--accountant",
+            "pld",
+            "--event",
+            ev,
+        ])["epsilon"]
+            .as_f64()
+            .unwrap()
+    };
+    let d = 0.5 * 10f64.sqrt();
+    let (a, b) = (
+        eps("tree:sigma=3,steps=1000,sens=0.5,count=7"),
+        eps(&format!("gaussian:sigma=3,sens={d},count=7")),
+    );
+    assert!((a - b).abs() <= 1e-12 * b, "{a} vs {b}");
+}
