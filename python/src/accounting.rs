@@ -86,6 +86,13 @@ fn repr(e: &EventBuf) -> String {
         EventBuf::ExponentialMechanism { epsilon } => {
             format!("Event.exponential_mechanism(epsilon={epsilon:?})")
         }
+        EventBuf::TreeAggregation {
+            sigma,
+            sensitivity,
+            steps,
+        } => format!(
+            "Event.tree_aggregation(sigma={sigma:?}, steps={steps}, sensitivity={sensitivity:?})"
+        ),
         // Variants Python cannot build (the grid mechanisms' discrete noise, future ones):
         // the library's own description.
         other => format!("Event({other})"),
@@ -198,6 +205,19 @@ impl PyEvent {
     #[staticmethod]
     fn exponential_mechanism(epsilon: f64) -> PyResult<Self> {
         Self::new(EventBuf::ExponentialMechanism { epsilon })
+    }
+    /// One epoch of tree aggregation (DP-FTRL) over `steps` leaves, Gaussian noise σ per
+    /// node, each record in at most one leaf with ℓ₂ sensitivity Δ per node: the Gaussian
+    /// mechanism with sensitivity Δ·√⌈log₂(steps + 1)⌉ (dp_accounting's
+    /// ``SingleEpochTreeAggregationDpEvent``).
+    #[staticmethod]
+    #[pyo3(signature = (sigma, steps, sensitivity = 1.0))]
+    fn tree_aggregation(sigma: f64, steps: u64, sensitivity: f64) -> PyResult<Self> {
+        Self::new(EventBuf::TreeAggregation {
+            sigma,
+            sensitivity,
+            steps,
+        })
     }
     /// Poisson subsampling with rate q ∈ (0, 1] before `event` (add/remove relation only).
     #[staticmethod]

@@ -265,6 +265,22 @@ def test_exponential_mechanism_is_bounded_range():
         A.ZcdpAccountant().compose(A.Event.exponential_mechanism(-1.0))
 
 
+@pytest.mark.parametrize("z,steps", [(1.0, 100), (0.7, [10, 1000, 3]), (5.0, 1)])
+def test_tree_aggregation_matches_dp_accounting(dp_accounting, z, steps):
+    """One DP-FTRL epoch: RDP equal to dp_accounting's SingleEpochTreeAggregationDpEvent."""
+    theirs = dp_accounting.rdp.RdpAccountant(
+        DPA_INTEGER_ORDERS, dp_accounting.NeighboringRelation.REPLACE_SPECIAL
+    )
+    theirs.compose(dp_accounting.SingleEpochTreeAggregationDpEvent(z, steps), 3)
+    ours = A.RdpAccountant(DPA_INTEGER_ORDERS, neighbouring="replace_one")
+    ours.compose(A.SingleEpochTreeAggregationDpEvent(z, steps), 3)
+    assert ours.rdp == pytest.approx(list(theirs._rdp), rel=1e-12)
+    t = steps if isinstance(steps, int) else max(steps)
+    assert A.format_event(A.Event.tree_aggregation(z, t)) == f"tree:sigma={z:g},steps={t}"
+    with pytest.raises(InvalidParameterError):
+        A.RdpAccountant().compose(A.Event.tree_aggregation(z, 0))
+
+
 def test_get_noise_multiplier_meets_target_and_is_tight(opacus_rdp):
     z = A.get_noise_multiplier(target_epsilon=2.0, target_delta=1e-5, sample_rate=0.01, steps=5000)
     acc = A.RdpAccountant()
