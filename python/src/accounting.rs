@@ -80,6 +80,19 @@ fn repr(e: &EventBuf) -> String {
             let parts: Vec<String> = v.iter().map(repr).collect();
             format!("Event.composed([{}])", parts.join(", "))
         }
+        EventBuf::RandomizedResponse { noise, buckets } => {
+            format!("Event.randomized_response(noise={noise:?}, buckets={buckets})")
+        }
+        EventBuf::ExponentialMechanism { epsilon } => {
+            format!("Event.exponential_mechanism(epsilon={epsilon:?})")
+        }
+        EventBuf::TreeAggregation {
+            sigma,
+            sensitivity,
+            steps,
+        } => format!(
+            "Event.tree_aggregation(sigma={sigma:?}, steps={steps}, sensitivity={sensitivity:?})"
+        ),
         // Variants Python cannot build (the grid mechanisms' discrete noise, future ones):
         // the library's own description.
         other => format!("Event({other})"),
@@ -175,6 +188,35 @@ impl PyEvent {
             m,
             releases,
             bound: parse_bound(bound)?,
+        })
+    }
+    /// k-ary randomized response (dp_accounting's ``RandomizedResponseDpEvent``): one
+    /// record's value, one of `buckets` = k ≥ 1, reported as is with probability 1 − p and
+    /// as a uniformly random bucket with probability `noise` = p ∈ (0, 1]. Replace-one
+    /// relation only. ε = ln(1 + k(1 − p)/p) per release (exact), the exact RDP of the
+    /// pair, and the numerical PLD.
+    #[staticmethod]
+    fn randomized_response(noise: f64, buckets: u64) -> PyResult<Self> {
+        Self::new(EventBuf::RandomizedResponse { noise, buckets })
+    }
+    /// The exponential mechanism sampling ∝ exp(ε·u/(2Δ)) for a utility of sensitivity Δ,
+    /// or any ε-bounded-range selection (report-noisy-max with Gumbel noise): ε-DP and
+    /// ε²/8-zCDP (Cesar–Rogers 2021). Permute-and-flip: use ``Event.pure(epsilon)``.
+    #[staticmethod]
+    fn exponential_mechanism(epsilon: f64) -> PyResult<Self> {
+        Self::new(EventBuf::ExponentialMechanism { epsilon })
+    }
+    /// One epoch of tree aggregation (DP-FTRL) over `steps` leaves, Gaussian noise σ per
+    /// node, each record in at most one leaf with ℓ₂ sensitivity Δ per node: the Gaussian
+    /// mechanism with sensitivity Δ·√⌈log₂(steps + 1)⌉ (dp_accounting's
+    /// ``SingleEpochTreeAggregationDpEvent``).
+    #[staticmethod]
+    #[pyo3(signature = (sigma, steps, sensitivity = 1.0))]
+    fn tree_aggregation(sigma: f64, steps: u64, sensitivity: f64) -> PyResult<Self> {
+        Self::new(EventBuf::TreeAggregation {
+            sigma,
+            sensitivity,
+            steps,
         })
     }
     /// Poisson subsampling with rate q ∈ (0, 1] before `event` (add/remove relation only).

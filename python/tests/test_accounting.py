@@ -209,6 +209,78 @@ def test_sampled_without_replacement_close_to_dp_accounting(dp_accounting, batch
     assert e_o == pytest.approx(e_t, rel=0.05)
 
 
+@pytest.mark.parametrize("p,k,n", [(0.5, 2, 1), (0.25, 10, 5), (0.9, 2, 60), (0.97, 4, 100)])
+def test_randomized_response_matches_dp_accounting(dp_accounting, p, k, n):
+    """k-ary randomized response under replace-one, spelled as in dp_accounting: RDP equal to
+    dp_accounting's on its integer orders (both the exact Rényi divergence of the pair), and
+    the numerical PLD's δ(ε) never more than 0.1 % above dp_accounting's pessimistic PLD
+    (composed by n calls: dp_accounting 0.6.0's compose(event, n) composes randomized
+    response only once, see crates/accountants/README.md)."""
+    ro = dp_accounting.NeighboringRelation.REPLACE_ONE
+    theirs = dp_accounting.rdp.RdpAccountant(DPA_INTEGER_ORDERS, ro)
+    theirs.compose(dp_accounting.RandomizedResponseDpEvent(p, k), n)
+    ours = A.RdpAccountant(DPA_INTEGER_ORDERS, neighbouring="replace_one")
+    ours.compose(A.RandomizedResponseDpEvent(p, k), n)
+    assert ours.get_epsilon(1e-5) == pytest.approx(theirs.get_epsilon(1e-5), rel=1e-7)
+    pld_t = dp_accounting.pld.PLDAccountant(ro, value_discretization_interval=1e-4)
+    for _ in range(n):
+        pld_t.compose(dp_accounting.RandomizedResponseDpEvent(p, k))
+    pld_o = A.PldAccountant(neighbouring="replace_one")
+    pld_o.compose(A.Event.randomized_response(p, k), n)
+    for eps in [0.5, 1.0, 2.0]:
+        d_t, d_o = pld_t.get_delta(eps), pld_o.get_delta(eps)
+        assert d_o <= d_t * (1 + 1e-3) + 1e-12
+        assert d_o >= d_t * (1 - 1e-2) - 1e-6
+    # Exact pure ε per release; add/remove is refused; bad parameters are typed.
+    pure = A.PureDpAccountant(neighbouring="replace_one")
+    pure.compose(A.Event.randomized_response(p, k))
+    assert pure.get_epsilon(0.0) == pytest.approx(math.log1p(k * (1 - p) / p), rel=1e-12)
+    with pytest.raises(IncompatibleRelationError):
+        A.PldAccountant().compose(A.Event.randomized_response(p, k))
+    assert A.format_event(A.Event.randomized_response(p, k)) == f"rr:p={p!r},k={k}"
+    assert repr(A.parse_event(f"rr:p={p},k={k}")) == f"Event.randomized_response(noise={p!r}, buckets={k})"
+
+
+def test_randomized_response_parameters_are_validated():
+    for p, k in [(0.0, 2), (1.5, 2), (float("nan"), 2)]:
+        with pytest.raises(InvalidParameterError):
+            A.PureDpAccountant(neighbouring="replace_one").compose(A.Event.randomized_response(p, k))
+    with pytest.raises(InvalidParameterError):
+        A.PureDpAccountant(neighbouring="replace_one").compose(A.Event.randomized_response(0.5, 0))
+
+
+def test_exponential_mechanism_is_bounded_range():
+    """ε-bounded range: pure ε, zCDP ε²/8 (4x below a generic ε-DP release), grammar."""
+    em, pure = A.Event.exponential_mechanism(0.2), A.Event.pure(0.2)
+    z_em, z_pure = A.ZcdpAccountant(), A.ZcdpAccountant()
+    z_em.compose(em, 50)
+    z_pure.compose(pure, 50)
+    assert z_em.get_epsilon(1e-6) < 0.6 * z_pure.get_epsilon(1e-6)
+    p = A.PureDpAccountant()
+    p.compose(em, 50)
+    assert p.get_epsilon(0.0) == pytest.approx(10.0, rel=1e-12)
+    assert A.format_event(A.parse_event("em:eps=0.2,count=50")) == "em:eps=0.2,count=50"
+    assert repr(em) == "Event.exponential_mechanism(epsilon=0.2)"
+    with pytest.raises(InvalidParameterError):
+        A.ZcdpAccountant().compose(A.Event.exponential_mechanism(-1.0))
+
+
+@pytest.mark.parametrize("z,steps", [(1.0, 100), (0.7, [10, 1000, 3]), (5.0, 1)])
+def test_tree_aggregation_matches_dp_accounting(dp_accounting, z, steps):
+    """One DP-FTRL epoch: RDP equal to dp_accounting's SingleEpochTreeAggregationDpEvent."""
+    theirs = dp_accounting.rdp.RdpAccountant(
+        DPA_INTEGER_ORDERS, dp_accounting.NeighboringRelation.REPLACE_SPECIAL
+    )
+    theirs.compose(dp_accounting.SingleEpochTreeAggregationDpEvent(z, steps), 3)
+    ours = A.RdpAccountant(DPA_INTEGER_ORDERS, neighbouring="replace_one")
+    ours.compose(A.SingleEpochTreeAggregationDpEvent(z, steps), 3)
+    assert ours.rdp == pytest.approx(list(theirs._rdp), rel=1e-12)
+    t = steps if isinstance(steps, int) else max(steps)
+    assert A.format_event(A.Event.tree_aggregation(z, t)) == f"tree:sigma={z:g},steps={t}"
+    with pytest.raises(InvalidParameterError):
+        A.RdpAccountant().compose(A.Event.tree_aggregation(z, 0))
+
+
 def test_get_noise_multiplier_meets_target_and_is_tight(opacus_rdp):
     z = A.get_noise_multiplier(target_epsilon=2.0, target_delta=1e-5, sample_rate=0.01, steps=5000)
     acc = A.RdpAccountant()

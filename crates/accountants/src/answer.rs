@@ -126,8 +126,8 @@ mod tests {
             err.to_string(),
             "no accountant could bound this composition (pure: event Gaussian cannot be \
              accounted by pure DP; approx: event Gaussian cannot be accounted by approximate DP; \
-             zcdp: invalid parameter delta = 2; rdp: invalid parameter delta = 2; pld: invalid \
-             parameter delta = 2)"
+             zcdp: invalid parameter delta = 2.0; rdp: invalid parameter delta = 2.0; pld: invalid \
+             parameter delta = 2.0)"
         );
         // One accountant asked: the answer is its own.
         let a = Query::DeltaAt(1.0)

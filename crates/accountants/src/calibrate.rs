@@ -156,8 +156,12 @@ pub fn gaussian_sigma(
                 Ok(delta_for_epsilon(m, eps)? <= delta && epsilon_for_delta(m, delta)? <= eps)
             })
         }
+        // As `sigma_from_mu`: an overflowing σ is an error, an underflowing one the smallest
+        // positive f64 (still an upper bound on the exact σ).
         Method::Rdp => poisson_gaussian_sigma_rdp(eps, delta, steps, 1.0, &crate::DEFAULT_ORDERS)
-            .map(|z| round_up(z * d)),
+            .and_then(|z| {
+                crate::error::finite("sigma overflow", round_up(z * d).max(f64::from_bits(1)))
+            }),
     }
 }
 

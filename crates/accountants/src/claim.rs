@@ -144,6 +144,27 @@ pub enum EventBuf {
         /// Dataset size `n`.
         population: u64,
     },
+    /// [`Event::RandomizedResponse`].
+    RandomizedResponse {
+        /// Noise parameter `p ∈ (0, 1]`.
+        noise: f64,
+        /// Number of buckets `k ≥ 1`.
+        buckets: u64,
+    },
+    /// [`Event::ExponentialMechanism`].
+    ExponentialMechanism {
+        /// ε ≥ 0 (the range of the privacy loss).
+        epsilon: f64,
+    },
+    /// [`Event::TreeAggregation`].
+    TreeAggregation {
+        /// Noise standard deviation σ > 0 per node.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0 per node.
+        sensitivity: f64,
+        /// Number of leaves (steps) `T ≥ 1`.
+        steps: u64,
+    },
 }
 
 impl From<&Event<'_>> for EventBuf {
@@ -201,6 +222,19 @@ impl From<&Event<'_>> for EventBuf {
                 Self::DiscreteGaussian { sigma, sensitivity }
             }
             Event::DpBarker { batch, population } => Self::DpBarker { batch, population },
+            Event::RandomizedResponse { noise, buckets } => {
+                Self::RandomizedResponse { noise, buckets }
+            }
+            Event::ExponentialMechanism { epsilon } => Self::ExponentialMechanism { epsilon },
+            Event::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => Self::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            },
         }
     }
 }
@@ -349,6 +383,22 @@ fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Even
             EventBuf::DpBarker { batch, population } => Event::DpBarker {
                 batch: *batch,
                 population: *population,
+            },
+            EventBuf::RandomizedResponse { noise, buckets } => Event::RandomizedResponse {
+                noise: *noise,
+                buckets: *buckets,
+            },
+            EventBuf::ExponentialMechanism { epsilon } => {
+                Event::ExponentialMechanism { epsilon: *epsilon }
+            }
+            EventBuf::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => Event::TreeAggregation {
+                sigma: *sigma,
+                sensitivity: *sensitivity,
+                steps: *steps,
             },
         };
         built.push(e);

@@ -102,6 +102,39 @@ pub fn gaussian_mu(sigma: f64, sensitivity: f64) -> Result<f64, AccountantError>
     finite("gaussian mu overflow", round_up(0.5 * r * r))
 }
 
+/// The number of released nodes a record's leaf is in, at most, in one epoch of tree
+/// aggregation over `steps` leaves ([`Event::TreeAggregation`]): `⌈log₂(steps + 1)⌉`, the
+/// complete dyadic blocks of `[1, steps]` containing a leaf (the bit length of `steps`;
+/// `dp_accounting`'s `max_depth`). 0 for no step.
+#[must_use]
+pub fn tree_aggregation_depth(steps: u64) -> u64 {
+    u64::from(u64::BITS - steps.leading_zeros())
+}
+
+/// PLD mean / zCDP ρ of one epoch of tree aggregation ([`Event::TreeAggregation`]): the
+/// Gaussian mechanism with sensitivity `Δ·√d`, `μ = d·Δ²/(2σ²)` with
+/// `d = `[`tree_aggregation_depth`]`(steps)`, rounded up.
+///
+/// # Errors
+/// As [`gaussian_mu`]; [`AccountantError::InvalidCount`] for `steps = 0`.
+pub fn tree_aggregation_mu(
+    sigma: f64,
+    sensitivity: f64,
+    steps: u64,
+) -> Result<f64, AccountantError> {
+    let mu = gaussian_mu(sigma, sensitivity)?;
+    if steps == 0 {
+        return Err(AccountantError::InvalidCount {
+            name: "steps",
+            value: steps,
+        });
+    }
+    finite(
+        "tree aggregation mu overflow",
+        round_up(count_up(tree_aggregation_depth(steps)) * mu),
+    )
+}
+
 /// RDP of the Gaussian mechanism at order α: `αΔ²/(2σ²)` (Mironov 2017; thesis Thm 4.1).
 ///
 /// # Errors
@@ -287,6 +320,82 @@ fn ln_expm1(x: f64) -> f64 {
     } else {
         libm::log(libm::expm1(x))
     }
+}
+
+/// `ln(k(1 − p)/p)` and `ε = ln(1 + k(1 − p)/p)` of k-ary randomized response, unrounded
+/// (`p ∈ (0, 1)`, `k ≥ 2`); `x = k(1 − p)/p` may overflow, its logarithm does not.
+fn randomized_response_loss(noise: f64, buckets: u64) -> f64 {
+    let x = count_up(buckets) * (1.0 - noise) / noise;
+    if x.is_finite() {
+        libm::log1p(x)
+    } else {
+        // x > 1.8e308: ln(1 + x) = ln x to far below an ulp.
+        libm::log(count_up(buckets)) + libm::log1p(-noise) - libm::log(noise)
+    }
+}
+
+/// Pure ε of k-ary randomized response ([`Event::RandomizedResponse`]) with noise parameter
+/// `p` over `k` buckets: `ln(1 + k(1 − p)/p)`, the log-ratio of `1 − p + p/k` to `p/k`
+/// (exact: the two output laws of a changed record attain it), rounded up; 0 for `k = 1`
+/// or `p = 1`.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] unless `p ∈ (0, 1]`;
+/// [`AccountantError::InvalidCount`] for `k = 0`.
+pub fn randomized_response_epsilon(noise: f64, buckets: u64) -> Result<f64, AccountantError> {
+    crate::event::check_randomized_response(noise, buckets)?;
+    if buckets == 1 || noise >= 1.0 {
+        return Ok(0.0);
+    }
+    finite(
+        "randomized response epsilon",
+        round_up(randomized_response_loss(noise, buckets)),
+    )
+}
+
+/// RDP at order α of k-ary randomized response under replace-one: the Rényi divergence of
+/// the output laws `(a, b, b, …)` and `(b, a, b, …)`, `a = 1 − p + p/k`, `b = p/k`
+/// (`dp_accounting`'s `_randomized_response_rdp_replace_one`):
+/// `D_α = ln(b·e^{αL} + a·e^{−αL} + (k − 2)b)/(α − 1)` with `L = ln(a/b)`. Evaluated as
+/// `log1p(b·expm1((α−1)L)·e^{−(α−1)L}·expm1(αL))/(α − 1)` — the sum minus 1 factored into
+/// positive terms (no cancellation as α → 1 or p → 1), in log space (no overflow) — and
+/// capped by ε (RDP ≤ max divergence), rounded up.
+///
+/// # Errors
+/// As [`randomized_response_epsilon`], and [`AccountantError::InvalidParameter`] for
+/// `α ≤ 1` or non-finite α.
+pub fn randomized_response_rdp(
+    noise: f64,
+    buckets: u64,
+    alpha: f64,
+) -> Result<f64, AccountantError> {
+    let eps = randomized_response_epsilon(noise, buckets)?;
+    let a = order(alpha)?;
+    if eps == 0.0 {
+        return Ok(0.0);
+    }
+    let l = randomized_response_loss(noise, buckets);
+    let u = (a - 1.0) * l;
+    let ln_b = libm::log(noise) - libm::log(count_up(buckets));
+    let ln_sum_m1 = ln_b + ln_expm1(u) - u + ln_expm1(a * l);
+    if ln_sum_m1.is_nan() {
+        return Err(AccountantError::NumericalFailure {
+            what: "randomized response rdp",
+        });
+    }
+    let d = softplus(ln_sum_m1) / (a - 1.0);
+    finite("randomized response rdp", round_up(d.min(eps)))
+}
+
+/// ρ-zCDP of an ε-bounded-range mechanism ([`Event::ExponentialMechanism`]): `ρ = ε²/8`
+/// (Cesar–Rogers 2021; the loss lies in an interval of length ε, so Hoeffding's lemma
+/// bounds its moment generating function), rounded up.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for ε < 0 or non-finite.
+pub fn bounded_range_rho(epsilon: f64) -> Result<f64, AccountantError> {
+    let e = non_negative("epsilon", epsilon)?;
+    finite("bounded range rho", round_up(0.125 * e * e))
 }
 
 /// RDP at order α of the Poisson-subsampled Gaussian mechanism (rate q, noise multiplier
@@ -788,7 +897,9 @@ impl Notion for Pure {
                 let d = non_negative("sensitivity", sensitivity)?;
                 finite("laplace epsilon", mul_div_up(1.0, d, b))
             }
-            Event::PureEpsilon { epsilon } => non_negative("epsilon", epsilon),
+            Event::PureEpsilon { epsilon } | Event::ExponentialMechanism { epsilon } => {
+                non_negative("epsilon", epsilon)
+            }
             Event::ApproxDp {
                 epsilon,
                 delta: 0.0,
@@ -842,6 +953,10 @@ impl Notion for Pure {
                 Ok(0.0)
             }
             Event::DpBarker { .. } => refuse(ev, relation, "pure DP"),
+            Event::RandomizedResponse { noise, buckets } => {
+                ev.validate(relation)?;
+                randomized_response_epsilon(noise, buckets)
+            }
             _ => Err(AccountantError::Unsupported {
                 event: ev.name(),
                 accountant: "pure DP",
@@ -905,6 +1020,12 @@ impl Notion for Zcdp {
         match *ev {
             Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
             Event::Zcdp { rho } => non_negative("rho", rho),
+            Event::ExponentialMechanism { epsilon } => bounded_range_rho(epsilon),
+            Event::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => tree_aggregation_mu(sigma, sensitivity, steps),
             Event::DiscreteGaussian { sigma, sensitivity } => {
                 let s = positive("sigma", sigma)?;
                 let r = count_up(sensitivity) / s;
@@ -946,6 +1067,11 @@ impl Notion for GaussianMu {
     ) -> Result<f64, AccountantError> {
         match *ev {
             Event::Gaussian { sigma, sensitivity } => gaussian_mu(sigma, sensitivity),
+            Event::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => tree_aggregation_mu(sigma, sensitivity, steps),
             _ => refuse(ev, relation, "Gaussian PLD"),
         }
     }
@@ -1063,6 +1189,23 @@ impl Notion for Rdp {
             Event::DpBarker { batch, population } => {
                 ev.validate(relation)?;
                 dp_barker_step_rdp(batch, population, alpha)
+            }
+            Event::RandomizedResponse { noise, buckets } => {
+                ev.validate(relation)?;
+                randomized_response_rdp(noise, buckets, alpha)
+            }
+            Event::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => finite(
+                "tree aggregation rdp",
+                round_up(order(alpha)? * tree_aggregation_mu(sigma, sensitivity, steps)?),
+            ),
+            Event::ExponentialMechanism { epsilon } => {
+                let e = non_negative("epsilon", epsilon)?;
+                let rho = bounded_range_rho(e)?;
+                finite("bounded range rdp", round_up(e.min(order(alpha)? * rho)))
             }
             _ => Err(unsupported()),
         }

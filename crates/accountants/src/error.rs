@@ -82,11 +82,13 @@ pub enum AccountantError {
     },
 }
 
+/// Reals print in shortest round-trip form (`{:?}`: `1e-300`, `2.0`), never as a
+/// 300-digit decimal.
 impl fmt::Display for AccountantError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
             Self::InvalidParameter { name, value } => {
-                write!(f, "invalid parameter {name} = {value}")
+                write!(f, "invalid parameter {name} = {value:?}")
             }
             Self::InvalidCount { name, value } => write!(f, "invalid count {name} = {value}"),
             Self::IncompatibleRelation { event, relation } => write!(
@@ -102,11 +104,11 @@ impl fmt::Display for AccountantError {
             Self::TooDeep => f.write_str("event tree nested too deeply"),
             Self::DeltaTooSmall { requested, spent } => write!(
                 f,
-                "requested delta {requested} is not larger than the delta already spent {spent}"
+                "requested delta {requested:?} is not larger than the delta already spent {spent:?}"
             ),
             Self::BudgetExceeded { epsilon, budget } => write!(
                 f,
-                "budget exceeded: epsilon would be {epsilon} > budget {budget}; nothing recorded"
+                "budget exceeded: epsilon would be {epsilon:?} > budget {budget:?}; nothing recorded"
             ),
             Self::NumericalFailure { what } => write!(f, "numerical failure: {what}"),
             Self::Infeasible { what } => write!(f, "no feasible solution: {what}"),

@@ -189,6 +189,54 @@ pub enum Event<'a> {
         /// Dataset size `n`.
         population: u64,
     },
+    /// k-ary randomized response (Warner 1965; `dp_accounting`'s
+    /// `RandomizedResponseDpEvent`): one record's value, one of `k` buckets, is reported as
+    /// is with probability `1 − p` and as a uniformly random bucket with probability `p`.
+    /// Replace-one relation only (the record's value changes; `dp_accounting` refuses
+    /// add/remove too). Changing `x` to `x'` gives the output laws
+    /// `(1 − p + p/k, p/k, p/k, …)` and `(p/k, 1 − p + p/k, p/k, …)`, so the mechanism is
+    /// exactly `ε = ln(1 + k(1 − p)/p)`-DP; its RDP is the Rényi divergence of that pair
+    /// ([`crate::curves::randomized_response_rdp`]) and its numerical PLD the pair's loss
+    /// `±ε` with mass `(k − 2)p/k` at loss 0. `k = 1` or `p = 1` release nothing.
+    RandomizedResponse {
+        /// Noise parameter `p ∈ (0, 1]`: the probability of a uniformly random report
+        /// (`p = 0`, the raw value, has no finite ε and is refused).
+        noise: f64,
+        /// Number of buckets `k ≥ 1`.
+        buckets: u64,
+    },
+    /// An ε-bounded-range selection (Durfee–Rogers 2019): for any neighbours the privacy
+    /// loss `ln P(M(x) = y)/P(M(x') = y)` varies by at most ε over the outputs `y`. The
+    /// exponential mechanism sampling `y ∝ exp(ε·u(x, y)/(2Δ))` for a utility of sensitivity
+    /// Δ is one (its loss is `ε(u(x, y) − u(x', y))/(2Δ)` plus a constant), and so is
+    /// report-noisy-max with Gumbel noise (the same law). ε-DP, and `ε²/8`-zCDP (Cesar–Rogers
+    /// 2021: bounded range implies `ε²/8`-zCDP, by Hoeffding's lemma on the loss); RDP
+    /// `min(ε, αε²/8)`. The numerical PLD uses the randomized-response pair of ε-DP (an upper
+    /// bound: bounded range has no single dominating pair). Permute-and-flip and
+    /// report-noisy-max with exponential noise are ε-DP but not shown bounded-range here:
+    /// account them as [`Event::PureEpsilon`].
+    ExponentialMechanism {
+        /// ε ≥ 0 (the range of the privacy loss).
+        epsilon: f64,
+    },
+    /// One epoch of tree aggregation (DP-FTRL; Kairouz et al. 2021, "Practical and private
+    /// (deep) learning without sampling or shuffling", Appendix D; `dp_accounting`'s
+    /// `SingleEpochTreeAggregationDpEvent` with one tree): the noisy sums of every complete
+    /// dyadic block of `steps` leaves, Gaussian noise σ per node, each record in at most one
+    /// leaf with ℓ₂ sensitivity Δ per node (under the accountant's relation). A record is in
+    /// at most `d = ⌈log₂(steps + 1)⌉` released nodes, so the release is exactly the Gaussian
+    /// mechanism with sensitivity `Δ·√d` ([`crate::curves::tree_aggregation_depth`]): zCDP
+    /// and RDP `d·Δ²/(2σ²)` (times α), the exact Gaussian PLD. Epochs that reuse records are
+    /// composed (`SelfComposed`); a tree per epoch with records in several trees is not this
+    /// event.
+    TreeAggregation {
+        /// Noise standard deviation σ > 0 per node.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0 of one record's contribution to a node.
+        sensitivity: f64,
+        /// Number of leaves (steps) `T ≥ 1` of the tree.
+        steps: u64,
+    },
 }
 
 impl Event<'_> {
@@ -210,6 +258,9 @@ impl Event<'_> {
             Self::DiscreteLaplace { .. } => "DiscreteLaplace",
             Self::DiscreteGaussian { .. } => "DiscreteGaussian",
             Self::DpBarker { .. } => "DpBarker",
+            Self::RandomizedResponse { .. } => "RandomizedResponse",
+            Self::ExponentialMechanism { .. } => "ExponentialMechanism",
+            Self::TreeAggregation { .. } => "TreeAggregation",
         }
     }
 
@@ -237,7 +288,7 @@ impl Event<'_> {
                 positive("scale", scale)?;
                 non_negative("sensitivity", sensitivity)?;
             }
-            Self::PureEpsilon { epsilon } => {
+            Self::PureEpsilon { epsilon } | Self::ExponentialMechanism { epsilon } => {
                 non_negative("epsilon", epsilon)?;
             }
             Self::ApproxDp { epsilon, delta } => {
@@ -323,6 +374,22 @@ impl Event<'_> {
                     });
                 }
             }
+            Self::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => {
+                crate::curves::tree_aggregation_mu(sigma, sensitivity, steps)?;
+            }
+            Self::RandomizedResponse { noise, buckets } => {
+                check_randomized_response(noise, buckets)?;
+                if relation != Neighbouring::ReplaceOne {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "RandomizedResponse",
+                        relation,
+                    });
+                }
+            }
         }
         Ok(())
     }
@@ -343,6 +410,18 @@ pub(crate) fn check_dp_barker(batch: u64, population: u64) -> Result<(), Account
         return Err(AccountantError::InvalidCount {
             name: "batch",
             value: batch,
+        });
+    }
+    Ok(())
+}
+
+/// The parameter checks of [`Event::RandomizedResponse`]: `p ∈ (0, 1]`, `k ≥ 1`.
+pub(crate) fn check_randomized_response(noise: f64, buckets: u64) -> Result<(), AccountantError> {
+    rate("noise", noise)?;
+    if buckets == 0 {
+        return Err(AccountantError::InvalidCount {
+            name: "buckets",
+            value: buckets,
         });
     }
     Ok(())
@@ -410,6 +489,20 @@ impl core::fmt::Display for Event<'_> {
             Self::DpBarker { batch, population } => {
                 write!(f, "DpBarker({batch} of {population})")
             }
+            Self::RandomizedResponse { noise, buckets } => {
+                write!(f, "RandomizedResponse(p = {noise}, k = {buckets})")
+            }
+            Self::ExponentialMechanism { epsilon } => {
+                write!(f, "ExponentialMechanism(ε = {epsilon}, bounded range)")
+            }
+            Self::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => write!(
+                f,
+                "TreeAggregation(σ = {sigma}, Δ₂ = {sensitivity}, {steps} steps)"
+            ),
             Self::Composed(events) => {
                 f.write_str("Composed[")?;
                 for (i, e) in events.iter().enumerate() {

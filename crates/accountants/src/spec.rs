@@ -14,6 +14,9 @@
 //! | `zcdp` | `rho` | [`crate::Event::Zcdp`] |
 //! | `svt` | integer `c`, `b`, `sens` (default 1), `resample` (`0`/`1`, also `false`/`true`; default 0) | [`crate::Event::SparseVector`] |
 //! | `binomial` | integer `n`, `m`, integer `releases`, `bound` (`exact` or `paper`; default exact) | [`crate::Event::BinomialCurve`] |
+//! | `rr` | `p` (noise), integer `k` (buckets) | [`crate::Event::RandomizedResponse`] (replace-one) |
+//! | `em` | `eps` | [`crate::Event::ExponentialMechanism`] (ε-bounded range) |
+//! | `tree` | `sigma`, integer `steps`, `sens` (default 1) | [`crate::Event::TreeAggregation`] (one DP-FTRL epoch) |
 //!
 //! plus, on any kind, `count=k` (k adaptive repetitions, default 1) and at most one sampling
 //! scheme: `poisson=q` ([`crate::Event::PoissonSampled`], add/remove neighbours) or
@@ -68,6 +71,9 @@ pub const SYNTAX: &str = "  gaussian:sigma=σ[,sens=Δ₂]        Gaussian mecha
   zcdp:rho=ρ                        any ρ-zCDP mechanism
   svt:c=c,b=b[,sens=Δ][,resample=0|1]  sparse vector, c answers (ABCDP Thm 1)
   binomial:n=n,m=m,releases=L[,bound=exact|paper]  binomial infection curve (Xiong et al. Prop. 4)
+  rr:p=p,k=k                        k-ary randomized response, noise p (replace-one neighbours)
+  em:eps=ε                          exponential mechanism / any ε-bounded-range selection
+  tree:sigma=σ,steps=T[,sens=Δ₂]    one epoch of tree aggregation over T steps (DP-FTRL)
 On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
 add/remove neighbours only) or wor=batch/population (sampling without replacement, \
 replace-one neighbours only).";
@@ -123,7 +129,10 @@ impl EventSpec {
             | EventBuf::ApproxDp { .. }
             | EventBuf::Zcdp { .. }
             | EventBuf::SparseVector { .. }
-            | EventBuf::BinomialCurve { .. } => Ok(Self {
+            | EventBuf::BinomialCurve { .. }
+            | EventBuf::RandomizedResponse { .. }
+            | EventBuf::ExponentialMechanism { .. }
+            | EventBuf::TreeAggregation { .. } => Ok(Self {
                 base,
                 sampling,
                 count,
@@ -331,7 +340,8 @@ impl ParseEventError {
 }
 
 /// The kinds, for [`ParseEventError::UnknownKind`].
-const KINDS: &str = "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial";
+const KINDS: &str =
+    "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial, rr, em, tree";
 
 impl fmt::Display for ParseEventError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -523,6 +533,18 @@ impl FromStr for EventSpec {
                     })?,
                 },
             },
+            "tree" => EventBuf::TreeAggregation {
+                sigma: it.real("sigma")?,
+                sensitivity: it.sens()?,
+                steps: it.integer("steps")?,
+            },
+            "em" => EventBuf::ExponentialMechanism {
+                epsilon: it.real("eps")?,
+            },
+            "rr" => EventBuf::RandomizedResponse {
+                noise: it.real("p")?,
+                buckets: it.integer("k")?,
+            },
             other => {
                 return Err(ParseEventError::UnknownKind {
                     kind: other.to_owned(),
@@ -652,6 +674,18 @@ impl fmt::Display for EventSpec {
                 if bound != BinomialBound::default() {
                     write!(f, ",bound={bound}")?;
                 }
+            }
+            EventBuf::RandomizedResponse { noise, buckets } => {
+                write!(f, "rr:p={},k={buckets}", Real(noise))?;
+            }
+            EventBuf::ExponentialMechanism { epsilon } => write!(f, "em:eps={}", Real(epsilon))?,
+            EventBuf::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            } => {
+                write!(f, "tree:sigma={},steps={steps}", Real(sigma))?;
+                sens(f, sensitivity)?;
             }
             // `new`/`from_str` admit the grammar's kinds only; anything else (future
             // variants) prints the library's prose rather than a string that would not parse
@@ -810,7 +844,7 @@ mod tests {
                 "nope:x=1",
                 None,
                 "unknown event kind \"nope\" (expected gaussian, laplace, dlaplace, dgaussian, \
-                 pure, approx, zcdp, svt, binomial)",
+                 pure, approx, zcdp, svt, binomial, rr, em, tree)",
             ),
             (
                 "svt:c=1,b=1,resample=2",
@@ -881,6 +915,9 @@ mod tests {
             "zcdp:rho=1",
             "svt:c=1,b=1,sens=1,resample=1",
             "binomial:n=1,m=1,releases=1,bound=paper",
+            "rr:p=0.5,k=4",
+            "em:eps=1",
+            "tree:sigma=1,steps=8,sens=2",
         ] {
             parse(example).unwrap();
             parse(&alloc::format!("{example},count=2,poisson=0.5")).unwrap();

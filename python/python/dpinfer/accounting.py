@@ -6,7 +6,8 @@ Events
     ``Event.poisson_sampled(q, e)``, ``Event.self_composed(e, count)``, ...), and the
     dp_accounting spellings :func:`GaussianDpEvent`, :func:`LaplaceDpEvent`,
     :func:`PoissonSampledDpEvent`, :func:`SampledWithoutReplacementDpEvent`,
-    :func:`SelfComposedDpEvent`, :func:`ComposedDpEvent`, :func:`EpsilonDeltaDpEvent`.
+    :func:`SelfComposedDpEvent`, :func:`ComposedDpEvent`, :func:`EpsilonDeltaDpEvent`,
+    :func:`RandomizedResponseDpEvent` (replace-one), :func:`SingleEpochTreeAggregationDpEvent`.
     :func:`parse_event` reads the event grammar of ``dpinfer account --event``
     (``"gaussian:sigma=1,poisson=0.01,count=10000"``); :func:`format_event` writes it.
 
@@ -36,7 +37,7 @@ for that relation. Composition is adaptive.
 from __future__ import annotations
 
 import math
-from typing import List, Optional, Sequence, Tuple
+from typing import List, Optional, Sequence, Tuple, Union
 
 from ._native import (
     ApproxDpAccountant,
@@ -84,6 +85,8 @@ __all__ = [
     "SampledWithoutReplacementDpEvent",
     "SelfComposedDpEvent",
     "ComposedDpEvent",
+    "RandomizedResponseDpEvent",
+    "SingleEpochTreeAggregationDpEvent",
     "get_noise_multiplier",
     "gaussian_sigma",
     "poisson_gaussian_sigma_pld",
@@ -134,6 +137,24 @@ def EpsilonDeltaDpEvent(epsilon: float, delta: float = 0.0) -> Event:  # noqa: N
 def ZCDpEvent(rho: float) -> Event:  # noqa: N802
     """Any ρ-zCDP mechanism."""
     return Event.zcdp(rho)
+
+
+def RandomizedResponseDpEvent(noise_parameter: float, num_buckets: int) -> Event:  # noqa: N802
+    """k-ary randomized response: the true bucket with probability 1 − ``noise_parameter``,
+    else a uniformly random one of ``num_buckets`` (replace-one relation only)."""
+    return Event.randomized_response(noise_parameter, num_buckets)
+
+
+def SingleEpochTreeAggregationDpEvent(  # noqa: N802
+    noise_multiplier: float, step_counts: Union[int, Sequence[int]]
+) -> Event:
+    """One epoch of tree aggregation (DP-FTRL), sensitivity 1 per node. As in dp_accounting,
+    ``step_counts`` may list several trees of which each record is in at most one: the
+    deepest tree (the most steps) bounds the cost."""
+    counts = [step_counts] if isinstance(step_counts, int) else list(step_counts)
+    if not counts:
+        raise InvalidParameterError("step_counts must be a non-empty list or a positive int")
+    return Event.tree_aggregation(noise_multiplier, max(counts), 1.0)
 
 
 def PoissonSampledDpEvent(sampling_probability: float, event: Event) -> Event:  # noqa: N802

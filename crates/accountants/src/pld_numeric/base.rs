@@ -74,7 +74,9 @@ impl Mechanism {
                 let z = -dpinfer_math::norm_quantile(tail);
                 (-mu - z * s, mu + z * s)
             }
-            Self::Laplace { epsilon } | Self::RandomizedResponse { epsilon } => (-epsilon, epsilon),
+            Self::Laplace { epsilon }
+            | Self::RandomizedResponse { epsilon }
+            | Self::KaryRandomizedResponse { epsilon, .. } => (-epsilon, epsilon),
             Self::DiscreteLaplace { scale, shift } => {
                 let e = DLap::new(scale, shift).epsilon();
                 (-e, e)
@@ -89,17 +91,24 @@ impl Mechanism {
         }
     }
 
-    /// Point masses of `Q` on the loss: `[(ℓ, Q{ℓ})]`.
-    fn atoms(self) -> [(f64, f64); 2] {
+    /// Point masses of `Q` on the loss: `[(ℓ, Q{ℓ})]` (zero masses are skipped).
+    fn atoms(self) -> [(f64, f64); 3] {
         match self {
             Self::Gaussian { .. }
             | Self::DiscreteLaplace { .. }
-            | Self::DiscreteGaussian { .. } => [(0.0, 0.0); 2],
-            Self::Laplace { epsilon: e } => [(-e, 0.5), (e, 0.5 * libm::exp(-e))],
+            | Self::DiscreteGaussian { .. } => [(0.0, 0.0); 3],
+            Self::Laplace { epsilon: e } => [(-e, 0.5), (e, 0.5 * libm::exp(-e)), (0.0, 0.0)],
             Self::RandomizedResponse { epsilon: e } => {
                 // Q = (e^ε, 1)/(1 + e^ε) on ℓ = (−ε, +ε).
                 let small = 1.0 / (1.0 + libm::exp(e));
-                [(-e, 1.0 - small), (e, small)]
+                [(-e, 1.0 - small), (e, small), (0.0, 0.0)]
+            }
+            Self::KaryRandomizedResponse {
+                epsilon: e,
+                neutral: r,
+            } => {
+                let (lo, hi) = kary_masses(e, r);
+                [(-e, lo), (e, hi), (0.0, r)]
             }
         }
     }
@@ -124,6 +133,21 @@ impl Mechanism {
                     0.0
                 } else if t < e {
                     1.0 / (1.0 + libm::exp(-e))
+                } else {
+                    1.0
+                }
+            }
+            Self::KaryRandomizedResponse {
+                epsilon: e,
+                neutral: r,
+            } => {
+                let (lo, hi) = kary_masses(e, r);
+                if t < -e {
+                    0.0
+                } else if t < 0.0 {
+                    lo
+                } else if t < e {
+                    1.0 - hi
                 } else {
                     1.0
                 }
@@ -155,6 +179,21 @@ impl Mechanism {
                     0.0
                 }
             }
+            Self::KaryRandomizedResponse {
+                epsilon: e,
+                neutral: r,
+            } => {
+                let (lo, hi) = kary_masses(e, r);
+                if t < -e {
+                    1.0
+                } else if t < 0.0 {
+                    1.0 - lo
+                } else if t < e {
+                    hi
+                } else {
+                    0.0
+                }
+            }
         }
     }
 
@@ -182,6 +221,22 @@ impl Mechanism {
                     1.0
                 }
             }
+            Self::KaryRandomizedResponse {
+                epsilon: e,
+                neutral: r,
+            } => {
+                // P(ℓ) = e^ℓ Q(ℓ): P(−ε) = Q(+ε), P(0) = r, P(+ε) = Q(−ε).
+                let (lo, hi) = kary_masses(e, r);
+                if t < -e {
+                    0.0
+                } else if t < 0.0 {
+                    hi
+                } else if t < e {
+                    1.0 - lo
+                } else {
+                    1.0
+                }
+            }
         }
     }
 
@@ -205,6 +260,21 @@ impl Mechanism {
                     1.0
                 } else if t < e {
                     1.0 / (1.0 + libm::exp(-e))
+                } else {
+                    0.0
+                }
+            }
+            Self::KaryRandomizedResponse {
+                epsilon: e,
+                neutral: r,
+            } => {
+                let (lo, hi) = kary_masses(e, r);
+                if t < -e {
+                    1.0
+                } else if t < 0.0 {
+                    1.0 - hi
+                } else if t < e {
+                    lo
                 } else {
                     0.0
                 }
@@ -242,6 +312,22 @@ impl Mechanism {
                 } else if t < e {
                     // (e^ε − e^t)/(1 + e^ε)
                     -libm::expm1(t - e) / (1.0 + libm::exp(-e))
+                } else {
+                    0.0
+                }
+            }
+            Self::KaryRandomizedResponse {
+                epsilon: e,
+                neutral: r,
+            } => {
+                // Σ_{ℓ > t} (e^ℓ − e^t) Q(ℓ): the atom at +ε, and the one at 0 below it.
+                let top = (1.0 - r) * -libm::expm1(t - e) / (1.0 + libm::exp(-e));
+                if t < -e {
+                    -libm::expm1(t)
+                } else if t < 0.0 {
+                    top + r * -libm::expm1(t)
+                } else if t < e {
+                    top
                 } else {
                     0.0
                 }
@@ -358,7 +444,7 @@ impl Mechanism {
                     out.m_hi = 0.5 * base * em * em + (ey - libm::exp(cy)) * m0;
                 }
             }
-            Self::RandomizedResponse { .. } => {}
+            Self::RandomizedResponse { .. } | Self::KaryRandomizedResponse { .. } => {}
         }
         self.add_atoms(out, (x, ex), (y, ey), right_closed)
     }
@@ -389,6 +475,13 @@ impl Mechanism {
         }
         out
     }
+}
+
+/// `(Q(−ε), Q(+ε))` of k-ary randomized response with neutral mass `r`:
+/// `(1 − r)·(e^ε, 1)/(1 + e^ε)`.
+fn kary_masses(e: f64, r: f64) -> (f64, f64) {
+    let small = (1.0 - r) / (1.0 + libm::exp(e));
+    (1.0 - r - small, small)
 }
 
 /// `f(ℓ) = ln(1 − q + q e^ℓ)`, the loss of the Poisson-subsampled pair

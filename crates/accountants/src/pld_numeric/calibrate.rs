@@ -31,7 +31,9 @@ fn eps_at(
 ///
 /// # Errors
 /// [`AccountantError::InvalidParameter`] / [`AccountantError::InvalidCount`] for bad
-/// inputs; [`AccountantError::Infeasible`] for ε = 0; errors of the composition.
+/// inputs; [`AccountantError::Infeasible`] for ε = 0, or when `δ ≥ 1 − (1 − q)^steps` (every
+/// σ meets the budget: no noise is needed); errors of the composition at the upper end of the
+/// bracket.
 pub fn poisson_gaussian_sigma(
     epsilon: f64,
     delta: f64,
@@ -46,6 +48,20 @@ pub fn poisson_gaussian_sigma(
         return Err(AccountantError::InvalidCount {
             name: "steps",
             value: 0,
+        });
+    }
+    // Every σ > 0 meets δ ≥ 1 − (1 − q)^steps, the chance that some step samples the row:
+    // the hockey-stick divergence is at most the total variation, at most that chance (the
+    // runs with and without the row coincide unless it is sampled). There is no smallest σ,
+    // and searching towards σ → 0 only builds ever wider loss grids.
+    #[allow(
+        clippy::cast_precision_loss,
+        reason = "a count in the exponent, rounded"
+    )]
+    let sampled = -libm::expm1(steps as f64 * libm::log1p(-q));
+    if delta >= sampled {
+        return Err(AccountantError::Infeasible {
+            what: "every sigma meets the budget: delta >= 1 - (1 - q)^steps, the chance that any step samples the row (no noise is needed)",
         });
     }
     if eps == 0.0 {
@@ -66,9 +82,12 @@ pub fn poisson_gaussian_sigma(
             });
         }
     }
+    // Below the verified `hi`, a composition that fails (its grid too wide for a tiny σ)
+    // only leaves that σ unverified: it bounds the search from below.
+    let fits = |z: f64| matches!(eps_at(z, q, steps, delta, discretisation), Ok(e) if e <= eps);
     let mut lo = hi * 0.5;
     guard = 0;
-    while eps_at(lo, q, steps, delta, discretisation)? <= eps {
+    while fits(lo) {
         hi = lo;
         lo *= 0.5;
         guard += 1;
@@ -78,7 +97,7 @@ pub fn poisson_gaussian_sigma(
     }
     while hi - lo > 1e-4 * hi {
         let mid = 0.5 * (lo + hi);
-        if eps_at(mid, q, steps, delta, discretisation)? <= eps {
+        if fits(mid) {
             hi = mid;
         } else {
             lo = mid;

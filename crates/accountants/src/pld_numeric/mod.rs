@@ -100,6 +100,17 @@ pub enum Mechanism {
         /// ε > 0.
         epsilon: f64,
     },
+    /// k-ary randomized response ([`crate::Event::RandomizedResponse`]): loss `±ε` with
+    /// `Q`-masses `(1 − r)/(1 + e^{±ε})` and loss 0 with mass `r` (the outputs other than
+    /// the two values compared, `r = (k − 2)p/k`). `r = 0` is
+    /// [`Mechanism::RandomizedResponse`]. A larger `ε` or a smaller `r` is a dominating pair
+    /// (the other is its post-processing), so both are rounded that way.
+    KaryRandomizedResponse {
+        /// ε > 0, `ln(1 + k(1 − p)/p)`.
+        epsilon: f64,
+        /// `r ∈ [0, 1)`, the mass of loss 0.
+        neutral: f64,
+    },
     /// Discrete Laplace on ℤ of scale `β` (`Q(z) ∝ e^{−|z|/β}`, the sampler
     /// `dpinfer_mechanisms::sampling::discrete_laplace` with `β = t/s`), shifted by the
     /// integer sensitivity `k` (grid units): the pair `(DLap(k, β), DLap(0, β))`
@@ -158,6 +169,21 @@ impl Component {
                     return Err(AccountantError::InvalidParameter {
                         name: "epsilon",
                         value: epsilon,
+                    });
+                }
+            }
+            Mechanism::KaryRandomizedResponse { epsilon, neutral } => {
+                positive("epsilon", epsilon)?;
+                if epsilon > 700.0 {
+                    return Err(AccountantError::InvalidParameter {
+                        name: "epsilon",
+                        value: epsilon,
+                    });
+                }
+                if !(0.0..1.0).contains(&neutral) {
+                    return Err(AccountantError::InvalidParameter {
+                        name: "neutral",
+                        value: neutral,
                     });
                 }
             }
@@ -425,7 +451,19 @@ fn leaf(
                 shift: sensitivity,
             }))
         }
+        Event::RandomizedResponse { noise, buckets } => {
+            let e = crate::curves::randomized_response_epsilon(noise, buckets)?;
+            // (k − 2)p/k rounded down (at most 4 roundings of 2⁻⁵³ each).
+            let neutral = (count_up(buckets.saturating_sub(2)) * noise / count_up(buckets)
+                * (1.0 - 8.0 * f64::EPSILON))
+                .max(0.0);
+            Ok((e > 0.0).then_some(Mechanism::KaryRandomizedResponse {
+                epsilon: e,
+                neutral,
+            }))
+        }
         Event::PureEpsilon { .. }
+        | Event::ExponentialMechanism { .. }
         | Event::SparseVector { .. }
         | Event::BinomialCurve { .. }
         | Event::ApproxDp { delta: 0.0, .. } => {
@@ -453,6 +491,15 @@ fn collect(
     match *ev {
         Event::Gaussian { sigma, sensitivity } => {
             let m = gaussian_mu(sigma, sensitivity)?;
+            mu.add(round_up(count_up(count) * m));
+            Ok(())
+        }
+        Event::TreeAggregation {
+            sigma,
+            sensitivity,
+            steps,
+        } => {
+            let m = crate::curves::tree_aggregation_mu(sigma, sensitivity, steps)?;
             mu.add(round_up(count_up(count) * m));
             Ok(())
         }

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Exact δ(ε) of composed discrete-Laplace / discrete-Gaussian PLDs (plain and
 Poisson-subsampled) by enumeration in 40-digit arithmetic (mpmath), independent of the
-Rust code: writes pld_discrete.txt, read by tests/pld_discrete.rs.
+Rust code: writes pld_discrete.txt, read by tests/suite/pld_discrete.rs.
 
 Pairs (grid units, integer shift k):
   dl: P = DLap(k, β), Q = DLap(0, β), pmf ∝ exp(-|z|/β)            (CKS 2020, Alg. 2)

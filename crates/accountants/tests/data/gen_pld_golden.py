@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Golden values for the numerical PLD accountant (tests/pld_numeric.rs).
+"""Golden values for the numerical PLD accountant (tests/suite/pld_numeric.rs).
 
 Peers: Google dp_accounting 0.6.0 `PLDAccountant` (pessimistic connect-the-dots,
 value_discretization_interval = 1e-4, add/remove neighbours: both directions, worse reported)

@@ -882,3 +882,117 @@ fn a_subsampled_gaussian_with_tiny_sigma_is_never_free() {
         }
     }
 }
+
+#[test]
+fn randomized_response_is_accounted_under_replace_one() {
+    // k-ary randomized response, p = 0.5, k = 2: ε = ln 3 per release (exact), so the pure
+    // accountant gives 10·ln 3 for 10 releases; the numerical PLD at δ = 1e-5 is tighter,
+    // and above the exact ε(δ) of the composed pair (10.98594529364605, enumeration in the
+    // accountants' tests/data/randomized_response.txt).
+    let pure = json(&[
+        "epsilon",
+        "--delta",
+        "0",
+        "--neighbouring",
+        "replace-one",
+        "--accountant",
+        "pure",
+        "--event",
+        "rr:p=0.5,k=2,count=10",
+    ])["epsilon"]
+        .as_f64()
+        .unwrap();
+    let ln3 = 3f64.ln();
+    assert!(
+        pure >= 10.0 * ln3 && pure < 10.0 * ln3 * (1.0 + 1e-12),
+        "{pure}"
+    );
+    let v = json(&[
+        "epsilon",
+        "--delta",
+        "1e-5",
+        "--neighbouring",
+        "replace-one",
+        "--event",
+        "rr:p=0.5,k=2,count=10",
+    ]);
+    let e = v["epsilon"].as_f64().unwrap();
+    assert_eq!(v["accountant"], "pld", "{v}");
+    assert!((10.98594529364605..=pure).contains(&e), "{e}");
+    // Under add/remove it is refused, naming the relation.
+    let o = dpinfer(
+        &[
+            "account",
+            "epsilon",
+            "--delta",
+            "1e-5",
+            "--event",
+            "rr:p=0.5,k=2",
+        ],
+        &root(),
+    );
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(err.contains("neighbouring relation"), "{err}");
+}
+
+#[test]
+fn exponential_mechanism_composes_as_bounded_range() {
+    // 100 exponential mechanisms at ε = 0.1: zCDP ρ = 100 · 0.1²/8 = 0.125, against
+    // ρ = 0.5 for 100 generic 0.1-DP releases; the best answer at δ = 1e-6 is below both
+    // the pure bound (10) and what the same count of `pure:eps=0.1` gets.
+    let zcdp_eps = |ev: &str| {
+        json(&[
+            "epsilon",
+            "--delta",
+            "1e-6",
+            "--accountant",
+            "zcdp",
+            "--event",
+            ev,
+        ])["epsilon"]
+            .as_f64()
+            .unwrap()
+    };
+    let (e_em, e_pure) = (
+        zcdp_eps("em:eps=0.1,count=100"),
+        zcdp_eps("pure:eps=0.1,count=100"),
+    );
+    // Within Bun–Steinke's ε = ρ + 2√(ρ ln(1/δ)) at ρ = 0.125 (the default conversion is tighter).
+    let bs = |r: f64| r + 2.0 * (r * 1e6_f64.ln()).sqrt();
+    assert!(e_em > 0.125 && e_em <= bs(0.125), "{e_em}");
+    assert!(e_pure > 1.9 * e_em, "{e_pure} vs {e_em}");
+    let v = json(&[
+        "epsilon",
+        "--delta",
+        "1e-6",
+        "--event",
+        "em:eps=0.1,count=100",
+    ]);
+    assert!(v["epsilon"].as_f64().unwrap() <= e_em, "{v}");
+}
+
+#[test]
+fn tree_aggregation_is_the_gaussian_with_sensitivity_root_depth() {
+    // One DP-FTRL epoch over 1000 steps: a leaf is in ⌈log₂ 1001⌉ = 10 nodes, so 7 epochs of
+    // σ = 3, Δ = 0.5 per node cost what 7 Gaussians with Δ = 0.5·√10 cost (exact PLD).
+    let eps = |ev: &str| {
+        json(&[
+            "epsilon",
+            "--delta",
+            "1e-6",
+            "--accountant",
+            "pld",
+            "--event",
+            ev,
+        ])["epsilon"]
+            .as_f64()
+            .unwrap()
+    };
+    let d = 0.5 * 10f64.sqrt();
+    let (a, b) = (
+        eps("tree:sigma=3,steps=1000,sens=0.5,count=7"),
+        eps(&format!("gaussian:sigma=3,sens={d},count=7")),
+    );
+    assert!((a - b).abs() <= 1e-12 * b, "{a} vs {b}");
+}

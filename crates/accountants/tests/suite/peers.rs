@@ -14,7 +14,7 @@
 
 use dpinfer_accountants::{convert, curves, pld};
 
-const PEERS: &str = include_str!("data/peers.txt");
+const PEERS: &str = include_str!("../data/peers.txt");
 
 struct Row {
     peer: String,

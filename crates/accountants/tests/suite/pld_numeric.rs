@@ -25,7 +25,7 @@ use dpinfer_accountants::{
 };
 
 const AR: Neighbouring = Neighbouring::AddRemove;
-const GOLDEN: &str = include_str!("data/pld_golden.txt");
+const GOLDEN: &str = include_str!("../data/pld_golden.txt");
 
 struct Part {
     kind: String,

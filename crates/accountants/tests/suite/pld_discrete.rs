@@ -19,7 +19,7 @@ use dpinfer_accountants::{
 
 const AR: Neighbouring = Neighbouring::AddRemove;
 const RO: Neighbouring = Neighbouring::ReplaceOne;
-const DATA: &str = include_str!("data/pld_discrete.txt");
+const DATA: &str = include_str!("../data/pld_discrete.txt");
 
 /// Allowed excess of our (pessimistic) δ over the exact δ (h = 10⁻⁴): `REL·δ + ABS` for
 /// δ ≥ 10⁻⁶, else 5 % + 10⁻⁹. Lattice atoms between grid points are split between their

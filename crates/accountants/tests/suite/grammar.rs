@@ -65,6 +65,16 @@ fn base() -> impl Strategy<Value = EventBuf> {
                 },
             }
         }),
+        (real(), int())
+            .prop_map(|(noise, buckets)| EventBuf::RandomizedResponse { noise, buckets }),
+        real().prop_map(|epsilon| EventBuf::ExponentialMechanism { epsilon }),
+        (real(), real(), int()).prop_map(|(sigma, sensitivity, steps)| {
+            EventBuf::TreeAggregation {
+                sigma,
+                sensitivity,
+                steps,
+            }
+        }),
     ]
 }
 
@@ -93,6 +103,9 @@ fn grammarish() -> impl Strategy<Value = String> {
         Just("svt".to_owned()),
         Just("binomial".to_owned()),
         Just("dlaplace".to_owned()),
+        Just("rr".to_owned()),
+        Just("em".to_owned()),
+        Just("tree".to_owned()),
         Just(":".to_owned()),
         Just(",".to_owned()),
         Just("=".to_owned()),

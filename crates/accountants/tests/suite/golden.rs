@@ -14,7 +14,7 @@ use dpinfer_accountants::{
     ApproxDp, BinomialBound, Event, Neighbouring, composition, convert, curves, pld,
 };
 
-const GOLDEN: &str = include_str!("data/golden.txt");
+const GOLDEN: &str = include_str!("../data/golden.txt");
 
 fn rel(a: f64, b: f64) -> f64 {
     if a == b {
@@ -206,7 +206,7 @@ fn golden_heterogeneous_million_compositions() {
 /// 2.8e-11, where the forward error bound charges the arguments' rounding at μ = 0.1, ε = 10).
 #[test]
 fn golden_pld_never_below_exact() {
-    const GRID: &str = include_str!("data/pld_grid.txt");
+    const GRID: &str = include_str!("../data/pld_grid.txt");
     let (mut n, mut worst) = (0, (0.0_f64, ""));
     for l in GRID.lines().filter(|l| !l.starts_with('#')) {
         let f: Vec<&str> = l.split_whitespace().collect();

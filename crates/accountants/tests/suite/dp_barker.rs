@@ -10,7 +10,7 @@ use dpinfer_accountants::{
 };
 
 const RO: Neighbouring = Neighbouring::ReplaceOne;
-const REFERENCE: &str = include_str!("data/dp_barker_rdp.csv");
+const REFERENCE: &str = include_str!("../data/dp_barker_rdp.csv");
 
 fn reference() -> Vec<(u64, u64, u64, f64)> {
     REFERENCE

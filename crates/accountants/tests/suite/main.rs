@@ -1,0 +1,24 @@
+//! The integration tests of `dpinfer-accountants`, one module per former test file, in one test
+//! binary: each integration-test binary links the whole dependency tree, so one binary per crate
+//! compiles and links once (issue 34). Run one file's tests with
+//! `cargo test -p dpinfer-accountants --test suite <module>::` (or `cargo nextest run -p dpinfer-accountants -E 'test(/^<module>::/)'`).
+//! Property-test regressions live in `tests/proptest-regressions/<module>.txt` (proptest's
+//! `SourceParallel` rule for a module next to `main.rs`).
+
+mod behaviour;
+mod calibration_edges;
+mod claim;
+mod conversions;
+mod dp_barker;
+mod exponential_mechanism;
+mod extremes;
+mod golden;
+mod grammar;
+mod peers;
+mod pld_bounds;
+mod pld_discrete;
+mod pld_numeric;
+mod properties;
+mod randomized_response;
+mod requests;
+mod tree_aggregation;
