@@ -224,6 +224,8 @@ pub(crate) fn below(rng: &mut SimStream, m: u64) -> u64 {
 fn rank_of(value: f64, others: impl Iterator<Item = f64>, ties: &mut SimStream) -> (u32, u32, u32) {
     let (mut less, mut equal) = (0u32, 0u32);
     for o in others {
+        // exact equality is the point: a tie is the same number
+        #[allow(clippy::float_cmp)]
         if o < value {
             less += 1;
         } else if o == value {

@@ -87,7 +87,7 @@ fn normal_laplace_density_matches_quadrature() {
         while u < 12.0 {
             let normal =
                 (-0.5 * (u / s).powi(2)).exp() / (s * (2.0 * core::f64::consts::PI).sqrt());
-            let laplace = (-((d - u) as f64).abs() / b).exp() / (2.0 * b);
+            let laplace = (-(d - u).abs() / b).exp() / (2.0 * b);
             sum += normal * laplace * h;
             u += h;
         }
@@ -133,7 +133,8 @@ fn laplace_release_naive_posterior_is_over_confident() {
 #[ignore = "evidence run: minutes in the debug profile"]
 fn evidence_rates() {
     let seeds = 200;
-    let cases: [(&str, Box<dyn Fn(u64) -> Verdict>, Verdict); 5] = [
+    type Case = (&'static str, Box<dyn Fn(u64) -> Verdict>, Verdict);
+    let cases: [Case; 5] = [
         (
             "exact conjugate",
             Box::new(|s| summarise(&Conjugate::exact(2, 10, 0.5), s).verdict),

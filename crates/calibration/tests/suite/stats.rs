@@ -193,9 +193,7 @@ fn tarp_rank_and_mass_above_by_hand() {
             [3.0 * uniform01(&mut rng), 3.0 * uniform01(&mut rng)]
         };
         let (theta, reference) = (draw(PRIOR_STREAM), draw(REFERENCE_STREAM));
-        let dist = |x: &[f64; 2]| {
-            (((x[0] - reference[0]) / 1.0).powi(2) + ((x[1] - reference[1]) / 2.0).powi(2)).sqrt()
-        };
+        let dist = |x: &[f64; 2]| (x[0] - reference[0]).hypot((x[1] - reference[1]) / 2.0);
         let tarp = DRAWS.iter().filter(|d| dist(d) < dist(&theta)).count() as u32;
         assert_eq!(r.tarp_rank, tarp, "replicate {k}");
         for j in 0..2 {
