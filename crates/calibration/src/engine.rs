@@ -129,6 +129,20 @@ impl Settings {
     /// [`CalibrationError::InvalidSize`] for `draws` or `thin` of 0, or `draws · thin` beyond
     /// `u32::MAX`.
     pub fn new(seed: u64, draws: u32, thin: u32) -> Result<Self, CalibrationError> {
+        let settings = Self {
+            seed,
+            draws,
+            thin,
+            tarp_scale: None,
+        };
+        settings.check()?;
+        Ok(settings)
+    }
+
+    /// The checks of [`Settings::new`] and [`Settings::with_tarp_scale`], again (settings may
+    /// also arrive through serde).
+    fn check(&self) -> Result<(), CalibrationError> {
+        let (draws, thin) = (self.draws, self.thin);
         if draws == 0 || draws == u32::MAX {
             return Err(CalibrationError::InvalidSize {
                 name: "draws",
@@ -141,12 +155,15 @@ impl Settings {
                 value: u64::from(thin),
             });
         }
-        Ok(Self {
-            seed,
-            draws,
-            thin,
-            tarp_scale: None,
-        })
+        for &s in self.tarp_scale.iter().flatten() {
+            if !(s.is_finite() && s > 0.0) {
+                return Err(CalibrationError::InvalidParameter {
+                    name: "tarp_scale",
+                    value: s,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// Divides coordinate `j` by `scale[j]` in TARP's Euclidean distance (default: all 1; use
@@ -155,15 +172,8 @@ impl Settings {
     /// # Errors
     /// [`CalibrationError::InvalidParameter`] for a non-finite or non-positive scale.
     pub fn with_tarp_scale(mut self, scale: Vec<f64>) -> Result<Self, CalibrationError> {
-        for &s in &scale {
-            if !(s.is_finite() && s > 0.0) {
-                return Err(CalibrationError::InvalidParameter {
-                    name: "tarp_scale",
-                    value: s,
-                });
-            }
-        }
         self.tarp_scale = Some(scale);
+        self.check()?;
         Ok(self)
     }
 
@@ -250,12 +260,14 @@ fn all_finite(x: &[f64]) -> bool {
 /// [`ReplicateError::Problem`] if the problem fails; [`CalibrationError::LengthMismatch`] if the
 /// sampler returns the wrong number of draws or the TARP scale has the wrong length;
 /// [`CalibrationError::NonFinite`] for a non-finite θ, reference point or draw;
-/// [`CalibrationError::InvalidSize`] for a problem of dimension 0.
+/// [`CalibrationError::InvalidSize`] for a problem of dimension 0, for `L·thin·dim` beyond
+/// `usize`, or for settings that [`Settings::new`] would refuse (e.g. deserialised ones).
 pub fn run_replicate<P: Problem + ?Sized>(
     problem: &P,
     settings: &Settings,
     index: u64,
 ) -> Result<ReplicateResult, ReplicateError<P::Error>> {
+    settings.check()?;
     let dim = problem.dim();
     if dim == 0 {
         return Err(CalibrationError::InvalidSize {
@@ -313,7 +325,11 @@ pub fn run_replicate<P: Problem + ?Sized>(
     let l = settings.draws as usize;
     let thin = settings.thin as usize;
     let n = l * thin;
-    let mut raw = Vec::with_capacity(n * dim);
+    let values = n.checked_mul(dim).ok_or(CalibrationError::InvalidSize {
+        name: "dim",
+        value: u64::try_from(dim).unwrap_or(u64::MAX),
+    })?;
+    let mut raw = Vec::with_capacity(values);
     problem
         .posterior(
             &release,
@@ -322,10 +338,10 @@ pub fn run_replicate<P: Problem + ?Sized>(
             &mut raw,
         )
         .map_err(fail)?;
-    if raw.len() != n * dim {
+    if raw.len() != values {
         return Err(CalibrationError::LengthMismatch {
             name: "posterior draws",
-            expected: n * dim,
+            expected: values,
             found: raw.len(),
         }
         .into());

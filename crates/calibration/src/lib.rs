@@ -15,8 +15,8 @@ pub use engine::{
 };
 pub use error::{CalibrationError, ReplicateError};
 pub use stats::{
-    BAND_DOMAIN, EcdfBand, EcdfTest, binomial_tails, central_coverage, dispersion, holm,
-    rank_histogram, tarp_curve,
+    BAND_DOMAIN, EcdfBand, EcdfTest, MAX_BAND_CELLS, binomial_tails, central_coverage, dispersion,
+    holm, rank_histogram, tarp_curve,
 };
 pub use summary::{
     COVERAGE_LEVELS, MIN_REPLICATES, ParameterSummary, Status, Summary, SummaryOptions,

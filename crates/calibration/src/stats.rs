@@ -148,14 +148,26 @@ pub fn central_coverage(mass_above: &[f64], level: f64) -> Result<f64, Calibrati
 /// flatten the curve (the TARP ranks pile up at 0 and L: above the diagonal at low
 /// credibility, below it — under-coverage — at high credibility); over-dispersed ones steepen
 /// it (ranks in the middle: below at low credibility, above at high).
-#[must_use]
-pub fn tarp_curve(tarp_ranks: &[u32], draws: u32) -> Vec<(f64, f64)> {
+///
+/// # Errors
+/// [`CalibrationError::InvalidSize`] for `draws = u32::MAX` or a rank above `draws`.
+pub fn tarp_curve(tarp_ranks: &[u32], draws: u32) -> Result<Vec<(f64, f64)>, CalibrationError> {
+    if draws == u32::MAX {
+        return Err(CalibrationError::InvalidSize {
+            name: "draws",
+            value: u64::from(draws),
+        });
+    }
     let n = u64::from(draws) + 1;
-    let mut counts = vec![0u64; usize::try_from(n).unwrap_or(0)];
+    let mut counts = vec![0u64; draws as usize + 1];
     for &r in tarp_ranks {
-        if let Some(c) = counts.get_mut(r as usize) {
-            *c += 1;
-        }
+        let c = counts
+            .get_mut(r as usize)
+            .ok_or(CalibrationError::InvalidSize {
+                name: "rank",
+                value: u64::from(r),
+            })?;
+        *c += 1;
     }
     #[allow(clippy::cast_precision_loss)]
     let k = tarp_ranks.len().max(1) as f64;
@@ -167,8 +179,12 @@ pub fn tarp_curve(tarp_ranks: &[u32], draws: u32) -> Vec<(f64, f64)> {
         #[allow(clippy::cast_precision_loss)]
         out.push(((j as f64 + 1.0) / n as f64, below as f64 / k));
     }
-    out
+    Ok(out)
 }
+
+/// The largest binomial table [`EcdfBand::new`] builds: `L·(K + 1)` cells (two `f64` tables of
+/// at most 2²⁴ cells, 256 MiB together).
+pub const MAX_BAND_CELLS: u64 = 1 << 24;
 
 /// The simultaneous confidence band of the rank ECDF (Säilynoja, Bürkner & Vehtari 2022,
 /// the simulation method) for `K` replicates of ranks in `0..=L`, and the test it defines.
@@ -202,7 +218,8 @@ impl EcdfBand {
     /// binomial tables plus `O(sims·(K + L))`.
     ///
     /// # Errors
-    /// [`CalibrationError::InvalidSize`] for 0 replicates, draws or simulations;
+    /// [`CalibrationError::InvalidSize`] for 0 replicates, draws or simulations, or
+    /// `L·(K + 1)` above [`MAX_BAND_CELLS`] (`"draws"`: use fewer draws or thin more);
     /// [`CalibrationError::InvalidParameter`] for a level outside `(0, 1)`.
     pub fn new(
         replicates: u32,
@@ -223,6 +240,12 @@ impl EcdfBand {
                     value: u64::from(v),
                 });
             }
+        }
+        if u64::from(draws) * (u64::from(replicates) + 1) > MAX_BAND_CELLS {
+            return Err(CalibrationError::InvalidSize {
+                name: "draws",
+                value: u64::from(draws),
+            });
         }
         let n = f64::from(draws) + 1.0;
         let (mut cdf, mut sf) = (Vec::new(), Vec::new());

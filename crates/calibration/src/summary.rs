@@ -171,7 +171,8 @@ impl Summary {
     /// [`CalibrationError::TooFewReplicates`] below [`MIN_REPLICATES`];
     /// [`CalibrationError::Mismatch`] for results of different shapes;
     /// [`CalibrationError::InvalidParameter`] / [`CalibrationError::InvalidSize`] for bad
-    /// options (α or the band level outside (0, 1), no simulations, bins not dividing L + 1).
+    /// options (α or the band level outside (0, 1), no simulations, bins not dividing L + 1),
+    /// a rank above L, or `L·(K + 1)` above [`MAX_BAND_CELLS`](crate::MAX_BAND_CELLS).
     pub fn new(
         results: &[ReplicateResult],
         options: &SummaryOptions,
@@ -285,7 +286,7 @@ impl Summary {
             band: band.limits(),
             parameters,
             tarp: TarpSummary {
-                curve: tarp_curve(&tarp_ranks, draws),
+                curve: tarp_curve(&tarp_ranks, draws)?,
                 uniformity: tarp_uniformity,
             },
             verdict,

@@ -97,6 +97,40 @@ fn settings_are_validated() {
     ));
 }
 
+#[test]
+fn deserialised_settings_are_checked_again() {
+    // serde bypasses `Settings::new`: thin 0 used to underflow `thin - 1` (a panic in debug
+    // builds), draws 0 gave NaN masses; both are typed errors now
+    let p = problem();
+    for (json, name) in [
+        (r#"{"seed":1,"draws":5,"thin":0,"tarp_scale":null}"#, "thin"),
+        (
+            r#"{"seed":1,"draws":0,"thin":1,"tarp_scale":null}"#,
+            "draws",
+        ),
+    ] {
+        let s: Settings = serde_json::from_str(json).unwrap();
+        assert!(
+            matches!(
+                run_replicate(&p, &s, 0),
+                Err(ReplicateError::Calibration(CalibrationError::InvalidSize { name: n, .. })) if n == name
+            ),
+            "{json}"
+        );
+    }
+    let s: Settings =
+        serde_json::from_str(r#"{"seed":1,"draws":5,"thin":1,"tarp_scale":[1.0,-2.0]}"#).unwrap();
+    assert!(matches!(
+        run_replicate(&p, &s, 0),
+        Err(ReplicateError::Calibration(
+            CalibrationError::InvalidParameter {
+                name: "tarp_scale",
+                ..
+            }
+        ))
+    ));
+}
+
 /// A problem whose sampler misbehaves in a chosen way.
 struct Broken {
     what: u8,

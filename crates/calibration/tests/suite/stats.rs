@@ -110,6 +110,11 @@ fn ecdf_test_rejects_clearly_nonuniform_ranks() {
     assert!(EcdfBand::new(50, 19, 1.0, 1000, 1).is_err());
     assert!(EcdfBand::new(50, 19, 0.95, 0, 1).is_err());
     assert!(EcdfBand::new(0, 19, 0.95, 10, 1).is_err());
+    // L·(K + 1) beyond the table cap: an error before any allocation
+    assert!(matches!(
+        EcdfBand::new(100_000, 1000, 0.95, 10, 1),
+        Err(CalibrationError::InvalidSize { name: "draws", .. })
+    ));
 }
 
 #[test]
@@ -133,7 +138,7 @@ fn central_coverage_counts_masses_in_the_interval() {
 
 #[test]
 fn tarp_curve_by_hand() {
-    let c = tarp_curve(&[0, 1, 1, 3], 3);
+    let c = tarp_curve(&[0, 1, 1, 3], 3).unwrap();
     assert_eq!(
         c,
         vec![
