@@ -170,6 +170,8 @@ impl Summary {
     /// # Errors
     /// [`CalibrationError::TooFewReplicates`] below [`MIN_REPLICATES`];
     /// [`CalibrationError::Mismatch`] for results of different shapes;
+    /// [`CalibrationError::Conflict`] for a replicate given twice (merge shards with
+    /// [`merge`](crate::merge) first);
     /// [`CalibrationError::InvalidParameter`] / [`CalibrationError::InvalidSize`] for bad
     /// options (α or the band level outside (0, 1), no simulations, bins not dividing L + 1),
     /// a rank above L, or `L·(K + 1)` above [`MAX_BAND_CELLS`](crate::MAX_BAND_CELLS).
@@ -201,6 +203,11 @@ impl Summary {
                 .any(|r| r.ranks.len() != dim || r.mass_above.len() != dim)
         {
             return Err(CalibrationError::Mismatch { what: "dim" });
+        }
+        let mut indices: Vec<u64> = results.iter().map(|r| r.index).collect();
+        indices.sort_unstable();
+        if let Some(w) = indices.windows(2).find(|w| w[0] == w[1]) {
+            return Err(CalibrationError::Conflict { index: w[0] });
         }
         let k = u32::try_from(results.len()).map_err(|_| CalibrationError::InvalidSize {
             name: "replicates",

@@ -6,7 +6,9 @@
 //! therefore fails for at most 1 % of fresh seeds; the misspecified runs are rejected for
 //! every seed of the evidence test (`evidence_rates`, ignored in CI).
 
-use dpinfer_calibration::{Problem, Settings, Status, Summary, SummaryOptions, Verdict, run_range};
+use dpinfer_calibration::{
+    CalibrationError, Problem, Settings, Status, Summary, SummaryOptions, Verdict, run_range,
+};
 
 use crate::models::{Conjugate, LaplaceMean, normal_laplace_density};
 
@@ -44,6 +46,34 @@ fn exact_conjugate_posterior_is_calibrated() {
     // the summary is a stored value too (summary.json)
     let back: Summary = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
     assert_eq!(back, s);
+}
+
+#[test]
+fn summary_refuses_duplicates_and_too_few_replicates() {
+    let settings = Settings::new(5, L, 1).unwrap();
+    let p = Conjugate::exact(1, 10, 0.5);
+    let mut results = run_range(&p, &settings, 0..20).unwrap();
+    assert!(matches!(
+        Summary::new(&results[..9], &options()),
+        Err(CalibrationError::TooFewReplicates {
+            needed: 10,
+            found: 9
+        })
+    ));
+    results.push(results[3].clone());
+    assert_eq!(
+        Summary::new(&results, &options()),
+        Err(CalibrationError::Conflict { index: 3 })
+    );
+    for alpha in [0.0, 1.0, f64::NAN] {
+        let bad = SummaryOptions { alpha, ..options() };
+        assert!(Summary::new(&results[..20], &bad).is_err());
+    }
+    let bad = SummaryOptions {
+        bins: Some(3),
+        ..options()
+    };
+    assert!(Summary::new(&results[..20], &bad).is_err());
 }
 
 #[test]
