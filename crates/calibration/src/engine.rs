@@ -4,6 +4,7 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::ops::Range;
 
+use dpinfer_math::check;
 use dpinfer_simulators::SimStream;
 use rand_core::Rng;
 
@@ -156,12 +157,7 @@ impl Settings {
             });
         }
         for &s in self.tarp_scale.iter().flatten() {
-            if !(s.is_finite() && s > 0.0) {
-                return Err(CalibrationError::InvalidParameter {
-                    name: "tarp_scale",
-                    value: s,
-                });
-            }
+            check::positive("tarp_scale", s)?;
         }
         Ok(())
     }
@@ -289,31 +285,20 @@ pub fn run_replicate<P: Problem + ?Sized>(
     let seed = settings.seed;
     let fail = |error| ReplicateError::Problem { index, error };
 
-    let mut theta = vec![0.0; dim];
-    problem
-        .prior(&mut replicate_stream(seed, PRIOR_STREAM, index), &mut theta)
-        .map_err(fail)?;
-    if !all_finite(&theta) {
-        return Err(CalibrationError::NonFinite {
-            index,
-            what: "theta",
+    // θₖ and TARP's reference point: two independent prior draws, each checked
+    let draw = |which, what| -> Result<Vec<f64>, ReplicateError<P::Error>> {
+        let mut x = vec![0.0; dim];
+        problem
+            .prior(&mut replicate_stream(seed, which, index), &mut x)
+            .map_err(fail)?;
+        if all_finite(&x) {
+            Ok(x)
+        } else {
+            Err(CalibrationError::NonFinite { index, what }.into())
         }
-        .into());
-    }
-    let mut reference = vec![0.0; dim];
-    problem
-        .prior(
-            &mut replicate_stream(seed, REFERENCE_STREAM, index),
-            &mut reference,
-        )
-        .map_err(fail)?;
-    if !all_finite(&reference) {
-        return Err(CalibrationError::NonFinite {
-            index,
-            what: "reference",
-        }
-        .into());
-    }
+    };
+    let theta = draw(PRIOR_STREAM, "theta")?;
+    let reference = draw(REFERENCE_STREAM, "reference")?;
     let release = problem
         .release(
             &theta,

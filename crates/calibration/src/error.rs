@@ -2,6 +2,8 @@
 
 use core::fmt;
 
+use dpinfer_math::check::ParamError;
+
 /// An invalid setting, an inconsistent set of replicate results, or a replicate whose problem
 /// gave unusable output. Never carries data values, only sizes, indices and parameter names.
 #[derive(Clone, Debug, PartialEq)]
@@ -87,6 +89,17 @@ impl fmt::Display for CalibrationError {
 }
 
 impl core::error::Error for CalibrationError {}
+
+/// A rejected parameter is a [`CalibrationError::InvalidParameter`] (the validators are
+/// `dpinfer_math::check`, shared by the workspace).
+impl From<ParamError> for CalibrationError {
+    fn from(e: ParamError) -> Self {
+        Self::InvalidParameter {
+            name: e.name,
+            value: e.value,
+        }
+    }
+}
 
 /// The error of one replicate: the engine's own check, or the problem's error.
 #[derive(Clone, Debug, PartialEq)]

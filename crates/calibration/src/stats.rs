@@ -7,19 +7,11 @@ use alloc::vec::Vec;
 
 use crate::CalibrationError;
 use crate::engine::below;
-use dpinfer_math::ln_binomial_int;
+use dpinfer_math::{check, ln_binomial_int};
 use dpinfer_simulators::SimStream;
 
 /// Domain of the band simulation's streams (`"SBCBAND"`); job id = simulation index.
 pub const BAND_DOMAIN: u64 = 0x5342_4342_414e_4400;
-
-fn check_level(name: &'static str, value: f64) -> Result<f64, CalibrationError> {
-    if value.is_finite() && value > 0.0 && value < 1.0 {
-        Ok(value)
-    } else {
-        Err(CalibrationError::InvalidParameter { name, value })
-    }
-}
 
 /// `(P(X ≤ c), P(X ≥ c))` for `c = 0..=n`, `X ~ Binomial(n, p)`, `0 < p < 1`, each summed from
 /// its own tail (no cancellation), capped at 1.
@@ -86,12 +78,7 @@ pub fn rank_histogram(ranks: &[u32], draws: u32, bins: u32) -> Result<Vec<u64>, 
 /// [`CalibrationError::InvalidParameter`] for a p-value outside `[0, 1]` or NaN.
 pub fn holm(p: &[f64]) -> Result<Vec<f64>, CalibrationError> {
     for &v in p {
-        if !(0.0..=1.0).contains(&v) {
-            return Err(CalibrationError::InvalidParameter {
-                name: "p_value",
-                value: v,
-            });
-        }
+        check::probability("p_value", v)?;
     }
     let m = p.len();
     let mut order: Vec<usize> = (0..m).collect();
@@ -130,7 +117,7 @@ pub fn dispersion(ranks: &[u32], draws: u32) -> f64 {
 /// # Errors
 /// [`CalibrationError::InvalidParameter`] for a level outside `(0, 1)`.
 pub fn central_coverage(mass_above: &[f64], level: f64) -> Result<f64, CalibrationError> {
-    let level = check_level("level", level)?;
+    let level = check::open_unit("level", level)?;
     if mass_above.is_empty() {
         return Ok(0.0);
     }
@@ -228,7 +215,7 @@ impl EcdfBand {
         sims: u32,
         seed: u64,
     ) -> Result<Self, CalibrationError> {
-        let level = check_level("band_level", level)?;
+        let level = check::open_unit("band_level", level)?;
         for (name, v) in [
             ("replicates", replicates),
             ("draws", draws),

@@ -3,6 +3,8 @@
 use alloc::vec::Vec;
 use core::fmt;
 
+use dpinfer_math::check;
+
 use crate::CalibrationError;
 use crate::engine::ReplicateResult;
 use crate::stats::{
@@ -185,13 +187,7 @@ impl Summary {
                 found: results.len(),
             });
         }
-        let alpha = options.alpha;
-        if !(alpha.is_finite() && alpha > 0.0 && alpha < 1.0) {
-            return Err(CalibrationError::InvalidParameter {
-                name: "alpha",
-                value: alpha,
-            });
-        }
+        let alpha = check::open_unit("alpha", options.alpha)?;
         let draws = results[0].draws;
         let dim = results[0].ranks.len();
         if results.iter().any(|r| r.draws != draws) {
