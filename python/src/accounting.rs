@@ -466,9 +466,10 @@ accountant_class!(
 accountant_class!(
     PyPldAccountant,
     "PldAccountant",
-    "Gaussian privacy-loss-distribution accountant: exact for (heterogeneous) Gaussian \
-     mechanisms, μ adds (Sommer–Meiser–Mohammadi 2019 Thm 1). Subsampled events are not \
-     supported (UnsupportedEventError)."
+    "Privacy-loss-distribution accountant: exact for (heterogeneous) Gaussian mechanisms, μ \
+     adds (Sommer–Meiser–Mohammadi 2019 Thm 1); Poisson-subsampled, without-replacement, \
+     Laplace and pure-ε steps by the numerical PLD (pessimistic discretisation, FFT \
+     composition, conversion 'numerical_pld')."
 );
 accountant_class!(
     PyZcdpAccountant,
