@@ -244,3 +244,40 @@ fn validation_relation_and_unsupported_accountants() {
     let buf = EventBuf::from(&ok);
     buf.with_event(|e| assert_eq!(*e, ok));
 }
+
+/// The event grammar: `mog:sigma=σ,c=c1|c2|…,p=p1|p2|…` parses to the event (the same ε as
+/// the constructor), prints back canonically, and names the offending key.
+#[test]
+fn grammar_round_trip_and_errors() {
+    use dpinfer_accountants::{EventSpec, ParseEventError};
+    let text = "mog:sigma=3,c=0|1|2,p=0.81|0.18|0.01,count=5";
+    let spec: EventSpec = text.parse().unwrap();
+    assert_eq!(spec.to_string(), text);
+    assert_eq!(spec.to_string().parse::<EventSpec>().unwrap(), spec);
+    spec.validate(AR).unwrap();
+    assert!(spec.validate(RO).is_err());
+    let mut from_text = PldAccountant::new(AR);
+    spec.event()
+        .with_event(|e| from_text.compose_n(e, spec.count()))
+        .unwrap();
+    let direct = pld(3.0, &[0.0, 1.0, 2.0], &[0.81, 0.18, 0.01], 5);
+    assert_eq!(
+        from_text.epsilon(1e-5).unwrap(),
+        direct.epsilon(1e-5).unwrap()
+    );
+    for (bad, key) in [
+        ("mog:sigma=1,c=0|x,p=0.5|0.5", "c"),
+        ("mog:sigma=1,c=0|1,p=0.5|inf", "p"),
+        ("mog:sigma=1,p=1", "c"),
+        ("mog:c=1,p=1", "sigma"),
+    ] {
+        let e = bad.parse::<EventSpec>().unwrap_err();
+        let named = match &e {
+            ParseEventError::NotANumber { key, .. }
+            | ParseEventError::NotFinite { key, .. }
+            | ParseEventError::Missing { key, .. } => *key,
+            other => panic!("{bad}: {other:?}"),
+        };
+        assert_eq!(named, key, "{bad}: {e}");
+    }
+}
