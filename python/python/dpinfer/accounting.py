@@ -7,7 +7,8 @@ Events
     dp_accounting spellings :func:`GaussianDpEvent`, :func:`LaplaceDpEvent`,
     :func:`PoissonSampledDpEvent`, :func:`SampledWithoutReplacementDpEvent`,
     :func:`SelfComposedDpEvent`, :func:`ComposedDpEvent`, :func:`EpsilonDeltaDpEvent`,
-    :func:`RandomizedResponseDpEvent` (replace-one), :func:`SingleEpochTreeAggregationDpEvent`.
+    :func:`RandomizedResponseDpEvent` (replace-one), :func:`SingleEpochTreeAggregationDpEvent`,
+    :func:`MixtureOfGaussiansDpEvent`.
     :func:`parse_event` reads the event grammar of ``dpinfer account --event``
     (``"gaussian:sigma=1,poisson=0.01,count=10000"``); :func:`format_event` writes it.
 
@@ -91,6 +92,7 @@ __all__ = [
     "ComposedDpEvent",
     "RandomizedResponseDpEvent",
     "SingleEpochTreeAggregationDpEvent",
+    "MixtureOfGaussiansDpEvent",
     "get_noise_multiplier",
     "gaussian_sigma",
     "poisson_gaussian_sigma_pld",
@@ -159,6 +161,17 @@ def SingleEpochTreeAggregationDpEvent(  # noqa: N802
     if not counts:
         raise InvalidParameterError("step_counts must be a non-empty list or a positive int")
     return Event.tree_aggregation(noise_multiplier, max(counts), 1.0)
+
+
+def MixtureOfGaussiansDpEvent(  # noqa: N802
+    standard_deviation: float, sensitivities: Sequence[float], sampling_probs: Sequence[float]
+) -> Event:
+    """Gaussian noise ``standard_deviation`` on a query whose sensitivity is
+    ``sensitivities[i]`` with probability ``sampling_probs[i]`` (add/remove relation;
+    numerical PLD only)."""
+    return Event.mixture_of_gaussians(
+        standard_deviation, [float(c) for c in sensitivities], [float(p) for p in sampling_probs]
+    )
 
 
 def PoissonSampledDpEvent(sampling_probability: float, event: Event) -> Event:  # noqa: N802
