@@ -93,6 +93,14 @@ fn repr(e: &EventBuf) -> String {
         } => format!(
             "Event.tree_aggregation(sigma={sigma:?}, steps={steps}, sensitivity={sensitivity:?})"
         ),
+        EventBuf::MixtureOfGaussians {
+            sigma,
+            sensitivities,
+            probs,
+        } => format!(
+            "Event.mixture_of_gaussians(sigma={sigma:?}, sensitivities={sensitivities:?}, \
+             probs={probs:?})"
+        ),
         // Variants Python cannot build (the grid mechanisms' discrete noise, future ones):
         // the library's own description.
         other => format!("Event({other})"),
@@ -217,6 +225,18 @@ impl PyEvent {
             sigma,
             sensitivity,
             steps,
+        })
+    }
+    /// The mixture-of-Gaussians mechanism (dp_accounting's ``MixtureOfGaussiansDpEvent``;
+    /// Choquette-Choo et al. 2023): Gaussian noise σ on a query whose sensitivity is
+    /// ``sensitivities[i]`` ≥ 0 with probability ``probs[i]`` (summing to 1; at most 16
+    /// points). Add/remove relation; accounted by the numerical PLD only.
+    #[staticmethod]
+    fn mixture_of_gaussians(sigma: f64, sensitivities: Vec<f64>, probs: Vec<f64>) -> PyResult<Self> {
+        Self::new(EventBuf::MixtureOfGaussians {
+            sigma,
+            sensitivities,
+            probs,
         })
     }
     /// Poisson subsampling with rate q ∈ (0, 1] before `event` (add/remove relation only).
@@ -466,9 +486,10 @@ accountant_class!(
 accountant_class!(
     PyPldAccountant,
     "PldAccountant",
-    "Gaussian privacy-loss-distribution accountant: exact for (heterogeneous) Gaussian \
-     mechanisms, μ adds (Sommer–Meiser–Mohammadi 2019 Thm 1). Subsampled events are not \
-     supported (UnsupportedEventError)."
+    "Privacy-loss-distribution accountant: exact for (heterogeneous) Gaussian mechanisms, μ \
+     adds (Sommer–Meiser–Mohammadi 2019 Thm 1); Poisson-subsampled, without-replacement, \
+     Laplace and pure-ε steps by the numerical PLD (pessimistic discretisation, FFT \
+     composition, conversion 'numerical_pld')."
 );
 accountant_class!(
     PyZcdpAccountant,

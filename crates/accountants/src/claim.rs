@@ -165,6 +165,15 @@ pub enum EventBuf {
         /// Number of leaves (steps) `T ≥ 1`.
         steps: u64,
     },
+    /// [`Event::MixtureOfGaussians`].
+    MixtureOfGaussians {
+        /// Noise standard deviation σ > 0.
+        sigma: f64,
+        /// The sensitivities `cᵢ ≥ 0`.
+        sensitivities: Vec<f64>,
+        /// Their probabilities `pᵢ`, summing to 1.
+        probs: Vec<f64>,
+    },
 }
 
 impl From<&Event<'_>> for EventBuf {
@@ -234,6 +243,15 @@ impl From<&Event<'_>> for EventBuf {
                 sigma,
                 sensitivity,
                 steps,
+            },
+            Event::MixtureOfGaussians {
+                sigma,
+                sensitivities,
+                probs,
+            } => Self::MixtureOfGaussians {
+                sigma,
+                sensitivities: sensitivities.to_vec(),
+                probs: probs.to_vec(),
             },
         }
     }
@@ -399,6 +417,15 @@ fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Even
                 sigma: *sigma,
                 sensitivity: *sensitivity,
                 steps: *steps,
+            },
+            EventBuf::MixtureOfGaussians {
+                sigma,
+                sensitivities,
+                probs,
+            } => Event::MixtureOfGaussians {
+                sigma: *sigma,
+                sensitivities,
+                probs,
             },
         };
         built.push(e);

@@ -237,6 +237,65 @@ pub enum Event<'a> {
         /// Number of leaves (steps) `T ≥ 1` of the tree.
         steps: u64,
     },
+    /// The mixture-of-Gaussians mechanism (`dp_accounting`'s `MixtureOfGaussiansDpEvent`;
+    /// Choquette-Choo, Ganesh, Steinke, Thakurta, "Privacy amplification for matrix
+    /// mechanisms", ICLR 2024, arXiv 2310.15526): Gaussian noise σ on a query whose
+    /// sensitivity to the added/removed record is random, `cᵢ` with probability `pᵢ` (e.g.
+    /// `c = (0, 1), p = (1 − q, q)` is the Poisson-subsampled Gaussian; their Cor. 4.7
+    /// reduces banded matrix mechanisms to it). Dominating pair `Σᵢ pᵢ N(cᵢ, σ²)` vs
+    /// `N(0, σ²)`, add/remove relation only; accounted by the numerical PLD (both
+    /// directions, as `dp_accounting`); no RDP, zCDP or pure bound is given here.
+    MixtureOfGaussians {
+        /// Noise standard deviation σ > 0.
+        sigma: f64,
+        /// The sensitivities `cᵢ ≥ 0` (at least one > 0, at most
+        /// [`MAX_MIXTURE_ATOMS`] entries).
+        sensitivities: &'a [f64],
+        /// Their probabilities `pᵢ ∈ [0, 1]`, summing to 1 (within 10⁻⁹; normalised).
+        probs: &'a [f64],
+    },
+}
+
+/// Most entries of [`Event::MixtureOfGaussians`].
+pub const MAX_MIXTURE_ATOMS: usize = 16;
+
+/// Validates a mixture of Gaussians ([`Event::MixtureOfGaussians`]): σ > 0 finite, equal
+/// non-empty lengths ≤ [`MAX_MIXTURE_ATOMS`], sensitivities finite ≥ 0 with one > 0,
+/// probabilities in `[0, 1]` summing to 1 within 10⁻⁹, and `max cᵢ/σ ≤ 100` (beyond it the
+/// loss range exceeds any useful grid).
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] naming `sigma`, `sensitivities` or `probs`.
+pub(crate) fn check_mixture(sigma: f64, c: &[f64], p: &[f64]) -> Result<(), AccountantError> {
+    let bad = |name: &'static str, value: f64| AccountantError::InvalidParameter { name, value };
+    positive("sigma", sigma)?;
+    #[allow(clippy::cast_precision_loss)]
+    if c.len() != p.len() || c.is_empty() || c.len() > MAX_MIXTURE_ATOMS {
+        return Err(bad("probs", p.len() as f64));
+    }
+    let (mut sum, mut top) = (0.0, 0.0_f64);
+    for (&ci, &pi) in c.iter().zip(p) {
+        if !(ci.is_finite() && ci >= 0.0) {
+            return Err(bad("sensitivities", ci));
+        }
+        if !(0.0..=1.0).contains(&pi) {
+            return Err(bad("probs", pi));
+        }
+        sum += pi;
+        if pi > 0.0 {
+            top = top.max(ci);
+        }
+    }
+    if (sum - 1.0).abs() > 1e-9 {
+        return Err(bad("probs", sum));
+    }
+    if top <= 0.0 {
+        return Err(bad("sensitivities", top));
+    }
+    if top / sigma > 100.0 {
+        return Err(bad("sigma", sigma));
+    }
+    Ok(())
 }
 
 impl Event<'_> {
@@ -261,6 +320,7 @@ impl Event<'_> {
             Self::RandomizedResponse { .. } => "RandomizedResponse",
             Self::ExponentialMechanism { .. } => "ExponentialMechanism",
             Self::TreeAggregation { .. } => "TreeAggregation",
+            Self::MixtureOfGaussians { .. } => "MixtureOfGaussians",
         }
     }
 
@@ -380,6 +440,19 @@ impl Event<'_> {
                 steps,
             } => {
                 crate::curves::tree_aggregation_mu(sigma, sensitivity, steps)?;
+            }
+            Self::MixtureOfGaussians {
+                sigma,
+                sensitivities,
+                probs,
+            } => {
+                check_mixture(sigma, sensitivities, probs)?;
+                if relation != Neighbouring::AddRemove {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "MixtureOfGaussians",
+                        relation,
+                    });
+                }
             }
             Self::RandomizedResponse { noise, buckets } => {
                 check_randomized_response(noise, buckets)?;
@@ -503,6 +576,17 @@ impl core::fmt::Display for Event<'_> {
                 f,
                 "TreeAggregation(σ = {sigma}, Δ₂ = {sensitivity}, {steps} steps)"
             ),
+            Self::MixtureOfGaussians {
+                sigma,
+                sensitivities,
+                probs,
+            } => {
+                write!(f, "MixtureOfGaussians(σ = {sigma}")?;
+                for (c, p) in sensitivities.iter().zip(probs.iter()) {
+                    write!(f, ", Δ₂ = {c} w.p. {p}")?;
+                }
+                f.write_str(")")
+            }
             Self::Composed(events) => {
                 f.write_str("Composed[")?;
                 for (i, e) in events.iter().enumerate() {

@@ -67,7 +67,7 @@ pub use answer::{Answer, NoBound};
 pub use claim::{Claim, EventBuf, Query};
 pub use decimal::RoundedUp;
 pub use error::{AccountantError, ParseNameError};
-pub use event::{BinomialBound, Event, MAX_EVENT_DEPTH};
+pub use event::{BinomialBound, Event, MAX_EVENT_DEPTH, MAX_MIXTURE_ATOMS};
 pub use filter::{BudgetFilter, FilterEpsilon};
 #[cfg(feature = "alloc")]
 pub use notions::RdpCurveVec;

@@ -17,6 +17,7 @@
 //! | `rr` | `p` (noise), integer `k` (buckets) | [`crate::Event::RandomizedResponse`] (replace-one) |
 //! | `em` | `eps` | [`crate::Event::ExponentialMechanism`] (ε-bounded range) |
 //! | `tree` | `sigma`, integer `steps`, `sens` (default 1) | [`crate::Event::TreeAggregation`] (one DP-FTRL epoch) |
+//! | `mog` | `sigma`, `c` and `p`: lists of reals separated by `\|` (sensitivities, probabilities) | [`crate::Event::MixtureOfGaussians`] (add/remove) |
 //!
 //! plus, on any kind, `count=k` (k adaptive repetitions, default 1) and at most one sampling
 //! scheme: `poisson=q` ([`crate::Event::PoissonSampled`], add/remove neighbours) or
@@ -74,6 +75,7 @@ pub const SYNTAX: &str = "  gaussian:sigma=σ[,sens=Δ₂]        Gaussian mecha
   rr:p=p,k=k                        k-ary randomized response, noise p (replace-one neighbours)
   em:eps=ε                          exponential mechanism / any ε-bounded-range selection
   tree:sigma=σ,steps=T[,sens=Δ₂]    one epoch of tree aggregation over T steps (DP-FTRL)
+  mog:sigma=σ,c=c1|c2|…,p=p1|p2|…   mixture of Gaussians: sensitivity ci with probability pi
 On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
 add/remove neighbours only) or wor=batch/population (sampling without replacement, \
 replace-one neighbours only).";
@@ -132,7 +134,8 @@ impl EventSpec {
             | EventBuf::BinomialCurve { .. }
             | EventBuf::RandomizedResponse { .. }
             | EventBuf::ExponentialMechanism { .. }
-            | EventBuf::TreeAggregation { .. } => Ok(Self {
+            | EventBuf::TreeAggregation { .. }
+            | EventBuf::MixtureOfGaussians { .. } => Ok(Self {
                 base,
                 sampling,
                 count,
@@ -341,7 +344,7 @@ impl ParseEventError {
 
 /// The kinds, for [`ParseEventError::UnknownKind`].
 const KINDS: &str =
-    "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial, rr, em, tree";
+    "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial, rr, em, tree, mog";
 
 impl fmt::Display for ParseEventError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -434,6 +437,14 @@ impl Items<'_> {
 
     fn integer(&mut self, key: &'static str) -> Result<u64, ParseEventError> {
         integer(key, &self.need(key)?)
+    }
+
+    /// A non-empty list of reals separated by `|`.
+    fn reals(&mut self, key: &'static str) -> Result<alloc::vec::Vec<f64>, ParseEventError> {
+        self.need(key)?
+            .split('|')
+            .map(|v| real(key, v.trim()))
+            .collect()
     }
 
     /// A real sensitivity, default 1.
@@ -537,6 +548,11 @@ impl FromStr for EventSpec {
                 sigma: it.real("sigma")?,
                 sensitivity: it.sens()?,
                 steps: it.integer("steps")?,
+            },
+            "mog" => EventBuf::MixtureOfGaussians {
+                sigma: it.real("sigma")?,
+                sensitivities: it.reals("c")?,
+                probs: it.reals("p")?,
             },
             "em" => EventBuf::ExponentialMechanism {
                 epsilon: it.real("eps")?,
@@ -686,6 +702,20 @@ impl fmt::Display for EventSpec {
             } => {
                 write!(f, "tree:sigma={},steps={steps}", Real(sigma))?;
                 sens(f, sensitivity)?;
+            }
+            EventBuf::MixtureOfGaussians {
+                sigma,
+                ref sensitivities,
+                ref probs,
+            } => {
+                write!(f, "mog:sigma={}", Real(sigma))?;
+                for (key, list) in [("c", sensitivities), ("p", probs)] {
+                    write!(f, ",{key}=")?;
+                    for (i, x) in list.iter().enumerate() {
+                        let sep = if i == 0 { "" } else { "|" };
+                        write!(f, "{sep}{}", Real(*x))?;
+                    }
+                }
             }
             // `new`/`from_str` admit the grammar's kinds only; anything else (future
             // variants) prints the library's prose rather than a string that would not parse
@@ -844,7 +874,7 @@ mod tests {
                 "nope:x=1",
                 None,
                 "unknown event kind \"nope\" (expected gaussian, laplace, dlaplace, dgaussian, \
-                 pure, approx, zcdp, svt, binomial, rr, em, tree)",
+                 pure, approx, zcdp, svt, binomial, rr, em, tree, mog)",
             ),
             (
                 "svt:c=1,b=1,resample=2",
@@ -918,6 +948,7 @@ mod tests {
             "rr:p=0.5,k=4",
             "em:eps=1",
             "tree:sigma=1,steps=8,sens=2",
+            "mog:sigma=1,c=0|1|2,p=0.81|0.18|0.01",
         ] {
             parse(example).unwrap();
             parse(&alloc::format!("{example},count=2,poisson=0.5")).unwrap();

@@ -7,7 +7,8 @@ Events
     dp_accounting spellings :func:`GaussianDpEvent`, :func:`LaplaceDpEvent`,
     :func:`PoissonSampledDpEvent`, :func:`SampledWithoutReplacementDpEvent`,
     :func:`SelfComposedDpEvent`, :func:`ComposedDpEvent`, :func:`EpsilonDeltaDpEvent`,
-    :func:`RandomizedResponseDpEvent` (replace-one), :func:`SingleEpochTreeAggregationDpEvent`.
+    :func:`RandomizedResponseDpEvent` (replace-one), :func:`SingleEpochTreeAggregationDpEvent`,
+    :func:`MixtureOfGaussiansDpEvent`.
     :func:`parse_event` reads the event grammar of ``dpinfer account --event``
     (``"gaussian:sigma=1,poisson=0.01,count=10000"``); :func:`format_event` writes it.
 
@@ -21,7 +22,9 @@ opacus
     :class:`RDPAccountant` has the method names of opacus' ``IAccountant``
     (``step(noise_multiplier=, sample_rate=)``, ``get_epsilon(delta)``,
     ``get_privacy_spent``, ``history``, ``mechanism()``) and opacus' default orders, so an
-    opacus user can swap it in; :func:`get_noise_multiplier` has opacus' signature.
+    opacus user can swap it in; :class:`PRVAccountant` is the same interface for opacus'
+    default accountant (``mechanism() == "prv"``), backed by the numerical PLD;
+    :func:`get_noise_multiplier` has opacus' signature (``accountant="rdp"``, ``"prv"``).
 
 Budget
     :class:`BudgetFilter` raises :class:`dpinfer.errors.BudgetExceeded` (and records nothing)
@@ -37,6 +40,7 @@ for that relation. Composition is adaptive.
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from typing import List, Optional, Sequence, Tuple, Union
 
 from ._native import (
@@ -75,6 +79,7 @@ __all__ = [
     "ApproxDpAccountant",
     "BudgetFilter",
     "RDPAccountant",
+    "PRVAccountant",
     "OPACUS_DEFAULT_ALPHAS",
     "DP_ACCOUNTING_DEFAULT_ORDERS",
     "GaussianDpEvent",
@@ -87,6 +92,7 @@ __all__ = [
     "ComposedDpEvent",
     "RandomizedResponseDpEvent",
     "SingleEpochTreeAggregationDpEvent",
+    "MixtureOfGaussiansDpEvent",
     "get_noise_multiplier",
     "gaussian_sigma",
     "poisson_gaussian_sigma_pld",
@@ -155,6 +161,17 @@ def SingleEpochTreeAggregationDpEvent(  # noqa: N802
     if not counts:
         raise InvalidParameterError("step_counts must be a non-empty list or a positive int")
     return Event.tree_aggregation(noise_multiplier, max(counts), 1.0)
+
+
+def MixtureOfGaussiansDpEvent(  # noqa: N802
+    standard_deviation: float, sensitivities: Sequence[float], sampling_probs: Sequence[float]
+) -> Event:
+    """Gaussian noise ``standard_deviation`` on a query whose sensitivity is
+    ``sensitivities[i]`` with probability ``sampling_probs[i]`` (add/remove relation;
+    numerical PLD only)."""
+    return Event.mixture_of_gaussians(
+        standard_deviation, [float(c) for c in sensitivities], [float(p) for p in sampling_probs]
+    )
 
 
 def PoissonSampledDpEvent(sampling_probability: float, event: Event) -> Event:  # noqa: N802
@@ -275,6 +292,137 @@ class RDPAccountant:
         self.history = hist
         self._acc = acc
         self._done = [k for (_, _, k) in hist]
+
+
+class PRVAccountant:
+    """Drop-in for ``opacus.accountants.PRVAccountant`` (opacus' default accountant) backed
+    by the Rust numerical PLD.
+
+    Same methods as opacus' ``IAccountant``: ``step(noise_multiplier=, sample_rate=)``,
+    ``get_epsilon(delta, *, eps_error=0.01, delta_error=None)``,
+    ``get_privacy_spent(delta=)``, ``history`` (list of
+    ``(noise_multiplier, sample_rate, steps)``, merged like opacus; it may be assigned
+    directly, as opacus' own ``get_noise_multiplier`` does), ``len()``, ``mechanism()``
+    (``"prv"``), ``state_dict()``/``load_state_dict()`` (opacus' format and checks; a
+    state dict of opacus' PRV accountant loads). Each step is one Poisson-subsampled
+    Gaussian with sensitivity 1 (σ = noise_multiplier × clipping norm) under the
+    add/remove relation, both directions, accounted by :class:`PldAccountant`:
+    ``sample_rate == 1`` by the exact Gaussian PLD, ``sample_rate < 1`` by the numerical PLD
+    (pessimistic connect-the-dots discretisation, FFT composition, truncated mass added to
+    δ; see crates/accountants/README.md).
+
+    Differences from opacus, all on the safe side: opacus' PRV accountant (Gopi et al.
+    2021) returns its estimate plus ``eps_error`` (0.01), with ``delta_error = δ/1000``
+    taken from δ; here ε is the numerical PLD's upper bound at δ itself, rounded up, and
+    ``eps_error``/``delta_error`` are accepted for compatibility and ignored (they must be
+    positive when given). ``noise_multiplier`` must be > 0 and ``sample_rate`` in (0, 1]
+    (opacus accepts anything; dpinfer raises ``InvalidParameterError`` and records
+    nothing). ``get_privacy_spent`` returns ``(epsilon, nan)`` (a PLD has no RDP order).
+    """
+
+    def __init__(self) -> None:
+        self.history: List[Tuple[float, float, int]] = []
+        self._probe = RdpAccountant([2.0])
+        self._cache: Optional[Tuple[tuple, PldAccountant]] = None
+
+    @classmethod
+    def mechanism(cls) -> str:
+        return "prv"
+
+    def __len__(self) -> int:
+        return len(self.history)
+
+    def _check(self, noise_multiplier: float, sample_rate: float) -> None:
+        # Parameters are validated by the Rust crate on a one-order RDP probe (the same
+        # checks as the PLD's; O(1), like opacus' step).
+        ev = Event.poisson_sampled(sample_rate, Event.gaussian(noise_multiplier))
+        if not self._probe.supports(ev):
+            self._probe.copy().compose(ev)  # raises the typed error
+
+    def step(self, *, noise_multiplier: float, sample_rate: float) -> None:
+        """Records one DP-SGD step (merged with the last entry when (σ, q) repeat)."""
+        self._check(noise_multiplier, sample_rate)
+        if self.history and tuple(self.history[-1][:2]) == (noise_multiplier, sample_rate):
+            nm, q, k = self.history[-1]
+            self.history[-1] = (nm, q, k + 1)
+        else:
+            self.history.append((noise_multiplier, sample_rate, 1))
+
+    @staticmethod
+    def _compose(history: Sequence[Tuple[float, float, int]]) -> PldAccountant:
+        acc = PldAccountant()
+        for entry in history:
+            if len(entry) != 3:
+                raise InvalidParameterError(
+                    f"history entries are (noise_multiplier, sample_rate, steps), not {entry!r}"
+                )
+            nm, q, k = entry
+            if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+                raise InvalidParameterError(f"steps must be an int >= 0, not {k!r}")
+            g = Event.gaussian(nm)
+            acc.compose(g if q == 1 else Event.poisson_sampled(q, g), k)
+        return acc
+
+    def _accountant(self) -> PldAccountant:
+        key = tuple(tuple(h) for h in self.history)
+        if self._cache is None or self._cache[0] != key:
+            self._cache = (key, self._compose(self.history))
+        return self._cache[1]
+
+    def epsilon_report(self, delta: float) -> Report:
+        """ε spent so far at ``delta`` with the conversion that produced it
+        (``numerical_pld``, or ``gaussian_pld`` for full-batch steps only)."""
+        return self._accountant().epsilon_report(delta)
+
+    def get_epsilon(
+        self,
+        delta: float,
+        *,
+        eps_error: Optional[float] = None,
+        delta_error: Optional[float] = None,
+        **kwargs,
+    ) -> float:
+        """ε spent so far at ``delta`` (an upper bound; 0 before the first step)."""
+        for name, v in (("eps_error", eps_error), ("delta_error", delta_error)):
+            if v is not None and not (v > 0 and math.isfinite(v)):
+                raise InvalidParameterError(f"{name} must be positive and finite, not {v!r}")
+        if not self.history:
+            if not (0 < delta < 1):
+                raise InvalidParameterError(f"delta must be in (0, 1), not {delta!r}")
+            return 0.0
+        return self.epsilon_report(delta).epsilon
+
+    def get_privacy_spent(self, *, delta: float, **kwargs) -> Tuple[float, float]:
+        """``(epsilon, nan)`` at ``delta`` (the shape of ``RDPAccountant``'s answer)."""
+        return self.get_epsilon(delta, **kwargs), math.nan
+
+    def state_dict(self, destination=None):
+        d = OrderedDict() if destination is None else destination
+        d["history"] = [tuple(h) for h in self.history]
+        d["mechanism"] = self.__class__.mechanism()
+        return d
+
+    def load_state_dict(self, state_dict) -> None:
+        """Loads a state dict of this class or of opacus' ``PRVAccountant``; raises
+        ``InvalidParameterError`` (a ``ValueError``, as opacus) for an empty one, a missing
+        key, another mechanism or an invalid step, and then loads nothing."""
+        if not state_dict:
+            raise InvalidParameterError("state dict is empty or None")
+        for key in ("history", "mechanism"):
+            if key not in state_dict:
+                raise InvalidParameterError(f"state_dict has no key {key!r}")
+        if state_dict["mechanism"] != self.mechanism():
+            raise InvalidParameterError(
+                f"a state_dict of {state_dict['mechanism']!r} cannot be loaded into the "
+                f"{self.mechanism()!r} accountant"
+            )
+        hist = [tuple(h) for h in state_dict["history"]]
+        for h in hist:
+            if len(h) == 3:
+                self._check(h[0], h[1])
+        acc = self._compose(hist)
+        self.history = hist
+        self._cache = (tuple(hist), acc)
 
 
 def get_noise_multiplier(

@@ -88,6 +88,7 @@ impl Mechanism {
                 let z = -dpinfer_math::norm_quantile(tail);
                 (-mu - z * s - tau, mu + z * s + tau)
             }
+            Self::MixtureOfGaussians(m) => m.loss_range(tail),
         }
     }
 
@@ -96,7 +97,8 @@ impl Mechanism {
         match self {
             Self::Gaussian { .. }
             | Self::DiscreteLaplace { .. }
-            | Self::DiscreteGaussian { .. } => [(0.0, 0.0); 3],
+            | Self::DiscreteGaussian { .. }
+            | Self::MixtureOfGaussians(_) => [(0.0, 0.0); 3],
             Self::Laplace { epsilon: e } => [(-e, 0.5), (e, 0.5 * libm::exp(-e)), (0.0, 0.0)],
             Self::RandomizedResponse { epsilon: e } => {
                 // Q = (e^ε, 1)/(1 + e^ε) on ℓ = (−ε, +ε).
@@ -119,6 +121,7 @@ impl Mechanism {
             Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).q_le(t),
             Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).q_le(t),
             Self::Gaussian { mu } => norm_cdf((t + mu) / libm::sqrt(2.0 * mu)),
+            Self::MixtureOfGaussians(m) => norm_cdf(m.inverse(t)),
             Self::Laplace { epsilon: e } => {
                 if t < -e {
                     0.0
@@ -161,6 +164,7 @@ impl Mechanism {
             Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).q_gt(t),
             Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).q_gt(t),
             Self::Gaussian { mu } => norm_cdf(-(t + mu) / libm::sqrt(2.0 * mu)),
+            Self::MixtureOfGaussians(m) => norm_cdf(-m.inverse(t)),
             Self::Laplace { epsilon: e } => {
                 if t < -e {
                     1.0
@@ -203,6 +207,7 @@ impl Mechanism {
             Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).p_le(t),
             Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).p_le(t),
             Self::Gaussian { mu } => norm_cdf((t - mu) / libm::sqrt(2.0 * mu)),
+            Self::MixtureOfGaussians(m) => m.p_le(m.inverse(t)),
             Self::Laplace { epsilon: e } => {
                 if t < -e {
                     0.0
@@ -246,6 +251,7 @@ impl Mechanism {
             Self::DiscreteLaplace { scale, shift } => DLap::new(scale, shift).p_gt(t),
             Self::DiscreteGaussian { sigma, shift } => DGauss::new(sigma, shift).p_gt(t),
             Self::Gaussian { mu } => norm_cdf((mu - t) / libm::sqrt(2.0 * mu)),
+            Self::MixtureOfGaussians(m) => m.p_gt(m.inverse(t)),
             Self::Laplace { epsilon: e } => {
                 if t < -e {
                     1.0
@@ -296,6 +302,10 @@ impl Mechanism {
             Self::Gaussian { mu } => {
                 let s = libm::sqrt(2.0 * mu);
                 norm_cdf_sub_exp((mu - t) / s, -(t + mu) / s, t)
+            }
+            Self::MixtureOfGaussians(m) => {
+                let z = m.inverse(t);
+                m.p_gt(z) - libm::exp(t) * norm_cdf(-z)
             }
             Self::Laplace { epsilon: e } => {
                 if t < -e {
@@ -444,7 +454,11 @@ impl Mechanism {
                     out.m_hi = 0.5 * base * em * em + (ey - libm::exp(cy)) * m0;
                 }
             }
-            Self::RandomizedResponse { .. } | Self::KaryRandomizedResponse { .. } => {}
+            // Mixtures are discretised by `super::mixture::discretise` (asymmetric pair), never
+            // through these integrals; zeros here would fail the mass check, not pass silently.
+            Self::RandomizedResponse { .. }
+            | Self::KaryRandomizedResponse { .. }
+            | Self::MixtureOfGaussians(_) => {}
         }
         self.add_atoms(out, (x, ex), (y, ey), right_closed)
     }
@@ -550,6 +564,15 @@ pub(crate) fn discretise(
     h: f64,
     tail: f64,
 ) -> Result<Pmf, AccountantError> {
+    if let Mechanism::MixtureOfGaussians(m) = mechanism {
+        if q < 1.0 {
+            return Err(AccountantError::Unsupported {
+                event: "MixtureOfGaussians",
+                accountant: "numerical PLD (subsampled)",
+            });
+        }
+        return super::mixture::discretise(&m, direction, h, tail);
+    }
     let (t_min, t_max) = mechanism.range(tail);
     let (l_min, l_max) = match direction {
         Direction::Remove => (subsampled_loss(q, t_min), subsampled_loss(q, t_max)),

@@ -12,6 +12,9 @@
 //!   separately and the **worse** of the two δ(ε) (or ε(δ)) is reported; under replace-one
 //!   the unsubsampled pairs are symmetric and one direction suffices. Sampling without
 //!   replacement (replace-one) uses the symmetric pair of [`Component::without_replacement`].
+//! * A mixture of Gaussians (`Σᵢ pᵢ N(cᵢ, σ²)` vs `N(0, σ²)`, [`Mechanism::MixtureOfGaussians`])
+//!   is not symmetric: both add/remove directions are discretised by their own
+//!   connect-the-dots construction (`mixture.rs`, integrals over the noise coordinate).
 //! * The per-step loss range is cut where at most [`TAIL_BUDGET`]`/steps` of mass lies beyond
 //!   it; that mass goes to the top grid point and to `+∞` (pessimistic, counted in δ).
 //! * Each pair's privacy loss is discretised on the grid `h·ℤ` with the **pessimistic
@@ -49,8 +52,10 @@ mod base;
 mod calibrate;
 mod compose;
 mod discrete;
+mod mixture;
 
 pub use calibrate::{poisson_gaussian_max_steps, poisson_gaussian_sigma};
+pub use mixture::MixtureAtoms;
 
 use alloc::vec::Vec;
 
@@ -81,7 +86,11 @@ pub enum Direction {
     Add,
 }
 
-/// A base mechanism, as the symmetric dominating pair of its privacy loss.
+/// A base mechanism, as the dominating pair of its privacy loss (symmetric but for the
+/// mixture of Gaussians).
+// The mixture's points are stored inline (≤ 16) so that `Mechanism` and `Component` stay
+// `Copy`; a ledger holds one entry per distinct step, so the size does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Copy, Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum Mechanism {
@@ -133,6 +142,10 @@ pub enum Mechanism {
         /// `k ≥ 1` (grid units).
         shift: u64,
     },
+    /// Mixture of Gaussians ([`crate::Event::MixtureOfGaussians`]): `Σᵢ pᵢ N(cᵢ, σ²)`
+    /// against `N(0, σ²)` (add/remove; not symmetric: both directions are discretised,
+    /// neither subsampled nor sampled without replacement).
+    MixtureOfGaussians(MixtureAtoms),
 }
 
 /// One step: a base [`Mechanism`] Poisson-subsampled at rate `q` (`q = 1`: no subsampling),
@@ -201,6 +214,14 @@ impl Component {
                     return Err(AccountantError::InvalidParameter {
                         name: "scale",
                         value: scale,
+                    });
+                }
+            }
+            Mechanism::MixtureOfGaussians(_) => {
+                if q < 1.0 {
+                    return Err(AccountantError::Unsupported {
+                        event: "MixtureOfGaussians",
+                        accountant: "numerical PLD (subsampled)",
                     });
                 }
             }
@@ -462,6 +483,15 @@ fn leaf(
                 neutral,
             }))
         }
+        Event::MixtureOfGaussians {
+            sigma,
+            sensitivities,
+            probs,
+        } => Ok(Some(Mechanism::MixtureOfGaussians(MixtureAtoms::new(
+            sigma,
+            sensitivities,
+            probs,
+        )?))),
         Event::PureEpsilon { .. }
         | Event::ExponentialMechanism { .. }
         | Event::SparseVector { .. }
@@ -612,11 +642,12 @@ mod compose_api {
     }
 
     fn direction_set(relation: Neighbouring, parts: &[(Component, u64)]) -> &'static [Direction] {
-        // Without subsampling every pair here is symmetric: add = remove.
+        // Without subsampling every pair here but the mixture is symmetric: add = remove.
         if relation == Neighbouring::AddRemove
-            && parts
-                .iter()
-                .any(|(c, _)| c.q < 1.0 && !c.without_replacement)
+            && parts.iter().any(|(c, _)| {
+                (c.q < 1.0 && !c.without_replacement)
+                    || matches!(c.mechanism, Mechanism::MixtureOfGaussians(_))
+            })
         {
             &[Direction::Remove, Direction::Add]
         } else {
@@ -668,6 +699,14 @@ mod compose_api {
                 if relation == Neighbouring::ReplaceOne && c.q < 1.0 && !c.without_replacement {
                     return Err(AccountantError::IncompatibleRelation {
                         event: "PoissonSampled",
+                        relation,
+                    });
+                }
+                if relation == Neighbouring::ReplaceOne
+                    && matches!(c.mechanism, Mechanism::MixtureOfGaussians(_))
+                {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "MixtureOfGaussians",
                         relation,
                     });
                 }

@@ -14,6 +14,7 @@ mod exponential_mechanism;
 mod extremes;
 mod golden;
 mod grammar;
+mod mixture_of_gaussians;
 mod peers;
 mod pld_bounds;
 mod pld_discrete;

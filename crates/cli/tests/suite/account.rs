@@ -996,3 +996,41 @@ fn tree_aggregation_is_the_gaussian_with_sensitivity_root_depth() {
     );
     assert!((a - b).abs() <= 1e-12 * b, "{a} vs {b}");
 }
+
+#[test]
+fn mixture_of_gaussians_is_accounted_by_the_numerical_pld() {
+    // c = (0, 1), p = (0.9, 0.1) is the Poisson-subsampled Gaussian: the mixture's own
+    // discretisation and the subsampled Gaussian's agree to 1e-3; RDP refuses the mixture.
+    let eps = |ev: &str| {
+        json(&[
+            "epsilon",
+            "--delta",
+            "1e-5",
+            "--accountant",
+            "pld",
+            "--event",
+            ev,
+        ])["epsilon"]
+            .as_f64()
+            .unwrap()
+    };
+    let (a, b) = (
+        eps("mog:sigma=2,c=0|1,p=0.9|0.1,count=20"),
+        eps("gaussian:sigma=2,poisson=0.1,count=20"),
+    );
+    assert!((a / b - 1.0).abs() <= 1e-3, "{a} vs {b}");
+    let out = dpinfer(
+        &[
+            "account",
+            "epsilon",
+            "--delta",
+            "1e-5",
+            "--accountant",
+            "rdp",
+            "--event",
+            "mog:sigma=2,c=0|1,p=0.9|0.1",
+        ],
+        &root(),
+    );
+    assert!(!out.status.success(), "{}", show(&out));
+}
