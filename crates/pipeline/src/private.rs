@@ -33,7 +33,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, NoiseSeed, SamplerKind};
 use crate::public::Public;
-use crate::sampler::{Calibration, Sampler, With};
+use crate::sampler::{Calibration, SamplerConfig, With};
 use dpinfer_ledger::files::DirLock;
 
 pub use dpinfer_ledger::{Claimed, Ledger};
@@ -346,19 +346,19 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
             clip: clip(cfg, o),
         };
         let pass = match &cfg.sampler {
-            Sampler::Rejection(s) => Self::Rejection {
+            SamplerConfig::Rejection(s) => Self::Rejection {
                 k: s.k(pp.len())?,
                 pairs: pp,
                 dist,
             },
-            Sampler::SvtAbc(s) => Self::Svt(SvtAbc::new(pp, dist, With(s, cal).try_into()?)?),
-            Sampler::SoftAbc(s) => Self::Soft(SoftAbcdp::new(
+            SamplerConfig::SvtAbc(s) => Self::Svt(SvtAbc::new(pp, dist, With(s, cal).try_into()?)?),
+            SamplerConfig::SoftAbc(s) => Self::Soft(SoftAbcdp::new(
                 pp,
                 dist,
                 With(s, cal).try_into()?,
                 Neighbouring::ReplaceOne,
             )?),
-            Sampler::GaussianAbc(s) => Self::Gaussian(GaussianRejectionAbcdp::new(
+            SamplerConfig::GaussianAbc(s) => Self::Gaussian(GaussianRejectionAbcdp::new(
                 pp,
                 dist,
                 With(s, cal).try_into()?,
@@ -380,7 +380,7 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
     fn ledger(&self, cfg: &Config, o: &Observed) -> Result<Ledger> {
         let noise = noise_label(cfg.seeds.noise);
         let svt = match &cfg.sampler {
-            Sampler::SvtAbc(s) => Some(s),
+            SamplerConfig::SvtAbc(s) => Some(s),
             _ => None,
         };
         Ok(match self {

@@ -292,7 +292,7 @@ fn gaussian_release_is_ordered_across_accountants() {
 fn dp_penalty_claim_matches_the_calibration_target() {
     use dpinfer::mcmc::budget::Accounting;
     use dpinfer::mcmc::model::{GaussianMean, GaussianPrior};
-    use dpinfer::mcmc::{Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Sampler, Trace};
+    use dpinfer::mcmc::{MarkovChain, Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Trace};
 
     let rows = private_rows(200);
     let n = rows.len() as f64;

@@ -1,7 +1,7 @@
 //! `[sampler]`: one config struct per sampler kind, each in its own file with its conversion
 //! into the library's settings (`TryFrom`) — the library owns the defaults and the checks.
 //!
-//! The table is an internally tagged enum (`kind = "svt-abc"`, …). [`Sampler`]'s
+//! The table is an internally tagged enum (`kind = "svt-abc"`, …). [`SamplerConfig`]'s
 //! `Deserialize` reads the table, picks the struct by `kind` and reads the other keys into it
 //! with `deny_unknown_fields`, so a misspelt key is an error naming the key, the section and
 //! the kind (serde's derived internally tagged enums report it without the section).
@@ -11,8 +11,8 @@
 //! those of `svt-abc`/`soft-abc`/`gaussian-abc`, `rwmh` those of `dp-penalty`/`dp-barker`/
 //! `dp-hmc`.
 //!
-//! Adding a sampler is one new file here: its struct, its conversion, one [`Sampler`]
-//! variant and one line in [`Sampler::read`].
+//! Adding a sampler is one new file here: its struct, its conversion, one [`SamplerConfig`]
+//! variant and one line in [`SamplerConfig::read`].
 
 use crate::error::{Result, bail};
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
@@ -38,18 +38,18 @@ pub use smc::SmcAbc;
 pub use soft::SoftAbc;
 pub use svt::SvtAbc;
 
-/// Declares [`Sampler`] and [`SamplerKind`] from one list: variant, struct, `kind` name,
+/// Declares [`SamplerConfig`] and [`SamplerKind`] from one list: variant, struct, `kind` name,
 /// and for a non-private baseline the keys of its private siblings it ignores.
 macro_rules! samplers {
     ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(ignoring $sib:expr)?;)+) => {
         /// `[sampler]`, by `kind`.
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #[serde(tag = "kind")]
-        pub enum Sampler {
+        pub enum SamplerConfig {
             $($(#[$doc])* #[serde(rename = $name)] $v($t),)+
         }
 
-        /// The sampler families (the `kind` of a [`Sampler`]).
+        /// The sampler families (the `kind` of a [`SamplerConfig`]).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum SamplerKind {
             $($(#[$doc])* $v,)+
@@ -58,7 +58,7 @@ macro_rules! samplers {
         /// The `kind` names.
         const KINDS: &[&str] = &[$($name),+];
 
-        impl Sampler {
+        impl SamplerConfig {
             /// The kind.
             #[must_use]
             pub fn kind(&self) -> SamplerKind {
@@ -162,7 +162,7 @@ fn ignore(t: &mut toml::Table, warn: &mut Vec<String>, kind: &str, keys: &[&str]
     }
 }
 
-impl Sampler {
+impl SamplerConfig {
     /// Reads the `[sampler]` table (see the module docs); warnings go to `warn`.
     ///
     /// # Errors
@@ -368,7 +368,7 @@ pub(crate) fn variant<T: DeserializeOwned>(
         })
 }
 
-/// Deserializes a table through `read` (a [`Sampler::read`]-like function) inside serde.
+/// Deserializes a table through `read` (a [`SamplerConfig::read`]-like function) inside serde.
 pub(crate) fn read_table<'de, D, T>(
     d: D,
     read: impl FnOnce(toml::Table, &mut Vec<String>) -> Result<T, String>,
@@ -428,7 +428,7 @@ pub(crate) fn collect_warnings<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
     (out, mine)
 }
 
-impl<'de> Deserialize<'de> for Sampler {
+impl<'de> Deserialize<'de> for SamplerConfig {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         read_table(d, Self::read)
     }
