@@ -30,6 +30,7 @@ use dpinfer_accountants::{
     Accountant, AccountantKind, Claim, ConversionRule, Event, EventBuf, Neighbouring,
     ZcdpAccountant,
 };
+use dpinfer_distances::Sensitivity;
 use dpinfer_mechanisms::{Gaussian, NoiseRng};
 
 use crate::discrepancy::{Ahead, Discrepancy};
@@ -46,8 +47,9 @@ pub struct SoftAbcdpSettings {
     pub epsilon_total: f64,
     /// Total δ, in (0, 1).
     pub delta_total: f64,
-    /// Sensitivity Δ_ρ of the clipped distance `min(ρ, bound)`.
-    pub sensitivity: f64,
+    /// Sensitivity Δ_ρ of the clipped distance `min(ρ, bound)` with the neighbouring relations
+    /// it holds for; the pass's claim is stated under [`Sensitivity::relation`].
+    pub sensitivity: Sensitivity,
     /// Clipping bound B of the distance.
     pub bound: f64,
     /// Floor for negative noisy distances (post-processing), `> 0` and finite.
@@ -64,8 +66,8 @@ impl SoftAbcdpSettings {
     /// # Errors
     ///
     /// [`AbcError::InvalidParameter`] naming the first of `epsilon_abc`, `epsilon_total`,
-    /// `sensitivity`, `bound`, `floor` that is not finite and positive, or `delta_total`
-    /// outside (0, 1).
+    /// `bound`, `floor` that is not finite and positive, or `delta_total` outside (0, 1) (a
+    /// [`Sensitivity`] is finite and positive by construction).
     pub fn validate(&self) -> Result<(), AbcError> {
         positive("epsilon_abc", self.epsilon_abc)?;
         positive("epsilon_total", self.epsilon_total)?;
@@ -76,7 +78,6 @@ impl SoftAbcdpSettings {
                 value: delta,
             });
         }
-        positive("sensitivity", self.sensitivity)?;
         positive("bound", self.bound)?;
         positive("floor", self.floor)?;
         Ok(())
@@ -105,8 +106,8 @@ impl<D> core::fmt::Debug for SoftAbcdp<'_, D> {
 }
 
 impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
-    /// Calibrates the per-pair Gaussian mechanism (see the [module docs](self)).
-    /// `relation` is the neighbouring relation of `sensitivity`, recorded in the ledger.
+    /// Calibrates the per-pair Gaussian mechanism (see the [module docs](self)). The claim is
+    /// stated under the relation of the settings' `sensitivity` ([`Sensitivity::relation`]).
     ///
     /// # Errors
     ///
@@ -117,7 +118,6 @@ impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
         pairs: &'a PublicPairs,
         dist: D,
         settings: SoftAbcdpSettings,
-        relation: Neighbouring,
     ) -> Result<Self, AbcError> {
         settings.validate()?;
         let (eps_abc, eps, delta) = (
@@ -125,7 +125,8 @@ impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
             settings.epsilon_total,
             settings.delta_total,
         );
-        let (sens, bound) = (settings.sensitivity, settings.bound);
+        let (sens, bound) = (settings.sensitivity.value(), settings.bound);
+        let relation = settings.sensitivity.relation();
         let rho_total = largest_rho(eps, delta, relation)?;
         #[allow(clippy::cast_precision_loss)]
         let rho_step = rho_total / pairs.len() as f64;

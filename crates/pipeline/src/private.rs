@@ -26,8 +26,7 @@ use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::abc::rejection::nearest;
 use dpinfer::abc::soft::SoftAbcdp;
 use dpinfer::abc::svt::SvtAbc;
-use dpinfer::accountants::Neighbouring;
-use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows};
+use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows, Sensitivity};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
@@ -139,14 +138,13 @@ pub(crate) fn noise_label(seed: NoiseSeed) -> String {
 pub struct Observed {
     /// Observed summary (RFF embedding, or the data itself for l2).
     pub summary: Vec<f64>,
-    /// Δ of the (clipped) distance.
-    pub sensitivity: f64,
+    /// Δ of the (clipped) distance, with the neighbouring relations it holds for (the claim
+    /// states [`Sensitivity::relation`]).
+    pub sensitivity: Sensitivity,
     /// Upper bound of the distance (default clip).
     pub bound: f64,
     /// Weights of the l2 distance.
     pub weights: Option<Vec<f64>>,
-    /// Neighbouring relation of the sensitivity.
-    pub relation: Neighbouring,
     /// Which data sets the sensitivity compares (for the mechanism description).
     pub scope: &'static str,
 }
@@ -203,13 +201,11 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
         Some(f) => {
             let rd = public.model.row_dim();
             let r = RffReference::new(f, Rows::new(obs, rd)?)?;
-            let s = r.sensitivity_for(public.pseudo_rows());
             Ok(Observed {
                 summary: r.embedding().to_vec(),
-                sensitivity: s.value(),
+                sensitivity: r.sensitivity_for(public.pseudo_rows()),
                 bound: 2.0,
                 weights: None,
-                relation: Neighbouring::ReplaceOne,
                 scope: "RFF MMD, one observation of Y* replaced (Lemma 1)",
             })
         }
@@ -234,23 +230,13 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
             }
             let clip = cfg.distance.clip().unwrap_or(f64::MAX);
             let d = ClippedWeightedL2::new(&w, clip)?;
-            // A declared summary (`[model.summary]`) may justify a smaller Δ than C; its label
-            // (proven, or USER-DECLARED) names the relation and goes into the ledger.
-            let (sensitivity, relation, scope) = match public.model.summary_sensitivity(&w, clip)? {
-                Some((s, label)) => (
-                    s,
-                    if label == crate::declared::USER_ADD_REMOVE {
-                        Neighbouring::AddRemove
-                    } else {
-                        Neighbouring::ReplaceOne
-                    },
-                    label,
-                ),
-                // Δ = C bounds the clipped distance between any two data sets, so in
-                // particular under replace-one.
+            // A declared summary (`[model.summary]`) may justify a smaller Δ than C; it carries
+            // its relation, and its label (proven, or USER-DECLARED) goes into the ledger.
+            let (sensitivity, scope) = match public.model.summary_sensitivity(&w, clip)? {
+                Some(declared) => declared,
+                // Δ = C bounds the clipped distance between any two data sets.
                 None => (
-                    d.sensitivity().value(),
-                    Neighbouring::ReplaceOne,
+                    d.sensitivity(),
                     "clipped L2, Δ = C for any pair of data sets",
                 ),
             };
@@ -259,7 +245,6 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
                 sensitivity,
                 bound: clip,
                 weights: Some(w),
-                relation,
                 scope,
             })
         }
@@ -352,12 +337,9 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
                 dist,
             },
             SamplerConfig::SvtAbc(s) => Self::Svt(SvtAbc::new(pp, dist, With(s, cal).try_into()?)?),
-            SamplerConfig::SoftAbc(s) => Self::Soft(SoftAbcdp::new(
-                pp,
-                dist,
-                With(s, cal).try_into()?,
-                Neighbouring::ReplaceOne,
-            )?),
+            SamplerConfig::SoftAbc(s) => {
+                Self::Soft(SoftAbcdp::new(pp, dist, With(s, cal).try_into()?)?)
+            }
             SamplerConfig::GaussianAbc(s) => Self::Gaussian(GaussianRejectionAbcdp::new(
                 pp,
                 dist,
@@ -386,7 +368,7 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
         Ok(match self {
             Self::Rejection { .. } => Ledger::not_private("rejection ABC: k nearest pairs"),
             Self::Svt(pass) => Ledger::from_claim(
-                pass.claim(o.relation)?,
+                pass.claim()?,
                 format!(
                     "SVT-ABC (ABCDP Theorem 1), discrete Laplace on a grid, c = {}, RESAMPLE = {}; {}",
                     svt.map_or(0, |s| s.c),
@@ -405,7 +387,7 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
                 noise,
             ),
             Self::Gaussian(pass) => Ledger::from_claim(
-                pass.claim(o.relation)?,
+                pass.claim()?,
                 format!(
                     "Gaussian rejection ABCDP (Theorem 3.1 with grid correction, linear \
                      composition over T); {}",
@@ -427,7 +409,7 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
         let d = pp.theta_dim();
         let mut facts = vec![
             ("pairs".to_string(), pp.len() as f64),
-            ("sensitivity".to_string(), o.sensitivity),
+            ("sensitivity".to_string(), o.sensitivity.value()),
             ("clip".to_string(), clip(cfg, o)),
         ];
         let mut weights = None;
@@ -525,6 +507,47 @@ pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A private pass claims under the relation its distance sensitivity holds for. Before
+    /// issue 27 the soft-ABC pass was built under a hard-coded replace-one, so a summary
+    /// sensitivity declared for add/remove only (`[model.summary] relation = "add-remove"`)
+    /// went into the ledger as a replace-one claim; SVT and Gaussian read the relation from a
+    /// comparison of the declared label.
+    #[test]
+    fn every_private_pass_claims_under_the_relation_its_sensitivity_holds_for() {
+        use dpinfer::accountants::Neighbouring;
+        use dpinfer::distances::Relations;
+        let pp =
+            PublicPairs::from_parts(1, 1, (0..50).map(f64::from).collect(), vec![0.3; 50]).unwrap();
+        for kind in [
+            "kind = \"soft-abc\"\nepsilon_abc = 0.1",
+            "kind = \"svt-abc\"\nepsilon_abc = 0.1\nc = 3",
+            "kind = \"gaussian-abc\"\nepsilon_abc = 0.1",
+        ] {
+            let text = format!(
+                "[model]\nname = \"gaussian-mean\"\n[sampler]\n{kind}\npairs = 50\n\
+                 [privacy]\nepsilon = 1.0\ndelta = 1e-6\n[distance]\nkind = \"l2\"\nclip = 1.0\n"
+            );
+            let cfg = Config::parse(&text, std::path::Path::new(".")).unwrap();
+            for (relations, want) in [
+                (Relations::ADD_REMOVE, Neighbouring::AddRemove),
+                (Relations::REPLACE_ONE, Neighbouring::ReplaceOne),
+                (Relations::ANY_PAIR, Neighbouring::ReplaceOne),
+            ] {
+                let o = Observed {
+                    summary: vec![0.0],
+                    sensitivity: Sensitivity::declared(0.01, relations).unwrap(),
+                    bound: 1.0,
+                    weights: Some(vec![1.0]),
+                    scope: "test",
+                };
+                let pass = Pass::new(&cfg, cfg.kind(), &pp, o.discrepancy().unwrap(), &o).unwrap();
+                let ledger = pass.ledger(&cfg, &o).unwrap();
+                assert_eq!(ledger.claim.unwrap().relation, want, "{kind} {relations}");
+                assert_eq!(ledger.neighbouring, want.to_string(), "{kind}");
+            }
+        }
+    }
 
     /// The release closure's own error comes back as itself (its variant intact), not as the
     /// ledger's `Caller` wrapper; the ledger then stays `started` and a rerun refuses.

@@ -5,6 +5,7 @@
 use dpinfer::abc::pmc::PmcSettings;
 use dpinfer::abc::smc::SmcSettings;
 use dpinfer::abc::svt::SvtAbcSettings;
+use dpinfer::distances::{Relations, Sensitivity};
 
 use dpinfer_pipeline::config::{DistanceConfig, PrivacyConfig, ReleaseConfig};
 use dpinfer_pipeline::sampler::{Calibration, SamplerConfig, SamplerKind, SmcAbc, SvtAbc, With};
@@ -106,7 +107,7 @@ fn cal() -> Calibration {
     Calibration {
         epsilon: 1.0,
         delta: 1e-6,
-        sensitivity: 0.01,
+        sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
         clip: 0.5,
     }
 }

@@ -257,7 +257,7 @@ fn svt(c: &mut Criterion) {
                 epsilon_abc: 0.001,
                 epsilon_total: 1.0,
                 c: 1_000_000,
-                sensitivity: 1e-4,
+                sensitivity: Sensitivity::declared(1e-4, Relations::REPLACE_ONE).unwrap(),
                 clip: 4.0,
                 resample: Resample::Never,
             };
@@ -276,7 +276,7 @@ fn svt(c: &mut Criterion) {
                 epsilon_abc: 0.001,
                 epsilon_total: 1.0,
                 c: 10_000_000,
-                sensitivity: 1e-4,
+                sensitivity: Sensitivity::declared(1e-4, Relations::REPLACE_ONE).unwrap(),
                 clip: 4.0,
                 resample: Resample::Never,
             };

@@ -139,7 +139,11 @@ pub fn svt_settings(sensitivity: f64) -> SvtAbcSettings {
         epsilon_abc: 0.05,
         epsilon_total: 1.0,
         c: 50,
-        sensitivity,
+        sensitivity: Sensitivity::declared(sensitivity, Relations::REPLACE_ONE).unwrap(),
+        clip: 2.0,
+        resample: Resample::Never,
+    }
+nwrap(),
         clip: 2.0,
         resample: Resample::Never,
     }

@@ -13,7 +13,9 @@ use dpinfer::abc::svt::{SvtAbc, SvtAbcSettings};
 use dpinfer::accountants::{
     AccountantKind, Claim, ConversionRule, Event, EventBuf, Neighbouring, PldAccountant,
 };
-use dpinfer::distances::{ClippedWeightedL2, DistanceError, MmdReference, Rows};
+use dpinfer::distances::{
+    ClippedWeightedL2, DistanceError, MmdReference, Relations, Rows, Sensitivity,
+};
 use dpinfer::mechanisms::{BinomialBound, BinomialCurve, Gaussian, RegressionStats};
 use dpinfer::simulators::{FnSimulator, prior::Normal};
 use rand_core::SeedableRng;
@@ -81,7 +83,7 @@ fn svt_abc_claim_is_recomputed_by_independent_paths() {
         epsilon_abc: 0.85,
         epsilon_total,
         c,
-        sensitivity: delta_ro,
+        sensitivity: Sensitivity::declared(delta_ro, Relations::REPLACE_ONE).unwrap(),
         clip,
         resample: Resample::Never,
     };

@@ -226,15 +226,15 @@ impl SamplerConfig {
         match self {
             Self::Rejection(s) => nonzero("pairs", s.pairs),
             Self::SvtAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
-                let cal = Calibration::nominal(epsilon, delta, s.clip);
+                let cal = Calibration::nominal(epsilon, delta, s.clip)?;
                 dpinfer::abc::svt::SvtAbcSettings::try_from(With(s, cal)).map(|_| ())
             }),
             Self::SoftAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
-                let cal = Calibration::nominal(epsilon, delta, s.clip);
+                let cal = Calibration::nominal(epsilon, delta, s.clip)?;
                 dpinfer::abc::soft::SoftAbcdpSettings::try_from(With(s, cal)).map(|_| ())
             }),
             Self::GaussianAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
-                let cal = Calibration::nominal(epsilon, delta, s.clip);
+                let cal = Calibration::nominal(epsilon, delta, s.clip)?;
                 dpinfer::abc::gaussian::GaussianRejectionSettings::try_from(With(s, cal))
                     .map(|_| ())
             }),
@@ -267,23 +267,27 @@ pub struct Calibration {
     pub epsilon: f64,
     /// `privacy.delta`.
     pub delta: f64,
-    /// Sensitivity Δ of the (clipped) distance.
-    pub sensitivity: f64,
+    /// Sensitivity Δ of the (clipped) distance, with its neighbouring relations.
+    pub sensitivity: dpinfer::distances::Sensitivity,
     /// Clipping bound: `sampler.clip`, at most the distance's own bound.
     pub clip: f64,
 }
 
 impl Calibration {
-    /// The calibration before the data are read: Δ = 1 and the configured clip (else the
-    /// largest finite bound) stand in for the distance's, so every other setting is checked.
-    #[must_use]
-    pub fn nominal(epsilon: f64, delta: f64, clip: Option<f64>) -> Self {
-        Self {
+    /// The calibration before the data are read: Δ = 1 (for any pair of data sets) and the
+    /// configured clip (else the largest finite bound) stand in for the distance's, so every
+    /// other setting is checked.
+    ///
+    /// # Errors
+    /// None in practice (Δ = 1 is a valid sensitivity); an [`Error`](crate::Error) if it were not.
+    pub fn nominal(epsilon: f64, delta: f64, clip: Option<f64>) -> Result<Self> {
+        use dpinfer::distances::{Relations, Sensitivity};
+        Ok(Self {
             epsilon,
             delta,
-            sensitivity: 1.0,
+            sensitivity: Sensitivity::declared(1.0, Relations::ANY_PAIR)?,
             clip: clip.unwrap_or(f64::MAX),
-        }
+        })
     }
 
     /// Refuses a threshold at or above the clipping bound (every pair would pass).
