@@ -182,6 +182,7 @@ mod sampler {
     use crate::discrepancy::{Ahead, Discrepancy};
     use crate::error::{AbcError, positive};
     use crate::pairs::PublicPairs;
+    use crate::pass::{PrivatePass, Released};
 
     /// Settings of [`GaussianRejectionAbcdp`].
     #[derive(Clone, Copy, Debug, PartialEq)]
@@ -376,6 +377,32 @@ mod sampler {
         /// [`AbcError::Accounting`] if the accountant rejects the event.
         pub fn claim(&self) -> Result<Claim, AbcError> {
             crate::svt::pure_claim(&self.event(), self.settings.sensitivity.relation())
+        }
+    }
+
+    impl<R: NoiseRng + ?Sized, D: Discrepancy> PrivatePass<R> for GaussianRejectionAbcdp<'_, D> {
+        fn claim(&self) -> Result<Claim, AbcError> {
+            Self::claim(self)
+        }
+
+        fn run(&mut self, noise: &mut R) -> Result<(), AbcError> {
+            Self::run(self, noise)
+        }
+
+        /// The accepted θs; facts `gaussian_sigma`, `step_epsilon`, `accepted`.
+        #[allow(clippy::cast_precision_loss)]
+        fn release(&self) -> Result<Released, AbcError> {
+            let samples = self.accepted_thetas();
+            let facts = alloc::vec![
+                ("gaussian_sigma", self.sigma()),
+                ("step_epsilon", self.step_epsilon()),
+                ("accepted", (samples.len() / self.pairs.theta_dim()) as f64),
+            ];
+            Ok(Released {
+                samples,
+                weights: None,
+                facts,
+            })
         }
     }
 }

@@ -36,6 +36,7 @@ use dpinfer_mechanisms::{Gaussian, NoiseRng};
 use crate::discrepancy::{Ahead, Discrepancy};
 use crate::error::{AbcError, positive};
 use crate::pairs::PublicPairs;
+use crate::pass::{PrivatePass, Released};
 use crate::weights::normalize_log_weights;
 
 /// Settings of [`SoftAbcdp`].
@@ -275,6 +276,30 @@ impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
             self.settings.delta_total,
         )
         .map_err(|_| AbcError::Accounting)
+    }
+}
+
+impl<R: NoiseRng + ?Sized, D: Discrepancy> PrivatePass<R> for SoftAbcdp<'_, D> {
+    fn claim(&self) -> Result<Claim, AbcError> {
+        Self::claim(self)
+    }
+
+    fn run(&mut self, noise: &mut R) -> Result<(), AbcError> {
+        Self::run(self, noise)
+    }
+
+    /// Every released pair's θ with its weight; facts `gaussian_sigma` and `ess`
+    /// (`1/Σω²`).
+    fn release(&self) -> Result<Released, AbcError> {
+        let mut w = alloc::vec![0.0; self.noisy.len()];
+        self.weights(&mut w)?;
+        let ess = 1.0 / w.iter().map(|x| x * x).sum::<f64>();
+        let samples = self.pairs.thetas()[..w.len() * self.pairs.theta_dim()].to_vec();
+        Ok(Released {
+            samples,
+            weights: Some(w),
+            facts: alloc::vec![("gaussian_sigma", self.sigma()), ("ess", ess)],
+        })
     }
 }
 

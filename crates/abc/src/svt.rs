@@ -49,6 +49,7 @@ use crate::analysis::Resample;
 use crate::discrepancy::{Ahead, Discrepancy};
 use crate::error::{AbcError, positive};
 use crate::pairs::PublicPairs;
+use crate::pass::{PrivatePass, Released};
 
 /// Settings of the private pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -298,4 +299,30 @@ pub(crate) fn pure_claim(event: &Event<'_>, relation: Neighbouring) -> Result<Cl
         0.0,
     )
     .map_err(|_| AbcError::Accounting)
+}
+
+impl<R: NoiseRng + ?Sized, D: Discrepancy> PrivatePass<R> for SvtAbc<'_, D> {
+    fn claim(&self) -> Result<Claim, AbcError> {
+        Self::claim(self)
+    }
+
+    fn run(&mut self, noise: &mut R) -> Result<(), AbcError> {
+        Self::run(self, noise)
+    }
+
+    /// The accepted θs; facts `laplace_scale_b`, `accepted`, `examined`.
+    #[allow(clippy::cast_precision_loss)]
+    fn release(&self) -> Result<Released, AbcError> {
+        let samples = self.accepted_thetas();
+        let facts = alloc::vec![
+            ("laplace_scale_b", self.noise_scale()),
+            ("accepted", (samples.len() / self.pairs.theta_dim()) as f64),
+            ("examined", self.indicators.len() as f64),
+        ];
+        Ok(Released {
+            samples,
+            weights: None,
+            facts,
+        })
+    }
 }

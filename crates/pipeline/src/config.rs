@@ -671,7 +671,6 @@ pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
         SamplerConfig::Rejection(s) => {
             counts.push(("sampler.accept", as_u64(s.accept), MAX_PARTICLES))
         }
-        SamplerConfig::SvtAbc(s) => counts.push(("sampler.c", Some(s.c), MAX_COUNT)),
         SamplerConfig::SmcAbc(s) => counts.extend([
             ("sampler.particles", as_u64(s.particles), MAX_PARTICLES),
             (
@@ -692,7 +691,14 @@ pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
             let l = s.kernel.leapfrog_steps.map(u64::from);
             counts.push(("sampler.leapfrog_steps", l, MAX_LEAPFROG));
         }
-        SamplerConfig::SoftAbc(_) | SamplerConfig::GaussianAbc(_) => {}
+        SamplerConfig::SvtAbc(_) | SamplerConfig::SoftAbc(_) | SamplerConfig::GaussianAbc(_) => {
+            counts.extend(
+                cfg.sampler
+                    .pairs_pass()
+                    .map(|p| p.limits())
+                    .unwrap_or_default(),
+            );
+        }
     }
     for d in &cfg.model.prior {
         if let Some(k) = d.k {

@@ -21,18 +21,15 @@
 
 use crate::error::{Context, Result, bail};
 use dpinfer::abc::discrepancy::{ClippedL2, Discrepancy, Euclidean};
-use dpinfer::abc::gaussian::GaussianRejectionAbcdp;
 use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::abc::rejection::nearest;
-use dpinfer::abc::soft::SoftAbcdp;
-use dpinfer::abc::svt::SvtAbc;
 use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows, Sensitivity};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Config, NoiseSeed, SamplerKind};
+use crate::config::{Config, NoiseSeed};
 use crate::public::Public;
-use crate::sampler::{Calibration, SamplerConfig, With};
+use crate::sampler::{Calibration, LibraryPass, SamplerConfig};
 use dpinfer_ledger::files::DirLock;
 
 pub use dpinfer_ledger::{Claimed, Ledger};
@@ -281,8 +278,8 @@ pub fn private_step(
             )
         })?;
     let o = observed(cfg, public, obs)?;
-    let pass = Pass::new(cfg, kind, &pp, o.discrepancy()?, &o)?;
-    let claim = pass.ledger(cfg, &o)?;
+    let pass = Pass::new(cfg, &pp, o.discrepancy()?, &o)?;
+    let claim = pass.ledger(cfg)?;
     guarded(lock, &fp, &claim, || {
         pass.release(cfg, &pp, &o, claim.clone())
     })
@@ -294,8 +291,8 @@ impl Claimed for Release {
     }
 }
 
-/// A private pass, built and checked, its claim known, no noise drawn yet.
-enum Pass<'a, D> {
+/// A pass over the pairs table, built and checked, its claim known, no noise drawn yet.
+enum Pass<'a> {
     /// Nearest-k rejection (not private).
     Rejection {
         /// Rows kept.
@@ -303,24 +300,20 @@ enum Pass<'a, D> {
         /// The table.
         pairs: &'a PublicPairs,
         /// The distance.
-        dist: D,
+        dist: ObservedDistance<'a>,
     },
-    /// SVT-ABC.
-    Svt(SvtAbc<'a, D>),
-    /// Soft-ABC with DP.
-    Soft(SoftAbcdp<'a, D>),
-    /// Gaussian rejection ABCDP.
-    Gaussian(GaussianRejectionAbcdp<'a, D>),
+    /// A private pass ([`PairsPass`]: SVT-ABC, soft-ABC, Gaussian rejection ABCDP, …) and its
+    /// mechanism's description for the ledger.
+    Private(Box<LibraryPass<'a>>, String),
 }
 
-impl<'a, D: Discrepancy> Pass<'a, D> {
-    /// Turns the config into the library's settings and builds the sampler over `pp` (every
+impl<'a> Pass<'a> {
+    /// Turns the config into the library's settings and builds the pass over `pp` (every
     /// check of the real pass).
     fn new(
         cfg: &Config,
-        kind: SamplerKind,
         pp: &'a PublicPairs,
-        dist: D,
+        dist: ObservedDistance<'a>,
         o: &Observed,
     ) -> Result<Self> {
         let eps = cfg.privacy.epsilon;
@@ -330,25 +323,17 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
             sensitivity: o.sensitivity,
             clip: clip(cfg, o),
         };
-        let pass = match &cfg.sampler {
-            SamplerConfig::Rejection(s) => Self::Rejection {
+        let pass = match (&cfg.sampler, cfg.sampler.pairs_pass()) {
+            (SamplerConfig::Rejection(s), _) => Self::Rejection {
                 k: s.k(pp.len())?,
                 pairs: pp,
                 dist,
             },
-            SamplerConfig::SvtAbc(s) => Self::Svt(SvtAbc::new(pp, dist, With(s, cal).try_into()?)?),
-            SamplerConfig::SoftAbc(s) => {
-                Self::Soft(SoftAbcdp::new(pp, dist, With(s, cal).try_into()?)?)
-            }
-            SamplerConfig::GaussianAbc(s) => Self::Gaussian(GaussianRejectionAbcdp::new(
-                pp,
-                dist,
-                With(s, cal).try_into()?,
-            )?),
-            s => bail!("sampler {} is not a pairs-based sampler", s.name()),
+            (_, Some(p)) => Self::Private(p.build(pp, dist, cal)?, p.mechanism(o.scope)),
+            (s, None) => bail!("sampler {} is not a pairs-based sampler", s.name()),
         };
-        let claim = pass.ledger(cfg, o)?;
-        if kind.is_private() && !within_budget(claim.epsilon, eps) {
+        let claim = pass.ledger(cfg)?;
+        if cfg.kind().is_private() && !within_budget(claim.epsilon, eps) {
             bail!(
                 Internal,
                 "internal: the pass would charge ε = {} > budget {eps}; nothing drawn",
@@ -359,41 +344,13 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
     }
 
     /// The pass's complete privacy claim (known before any noise), from the library.
-    fn ledger(&self, cfg: &Config, o: &Observed) -> Result<Ledger> {
-        let noise = noise_label(cfg.seeds.noise);
-        let svt = match &cfg.sampler {
-            SamplerConfig::SvtAbc(s) => Some(s),
-            _ => None,
-        };
+    fn ledger(&self, cfg: &Config) -> Result<Ledger> {
         Ok(match self {
             Self::Rejection { .. } => Ledger::not_private("rejection ABC: k nearest pairs"),
-            Self::Svt(pass) => Ledger::from_claim(
+            Self::Private(pass, mechanism) => Ledger::from_claim(
                 pass.claim()?,
-                format!(
-                    "SVT-ABC (ABCDP Theorem 1), discrete Laplace on a grid, c = {}, RESAMPLE = {}; {}",
-                    svt.map_or(0, |s| s.c),
-                    svt.is_some_and(|s| s.resample),
-                    o.scope
-                ),
-                noise,
-            ),
-            Self::Soft(pass) => Ledger::from_claim(
-                pass.claim()?,
-                format!(
-                    "soft-ABC: Gaussian noisy scaled distances, kernel exp(−ρ/ε_abc) (Park & \
-                     Jitkrittum Thms 3.2–3.3); {}",
-                    o.scope
-                ),
-                noise,
-            ),
-            Self::Gaussian(pass) => Ledger::from_claim(
-                pass.claim()?,
-                format!(
-                    "Gaussian rejection ABCDP (Theorem 3.1 with grid correction, linear \
-                     composition over T); {}",
-                    o.scope
-                ),
-                noise,
+                mechanism.clone(),
+                noise_label(cfg.seeds.noise),
             ),
         })
     }
@@ -412,40 +369,18 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
             ("sensitivity".to_string(), o.sensitivity.value()),
             ("clip".to_string(), clip(cfg, o)),
         ];
-        let mut weights = None;
-        let samples = match self {
+        let (samples, weights) = match self {
             Self::Rejection { k, pairs, dist } => {
                 let near = nearest(pairs, dist, k)?;
                 facts.push(("tolerance".into(), near.tolerance));
                 facts.push(("accepted".into(), k as f64));
-                near.thetas(pairs)
+                (near.thetas(pairs), None)
             }
-            Self::Svt(mut pass) => {
+            Self::Private(mut pass, _) => {
                 pass.run(&mut noise_rng(cfg.seeds.noise)?)?;
-                let samples = pass.accepted_thetas();
-                facts.push(("laplace_scale_b".into(), pass.noise_scale()));
-                facts.push(("accepted".into(), (samples.len() / d) as f64));
-                facts.push(("examined".into(), pass.indicators().len() as f64));
-                samples
-            }
-            Self::Soft(mut pass) => {
-                pass.run(&mut noise_rng(cfg.seeds.noise)?)?;
-                let mut w = vec![0.0; pass.noisy_distances().len()];
-                pass.weights(&mut w)?;
-                let ess = 1.0 / w.iter().map(|x| x * x).sum::<f64>();
-                facts.push(("gaussian_sigma".into(), pass.sigma()));
-                facts.push(("ess".into(), ess));
-                let samples = pp.thetas()[..w.len() * d].to_vec();
-                weights = Some(w);
-                samples
-            }
-            Self::Gaussian(mut pass) => {
-                pass.run(&mut noise_rng(cfg.seeds.noise)?)?;
-                let samples = pass.accepted_thetas();
-                facts.push(("gaussian_sigma".into(), pass.sigma()));
-                facts.push(("step_epsilon".into(), pass.step_epsilon()));
-                facts.push(("accepted".into(), (samples.len() / d) as f64));
-                samples
+                let out = pass.release()?;
+                facts.extend(out.facts.into_iter().map(|(k, v)| (k.to_string(), v)));
+                (out.samples, out.weights)
             }
         };
         Ok(Release {
@@ -487,7 +422,6 @@ const CHECK_LIMIT: usize = 1 << 24;
 /// Whatever the real pass would reject; an unusable ledger key.
 pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
     dpinfer_ledger::mac::Key::from_env()?;
-    let kind = cfg.kind();
     let width = public.theta_dim() + public.summary_dim();
     let t = usize::try_from(public.total)?;
     let Some(len) = t.checked_mul(width) else {
@@ -501,7 +435,7 @@ pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
         return Ok(());
     }
     let pp = PublicPairs::from_table(public.theta_dim(), public.summary_dim(), &vec![0.0; len])?;
-    Pass::new(cfg, kind, &pp, o.discrepancy()?, &o).map(|_| ())
+    Pass::new(cfg, &pp, o.discrepancy()?, &o).map(|_| ())
 }
 
 #[cfg(test)]
@@ -541,8 +475,8 @@ mod tests {
                     weights: Some(vec![1.0]),
                     scope: "test",
                 };
-                let pass = Pass::new(&cfg, cfg.kind(), &pp, o.discrepancy().unwrap(), &o).unwrap();
-                let ledger = pass.ledger(&cfg, &o).unwrap();
+                let pass = Pass::new(&cfg, &pp, o.discrepancy().unwrap(), &o).unwrap();
+                let ledger = pass.ledger(&cfg).unwrap();
                 assert_eq!(ledger.claim.unwrap().relation, want, "{kind} {relations}");
                 assert_eq!(ledger.neighbouring, want.to_string(), "{kind}");
             }

@@ -306,3 +306,103 @@ fn every_pass_claims_under_the_relation_of_its_sensitivity() {
         }
     }
 }
+
+/// The three private passes run, claim and release through one trait
+/// (`dpinfer_abc::pass::PrivatePass`, held as a `Box<dyn …>`): the release is the pass's own
+/// output (accepted θs, or every θ with its weights) and its facts name the noise scale and the
+/// counts, in a fixed order.
+#[test]
+fn the_private_passes_share_one_trait() {
+    use dpinfer_abc::analysis::Resample;
+    use dpinfer_abc::pass::PrivatePass;
+    use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
+    let rhos: Vec<f64> = (0..200).map(|i| f64::from(i % 17) / 17.0).collect();
+    let p = pairs(&rhos);
+    let sensitivity = Sensitivity::declared(0.002, Relations::REPLACE_ONE).unwrap();
+    type Pass<'a> = Box<dyn PrivatePass<ChaCha20Rng> + 'a>;
+    let passes: Vec<(Pass<'_>, &[&str])> = vec![
+        (
+            Box::new(
+                SvtAbc::new(
+                    &p,
+                    ident,
+                    SvtAbcSettings {
+                        epsilon_abc: 0.3,
+                        epsilon_total: 5.0,
+                        c: 10,
+                        sensitivity,
+                        clip: 1.0,
+                        resample: Resample::Never,
+                    },
+                )
+                .unwrap(),
+            ),
+            &["laplace_scale_b", "accepted", "examined"],
+        ),
+        (
+            Box::new(
+                SoftAbcdp::new(
+                    &p,
+                    ident,
+                    SoftAbcdpSettings {
+                        epsilon_abc: 0.2,
+                        epsilon_total: 5.0,
+                        delta_total: 1e-6,
+                        sensitivity,
+                        bound: 1.0,
+                        floor: 1e-12,
+                    },
+                )
+                .unwrap(),
+            ),
+            &["gaussian_sigma", "ess"],
+        ),
+        (
+            Box::new(
+                GaussianRejectionAbcdp::new(
+                    &p,
+                    ident,
+                    GaussianRejectionSettings {
+                        epsilon_abc: 0.3,
+                        epsilon_total: 50.0,
+                        sensitivity,
+                        bound: 1.0,
+                    },
+                )
+                .unwrap(),
+            ),
+            &["gaussian_sigma", "step_epsilon", "accepted"],
+        ),
+    ];
+    for (i, (mut pass, names)) in passes.into_iter().enumerate() {
+        let claim = pass.claim().unwrap();
+        assert_eq!(claim.relation, Neighbouring::ReplaceOne);
+        pass.run(&mut ChaCha20Rng::seed_from_u64(3)).unwrap();
+        let out = pass.release().unwrap();
+        let got: Vec<&str> = out.facts.iter().map(|f| f.0).collect();
+        assert_eq!(got, *names, "pass {i}");
+        assert!(
+            out.facts.iter().all(|f| f.1.is_finite() && f.1 >= 0.0),
+            "{:?}",
+            out.facts
+        );
+        match &out.weights {
+            // Soft-ABC releases every pair with a normalised weight.
+            Some(w) => {
+                assert_eq!(out.samples.len(), 200);
+                assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            }
+            // The rejection passes release the accepted θs, as many as the facts say.
+            None => {
+                let accepted = out.facts.iter().find(|f| f.0 == "accepted").unwrap().1;
+                assert_eq!(out.samples.len() as f64, accepted);
+                // θ_t = t: each released θ is a row of the table.
+                assert!(
+                    out.samples
+                        .iter()
+                        .all(|t| t.fract() == 0.0 && (0.0..200.0).contains(t))
+                );
+            }
+        }
+    }
+}

@@ -11,8 +11,11 @@
 //! those of `svt-abc`/`soft-abc`/`gaussian-abc`, `rwmh` those of `dp-penalty`/`dp-barker`/
 //! `dp-hmc`.
 //!
-//! Adding a sampler is one new file here: its struct, its conversion, one [`SamplerConfig`]
-//! variant and one line in [`SamplerConfig::read`].
+//! Adding a sampler is one new file here — its struct and its conversion into the library's
+//! settings; for a private pass over the pairs table also `impl` [`PairsPass`] (check,
+//! limits, build, the ledger's mechanism text), through which the pipeline checks, runs,
+//! claims and releases every such pass — and one line in the `samplers!` list (`Variant(Struct) =
+//! "kind" as pass;`).
 
 use crate::error::{Result, bail};
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
@@ -39,9 +42,12 @@ pub use soft::SoftAbc;
 pub use svt::SvtAbc;
 
 /// Declares [`SamplerConfig`] and [`SamplerKind`] from one list: variant, struct, `kind` name,
-/// and for a non-private baseline the keys of its private siblings it ignores.
+/// `as pass` for a private pass over the pairs table (the struct is a [`PairsPass`]), and for a
+/// non-private baseline the keys of its private siblings it ignores.
 macro_rules! samplers {
-    ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(ignoring $sib:expr)?;)+) => {
+    (@pass $s:ident pass) => { Some($s) };
+    (@pass $s:ident) => { None };
+    ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(as $pass:ident)? $(ignoring $sib:expr)?;)+) => {
         /// `[sampler]`, by `kind`.
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #[serde(tag = "kind")]
@@ -75,6 +81,14 @@ macro_rules! samplers {
                 }
             }
 
+            /// The sampler as a private pass over the pairs table, if it is one.
+            #[must_use]
+            pub fn pairs_pass(&self) -> Option<&dyn PairsPass> {
+                match self {
+                    $(Self::$v(_s) => samplers!(@pass _s $($pass)?),)+
+                }
+            }
+
             /// Table `t` (without `kind`) as the struct of `kind`; `None` for an unknown kind.
             fn parse(kind: &str, mut t: toml::Table, warn: &mut Vec<String>) -> Option<Result<Self, String>> {
                 let tag = format!("kind = {kind:?}");
@@ -94,11 +108,11 @@ samplers! {
     /// Non-private rejection ABC over the public pairs (nearest `accept`).
     Rejection(Rejection) = "rejection" ignoring rejection::SIBLING_KEYS;
     /// ABCDP: sparse vector over the pairs (Park et al. 2021, Algorithm 1).
-    SvtAbc(SvtAbc) = "svt-abc";
+    SvtAbc(SvtAbc) = "svt-abc" as pass;
     /// Soft ABCDP: Gaussian noisy distances, weights.
-    SoftAbc(SoftAbc) = "soft-abc";
+    SoftAbc(SoftAbc) = "soft-abc" as pass;
     /// Gaussian rejection ABCDP.
-    GaussianAbc(GaussianAbc) = "gaussian-abc";
+    GaussianAbc(GaussianAbc) = "gaussian-abc" as pass;
     /// SMC-ABC (non-private, or on privatized data).
     SmcAbc(SmcAbc) = "smc-abc";
     /// Random-walk Metropolis (non-private).
@@ -181,23 +195,15 @@ impl SamplerConfig {
     pub fn pairs(&self) -> Option<usize> {
         match self {
             Self::Rejection(s) => Some(s.pairs),
-            Self::SvtAbc(s) => Some(s.pairs),
-            Self::SoftAbc(s) => Some(s.pairs),
-            Self::GaussianAbc(s) => Some(s.pairs),
             Self::SmcAbc(s) => s.pairs,
-            _ => None,
+            _ => self.pairs_pass().map(PairsPass::pairs),
         }
     }
 
     /// `sampler.clip` of the private ABC passes.
     #[must_use]
     pub fn clip(&self) -> Option<f64> {
-        match self {
-            Self::SvtAbc(s) => s.clip,
-            Self::SoftAbc(s) => s.clip,
-            Self::GaussianAbc(s) => s.clip,
-            _ => None,
-        }
+        self.pairs_pass().and_then(PairsPass::clip)
     }
 
     /// A fixed sampler section, for fingerprints that must not depend on sampler settings.
@@ -223,21 +229,12 @@ impl SamplerConfig {
             }
             Ok(())
         };
+        if let Some(p) = self.pairs_pass() {
+            nonzero("pairs", p.pairs())?;
+            return p.check(Calibration::nominal(epsilon, delta, p.clip())?);
+        }
         match self {
             Self::Rejection(s) => nonzero("pairs", s.pairs),
-            Self::SvtAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
-                let cal = Calibration::nominal(epsilon, delta, s.clip)?;
-                dpinfer::abc::svt::SvtAbcSettings::try_from(With(s, cal)).map(|_| ())
-            }),
-            Self::SoftAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
-                let cal = Calibration::nominal(epsilon, delta, s.clip)?;
-                dpinfer::abc::soft::SoftAbcdpSettings::try_from(With(s, cal)).map(|_| ())
-            }),
-            Self::GaussianAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
-                let cal = Calibration::nominal(epsilon, delta, s.clip)?;
-                dpinfer::abc::gaussian::GaussianRejectionSettings::try_from(With(s, cal))
-                    .map(|_| ())
-            }),
             Self::SmcAbc(s) => s.check(),
             Self::Rwmh(s) => s.chain.check(),
             Self::DpPenalty(s) => s
@@ -249,9 +246,55 @@ impl SamplerConfig {
                 .chain
                 .check()
                 .and(accounting(s.kernel.accounting.as_deref()).map(|_| ())),
+            // The passes over the pairs table, checked above.
+            Self::SvtAbc(_) | Self::SoftAbc(_) | Self::GaussianAbc(_) => Ok(()),
         }
     }
 }
+
+/// A sampler whose private step is one pass over the public pairs table: its `[sampler]`
+/// table (one file in `src/sampler/`) as the library's
+/// [`PrivatePass`](dpinfer::abc::pass::PrivatePass). The pipeline checks, bounds, builds,
+/// claims and releases every such pass through this trait; adding one is its library file,
+/// its config file implementing this trait, one line `Variant(Struct) = "kind" as pass;` in
+/// `samplers!` and its Python binding.
+pub trait PairsPass {
+    /// Public (θ, simulation) pairs T.
+    fn pairs(&self) -> usize;
+
+    /// `sampler.clip`, the clipping bound of the distance (default: the distance's own).
+    fn clip(&self) -> Option<f64>;
+
+    /// Counts the config bounds (`crate::limits`): key, value, bound.
+    fn limits(&self) -> Vec<(&'static str, Option<u64>, u64)> {
+        Vec::new()
+    }
+
+    /// The library's checks of the settings under `cal` (before the data are read:
+    /// [`Calibration::nominal`]).
+    ///
+    /// # Errors
+    /// The first invalid setting, named by its key.
+    fn check(&self, cal: Calibration) -> Result<()>;
+
+    /// The library's pass over `pairs` with the distance to the observed data (every check of
+    /// the real pass; no noise drawn).
+    ///
+    /// # Errors
+    /// Settings or a calibration the library refuses.
+    fn build<'a>(
+        &self,
+        pairs: &'a dpinfer::abc::pairs::PublicPairs,
+        dist: crate::private::ObservedDistance<'a>,
+        cal: Calibration,
+    ) -> Result<Box<LibraryPass<'a>>>;
+
+    /// The ledger's description of the mechanism, ending with the distance's `scope`.
+    fn mechanism(&self, scope: &str) -> String;
+}
+
+/// The library's private pass as the pipeline runs it: noise from the pipeline's ChaCha20.
+pub type LibraryPass<'a> = dyn dpinfer::abc::pass::PrivatePass<chacha20::ChaCha20Rng> + 'a;
 
 /// A sampler table `.0` with what its conversion into the library's settings needs from
 /// outside `[sampler]` (`.1`: the [`Calibration`] of an ABC pass, the MCMC

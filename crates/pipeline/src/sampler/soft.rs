@@ -4,7 +4,10 @@
 use dpinfer::abc::soft::SoftAbcdpSettings;
 use serde::{Deserialize, Serialize};
 
-use super::{Calibration, With, abc_key};
+use super::{Calibration, LibraryPass, PairsPass, With, abc_key};
+use crate::error::Result;
+use crate::private::ObservedDistance;
+use dpinfer::abc::pairs::PublicPairs;
 
 /// `[sampler] kind = "soft-abc"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,7 +24,7 @@ pub struct SoftAbc {
 impl TryFrom<With<'_, SoftAbc, Calibration>> for SoftAbcdpSettings {
     type Error = crate::Error;
 
-    fn try_from(With(s, cal): With<'_, SoftAbc, Calibration>) -> crate::Result<Self> {
+    fn try_from(With(s, cal): With<'_, SoftAbc, Calibration>) -> Result<Self> {
         let settings = Self {
             epsilon_abc: s.epsilon_abc,
             epsilon_total: cal.epsilon,
@@ -33,5 +36,38 @@ impl TryFrom<With<'_, SoftAbc, Calibration>> for SoftAbcdpSettings {
         settings.validate().map_err(abc_key)?;
         cal.threshold(s.epsilon_abc)?;
         Ok(settings)
+    }
+}
+
+impl PairsPass for SoftAbc {
+    fn pairs(&self) -> usize {
+        self.pairs
+    }
+
+    fn clip(&self) -> Option<f64> {
+        self.clip
+    }
+
+    fn check(&self, cal: Calibration) -> Result<()> {
+        SoftAbcdpSettings::try_from(With(self, cal)).map(|_| ())
+    }
+
+    fn build<'a>(
+        &self,
+        pairs: &'a PublicPairs,
+        dist: ObservedDistance<'a>,
+        cal: Calibration,
+    ) -> Result<Box<LibraryPass<'a>>> {
+        let settings = With(self, cal).try_into()?;
+        Ok(Box::new(dpinfer::abc::soft::SoftAbcdp::new(
+            pairs, dist, settings,
+        )?))
+    }
+
+    fn mechanism(&self, scope: &str) -> String {
+        format!(
+            "soft-ABC: Gaussian noisy scaled distances, kernel exp(−ρ/ε_abc) (Park & \
+             Jitkrittum Thms 3.2–3.3); {scope}"
+        )
     }
 }

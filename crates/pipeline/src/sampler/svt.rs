@@ -5,7 +5,10 @@ use dpinfer::abc::analysis::Resample;
 use dpinfer::abc::svt::SvtAbcSettings;
 use serde::{Deserialize, Serialize};
 
-use super::{Calibration, With, abc_key};
+use super::{Calibration, LibraryPass, PairsPass, With, abc_key};
+use crate::error::Result;
+use crate::private::ObservedDistance;
+use dpinfer::abc::pairs::PublicPairs;
 
 /// `[sampler] kind = "svt-abc"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,7 +30,7 @@ pub struct SvtAbc {
 impl TryFrom<With<'_, SvtAbc, Calibration>> for SvtAbcSettings {
     type Error = crate::Error;
 
-    fn try_from(With(s, cal): With<'_, SvtAbc, Calibration>) -> crate::Result<Self> {
+    fn try_from(With(s, cal): With<'_, SvtAbc, Calibration>) -> Result<Self> {
         let settings = Self {
             epsilon_abc: s.epsilon_abc,
             epsilon_total: cal.epsilon,
@@ -43,5 +46,42 @@ impl TryFrom<With<'_, SvtAbc, Calibration>> for SvtAbcSettings {
         settings.validate().map_err(abc_key)?;
         cal.threshold(s.epsilon_abc)?;
         Ok(settings)
+    }
+}
+
+impl PairsPass for SvtAbc {
+    fn pairs(&self) -> usize {
+        self.pairs
+    }
+
+    fn clip(&self) -> Option<f64> {
+        self.clip
+    }
+
+    fn limits(&self) -> Vec<(&'static str, Option<u64>, u64)> {
+        vec![("sampler.c", Some(self.c), crate::limits::MAX_COUNT)]
+    }
+
+    fn check(&self, cal: Calibration) -> Result<()> {
+        SvtAbcSettings::try_from(With(self, cal)).map(|_| ())
+    }
+
+    fn build<'a>(
+        &self,
+        pairs: &'a PublicPairs,
+        dist: ObservedDistance<'a>,
+        cal: Calibration,
+    ) -> Result<Box<LibraryPass<'a>>> {
+        let settings = With(self, cal).try_into()?;
+        Ok(Box::new(dpinfer::abc::svt::SvtAbc::new(
+            pairs, dist, settings,
+        )?))
+    }
+
+    fn mechanism(&self, scope: &str) -> String {
+        format!(
+            "SVT-ABC (ABCDP Theorem 1), discrete Laplace on a grid, c = {}, RESAMPLE = {}; {scope}",
+            self.c, self.resample
+        )
     }
 }
