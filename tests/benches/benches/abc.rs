@@ -10,6 +10,7 @@ use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::rejection::{RejectionAbc, RejectionSettings, Rule};
 use dpinfer_abc::smc::{SmcAbc, SmcSettings, Tolerance};
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
+use dpinfer_distances::{Relations, Sensitivity};
 use dpinfer_simulators::prior::Normal;
 use dpinfer_simulators::{SimError, Simulator};
 use rand::Rng;
