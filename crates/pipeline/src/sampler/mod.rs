@@ -360,9 +360,13 @@ fn abc_key(e: dpinfer::abc::AbcError) -> crate::Error {
     };
     match e {
         InvalidParameter { name, value } => {
-            crate::error::err!("{} = {value:?} is invalid", key(name))
+            let key = key(name);
+            crate::error::err!(key = key.clone(); "{key} = {value:?} is invalid")
         }
-        InvalidCount { name, value } => crate::error::err!("{} = {value} is invalid", key(name)),
+        InvalidCount { name, value } => {
+            let key = key(name);
+            crate::error::err!(key = key.clone(); "{key} = {value} is invalid")
+        }
         e => crate::error::err!("sampler: {e}"),
     }
 }
@@ -555,6 +559,7 @@ pub(crate) fn mcmc_err(e: dpinfer::mcmc::McmcError) -> crate::Error {
         dpinfer::mcmc::McmcError::WrongLength { .. } => return crate::error::err!("sampler.{e}"),
         dpinfer::mcmc::McmcError::BudgetExhausted { allowed } => {
             return crate::error::err!(
+                key = "privacy.epsilon";
                 "the privacy budget allows only {allowed} iterations; increase \
                  privacy.epsilon or the noise multiplier"
             );
@@ -567,14 +572,16 @@ pub(crate) fn mcmc_err(e: dpinfer::mcmc::McmcError) -> crate::Error {
                 "sampler.{name} = {value} must be positive and burn_in < iterations"
             );
         }
-        "epsilon" | "delta" => return crate::error::err!("privacy.{name} = {value} is invalid"),
+        "epsilon" | "delta" => {
+            return crate::error::err!(key = format!("privacy.{name}"); "privacy.{name} = {value} is invalid");
+        }
         "leapfrog" => "leapfrog_steps",
         "clip" => "ratio_clip",
         "step_size" | "tau" | "tau_l" | "tau_g" | "ratio_clip" | "grad_clip" | "inv_mass"
         | "temperature" | "batch" | "leapfrog_steps" => name,
         _ => return crate::error::err!("mcmc: {e}"),
     };
-    crate::error::err!("sampler.{key} = {value} is invalid")
+    crate::error::err!(key = format!("sampler.{key}"); "sampler.{key} = {value} is invalid")
 }
 
 /// A library walk from the proposal keys (unset keys keep [`Walk::new`]'s defaults).
