@@ -578,7 +578,10 @@ mod tests {
             Some("model.summary.lags")
         );
         assert_eq!(leading_key("sampler. is not a key"), None);
-        assert_eq!(leading_key("unknown sampler.kind \"svt\""), Some("sampler.kind"));
+        assert_eq!(
+            leading_key("unknown sampler.kind \"svt\""),
+            Some("sampler.kind")
+        );
         assert!(config(1).is_ok());
         assert!(matches!(data(), Err(Error::Data(m)) if m == "data file x.csv: no values"));
         assert!(matches!(err!(Internal, "bug {}", 1), Error::Internal(m) if m == "bug 1"));

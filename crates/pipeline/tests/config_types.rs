@@ -35,6 +35,30 @@ fn sampler(kind: &str, body: &str) -> Result<SamplerConfig, String> {
         .map_err(|e| e.to_string().replace('\n', " "))
 }
 
+/// The private passes over the pairs table are the kinds registered `as pass`: each runs
+/// through the `PairsPass` trait (pairs and clip read through it), and with rejection they
+/// are the samplers that use a pairs table.
+#[test]
+fn the_pairs_passes_are_the_kinds_registered_as_passes() {
+    let mut passes = Vec::new();
+    for (kind, body) in TABLES {
+        let s = sampler(kind, body).unwrap();
+        let k = s.kind();
+        assert_eq!(k.is_pass(), s.pairs_pass().is_some(), "{kind}");
+        assert_eq!(
+            k.uses_pairs(),
+            k.is_pass() || *kind == "rejection",
+            "{kind}"
+        );
+        if let Some(p) = s.pairs_pass() {
+            assert_eq!(Some(p.pairs()), s.pairs(), "{kind}");
+            assert_eq!(p.clip(), s.clip(), "{kind}");
+            passes.push(*kind);
+        }
+    }
+    assert_eq!(passes, ["svt-abc", "soft-abc", "gaussian-abc"]);
+}
+
 #[test]
 fn every_kind_reads_and_keeps_its_name() {
     for (kind, body) in TABLES {

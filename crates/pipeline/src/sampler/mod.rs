@@ -47,6 +47,8 @@ pub use svt::SvtAbc;
 macro_rules! samplers {
     (@pass $s:ident pass) => { Some($s) };
     (@pass $s:ident) => { None };
+    (@is pass) => { true };
+    (@is) => { false };
     ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(as $pass:ident)? $(ignoring $sib:expr)?;)+) => {
         /// `[sampler]`, by `kind`.
         #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -63,6 +65,17 @@ macro_rules! samplers {
 
         /// The `kind` names.
         const KINDS: &[&str] = &[$($name),+];
+
+        impl SamplerKind {
+            /// Samplers whose private step is one private pass over the pairs table
+            /// ([`PairsPass`]).
+            #[must_use]
+            pub fn is_pass(self) -> bool {
+                match self {
+                    $(Self::$v => samplers!(@is $($pass)?),)+
+                }
+            }
+        }
 
         impl SamplerConfig {
             /// The kind.
@@ -129,10 +142,7 @@ impl SamplerKind {
     /// Samplers whose only private step is a pass over public pairs (shardable).
     #[must_use]
     pub fn uses_pairs(self) -> bool {
-        matches!(
-            self,
-            Self::Rejection | Self::SvtAbc | Self::SoftAbc | Self::GaussianAbc
-        )
+        self == Self::Rejection || self.is_pass()
     }
 
     /// MCMC samplers (need a per-row likelihood).
