@@ -4,10 +4,8 @@
 use dpinfer::abc::gaussian::GaussianRejectionSettings;
 use serde::{Deserialize, Serialize};
 
-use super::{Calibration, LibraryPass, PairsPass, With, abc_key};
+use super::{Calibration, PairsPass, With, abc_key};
 use crate::error::Result;
-use crate::private::ObservedDistance;
-use dpinfer::abc::pairs::PublicPairs;
 
 /// `[sampler] kind = "gaussian-abc"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -38,29 +36,10 @@ impl TryFrom<With<'_, GaussianAbc, Calibration>> for GaussianRejectionSettings {
 }
 
 impl PairsPass for GaussianAbc {
-    fn pairs(&self) -> usize {
-        self.pairs
-    }
-
-    fn clip(&self) -> Option<f64> {
-        self.clip
-    }
-
-    fn check(&self, cal: Calibration) -> Result<()> {
-        GaussianRejectionSettings::try_from(With(self, cal)).map(|_| ())
-    }
-
-    fn build<'a>(
-        &self,
-        pairs: &'a PublicPairs,
-        dist: ObservedDistance<'a>,
-        cal: Calibration,
-    ) -> Result<Box<LibraryPass<'a>>> {
-        let settings = With(self, cal).try_into()?;
-        Ok(Box::new(
-            dpinfer::abc::gaussian::GaussianRejectionAbcdp::new(pairs, dist, settings)?,
-        ))
-    }
+    super::pairs_pass!(
+        GaussianRejectionSettings,
+        dpinfer::abc::gaussian::GaussianRejectionAbcdp
+    );
 
     fn mechanism(&self, scope: &str) -> String {
         format!(

@@ -262,6 +262,36 @@ impl SamplerConfig {
     }
 }
 
+/// The [`PairsPass`] methods every pass's table shares: `pairs` and `clip` from its fields of
+/// those names, `check` and `build` through its conversion into the library settings
+/// `$settings` and the library pass `$pass` (`$pass::new(pairs, dist, settings)`).
+macro_rules! pairs_pass {
+    ($settings:ty, $($pass:ident)::+) => {
+        fn pairs(&self) -> usize {
+            self.pairs
+        }
+
+        fn clip(&self) -> Option<f64> {
+            self.clip
+        }
+
+        fn check(&self, cal: $crate::sampler::Calibration) -> $crate::error::Result<()> {
+            <$settings>::try_from($crate::sampler::With(self, cal)).map(|_| ())
+        }
+
+        fn build<'a>(
+            &self,
+            pairs: &'a dpinfer::abc::pairs::PublicPairs,
+            dist: $crate::private::ObservedDistance<'a>,
+            cal: $crate::sampler::Calibration,
+        ) -> $crate::error::Result<Box<$crate::sampler::LibraryPass<'a>>> {
+            let settings: $settings = $crate::sampler::With(self, cal).try_into()?;
+            Ok(Box::new($($pass)::+::new(pairs, dist, settings)?))
+        }
+    };
+}
+pub(crate) use pairs_pass;
+
 /// A sampler whose private step is one pass over the public pairs table: its `[sampler]`
 /// table (one file in `src/sampler/`) as the library's
 /// [`PrivatePass`](dpinfer::abc::pass::PrivatePass). The pipeline checks, bounds, builds,

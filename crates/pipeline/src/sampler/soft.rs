@@ -4,10 +4,8 @@
 use dpinfer::abc::soft::SoftAbcdpSettings;
 use serde::{Deserialize, Serialize};
 
-use super::{Calibration, LibraryPass, PairsPass, With, abc_key};
+use super::{Calibration, PairsPass, With, abc_key};
 use crate::error::Result;
-use crate::private::ObservedDistance;
-use dpinfer::abc::pairs::PublicPairs;
 
 /// `[sampler] kind = "soft-abc"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -40,29 +38,7 @@ impl TryFrom<With<'_, SoftAbc, Calibration>> for SoftAbcdpSettings {
 }
 
 impl PairsPass for SoftAbc {
-    fn pairs(&self) -> usize {
-        self.pairs
-    }
-
-    fn clip(&self) -> Option<f64> {
-        self.clip
-    }
-
-    fn check(&self, cal: Calibration) -> Result<()> {
-        SoftAbcdpSettings::try_from(With(self, cal)).map(|_| ())
-    }
-
-    fn build<'a>(
-        &self,
-        pairs: &'a PublicPairs,
-        dist: ObservedDistance<'a>,
-        cal: Calibration,
-    ) -> Result<Box<LibraryPass<'a>>> {
-        let settings = With(self, cal).try_into()?;
-        Ok(Box::new(dpinfer::abc::soft::SoftAbcdp::new(
-            pairs, dist, settings,
-        )?))
-    }
+    super::pairs_pass!(SoftAbcdpSettings, dpinfer::abc::soft::SoftAbcdp);
 
     fn mechanism(&self, scope: &str) -> String {
         format!(

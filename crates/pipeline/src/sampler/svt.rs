@@ -5,10 +5,8 @@ use dpinfer::abc::analysis::Resample;
 use dpinfer::abc::svt::SvtAbcSettings;
 use serde::{Deserialize, Serialize};
 
-use super::{Calibration, LibraryPass, PairsPass, With, abc_key};
+use super::{Calibration, PairsPass, With, abc_key};
 use crate::error::Result;
-use crate::private::ObservedDistance;
-use dpinfer::abc::pairs::PublicPairs;
 
 /// `[sampler] kind = "svt-abc"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -50,32 +48,10 @@ impl TryFrom<With<'_, SvtAbc, Calibration>> for SvtAbcSettings {
 }
 
 impl PairsPass for SvtAbc {
-    fn pairs(&self) -> usize {
-        self.pairs
-    }
-
-    fn clip(&self) -> Option<f64> {
-        self.clip
-    }
+    super::pairs_pass!(SvtAbcSettings, dpinfer::abc::svt::SvtAbc);
 
     fn limits(&self) -> Vec<(&'static str, Option<u64>, u64)> {
         vec![("sampler.c", Some(self.c), crate::limits::MAX_COUNT)]
-    }
-
-    fn check(&self, cal: Calibration) -> Result<()> {
-        SvtAbcSettings::try_from(With(self, cal)).map(|_| ())
-    }
-
-    fn build<'a>(
-        &self,
-        pairs: &'a PublicPairs,
-        dist: ObservedDistance<'a>,
-        cal: Calibration,
-    ) -> Result<Box<LibraryPass<'a>>> {
-        let settings = With(self, cal).try_into()?;
-        Ok(Box::new(dpinfer::abc::svt::SvtAbc::new(
-            pairs, dist, settings,
-        )?))
     }
 
     fn mechanism(&self, scope: &str) -> String {
