@@ -13,6 +13,7 @@ use dpinfer_abc::pairs::{PAIRS_DOMAIN, PublicPairs};
 use dpinfer_abc::rejection::{RejectionAbc, RejectionSettings, Rule};
 use dpinfer_abc::smc::{SmcAbc, SmcSettings, StopReason, Tolerance};
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
+use dpinfer_distances::{Relations, Sensitivity};
 use dpinfer_simulators::prior::{LogNormal, Normal, Uniform};
 use dpinfer_simulators::{BatchSimulator, Prior, SimError, SimStream, check_batch};
 use numpy::{
@@ -690,6 +691,13 @@ fn first(y: &[f64]) -> f64 {
     y.first().copied().unwrap_or(f64::INFINITY)
 }
 
+/// The caller's distance sensitivity Δ as the library's [`Sensitivity`] (replace-one: these
+/// functions return ε and the event, not a claim, so the relation is the caller's to state).
+fn declared(sensitivity: f64) -> PyResult<Sensitivity> {
+    Sensitivity::declared(sensitivity, Relations::REPLACE_ONE)
+        .map_err(|e| invalid("sensitivity", Some(sensitivity), e.to_string()))
+}
+
 /// SVT-ABC (ABCDP, Park, Vinaroz & Jitkrittum 2021, Algorithm 1) over public pairs with
 /// precomputed distances ρ_t = ρ(Y*, Y_t) to the private observation.
 #[pyfunction]
@@ -708,6 +716,7 @@ fn svt_abc<'py>(
     noise_seed: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let pairs = distance_pairs(thetas, distances)?;
+    let sensitivity = declared(sensitivity)?;
     let settings = SvtAbcSettings {
         epsilon_abc,
         epsilon_total,
@@ -760,6 +769,7 @@ fn gaussian_abcdp<'py>(
     noise_seed: Option<u64>,
 ) -> PyResult<Bound<'py, PyDict>> {
     let pairs = distance_pairs(thetas, distances)?;
+    let sensitivity = declared(sensitivity)?;
     let settings = GaussianRejectionSettings {
         epsilon_abc,
         epsilon_total,

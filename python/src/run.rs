@@ -43,44 +43,13 @@ fn config(path: Option<&Path>, text: Option<&str>, base_dir: Option<&Path>) -> P
             ));
         }
     };
-    parsed.map_err(|e| config_err(&format!("{e:#}")))
-}
-
-/// The config key a pipeline message names: ``unknown field `key` `` (TOML), else the first
-/// `section.key` of a config section (`privacy.epsilon must be …`, `unknown model.name …`).
-fn config_key(msg: &str) -> Option<String> {
-    if let Some((key, _)) = msg
-        .split_once("unknown field `")
-        .and_then(|(_, rest)| rest.split_once('`'))
-    {
-        return Some(key.to_owned());
-    }
-    const SECTIONS: [&str; 7] = [
-        "model.",
-        "sampler.",
-        "privacy.",
-        "distance.",
-        "data.",
-        "seeds.",
-        "output.",
-    ];
-    msg.split(|c: char| c.is_whitespace() || c == '(' || c == ',')
-        .find(|w| {
-            SECTIONS
-                .iter()
-                .any(|s| w.starts_with(s) && w.len() > s.len())
-        })
-        .map(|w| {
-            w.trim_end_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                .to_owned()
-        })
+    parsed.map_err(|e| config_err(format!("{e:#}"), e.config_key()))
 }
 
 /// `InvalidParameterError` for a config the library rejects, its `name` the key the
-/// message names ([`config_key`]) or `None`.
-fn config_err(msg: &str) -> PyErr {
-    let e = raise("InvalidParameterError", msg.to_owned(), &[("value", None)]);
-    let key = config_key(msg);
+/// pipeline's error carries ([`dpinfer_pipeline::Error::config_key`]) or `None`.
+fn config_err(msg: String, key: Option<String>) -> PyErr {
+    let e = raise("InvalidParameterError", msg, &[("value", None)]);
     Python::attach(|py| {
         let _ = e.value(py).setattr("name", key);
     });
@@ -96,8 +65,6 @@ fn config_err(msg: &str) -> PyErr {
 /// * the OS entropy source failed → `EntropyError`;
 /// * a simulator or command-model worker failed (`SimError::Model`, "… model failure", a
 ///   worker's failure) → `ModelError` (a worker's own report goes to stderr);
-/// * a setting rejected when the model or sampler is built (the text names a config key,
-///   [`config_key`]) → `InvalidParameterError`;
 /// * anything else (unreadable data, I/O) → `DpinferError`.
 fn error_class(msg: &str) -> &'static str {
     let m = msg.to_lowercase();
@@ -119,8 +86,6 @@ fn error_class(msg: &str) -> &'static str {
     .any(|w| m.contains(w))
     {
         "ModelError"
-    } else if config_key(msg).is_some() {
-        "InvalidParameterError"
     } else {
         "DpinferError"
     }
@@ -129,8 +94,9 @@ fn error_class(msg: &str) -> &'static str {
 /// Maps a pipeline failure by its typed cause: a ledger refusal
 /// ([`dpinfer_pipeline::Error::is_refused_release`]) → `LedgerRefusedError`, an entropy
 /// failure → `EntropyError`, a worker or simulator failure → `ModelError`, a setting
-/// ([`dpinfer_pipeline::Error::is_config`]) → `InvalidParameterError` naming the key; other
-/// causes by their text ([`error_class`]).
+/// ([`dpinfer_pipeline::Error::is_config`], or any error about a config key,
+/// [`dpinfer_pipeline::Error::config_key`]) → `InvalidParameterError` naming the key as the
+/// error carries it; other causes by their text ([`error_class`]).
 fn pipeline_err(e: &dpinfer_pipeline::Error) -> PyErr {
     use dpinfer_pipeline::Error as E;
     let msg = format!("{e:#}");
@@ -140,7 +106,7 @@ fn pipeline_err(e: &dpinfer_pipeline::Error) -> PyErr {
     match e.root() {
         E::Entropy(_) => raise("EntropyError", msg, &[]),
         E::Worker(_) | E::Simulator(_) => raise("ModelError", msg, &[]),
-        _ if e.is_config() => config_err(&msg),
+        _ if e.is_config() || e.config_key().is_some() => config_err(msg, e.config_key()),
         _ => run_err(&msg),
     }
 }
@@ -148,10 +114,7 @@ fn pipeline_err(e: &dpinfer_pipeline::Error) -> PyErr {
 /// Maps a failure by its `{e:#}` text (see [`error_class`]).
 fn run_err(e: &impl std::fmt::Display) -> PyErr {
     let msg = format!("{e:#}");
-    match error_class(&msg) {
-        "InvalidParameterError" => config_err(&msg),
-        class => raise(class, msg, &[]),
-    }
+    raise(error_class(&msg), msg, &[])
 }
 
 /// The ledger as JSON text (the claim nested as the library serialises it); the Python

@@ -23,6 +23,7 @@ use dpinfer_abc::analysis::Resample;
 use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
 use dpinfer_distances::{RandomFourierFeatures, RffReference, Rows, median_heuristic};
+use dpinfer_distances::{Relations, Sensitivity};
 use dpinfer_simulators::prior::Dirichlet;
 use dpinfer_simulators::{Prior, SimStream};
 use rand_core::{Rng, SeedableRng};
@@ -181,7 +182,8 @@ fn main() {
                         epsilon_abc: eps_abc,
                         epsilon_total: eps_total,
                         c,
-                        sensitivity,
+                        sensitivity: Sensitivity::declared(sensitivity, Relations::REPLACE_ONE)
+                            .unwrap(),
                         clip: 2.0,
                         resample,
                     };

@@ -23,6 +23,7 @@ use dpinfer_abc::analysis::Resample;
 use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
 use dpinfer_distances::{Gaussian, MmdReference, Rows, median_heuristic};
+use dpinfer_distances::{Relations, Sensitivity};
 use dpinfer_simulators::SimStream;
 use dpinfer_simulators::models::cubic::{CubicOutbreak, NETHERLANDS_CASES};
 use rand_core::{Rng, SeedableRng};
@@ -124,7 +125,7 @@ fn main() {
             epsilon_abc: 0.1,
             epsilon_total: eps,
             c: C,
-            sensitivity: delta,
+            sensitivity: Sensitivity::declared(delta, Relations::REPLACE_ONE).unwrap(),
             clip: 2.0,
             resample: Resample::Never,
         };

@@ -15,6 +15,7 @@ use chacha20::ChaCha20Rng;
 use dpinfer_abc::analysis::Resample;
 use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
+use dpinfer_distances::{Relations, Sensitivity};
 use dpinfer_simulators::prior::TruncatedNormal;
 use dpinfer_simulators::{FnSimulator, SimError, SimStream, Simulator, dist};
 use rand_core::{Rng, SeedableRng};
@@ -86,7 +87,7 @@ fn main() {
         epsilon_abc: 0.03,
         epsilon_total: 2.0,
         c: 10,
-        sensitivity: 2.0 * CLIP / N as f64, // replace-one, values clipped to [−C, C]
+        sensitivity: Sensitivity::declared(2.0 * CLIP / N as f64, Relations::REPLACE_ONE).unwrap(), // replace-one, values clipped to [−C, C]
         clip: 1.0,
         resample: Resample::AfterAccept,
     };

@@ -36,6 +36,7 @@ use chacha20::ChaCha20Rng;
 use dpinfer_abc::analysis::Resample;
 use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
+use dpinfer_distances::{Relations, Sensitivity};
 use dpinfer_simulators::models::tb::{
     N_SUMMARIES, TRUE_THETA, TbPrior, Tuberculosis, mean_clipped_distance,
     mean_clipped_distance_sensitivity,
@@ -194,7 +195,7 @@ fn main() {
                         epsilon_abc: EPS_ABC,
                         epsilon_total: EPS_TOTAL,
                         c: C_STOP,
-                        sensitivity: sens,
+                        sensitivity: Sensitivity::declared(sens, Relations::REPLACE_ONE).unwrap(),
                         clip: CLIP,
                         resample,
                     };

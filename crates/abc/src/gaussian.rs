@@ -174,13 +174,15 @@ pub use sampler::{GaussianRejectionAbcdp, GaussianRejectionSettings};
 mod sampler {
     use alloc::vec::Vec;
 
-    use dpinfer_accountants::{Claim, Event, Neighbouring};
+    use dpinfer_accountants::{Claim, Event};
+    use dpinfer_distances::Sensitivity;
     use dpinfer_mechanisms::{Gaussian, NoiseRng};
 
     use super::{grid_epsilon, theorem31_sigma};
     use crate::discrepancy::{Ahead, Discrepancy};
     use crate::error::{AbcError, positive};
     use crate::pairs::PublicPairs;
+    use crate::pass::{PrivatePass, Released};
 
     /// Settings of [`GaussianRejectionAbcdp`].
     #[derive(Clone, Copy, Debug, PartialEq)]
@@ -189,8 +191,9 @@ mod sampler {
         pub epsilon_abc: f64,
         /// Total ε over all `T` decisions (`T` = number of pairs), linear composition.
         pub epsilon_total: f64,
-        /// Sensitivity Δ_ρ of the clipped distance.
-        pub sensitivity: f64,
+        /// Sensitivity Δ_ρ of the clipped distance with the neighbouring relations it holds
+        /// for; the pass's claim is stated under [`Sensitivity::relation`].
+        pub sensitivity: Sensitivity,
         /// Clipping bound B_ρ (distances are clamped to `[0, B_ρ]`).
         pub bound: f64,
     }
@@ -200,11 +203,12 @@ mod sampler {
         ///
         /// # Errors
         ///
-        /// [`AbcError::InvalidParameter`] unless `epsilon_total`, `sensitivity` and `bound`
-        /// are finite and positive and `0 < epsilon_abc < bound`.
+        /// [`AbcError::InvalidParameter`] unless `epsilon_total` and `bound` are finite and
+        /// positive and `0 < epsilon_abc < bound` (a [`Sensitivity`] is finite and positive by
+        /// construction).
         pub fn validate(&self) -> Result<(), AbcError> {
             positive("epsilon_total", self.epsilon_total)?;
-            super::check(self.sensitivity, self.bound, self.epsilon_abc)
+            super::check(self.sensitivity.value(), self.bound, self.epsilon_abc)
         }
     }
 
@@ -250,12 +254,12 @@ mod sampler {
             let target = eps_total / t;
             let mut sigma = theorem31_sigma(
                 target,
-                settings.sensitivity,
+                settings.sensitivity.value(),
                 settings.bound,
                 settings.epsilon_abc,
             )?;
             for _ in 0..200 {
-                let mech = Gaussian::new(sigma, settings.sensitivity, 0.0, settings.bound)
+                let mech = Gaussian::new(sigma, settings.sensitivity.value(), 0.0, settings.bound)
                     .map_err(|_| AbcError::Mechanism)?;
                 let e = grid_epsilon(
                     mech.effective_sigma(),
@@ -365,14 +369,40 @@ mod sampler {
 
         /// The pass's privacy claim as a value: [`GaussianRejectionAbcdp::event`] (the `T`
         /// decisions' total pure ε, grid-corrected Theorem 3.1 of Park & Jitkrittum, linear
-        /// composition) in the pure-ε accountant under `relation`, the neighbouring relation
-        /// the caller's sensitivity holds for.
+        /// composition) in the pure-ε accountant under the neighbouring relation the settings'
+        /// sensitivity holds for ([`Sensitivity::relation`]).
         ///
         /// # Errors
         ///
         /// [`AbcError::Accounting`] if the accountant rejects the event.
-        pub fn claim(&self, relation: Neighbouring) -> Result<Claim, AbcError> {
-            crate::svt::pure_claim(&self.event(), relation)
+        pub fn claim(&self) -> Result<Claim, AbcError> {
+            crate::svt::pure_claim(&self.event(), self.settings.sensitivity.relation())
+        }
+    }
+
+    impl<R: NoiseRng + ?Sized, D: Discrepancy> PrivatePass<R> for GaussianRejectionAbcdp<'_, D> {
+        fn claim(&self) -> Result<Claim, AbcError> {
+            Self::claim(self)
+        }
+
+        fn run(&mut self, noise: &mut R) -> Result<(), AbcError> {
+            Self::run(self, noise)
+        }
+
+        /// The accepted θs; facts `gaussian_sigma`, `step_epsilon`, `accepted`.
+        #[allow(clippy::cast_precision_loss)]
+        fn release(&self) -> Result<Released, AbcError> {
+            let samples = self.accepted_thetas();
+            let facts = alloc::vec![
+                ("gaussian_sigma", self.sigma()),
+                ("step_epsilon", self.step_epsilon()),
+                ("accepted", (samples.len() / self.pairs.theta_dim()) as f64),
+            ];
+            Ok(Released {
+                samples,
+                weights: None,
+                facts,
+            })
         }
     }
 }

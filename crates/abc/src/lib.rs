@@ -22,6 +22,8 @@ pub mod gaussian;
 #[cfg(feature = "alloc")]
 pub mod pairs;
 #[cfg(feature = "alloc")]
+pub mod pass;
+#[cfg(feature = "alloc")]
 pub mod pmc;
 #[cfg(feature = "alloc")]
 pub mod rejection;

@@ -9,7 +9,7 @@
 use alloc::vec::Vec;
 use core::ops::Range;
 
-use dpinfer_simulators::{BatchSimulator, Prior, SimError, SimStream};
+use dpinfer_simulators::{BatchSimulator, Prior, RowSimulator, Rowless, SimStream};
 
 use crate::batch::{Gather, gather_call, row_streams};
 use crate::error::AbcError;
@@ -24,53 +24,6 @@ pub const PAIRS_DOMAIN: u64 = 0x0050_4149_5253; // "PAIRS"
 #[must_use]
 pub const fn pairs_domain(generation: u32) -> u64 {
     PAIRS_DOMAIN.wrapping_add((generation as u64) << 48)
-}
-
-/// A block simulator that is also told each row's index in the pairs table (for simulators
-/// behind a protocol that names rows, e.g. external worker processes). Contract as
-/// [`BatchSimulator`]; `rows[i]` is the table index of row `i` of the block, and row `i` must
-/// still depend only on `thetas`' row `i` and `streams[i]`. Any `BatchSimulator` is one
-/// through [`Rowless`].
-pub trait RowSimulator {
-    /// dim θ.
-    fn row_param_dim(&self) -> usize;
-    /// Output values per row.
-    fn row_output_dim(&self) -> usize;
-    /// Simulates the block (see [`BatchSimulator::simulate_batch`]).
-    ///
-    /// # Errors
-    /// A fatal failure of the whole call.
-    fn simulate_rows(
-        &self,
-        rows: &[u64],
-        thetas: &[f64],
-        streams: &mut [SimStream],
-        out: &mut [f64],
-        ok: &mut [bool],
-    ) -> Result<(), SimError>;
-}
-
-/// A [`BatchSimulator`] as a [`RowSimulator`] (the row indices are not needed).
-#[derive(Clone, Copy, Debug)]
-pub struct Rowless<'a, S: ?Sized>(pub &'a S);
-
-impl<S: BatchSimulator + ?Sized> RowSimulator for Rowless<'_, S> {
-    fn row_param_dim(&self) -> usize {
-        self.0.batch_param_dim()
-    }
-    fn row_output_dim(&self) -> usize {
-        self.0.batch_output_dim()
-    }
-    fn simulate_rows(
-        &self,
-        _rows: &[u64],
-        thetas: &[f64],
-        streams: &mut [SimStream],
-        out: &mut [f64],
-        ok: &mut [bool],
-    ) -> Result<(), SimError> {
-        self.0.simulate_batch(thetas, streams, out, ok)
-    }
 }
 
 /// Where the θ of each row of a pairs table comes from, and so the table's stream domain

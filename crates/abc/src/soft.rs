@@ -30,11 +30,13 @@ use dpinfer_accountants::{
     Accountant, AccountantKind, Claim, ConversionRule, Event, EventBuf, Neighbouring,
     ZcdpAccountant,
 };
+use dpinfer_distances::Sensitivity;
 use dpinfer_mechanisms::{Gaussian, NoiseRng};
 
 use crate::discrepancy::{Ahead, Discrepancy};
 use crate::error::{AbcError, positive};
 use crate::pairs::PublicPairs;
+use crate::pass::{PrivatePass, Released};
 use crate::weights::normalize_log_weights;
 
 /// Settings of [`SoftAbcdp`].
@@ -46,8 +48,9 @@ pub struct SoftAbcdpSettings {
     pub epsilon_total: f64,
     /// Total δ, in (0, 1).
     pub delta_total: f64,
-    /// Sensitivity Δ_ρ of the clipped distance `min(ρ, bound)`.
-    pub sensitivity: f64,
+    /// Sensitivity Δ_ρ of the clipped distance `min(ρ, bound)` with the neighbouring relations
+    /// it holds for; the pass's claim is stated under [`Sensitivity::relation`].
+    pub sensitivity: Sensitivity,
     /// Clipping bound B of the distance.
     pub bound: f64,
     /// Floor for negative noisy distances (post-processing), `> 0` and finite.
@@ -64,8 +67,8 @@ impl SoftAbcdpSettings {
     /// # Errors
     ///
     /// [`AbcError::InvalidParameter`] naming the first of `epsilon_abc`, `epsilon_total`,
-    /// `sensitivity`, `bound`, `floor` that is not finite and positive, or `delta_total`
-    /// outside (0, 1).
+    /// `bound`, `floor` that is not finite and positive, or `delta_total` outside (0, 1) (a
+    /// [`Sensitivity`] is finite and positive by construction).
     pub fn validate(&self) -> Result<(), AbcError> {
         positive("epsilon_abc", self.epsilon_abc)?;
         positive("epsilon_total", self.epsilon_total)?;
@@ -76,7 +79,6 @@ impl SoftAbcdpSettings {
                 value: delta,
             });
         }
-        positive("sensitivity", self.sensitivity)?;
         positive("bound", self.bound)?;
         positive("floor", self.floor)?;
         Ok(())
@@ -105,8 +107,8 @@ impl<D> core::fmt::Debug for SoftAbcdp<'_, D> {
 }
 
 impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
-    /// Calibrates the per-pair Gaussian mechanism (see the [module docs](self)).
-    /// `relation` is the neighbouring relation of `sensitivity`, recorded in the ledger.
+    /// Calibrates the per-pair Gaussian mechanism (see the [module docs](self)). The claim is
+    /// stated under the relation of the settings' `sensitivity` ([`Sensitivity::relation`]).
     ///
     /// # Errors
     ///
@@ -117,7 +119,6 @@ impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
         pairs: &'a PublicPairs,
         dist: D,
         settings: SoftAbcdpSettings,
-        relation: Neighbouring,
     ) -> Result<Self, AbcError> {
         settings.validate()?;
         let (eps_abc, eps, delta) = (
@@ -125,7 +126,8 @@ impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
             settings.epsilon_total,
             settings.delta_total,
         );
-        let (sens, bound) = (settings.sensitivity, settings.bound);
+        let (sens, bound) = (settings.sensitivity.value(), settings.bound);
+        let relation = settings.sensitivity.relation();
         let rho_total = largest_rho(eps, delta, relation)?;
         #[allow(clippy::cast_precision_loss)]
         let rho_step = rho_total / pairs.len() as f64;
@@ -274,6 +276,30 @@ impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
             self.settings.delta_total,
         )
         .map_err(|_| AbcError::Accounting)
+    }
+}
+
+impl<R: NoiseRng + ?Sized, D: Discrepancy> PrivatePass<R> for SoftAbcdp<'_, D> {
+    fn claim(&self) -> Result<Claim, AbcError> {
+        Self::claim(self)
+    }
+
+    fn run(&mut self, noise: &mut R) -> Result<(), AbcError> {
+        Self::run(self, noise)
+    }
+
+    /// Every released pair's θ with its weight; facts `gaussian_sigma` and `ess`
+    /// (`1/Σω²`).
+    fn release(&self) -> Result<Released, AbcError> {
+        let mut w = alloc::vec![0.0; self.noisy.len()];
+        self.weights(&mut w)?;
+        let ess = 1.0 / w.iter().map(|x| x * x).sum::<f64>();
+        let samples = self.pairs.thetas()[..w.len() * self.pairs.theta_dim()].to_vec();
+        Ok(Released {
+            samples,
+            weights: Some(w),
+            facts: alloc::vec![("gaussian_sigma", self.sigma()), ("ess", ess)],
+        })
     }
 }
 

@@ -36,7 +36,7 @@ use rand_core::Rng;
 
 use crate::AbcError;
 pub use crate::error::SetupFailure;
-use crate::pairs::RowSimulator;
+use dpinfer_simulators::RowSimulator;
 
 /// Stream domain of the public setup (bandwidth data set: stream 0; frequencies: stream 1).
 pub const SETUP_DOMAIN: u64 = 0x5345_5455_0000_0000; // "SETU"

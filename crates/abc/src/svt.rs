@@ -9,11 +9,13 @@
 //! use dpinfer_abc::pairs::PublicPairs;
 //! use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
 //! use dpinfer_abc::analysis::Resample;
+//! use dpinfer_distances::{Relations, Sensitivity};
 //! // Public pairs: θ_t and a 1-d summary Y_t (here loaded, not simulated).
 //! let pairs = PublicPairs::from_parts(1, 1, vec![0.1, 0.2, 0.3, 0.4], vec![0.9, 0.52, 0.1, 0.48]).unwrap();
 //! let observed = 0.5; // private
 //! let settings = SvtAbcSettings { epsilon_abc: 0.05, epsilon_total: 1.0, c: 2,
-//!     sensitivity: 0.01, clip: 1.0, resample: Resample::Never };
+//!     sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(), clip: 1.0,
+//!     resample: Resample::Never };
 //! let mut pass = SvtAbc::new(&pairs, |y: &[f64]| (y[0] - observed).abs(), settings).unwrap();
 //! let mut noise = ChaCha20Rng::seed_from_u64(1); // a secret seed in practice
 //! pass.run(&mut noise).unwrap();
@@ -40,12 +42,14 @@
 use alloc::vec::Vec;
 
 use dpinfer_accountants::{AccountantKind, Claim, ConversionRule, Event, EventBuf, Neighbouring};
+use dpinfer_distances::Sensitivity;
 use dpinfer_mechanisms::{MechanismError, NoiseRng, SparseVector, SparseVectorSettings};
 
 use crate::analysis::Resample;
 use crate::discrepancy::{Ahead, Discrepancy};
 use crate::error::{AbcError, positive};
 use crate::pairs::PublicPairs;
+use crate::pass::{PrivatePass, Released};
 
 /// Settings of the private pass.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -56,8 +60,9 @@ pub struct SvtAbcSettings {
     pub epsilon_total: f64,
     /// Stop after `c ≥ 1` acceptances.
     pub c: u64,
-    /// Sensitivity Δ_ρ of the clipped distance under the chosen neighbouring relation.
-    pub sensitivity: f64,
+    /// Sensitivity Δ_ρ of the clipped distance with the neighbouring relations it holds
+    /// for; the pass's claim is stated under [`Sensitivity::relation`].
+    pub sensitivity: Sensitivity,
     /// Clipping bound C: distances are clamped to `[0, C]` before noise.
     pub clip: f64,
     /// Threshold-noise policy (RESAMPLE).
@@ -70,12 +75,12 @@ impl SvtAbcSettings {
     /// # Errors
     ///
     /// [`AbcError::InvalidParameter`] for a non-positive or non-finite `epsilon_abc` (the
-    /// ABC threshold of Algorithm 1 is a tolerance `ε_abc > 0`), `epsilon_total`,
-    /// `sensitivity` or `clip`; [`AbcError::InvalidCount`] for `c == 0`.
+    /// ABC threshold of Algorithm 1 is a tolerance `ε_abc > 0`), `epsilon_total` or `clip`
+    /// (a [`Sensitivity`] is finite and positive by construction); [`AbcError::InvalidCount`]
+    /// for `c == 0`.
     pub fn validate(&self) -> Result<(), AbcError> {
         positive("epsilon_abc", self.epsilon_abc)?;
         positive("epsilon_total", self.epsilon_total)?;
-        positive("sensitivity", self.sensitivity)?;
         positive("clip", self.clip)?;
         if self.c == 0 {
             return Err(AbcError::InvalidCount {
@@ -105,6 +110,7 @@ pub struct SvtAbc<'a, D> {
     dist: D,
     ahead: Ahead,
     svt: SparseVector,
+    relation: Neighbouring,
     next: usize,
     indicators: Vec<bool>,
     accepted: Vec<usize>,
@@ -147,7 +153,7 @@ impl<'a, D: Discrepancy> SvtAbc<'a, D> {
         let svt = SparseVector::from_epsilon(
             SparseVectorSettings {
                 threshold: settings.epsilon_abc,
-                sensitivity: settings.sensitivity,
+                sensitivity: settings.sensitivity.value(),
                 lo: 0.0,
                 hi: settings.clip,
                 c: settings.c,
@@ -161,6 +167,7 @@ impl<'a, D: Discrepancy> SvtAbc<'a, D> {
             dist,
             ahead: Ahead::default(),
             svt,
+            relation: settings.sensitivity.relation(),
             next: 0,
             indicators: Vec::new(),
             accepted: Vec::new(),
@@ -266,9 +273,9 @@ impl<'a, D: Discrepancy> SvtAbc<'a, D> {
     }
 
     /// The pass's privacy claim as a value: its [`Event::SparseVector`], released once,
-    /// composed in the pure-ε accountant under `relation` — the neighbouring relation the
-    /// caller's sensitivity Δ holds for (ABCDP Theorem 1, Park, Vinaroz & Jitkrittum 2021;
-    /// e.g. replace-one for the RFF MMD of Lemma 1). The accountant evaluates Theorem 1's
+    /// composed in the pure-ε accountant under the neighbouring relation the settings'
+    /// sensitivity Δ holds for ([`Sensitivity::relation`]; ABCDP Theorem 1, Park, Vinaroz &
+    /// Jitkrittum 2021; e.g. replace-one for the RFF MMD of Lemma 1). The accountant evaluates Theorem 1's
     /// `kΔ′/b` with exact upward rounding (the smallest `f64` not below it) and composes the
     /// single release exactly, so the claim is the true cost of the session rounded up to the
     /// next `f64`, and never above `epsilon_total` (the mechanism calibrates `b` so that the
@@ -277,8 +284,8 @@ impl<'a, D: Discrepancy> SvtAbc<'a, D> {
     /// # Errors
     ///
     /// [`AbcError::Accounting`] if the accountant rejects the event.
-    pub fn claim(&self, relation: Neighbouring) -> Result<Claim, AbcError> {
-        pure_claim(&self.event(), relation)
+    pub fn claim(&self) -> Result<Claim, AbcError> {
+        pure_claim(&self.event(), self.relation)
     }
 }
 
@@ -292,4 +299,30 @@ pub(crate) fn pure_claim(event: &Event<'_>, relation: Neighbouring) -> Result<Cl
         0.0,
     )
     .map_err(|_| AbcError::Accounting)
+}
+
+impl<R: NoiseRng + ?Sized, D: Discrepancy> PrivatePass<R> for SvtAbc<'_, D> {
+    fn claim(&self) -> Result<Claim, AbcError> {
+        Self::claim(self)
+    }
+
+    fn run(&mut self, noise: &mut R) -> Result<(), AbcError> {
+        Self::run(self, noise)
+    }
+
+    /// The accepted θs; facts `laplace_scale_b`, `accepted`, `examined`.
+    #[allow(clippy::cast_precision_loss)]
+    fn release(&self) -> Result<Released, AbcError> {
+        let samples = self.accepted_thetas();
+        let facts = alloc::vec![
+            ("laplace_scale_b", self.noise_scale()),
+            ("accepted", (samples.len() / self.pairs.theta_dim()) as f64),
+            ("examined", self.indicators.len() as f64),
+        ];
+        Ok(Released {
+            samples,
+            weights: None,
+            facts,
+        })
+    }
 }

@@ -86,6 +86,9 @@ pub enum DistanceError {
         /// The relation asked for.
         relation: crate::Neighbouring,
     },
+    /// A stated sensitivity ([`crate::Sensitivity::declared`]) that is not finite and
+    /// positive.
+    InvalidSensitivity,
 }
 
 impl fmt::Display for DistanceError {
@@ -135,6 +138,7 @@ impl fmt::Display for DistanceError {
                 f,
                 "the sensitivity bound is not proved for the {relation} neighbouring relation"
             ),
+            Self::InvalidSensitivity => f.write_str("sensitivity must be finite and positive"),
         }
     }
 }

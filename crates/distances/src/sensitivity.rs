@@ -98,6 +98,38 @@ impl Sensitivity {
     pub(crate) fn new(value: f64, relations: Relations) -> Self {
         Self { value, relations }
     }
+    /// A bound proved elsewhere or declared by a user (a model's summary, a distance of a
+    /// caller's own): `value` holding for `relations`. The library cannot check it; it only
+    /// carries the relation with the value, so a claim made with it names that relation.
+    ///
+    /// ```
+    /// use dpinfer_distances::{Neighbouring, Relations, Sensitivity};
+    /// let s = Sensitivity::declared(0.01, Relations::ADD_REMOVE)?;
+    /// assert_eq!(s.relation(), Neighbouring::AddRemove);
+    /// assert!(Sensitivity::declared(f64::NAN, Relations::ANY_PAIR).is_err());
+    /// # Ok::<(), dpinfer_distances::DistanceError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`DistanceError::InvalidSensitivity`] unless `value` is finite and positive.
+    pub fn declared(value: f64, relations: Relations) -> Result<Self, DistanceError> {
+        if value.is_finite() && value > 0.0 {
+            Ok(Self::new(value, relations))
+        } else {
+            Err(DistanceError::InvalidSensitivity)
+        }
+    }
+    /// The relation a privacy claim made with this bound states: replace-one when the bound
+    /// holds for it (the papers' relation, and the one a bound for any pair of data sets is
+    /// reported under), else add/remove.
+    #[must_use]
+    pub fn relation(&self) -> Neighbouring {
+        if self.holds_for(Neighbouring::ReplaceOne) {
+            Neighbouring::ReplaceOne
+        } else {
+            Neighbouring::AddRemove
+        }
+    }
     /// The bound `Δ` (finite, positive).
     #[must_use]
     pub fn value(&self) -> f64 {

@@ -57,8 +57,8 @@ pub mod prelude {
     pub use dpinfer_math::{ln_norm_cdf, log_add_exp, logsumexp, norm_cdf, norm_quantile};
     #[cfg(all(feature = "mcmc", feature = "alloc"))]
     pub use dpinfer_mcmc::{
-        Barker, BarkerPrivacy, BarkerSettings, Hmc, HmcPrivacy, HmcSettings, Penalty,
-        PenaltyPrivacy, PenaltySettings, Proposal, Sampler, Trace,
+        Barker, BarkerPrivacy, BarkerSettings, Hmc, HmcPrivacy, HmcSettings, MarkovChain, Penalty,
+        PenaltyPrivacy, PenaltySettings, Proposal, Trace,
     };
     #[cfg(feature = "mcmc")]
     pub use dpinfer_mcmc::{McmcError, budget::Accounting};

@@ -28,8 +28,8 @@ use dpinfer_mcmc::budget::{Accounting, GradientCharging};
 use dpinfer_mcmc::diagnostics::{median_bandwidth, mmd2};
 use dpinfer_mcmc::model::BananaPriorGrad;
 use dpinfer_mcmc::{
-    Barker, BarkerPrivacy, BarkerSettings, Hmc, HmcPrivacy, HmcSettings, Penalty, PenaltyPrivacy,
-    PenaltySettings, Proposal, Sampler, Trace,
+    Barker, BarkerPrivacy, BarkerSettings, Hmc, HmcPrivacy, HmcSettings, MarkovChain, Penalty,
+    PenaltyPrivacy, PenaltySettings, Proposal, Trace,
 };
 use dpinfer_simulators::Simulator;
 use dpinfer_simulators::models::banana::{Banana, BananaPosterior, BananaSettings};

@@ -11,7 +11,7 @@ use crate::model::log_ratio_sum;
 use crate::noise::PrivacyNoise;
 use crate::proposal::{Proposal, Walker};
 use crate::rng::{NoNoise, logistic};
-use crate::sampler::{Counts, Meter, Sampler, Step};
+use crate::sampler::{Counts, MarkovChain, Meter, Step};
 use crate::vcorr::VCorr;
 
 /// Settings of (DP) Barker.
@@ -157,7 +157,7 @@ impl<P, L, N> Barker<P, L, N> {
     }
 }
 
-impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Sampler for Barker<P, L, N> {
+impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> MarkovChain for Barker<P, L, N> {
     fn dim(&self) -> usize {
         self.walk.theta.len()
     }

@@ -9,7 +9,7 @@
 //! releases once on its own: DP HMC with [`GradientCharging::Reuse`] releases a noisy start
 //! gradient when each chain is built, so `m` chains release `kL + m` gradients, not `kL + 1`.
 //! [`Budgeted::chains_limit`] returns the total iteration count the budget allows for `m`
-//! chains with those per-chain releases charged; the [`Ledger`] splits that count over the
+//! chains with those per-chain releases charged; the [`ChainShares`] splits that count over the
 //! chains, and [`MultiChain`] caps each chain at its share, so the run as a whole refuses to
 //! exceed the budget. [`Budgeted::releases`] reports what a chain actually released (the
 //! tests compose these over every chain and check them against the budget). Each chain needs
@@ -21,7 +21,7 @@ use alloc::vec::Vec;
 use rand_core::Rng;
 
 use crate::McmcError;
-use crate::sampler::{Sampler, Trace};
+use crate::sampler::{MarkovChain, Trace};
 
 /// The noisy releases a private sampler has made so far (an audit record: every noise draw
 /// that touched the data is counted where it is drawn).
@@ -41,7 +41,7 @@ pub struct Releases {
 }
 
 /// Samplers whose run length is limited by a privacy budget.
-pub trait Budgeted: Sampler {
+pub trait Budgeted: MarkovChain {
     /// Iterations the budget allows in total (`None`: exact kernel, unlimited).
     fn limit(&self) -> Option<u64>;
     /// Iterations the budget allows **summed over** `chains` chains built with the same
@@ -68,7 +68,7 @@ macro_rules! metered {
     ($t:ident) => {
         impl<P, L, N> $t<P, L, N> {
             /// Lowers the iteration limit to `cap` (never raises it); used to split one budget
-            /// over several chains (see [`crate::Ledger`]). No effect on exact kernels.
+            /// over several chains (see [`crate::ChainShares`]). No effect on exact kernels.
             pub fn cap_iterations(&mut self, cap: u64) {
                 if let Some(b) = self.meter.budget.as_mut() {
                     b.cap(cap);
@@ -124,7 +124,7 @@ macro_rules! metered {
 
         impl<P, L, N> crate::Budgeted for $t<P, L, N>
         where
-            $t<P, L, N>: crate::Sampler,
+            $t<P, L, N>: crate::MarkovChain,
         {
             fn limit(&self) -> Option<u64> {
                 self.max_iterations()
@@ -159,14 +159,14 @@ pub(crate) fn check_chains(chains: u64) -> Result<u64, McmcError> {
 
 /// Splits one run's iteration budget over chains.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Ledger {
+pub struct ChainShares {
     /// Iterations allowed in total, over all chains.
     pub total: u64,
     /// Each chain's share (sums to at most `total`).
     pub shares: Vec<u64>,
 }
 
-impl Ledger {
+impl ChainShares {
     /// Splits `total` iterations as evenly as possible over `chains` chains.
     ///
     /// # Errors
@@ -194,7 +194,7 @@ impl Ledger {
 #[derive(Debug)]
 pub struct MultiChain<S> {
     chains: Vec<S>,
-    ledger: Option<Ledger>,
+    shares: Option<ChainShares>,
 }
 
 impl<S: Budgeted> MultiChain<S> {
@@ -229,10 +229,10 @@ impl<S: Budgeted> MultiChain<S> {
                 return Err(McmcError::param("chain limits", f64::NAN));
             }
         }
-        let ledger = match total {
+        let shares = match total {
             None => None,
             Some(total) => {
-                let l = Ledger::split(total, chains.len())?;
+                let l = ChainShares::split(total, chains.len())?;
                 if l.shares.contains(&0) {
                     return Err(McmcError::BudgetExhausted { allowed: total });
                 }
@@ -242,13 +242,13 @@ impl<S: Budgeted> MultiChain<S> {
                 Some(l)
             }
         };
-        Ok(Self { chains, ledger })
+        Ok(Self { chains, shares })
     }
 
     /// The budget split (`None` for exact kernels).
     #[must_use]
-    pub fn ledger(&self) -> Option<&Ledger> {
-        self.ledger.as_ref()
+    pub fn shares(&self) -> Option<&ChainShares> {
+        self.shares.as_ref()
     }
 
     /// The chains.
@@ -343,7 +343,7 @@ pub(crate) struct Leg {
 }
 
 impl Leg {
-    fn run<S: Sampler, R: Rng>(
+    fn run<S: MarkovChain, R: Rng>(
         &self,
         chain: usize,
         c: &mut S,

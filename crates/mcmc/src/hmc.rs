@@ -15,7 +15,7 @@ use crate::model::{PriorGradient, log_ratio_sum};
 use crate::noise::PrivacyNoise;
 use crate::penalty::check_common;
 use crate::rng::{NoNoise, log_uniform, std_normal};
-use crate::sampler::{Counts, Meter, Sampler, Step};
+use crate::sampler::{Counts, MarkovChain, Meter, Step};
 
 /// Settings of (DP) HMC.
 #[derive(Clone, Debug, PartialEq)]
@@ -280,7 +280,9 @@ impl<P: PriorGradient, L: RowGradient, N: PrivacyNoise> Hmc<P, L, N> {
 
 crate::chains::metered!(Hmc);
 
-impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: PrivacyNoise> Sampler for Hmc<P, L, N> {
+impl<P: PriorGradient, L: RowGradient + RowLikelihood, N: PrivacyNoise> MarkovChain
+    for Hmc<P, L, N>
+{
     fn dim(&self) -> usize {
         self.theta.len()
     }

@@ -44,7 +44,7 @@ pub use rng::NoNoise;
 #[cfg(feature = "alloc")]
 pub use barker::{BARKER_SIGMA2, Barker, BarkerPrivacy, BarkerSettings};
 #[cfg(feature = "alloc")]
-pub use chains::{Budgeted, Ledger, MultiChain, Progress, Releases};
+pub use chains::{Budgeted, ChainShares, MultiChain, Progress, Releases};
 #[cfg(feature = "alloc")]
 pub use hmc::{Hmc, HmcPrivacy, HmcSettings};
 #[cfg(feature = "alloc")]
@@ -52,7 +52,7 @@ pub use penalty::{Penalty, PenaltyPrivacy, PenaltySettings};
 #[cfg(feature = "alloc")]
 pub use proposal::Proposal;
 #[cfg(feature = "alloc")]
-pub use sampler::{Observer, Sampler, Step, Trace};
+pub use sampler::{MarkovChain, Observer, Step, Trace};
 #[cfg(feature = "alloc")]
 pub use subsampled::{
     SubsampledPenalty, SubsampledPenaltyPrivacy, SubsampledPenaltySettings, subsampled_sensitivity,

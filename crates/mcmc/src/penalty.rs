@@ -11,7 +11,7 @@ use crate::model::log_ratio_sum;
 use crate::noise::PrivacyNoise;
 use crate::proposal::{Proposal, Walker};
 use crate::rng::{NoNoise, log_uniform};
-use crate::sampler::{Counts, Meter, Sampler, Step};
+use crate::sampler::{Counts, MarkovChain, Meter, Step};
 
 /// Settings shared by the exact and private random-walk kernels.
 #[derive(Clone, Debug, PartialEq)]
@@ -193,7 +193,7 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Penalty<P, L, N> {
 
 crate::chains::metered!(Penalty);
 
-impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for Penalty<P, L, N> {
+impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> MarkovChain for Penalty<P, L, N> {
     fn dim(&self) -> usize {
         self.walk.theta.len()
     }

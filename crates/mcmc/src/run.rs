@@ -656,7 +656,7 @@ where
 /// Every chain's leg, the budget and the iterations it allows over all chains.
 fn plan<S: Budgeted>(mc: &MultiChain<S>, settings: &RunSettings) -> Result<Plan, McmcError> {
     let burn_in = settings.burn_in();
-    let allowed = mc.ledger().map(|l| l.total);
+    let allowed = mc.shares().map(|l| l.total);
     let legs = mc
         .chains()
         .iter()

@@ -98,7 +98,7 @@ impl Meter {
 }
 
 /// A Markov chain the caller steps (ARCHITECTURE: samplers are state machines).
-pub trait Sampler {
+pub trait MarkovChain {
     /// Parameter dimension.
     fn dim(&self) -> usize;
     /// Current position.
@@ -114,7 +114,7 @@ pub trait Sampler {
     ///
     /// # Errors
     ///
-    /// The first error of [`Sampler::step`]; steps before it have happened.
+    /// The first error of [`MarkovChain::step`]; steps before it have happened.
     fn run<R: Rng + ?Sized, O: Observer + ?Sized>(
         &mut self,
         iterations: u64,

@@ -10,7 +10,7 @@ use crate::error::positive;
 use crate::noise::PrivacyNoise;
 use crate::proposal::{Proposal, Walker};
 use crate::rng::{NoNoise, log_uniform};
-use crate::sampler::{Counts, Meter, Sampler, Step};
+use crate::sampler::{Counts, MarkovChain, Meter, Step};
 
 /// Settings of subsampled (DP) penalty.
 #[derive(Clone, Debug, PartialEq)]
@@ -159,7 +159,7 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> SubsampledPenalty<P, L, N> {
 
 crate::chains::metered!(SubsampledPenalty);
 
-impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Sampler for SubsampledPenalty<P, L, N> {
+impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> MarkovChain for SubsampledPenalty<P, L, N> {
     fn dim(&self) -> usize {
         self.walk.theta.len()
     }

@@ -9,7 +9,7 @@ use crate::error::{Context, Result, bail};
 use crate::observe::Observer;
 use serde::{Deserialize, Serialize};
 
-pub use crate::sampler::{Sampler, SamplerKind};
+pub use crate::sampler::{SamplerConfig, SamplerKind};
 use crate::sampler::{read_table, take_tag, variant};
 
 /// A whole run, as read from TOML.
@@ -25,7 +25,7 @@ pub struct Config {
     #[serde(default)]
     pub distance: DistanceConfig,
     /// Sampler and its settings.
-    pub sampler: Sampler,
+    pub sampler: SamplerConfig,
     /// Privacy budget.
     #[serde(default)]
     pub privacy: PrivacyConfig,
@@ -668,9 +668,10 @@ pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
         ]
     };
     match &cfg.sampler {
-        Sampler::Rejection(s) => counts.push(("sampler.accept", as_u64(s.accept), MAX_PARTICLES)),
-        Sampler::SvtAbc(s) => counts.push(("sampler.c", Some(s.c), MAX_COUNT)),
-        Sampler::SmcAbc(s) => counts.extend([
+        SamplerConfig::Rejection(s) => {
+            counts.push(("sampler.accept", as_u64(s.accept), MAX_PARTICLES))
+        }
+        SamplerConfig::SmcAbc(s) => counts.extend([
             ("sampler.particles", as_u64(s.particles), MAX_PARTICLES),
             (
                 "sampler.generations",
@@ -679,18 +680,25 @@ pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
             ),
             ("sampler.simulations", s.simulations, MAX_SIMULATIONS),
         ]),
-        Sampler::Rwmh(s) => counts.extend(chain(&s.chain)),
-        Sampler::DpPenalty(s) => counts.extend(chain(&s.chain)),
-        Sampler::DpBarker(s) => {
+        SamplerConfig::Rwmh(s) => counts.extend(chain(&s.chain)),
+        SamplerConfig::DpPenalty(s) => counts.extend(chain(&s.chain)),
+        SamplerConfig::DpBarker(s) => {
             counts.extend(chain(&s.chain));
             counts.push(("sampler.batch", as_u64(s.kernel.batch), MAX_COUNT));
         }
-        Sampler::DpHmc(s) => {
+        SamplerConfig::DpHmc(s) => {
             counts.extend(chain(&s.chain));
             let l = s.kernel.leapfrog_steps.map(u64::from);
             counts.push(("sampler.leapfrog_steps", l, MAX_LEAPFROG));
         }
-        Sampler::SoftAbc(_) | Sampler::GaussianAbc(_) => {}
+        SamplerConfig::SvtAbc(_) | SamplerConfig::SoftAbc(_) | SamplerConfig::GaussianAbc(_) => {
+            counts.extend(
+                cfg.sampler
+                    .pairs_pass()
+                    .map(|p| p.limits())
+                    .unwrap_or_default(),
+            );
+        }
     }
     for d in &cfg.model.prior {
         if let Some(k) = d.k {

@@ -2,7 +2,7 @@
 //!
 //! | variant | cause | what a caller can do |
 //! |---|---|---|
-//! | [`Error::Config`], [`Error::Toml`] | an invalid config key or setting (the message names the key, e.g. `privacy.delta must be in [0, 1), got 2.0`); TOML the config parser refused (syntax, a wrong type, an unknown key named with its section) — [`Error::is_config`] is either | fix the config |
+//! | [`Error::Config`], [`Error::Toml`] | an invalid config key or setting (the message names the key, e.g. `privacy.delta must be in [0, 1), got 2.0`, and the key is data: `Error::Config { key, .. }`, [`Error::config_key`]); TOML the config parser refused (syntax, a wrong type, an unknown key named with its section) — [`Error::is_config`] is either | fix the config |
 //! | [`Error::Data`] | invalid observed data, pairs table or population file (the message names the file and line or row) | fix or regenerate the file |
 //! | [`Error::Ledger`] | `dpinfer-ledger`: a **refused** release ([`Error::is_refused_release`]: [`dpinfer_ledger::Error::AlreadyReleased`], [`dpinfer_ledger::Error::Unfinished`], [`dpinfer_ledger::Error::DifferentInput`], …), the results folder's lock and writes, shard files, and the capped reads of every input file (config, data, population) | a refused release: use another results folder; never expect a retry in the same folder to draw noise |
 //! | [`Error::Worker`], [`Error::Simulator`] | a simulator worker process or a simulator failed | fix the model program or its parameters |
@@ -50,7 +50,8 @@ pub type Result<T, E = Error> = core::result::Result<T, E>;
 /// let text = "[model]\nname = \"gaussian-mean\"\n[sampler]\nkind = \"rejection\"\n\
 ///             pairs = 100\n[privacy]\ndelta = 2.0\n";
 /// let e = Config::parse(text, Path::new(".")).unwrap_err();
-/// assert!(matches!(e.root(), Error::Config(m) if m.starts_with("privacy.delta")));
+/// assert!(matches!(e.root(), Error::Config { key: Some(k), .. } if k == "privacy.delta"));
+/// assert_eq!(e.config_key().as_deref(), Some("privacy.delta"));
 /// assert_eq!(format!("{e:#}"), "privacy.delta must be in [0, 1), got 2.0");
 /// ```
 #[derive(Debug)]
@@ -58,7 +59,14 @@ pub type Result<T, E = Error> = core::result::Result<T, E>;
 pub enum Error {
     /// An invalid config key or setting (or command-line setting such as a thread or shard
     /// count); the message names the key.
-    Config(String),
+    Config {
+        /// The config key at fault (`privacy.delta`, `sampler.c`), when the error is about
+        /// one: given by the code that raised it, or the `section.key` the message starts
+        /// with ([`Error::config`]).
+        key: Option<String>,
+        /// The message.
+        message: String,
+    },
     /// Invalid or unreadable data: observed data, a pairs table, a population file.
     Data(String),
     /// Not enough memory for a table the config asks for.
@@ -147,7 +155,56 @@ impl Error {
     /// config parser refused ([`Error::Toml`]: syntax, a wrong type, an unknown key).
     #[must_use]
     pub fn is_config(&self) -> bool {
-        matches!(self.root(), Self::Config(_) | Self::Toml(_))
+        matches!(self.root(), Self::Config { .. } | Self::Toml(_))
+    }
+
+    /// A config error about `key`.
+    #[must_use]
+    pub fn config_at(key: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Config {
+            key: Some(key.into()),
+            message: message.into(),
+        }
+    }
+
+    /// A config error; its key is the `section.key` the message starts with (the crate's
+    /// convention: `privacy.delta must be …`, `sampler.c = 0 is invalid`), else none.
+    #[must_use]
+    pub fn config(message: impl Into<String>) -> Self {
+        let message = message.into();
+        let key = leading_key(&message).map(str::to_owned);
+        Self::Config { key, message }
+    }
+
+    /// The config key the error is about, under the context layers: an
+    /// [`Error::Config`]'s key; a model setting the registry refused (`model.name`,
+    /// `model.<setting>`, `model.n`, `model.prior`); the unknown field a TOML table refused
+    /// (`` unknown field `x` ``, its name as the parser gives it) or the key a `[sampler]`
+    /// table's own message starts with (`unknown sampler.kind …`): TOML errors carry only
+    /// text, so this is the one place a key is read from a message. `None` when the error is
+    /// not about one key.
+    #[must_use]
+    pub fn config_key(&self) -> Option<String> {
+        use dpinfer::simulators::models::registry::ModelError as M;
+        match self.root() {
+            Self::Config { key, .. } => key.clone(),
+            Self::Model(M::UnknownName(_)) => Some("model.name".into()),
+            Self::Model(M::NotApplicable { setting, .. }) => Some(format!("model.{setting}")),
+            Self::Model(M::Size { .. }) => Some("model.n".into()),
+            Self::Model(M::PriorNames { .. }) => Some("model.prior".into()),
+            Self::Model(M::Sim(SimError::InvalidParameter { name, .. })) => {
+                Some(format!("model.{name}"))
+            }
+            Self::Toml(e) => {
+                let m = e.message();
+                m.split_once("unknown field `")
+                    .and_then(|(_, rest)| rest.split_once('`'))
+                    .map(|(k, _)| k)
+                    .or_else(|| leading_key(m))
+                    .map(str::to_owned)
+            }
+            _ => None,
+        }
     }
 
     /// `true` if the ledger **refused** a private release so that no budget is spent twice:
@@ -223,7 +280,7 @@ impl fmt::Display for Error {
     /// prints it).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Config(m)
+            Self::Config { message: m, .. }
             | Self::Data(m)
             | Self::OutOfMemory(m)
             | Self::Entropy(m)
@@ -244,6 +301,32 @@ impl fmt::Display for Error {
         }
         Ok(())
     }
+}
+
+/// The config sections a key starts with.
+const SECTIONS: [&str; 8] = [
+    "model.",
+    "sampler.",
+    "privacy.",
+    "distance.",
+    "data.",
+    "seeds.",
+    "output.",
+    "release.",
+];
+
+/// The `section.key` (letters, digits, `_`, `.`) `message` starts with, after an optional
+/// `unknown ` (`unknown sampler.kind "x"`), if any.
+fn leading_key(message: &str) -> Option<&str> {
+    let message = message.strip_prefix("unknown ").unwrap_or(message);
+    let end = message
+        .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '.'))
+        .unwrap_or(message.len());
+    let word = message[..end].trim_end_matches('.');
+    SECTIONS
+        .iter()
+        .any(|s| word.starts_with(s) && word.len() > s.len())
+        .then_some(word)
 }
 
 /// Every variant without its own message is transparent; kept total without a panic.
@@ -329,22 +412,26 @@ impl<T, E: Into<Error>> Context<T> for core::result::Result<T, E> {
 /// missing value is a required key left out.
 impl<T> Context<T> for Option<T> {
     fn context<C: fmt::Display>(self, context: C) -> Result<T> {
-        self.ok_or_else(|| Error::Config(context.to_string()))
+        self.ok_or_else(|| Error::config(context.to_string()))
     }
 
     fn with_context<C: fmt::Display, F: FnOnce() -> C>(self, f: F) -> Result<T> {
-        self.ok_or_else(|| Error::Config(f().to_string()))
+        self.ok_or_else(|| Error::config(f().to_string()))
     }
 }
 
-/// An [`Error`] from a format string: `err!("…", …)` is an [`Error::Config`] error,
-/// `err!(Data, "…", …)` an [`Error::Data`] one (any message variant by name).
+/// An [`Error`] from a format string: `err!("…", …)` is an [`Error::Config`] error (its key
+/// the `section.key` the message starts with, [`Error::config`]), `err!(key = k; "…", …)` one
+/// about key `k`, `err!(Data, "…", …)` an [`Error::Data`] one (any message variant by name).
 macro_rules! err {
+    (key = $key:expr; $($arg:tt)+) => {
+        $crate::error::Error::config_at($key, ::std::format!($($arg)+))
+    };
     ($kind:ident, $($arg:tt)+) => {
         $crate::error::Error::$kind(::std::format!($($arg)+))
     };
     ($($arg:tt)+) => {
-        $crate::error::Error::Config(::std::format!($($arg)+))
+        $crate::error::Error::config(::std::format!($($arg)+))
     };
 }
 
@@ -466,7 +553,8 @@ mod tests {
         // A missing value is a required key left out.
         let none: Option<u8> = None;
         let e = none.context("sampler.pairs is required").unwrap_err();
-        assert!(matches!(&e, Error::Config(m) if m == "sampler.pairs is required"));
+        assert!(matches!(&e, Error::Config { message: m, .. } if m == "sampler.pairs is required"));
+        assert_eq!(e.config_key().as_deref(), Some("sampler.pairs"));
     }
 
     #[test]
@@ -478,7 +566,22 @@ mod tests {
         fn data() -> Result<()> {
             bail!(Data, "data file {}: no values", "x.csv")
         }
-        assert!(matches!(config(0), Err(Error::Config(m)) if m == "sampler.k = 0 is invalid"));
+        assert!(
+            matches!(config(0), Err(Error::Config { key: Some(k), message: m }) if m == "sampler.k = 0 is invalid" && k == "sampler.k")
+        );
+        let e = err!(key = "privacy.epsilon"; "the budget is spent");
+        assert_eq!(e.config_key().as_deref(), Some("privacy.epsilon"));
+        assert_eq!(e.to_string(), "the budget is spent");
+        assert_eq!(Error::config("no key here").config_key(), None);
+        assert_eq!(
+            leading_key("model.summary.lags: lag 4"),
+            Some("model.summary.lags")
+        );
+        assert_eq!(leading_key("sampler. is not a key"), None);
+        assert_eq!(
+            leading_key("unknown sampler.kind \"svt\""),
+            Some("sampler.kind")
+        );
         assert!(config(1).is_ok());
         assert!(matches!(data(), Err(Error::Data(m)) if m == "data file x.csv: no values"));
         assert!(matches!(err!(Internal, "bug {}", 1), Error::Internal(m) if m == "bug 1"));

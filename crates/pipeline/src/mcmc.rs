@@ -18,7 +18,7 @@ use crate::model::Model;
 use crate::observe::{McmcProgress, Observer};
 use crate::private::{noise_label, noise_rng};
 use crate::results::Outcome;
-use crate::sampler::{Chain, Sampler, With, mcmc_err};
+use crate::sampler::{Chain, SamplerConfig, With, mcmc_err};
 
 /// Runs the configured MCMC sampler on the observed data. A private sampler calls
 /// `before_noise` once its settings are checked and its iteration count fixed, right before
@@ -70,10 +70,10 @@ fn kernel(cfg: &Config) -> Result<(Kernel, &Chain)> {
     let (epsilon, delta) = (cfg.privacy.epsilon, cfg.privacy.delta);
     let target = Target { epsilon, delta };
     Ok(match &cfg.sampler {
-        Sampler::Rwmh(s) => (Kernel::from(&s.kernel), &s.chain),
-        Sampler::DpPenalty(s) => (Kernel::try_from(With(&s.kernel, target))?, &s.chain),
-        Sampler::DpBarker(s) => (Kernel::from(With(&s.kernel, target)), &s.chain),
-        Sampler::DpHmc(s) => (Kernel::try_from(With(&s.kernel, target))?, &s.chain),
+        SamplerConfig::Rwmh(s) => (Kernel::from(&s.kernel), &s.chain),
+        SamplerConfig::DpPenalty(s) => (Kernel::try_from(With(&s.kernel, target))?, &s.chain),
+        SamplerConfig::DpBarker(s) => (Kernel::from(With(&s.kernel, target)), &s.chain),
+        SamplerConfig::DpHmc(s) => (Kernel::try_from(With(&s.kernel, target))?, &s.chain),
         s => bail!("{} is not an MCMC sampler", s.name()),
     })
 }

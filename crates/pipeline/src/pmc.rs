@@ -316,7 +316,7 @@ pub fn run(
 /// Another sampler kind; settings the library refuses, named by their config key.
 pub fn settings(cfg: &Config) -> Result<pmc::PmcSettings> {
     match &cfg.sampler {
-        crate::sampler::Sampler::SmcAbc(s) => pmc::PmcSettings::try_from(s),
+        crate::sampler::SamplerConfig::SmcAbc(s) => pmc::PmcSettings::try_from(s),
         s => bail!("{} is not smc-abc", s.name()),
     }
 }

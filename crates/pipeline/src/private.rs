@@ -21,19 +21,15 @@
 
 use crate::error::{Context, Result, bail};
 use dpinfer::abc::discrepancy::{ClippedL2, Discrepancy, Euclidean};
-use dpinfer::abc::gaussian::GaussianRejectionAbcdp;
 use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::abc::rejection::nearest;
-use dpinfer::abc::soft::SoftAbcdp;
-use dpinfer::abc::svt::SvtAbc;
-use dpinfer::accountants::Neighbouring;
-use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows};
+use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows, Sensitivity};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
-use crate::config::{Config, NoiseSeed, SamplerKind};
+use crate::config::{Config, NoiseSeed};
 use crate::public::Public;
-use crate::sampler::{Calibration, Sampler, With};
+use crate::sampler::{Calibration, LibraryPass, SamplerConfig};
 use dpinfer_ledger::files::DirLock;
 
 pub use dpinfer_ledger::{Claimed, Ledger};
@@ -139,14 +135,13 @@ pub(crate) fn noise_label(seed: NoiseSeed) -> String {
 pub struct Observed {
     /// Observed summary (RFF embedding, or the data itself for l2).
     pub summary: Vec<f64>,
-    /// Δ of the (clipped) distance.
-    pub sensitivity: f64,
+    /// Δ of the (clipped) distance, with the neighbouring relations it holds for (the claim
+    /// states [`Sensitivity::relation`]).
+    pub sensitivity: Sensitivity,
     /// Upper bound of the distance (default clip).
     pub bound: f64,
     /// Weights of the l2 distance.
     pub weights: Option<Vec<f64>>,
-    /// Neighbouring relation of the sensitivity.
-    pub relation: Neighbouring,
     /// Which data sets the sensitivity compares (for the mechanism description).
     pub scope: &'static str,
 }
@@ -203,13 +198,11 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
         Some(f) => {
             let rd = public.model.row_dim();
             let r = RffReference::new(f, Rows::new(obs, rd)?)?;
-            let s = r.sensitivity_for(public.pseudo_rows());
             Ok(Observed {
                 summary: r.embedding().to_vec(),
-                sensitivity: s.value(),
+                sensitivity: r.sensitivity_for(public.pseudo_rows()),
                 bound: 2.0,
                 weights: None,
-                relation: Neighbouring::ReplaceOne,
                 scope: "RFF MMD, one observation of Y* replaced (Lemma 1)",
             })
         }
@@ -234,23 +227,13 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
             }
             let clip = cfg.distance.clip().unwrap_or(f64::MAX);
             let d = ClippedWeightedL2::new(&w, clip)?;
-            // A declared summary (`[model.summary]`) may justify a smaller Δ than C; its label
-            // (proven, or USER-DECLARED) names the relation and goes into the ledger.
-            let (sensitivity, relation, scope) = match public.model.summary_sensitivity(&w, clip)? {
-                Some((s, label)) => (
-                    s,
-                    if label == crate::declared::USER_ADD_REMOVE {
-                        Neighbouring::AddRemove
-                    } else {
-                        Neighbouring::ReplaceOne
-                    },
-                    label,
-                ),
-                // Δ = C bounds the clipped distance between any two data sets, so in
-                // particular under replace-one.
+            // A declared summary (`[model.summary]`) may justify a smaller Δ than C; it carries
+            // its relation, and its label (proven, or USER-DECLARED) goes into the ledger.
+            let (sensitivity, scope) = match public.model.summary_sensitivity(&w, clip)? {
+                Some(declared) => declared,
+                // Δ = C bounds the clipped distance between any two data sets.
                 None => (
-                    d.sensitivity().value(),
-                    Neighbouring::ReplaceOne,
+                    d.sensitivity(),
                     "clipped L2, Δ = C for any pair of data sets",
                 ),
             };
@@ -259,7 +242,6 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
                 sensitivity,
                 bound: clip,
                 weights: Some(w),
-                relation,
                 scope,
             })
         }
@@ -296,8 +278,8 @@ pub fn private_step(
             )
         })?;
     let o = observed(cfg, public, obs)?;
-    let pass = Pass::new(cfg, kind, &pp, o.discrepancy()?, &o)?;
-    let claim = pass.ledger(cfg, &o)?;
+    let pass = Pass::new(cfg, &pp, o.discrepancy()?, &o)?;
+    let claim = pass.ledger(cfg)?;
     guarded(lock, &fp, &claim, || {
         pass.release(cfg, &pp, &o, claim.clone())
     })
@@ -309,8 +291,8 @@ impl Claimed for Release {
     }
 }
 
-/// A private pass, built and checked, its claim known, no noise drawn yet.
-enum Pass<'a, D> {
+/// A pass over the pairs table, built and checked, its claim known, no noise drawn yet.
+enum Pass<'a> {
     /// Nearest-k rejection (not private).
     Rejection {
         /// Rows kept.
@@ -318,24 +300,20 @@ enum Pass<'a, D> {
         /// The table.
         pairs: &'a PublicPairs,
         /// The distance.
-        dist: D,
+        dist: ObservedDistance<'a>,
     },
-    /// SVT-ABC.
-    Svt(SvtAbc<'a, D>),
-    /// Soft-ABC with DP.
-    Soft(SoftAbcdp<'a, D>),
-    /// Gaussian rejection ABCDP.
-    Gaussian(GaussianRejectionAbcdp<'a, D>),
+    /// A private pass ([`PairsPass`]: SVT-ABC, soft-ABC, Gaussian rejection ABCDP, …) and its
+    /// mechanism's description for the ledger.
+    Private(Box<LibraryPass<'a>>, String),
 }
 
-impl<'a, D: Discrepancy> Pass<'a, D> {
-    /// Turns the config into the library's settings and builds the sampler over `pp` (every
+impl<'a> Pass<'a> {
+    /// Turns the config into the library's settings and builds the pass over `pp` (every
     /// check of the real pass).
     fn new(
         cfg: &Config,
-        kind: SamplerKind,
         pp: &'a PublicPairs,
-        dist: D,
+        dist: ObservedDistance<'a>,
         o: &Observed,
     ) -> Result<Self> {
         let eps = cfg.privacy.epsilon;
@@ -345,28 +323,17 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
             sensitivity: o.sensitivity,
             clip: clip(cfg, o),
         };
-        let pass = match &cfg.sampler {
-            Sampler::Rejection(s) => Self::Rejection {
+        let pass = match (&cfg.sampler, cfg.sampler.pairs_pass()) {
+            (SamplerConfig::Rejection(s), _) => Self::Rejection {
                 k: s.k(pp.len())?,
                 pairs: pp,
                 dist,
             },
-            Sampler::SvtAbc(s) => Self::Svt(SvtAbc::new(pp, dist, With(s, cal).try_into()?)?),
-            Sampler::SoftAbc(s) => Self::Soft(SoftAbcdp::new(
-                pp,
-                dist,
-                With(s, cal).try_into()?,
-                Neighbouring::ReplaceOne,
-            )?),
-            Sampler::GaussianAbc(s) => Self::Gaussian(GaussianRejectionAbcdp::new(
-                pp,
-                dist,
-                With(s, cal).try_into()?,
-            )?),
-            s => bail!("sampler {} is not a pairs-based sampler", s.name()),
+            (_, Some(p)) => Self::Private(p.build(pp, dist, cal)?, p.mechanism(o.scope)),
+            (s, None) => bail!("sampler {} is not a pairs-based sampler", s.name()),
         };
-        let claim = pass.ledger(cfg, o)?;
-        if kind.is_private() && !within_budget(claim.epsilon, eps) {
+        let claim = pass.ledger(cfg)?;
+        if cfg.kind().is_private() && !within_budget(claim.epsilon, eps) {
             bail!(
                 Internal,
                 "internal: the pass would charge ε = {} > budget {eps}; nothing drawn",
@@ -377,41 +344,13 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
     }
 
     /// The pass's complete privacy claim (known before any noise), from the library.
-    fn ledger(&self, cfg: &Config, o: &Observed) -> Result<Ledger> {
-        let noise = noise_label(cfg.seeds.noise);
-        let svt = match &cfg.sampler {
-            Sampler::SvtAbc(s) => Some(s),
-            _ => None,
-        };
+    fn ledger(&self, cfg: &Config) -> Result<Ledger> {
         Ok(match self {
             Self::Rejection { .. } => Ledger::not_private("rejection ABC: k nearest pairs"),
-            Self::Svt(pass) => Ledger::from_claim(
-                pass.claim(o.relation)?,
-                format!(
-                    "SVT-ABC (ABCDP Theorem 1), discrete Laplace on a grid, c = {}, RESAMPLE = {}; {}",
-                    svt.map_or(0, |s| s.c),
-                    svt.is_some_and(|s| s.resample),
-                    o.scope
-                ),
-                noise,
-            ),
-            Self::Soft(pass) => Ledger::from_claim(
+            Self::Private(pass, mechanism) => Ledger::from_claim(
                 pass.claim()?,
-                format!(
-                    "soft-ABC: Gaussian noisy scaled distances, kernel exp(−ρ/ε_abc) (Park & \
-                     Jitkrittum Thms 3.2–3.3); {}",
-                    o.scope
-                ),
-                noise,
-            ),
-            Self::Gaussian(pass) => Ledger::from_claim(
-                pass.claim(o.relation)?,
-                format!(
-                    "Gaussian rejection ABCDP (Theorem 3.1 with grid correction, linear \
-                     composition over T); {}",
-                    o.scope
-                ),
-                noise,
+                mechanism.clone(),
+                noise_label(cfg.seeds.noise),
             ),
         })
     }
@@ -427,43 +366,21 @@ impl<'a, D: Discrepancy> Pass<'a, D> {
         let d = pp.theta_dim();
         let mut facts = vec![
             ("pairs".to_string(), pp.len() as f64),
-            ("sensitivity".to_string(), o.sensitivity),
+            ("sensitivity".to_string(), o.sensitivity.value()),
             ("clip".to_string(), clip(cfg, o)),
         ];
-        let mut weights = None;
-        let samples = match self {
+        let (samples, weights) = match self {
             Self::Rejection { k, pairs, dist } => {
                 let near = nearest(pairs, dist, k)?;
                 facts.push(("tolerance".into(), near.tolerance));
                 facts.push(("accepted".into(), k as f64));
-                near.thetas(pairs)
+                (near.thetas(pairs), None)
             }
-            Self::Svt(mut pass) => {
+            Self::Private(mut pass, _) => {
                 pass.run(&mut noise_rng(cfg.seeds.noise)?)?;
-                let samples = pass.accepted_thetas();
-                facts.push(("laplace_scale_b".into(), pass.noise_scale()));
-                facts.push(("accepted".into(), (samples.len() / d) as f64));
-                facts.push(("examined".into(), pass.indicators().len() as f64));
-                samples
-            }
-            Self::Soft(mut pass) => {
-                pass.run(&mut noise_rng(cfg.seeds.noise)?)?;
-                let mut w = vec![0.0; pass.noisy_distances().len()];
-                pass.weights(&mut w)?;
-                let ess = 1.0 / w.iter().map(|x| x * x).sum::<f64>();
-                facts.push(("gaussian_sigma".into(), pass.sigma()));
-                facts.push(("ess".into(), ess));
-                let samples = pp.thetas()[..w.len() * d].to_vec();
-                weights = Some(w);
-                samples
-            }
-            Self::Gaussian(mut pass) => {
-                pass.run(&mut noise_rng(cfg.seeds.noise)?)?;
-                let samples = pass.accepted_thetas();
-                facts.push(("gaussian_sigma".into(), pass.sigma()));
-                facts.push(("step_epsilon".into(), pass.step_epsilon()));
-                facts.push(("accepted".into(), (samples.len() / d) as f64));
-                samples
+                let out = pass.release()?;
+                facts.extend(out.facts.into_iter().map(|(k, v)| (k.to_string(), v)));
+                (out.samples, out.weights)
             }
         };
         Ok(Release {
@@ -505,7 +422,6 @@ const CHECK_LIMIT: usize = 1 << 24;
 /// Whatever the real pass would reject; an unusable ledger key.
 pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
     dpinfer_ledger::mac::Key::from_env()?;
-    let kind = cfg.kind();
     let width = public.theta_dim() + public.summary_dim();
     let t = usize::try_from(public.total)?;
     let Some(len) = t.checked_mul(width) else {
@@ -519,12 +435,53 @@ pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
         return Ok(());
     }
     let pp = PublicPairs::from_table(public.theta_dim(), public.summary_dim(), &vec![0.0; len])?;
-    Pass::new(cfg, kind, &pp, o.discrepancy()?, &o).map(|_| ())
+    Pass::new(cfg, &pp, o.discrepancy()?, &o).map(|_| ())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A private pass claims under the relation its distance sensitivity holds for. Before
+    /// issue 27 the soft-ABC pass was built under a hard-coded replace-one, so a summary
+    /// sensitivity declared for add/remove only (`[model.summary] relation = "add-remove"`)
+    /// went into the ledger as a replace-one claim; SVT and Gaussian read the relation from a
+    /// comparison of the declared label.
+    #[test]
+    fn every_private_pass_claims_under_the_relation_its_sensitivity_holds_for() {
+        use dpinfer::accountants::Neighbouring;
+        use dpinfer::distances::Relations;
+        let pp =
+            PublicPairs::from_parts(1, 1, (0..50).map(f64::from).collect(), vec![0.3; 50]).unwrap();
+        for kind in [
+            "kind = \"soft-abc\"\nepsilon_abc = 0.1",
+            "kind = \"svt-abc\"\nepsilon_abc = 0.1\nc = 3",
+            "kind = \"gaussian-abc\"\nepsilon_abc = 0.1",
+        ] {
+            let text = format!(
+                "[model]\nname = \"gaussian-mean\"\n[sampler]\n{kind}\npairs = 50\n\
+                 [privacy]\nepsilon = 1.0\ndelta = 1e-6\n[distance]\nkind = \"l2\"\nclip = 1.0\n"
+            );
+            let cfg = Config::parse(&text, std::path::Path::new(".")).unwrap();
+            for (relations, want) in [
+                (Relations::ADD_REMOVE, Neighbouring::AddRemove),
+                (Relations::REPLACE_ONE, Neighbouring::ReplaceOne),
+                (Relations::ANY_PAIR, Neighbouring::ReplaceOne),
+            ] {
+                let o = Observed {
+                    summary: vec![0.0],
+                    sensitivity: Sensitivity::declared(0.01, relations).unwrap(),
+                    bound: 1.0,
+                    weights: Some(vec![1.0]),
+                    scope: "test",
+                };
+                let pass = Pass::new(&cfg, &pp, o.discrepancy().unwrap(), &o).unwrap();
+                let ledger = pass.ledger(&cfg).unwrap();
+                assert_eq!(ledger.claim.unwrap().relation, want, "{kind} {relations}");
+                assert_eq!(ledger.neighbouring, want.to_string(), "{kind}");
+            }
+        }
+    }
 
     /// The release closure's own error comes back as itself (its variant intact), not as the
     /// ledger's `Caller` wrapper; the ledger then stays `started` and a rerun refuses.

@@ -12,11 +12,12 @@
 //! bit for bit.
 
 use crate::error::{Context, Result, bail};
-use dpinfer::abc::pairs::{Proposal, PublicPairs, Rowless};
+use dpinfer::abc::pairs::{Proposal, PublicPairs};
 use dpinfer::abc::pmc::PmcKernel;
 use dpinfer::abc::smc::{Privatized, Replicate};
 use dpinfer::abc::summary::{Bandwidth, Embedded, RffSummary};
 use dpinfer::distances::RandomFourierFeatures;
+use dpinfer::simulators::Rowless;
 use dpinfer::simulators::Simulator;
 
 use crate::config::{Config, DistanceConfig};

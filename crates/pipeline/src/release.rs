@@ -186,7 +186,7 @@ pub fn release(
     // settings may change between runs and reuse the same release (post-processing).
     let fp = {
         let mut c = cfg.clone();
-        c.sampler = crate::config::Sampler::release_key();
+        c.sampler = crate::config::SamplerConfig::release_key();
         c.distance = crate::config::DistanceConfig::default();
         fingerprint(&c, &[], obs)?
     };

@@ -21,7 +21,7 @@ use crate::observe::Observer;
 use crate::private::Ledger;
 use crate::public::Public;
 use crate::results::{Chart, Diagnostic, Outcome};
-use crate::sampler::{Sampler, SmcAbc};
+use crate::sampler::{SamplerConfig, SmcAbc};
 use dpinfer_plots::Series;
 
 /// Stream domain of the SMC run's public randomness.
@@ -38,14 +38,14 @@ pub fn run(
     _dir: &Path,
     observer: &dyn Observer,
 ) -> Result<Outcome> {
-    let Sampler::SmcAbc(s) = &cfg.sampler else {
+    let SamplerConfig::SmcAbc(s) = &cfg.sampler else {
         bail!("{} is not smc-abc", cfg.sampler.name());
     };
     let settings = SmcSettings::try_from(s)?;
     let particles = settings.particles;
     // The distance: RFF MMD to the observed embedding, or (clipped weighted) L2 on outputs.
     let mut pcfg = cfg.clone();
-    pcfg.sampler = Sampler::SmcAbc(SmcAbc {
+    pcfg.sampler = SamplerConfig::SmcAbc(SmcAbc {
         pairs: Some(1),
         ..s.clone()
     });

@@ -4,10 +4,11 @@
 //! labels a user-declared one.
 
 use crate::error::{Context, Result, bail};
+use dpinfer::distances::Neighbouring;
 pub use dpinfer::simulators::summaries::{
     DeclaredSummary, PROVEN_RELATION, USER_ADD_REMOVE, USER_REPLACE_ONE,
 };
-use dpinfer::simulators::summaries::{OwnedSummaryKind, Relation, SummarySpec};
+use dpinfer::simulators::summaries::{OwnedSummaryKind, SummarySpec};
 use serde::{Deserialize, Serialize};
 
 /// `[model.summary]` of a command model: the summary statistics the `l2` distance compares.
@@ -67,8 +68,8 @@ impl TryFrom<&SummaryDecl> for SummarySpec {
             given("lags", decl.lags.is_some())?;
             let declared = match (decl.sensitivity, decl.relation.as_deref()) {
                 (None, None) => None,
-                (Some(v), Some("replace-one")) => Some((v, Relation::ReplaceOne)),
-                (Some(v), Some("add-remove")) => Some((v, Relation::AddRemove)),
+                (Some(v), Some("replace-one")) => Some((v, Neighbouring::ReplaceOne)),
+                (Some(v), Some("add-remove")) => Some((v, Neighbouring::AddRemove)),
                 (Some(_), None) => bail!(
                     "model.summary.sensitivity is user-declared: say under which neighbouring \
                      relation it holds, relation = \"replace-one\" or \"add-remove\""

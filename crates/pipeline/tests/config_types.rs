@@ -5,9 +5,10 @@
 use dpinfer::abc::pmc::PmcSettings;
 use dpinfer::abc::smc::SmcSettings;
 use dpinfer::abc::svt::SvtAbcSettings;
+use dpinfer::distances::{Relations, Sensitivity};
 
 use dpinfer_pipeline::config::{DistanceConfig, PrivacyConfig, ReleaseConfig};
-use dpinfer_pipeline::sampler::{Calibration, Sampler, SamplerKind, SmcAbc, SvtAbc, With};
+use dpinfer_pipeline::sampler::{Calibration, SamplerConfig, SamplerKind, SmcAbc, SvtAbc, With};
 
 /// A minimal valid `[sampler]` table of every kind.
 const TABLES: &[(&str, &str)] = &[
@@ -24,14 +25,38 @@ const TABLES: &[(&str, &str)] = &[
 
 #[derive(Debug, serde::Deserialize)]
 struct Doc {
-    sampler: Sampler,
+    sampler: SamplerConfig,
 }
 
-fn sampler(kind: &str, body: &str) -> Result<Sampler, String> {
+fn sampler(kind: &str, body: &str) -> Result<SamplerConfig, String> {
     let text = format!("[model]\n[sampler]\nkind = \"{kind}\"\n{body}\n");
     toml::from_str::<Doc>(&text)
         .map(|d| d.sampler)
         .map_err(|e| e.to_string().replace('\n', " "))
+}
+
+/// The private passes over the pairs table are the kinds registered `as pass`: each runs
+/// through the `PairsPass` trait (pairs and clip read through it), and with rejection they
+/// are the samplers that use a pairs table.
+#[test]
+fn the_pairs_passes_are_the_kinds_registered_as_passes() {
+    let mut passes = Vec::new();
+    for (kind, body) in TABLES {
+        let s = sampler(kind, body).unwrap();
+        let k = s.kind();
+        assert_eq!(k.is_pass(), s.pairs_pass().is_some(), "{kind}");
+        assert_eq!(
+            k.uses_pairs(),
+            k.is_pass() || *kind == "rejection",
+            "{kind}"
+        );
+        if let Some(p) = s.pairs_pass() {
+            assert_eq!(Some(p.pairs()), s.pairs(), "{kind}");
+            assert_eq!(p.clip(), s.clip(), "{kind}");
+            passes.push(*kind);
+        }
+    }
+    assert_eq!(passes, ["svt-abc", "soft-abc", "gaussian-abc"]);
 }
 
 #[test]
@@ -83,7 +108,7 @@ fn baselines_ignore_their_private_siblings_keys_with_a_warning() {
     let mut warn = Vec::new();
     let t: toml::Table =
         toml::from_str("kind = \"rejection\"\npairs = 10\nc = 3\nclip = 1.0").unwrap();
-    let s = Sampler::read(t, &mut warn).unwrap();
+    let s = SamplerConfig::read(t, &mut warn).unwrap();
     assert_eq!(s.kind(), SamplerKind::Rejection);
     assert_eq!(warn.len(), 1);
     assert!(warn[0].contains("sampler.c, sampler.clip"), "{warn:?}");
@@ -91,8 +116,8 @@ fn baselines_ignore_their_private_siblings_keys_with_a_warning() {
     let t: toml::Table =
         toml::from_str("kind = \"rwmh\"\ntau = 0.5\nratio_clip = 5.0\nproposal_scale = 0.1")
             .unwrap();
-    let s = Sampler::read(t, &mut warn).unwrap();
-    let Sampler::Rwmh(m) = s else { panic!() };
+    let s = SamplerConfig::read(t, &mut warn).unwrap();
+    let SamplerConfig::Rwmh(m) = s else { panic!() };
     assert_eq!(m.kernel.proposal_scale, Some(0.1));
     assert!(
         warn[0].contains("sampler.ratio_clip, sampler.tau"),
@@ -106,14 +131,14 @@ fn cal() -> Calibration {
     Calibration {
         epsilon: 1.0,
         delta: 1e-6,
-        sensitivity: 0.01,
+        sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
         clip: 0.5,
     }
 }
 
 #[test]
 fn svt_converts_into_the_library_settings_which_check_them() {
-    let Sampler::SvtAbc(s) = sampler(
+    let SamplerConfig::SvtAbc(s) = sampler(
         "svt-abc",
         "pairs = 100\nepsilon_abc = 0.1\nc = 5\nresample = true",
     )
@@ -179,7 +204,7 @@ fn mcmc_tables_keep_the_librarys_defaults() {
         epsilon: 1.0,
         delta: 1e-5,
     };
-    let Sampler::DpPenalty(p) = sampler("dp-penalty", "").unwrap() else {
+    let SamplerConfig::DpPenalty(p) = sampler("dp-penalty", "").unwrap() else {
         panic!()
     };
     let k = Kernel::try_from(With(&p.kernel, target)).unwrap();
@@ -188,7 +213,7 @@ fn mcmc_tables_keep_the_librarys_defaults() {
         Kernel::DpPenalty(dpinfer::mcmc::run::DpPenalty::new(target))
     );
     assert_eq!(p.chain.settings(7).iterations, 5000);
-    let Sampler::DpHmc(h) = sampler("dp-hmc", "accounting = \"zcdp\"").unwrap() else {
+    let SamplerConfig::DpHmc(h) = sampler("dp-hmc", "accounting = \"zcdp\"").unwrap() else {
         panic!()
     };
     let Kernel::DpHmc(k) = Kernel::try_from(With(&h.kernel, target)).unwrap() else {

@@ -63,7 +63,10 @@ fn an_invalid_setting_is_a_config_error_naming_the_key() {
     )
     .unwrap_err();
     match e.root() {
-        Error::Config(m) => assert!(m.contains("distance.features"), "{m}"),
+        Error::Config { key, message } => {
+            assert!(message.contains("distance.features"), "{message}");
+            assert_eq!(key.as_deref(), Some("distance.features"));
+        }
         other => panic!("not a config error: {other:?}"),
     }
     assert!(e.is_config() && !e.is_refused_release());
@@ -77,6 +80,7 @@ fn an_unknown_key_is_a_toml_config_error_naming_key_and_section() {
     let e = Config::parse(&text, Path::new(".")).unwrap_err();
     assert!(matches!(e.root(), Error::Toml(_)), "{e:?}");
     assert!(e.is_config());
+    assert_eq!(e.config_key().as_deref(), Some("epsilon_ab"));
     let m = format!("{e:#}");
     assert!(
         m.contains("unknown field `epsilon_ab`") && m.contains("[sampler]"),
@@ -98,7 +102,8 @@ fn a_config_file_error_says_which_file_under_a_context_layer() {
         panic!("no context layer: {e:?}");
     };
     assert_eq!(*context, format!("invalid config {}", path.display()));
-    assert!(matches!(**source, Error::Config(_)), "{e:#}");
+    assert!(matches!(**source, Error::Config { .. }), "{e:#}");
+    assert_eq!(e.config_key().as_deref(), Some("privacy.delta"));
     assert_eq!(
         format!("{e:#}"),
         format!(

@@ -12,6 +12,7 @@ use rand_core::Rng;
 
 use crate::error::{SimError, check_len};
 use crate::simulator::Simulator;
+use crate::stream::SimStream;
 
 /// A stochastic model that simulates `n` rows per call: θ block `n × param_dim` (row-major)
 /// and one random stream per row → output block `n × output_dim` plus a per-row flag.
@@ -47,6 +48,53 @@ pub trait BatchSimulator {
         out: &mut [f64],
         ok: &mut [bool],
     ) -> Result<(), SimError>;
+}
+
+/// A block simulator that is also told each row's index in the pairs table (for simulators
+/// behind a protocol that names rows, e.g. external worker processes). Contract as
+/// [`BatchSimulator`]; `rows[i]` is the table index of row `i` of the block, and row `i` must
+/// still depend only on `thetas`' row `i` and `streams[i]`. Any `BatchSimulator` is one
+/// through [`Rowless`].
+pub trait RowSimulator {
+    /// dim θ.
+    fn row_param_dim(&self) -> usize;
+    /// Output values per row.
+    fn row_output_dim(&self) -> usize;
+    /// Simulates the block (see [`BatchSimulator::simulate_batch`]).
+    ///
+    /// # Errors
+    /// A fatal failure of the whole call.
+    fn simulate_rows(
+        &self,
+        rows: &[u64],
+        thetas: &[f64],
+        streams: &mut [SimStream],
+        out: &mut [f64],
+        ok: &mut [bool],
+    ) -> Result<(), SimError>;
+}
+
+/// A [`BatchSimulator`] as a [`RowSimulator`] (the row indices are not needed).
+#[derive(Clone, Copy, Debug)]
+pub struct Rowless<'a, S: ?Sized>(pub &'a S);
+
+impl<S: BatchSimulator + ?Sized> RowSimulator for Rowless<'_, S> {
+    fn row_param_dim(&self) -> usize {
+        self.0.batch_param_dim()
+    }
+    fn row_output_dim(&self) -> usize {
+        self.0.batch_output_dim()
+    }
+    fn simulate_rows(
+        &self,
+        _rows: &[u64],
+        thetas: &[f64],
+        streams: &mut [SimStream],
+        out: &mut [f64],
+        ok: &mut [bool],
+    ) -> Result<(), SimError> {
+        self.0.simulate_batch(thetas, streams, out, ok)
+    }
 }
 
 /// Checks the block shapes of [`BatchSimulator::simulate_batch`] for `rows` rows.
@@ -107,7 +155,6 @@ fn row_ok(r: Result<(), SimError>) -> Result<bool, SimError> {
 #[cfg(all(test, feature = "alloc"))]
 mod tests {
     use super::*;
-    use crate::SimStream;
     use alloc::vec::Vec;
 
     /// y = θ + U(0, 1); θ < 0 is a recoverable failure after one draw.

@@ -44,7 +44,7 @@ pub mod summaries;
 mod ziggurat_normal_tables;
 mod ziggurat_tables;
 
-pub use batch::{BatchSimulator, check_batch};
+pub use batch::{BatchSimulator, RowSimulator, Rowless, check_batch};
 pub use error::SimError;
 pub use fn_sim::FnSimulator;
 pub use likelihood::{BatchClipSum, ClipSum, RowGradient, RowLikelihood};

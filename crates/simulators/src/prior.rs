@@ -364,24 +364,6 @@ impl Prior for Dirichlet {
             }
             return Ok(());
         }
-        if self.alpha < 1.0 {
-            // log-space: ln G = ln G(α + 1) + ln(U)/α avoids underflow for small α.
-            let mut mx = f64::NEG_INFINITY;
-            for x in out.iter_mut() {
-                *x = libm::log(dist::gamma(rng, self.alpha + 1.0))
-                    + libm::log(dist::uniform_open01(rng)) / self.alpha;
-                mx = mx.max(*x);
-            }
-            let mut s = 0.0;
-            for x in out.iter_mut() {
-                *x = libm::exp(*x - mx);
-                s += *x;
-            }
-            for x in out.iter_mut() {
-                *x /= s;
-            }
-            return Ok(());
-        }
         loop {
             let mut s = 0.0;
             for x in out.iter_mut() {
@@ -477,3 +459,54 @@ pub use univariate::{Beta, Exponential, Gamma, TruncatedNormal};
 mod declared;
 #[cfg(feature = "alloc")]
 pub use declared::{DeclaredPrior, Marginal};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::SimStream;
+
+    /// The Dirichlet's draws as the log-space small-α recipe computes them from `rng`:
+    /// ln G = ln G(α + 1) + ln(U)/α, normalised after subtracting the largest.
+    fn log_space_draw(rng: &mut SimStream, alpha: f64, out: &mut [f64]) {
+        for x in out.iter_mut() {
+            *x = libm::log(dist::gamma(rng, alpha + 1.0))
+                + libm::log(dist::uniform_open01(rng)) / alpha;
+        }
+        let mx = out.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        out.iter_mut().for_each(|x| *x = libm::exp(*x - mx));
+        let s: f64 = out.iter().sum();
+        out.iter_mut().for_each(|x| *x /= s);
+    }
+
+    /// For α < 1 `Dirichlet::sample` runs the log-space path (one copy of it: issue 27
+    /// removed a second, unreachable one), bit for bit, including α = 10⁻³ where plain
+    /// gamma draws underflow to 0; for α ≥ 1 it normalises plain gamma draws.
+    #[test]
+    fn small_alpha_runs_the_log_space_path_and_large_alpha_the_plain_one() {
+        for (alpha, seed) in [(0.5, 1), (0.05, 2), (1e-3, 3)] {
+            let d = Dirichlet::new(4, alpha).unwrap();
+            let mut a = SimStream::new(seed, 7);
+            let mut b = a.clone();
+            let (mut got, mut want) = ([0.0; 4], [0.0; 4]);
+            for _ in 0..50 {
+                d.sample(&mut a, &mut got).unwrap();
+                log_space_draw(&mut b, alpha, &mut want);
+                assert_eq!(
+                    got.map(f64::to_bits),
+                    want.map(f64::to_bits),
+                    "alpha {alpha}"
+                );
+                assert!(got.iter().all(|x| x.is_finite() && *x >= 0.0));
+                assert!((got.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            }
+        }
+        let d = Dirichlet::new(3, 2.0).unwrap();
+        let mut a = SimStream::new(4, 7);
+        let mut b = a.clone();
+        let mut got = [0.0; 3];
+        d.sample(&mut a, &mut got).unwrap();
+        let g = [0; 3].map(|_| dist::gamma(&mut b, 2.0));
+        let s: f64 = g.iter().sum();
+        assert_eq!(got.map(f64::to_bits), g.map(|x| (x / s).to_bits()));
+    }
+}

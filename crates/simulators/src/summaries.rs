@@ -35,8 +35,8 @@ use crate::error::{SimError, check_len, finite};
 mod declared;
 #[cfg(feature = "alloc")]
 pub use declared::{
-    DeclaredSummary, OwnedSummaryKind, PROVEN_RELATION, Relation, SummaryError, SummarySpec,
-    USER_ADD_REMOVE, USER_REPLACE_ONE,
+    DeclaredSummary, OwnedSummaryKind, PROVEN_RELATION, SummaryError, SummarySpec, USER_ADD_REMOVE,
+    USER_REPLACE_ONE,
 };
 
 /// Which statistic (levels and lags borrowed from the caller, sorted and distinct).

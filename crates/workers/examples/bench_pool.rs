@@ -67,7 +67,7 @@ fn run() -> Result<String, Box<dyn core::error::Error>> {
         let t = Instant::now();
         let table = PublicPairs::simulate(
             &Proposal::Prior(&prior),
-            &dpinfer_abc::pairs::Rowless(&model),
+            &dpinfer_simulators::Rowless(&model),
             1,
             0..rows,
         )?;

@@ -7,7 +7,7 @@
 //!   checks every answer (row ids, lengths, finiteness), kills a worker that hangs past the
 //!   timeout, retries a failed batch on fresh workers, isolates the failing row and reports
 //!   it as a [`WorkerError`] that names the row and carries the worker's stderr tail.
-//! * [`CommandSimulator`] is the pool as a dpinfer simulator: `dpinfer_abc::pairs::RowSimulator`
+//! * [`CommandSimulator`] is the pool as a dpinfer simulator: [`RowSimulator`](dpinfer_simulators::RowSimulator)
 //!   for tables (each row's seed comes from its own stream, so a table is the same bit for
 //!   bit for any batch size and number of workers) and
 //!   [`Simulator`](dpinfer_simulators::Simulator) for one θ at a time. A θ the worker

@@ -3,7 +3,7 @@
 
 use std::sync::{Arc, Mutex};
 
-use dpinfer_abc::pairs::RowSimulator;
+use dpinfer_simulators::RowSimulator;
 use dpinfer_simulators::{SimError, SimStream, Simulator, check_batch};
 use rand_core::Rng;
 

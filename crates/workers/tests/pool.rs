@@ -14,7 +14,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use dpinfer_abc::pairs::{Proposal, PublicPairs, Rowless};
+use dpinfer_abc::pairs::{Proposal, PublicPairs};
+use dpinfer_simulators::Rowless;
 use dpinfer_simulators::prior::Uniform;
 use dpinfer_simulators::{SimError, SimStream, Simulator, dist};
 use dpinfer_workers::{

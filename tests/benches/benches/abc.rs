@@ -10,6 +10,7 @@ use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::rejection::{RejectionAbc, RejectionSettings, Rule};
 use dpinfer_abc::smc::{SmcAbc, SmcSettings, Tolerance};
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
+use dpinfer_distances::{Relations, Sensitivity};
 use dpinfer_simulators::prior::Normal;
 use dpinfer_simulators::{SimError, Simulator};
 use rand::Rng;
@@ -257,7 +258,7 @@ fn svt(c: &mut Criterion) {
                 epsilon_abc: 0.001,
                 epsilon_total: 1.0,
                 c: 1_000_000,
-                sensitivity: 1e-4,
+                sensitivity: Sensitivity::declared(1e-4, Relations::REPLACE_ONE).unwrap(),
                 clip: 4.0,
                 resample: Resample::Never,
             };
@@ -276,7 +277,7 @@ fn svt(c: &mut Criterion) {
                 epsilon_abc: 0.001,
                 epsilon_total: 1.0,
                 c: 10_000_000,
-                sensitivity: 1e-4,
+                sensitivity: Sensitivity::declared(1e-4, Relations::REPLACE_ONE).unwrap(),
                 clip: 4.0,
                 resample: Resample::Never,
             };

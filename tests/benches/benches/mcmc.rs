@@ -9,7 +9,7 @@ use dpinfer_mcmc::budget::{Accounting, GradientCharging};
 use dpinfer_mcmc::model::BananaPriorGrad;
 use dpinfer_mcmc::{
     Barker, BarkerPrivacy, BarkerSettings, Hmc, HmcPrivacy, HmcSettings, Penalty, PenaltyPrivacy,
-    PenaltySettings, Proposal, Sampler,
+    PenaltySettings, Proposal, MarkovChain,
 };
 use dpinfer_simulators::models::banana::{Banana, BananaSettings};
 use dpinfer_simulators::{RowGradient, RowLikelihood, Simulator};

@@ -13,7 +13,9 @@ use dpinfer_abc::analysis::Resample;
 use dpinfer_abc::discrepancy::Euclidean;
 use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
-use dpinfer_distances::{RandomFourierFeatures, RffReference, Rows, median_heuristic};
+use dpinfer_distances::{
+    RandomFourierFeatures, Relations, RffReference, Rows, Sensitivity, median_heuristic,
+};
 use dpinfer_simulators::models::mixture::{THETA_STAR, UniformMixture};
 use dpinfer_simulators::prior::Dirichlet;
 use dpinfer_simulators::{Prior, SimError, SimStream, Simulator, StreamVersion};
@@ -139,7 +141,7 @@ pub fn svt_settings(sensitivity: f64) -> SvtAbcSettings {
         epsilon_abc: 0.05,
         epsilon_total: 1.0,
         c: 50,
-        sensitivity,
+        sensitivity: Sensitivity::declared(sensitivity, Relations::REPLACE_ONE).unwrap(),
         clip: 2.0,
         resample: Resample::Never,
     }

@@ -13,7 +13,9 @@ use dpinfer::abc::svt::{SvtAbc, SvtAbcSettings};
 use dpinfer::accountants::{
     AccountantKind, Claim, ConversionRule, Event, EventBuf, Neighbouring, PldAccountant,
 };
-use dpinfer::distances::{ClippedWeightedL2, DistanceError, MmdReference, Rows};
+use dpinfer::distances::{
+    ClippedWeightedL2, DistanceError, MmdReference, Relations, Rows, Sensitivity,
+};
 use dpinfer::mechanisms::{BinomialBound, BinomialCurve, Gaussian, RegressionStats};
 use dpinfer::simulators::{FnSimulator, prior::Normal};
 use rand_core::SeedableRng;
@@ -81,7 +83,7 @@ fn svt_abc_claim_is_recomputed_by_independent_paths() {
         epsilon_abc: 0.85,
         epsilon_total,
         c,
-        sensitivity: delta_ro,
+        sensitivity: Sensitivity::declared(delta_ro, Relations::REPLACE_ONE).unwrap(),
         clip,
         resample: Resample::Never,
     };
@@ -292,7 +294,7 @@ fn gaussian_release_is_ordered_across_accountants() {
 fn dp_penalty_claim_matches_the_calibration_target() {
     use dpinfer::mcmc::budget::Accounting;
     use dpinfer::mcmc::model::{GaussianMean, GaussianPrior};
-    use dpinfer::mcmc::{Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Sampler, Trace};
+    use dpinfer::mcmc::{MarkovChain, Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Trace};
 
     let rows = private_rows(200);
     let n = rows.len() as f64;

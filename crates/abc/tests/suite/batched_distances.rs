@@ -18,10 +18,10 @@ use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::rejection::nearest;
 use dpinfer_abc::soft::{SoftAbcdp, SoftAbcdpSettings};
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings, SvtStep};
-use dpinfer_accountants::Neighbouring;
 use dpinfer_distances::{
     ClippedWeightedL2, Gaussian, MmdReference, RandomFourierFeatures, RffReference, Rows,
 };
+use dpinfer_distances::{Relations, Sensitivity};
 use rand_core::SeedableRng;
 
 /// Deterministic values in about (−2, 3): a sine sweep per pair, shifted by the pair's θ.
@@ -131,7 +131,7 @@ fn private_passes_release_the_same_with_batched_distances() {
             epsilon_abc: eps_abc,
             epsilon_total: 2.0,
             c,
-            sensitivity: 0.01,
+            sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
             clip: 4.0,
             resample: Resample::Never,
         };
@@ -151,12 +151,12 @@ fn private_passes_release_the_same_with_batched_distances() {
         epsilon_abc: eps_abc,
         epsilon_total: 5.0,
         delta_total: 1e-5,
-        sensitivity: 0.01,
+        sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
         bound: 4.0,
         floor: 1e-12,
     };
-    let mut a = SoftAbcdp::new(&pairs, e, soft, Neighbouring::ReplaceOne).unwrap();
-    let mut b = SoftAbcdp::new(&pairs, closure, soft, Neighbouring::ReplaceOne).unwrap();
+    let mut a = SoftAbcdp::new(&pairs, e, soft).unwrap();
+    let mut b = SoftAbcdp::new(&pairs, closure, soft).unwrap();
     a.run(&mut ChaCha20Rng::seed_from_u64(9)).unwrap();
     b.run(&mut ChaCha20Rng::seed_from_u64(9)).unwrap();
     assert_eq!(bits(a.noisy_distances()), bits(b.noisy_distances()));
@@ -165,7 +165,7 @@ fn private_passes_release_the_same_with_batched_distances() {
     let g = GaussianRejectionSettings {
         epsilon_abc: eps_abc,
         epsilon_total: 500.0,
-        sensitivity: 0.01,
+        sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
         bound: 4.0,
     };
     let mut a = GaussianRejectionAbcdp::new(&pairs, e, g).unwrap();

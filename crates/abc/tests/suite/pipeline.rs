@@ -18,12 +18,13 @@ use crate::common;
 use common::GaussianMean;
 use dpinfer_abc::AbcError;
 use dpinfer_abc::discrepancy::Euclidean;
-use dpinfer_abc::pairs::{PAIRS_DOMAIN, Proposal, PublicPairs, Rowless, pairs_domain};
+use dpinfer_abc::pairs::{PAIRS_DOMAIN, Proposal, PublicPairs, pairs_domain};
 use dpinfer_abc::pmc::{self, PmcKernel, Population};
 use dpinfer_abc::rejection::nearest;
 use dpinfer_abc::smc::{
     BinomialReplicate, LaplaceReplicate, Privatized, PublicMechanism, Replicate,
 };
+use dpinfer_simulators::Rowless;
 use dpinfer_simulators::prior::{Normal, Uniform};
 use dpinfer_simulators::{Prior, SimStream, Simulator};
 

@@ -15,6 +15,7 @@ use dpinfer_abc::gaussian::{
 use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::soft::{SoftAbcdp, SoftAbcdpSettings};
 use dpinfer_accountants::{Accountant, Neighbouring, PureAccountant};
+use dpinfer_distances::{Relations, Sensitivity};
 use rand_core::SeedableRng;
 
 fn pairs(rhos: &[f64]) -> PublicPairs {
@@ -32,7 +33,7 @@ fn gaussian_rejection_ledger_is_tight_and_matches_accountant() {
     let s = GaussianRejectionSettings {
         epsilon_abc: 0.2,
         epsilon_total: 50.0,
-        sensitivity: 2.0 / 1000.0,
+        sensitivity: Sensitivity::declared(2.0 / 1000.0, Relations::REPLACE_ONE).unwrap(),
         bound: 1.0,
     };
     let g = GaussianRejectionAbcdp::new(&p, ident, s).unwrap();
@@ -55,7 +56,7 @@ fn gaussian_rejection_acceptance_matches_normal_cdf() {
         let s = GaussianRejectionSettings {
             epsilon_abc: 0.2,
             epsilon_total: 20_000.0 * 0.5,
-            sensitivity: 0.01,
+            sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
             bound: 1.0,
         };
         let mut g = GaussianRejectionAbcdp::new(&p, ident, s).unwrap();
@@ -78,11 +79,11 @@ fn soft_ledger_matches_theorem33_and_budget() {
         epsilon_abc: eps_abc,
         epsilon_total: eps_total,
         delta_total: delta,
-        sensitivity: delta_rho,
+        sensitivity: Sensitivity::declared(delta_rho, Relations::REPLACE_ONE).unwrap(),
         bound: 2.0,
         floor: 1e-6,
     };
-    let soft = SoftAbcdp::new(&p, ident, s, Neighbouring::ReplaceOne).unwrap();
+    let soft = SoftAbcdp::new(&p, ident, s).unwrap();
     let eps = soft.epsilon().unwrap();
     assert!(eps <= eps_total && eps > 0.95 * eps_total, "{eps}");
     // Theorem 3.3 with Proposition 1: ε(α) = α Δ′² T / (2σ² ε_abc²) + ln(1/δ)/(α−1); its
@@ -100,7 +101,7 @@ fn soft_ledger_matches_theorem33_and_budget() {
         epsilon_abc: 2.0 * eps_abc,
         ..s
     };
-    let soft2 = SoftAbcdp::new(&p, ident, s2, Neighbouring::ReplaceOne).unwrap();
+    let soft2 = SoftAbcdp::new(&p, ident, s2).unwrap();
     assert!(
         (soft2.sigma() / sig - 0.5).abs() < 1e-3,
         "{}",
@@ -116,11 +117,11 @@ fn soft_noise_and_weights() {
         epsilon_abc: 0.1,
         epsilon_total: 500.0,
         delta_total: 1e-5,
-        sensitivity: 1e-3,
+        sensitivity: Sensitivity::declared(1e-3, Relations::REPLACE_ONE).unwrap(),
         bound: 2.0,
         floor: 1e-6,
     };
-    let mut soft = SoftAbcdp::new(&p, ident, s, Neighbouring::ReplaceOne).unwrap();
+    let mut soft = SoftAbcdp::new(&p, ident, s).unwrap();
     let mut noise = ChaCha20Rng::seed_from_u64(5);
     soft.run(&mut noise).unwrap();
     let d = soft.noisy_distances();
@@ -150,11 +151,11 @@ fn soft_floor_projects_negative_values() {
         epsilon_abc: 1.0,
         epsilon_total: 0.1,
         delta_total: 1e-5,
-        sensitivity: 0.1,
+        sensitivity: Sensitivity::declared(0.1, Relations::REPLACE_ONE).unwrap(),
         bound: 1.0,
         floor: 1e-3,
     };
-    let mut soft = SoftAbcdp::new(&p, ident, s, Neighbouring::ReplaceOne).unwrap();
+    let mut soft = SoftAbcdp::new(&p, ident, s).unwrap();
     soft.run(&mut ChaCha20Rng::seed_from_u64(8)).unwrap();
     let d = soft.noisy_distances();
     assert!(d.iter().all(|&x| x >= 1e-3));
@@ -177,13 +178,13 @@ fn every_private_pass_states_its_claim_as_a_value() {
             epsilon_abc: 0.2,
             epsilon_total: 1.0,
             c: 5,
-            sensitivity: 0.01,
+            sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
             clip: 1.0,
             resample: Resample::Never,
         },
     )
     .unwrap();
-    let c = svt.claim(Neighbouring::ReplaceOne).unwrap();
+    let c = svt.claim().unwrap();
     assert_eq!(c.accountant, AccountantKind::Pure);
     assert_eq!(c.relation, Neighbouring::ReplaceOne);
     assert_eq!(c.events.len(), 1);
@@ -203,12 +204,12 @@ fn every_private_pass_states_its_claim_as_a_value() {
         GaussianRejectionSettings {
             epsilon_abc: 0.2,
             epsilon_total: 50.0,
-            sensitivity: 0.002,
+            sensitivity: Sensitivity::declared(0.002, Relations::ADD_REMOVE).unwrap(),
             bound: 1.0,
         },
     )
     .unwrap();
-    let c = g.claim(Neighbouring::AddRemove).unwrap();
+    let c = g.claim().unwrap();
     assert_eq!(c.relation, Neighbouring::AddRemove);
     assert!(c.epsilon() >= g.epsilon() && c.epsilon() <= g.epsilon() * (1.0 + 1e-12));
     // Soft-ABCDP: T zCDP events at δ_total, the pass's own ε, and an independent zCDP
@@ -220,14 +221,14 @@ fn every_private_pass_states_its_claim_as_a_value() {
             epsilon_abc: 0.2,
             epsilon_total: 2.0,
             delta_total: 1e-6,
-            sensitivity: 0.002,
+            sensitivity: Sensitivity::declared(0.002, Relations::REPLACE_ONE).unwrap(),
             bound: 1.0,
             floor: 1e-12,
         },
-        Neighbouring::ReplaceOne,
     )
     .unwrap();
     let c = s.claim().unwrap();
+    assert_eq!(c.relation, Neighbouring::ReplaceOne);
     assert_eq!(c.accountant, AccountantKind::Zcdp);
     assert_eq!(c.events[0].1, 200);
     assert_eq!(c.delta(), 1e-6);
@@ -245,4 +246,163 @@ fn every_private_pass_states_its_claim_as_a_value() {
     assert!(c.epsilon() <= 2.0);
     // The prose is generated from the value.
     assert!(c.to_string().contains("replace-one"), "{c}");
+}
+
+/// Each private pass states its claim under the relation its settings' sensitivity carries
+/// (issue 27: relations travel with sensitivities). The pipeline used to build soft-ABC
+/// under a hard-coded replace-one, so a summary sensitivity declared for add/remove only was
+/// claimed under replace-one, a relation it does not hold for.
+#[test]
+fn every_pass_claims_under_the_relation_of_its_sensitivity() {
+    use dpinfer_abc::analysis::Resample;
+    use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
+    let p = PublicPairs::from_parts(1, 1, (0..50).map(f64::from).collect(), vec![0.3; 50]).unwrap();
+    let ident = |y: &[f64]| y[0];
+    for (relations, want) in [
+        (Relations::REPLACE_ONE, Neighbouring::ReplaceOne),
+        (Relations::ADD_REMOVE, Neighbouring::AddRemove),
+        (Relations::ANY_PAIR, Neighbouring::ReplaceOne),
+    ] {
+        let sensitivity = Sensitivity::declared(0.01, relations).unwrap();
+        let svt = SvtAbc::new(
+            &p,
+            ident,
+            SvtAbcSettings {
+                epsilon_abc: 0.2,
+                epsilon_total: 1.0,
+                c: 3,
+                sensitivity,
+                clip: 1.0,
+                resample: Resample::Never,
+            },
+        )
+        .unwrap();
+        let soft = SoftAbcdp::new(
+            &p,
+            ident,
+            SoftAbcdpSettings {
+                epsilon_abc: 0.2,
+                epsilon_total: 2.0,
+                delta_total: 1e-6,
+                sensitivity,
+                bound: 1.0,
+                floor: 1e-12,
+            },
+        )
+        .unwrap();
+        let gauss = GaussianRejectionAbcdp::new(
+            &p,
+            ident,
+            GaussianRejectionSettings {
+                epsilon_abc: 0.2,
+                epsilon_total: 50.0,
+                sensitivity,
+                bound: 1.0,
+            },
+        )
+        .unwrap();
+        for c in [svt.claim(), soft.claim(), gauss.claim()] {
+            assert_eq!(c.unwrap().relation, want, "{relations}");
+        }
+    }
+}
+
+/// The three private passes run, claim and release through one trait
+/// (`dpinfer_abc::pass::PrivatePass`, held as a `Box<dyn …>`): the release is the pass's own
+/// output (accepted θs, or every θ with its weights) and its facts name the noise scale and the
+/// counts, in a fixed order.
+#[test]
+fn the_private_passes_share_one_trait() {
+    use dpinfer_abc::analysis::Resample;
+    use dpinfer_abc::pass::PrivatePass;
+    use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
+    let rhos: Vec<f64> = (0..200).map(|i| f64::from(i % 17) / 17.0).collect();
+    let p = pairs(&rhos);
+    let sensitivity = Sensitivity::declared(0.002, Relations::REPLACE_ONE).unwrap();
+    type Pass<'a> = Box<dyn PrivatePass<ChaCha20Rng> + 'a>;
+    let passes: Vec<(Pass<'_>, &[&str])> = vec![
+        (
+            Box::new(
+                SvtAbc::new(
+                    &p,
+                    ident,
+                    SvtAbcSettings {
+                        epsilon_abc: 0.3,
+                        epsilon_total: 5.0,
+                        c: 10,
+                        sensitivity,
+                        clip: 1.0,
+                        resample: Resample::Never,
+                    },
+                )
+                .unwrap(),
+            ),
+            &["laplace_scale_b", "accepted", "examined"],
+        ),
+        (
+            Box::new(
+                SoftAbcdp::new(
+                    &p,
+                    ident,
+                    SoftAbcdpSettings {
+                        epsilon_abc: 0.2,
+                        epsilon_total: 5.0,
+                        delta_total: 1e-6,
+                        sensitivity,
+                        bound: 1.0,
+                        floor: 1e-12,
+                    },
+                )
+                .unwrap(),
+            ),
+            &["gaussian_sigma", "ess"],
+        ),
+        (
+            Box::new(
+                GaussianRejectionAbcdp::new(
+                    &p,
+                    ident,
+                    GaussianRejectionSettings {
+                        epsilon_abc: 0.3,
+                        epsilon_total: 50.0,
+                        sensitivity,
+                        bound: 1.0,
+                    },
+                )
+                .unwrap(),
+            ),
+            &["gaussian_sigma", "step_epsilon", "accepted"],
+        ),
+    ];
+    for (i, (mut pass, names)) in passes.into_iter().enumerate() {
+        let claim = pass.claim().unwrap();
+        assert_eq!(claim.relation, Neighbouring::ReplaceOne);
+        pass.run(&mut ChaCha20Rng::seed_from_u64(3)).unwrap();
+        let out = pass.release().unwrap();
+        let got: Vec<&str> = out.facts.iter().map(|f| f.0).collect();
+        assert_eq!(got, *names, "pass {i}");
+        assert!(
+            out.facts.iter().all(|f| f.1.is_finite() && f.1 >= 0.0),
+            "{:?}",
+            out.facts
+        );
+        match &out.weights {
+            // Soft-ABC releases every pair with a normalised weight.
+            Some(w) => {
+                assert_eq!(out.samples.len(), 200);
+                assert!((w.iter().sum::<f64>() - 1.0).abs() < 1e-12);
+            }
+            // The rejection passes release the accepted θs, as many as the facts say.
+            None => {
+                let accepted = out.facts.iter().find(|f| f.0 == "accepted").unwrap().1;
+                assert_eq!(out.samples.len() as f64, accepted);
+                // θ_t = t: each released θ is a row of the table.
+                assert!(
+                    out.samples
+                        .iter()
+                        .all(|t| t.fract() == 0.0 && (0.0..200.0).contains(t))
+                );
+            }
+        }
+    }
 }

@@ -14,7 +14,7 @@ use dpinfer_abc::smc::{SmcSettings, Tolerance};
 use dpinfer_abc::soft::{SoftAbcdp, SoftAbcdpSettings};
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
 use dpinfer_abc::weights::{effective_sample_size, normalize_log_weights, systematic_resample};
-use dpinfer_accountants::Neighbouring;
+use dpinfer_distances::{Relations, Sensitivity};
 use proptest::prelude::*;
 
 fn any_f64() -> impl Strategy<Value = f64> {
@@ -101,18 +101,27 @@ proptest! {
         }
         let pairs = PublicPairs::from_parts(1, 1, vec![0.0, 1.0], vec![0.2, 0.4]).unwrap();
         let dist = |y: &[f64]| y[0];
-        let svt = SvtAbcSettings {
-            epsilon_abc: a, epsilon_total: b, c: k, sensitivity: c, clip: b,
-            resample: Resample::Never,
-        };
-        if let Ok(p) = SvtAbc::new(&pairs, dist, svt) {
-            prop_assert!(p.epsilon() <= b);
+        // A sensitivity is finite and positive by construction, or refused.
+        prop_assert_eq!(
+            Sensitivity::declared(c, Relations::REPLACE_ONE).is_ok(),
+            c.is_finite() && c > 0.0
+        );
+        if let Ok(sensitivity) = Sensitivity::declared(c, Relations::REPLACE_ONE) {
+            let svt = SvtAbcSettings {
+                epsilon_abc: a, epsilon_total: b, c: k, sensitivity, clip: b,
+                resample: Resample::Never,
+            };
+            if let Ok(p) = SvtAbc::new(&pairs, dist, svt) {
+                prop_assert!(p.epsilon() <= b);
+            }
         }
-        let soft = SoftAbcdpSettings {
-            epsilon_abc: a, epsilon_total: b, delta_total: c, sensitivity: a, bound: b, floor: c,
-        };
-        if let Ok(s) = SoftAbcdp::new(&pairs, dist, soft, Neighbouring::ReplaceOne) {
-            prop_assert!(s.epsilon().unwrap() <= b);
+        if let Ok(sensitivity) = Sensitivity::declared(a, Relations::REPLACE_ONE) {
+            let soft = SoftAbcdpSettings {
+                epsilon_abc: a, epsilon_total: b, delta_total: c, sensitivity, bound: b, floor: c,
+            };
+            if let Ok(s) = SoftAbcdp::new(&pairs, dist, soft) {
+                prop_assert!(s.epsilon().unwrap() <= b);
+            }
         }
         let _ = PublicPairs::from_parts(n, n, vec![a; n * 2], vec![b; n]);
     }

@@ -11,6 +11,7 @@ use dpinfer_abc::rejection::default_k;
 use dpinfer_abc::smc::{SmcSettings, Tolerance};
 use dpinfer_abc::soft::SoftAbcdpSettings;
 use dpinfer_abc::svt::SvtAbcSettings;
+use dpinfer_distances::{Relations, Sensitivity};
 
 #[test]
 fn default_k_is_one_percent_and_at_least_one() {
@@ -53,7 +54,7 @@ fn svt_refuses_a_threshold_that_is_not_positive() {
         epsilon_abc: 0.05,
         epsilon_total: 1.0,
         c: 2,
-        sensitivity: 0.01,
+        sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
         clip: 1.0,
         resample: Resample::Never,
     };
@@ -127,7 +128,7 @@ fn soft_and_gaussian_settings_validate_every_field() {
         epsilon_abc: 0.1,
         epsilon_total: 1.0,
         delta_total: 1e-6,
-        sensitivity: 0.01,
+        sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
         bound: 1.0,
         floor: SoftAbcdpSettings::FLOOR,
     };
@@ -166,16 +167,13 @@ fn soft_and_gaussian_settings_validate_every_field() {
         ),
         "delta_total"
     );
-    assert_eq!(
-        name(
-            SoftAbcdpSettings {
-                sensitivity: -1.0,
-                ..soft
-            }
-            .validate()
-        ),
-        "sensitivity"
-    );
+    // A sensitivity is finite and positive by construction (it carries its relations).
+    for v in [-1.0, 0.0, f64::NAN, f64::INFINITY] {
+        assert!(
+            Sensitivity::declared(v, Relations::REPLACE_ONE).is_err(),
+            "{v}"
+        );
+    }
     assert_eq!(
         name(
             SoftAbcdpSettings {
@@ -193,7 +191,7 @@ fn soft_and_gaussian_settings_validate_every_field() {
     let g = GaussianRejectionSettings {
         epsilon_abc: 0.1,
         epsilon_total: 1.0,
-        sensitivity: 0.01,
+        sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
         bound: 1.0,
     };
     g.validate().unwrap();
@@ -216,16 +214,6 @@ fn soft_and_gaussian_settings_validate_every_field() {
             .validate()
         ),
         "epsilon_abc"
-    );
-    assert_eq!(
-        name(
-            GaussianRejectionSettings {
-                sensitivity: 0.0,
-                ..g
-            }
-            .validate()
-        ),
-        "sensitivity"
     );
     assert_eq!(
         name(GaussianRejectionSettings { bound: -1.0, ..g }.validate()),

@@ -193,7 +193,8 @@ fn setup_is_from_data_on_the_setup_streams_prior_predictive_set() {
 /// simulator gives, bit for bit (it embeds each simulated row, skips rejected ones).
 #[test]
 fn embedded_rows_equals_embedded_simulator_bit_for_bit() {
-    use dpinfer_abc::pairs::{Proposal, PublicPairs, Rowless};
+    use dpinfer_abc::pairs::{Proposal, PublicPairs};
+    use dpinfer_simulators::Rowless;
     let model = GaussianMean::new(60, 1.0, 0.0, 2.0).unwrap();
     // rejects θ < −1 (recoverable), so some rows are redrawn
     let picky = FnSimulator::new(

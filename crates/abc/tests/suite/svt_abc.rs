@@ -9,6 +9,7 @@
 )]
 
 use crate::common;
+use dpinfer_distances::{Relations, Sensitivity};
 
 use chacha20::ChaCha20Rng;
 use common::GaussianMean;
@@ -38,7 +39,7 @@ fn ledger_equals_accountant_and_theorem1() {
                 epsilon_abc: 0.1,
                 epsilon_total: eps_total,
                 c,
-                sensitivity: 2.0 / 5000.0,
+                sensitivity: Sensitivity::declared(2.0 / 5000.0, Relations::REPLACE_ONE).unwrap(),
                 clip: 2.0,
                 resample,
             };
@@ -79,7 +80,7 @@ fn flip_probability_of_first_query_matches_proposition1() {
             epsilon_abc: eps_abc,
             epsilon_total: 0.4,
             c: 1,
-            sensitivity: 0.01,
+            sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
             clip: 1.0,
             resample: Resample::Never,
         };
@@ -107,7 +108,7 @@ fn stops_after_c_acceptances_and_reports_stream() {
         epsilon_abc: 0.5,
         epsilon_total: 100.0,
         c: 7,
-        sensitivity: 0.001,
+        sensitivity: Sensitivity::declared(0.001, Relations::REPLACE_ONE).unwrap(),
         clip: 1.0,
         resample: Resample::AfterAccept,
     };
@@ -137,7 +138,7 @@ fn huge_budget_reproduces_rejection_abc() {
         epsilon_abc: eps_abc,
         epsilon_total: 1e6,
         c: 50,
-        sensitivity: 1e-4,
+        sensitivity: Sensitivity::declared(1e-4, Relations::REPLACE_ONE).unwrap(),
         clip: 10.0,
         resample: Resample::Never,
     };

@@ -14,6 +14,7 @@ use chacha20::ChaCha20Rng;
 use dpinfer_abc::analysis::Resample;
 use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
+use dpinfer_distances::{Relations, Sensitivity};
 use dpinfer_simulators::models::tb::{
     N_SUMMARIES, TRUE_THETA, TbPrior, Tuberculosis, mean_clipped_distance,
     mean_clipped_distance_sensitivity,
@@ -185,7 +186,11 @@ fn huge_budget_reproduces_rejection_abc_on_tb() {
             epsilon_abc: eps_abc,
             epsilon_total: 1e6,
             c: c as u64,
-            sensitivity: mean_clipped_distance_sensitivity(n, CLIP).unwrap(),
+            sensitivity: Sensitivity::declared(
+                mean_clipped_distance_sensitivity(n, CLIP).unwrap(),
+                Relations::REPLACE_ONE,
+            )
+            .unwrap(),
             clip: CLIP,
             resample,
         };
@@ -211,7 +216,7 @@ fn paper_budget_is_charged_with_c_over_n() {
                 epsilon_abc: 150.0,
                 epsilon_total: 1.0,
                 c: 10,
-                sensitivity: delta,
+                sensitivity: Sensitivity::declared(delta, Relations::REPLACE_ONE).unwrap(),
                 clip: CLIP,
                 resample,
             };

@@ -100,8 +100,9 @@ dir = "r"
 
 #[test]
 fn cli_and_library_make_the_same_pmc_generation_from_a_population() {
-    use dpinfer::abc::pairs::{Proposal, Rowless};
+    use dpinfer::abc::pairs::Proposal;
     use dpinfer::abc::pmc::{PmcKernel, Population};
+    use dpinfer::simulators::Rowless;
     let dir = fresh_dir("library-pmc");
     let cfg = dir.join("c.toml");
     std::fs::write(&cfg, format!("{MODEL}{SMC}")).unwrap();

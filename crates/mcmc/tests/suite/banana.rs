@@ -14,7 +14,7 @@ use crate::common;
 
 use common::check_moments;
 use dpinfer_mcmc::model::BananaPriorGrad;
-use dpinfer_mcmc::{Hmc, HmcSettings, Penalty, PenaltySettings, Proposal, Sampler, Trace};
+use dpinfer_mcmc::{Hmc, HmcSettings, MarkovChain, Penalty, PenaltySettings, Proposal, Trace};
 use dpinfer_simulators::Simulator;
 use dpinfer_simulators::models::banana::{Banana, BananaSettings};
 use rand::SeedableRng;

@@ -15,7 +15,7 @@ use common::*;
 use dpinfer_accountants::ConversionRule;
 use dpinfer_mcmc::budget;
 use dpinfer_mcmc::{
-    Barker, BarkerPrivacy, BarkerSettings, McmcError, Proposal, Sampler, SubsampledPenalty,
+    Barker, BarkerPrivacy, BarkerSettings, MarkovChain, McmcError, Proposal, SubsampledPenalty,
     SubsampledPenaltyPrivacy, SubsampledPenaltySettings, Trace,
 };
 use rand::SeedableRng;

@@ -13,7 +13,7 @@ use crate::common;
 
 use common::*;
 use dpinfer_mcmc::budget::{self, Accounting, GradientCharging};
-use dpinfer_mcmc::{Hmc, HmcPrivacy, HmcSettings, McmcError, Sampler, Trace};
+use dpinfer_mcmc::{Hmc, HmcPrivacy, HmcSettings, MarkovChain, McmcError, Trace};
 use rand::SeedableRng;
 use rand::rngs::{ChaCha20Rng, Xoshiro256PlusPlus};
 

@@ -39,7 +39,7 @@ fn run_all<S: Budgeted>(mut mc: MultiChain<S>) -> Vec<Releases> {
         .collect();
     let traces = mc.run(u64::MAX, 0, &mut rngs).unwrap();
     let total: u64 = traces.iter().map(|t| t.iterations).sum();
-    assert_eq!(total, mc.ledger().unwrap().shares.iter().sum::<u64>());
+    assert_eq!(total, mc.shares().unwrap().shares.iter().sum::<u64>());
     let per: Vec<Releases> = mc.chains().iter().map(Budgeted::releases).collect();
     let sum = mc.releases();
     assert_eq!(sum.gaussian, per.iter().map(|r| r.gaussian).sum::<u64>());
@@ -119,7 +119,7 @@ fn multichain_dp_hmc_composition_within_budget() {
                     })
                     .collect();
                 let mc = MultiChain::new(chains).unwrap();
-                let shares = mc.ledger().unwrap().shares.clone();
+                let shares = mc.shares().unwrap().shares.clone();
                 let rel = run_all(mc);
                 // What each chain released, structurally: k_i ratio tests (unless a step was
                 // rejected before the test) and k_i(L+1) or k_i L + 1 gradients.

@@ -13,7 +13,9 @@ use crate::common;
 
 use common::*;
 use dpinfer_mcmc::budget::{self, Accounting};
-use dpinfer_mcmc::{McmcError, Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Sampler, Trace};
+use dpinfer_mcmc::{
+    MarkovChain, McmcError, Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Trace,
+};
 use rand::SeedableRng;
 use rand::rngs::{ChaCha20Rng, Xoshiro256PlusPlus};
 
@@ -287,7 +289,7 @@ fn constructors_validate() {
 /// the chains together run exactly that many iterations; exact chains agree (R̂ ≈ 1).
 #[test]
 fn multichain_splits_budget_and_chains_agree() {
-    use dpinfer_mcmc::{Ledger, MultiChain};
+    use dpinfer_mcmc::{ChainShares, MultiChain};
     let privacy = PenaltyPrivacy {
         clip: 10.0,
         tau: 3.0,
@@ -316,14 +318,14 @@ fn multichain_splits_budget_and_chains_agree() {
         })
         .collect();
     let mut mc = MultiChain::new(chains).unwrap();
-    assert_eq!(mc.ledger().unwrap(), &Ledger::split(k, 3).unwrap());
-    assert_eq!(mc.ledger().unwrap().shares.iter().sum::<u64>(), k);
+    assert_eq!(mc.shares().unwrap(), &ChainShares::split(k, 3).unwrap());
+    assert_eq!(mc.shares().unwrap().shares.iter().sum::<u64>(), k);
     let mut rngs: Vec<_> = (0..3)
         .map(|i| Xoshiro256PlusPlus::seed_from_u64(200 + i))
         .collect();
     let traces = mc.run(u64::MAX, 0, &mut rngs).unwrap();
     assert_eq!(traces.iter().map(|t| t.iterations).sum::<u64>(), k);
-    assert!(Ledger::split(5, 0).is_err());
+    assert!(ChainShares::split(5, 0).is_err());
 
     let chains: Vec<_> = (0..4)
         .map(|_| {
@@ -336,7 +338,7 @@ fn multichain_splits_budget_and_chains_agree() {
         })
         .collect();
     let mut mc = MultiChain::new(chains).unwrap();
-    assert!(mc.ledger().is_none());
+    assert!(mc.shares().is_none());
     let mut rngs: Vec<_> = (0..4)
         .map(|i| Xoshiro256PlusPlus::seed_from_u64(300 + i))
         .collect();

@@ -14,7 +14,7 @@ use dpinfer_mcmc::run::{
     Walk, WalkKind,
 };
 use dpinfer_mcmc::{
-    McmcError, Penalty, PenaltyPrivacy, PenaltySettings, Progress, Proposal, Sampler, Trace,
+    MarkovChain, McmcError, Penalty, PenaltyPrivacy, PenaltySettings, Progress, Proposal, Trace,
 };
 use dpinfer_simulators::SimStream;
 use rand::SeedableRng;

@@ -15,8 +15,8 @@ use dpinfer_mcmc::run::{
     RunOutput, RunSettings, Scale, Target, Walk, WalkKind,
 };
 use dpinfer_mcmc::{
-    Barker, BarkerSettings, Hmc, HmcSettings, McmcError, Penalty, PenaltySettings, Proposal,
-    Sampler, Trace,
+    Barker, BarkerSettings, Hmc, HmcSettings, MarkovChain, McmcError, Penalty, PenaltySettings,
+    Proposal, Trace,
 };
 use dpinfer_simulators::prior::Normal;
 use dpinfer_simulators::{RowGradient, RowLikelihood, SimError, SimStream};
@@ -56,7 +56,7 @@ fn walk(kind: WalkKind) -> Walk {
 
 /// The hand-driven loop a front end used to run: stream `CHAIN_DOMAIN` chain 0, burn-in
 /// `iterations / 2`.
-fn by_hand<S: Sampler>(mut s: S, iterations: u64) -> Trace {
+fn by_hand<S: MarkovChain>(mut s: S, iterations: u64) -> Trace {
     let mut rng = SimStream::with_domain(11, CHAIN_DOMAIN, 0);
     let mut t = Trace::with_burn_in(iterations / 2);
     s.run(iterations, &mut rng, &mut t).unwrap();

@@ -9,8 +9,8 @@ use crate::common;
 use common::toy;
 use dpinfer_mcmc::budget::{Accounting, GradientCharging};
 use dpinfer_mcmc::{
-    Barker, BarkerPrivacy, BarkerSettings, Hmc, HmcPrivacy, HmcSettings, McmcError, Penalty,
-    PenaltyPrivacy, PenaltySettings, Proposal, Sampler, SubsampledPenalty,
+    Barker, BarkerPrivacy, BarkerSettings, Hmc, HmcPrivacy, HmcSettings, MarkovChain, McmcError,
+    Penalty, PenaltyPrivacy, PenaltySettings, Proposal, SubsampledPenalty,
     SubsampledPenaltyPrivacy, SubsampledPenaltySettings, Trace,
 };
 use rand::SeedableRng;
@@ -30,7 +30,7 @@ fn digest(xs: impl IntoIterator<Item = f64>) -> u64 {
 }
 
 /// (limit, draws digest, noise-σ digest, ε spent bits) of a run of `iterations` steps.
-fn record<S: Sampler>(
+fn record<S: MarkovChain>(
     s: &mut S,
     iterations: u64,
     limit: Option<u64>,

@@ -312,7 +312,7 @@ proptest! {
     #[test]
     fn private_sampler_parameters_never_panic(clip in proptest::num::f64::ANY, tau in proptest::num::f64::ANY, eps in proptest::num::f64::ANY, delta in proptest::num::f64::ANY, scale in proptest::num::f64::ANY, t in proptest::num::f64::ANY, init in proptest::num::f64::ANY) {
         use dpinfer_mcmc::model::{GaussianMean, GaussianPrior};
-        use dpinfer_mcmc::{Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Sampler};
+        use dpinfer_mcmc::{Penalty, PenaltyPrivacy, PenaltySettings, Proposal, MarkovChain};
         let lik = GaussianMean::new(1, &[0.5, 1.5, -0.2, 3.0], 1.0).unwrap();
         let prior = GaussianPrior::new(1, 0.0, 3.0).unwrap();
         let settings = PenaltySettings { proposal: Proposal::GuidedRandomWalk { scale: vec![scale] }, temperature: t };

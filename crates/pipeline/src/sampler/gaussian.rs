@@ -4,7 +4,8 @@
 use dpinfer::abc::gaussian::GaussianRejectionSettings;
 use serde::{Deserialize, Serialize};
 
-use super::{Calibration, With, abc_key};
+use super::{Calibration, PairsPass, With, abc_key};
+use crate::error::Result;
 
 /// `[sampler] kind = "gaussian-abc"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,7 +22,7 @@ pub struct GaussianAbc {
 impl TryFrom<With<'_, GaussianAbc, Calibration>> for GaussianRejectionSettings {
     type Error = crate::Error;
 
-    fn try_from(With(s, cal): With<'_, GaussianAbc, Calibration>) -> crate::Result<Self> {
+    fn try_from(With(s, cal): With<'_, GaussianAbc, Calibration>) -> Result<Self> {
         let settings = Self {
             epsilon_abc: s.epsilon_abc,
             epsilon_total: cal.epsilon,
@@ -31,5 +32,19 @@ impl TryFrom<With<'_, GaussianAbc, Calibration>> for GaussianRejectionSettings {
         settings.validate().map_err(abc_key)?;
         cal.threshold(s.epsilon_abc)?;
         Ok(settings)
+    }
+}
+
+impl PairsPass for GaussianAbc {
+    super::pairs_pass!(
+        GaussianRejectionSettings,
+        dpinfer::abc::gaussian::GaussianRejectionAbcdp
+    );
+
+    fn mechanism(&self, scope: &str) -> String {
+        format!(
+            "Gaussian rejection ABCDP (Theorem 3.1 with grid correction, linear \
+             composition over T); {scope}"
+        )
     }
 }

@@ -1,7 +1,7 @@
 //! `[sampler]`: one config struct per sampler kind, each in its own file with its conversion
 //! into the library's settings (`TryFrom`) — the library owns the defaults and the checks.
 //!
-//! The table is an internally tagged enum (`kind = "svt-abc"`, …). [`Sampler`]'s
+//! The table is an internally tagged enum (`kind = "svt-abc"`, …). [`SamplerConfig`]'s
 //! `Deserialize` reads the table, picks the struct by `kind` and reads the other keys into it
 //! with `deny_unknown_fields`, so a misspelt key is an error naming the key, the section and
 //! the kind (serde's derived internally tagged enums report it without the section).
@@ -11,8 +11,11 @@
 //! those of `svt-abc`/`soft-abc`/`gaussian-abc`, `rwmh` those of `dp-penalty`/`dp-barker`/
 //! `dp-hmc`.
 //!
-//! Adding a sampler is one new file here: its struct, its conversion, one [`Sampler`]
-//! variant and one line in [`Sampler::read`].
+//! Adding a sampler is one new file here — its struct and its conversion into the library's
+//! settings; for a private pass over the pairs table also `impl` [`PairsPass`] (check,
+//! limits, build, the ledger's mechanism text), through which the pipeline checks, runs,
+//! claims and releases every such pass — and one line in the `samplers!` list (`Variant(Struct) =
+//! "kind" as pass;`).
 
 use crate::error::{Result, bail};
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
@@ -38,18 +41,23 @@ pub use smc::SmcAbc;
 pub use soft::SoftAbc;
 pub use svt::SvtAbc;
 
-/// Declares [`Sampler`] and [`SamplerKind`] from one list: variant, struct, `kind` name,
-/// and for a non-private baseline the keys of its private siblings it ignores.
+/// Declares [`SamplerConfig`] and [`SamplerKind`] from one list: variant, struct, `kind` name,
+/// `as pass` for a private pass over the pairs table (the struct is a [`PairsPass`]), and for a
+/// non-private baseline the keys of its private siblings it ignores.
 macro_rules! samplers {
-    ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(ignoring $sib:expr)?;)+) => {
+    (@pass $s:ident pass) => { Some($s) };
+    (@pass $s:ident) => { None };
+    (@is pass) => { true };
+    (@is) => { false };
+    ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(as $pass:ident)? $(ignoring $sib:expr)?;)+) => {
         /// `[sampler]`, by `kind`.
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #[serde(tag = "kind")]
-        pub enum Sampler {
+        pub enum SamplerConfig {
             $($(#[$doc])* #[serde(rename = $name)] $v($t),)+
         }
 
-        /// The sampler families (the `kind` of a [`Sampler`]).
+        /// The sampler families (the `kind` of a [`SamplerConfig`]).
         #[derive(Debug, Clone, Copy, PartialEq, Eq)]
         pub enum SamplerKind {
             $($(#[$doc])* $v,)+
@@ -58,7 +66,18 @@ macro_rules! samplers {
         /// The `kind` names.
         const KINDS: &[&str] = &[$($name),+];
 
-        impl Sampler {
+        impl SamplerKind {
+            /// Samplers whose private step is one private pass over the pairs table
+            /// ([`PairsPass`]).
+            #[must_use]
+            pub fn is_pass(self) -> bool {
+                match self {
+                    $(Self::$v => samplers!(@is $($pass)?),)+
+                }
+            }
+        }
+
+        impl SamplerConfig {
             /// The kind.
             #[must_use]
             pub fn kind(&self) -> SamplerKind {
@@ -72,6 +91,14 @@ macro_rules! samplers {
             pub fn name(&self) -> &'static str {
                 match self {
                     $(Self::$v(_) => $name,)+
+                }
+            }
+
+            /// The sampler as a private pass over the pairs table, if it is one.
+            #[must_use]
+            pub fn pairs_pass(&self) -> Option<&dyn PairsPass> {
+                match self {
+                    $(Self::$v(_s) => samplers!(@pass _s $($pass)?),)+
                 }
             }
 
@@ -94,11 +121,11 @@ samplers! {
     /// Non-private rejection ABC over the public pairs (nearest `accept`).
     Rejection(Rejection) = "rejection" ignoring rejection::SIBLING_KEYS;
     /// ABCDP: sparse vector over the pairs (Park et al. 2021, Algorithm 1).
-    SvtAbc(SvtAbc) = "svt-abc";
+    SvtAbc(SvtAbc) = "svt-abc" as pass;
     /// Soft ABCDP: Gaussian noisy distances, weights.
-    SoftAbc(SoftAbc) = "soft-abc";
+    SoftAbc(SoftAbc) = "soft-abc" as pass;
     /// Gaussian rejection ABCDP.
-    GaussianAbc(GaussianAbc) = "gaussian-abc";
+    GaussianAbc(GaussianAbc) = "gaussian-abc" as pass;
     /// SMC-ABC (non-private, or on privatized data).
     SmcAbc(SmcAbc) = "smc-abc";
     /// Random-walk Metropolis (non-private).
@@ -115,10 +142,7 @@ impl SamplerKind {
     /// Samplers whose only private step is a pass over public pairs (shardable).
     #[must_use]
     pub fn uses_pairs(self) -> bool {
-        matches!(
-            self,
-            Self::Rejection | Self::SvtAbc | Self::SoftAbc | Self::GaussianAbc
-        )
+        self == Self::Rejection || self.is_pass()
     }
 
     /// MCMC samplers (need a per-row likelihood).
@@ -162,7 +186,7 @@ fn ignore(t: &mut toml::Table, warn: &mut Vec<String>, kind: &str, keys: &[&str]
     }
 }
 
-impl Sampler {
+impl SamplerConfig {
     /// Reads the `[sampler]` table (see the module docs); warnings go to `warn`.
     ///
     /// # Errors
@@ -181,23 +205,15 @@ impl Sampler {
     pub fn pairs(&self) -> Option<usize> {
         match self {
             Self::Rejection(s) => Some(s.pairs),
-            Self::SvtAbc(s) => Some(s.pairs),
-            Self::SoftAbc(s) => Some(s.pairs),
-            Self::GaussianAbc(s) => Some(s.pairs),
             Self::SmcAbc(s) => s.pairs,
-            _ => None,
+            _ => self.pairs_pass().map(PairsPass::pairs),
         }
     }
 
     /// `sampler.clip` of the private ABC passes.
     #[must_use]
     pub fn clip(&self) -> Option<f64> {
-        match self {
-            Self::SvtAbc(s) => s.clip,
-            Self::SoftAbc(s) => s.clip,
-            Self::GaussianAbc(s) => s.clip,
-            _ => None,
-        }
+        self.pairs_pass().and_then(PairsPass::clip)
     }
 
     /// A fixed sampler section, for fingerprints that must not depend on sampler settings.
@@ -223,21 +239,12 @@ impl Sampler {
             }
             Ok(())
         };
+        if let Some(p) = self.pairs_pass() {
+            nonzero("pairs", p.pairs())?;
+            return p.check(Calibration::nominal(epsilon, delta, p.clip())?);
+        }
         match self {
             Self::Rejection(s) => nonzero("pairs", s.pairs),
-            Self::SvtAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
-                let cal = Calibration::nominal(epsilon, delta, s.clip);
-                dpinfer::abc::svt::SvtAbcSettings::try_from(With(s, cal)).map(|_| ())
-            }),
-            Self::SoftAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
-                let cal = Calibration::nominal(epsilon, delta, s.clip);
-                dpinfer::abc::soft::SoftAbcdpSettings::try_from(With(s, cal)).map(|_| ())
-            }),
-            Self::GaussianAbc(s) => nonzero("pairs", s.pairs).and_then(|()| {
-                let cal = Calibration::nominal(epsilon, delta, s.clip);
-                dpinfer::abc::gaussian::GaussianRejectionSettings::try_from(With(s, cal))
-                    .map(|_| ())
-            }),
             Self::SmcAbc(s) => s.check(),
             Self::Rwmh(s) => s.chain.check(),
             Self::DpPenalty(s) => s
@@ -249,9 +256,85 @@ impl Sampler {
                 .chain
                 .check()
                 .and(accounting(s.kernel.accounting.as_deref()).map(|_| ())),
+            // The passes over the pairs table, checked above.
+            Self::SvtAbc(_) | Self::SoftAbc(_) | Self::GaussianAbc(_) => Ok(()),
         }
     }
 }
+
+/// The [`PairsPass`] methods every pass's table shares: `pairs` and `clip` from its fields of
+/// those names, `check` and `build` through its conversion into the library settings
+/// `$settings` and the library pass `$pass` (`$pass::new(pairs, dist, settings)`).
+macro_rules! pairs_pass {
+    ($settings:ty, $($pass:ident)::+) => {
+        fn pairs(&self) -> usize {
+            self.pairs
+        }
+
+        fn clip(&self) -> Option<f64> {
+            self.clip
+        }
+
+        fn check(&self, cal: $crate::sampler::Calibration) -> $crate::error::Result<()> {
+            <$settings>::try_from($crate::sampler::With(self, cal)).map(|_| ())
+        }
+
+        fn build<'a>(
+            &self,
+            pairs: &'a dpinfer::abc::pairs::PublicPairs,
+            dist: $crate::private::ObservedDistance<'a>,
+            cal: $crate::sampler::Calibration,
+        ) -> $crate::error::Result<Box<$crate::sampler::LibraryPass<'a>>> {
+            let settings: $settings = $crate::sampler::With(self, cal).try_into()?;
+            Ok(Box::new($($pass)::+::new(pairs, dist, settings)?))
+        }
+    };
+}
+pub(crate) use pairs_pass;
+
+/// A sampler whose private step is one pass over the public pairs table: its `[sampler]`
+/// table (one file in `src/sampler/`) as the library's
+/// [`PrivatePass`](dpinfer::abc::pass::PrivatePass). The pipeline checks, bounds, builds,
+/// claims and releases every such pass through this trait; adding one is its library file,
+/// its config file implementing this trait, one line `Variant(Struct) = "kind" as pass;` in
+/// `samplers!` and its Python binding.
+pub trait PairsPass {
+    /// Public (θ, simulation) pairs T.
+    fn pairs(&self) -> usize;
+
+    /// `sampler.clip`, the clipping bound of the distance (default: the distance's own).
+    fn clip(&self) -> Option<f64>;
+
+    /// Counts the config bounds (`crate::limits`): key, value, bound.
+    fn limits(&self) -> Vec<(&'static str, Option<u64>, u64)> {
+        Vec::new()
+    }
+
+    /// The library's checks of the settings under `cal` (before the data are read:
+    /// [`Calibration::nominal`]).
+    ///
+    /// # Errors
+    /// The first invalid setting, named by its key.
+    fn check(&self, cal: Calibration) -> Result<()>;
+
+    /// The library's pass over `pairs` with the distance to the observed data (every check of
+    /// the real pass; no noise drawn).
+    ///
+    /// # Errors
+    /// Settings or a calibration the library refuses.
+    fn build<'a>(
+        &self,
+        pairs: &'a dpinfer::abc::pairs::PublicPairs,
+        dist: crate::private::ObservedDistance<'a>,
+        cal: Calibration,
+    ) -> Result<Box<LibraryPass<'a>>>;
+
+    /// The ledger's description of the mechanism, ending with the distance's `scope`.
+    fn mechanism(&self, scope: &str) -> String;
+}
+
+/// The library's private pass as the pipeline runs it: noise from the pipeline's ChaCha20.
+pub type LibraryPass<'a> = dyn dpinfer::abc::pass::PrivatePass<chacha20::ChaCha20Rng> + 'a;
 
 /// A sampler table `.0` with what its conversion into the library's settings needs from
 /// outside `[sampler]` (`.1`: the [`Calibration`] of an ABC pass, the MCMC
@@ -267,23 +350,27 @@ pub struct Calibration {
     pub epsilon: f64,
     /// `privacy.delta`.
     pub delta: f64,
-    /// Sensitivity Δ of the (clipped) distance.
-    pub sensitivity: f64,
+    /// Sensitivity Δ of the (clipped) distance, with its neighbouring relations.
+    pub sensitivity: dpinfer::distances::Sensitivity,
     /// Clipping bound: `sampler.clip`, at most the distance's own bound.
     pub clip: f64,
 }
 
 impl Calibration {
-    /// The calibration before the data are read: Δ = 1 and the configured clip (else the
-    /// largest finite bound) stand in for the distance's, so every other setting is checked.
-    #[must_use]
-    pub fn nominal(epsilon: f64, delta: f64, clip: Option<f64>) -> Self {
-        Self {
+    /// The calibration before the data are read: Δ = 1 (for any pair of data sets) and the
+    /// configured clip (else the largest finite bound) stand in for the distance's, so every
+    /// other setting is checked.
+    ///
+    /// # Errors
+    /// None in practice (Δ = 1 is a valid sensitivity); an [`Error`](crate::Error) if it were not.
+    pub fn nominal(epsilon: f64, delta: f64, clip: Option<f64>) -> Result<Self> {
+        use dpinfer::distances::{Relations, Sensitivity};
+        Ok(Self {
             epsilon,
             delta,
-            sensitivity: 1.0,
+            sensitivity: Sensitivity::declared(1.0, Relations::ANY_PAIR)?,
             clip: clip.unwrap_or(f64::MAX),
-        }
+        })
     }
 
     /// Refuses a threshold at or above the clipping bound (every pair would pass).
@@ -313,9 +400,13 @@ fn abc_key(e: dpinfer::abc::AbcError) -> crate::Error {
     };
     match e {
         InvalidParameter { name, value } => {
-            crate::error::err!("{} = {value:?} is invalid", key(name))
+            let key = key(name);
+            crate::error::err!(key = key.clone(); "{key} = {value:?} is invalid")
         }
-        InvalidCount { name, value } => crate::error::err!("{} = {value} is invalid", key(name)),
+        InvalidCount { name, value } => {
+            let key = key(name);
+            crate::error::err!(key = key.clone(); "{key} = {value} is invalid")
+        }
         e => crate::error::err!("sampler: {e}"),
     }
 }
@@ -368,7 +459,7 @@ pub(crate) fn variant<T: DeserializeOwned>(
         })
 }
 
-/// Deserializes a table through `read` (a [`Sampler::read`]-like function) inside serde.
+/// Deserializes a table through `read` (a [`SamplerConfig::read`]-like function) inside serde.
 pub(crate) fn read_table<'de, D, T>(
     d: D,
     read: impl FnOnce(toml::Table, &mut Vec<String>) -> Result<T, String>,
@@ -428,7 +519,7 @@ pub(crate) fn collect_warnings<T>(f: impl FnOnce() -> T) -> (T, Vec<String>) {
     (out, mine)
 }
 
-impl<'de> Deserialize<'de> for Sampler {
+impl<'de> Deserialize<'de> for SamplerConfig {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         read_table(d, Self::read)
     }
@@ -508,6 +599,7 @@ pub(crate) fn mcmc_err(e: dpinfer::mcmc::McmcError) -> crate::Error {
         dpinfer::mcmc::McmcError::WrongLength { .. } => return crate::error::err!("sampler.{e}"),
         dpinfer::mcmc::McmcError::BudgetExhausted { allowed } => {
             return crate::error::err!(
+                key = "privacy.epsilon";
                 "the privacy budget allows only {allowed} iterations; increase \
                  privacy.epsilon or the noise multiplier"
             );
@@ -520,14 +612,16 @@ pub(crate) fn mcmc_err(e: dpinfer::mcmc::McmcError) -> crate::Error {
                 "sampler.{name} = {value} must be positive and burn_in < iterations"
             );
         }
-        "epsilon" | "delta" => return crate::error::err!("privacy.{name} = {value} is invalid"),
+        "epsilon" | "delta" => {
+            return crate::error::err!(key = format!("privacy.{name}"); "privacy.{name} = {value} is invalid");
+        }
         "leapfrog" => "leapfrog_steps",
         "clip" => "ratio_clip",
         "step_size" | "tau" | "tau_l" | "tau_g" | "ratio_clip" | "grad_clip" | "inv_mass"
         | "temperature" | "batch" | "leapfrog_steps" => name,
         _ => return crate::error::err!("mcmc: {e}"),
     };
-    crate::error::err!("sampler.{key} = {value} is invalid")
+    crate::error::err!(key = format!("sampler.{key}"); "sampler.{key} = {value} is invalid")
 }
 
 /// A library walk from the proposal keys (unset keys keep [`Walk::new`]'s defaults).

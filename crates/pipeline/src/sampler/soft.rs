@@ -4,7 +4,8 @@
 use dpinfer::abc::soft::SoftAbcdpSettings;
 use serde::{Deserialize, Serialize};
 
-use super::{Calibration, With, abc_key};
+use super::{Calibration, PairsPass, With, abc_key};
+use crate::error::Result;
 
 /// `[sampler] kind = "soft-abc"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -21,7 +22,7 @@ pub struct SoftAbc {
 impl TryFrom<With<'_, SoftAbc, Calibration>> for SoftAbcdpSettings {
     type Error = crate::Error;
 
-    fn try_from(With(s, cal): With<'_, SoftAbc, Calibration>) -> crate::Result<Self> {
+    fn try_from(With(s, cal): With<'_, SoftAbc, Calibration>) -> Result<Self> {
         let settings = Self {
             epsilon_abc: s.epsilon_abc,
             epsilon_total: cal.epsilon,
@@ -33,5 +34,16 @@ impl TryFrom<With<'_, SoftAbc, Calibration>> for SoftAbcdpSettings {
         settings.validate().map_err(abc_key)?;
         cal.threshold(s.epsilon_abc)?;
         Ok(settings)
+    }
+}
+
+impl PairsPass for SoftAbc {
+    super::pairs_pass!(SoftAbcdpSettings, dpinfer::abc::soft::SoftAbcdp);
+
+    fn mechanism(&self, scope: &str) -> String {
+        format!(
+            "soft-ABC: Gaussian noisy scaled distances, kernel exp(−ρ/ε_abc) (Park & \
+             Jitkrittum Thms 3.2–3.3); {scope}"
+        )
     }
 }

@@ -5,7 +5,8 @@ use dpinfer::abc::analysis::Resample;
 use dpinfer::abc::svt::SvtAbcSettings;
 use serde::{Deserialize, Serialize};
 
-use super::{Calibration, With, abc_key};
+use super::{Calibration, PairsPass, With, abc_key};
+use crate::error::Result;
 
 /// `[sampler] kind = "svt-abc"`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -27,7 +28,7 @@ pub struct SvtAbc {
 impl TryFrom<With<'_, SvtAbc, Calibration>> for SvtAbcSettings {
     type Error = crate::Error;
 
-    fn try_from(With(s, cal): With<'_, SvtAbc, Calibration>) -> crate::Result<Self> {
+    fn try_from(With(s, cal): With<'_, SvtAbc, Calibration>) -> Result<Self> {
         let settings = Self {
             epsilon_abc: s.epsilon_abc,
             epsilon_total: cal.epsilon,
@@ -43,5 +44,20 @@ impl TryFrom<With<'_, SvtAbc, Calibration>> for SvtAbcSettings {
         settings.validate().map_err(abc_key)?;
         cal.threshold(s.epsilon_abc)?;
         Ok(settings)
+    }
+}
+
+impl PairsPass for SvtAbc {
+    super::pairs_pass!(SvtAbcSettings, dpinfer::abc::svt::SvtAbc);
+
+    fn limits(&self) -> Vec<(&'static str, Option<u64>, u64)> {
+        vec![("sampler.c", Some(self.c), crate::limits::MAX_COUNT)]
+    }
+
+    fn mechanism(&self, scope: &str) -> String {
+        format!(
+            "SVT-ABC (ABCDP Theorem 1), discrete Laplace on a grid, c = {}, RESAMPLE = {}; {scope}",
+            self.c, self.resample
+        )
     }
 }

@@ -698,7 +698,7 @@ impl<U: UserModel> Model<U> {
     }
 
     /// The sensitivity of the clipped weighted L2 distance to the observed summary that a
-    /// declared summary justifies, with the label of its neighbouring relation
+    /// declared summary justifies, carrying its neighbouring relation, with its ledger label
     /// ([`DeclaredSummary::distance_sensitivity`]); `None` when only the clip C bounds it.
     ///
     /// # Errors
@@ -707,7 +707,7 @@ impl<U: UserModel> Model<U> {
         &self,
         weights: &[f64],
         clip: f64,
-    ) -> Result<Option<(f64, &'static str)>, ModelError> {
+    ) -> Result<Option<(dpinfer_distances::Sensitivity, &'static str)>, ModelError> {
         match self.declared_summary() {
             Some(s) => Ok(s.distance_sensitivity(weights, clip)?),
             None => Ok(None),

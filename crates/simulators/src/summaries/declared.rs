@@ -8,6 +8,8 @@ use alloc::vec;
 use alloc::vec::Vec;
 use core::fmt;
 
+use dpinfer_distances::{Neighbouring, Relations, Sensitivity};
+
 use super::{ClippedSummary, SummaryKind, SummarySensitivity};
 use crate::error::SimError;
 
@@ -20,26 +22,6 @@ pub const USER_REPLACE_ONE: &str = "USER-DECLARED replace-one (one observation o
 /// Ledger label of a user-declared add/remove sensitivity.
 pub const USER_ADD_REMOVE: &str = "USER-DECLARED add/remove (one observation of Y* added or \
      removed; the summary's Δ₂ in model.summary is the user's claim, not checked by dpinfer)";
-
-/// The neighbouring relation a user-declared sensitivity holds under.
-#[derive(Copy, Clone, Debug, PartialEq, Eq)]
-pub enum Relation {
-    /// Two data sets of the same size that differ in one observation.
-    ReplaceOne,
-    /// One data set is the other with one observation added or removed.
-    AddRemove,
-}
-
-impl Relation {
-    /// `"replace-one"` or `"add-remove"`.
-    #[must_use]
-    pub const fn as_str(self) -> &'static str {
-        match self {
-            Self::ReplaceOne => "replace-one",
-            Self::AddRemove => "add-remove",
-        }
-    }
-}
 
 /// An owned [`SummaryKind`] (levels and lags held by the summary).
 #[derive(Clone, Debug, PartialEq)]
@@ -101,7 +83,7 @@ pub enum SummarySpec {
     /// sensitivity.
     Simulator {
         /// The user's L2 sensitivity of the summary and the relation it holds under.
-        declared: Option<(f64, Relation)>,
+        declared: Option<(f64, Neighbouring)>,
     },
 }
 
@@ -199,7 +181,8 @@ impl core::error::Error for SummaryError {
 
 /// A validated [`SummarySpec`] for a simulator with `raw_len` scalar outputs: computes the
 /// summary of every simulation and of the observed data, and the sensitivity of the clipped
-/// weighted L2 distance to the observed summary with the label of its neighbouring relation.
+/// weighted L2 distance to the observed summary, with the neighbouring relation it holds for
+/// and a label for the ledger.
 ///
 /// ```
 /// use dpinfer_simulators::summaries::{
@@ -215,8 +198,9 @@ impl core::error::Error for SummaryError {
 /// let s = DeclaredSummary::new(spec, 50, 1)?;
 /// assert_eq!(s.output_len(), 1);
 /// assert_eq!(s.compute(&[9.0; 50])?, vec![5.0]);
-/// let (delta, relation) = s.distance_sensitivity(&[1.0], 1.0)?.unwrap();
-/// assert!((delta - 0.16).abs() < 1e-15 && relation == PROVEN_RELATION);
+/// let (delta, label) = s.distance_sensitivity(&[1.0], 1.0)?.unwrap();
+/// assert!((delta.value() - 0.16).abs() < 1e-15 && label == PROVEN_RELATION);
+/// assert_eq!(delta.relation(), dpinfer_distances::Neighbouring::ReplaceOne);
 /// # Ok::<(), dpinfer_simulators::summaries::SummaryError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -351,9 +335,10 @@ impl DeclaredSummary {
     }
 
     /// Δ of the clipped weighted L2 distance `min(C, d_w(s(x), s(y)))` to the observed
-    /// summary ([`SummarySensitivity::clipped_weighted_l2`]) and the label of its
-    /// neighbouring relation: [`PROVEN_RELATION`] for a library summary (the larger of the
-    /// proven and a declared Δ₂), [`USER_REPLACE_ONE`] / [`USER_ADD_REMOVE`] for a
+    /// summary ([`SummarySensitivity::clipped_weighted_l2`]) as a [`Sensitivity`] that carries
+    /// its neighbouring relation (replace-one for a library summary, the declared one for a
+    /// user's), with the ledger's label: [`PROVEN_RELATION`] for a library summary (the larger
+    /// of the proven and a declared Δ₂), [`USER_REPLACE_ONE`] / [`USER_ADD_REMOVE`] for a
     /// user-declared one; `None` when nothing beyond the clip C bounds it.
     ///
     /// # Errors
@@ -363,13 +348,13 @@ impl DeclaredSummary {
         &self,
         weights: &[f64],
         clip: f64,
-    ) -> Result<Option<(f64, &'static str)>, SummaryError> {
+    ) -> Result<Option<(Sensitivity, &'static str)>, SummaryError> {
         let (l2, relation, label) = match &self.spec {
             SummarySpec::Clipped { sensitivity, .. } => {
                 let proven = self.proven_l2()?;
                 (
                     sensitivity.unwrap_or(proven).max(proven),
-                    Relation::ReplaceOne,
+                    Neighbouring::ReplaceOne,
                     PROVEN_RELATION,
                 )
             }
@@ -379,8 +364,8 @@ impl DeclaredSummary {
                 *v,
                 *r,
                 match r {
-                    Relation::ReplaceOne => USER_REPLACE_ONE,
-                    Relation::AddRemove => USER_ADD_REMOVE,
+                    Neighbouring::ReplaceOne => USER_REPLACE_ONE,
+                    Neighbouring::AddRemove => USER_ADD_REMOVE,
                 },
             ),
             SummarySpec::Simulator { declared: None } => return Ok(None),
@@ -389,7 +374,7 @@ impl DeclaredSummary {
         let s = SummarySensitivity {
             l1: f64::INFINITY,
             l2,
-            relation: relation.as_str(),
+            relation: relation.name(),
         };
         let d = s
             .clipped_weighted_l2(weights, clip)
@@ -397,6 +382,12 @@ impl DeclaredSummary {
                 kind: "distance",
                 source,
             })?;
+        let relations = match relation {
+            Neighbouring::ReplaceOne => Relations::REPLACE_ONE,
+            Neighbouring::AddRemove => Relations::ADD_REMOVE,
+        };
+        let d =
+            Sensitivity::declared(d, relations).map_err(|_| SummaryError::InvalidSensitivity(d))?;
         Ok(Some((d, label)))
     }
 }
@@ -421,14 +412,26 @@ mod tests {
         let s = DeclaredSummary::new(clipped(OwnedSummaryKind::Mean, None), 50, 1).unwrap();
         let (d, r) = s.distance_sensitivity(&[4.0], 10.0).unwrap().unwrap();
         // √4 · 8/50.
-        assert!((d - 0.32).abs() < 1e-15);
+        assert!((d.value() - 0.32).abs() < 1e-15);
         assert_eq!(r, PROVEN_RELATION);
+        assert_eq!(d.relations(), Relations::REPLACE_ONE);
         // Capped at the clip.
-        assert_eq!(s.distance_sensitivity(&[4.0], 0.1).unwrap().unwrap().0, 0.1);
+        assert_eq!(
+            s.distance_sensitivity(&[4.0], 0.1)
+                .unwrap()
+                .unwrap()
+                .0
+                .value(),
+            0.1
+        );
         // Declared above the proven bound: used.
         let s = DeclaredSummary::new(clipped(OwnedSummaryKind::Mean, Some(0.5)), 50, 1).unwrap();
         assert_eq!(
-            s.distance_sensitivity(&[1.0], 10.0).unwrap().unwrap().0,
+            s.distance_sensitivity(&[1.0], 10.0)
+                .unwrap()
+                .unwrap()
+                .0
+                .value(),
             0.5
         );
         // Declared below: refused, naming the proven value.
@@ -444,8 +447,8 @@ mod tests {
     #[test]
     fn user_declared_sensitivities_carry_their_relation() {
         for (r, label) in [
-            (Relation::ReplaceOne, USER_REPLACE_ONE),
-            (Relation::AddRemove, USER_ADD_REMOVE),
+            (Neighbouring::ReplaceOne, USER_REPLACE_ONE),
+            (Neighbouring::AddRemove, USER_ADD_REMOVE),
         ] {
             let s = DeclaredSummary::new(
                 SummarySpec::Simulator {
@@ -457,10 +460,13 @@ mod tests {
             .unwrap();
             assert!(!s.summarises_data());
             assert_eq!(s.compute(&[1.0, 2.0, 3.0]).unwrap(), vec![1.0, 2.0, 3.0]);
-            assert_eq!(
-                s.distance_sensitivity(&[1.0; 3], 1.0).unwrap(),
-                Some((0.01, label))
-            );
+            let (d, l) = s.distance_sensitivity(&[1.0; 3], 1.0).unwrap().unwrap();
+            assert_eq!((d.value(), d.relation(), l), (0.01, r, label));
+            // The value holds for the declared relation only.
+            assert!(!d.holds_for(match r {
+                Neighbouring::ReplaceOne => Neighbouring::AddRemove,
+                Neighbouring::AddRemove => Neighbouring::ReplaceOne,
+            }));
         }
         let s = DeclaredSummary::new(SummarySpec::Simulator { declared: None }, 3, 2).unwrap();
         assert_eq!(s.distance_sensitivity(&[1.0; 3], 1.0).unwrap(), None);
@@ -472,7 +478,7 @@ mod tests {
             assert_eq!(
                 DeclaredSummary::new(
                     SummarySpec::Simulator {
-                        declared: Some((v, Relation::ReplaceOne))
+                        declared: Some((v, Neighbouring::ReplaceOne))
                     },
                     3,
                     1
