@@ -8,8 +8,8 @@ use std::hint::black_box;
 use dpinfer_mcmc::budget::{Accounting, GradientCharging};
 use dpinfer_mcmc::model::BananaPriorGrad;
 use dpinfer_mcmc::{
-    Barker, BarkerPrivacy, BarkerSettings, Hmc, HmcPrivacy, HmcSettings, Penalty, PenaltyPrivacy,
-    PenaltySettings, Proposal, MarkovChain,
+    Barker, BarkerPrivacy, BarkerSettings, Hmc, HmcPrivacy, HmcSettings, MarkovChain, Penalty,
+    PenaltyPrivacy, PenaltySettings, Proposal,
 };
 use dpinfer_simulators::models::banana::{Banana, BananaSettings};
 use dpinfer_simulators::{RowGradient, RowLikelihood, Simulator};
