@@ -232,7 +232,11 @@ impl PyEvent {
     /// ``sensitivities[i]`` ≥ 0 with probability ``probs[i]`` (summing to 1; at most 16
     /// points). Add/remove relation; accounted by the numerical PLD only.
     #[staticmethod]
-    fn mixture_of_gaussians(sigma: f64, sensitivities: Vec<f64>, probs: Vec<f64>) -> PyResult<Self> {
+    fn mixture_of_gaussians(
+        sigma: f64,
+        sensitivities: Vec<f64>,
+        probs: Vec<f64>,
+    ) -> PyResult<Self> {
         Self::new(EventBuf::MixtureOfGaussians {
             sigma,
             sensitivities,

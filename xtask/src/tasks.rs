@@ -8,6 +8,7 @@ const NESTED: &[&str] = &[
     "tests/no-std-smoke/Cargo.toml",
     "tests/benches/Cargo.toml",
     "python/Cargo.toml",
+    "js/wasm/Cargo.toml",
 ];
 
 /// `cargo xtask fmt [--fix]`: rustfmt check (or rewrite) of the workspace and the nested
