@@ -4,7 +4,7 @@
 //! build and test requirements from PyPI (maturin, numpy, pytest, hypothesis, pandas, scipy,
 //! dp-accounting, `dask[distributed]`; opacus with `--no-deps`, because the tests load only
 //! its torch-free RDP analysis), runs clippy `-D warnings` on the binding crate, builds the
-//! abi3 wheel with `maturin build --profile ci-wheel --locked` (release without LTO: see python/Cargo.toml), installs that wheel into the venv,
+//! abi3 wheel with `maturin build --release --locked`, installs that wheel into the venv,
 //! imports it, builds the `dpinfer` CLI (the `test` task's build, `cargo test --workspace
 //! --no-run`: nothing new after that task) and runs
 //! `pytest python/tests` with its path in `DPINFER_BIN` (the CLI-vs-`dpinfer.run` test; any
@@ -108,8 +108,7 @@ pub(crate) fn python() -> Res {
             "-m",
             "maturin",
             "build",
-            "--profile",
-            "ci-wheel",
+            "--release",
             "--locked",
             "-m",
             "python/Cargo.toml",
