@@ -578,21 +578,7 @@ pub(crate) fn discretise(
         Direction::Remove => (subsampled_loss(q, t_min), subsampled_loss(q, t_max)),
         Direction::Add => (-subsampled_loss(q, t_max), -subsampled_loss(q, t_min)),
     };
-    let i0 = libm::floor(l_min / h);
-    let mut ik = libm::ceil(l_max / h);
-    if ik <= i0 {
-        ik = i0 + 1.0;
-    }
-    #[allow(clippy::cast_precision_loss)]
-    if !(i0.is_finite() && ik.is_finite()) || ik - i0 > MAX_GRID as f64 || i0.abs() > 1e15 {
-        return Err(AccountantError::NumericalFailure {
-            what: "pld grid too large (decrease the loss range or increase the interval)",
-        });
-    }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let k = (ik - i0) as usize;
-    #[allow(clippy::cast_possible_truncation)]
-    let offset = i0 as i64;
+    let (i0, k, offset) = grid(l_min, l_max, h)?;
     #[allow(clippy::cast_precision_loss)]
     let eps_at = |j: usize| (i0 + j as f64) * h;
     let ln_q = libm::log(q);
@@ -735,4 +721,26 @@ pub(crate) fn discretise_wor(
         inf: rem.inf,
         slack: rem.slack,
     })
+}
+
+/// The value grid of a discretised loss on `[l_min, l_max]` with interval `h`: the first grid
+/// index `i0 = ⌊l_min/h⌋` (as `f64` and as the PMF's offset) and the number of cells `k ≥ 1`
+/// up to `⌈l_max/h⌉`. A grid longer than `MAX_GRID` cells or with non-finite ends is refused.
+pub(crate) fn grid(l_min: f64, l_max: f64, h: f64) -> Result<(f64, usize, i64), AccountantError> {
+    let i0 = libm::floor(l_min / h);
+    let mut ik = libm::ceil(l_max / h);
+    if ik <= i0 {
+        ik = i0 + 1.0;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    if !(i0.is_finite() && ik.is_finite()) || ik - i0 > MAX_GRID as f64 || i0.abs() > 1e15 {
+        return Err(AccountantError::NumericalFailure {
+            what: "pld grid too large (decrease the loss range or increase the interval)",
+        });
+    }
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let k = (ik - i0) as usize;
+    #[allow(clippy::cast_possible_truncation)]
+    let offset = i0 as i64;
+    Ok((i0, k, offset))
 }

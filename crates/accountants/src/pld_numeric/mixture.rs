@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use dpinfer_math::norm_cdf;
 
 use super::Direction;
-use super::base::{CONSTRUCTION_SLACK, GL4, MAX_GRID, Pmf};
+use super::base::{CONSTRUCTION_SLACK, GL4, Pmf, grid};
 use crate::AccountantError;
 use crate::event::{MAX_MIXTURE_ATOMS, check_mixture};
 
@@ -241,21 +241,7 @@ pub(crate) fn discretise(
         Direction::Remove => (l_lo, l_hi),
         Direction::Add => (-l_hi, -l_lo),
     };
-    let i0 = libm::floor(l_min / h);
-    let mut ik = libm::ceil(l_max / h);
-    if ik <= i0 {
-        ik = i0 + 1.0;
-    }
-    #[allow(clippy::cast_precision_loss)]
-    if !(i0.is_finite() && ik.is_finite()) || ik - i0 > MAX_GRID as f64 || i0.abs() > 1e15 {
-        return Err(AccountantError::NumericalFailure {
-            what: "pld grid too large (decrease the loss range or increase the interval)",
-        });
-    }
-    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let k = (ik - i0) as usize;
-    #[allow(clippy::cast_possible_truncation)]
-    let offset = i0 as i64;
+    let (i0, k, offset) = grid(l_min, l_max, h)?;
     #[allow(clippy::cast_precision_loss)]
     let eps_at = |j: usize| (i0 + j as f64) * h;
     // z-threshold of grid point j: remove ℓ(z) = ε_j; add ℓ(z) = −ε_j (z decreases in j).
