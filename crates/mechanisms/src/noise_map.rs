@@ -6,7 +6,8 @@
 //! estimated with scrambled Sobol points (randomised quasi-Monte Carlo, eq. 11) instead of
 //! i.i.d. draws. [`NoiseMap`] is that map, implemented for every mechanism of this crate that
 //! releases a statistic: [`Laplace`] and [`Gaussian`] (the secure grid mechanisms, exact
-//! discrete noise), [`BinomialCurve`], and the simulation-only [`IdealizedLaplace`] /
+//! discrete noise), [`BinomialCurve`], [`crate::RegressionStats`] (given the clamped
+//! statistic `s̃`), and the simulation-only [`IdealizedLaplace`] /
 //! [`IdealizedGaussian`] (the paper's continuous formulas). Each map is an inverse CDF, one
 //! uniform per released coordinate (`r` = the statistic's length).
 //!
@@ -82,7 +83,12 @@ pub trait NoiseMap {
 }
 
 /// Checks `u.len() == s.len() == out.len() == r` and every `u_i ∈ (0, 1)`.
-fn check_inputs(r: usize, u: &[f64], s: &[f64], out: &[f64]) -> Result<(), MechanismError> {
+pub(crate) fn check_inputs(
+    r: usize,
+    u: &[f64],
+    s: &[f64],
+    out: &[f64],
+) -> Result<(), MechanismError> {
     check_len(r, u.len())?;
     check_len(r, s.len())?;
     check_len(r, out.len())?;
@@ -121,7 +127,7 @@ fn laplace_quantile(u: f64) -> f64 {
 ///
 /// With `q = e^{−λ}`: `P(Z ≤ z) = q^{−z}/(1 + q)` for `z ≤ −1` and `1 − q^{z+1}/(1 + q)` for
 /// `z ≥ 0`, inverted in closed form; the upper branch uses `1 − u`, exact for `u ≥ ½`.
-fn discrete_laplace_quantile(lambda: f64, u: f64) -> i64 {
+pub(crate) fn discrete_laplace_quantile(lambda: f64, u: f64) -> i64 {
     const CAP: f64 = 4_611_686_018_427_387_904.0; // 2^62
     // ln(1 + q) with q = e^{−λ}
     let ln1q = libm::log1p(libm::exp(-lambda));

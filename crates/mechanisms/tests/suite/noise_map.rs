@@ -7,8 +7,8 @@
 //! False-failure rates: each two-sample Kolmogorov–Smirnov check rejects at
 //! `D > c·√((n₁ + n₂)/(n₁n₂))` with `c = √(−ln(α/2)/2) = 2.6934`, α = 1e-6 (the asymptotic
 //! Kolmogorov distribution; conservative for the discrete laws, whose ties only lower `D`); the
-//! χ² homogeneity check rejects above the χ²(df) quantile at α = 1e-6. Seven checks: a
-//! file-wide false-failure rate below 7e-6.
+//! χ² homogeneity check rejects above the χ²(df) quantile at α = 1e-6. Eight checks: a
+//! file-wide false-failure rate below 8e-6.
 #![allow(
     clippy::cast_possible_truncation,
     clippy::cast_sign_loss,
@@ -19,7 +19,9 @@
 
 use crate::common::{chi2_critical, rng};
 use dpinfer_mechanisms::idealized::{IdealizedGaussian, IdealizedLaplace};
-use dpinfer_mechanisms::{BinomialCurve, Gaussian, Laplace, MechanismError, NoiseMap};
+use dpinfer_mechanisms::{
+    BinomialCurve, Gaussian, Laplace, MechanismError, NoiseMap, RegressionStats,
+};
 use rand_core::Rng;
 
 /// α = 1e-6 two-sample KS constant `√(−ln(α/2)/2)`.
@@ -217,6 +219,53 @@ fn binomial_curve_tau_matches_release() {
     sir.tau(&[tiny], &[0.0], &mut a).unwrap();
     sir.tau(&[1.0 - tiny], &[1e6], &mut b).unwrap();
     assert!(a[0] >= 0.0 && b[0] <= 1000.0 && a[0] < b[0]);
+}
+
+#[test]
+fn regression_stats_tau_matches_release() {
+    // An intercept and two predictors (App. E.2; the mechanism releases all 10 entries, the paper drops the constant (1, 1) one), n = 100 records on a
+    // fixed pattern, ε = 1.
+    let n = 100;
+    let x: Vec<f64> = (0..3 * n)
+        .map(|i| {
+            if i % 3 == 0 {
+                1.0
+            } else {
+                ((i * 37 % 101) as f64 - 50.0) / 10.0
+            }
+        })
+        .collect();
+    let y: Vec<f64> = (0..n)
+        .map(|i| ((i * 53 % 107) as f64 - 48.0) / 8.0)
+        .collect();
+    let bounds = [(-1.0, 1.0), (-10.0, 10.0), (-10.0, 10.0)];
+    let mech = RegressionStats::new(&bounds, (-10.0, 10.0), 100, 1.0).unwrap();
+    assert_eq!(mech.noise_dim(10).unwrap(), 10);
+    let mut s = [0.0; 10];
+    mech.clamped_statistic_into(&x, &y, &mut s).unwrap();
+    // The median noise is 0: τ returns the statistic rounded to the grid.
+    let mut out = [0.0; 10];
+    mech.tau(&[0.5; 10], &s, &mut out).unwrap();
+    for (o, si) in out.iter().zip(&s) {
+        assert!((o - si).abs() <= mech.grid().spacing());
+    }
+    let draws = 5_000;
+    let mut ru = rng(61);
+    let mut rn = rng(62);
+    let mut u = [0.0; 10];
+    let (mut taus, mut rels) = (Vec::new(), Vec::new());
+    for _ in 0..draws {
+        u.iter_mut().for_each(|ui| *ui = uniform(&mut ru));
+        mech.tau(&u, &s, &mut out).unwrap();
+        taus.push(out[4]);
+        mech.release_into(&x, &y, &mut out, &mut rn).unwrap();
+        rels.push(out[4]);
+    }
+    assert_same_law("regression statistic", taus, rels);
+    assert_eq!(
+        mech.tau(&[0.5; 10], &[f64::NAN; 10], &mut out),
+        Err(MechanismError::NonFinite { param: "x" })
+    );
 }
 
 #[test]
