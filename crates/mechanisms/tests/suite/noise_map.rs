@@ -223,8 +223,8 @@ fn binomial_curve_tau_matches_release() {
 
 #[test]
 fn regression_stats_tau_matches_release() {
-    // An intercept and two predictors (App. E.2; the mechanism releases all 10 entries, the paper drops the constant (1, 1) one), n = 100 records on a
-    // fixed pattern, ε = 1.
+    // An intercept and two predictors (App. E.2; the mechanism releases all 10 entries, the
+    // paper drops the constant (1, 1) one), n = 100 records on a fixed pattern, ε = 1.
     let n = 100;
     let x: Vec<f64> = (0..3 * n)
         .map(|i| {
