@@ -358,7 +358,7 @@ impl NoiseMap for BinomialCurve {
         check_inputs(any_len(s.len())?, u, s, out)?;
         for &si in s {
             finite("s", si)?;
-            if si < 0.0 || libm::floor(si) != si {
+            if si < 0.0 || libm::floor(si) < si {
                 return Err(MechanismError::OutOfRange { param: "s" });
             }
         }

@@ -29,7 +29,7 @@
     clippy::cast_sign_loss
 )]
 
-use dpinfer::mechanisms::{BinomialCurve, Laplace, NoiseMap};
+use dpinfer::mechanisms::{BinomialCurve, Laplace, MechanismError, NoiseMap};
 use dpinfer::simulators::models::linreg::{BETA_STAR, LinRegSettings, LinearRegression};
 use dpinfer::simulators::models::sir::{Sir, theta_star};
 use dpinfer::simulators::qmc::{InnerIntegral, Sampling};
@@ -38,7 +38,7 @@ use dpinfer::simulators::{SimStream, Simulator};
 /// The run seed of the estimates.
 const SEED: u64 = 20_261_122;
 /// M = 2^LOG_M.
-const LOG_M: std::ops::RangeInclusive<u32> = 4..=10;
+const LOG_M: core::ops::RangeInclusive<u32> = 4..=10;
 /// The stream domain of the estimates (one job per estimate).
 const DOMAIN: u64 = 0xF167;
 
@@ -107,13 +107,16 @@ fn slope(xs: &[f64], ys: &[f64]) -> f64 {
     sxy / sxx
 }
 
+/// A noise map `τ(u, out)` of the release.
+type Tau<'a> = &'a dyn Fn(&[f64], &mut [f64]) -> Result<(), MechanismError>;
+
 /// (ln M, ln RMSE) per level, and the fitted slope.
 fn rates(
     reps: u64,
     sampling: Sampling,
     r: usize,
     truth: f64,
-    tau: &dyn Fn(&[f64], &mut [f64]) -> Result<(), dpinfer::mechanisms::MechanismError>,
+    tau: Tau<'_>,
     g: &dyn Fn(&[f64]) -> f64,
 ) -> (Vec<f64>, f64) {
     let mut xs = Vec::new();
@@ -182,7 +185,7 @@ fn fig7_rates() {
         .iter()
         .map(|&x| grid.to_f64(grid.round(x.clamp(-1.0, 1.0)).unwrap()))
         .collect();
-    let reg_truth = g2.expectation(&means, &vec![var_units * grid.spacing().powi(2); 9]);
+    let reg_truth = g2.expectation(&means, &[var_units * grid.spacing().powi(2); 9]);
     let reg_tau = |u: &[f64], out: &mut [f64]| lap.tau(u, &s, out);
     let reg_g = |y: &[f64]| g2.g(y);
 

@@ -13,6 +13,7 @@
     clippy::cast_possible_truncation,
     clippy::cast_sign_loss,
     clippy::cast_precision_loss,
+    clippy::cast_lossless,
     clippy::float_cmp,
     clippy::unwrap_used
 )]
