@@ -32,8 +32,8 @@
 //!
 //! ```
 //! use dpinfer_mechanisms::{Laplace, NoiseMap};
-//! // A 2-vector Laplace release (ℓ₁ sensitivity 1, ε = 1, values clamped to [−10, 10]).
-//! let mech = Laplace::vector_from_epsilon(2, 1.0, 1.0, -10.0, 10.0)?;
+//! // A 2-vector Laplace release (scale 1, ℓ₁ sensitivity 1, values clamped to [−10, 10]).
+//! let mech = Laplace::vector(2, 1.0, 1.0, -10.0, 10.0)?;
 //! let r = mech.noise_dim(2)?; // one uniform per coordinate
 //! let mut out = [0.0; 2];
 //! // u from a public simulation stream (here fixed): the median of the noise is 0.
