@@ -177,6 +177,11 @@ impl BinomialCurve {
         self.population
     }
 
+    /// `K + 2m` (checked not to overflow at construction).
+    pub(crate) fn denominator(&self) -> u64 {
+        self.denom
+    }
+
     /// The neighbouring relation of the guarantee: one individual's status changes
     /// (population size fixed).
     #[must_use]

@@ -288,6 +288,14 @@ impl Gaussian {
         self.bridge.grid()
     }
 
+    /// The bridge and `σ_u` (the discrete Gaussian's σ in grid steps, `≤ 2²⁶`: exact in
+    /// `f64`), for the noise map.
+    pub(crate) fn noise_parts(&self) -> (Bridge, f64) {
+        #[allow(clippy::cast_precision_loss)]
+        let sigma_units = self.sigma_units as f64;
+        (self.bridge, sigma_units)
+    }
+
     /// The exact zCDP cost `ρ = Δ′²/(2σ_eff²)` (computed in grid units, rounded up).
     #[must_use]
     pub fn rho(&self) -> f64 {

@@ -58,6 +58,12 @@ impl IdealizedLaplace {
         })
     }
 
+    /// The scale `b`.
+    #[must_use]
+    pub fn scale(&self) -> f64 {
+        self.scale
+    }
+
     /// `x` plus one Laplace draw (difference of two exponentials); any seedable RNG.
     pub fn add_noise<R: Rng + ?Sized>(&self, x: f64, rng: &mut R) -> f64 {
         let a: f64 = Exp1.sample(rng);
@@ -104,6 +110,12 @@ impl IdealizedGaussian {
         Ok(Self {
             sigma: positive("sigma", sigma)?,
         })
+    }
+
+    /// The standard deviation `σ`.
+    #[must_use]
+    pub fn sigma(&self) -> f64 {
+        self.sigma
     }
 
     /// `x` plus one Gaussian draw; any seedable RNG.

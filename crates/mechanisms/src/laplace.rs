@@ -230,6 +230,14 @@ impl Laplace {
         self.bridge.grid()
     }
 
+    /// The bridge and the discrete Laplace scale `β = t/s` in grid steps (exact in `f64`, see
+    /// [`Laplace::exact_event`]), for the noise map.
+    pub(crate) fn noise_parts(&self) -> (Bridge, f64) {
+        #[allow(clippy::cast_precision_loss)]
+        let beta = self.noise_t as f64 / self.noise_s as f64;
+        (self.bridge, beta)
+    }
+
     /// The ℓ₁ sensitivity after clamping and rounding, `Δ′` (a multiple of the grid).
     #[must_use]
     pub fn effective_sensitivity(&self) -> f64 {

@@ -288,6 +288,40 @@ impl<'a> RegressionStats<'a> {
     }
 }
 
+/// The release of a given statistic `s = s̃` (from [`RegressionStats::clamped_statistic_into`]
+/// on simulated data): `out_e = g·(round(s_e/g) + Z_e)` with `Z_e` the discrete Laplace
+/// quantile of `u_e` at the mechanism's scale, as [`RegressionStats::release_into`] adds it.
+/// The release rounds the exact rational `s̃_e` to the grid and `τ` the `f64` `s_e`; the two
+/// differ only when `s̃_e` lies within `f64` rounding of a grid midpoint (by one grid step,
+/// `≈ b·2⁻⁴⁰`). The discrete Laplace CDF is inverted as for [`crate::Laplace`].
+impl crate::NoiseMap for RegressionStats<'_> {
+    /// `r = p + 1 + p(p+1)/2`, the statistic's length; any other `len` is a
+    /// [`MechanismError::LengthMismatch`].
+    fn noise_dim(&self, len: usize) -> Result<usize, MechanismError> {
+        check_len(self.output_len(), len)?;
+        Ok(len)
+    }
+
+    /// # Errors
+    ///
+    /// As [`crate::NoiseMap::tau`]; [`MechanismError::NonFinite`] (`"x"`) for a NaN or
+    /// infinite `s_e` and [`MechanismError::Overflow`] for one too large for the grid.
+    fn tau(&self, u: &[f64], s: &[f64], out: &mut [f64]) -> Result<(), MechanismError> {
+        crate::noise_map::check_inputs(self.noise_dim(s.len())?, u, s, out)?;
+        for &se in s {
+            self.grid.round(se)?;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let lambda = self.s as f64 / self.t as f64;
+        for ((o, &ue), &se) in out.iter_mut().zip(u).zip(s) {
+            let z = crate::noise_map::discrete_laplace_quantile(lambda, ue);
+            let v = self.grid.round(se)?;
+            *o = self.grid.to_f64(v.saturating_add(z));
+        }
+        Ok(())
+    }
+}
+
 const QUANT_GRID: Grid = Grid::from_exponent_unchecked(-QUANT_BITS);
 
 /// Which two columns entry `e` multiplies (`p` denotes the response).

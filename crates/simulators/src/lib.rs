@@ -38,6 +38,7 @@ mod error;
 mod fn_sim;
 pub mod likelihood;
 pub mod prior;
+pub mod qmc;
 mod simulator;
 pub mod stream;
 pub mod summaries;

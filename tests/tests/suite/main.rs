@@ -7,3 +7,4 @@
 
 mod end_to_end;
 mod facade;
+mod rqmc;

@@ -11,6 +11,7 @@ mod audit;
 mod claims_fit;
 mod exact_events;
 mod mechanisms;
+mod noise_map;
 mod props;
 mod rejection;
 mod samplers;

@@ -12,6 +12,7 @@ mod dist_priors;
 mod models;
 mod normal_v2;
 mod props;
+mod qmc;
 mod registry;
 mod stream;
 mod summaries;
