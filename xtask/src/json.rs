@@ -37,6 +37,14 @@ impl Json {
         }
     }
 
+    /// The boolean value, if this is `true` or `false`.
+    pub(crate) fn as_bool(&self) -> Option<bool> {
+        match self {
+            Json::Bool(b) => Some(*b),
+            _ => None,
+        }
+    }
+
     /// The elements, if this is an array (empty slice otherwise).
     pub(crate) fn items(&self) -> &[Json] {
         match self {

@@ -110,6 +110,9 @@ pub(crate) struct Package {
     pub(crate) member: bool,
     /// Path of its `Cargo.toml`.
     pub(crate) manifest_path: String,
+    /// Whether it has a dev-dependency on itself with default features on or `std` named:
+    /// its tests are then built with `std`, whatever features the command line selects.
+    pub(crate) tests_enable_std: bool,
 }
 
 /// Runs `cargo metadata --format-version 1 --locked` for the root workspace.
@@ -145,16 +148,54 @@ pub(crate) fn metadata() -> Res<Vec<Package>> {
                 (k.clone(), enables.collect())
             })
             .collect();
+        let name = text("name").ok_or("cargo metadata: package without a name")?;
+        let tests_enable_std = p
+            .get("dependencies")
+            .map(Json::items)
+            .unwrap_or_default()
+            .iter()
+            .any(|d| dev_dependency_enables_std(d, &name, &features));
         out.push(Package {
-            name: text("name").ok_or("cargo metadata: package without a name")?,
+            name,
             version: text("version").unwrap_or_default(),
             rust_version: text("rust_version"),
             features,
             member: members.contains(&id.as_str()),
             manifest_path: text("manifest_path").unwrap_or_default(),
+            tests_enable_std,
         });
     }
     Ok(out)
+}
+
+/// Whether the `cargo metadata` dependency entry `d` is a dev-dependency of package `name`
+/// on itself that turns `std` on (default features kept while `default` implies `std`, or a
+/// listed feature that implies it).
+fn dev_dependency_enables_std(
+    d: &Json,
+    name: &str,
+    features: &BTreeMap<String, Vec<String>>,
+) -> bool {
+    let text = |key: &str| d.get(key).and_then(Json::as_str);
+    if text("name") != Some(name) || text("kind") != Some("dev") {
+        return false;
+    }
+    let probe = Package {
+        name: name.to_owned(),
+        version: String::new(),
+        rust_version: None,
+        features: features.clone(),
+        member: true,
+        manifest_path: String::new(),
+        tests_enable_std: false,
+    };
+    let defaults = d.get("uses_default_features").and_then(Json::as_bool) != Some(false);
+    let listed = d.get("features").map(Json::items).unwrap_or_default();
+    (defaults && probe.implies("default", "std"))
+        || listed
+            .iter()
+            .filter_map(Json::as_str)
+            .any(|f| f == "std" || probe.implies(f, "std"))
 }
 
 /// Explains a failed `--locked` cargo call.
@@ -239,7 +280,8 @@ pub(crate) fn feature_args(features: &[String]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Package, package_name};
+    use super::{Package, dev_dependency_enables_std, package_name};
+    use crate::json;
     use std::collections::BTreeMap;
 
     fn pkg(features: &[(&str, &[&str])]) -> Package {
@@ -254,6 +296,7 @@ mod tests {
             features,
             member: true,
             manifest_path: String::new(),
+            tests_enable_std: false,
         }
     }
 
@@ -272,6 +315,32 @@ mod tests {
         assert!(!p.implies("math", "alloc"));
         assert_eq!(p.core_features(), vec!["math"]);
         assert_eq!(p.no_std_features(), vec!["alloc", "fancy", "math"]);
+    }
+
+    #[test]
+    fn a_dev_dependency_on_itself_with_std_is_found() {
+        let features = pkg(&[("default", &["std"]), ("std", &["alloc"]), ("alloc", &[])]).features;
+        let dep = |text: &str| json::parse(text).unwrap();
+        let on = |text: &str| dev_dependency_enables_std(&dep(text), "p", &features);
+        // default features kept (cargo's default for a path dependency)
+        assert!(on(
+            r#"{"name":"p","kind":"dev","uses_default_features":true,"features":["serde"]}"#
+        ));
+        // default features off, std named
+        assert!(on(
+            r#"{"name":"p","kind":"dev","uses_default_features":false,"features":["std"]}"#
+        ));
+        // default features off, only alloc: a real no-std test build
+        assert!(!on(
+            r#"{"name":"p","kind":"dev","uses_default_features":false,"features":["alloc"]}"#
+        ));
+        // a normal dependency, or another package
+        assert!(!on(
+            r#"{"name":"p","kind":null,"uses_default_features":true,"features":[]}"#
+        ));
+        assert!(!on(
+            r#"{"name":"q","kind":"dev","uses_default_features":true,"features":[]}"#
+        ));
     }
 
     #[test]
