@@ -135,18 +135,25 @@ impl Laplace {
         if dim == 0 {
             return Err(MechanismError::OutOfRange { param: "dim" });
         }
-        let b0 = positive("scale", sensitivity / epsilon)?;
-        let grid = Grid::for_scale(b0, lo, hi, LAPLACE_PRECISION_BITS)?;
-        let units = l1_units(grid, sensitivity, dim, lo, hi)?;
-        let inflated = units_to_f64(grid, units)?;
-        let mut scale = positive("scale", (inflated / epsilon).next_up())?;
-        // Make sure the certified ε does not exceed the target despite rounding.
-        for _ in 0..64 {
-            let mech = Self::vector(dim, scale, sensitivity, lo, hi)?;
-            if mech.epsilon() <= epsilon {
-                return Ok(mech);
+        // The grid depends on the scale and the inflated sensitivity on the grid: start from
+        // the grid of Δ/ε; when the inflated scale crosses a power of two the mechanism's own
+        // grid is coarser (Δ′ grows by up to dim−1 units of it), so start again from that
+        // scale (once is enough: the next grid is the same; four rounds bound the loop).
+        let mut guide = positive("scale", sensitivity / epsilon)?;
+        for _ in 0..4 {
+            let grid = Grid::for_scale(guide, lo, hi, LAPLACE_PRECISION_BITS)?;
+            let units = l1_units(grid, sensitivity, dim, lo, hi)?;
+            let inflated = units_to_f64(grid, units)?;
+            let mut scale = positive("scale", (inflated / epsilon).next_up())?;
+            // Make sure the certified ε does not exceed the target despite rounding.
+            for _ in 0..64 {
+                let mech = Self::vector(dim, scale, sensitivity, lo, hi)?;
+                if mech.epsilon() <= epsilon {
+                    return Ok(mech);
+                }
+                scale = positive("scale", scale.next_up())?;
             }
-            scale = positive("scale", scale.next_up())?;
+            guide = scale;
         }
         Err(MechanismError::OutOfRange { param: "epsilon" })
     }

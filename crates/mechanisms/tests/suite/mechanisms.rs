@@ -82,6 +82,28 @@ fn laplace_costs() {
 }
 
 #[test]
+fn laplace_vector_from_epsilon_calibrates_when_the_scale_crosses_a_power_of_two() {
+    // Δ/ε a power of two and dim ≥ 2: the inflated scale Δ′/ε lies just above it, where the
+    // mechanism's own grid is twice as coarse (this returned OutOfRange { epsilon } before).
+    for dim in 1..=6 {
+        for &(e, s) in &[(1.0, 1.0), (0.5, 2.0), (2.0, 0.25), (0.1, 3.7), (1.0, 1.5)] {
+            let mech = Laplace::vector_from_epsilon(dim, e, s, -10.0, 10.0)
+                .unwrap_or_else(|err| panic!("dim {dim}, ε {e}, Δ {s}: {err:?}"));
+            let got = mech.epsilon();
+            assert!(got <= e, "dim {dim}, ε {e}, Δ {s}: certified {got}");
+            // loses only the grid inflation (≤ dim units of the mechanism's grid)
+            let g = mech.grid().spacing();
+            #[allow(clippy::cast_precision_loss)]
+            let loss = (dim as f64 + 1.0) * g / mech.effective_sensitivity();
+            assert!(
+                got >= e * (1.0 - loss),
+                "dim {dim}, ε {e}, Δ {s}: certified {got}"
+            );
+        }
+    }
+}
+
+#[test]
 fn laplace_vector_release_and_errors() {
     let mech = Laplace::vector(3, 1.0, 1.0, 0.0, 10.0).unwrap();
     let mut r = rng(12);
