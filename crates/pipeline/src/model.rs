@@ -185,6 +185,18 @@ impl BuildModel for Model {
                  sensitivity is derived for the clipped weighted L2 distance"
             );
         }
+        if let Self::User(m) = self
+            && m.worker_summarises_data
+        {
+            // The user's program summarises the raw observations by the code it applies to
+            // its simulations (model.summary.observed = "raw").
+            return m.sim.pool().summarise(&data).map_err(|e| {
+                crate::Error::from(e).context(
+                    "summarising the observed data with the worker (model.summary.observed = \"raw\")"
+                        .to_string(),
+                )
+            });
+        }
         self.summarise_observed(data)
             .context("observed data (the data file holds the raw observations)")
     }
