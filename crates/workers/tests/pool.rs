@@ -332,6 +332,24 @@ fn a_block_of_thetas_goes_to_the_workers_in_batches_with_the_per_row_seeds() {
     let _ = std::fs::remove_file(&log);
 }
 
+/// Issue 31, item 3: `Pool::summarise` sends the observed data to one fresh worker as a
+/// summarise request; a worker that does not understand it (the reference worker expects
+/// `seed` and θ columns) is a `Failed` error for row 0 with one attempt and the worker's
+/// stderr, not a hang or a panic.
+#[test]
+fn a_summarise_request_to_a_worker_that_cannot_answer_it_is_a_typed_failure() {
+    let pool = Pool::new(settings(8, 2, &[])).unwrap();
+    let e = pool.summarise(&[1.0, 2.5, -3.0]).unwrap_err();
+    let WorkerError::Failed(f) = &e else {
+        panic!("{e}")
+    };
+    assert_eq!((f.batch.as_slice(), f.attempts), (&[0][..], 1), "{e}");
+    assert!(
+        f.fault.stderr_tail.iter().any(|l| l.contains("reference worker")),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_missing_program_and_invalid_settings_are_typed_errors() {
     let mut s = settings(4, 2, &[]);
