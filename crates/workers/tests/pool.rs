@@ -345,7 +345,10 @@ fn a_summarise_request_to_a_worker_that_cannot_answer_it_is_a_typed_failure() {
     };
     assert_eq!((f.batch.as_slice(), f.attempts), (&[0][..], 1), "{e}");
     assert!(
-        f.fault.stderr_tail.iter().any(|l| l.contains("reference worker")),
+        f.fault
+            .stderr_tail
+            .iter()
+            .any(|l| l.contains("reference worker")),
         "{e}"
     );
 }
