@@ -155,7 +155,7 @@ def test_raw_data_and_one_summary_function_to_a_private_posterior(tmp_path):
     _script(tmp_path)
     rng = np.random.default_rng(3)
     obs = 1.0 + 2.0 * rng.standard_normal(50)
-    (tmp_path / "obs.csv").write_text("y\n" + "".join(f"{v!r}\n" for v in obs))
+    (tmp_path / "obs.csv").write_text("y\n" + "".join(f"{float(v)!r}\n" for v in obs))
     command = json.dumps([sys.executable, "worker.py"])
     config = f"""
 [model]
