@@ -33,6 +33,9 @@ pub struct CommandModel {
     /// `[model.summary]`: applied to every simulation (the simulator's output map) and, for
     /// library summaries, to the observed data.
     pub summary: Option<DeclaredSummary>,
+    /// `[model.summary] kind = "simulator"`, `observed = "raw"`: the worker summarises the
+    /// observed data ([`dpinfer_workers::Pool::summarise`]).
+    pub worker_summarises_data: bool,
     /// Hears the workers' fatal errors (set once by [`crate::run::run_with`]; stderr if unset).
     observer: OnceLock<Shared>,
 }
@@ -128,6 +131,10 @@ impl CommandModel {
             names,
             row_dim,
             summary,
+            worker_summarises_data: c
+                .summary
+                .as_ref()
+                .is_some_and(SummaryDecl::worker_summarises_data),
             observer: OnceLock::new(),
         })
     }

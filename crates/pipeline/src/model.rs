@@ -185,6 +185,18 @@ impl BuildModel for Model {
                  sensitivity is derived for the clipped weighted L2 distance"
             );
         }
+        if let Self::User(m) = self
+            && m.worker_summarises_data
+        {
+            // The user's program summarises the raw observations by the code it applies to
+            // its simulations (model.summary.observed = "raw").
+            return m.sim.pool().summarise(&data).map_err(|e| {
+                crate::Error::from(e).context(
+                    "summarising the observed data with the worker (model.summary.observed = \"raw\")"
+                        .to_string(),
+                )
+            });
+        }
         self.summarise_observed(data)
             .context("observed data (the data file holds the raw observations)")
     }
@@ -192,12 +204,19 @@ impl BuildModel for Model {
 
 /// Reads observed data: an Arrow IPC file by its extension (`.arrow`, `.feather`, `.ipc`;
 /// `crate::declared::read_arrow_data`), a Parquet file (`.parquet`, with the `parquet`
-/// feature), otherwise a CSV of numbers (no header; `#` comments and blank lines skipped) into row-major
+/// feature), otherwise a CSV of numbers (`#` comments and blank lines skipped) into row-major
 /// values, checking that every value is finite, every line has the same number of values and,
 /// with `strict_rows` (one observation per line), that this number is `row_dim`.
 ///
+/// The first line may be a header, as pandas, R and spreadsheets write it: a line none of
+/// whose fields is a number (names split on commas, else tabs, else spaces; quotes
+/// stripped). Its names must be distinct and non-empty, one per value of a row: as many as
+/// the model's row dimension with `strict_rows`, otherwise as many as the values of each
+/// following line.
+///
 /// # Errors
-/// I/O, parse errors, ragged rows, non-finite values — each names the line.
+/// I/O, parse errors, ragged rows, non-finite values, a header whose names do not match the
+/// rows — each names the line.
 pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f64>> {
     if matches!(
         path.extension().and_then(|e| e.to_str()),
@@ -220,9 +239,53 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
     let text = dpinfer_ledger::files::read_input_text(path, "data file", None)?;
     let mut vals = Vec::new();
     let mut per_row: Option<usize> = None;
+    // (line number, names) of a header line, until the first data line has checked it
+    let mut header: Option<(usize, Vec<String>)> = None;
+    let mut first = true;
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        if std::mem::take(&mut first)
+            && let Some(names) = header_names(line)
+        {
+            let d = names.len();
+            let repeated = names
+                .iter()
+                .enumerate()
+                .find(|(j, n)| names[..*j].contains(n))
+                .map(|(_, n)| n);
+            if strict_rows && d != row_dim {
+                bail!(
+                    Data,
+                    "data file {} line {}: the header names {d} column(s) {names:?}, the \
+                     model's rows have dimension {row_dim}{}",
+                    path.display(),
+                    i + 1,
+                    index_hint(&names)
+                );
+            }
+            if let Some(j) = names.iter().position(String::is_empty) {
+                bail!(
+                    Data,
+                    "data file {} line {}: column {} of the header has no name{}",
+                    path.display(),
+                    i + 1,
+                    j + 1,
+                    index_hint(&names)
+                );
+            }
+            if let Some(n) = repeated {
+                bail!(
+                    Data,
+                    "data file {} line {}: the header names the column {n:?} twice{}",
+                    path.display(),
+                    i + 1,
+                    index_hint(&names)
+                );
+            }
+            header = Some((i + 1, names));
             continue;
         }
         let mut k = 0;
@@ -257,6 +320,19 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
                 i + 1
             );
         }
+        if let Some((at, names)) = header.take()
+            && names.len() != k
+        {
+            bail!(
+                Data,
+                "data file {} line {at}: the header names {} column(s) {names:?}, line {} \
+                 holds {k} values{}",
+                path.display(),
+                names.len(),
+                i + 1,
+                index_hint(&names)
+            );
+        }
         match per_row {
             None => per_row = Some(k),
             Some(p) if p != k => bail!(
@@ -280,6 +356,41 @@ pub fn read_data(path: &Path, row_dim: usize, strict_rows: bool) -> Result<Vec<f
         );
     }
     Ok(vals)
+}
+
+/// The names of a CSV header line: `Some` if none of its fields is a number (split on
+/// commas, else tabs, else spaces; surrounding quotes and spaces stripped).
+fn header_names(line: &str) -> Option<Vec<String>> {
+    let fields: Vec<&str> = if line.contains(',') {
+        line.split(',').collect()
+    } else if line.contains('\t') {
+        line.split('\t').collect()
+    } else {
+        line.split(' ').filter(|f| !f.is_empty()).collect()
+    };
+    let names: Vec<String> = fields
+        .iter()
+        .map(|f| {
+            f.trim()
+                .trim_matches(|c| c == '"' || c == '\'')
+                .trim()
+                .to_string()
+        })
+        .collect();
+    if names.iter().any(|n| n.parse::<f64>().is_ok()) {
+        return None;
+    }
+    Some(names)
+}
+
+/// A hint for a header whose first name is empty: pandas' `to_csv` writes its index column
+/// under an empty name (the index would otherwise be read as data).
+fn index_hint(names: &[String]) -> &'static str {
+    if names.first().is_some_and(String::is_empty) {
+        " (the first column has no name: an index column? pandas: to_csv(index=False))"
+    } else {
+        ""
+    }
 }
 
 #[cfg(test)]
@@ -334,6 +445,70 @@ mod tests {
         )
         .unwrap();
         assert!(Model::build(&short, None).is_err());
+    }
+
+    /// Issue 31, item 2: a CSV header line (pandas, R) is accepted when its names match the
+    /// rows, and refused with a typed data error naming the line otherwise. Before, every
+    /// header was refused ("\"S_A\" is not a number").
+    #[test]
+    fn a_csv_header_is_accepted_when_its_names_match_the_rows() {
+        use super::read_data;
+        use crate::Error;
+        let dir = std::env::temp_dir().join(format!("dpinfer-header-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = |name: &str, text: &str| {
+            let p = dir.join(name);
+            std::fs::write(&p, text).unwrap();
+            p
+        };
+        let plain = read_data(&file("plain.csv", "1.5,2\n3,4.25\n"), 2, true).unwrap();
+        for (name, text) in [
+            ("comma.csv", "S_A,S_B\n1.5,2\n3,4.25\n"),
+            (
+                "quoted.csv",
+                "# a comment\n\"S A\", \"S B\"\n1.5,2\n3,4.25\n",
+            ),
+            ("tabs.tsv", "x\ty\n1.5\t2\n3\t4.25\n"),
+            ("spaces.txt", "x y\n1.5 2\n3 4.25\n"),
+        ] {
+            assert_eq!(
+                read_data(&file(name, text), 2, true).unwrap(),
+                plain,
+                "{name}"
+            );
+        }
+        // not strict (one data set of scalars, or a curve): the names match each line's values
+        let curve = read_data(&file("curve.csv", "I\n1\n2\n3\n"), 1, false).unwrap();
+        assert_eq!(curve, [1.0, 2.0, 3.0]);
+        let refused = |name: &str, text: &str, strict: bool| -> String {
+            match read_data(&file(name, text), 2, strict) {
+                Err(Error::Data(m)) => m,
+                other => panic!("{name}: {other:?}"),
+            }
+        };
+        let e = refused("three.csv", "a,b,c\n1,2\n", true);
+        assert!(e.contains("line 1: the header names 3 column(s)"), "{e}");
+        assert!(e.contains("rows have dimension 2"), "{e}");
+        let e = refused("ragged.csv", "a,b,c\n1,2\n", false);
+        assert!(e.contains("line 2 holds 2 values"), "{e}");
+        let e = refused("index.csv", ",a\n0,1.5\n1,2\n", true);
+        assert!(e.contains("column 1 of the header has no name"), "{e}");
+        assert!(e.contains("index=False"), "{e}");
+        let e = refused("twice.csv", "a,a\n1,2\n", true);
+        assert!(e.contains("the column \"a\" twice"), "{e}");
+        // a mixed line is data with a bad field; a header after the first line is data too
+        let e = format!(
+            "{:#}",
+            read_data(&file("mixed.csv", "a,1\n1,2\n"), 2, true).unwrap_err()
+        );
+        assert!(e.contains("\"a\" is not a number"), "{e}");
+        let e = format!(
+            "{:#}",
+            read_data(&file("late.csv", "1,2\na,b\n"), 2, true).unwrap_err()
+        );
+        assert!(e.contains("line 2") && e.contains("not a number"), "{e}");
+        assert!(read_data(&file("only.csv", "a,b\n"), 2, true).is_err());
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     /// Issue 13 defect 3: the config sets the SIR observation times; the default is the

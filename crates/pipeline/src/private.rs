@@ -302,9 +302,20 @@ enum Pass<'a> {
         /// The distance.
         dist: ObservedDistance<'a>,
     },
-    /// A private pass ([`PairsPass`]: SVT-ABC, soft-ABC, Gaussian rejection ABCDP, …) and its
-    /// mechanism's description for the ledger.
-    Private(Box<LibraryPass<'a>>, String),
+    /// A private pass ([`PairsPass`]: SVT-ABC, soft-ABC, Gaussian rejection ABCDP, …), its
+    /// mechanism's description for the ledger, and the ledger's neighbouring line when the
+    /// sensitivity is the user's declaration (its `USER-DECLARED …` label).
+    Private(Box<LibraryPass<'a>>, String, Option<&'static str>),
+}
+
+/// The scope label of a user-declared sensitivity (`USER-DECLARED …`), if `scope` is one.
+fn user_declared(scope: &'static str) -> Option<&'static str> {
+    [
+        crate::declared::USER_REPLACE_ONE,
+        crate::declared::USER_ADD_REMOVE,
+    ]
+    .contains(&scope)
+    .then_some(scope)
 }
 
 impl<'a> Pass<'a> {
@@ -329,7 +340,11 @@ impl<'a> Pass<'a> {
                 pairs: pp,
                 dist,
             },
-            (_, Some(p)) => Self::Private(p.build(pp, dist, cal)?, p.mechanism(o.scope)),
+            (_, Some(p)) => Self::Private(
+                p.build(pp, dist, cal)?,
+                p.mechanism(o.scope),
+                user_declared(o.scope),
+            ),
             (s, None) => bail!("sampler {} is not a pairs-based sampler", s.name()),
         };
         let claim = pass.ledger(cfg)?;
@@ -347,11 +362,20 @@ impl<'a> Pass<'a> {
     fn ledger(&self, cfg: &Config) -> Result<Ledger> {
         Ok(match self {
             Self::Rejection { .. } => Ledger::not_private("rejection ABC: k nearest pairs"),
-            Self::Private(pass, mechanism) => Ledger::from_claim(
-                pass.claim()?,
-                mechanism.clone(),
-                noise_label(cfg.seeds.noise),
-            ),
+            Self::Private(pass, mechanism, declared) => {
+                let mut ledger = Ledger::from_claim(
+                    pass.claim()?,
+                    mechanism.clone(),
+                    noise_label(cfg.seeds.noise),
+                );
+                // A sensitivity dpinfer cannot check says so where the relation is read: the
+                // `neighbouring` field (printed, in summary.json and the ledger), whose text
+                // starts with "USER-DECLARED" and names the same relation as the claim.
+                if let Some(label) = declared {
+                    ledger.neighbouring = (*label).to_string();
+                }
+                ledger
+            }
         })
     }
 
@@ -376,7 +400,7 @@ impl<'a> Pass<'a> {
                 facts.push(("accepted".into(), k as f64));
                 (near.thetas(pairs), None)
             }
-            Self::Private(mut pass, _) => {
+            Self::Private(mut pass, _, _) => {
                 pass.run(&mut noise_rng(cfg.seeds.noise)?)?;
                 let out = pass.release()?;
                 facts.extend(out.facts.into_iter().map(|(k, v)| (k.to_string(), v)));

@@ -235,7 +235,7 @@ impl Public {
 }
 
 /// `threads`, with 0 meaning the available parallelism.
-fn resolve_threads(threads: usize) -> usize {
+pub(crate) fn resolve_threads(threads: usize) -> usize {
     if threads == 0 {
         std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
     } else {

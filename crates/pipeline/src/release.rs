@@ -68,6 +68,11 @@ impl Replica {
     }
 }
 
+/// The neighbouring line of a Laplace release whose sensitivity is the configured
+/// `privacy.release_sensitivity` (no proven bound for the model's statistic).
+pub const USER_DECLARED_RELEASE: &str = "USER-DECLARED replace-one (one record replaced; \
+     privacy.release_sensitivity is the user's claim, not checked by dpinfer)";
+
 /// The public replica of `privacy.release`, if it is set.
 ///
 /// # Errors
@@ -239,7 +244,7 @@ pub fn release(
                 "the observed statistic has {} values, the model's {d}",
                 obs.len()
             );
-            let ledger = Ledger::from_claim(
+            let mut ledger = Ledger::from_claim(
                 pure_claim(&mech.event(), budget)?,
                 format!(
                     "vector Laplace, Δ₁ = {sens}, b = {}, range [{lo}, {hi}]; {}",
@@ -252,6 +257,10 @@ pub fn release(
                 ),
                 noise_label(cfg.seeds.noise),
             );
+            if !matches!(model.base(), Model::LinReg(..)) {
+                // dpinfer proves no bound for this statistic: the relation line says so.
+                ledger.neighbouring = USER_DECLARED_RELEASE.to_string();
+            }
             let lock = DirLock::acquire(dir)?;
             guarded(&lock, &fp, &ledger.clone(), || {
                 let mut noise = noise_rng(cfg.seeds.noise)?;

@@ -179,7 +179,7 @@ pub fn run_with(
             let mut o = if cfg.sampler.pairs().is_some() {
                 crate::pmc::run(cfg, &model, target, dir, threads, observer)?
             } else {
-                crate::smc::run(cfg, &model, target, dir, observer)?
+                crate::smc::run(cfg, &model, target, dir, threads, observer)?
             };
             if let Some((r, reproduced)) = released {
                 o.ledger = r.ledger;

@@ -11,9 +11,14 @@
 use std::path::Path;
 
 use crate::error::{Result, bail};
-use dpinfer::abc::smc::{Privatized, SmcSettings};
+use dpinfer::abc::discrepancy::Discrepancy;
+use dpinfer::abc::smc::{
+    GenerationStats, Privatized, PublicMechanism as _, Replicate, SmcSettings, StopReason,
+};
 use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows};
-use dpinfer::simulators::SimStream;
+use dpinfer::simulators::{BatchSimulator, Prior, SimError, SimStream};
+use dpinfer_workers::Workers;
+use rand::Rng;
 
 use crate::config::Config;
 use crate::model::{Model, ModelPrior, ModelSim};
@@ -29,6 +34,16 @@ const SMC_RUN_DOMAIN: u64 = 0x534d_4352_0000_0000;
 
 /// Runs SMC-ABC on the observed data; `observer` hears how it stopped.
 ///
+/// A built-in model runs the library's sequential sampler ([`SmcAbc::run`] on one stream:
+/// its seeded results are pinned). A command model runs the batched one
+/// ([`SmcAbc::run_batched`], one stream per particle): every round of proposals of the whole
+/// population goes to the worker pool in one call — request batches of `[model] batch` rows
+/// on `threads` worker processes (0 = all cores) — so the pool sees whole batches, as in the
+/// public step of the pairs samplers.
+///
+/// [`SmcAbc::run`]: dpinfer::abc::smc::SmcAbc::run
+/// [`SmcAbc::run_batched`]: dpinfer::abc::smc::SmcAbc::run_batched
+///
 /// # Errors
 /// Invalid settings, simulator failures.
 pub fn run(
@@ -36,6 +51,7 @@ pub fn run(
     model: &Model,
     obs: &[f64],
     _dir: &Path,
+    threads: usize,
     observer: &dyn Observer,
 ) -> Result<Outcome> {
     let SamplerConfig::SmcAbc(s) = &cfg.sampler else {
@@ -79,10 +95,33 @@ pub fn run(
             None => l2.distance(sim, obs).unwrap_or(f64::INFINITY),
         }
     };
-    let sim = Privatized::new(ModelSim(model), crate::release::replica(cfg, model)?);
-    let mut smc = dpinfer::abc::smc::SmcAbc::new(ModelPrior(model), sim, dist, settings)?;
-    let mut rng = SimStream::with_domain(cfg.seeds.run, SMC_RUN_DOMAIN, 0);
-    let stop = smc.run(&mut rng)?;
+    let replica = crate::release::replica(cfg, model)?;
+    let ran = if let Model::User(m) = model {
+        let workers = crate::public::resolve_threads(threads);
+        // Every worker starts now (a Python worker imports numpy and pyarrow), together.
+        m.sim.pool().start(workers)?;
+        let sim = PoolBatch {
+            workers: m.sim.on(workers),
+            replica,
+        };
+        let mut smc = dpinfer::abc::smc::SmcAbc::new(ModelPrior(model), sim, dist, settings)?;
+        // block 0: the whole population per round; the pool splits it into its batches
+        let stop = smc.run_batched(cfg.seeds.run, 0)?;
+        Ran::of(&smc, stop)
+    } else {
+        let sim = Privatized::new(ModelSim(model), replica);
+        let mut smc = dpinfer::abc::smc::SmcAbc::new(ModelPrior(model), sim, dist, settings)?;
+        let mut rng = SimStream::with_domain(cfg.seeds.run, SMC_RUN_DOMAIN, 0);
+        let stop = smc.run(&mut rng)?;
+        Ran::of(&smc, stop)
+    };
+    let Ran {
+        stop,
+        hist,
+        particles: samples,
+        weights,
+        simulations,
+    } = ran;
     observer.note(&format!(
         "SMC-ABC {}: {}",
         if stop.reached_target() {
@@ -92,7 +131,6 @@ pub fn run(
         },
         stop.explain()
     ));
-    let hist = smc.history().to_vec();
     let rows: Vec<Vec<f64>> = hist
         .iter()
         .map(|g| {
@@ -108,7 +146,7 @@ pub fn run(
         })
         .collect();
     let x: Vec<f64> = hist.iter().map(|g| g.generation as f64).collect();
-    let series = |label: &str, f: &dyn Fn(&dpinfer::abc::smc::GenerationStats) -> f64| Series {
+    let series = |label: &str, f: &dyn Fn(&GenerationStats) -> f64| Series {
         label: label.into(),
         x: x.clone(),
         y: hist.iter().map(f).collect(),
@@ -138,15 +176,15 @@ pub fn run(
         model: model.name().into(),
         sampler: cfg.sampler.name().into(),
         names: model.names(),
-        samples: smc.particles().to_vec(),
-        weights: Some(smc.weights().to_vec()),
+        samples,
+        weights: Some(weights),
         truth: model.truth(),
         ledger: Ledger::not_private(
             "SMC-ABC on the observed data as given (private only if the data file is a DP release)",
         ),
         facts: vec![
             ("generations".into(), hist.len() as f64),
-            ("simulations".into(), smc.simulations() as f64),
+            ("simulations".into(), simulations as f64),
             (
                 "final_tolerance".into(),
                 hist.last().map_or(f64::NAN, |g| g.tolerance),
@@ -177,4 +215,71 @@ pub fn run(
         },
         prior_draws: None,
     })
+}
+
+/// What a finished SMC-ABC run leaves (whatever its simulator type).
+struct Ran {
+    stop: StopReason,
+    hist: Vec<GenerationStats>,
+    particles: Vec<f64>,
+    weights: Vec<f64>,
+    simulations: u64,
+}
+
+impl Ran {
+    fn of<P, S, D>(smc: &dpinfer::abc::smc::SmcAbc<P, S, D>, stop: StopReason) -> Self
+    where
+        P: Prior,
+        S: BatchSimulator,
+        D: Discrepancy,
+    {
+        Self {
+            stop,
+            hist: smc.history().to_vec(),
+            particles: smc.particles().to_vec(),
+            weights: smc.weights().to_vec(),
+            simulations: smc.simulations(),
+        }
+    }
+}
+
+/// A command model's worker pool as one batched simulator: a block of θ rows is one pool call
+/// ([`Workers`]), and on a privatized statistic the public replica is applied to each simulated
+/// row from that row's own stream, right after its seed — per particle exactly what
+/// [`Privatized`] does for one θ.
+struct PoolBatch<'a> {
+    workers: Workers<'a>,
+    replica: Option<Replicate>,
+}
+
+impl BatchSimulator for PoolBatch<'_> {
+    fn batch_param_dim(&self) -> usize {
+        self.workers.batch_param_dim()
+    }
+    fn batch_output_dim(&self) -> usize {
+        self.workers.batch_output_dim()
+    }
+    fn simulate_batch<R: Rng>(
+        &self,
+        thetas: &[f64],
+        streams: &mut [R],
+        out: &mut [f64],
+        ok: &mut [bool],
+    ) -> core::result::Result<(), SimError> {
+        self.workers.simulate_batch(thetas, streams, out, ok)?;
+        if let Some(mech) = &self.replica {
+            let k = self.batch_output_dim().max(1);
+            let mut raw = vec![0.0; k];
+            for ((row, rng), _) in out
+                .chunks_exact_mut(k)
+                .zip(streams.iter_mut())
+                .zip(ok.iter())
+                .filter(|(_, fine)| **fine)
+            {
+                raw.copy_from_slice(row);
+                mech.privatize(&raw, rng, row);
+            }
+        }
+        Ok(())
+    }
 }

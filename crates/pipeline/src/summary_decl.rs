@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 ///   `[lo, hi]`; its replace-one L2 sensitivity is **proven** by the library. A `sensitivity`
 ///   given as well is checked: one below the proven bound is refused.
 /// * `kind = "simulator"`: the simulator's outputs are the summary already (the data file
-///   holds the observed summary). Without `sensitivity` the distance's clip C is its
+///   holds the observed summary; with `observed = "raw"` it holds the raw observations, and
+///   the worker summarises them by the same code as its simulations). Without `sensitivity` the distance's clip C is its
 ///   sensitivity (it holds for any pair of data sets); with `sensitivity` (the summary's L2
 ///   sensitivity) and `relation`, that **user-declared** value is used and labelled so in the
 ///   ledger — dpinfer cannot check it.
@@ -47,6 +48,20 @@ pub struct SummaryDecl {
     /// `replace-one` or `add-remove`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub relation: Option<String>,
+    /// simulator: what the data file holds — `"summary"` (the default: the observed summary)
+    /// or `"raw"` (the raw observations, which the worker summarises with the function it
+    /// applies to its simulations: `dpinfer_workers::Pool::summarise`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observed: Option<String>,
+}
+
+impl SummaryDecl {
+    /// Whether the worker summarises the observed data (`kind = "simulator"`,
+    /// `observed = "raw"`).
+    #[must_use]
+    pub fn worker_summarises_data(&self) -> bool {
+        self.kind == "simulator" && self.observed.as_deref() == Some("raw")
+    }
 }
 
 /// The library declaration of a `[model.summary]` table: checks which keys belong to the kind
@@ -66,6 +81,13 @@ impl TryFrom<&SummaryDecl> for SummarySpec {
             given("hi", decl.hi.is_some())?;
             given("levels", decl.levels.is_some())?;
             given("lags", decl.lags.is_some())?;
+            match decl.observed.as_deref() {
+                None | Some("raw" | "summary") => {}
+                Some(o) => bail!(
+                    "model.summary.observed = {o:?} (expected \"raw\": the worker summarises \
+                     the data file, or \"summary\": the data file holds the summary)"
+                ),
+            }
             let declared = match (decl.sensitivity, decl.relation.as_deref()) {
                 (None, None) => None,
                 (Some(v), Some("replace-one")) => Some((v, Neighbouring::ReplaceOne)),
@@ -84,6 +106,8 @@ impl TryFrom<&SummaryDecl> for SummarySpec {
             return Ok(Self::Simulator { declared });
         }
         given("relation", decl.relation.is_some())?;
+        // a library summary always summarises the raw data itself
+        given("observed", decl.observed.is_some())?;
         given("levels", k != "quantiles" && decl.levels.is_some())?;
         given("lags", k != "lag-products" && decl.lags.is_some())?;
         let kind = match k {
@@ -136,4 +160,43 @@ pub fn build(decl: &SummaryDecl, raw_len: usize, row_dim: usize) -> Result<Decla
         );
     }
     DeclaredSummary::new(spec, raw_len, row_dim).map_err(|e| crate::error::err!("model.{e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SummaryDecl;
+
+    fn decl(text: &str) -> crate::Result<SummaryDecl> {
+        let d: SummaryDecl = toml::from_str(text)?;
+        super::build(&d, 10, 1)?;
+        Ok(d)
+    }
+
+    /// Issue 31, item 3: `observed = "raw"` has the worker summarise the data file; it belongs
+    /// to `kind = "simulator"` only (a library summary summarises the raw data itself).
+    #[test]
+    fn observed_raw_belongs_to_the_simulator_summary() {
+        assert!(
+            decl("kind = \"simulator\"\nobserved = \"raw\"")
+                .unwrap()
+                .worker_summarises_data()
+        );
+        assert!(
+            !decl("kind = \"simulator\"\nobserved = \"summary\"")
+                .unwrap()
+                .worker_summarises_data()
+        );
+        assert!(
+            !decl("kind = \"simulator\"")
+                .unwrap()
+                .worker_summarises_data()
+        );
+        let e = decl("kind = \"simulator\"\nobserved = \"cooked\"").unwrap_err();
+        assert!(format!("{e:#}").contains("model.summary.observed"), "{e:#}");
+        let e = decl("kind = \"mean\"\nlo = 0.0\nhi = 1.0\nobserved = \"raw\"").unwrap_err();
+        assert!(
+            format!("{e:#}").contains("`observed` does not apply"),
+            "{e:#}"
+        );
+    }
 }

@@ -67,7 +67,7 @@ mod simulator;
 
 pub use error::{Failure, Fault, FaultKind, WorkerError, rows_label};
 pub use pool::{Pool, PoolSettings, STDERR_LINES};
-pub use protocol::{Answer, META_OUTPUTS, META_PROTOCOL, PROTOCOL_VERSION, Request};
+pub use protocol::{Answer, META_OUTPUTS, META_PROTOCOL, META_REQUEST, PROTOCOL_VERSION, Request};
 pub use serve::{serve, serve_stdio};
 pub use simulator::{CommandSimulator, FAILED_CODE, OutputMap, REJECT_CODE, Workers};
 

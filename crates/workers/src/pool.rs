@@ -18,7 +18,9 @@ use arrow_schema::{Schema, SchemaRef};
 
 use crate::error::{Failure, Fault, FaultKind, WorkerError};
 use crate::ipc::CheckedStream;
-use crate::protocol::{Answer, Request, parse_answer, request_batch, request_schema};
+use crate::protocol::{
+    Answer, Request, parse_answer, request_batch, request_schema, summarise_schema,
+};
 
 /// Lines of a worker's stderr kept for error messages.
 pub const STDERR_LINES: usize = 20;
@@ -446,6 +448,79 @@ impl Pool {
     }
 
     fn spawn(&self) -> Result<Worker, WorkerError> {
+        self.spawn_for(&self.request_schema, None)
+    }
+
+    /// Summarises the observed data with the user's program, by the same function it applies
+    /// to its simulations (protocol v1's summarise request): one fresh worker, started with
+    /// `DPINFER_REQUEST=summarise` in its environment, reads a request stream whose schema
+    /// has the metadata `dpinfer.request = "summarise"` and the columns `row` (`uint64`) and
+    /// `data` (`list<float64>`), gets one batch of one row (row 0, the data's values in
+    /// order) and answers it like a simulation: `row`, `output` with `outputs` finite
+    /// values. One attempt, within the timeout; the worker is then stopped.
+    ///
+    /// # Errors
+    /// [`WorkerError::Spawn`]; [`WorkerError::Failed`] (row 0, one attempt) for any fault of
+    /// that worker, an answer that breaks the protocol or a `reject` of the data.
+    pub fn summarise(&self, data: &[f64]) -> Result<Vec<f64>, WorkerError> {
+        use arrow_array::{ArrayRef, ListArray, UInt64Array};
+        let failed = |fault: Fault| {
+            WorkerError::Failed(Box::new(Failure {
+                command: self.settings.command.join(" "),
+                batch: vec![0],
+                row: None,
+                attempts: 1,
+                fault,
+            }))
+        };
+        let schema = summarise_schema(self.settings.outputs);
+        let mut w = self.spawn_for(&schema, Some(("DPINFER_REQUEST", "summarise")))?;
+        let list = ListArray::from_iter_primitive::<arrow_array::types::Float64Type, _, _>(
+            core::iter::once(Some(data.iter().copied().map(Some))),
+        );
+        let batch = RecordBatch::try_new(
+            Arc::clone(&schema),
+            vec![
+                Arc::new(UInt64Array::from(vec![0_u64])) as ArrayRef,
+                Arc::new(list) as ArrayRef,
+            ],
+        )
+        .map_err(|e| {
+            failed(Self::fault(
+                &mut w,
+                FaultKind::Request,
+                format!("cannot build the summarise request: {e}"),
+            ))
+        })?;
+        let sent = w.requests.as_ref().is_some_and(|tx| tx.send(batch).is_ok());
+        if !sent {
+            return Err(failed(Self::fault(
+                &mut w,
+                FaultKind::StdinClosed,
+                "the worker stopped reading its stdin".into(),
+            )));
+        }
+        let row = [Request {
+            row: 0,
+            seed: 0,
+            theta: Vec::new(),
+        }];
+        match self.receive(&mut w, &row).map_err(failed)?.pop() {
+            Some(Answer::Output(v)) => Ok(v),
+            _ => Err(failed(Self::fault(
+                &mut w,
+                FaultKind::BadAnswer,
+                "the worker rejected the observed data (reject = true)".into(),
+            ))),
+        }
+    }
+
+    /// Starts a worker whose request stream has `schema`, with `extra` in its environment.
+    fn spawn_for(
+        &self,
+        schema: &SchemaRef,
+        extra: Option<(&str, &str)>,
+    ) -> Result<Worker, WorkerError> {
         let id = self.spawned.fetch_add(1, Ordering::Relaxed);
         let cmd = &self.settings.command;
         let spawn_error = |source| WorkerError::Spawn {
@@ -462,6 +537,7 @@ impl Pool {
             .current_dir(&self.settings.dir)
             .envs(self.settings.env.iter().map(|(k, v)| (k, v)))
             .env("DPINFER_WORKER", id.to_string())
+            .envs(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -488,7 +564,7 @@ impl Pool {
             }
         });
         let (req_tx, req_rx) = mpsc::sync_channel::<RecordBatch>(self.settings.in_flight);
-        let schema = Arc::clone(&self.request_schema);
+        let schema = Arc::clone(schema);
         std::thread::spawn(move || write_requests(stdin, &schema, &req_rx));
         let (ans_tx, ans_rx) = mpsc::sync_channel(self.settings.in_flight);
         let seen = Arc::new(Mutex::new(Vec::new()));

@@ -19,6 +19,29 @@ pub const META_PROTOCOL: &str = "dpinfer.protocol";
 /// Schema metadata key of the number of output values per row.
 pub const META_OUTPUTS: &str = "dpinfer.outputs";
 
+/// Schema metadata key of a request stream that is not a simulation: `"summarise"`.
+pub const META_REQUEST: &str = "dpinfer.request";
+
+/// The schema of a summarise request ([`crate::Pool::summarise`]): `row` (`uint64`) and `data`
+/// (`list<float64>`); metadata `dpinfer.protocol = "1"`, `dpinfer.outputs` and
+/// `dpinfer.request = "summarise"`.
+pub(crate) fn summarise_schema(outputs: usize) -> SchemaRef {
+    let fields = vec![
+        Field::new("row", DataType::UInt64, false),
+        Field::new(
+            "data",
+            DataType::List(Arc::new(Field::new("item", DataType::Float64, true))),
+            false,
+        ),
+    ];
+    let meta = HashMap::from([
+        (META_PROTOCOL.to_string(), PROTOCOL_VERSION.to_string()),
+        (META_OUTPUTS.to_string(), outputs.to_string()),
+        (META_REQUEST.to_string(), "summarise".to_string()),
+    ]);
+    Arc::new(Schema::new(fields).with_metadata(meta))
+}
+
 /// One row to simulate.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Request {

@@ -8,7 +8,10 @@
 //! Faults, through `DPINFER_TEST_FAULT=<fault>@<row>`: `crash` (exit status 3), `crash-once`
 //! (crash only in worker 0, i.e. `DPINFER_WORKER=0`), `hang`, `garbage` (a line of text on
 //! stdout, then hang), `wrong-id` (answer row + 1 000 000), `dims` (one output too many),
-//! `nan` (output 1 is NaN). Every μ below `DPINFER_TEST_REJECT_BELOW` is rejected.
+//! `nan` (output 1 is NaN). Every μ below `DPINFER_TEST_REJECT_BELOW` is rejected. With
+//! `DPINFER_TEST_BATCH_LOG=<file>` each request batch appends the line `<worker> <rows>` to
+//! that file (`DPINFER_WORKER` and the batch's row count), so a test sees how its rows
+//! reached the workers.
 
 use std::io::Write as _;
 use std::process::ExitCode;
@@ -30,6 +33,10 @@ pub struct Reference {
     pub reject_below: f64,
     /// σ.
     pub sigma: f64,
+    /// File each request batch appends `<worker> <rows>` to (`None`: no log).
+    pub batch_log: Option<std::path::PathBuf>,
+    /// This worker's `DPINFER_WORKER` (empty if unset).
+    pub worker: String,
 }
 
 impl Reference {
@@ -53,12 +60,25 @@ impl Reference {
             first_worker: std::env::var("DPINFER_WORKER").is_ok_and(|w| w == "0"),
             reject_below: number("DPINFER_TEST_REJECT_BELOW", f64::NEG_INFINITY),
             sigma: number("SIGMA", 1.0),
+            batch_log: std::env::var_os("DPINFER_TEST_BATCH_LOG").map(Into::into),
+            worker: std::env::var("DPINFER_WORKER").unwrap_or_default(),
         }
     }
 
     /// The answers to one request batch (faults included).
     #[must_use]
     pub fn answer(&self, requests: &[Request], outputs: usize) -> Vec<(u64, Answer)> {
+        if let Some(path) = &self.batch_log {
+            // One short append per batch (atomic for lines this short on POSIX); a log that
+            // cannot be written is the test's problem, not the model's.
+            if let Ok(mut f) = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+            {
+                let _ = f.write_all(format!("{} {}\n", self.worker, requests.len()).as_bytes());
+            }
+        }
         let mut answers = Vec::with_capacity(requests.len());
         for r in requests {
             let mu = r.theta.first().copied().unwrap_or(0.0);

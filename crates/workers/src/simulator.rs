@@ -1,9 +1,11 @@
-//! The pool as a dpinfer simulator: [`Simulator`] (one row at a time) and [`RowSimulator`]
-//! (blocks of table rows, the path of public pair tables and shards).
+//! The pool as a dpinfer simulator: [`Simulator`] (one row at a time), [`RowSimulator`]
+//! (blocks of table rows, the path of public pair tables and shards) and, on a chosen number
+//! of workers ([`CommandSimulator::on`]), [`BatchSimulator`] (blocks of θ rows, the path of
+//! the batched samplers: `SmcAbc::run_batched`, batched rejection ABC).
 
 use std::sync::{Arc, Mutex};
 
-use dpinfer_simulators::RowSimulator;
+use dpinfer_simulators::{BatchSimulator, RowSimulator};
 use dpinfer_simulators::{SimError, SimStream, Simulator, check_batch};
 use rand_core::Rng;
 
@@ -153,12 +155,14 @@ impl CommandSimulator {
         }
     }
 
-    fn rows(
+    /// Simulates a block on `workers` processes: row `i` is sent with the id `rows[i]` (the
+    /// block index `i` when `rows` is `None`) and the seed `streams[i].next_u64()`.
+    fn rows<R: Rng>(
         &self,
         workers: usize,
-        rows: &[u64],
+        rows: Option<&[u64]>,
         thetas: &[f64],
-        streams: &mut [SimStream],
+        streams: &mut [R],
         out: &mut [f64],
         ok: &mut [bool],
     ) -> Result<(), SimError> {
@@ -166,19 +170,21 @@ impl CommandSimulator {
         let k = self.output_len();
         let n = streams.len();
         check_batch(d, k, n, thetas, out, ok)?;
-        if rows.len() != n {
+        if let Some(rows) = rows
+            && rows.len() != n
+        {
             return Err(SimError::DimensionMismatch {
                 what: "rows",
                 expected: n,
                 got: rows.len(),
             });
         }
-        let requests: Vec<Request> = rows
-            .iter()
-            .zip(thetas.chunks_exact(d))
+        let requests: Vec<Request> = thetas
+            .chunks_exact(d)
             .zip(streams.iter_mut())
-            .map(|((&row, th), rng)| Request {
-                row,
+            .enumerate()
+            .map(|(i, (th, rng))| Request {
+                row: rows.map_or(i as u64, |r| r[i]),
                 seed: rng.next_u64(),
                 theta: th.to_vec(),
             })
@@ -210,7 +216,33 @@ impl RowSimulator for Workers<'_> {
         out: &mut [f64],
         ok: &mut [bool],
     ) -> Result<(), SimError> {
-        self.sim.rows(self.workers, rows, thetas, streams, out, ok)
+        self.sim
+            .rows(self.workers, Some(rows), thetas, streams, out, ok)
+    }
+}
+
+/// A block of θ rows in one pool call on the chosen number of workers (split into request
+/// batches of at most `PoolSettings::batch` rows): row `i` is sent with the id `i` and the
+/// seed `streams[i].next_u64()`, exactly the seed [`Simulator::simulate`] sends for one θ
+/// with that stream, so a batched sampler gets bit for bit the rows of its per-row path,
+/// whatever the block size or the number of workers. (`CommandSimulator` itself is a
+/// [`Simulator`], whose blanket `BatchSimulator` sends one row per pool call: batch through
+/// [`CommandSimulator::on`].)
+impl BatchSimulator for Workers<'_> {
+    fn batch_param_dim(&self) -> usize {
+        self.sim.param_dim()
+    }
+    fn batch_output_dim(&self) -> usize {
+        self.sim.output_dim()
+    }
+    fn simulate_batch<R: Rng>(
+        &self,
+        thetas: &[f64],
+        streams: &mut [R],
+        out: &mut [f64],
+        ok: &mut [bool],
+    ) -> Result<(), SimError> {
+        self.sim.rows(self.workers, None, thetas, streams, out, ok)
     }
 }
 
@@ -229,7 +261,7 @@ impl RowSimulator for CommandSimulator {
         out: &mut [f64],
         ok: &mut [bool],
     ) -> Result<(), SimError> {
-        self.rows(self.workers, rows, thetas, streams, out, ok)
+        self.rows(self.workers, Some(rows), thetas, streams, out, ok)
     }
 }
 

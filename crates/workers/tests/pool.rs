@@ -256,6 +256,103 @@ fn one_theta_at_a_time_through_the_simulator_trait() {
     ));
 }
 
+/// Issue 31, item 1: `CommandSimulator::on(w)` is a `BatchSimulator` that sends a whole block
+/// of θ rows to the pool in one call (request batches of `batch` rows, spread over `w`
+/// workers), each row with the seed its per-row path sends — so a batched sampler gets the
+/// same numbers on 1 or 2 workers and with any batch size, equal to the in-process model.
+/// (Before, the only `BatchSimulator` was the blanket one of `Simulator`: one row per call.)
+#[test]
+fn a_block_of_thetas_goes_to_the_workers_in_batches_with_the_per_row_seeds() {
+    use dpinfer_simulators::BatchSimulator;
+    let log = tmp("batch-log").join("batches.txt");
+    let env = [
+        ("DPINFER_TEST_REJECT_BELOW", "-2.5"),
+        ("DPINFER_TEST_BATCH_LOG", log.to_str().unwrap()),
+    ];
+    let n: u32 = 40;
+    let thetas: Vec<f64> = (0..n).map(|i| -3.0 + 0.15 * f64::from(i)).collect();
+    let streams =
+        || -> Vec<SimStream> { (0..n).map(|i| SimStream::new(9, u64::from(i))).collect() };
+    // the per-row path, in-process
+    let mut want = vec![0.0; OUTPUTS * n as usize];
+    let mut st = streams();
+    for (i, th) in thetas.iter().enumerate() {
+        InProcess
+            .simulate(
+                &[*th],
+                &mut st[i],
+                &mut want[i * OUTPUTS..(i + 1) * OUTPUTS],
+            )
+            .unwrap();
+    }
+    for (batch, workers) in [(8, 2), (64, 1)] {
+        let _ = std::fs::remove_file(&log);
+        let sim = CommandSimulator::new(Pool::new(settings(batch, 2, &env)).unwrap(), 1);
+        let mut out = vec![0.0; OUTPUTS * n as usize];
+        let mut ok = vec![false; n as usize];
+        let mut st = streams();
+        sim.on(workers)
+            .simulate_batch(&thetas, &mut st, &mut out, &mut ok)
+            .unwrap();
+        for i in 0..n as usize {
+            assert_eq!(ok[i], thetas[i] >= -2.5, "row {i}");
+            if ok[i] {
+                assert!(
+                    out[i * OUTPUTS..(i + 1) * OUTPUTS] == want[i * OUTPUTS..(i + 1) * OUTPUTS],
+                    "row {i} (batch {batch}, {workers} workers)"
+                );
+            }
+        }
+        // every stream advanced by exactly the one seed draw
+        let mut fresh = streams();
+        for (a, b) in st.iter_mut().zip(fresh.iter_mut()) {
+            b.next_u64();
+            assert_eq!(a.next_u64(), b.next_u64());
+        }
+        let lines = std::fs::read_to_string(&log).unwrap();
+        let rows: Vec<(String, usize)> = lines
+            .lines()
+            .map(|l| {
+                let (w, r) = l.split_once(' ').unwrap();
+                (w.to_string(), r.parse().unwrap())
+            })
+            .collect();
+        assert_eq!(
+            rows.iter().map(|r| r.1).sum::<usize>(),
+            n as usize,
+            "{lines}"
+        );
+        // whole request batches (7 rows each for batch 8 on 2 workers), never one row per call
+        assert!(rows.iter().all(|r| r.1 <= batch && r.1 > 1), "{lines}");
+        assert!(
+            rows.iter().all(|r| r.0.parse::<usize>().unwrap() < workers),
+            "{lines}"
+        );
+    }
+    let _ = std::fs::remove_file(&log);
+}
+
+/// Issue 31, item 3: `Pool::summarise` sends the observed data to one fresh worker as a
+/// summarise request; a worker that does not understand it (the reference worker expects
+/// `seed` and θ columns) is a `Failed` error for row 0 with one attempt and the worker's
+/// stderr, not a hang or a panic.
+#[test]
+fn a_summarise_request_to_a_worker_that_cannot_answer_it_is_a_typed_failure() {
+    let pool = Pool::new(settings(8, 2, &[])).unwrap();
+    let e = pool.summarise(&[1.0, 2.5, -3.0]).unwrap_err();
+    let WorkerError::Failed(f) = &e else {
+        panic!("{e}")
+    };
+    assert_eq!((f.batch.as_slice(), f.attempts), (&[0][..], 1), "{e}");
+    assert!(
+        f.fault
+            .stderr_tail
+            .iter()
+            .any(|l| l.contains("reference worker")),
+        "{e}"
+    );
+}
+
 #[test]
 fn a_missing_program_and_invalid_settings_are_typed_errors() {
     let mut s = settings(4, 2, &[]);

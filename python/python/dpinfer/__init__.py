@@ -16,6 +16,9 @@ Submodules:
   run from Python by the same library: the same samples, ledger and restart-safe results
   folder; ``simulate_shard``, ``merge_shards``, ``private_step`` and ``smc_step`` for sharded
   runs.
+* :mod:`dpinfer.worker` — ``serve(simulate, summarise=None)``: your own simulator as a
+  ``kind = "command"`` worker of the CLI and :func:`dpinfer.run`, without protocol code
+  (needs pyarrow).
 * :mod:`dpinfer.errors` — the exceptions (``ValueError`` subclasses for invalid parameters,
   ``BudgetExceeded`` for the filter).
 
@@ -31,7 +34,7 @@ from . import accounting, mechanisms
 
 #: what ``dpinfer.<name>`` gives from :mod:`dpinfer.pipeline` (config-driven runs)
 _PIPELINE = ("run", "RunResult", "simulate_shard", "merge_shards", "private_step", "smc_step")
-_SUBMODULES = ("abc", "priors", "mcmc", "pipeline")
+_SUBMODULES = ("abc", "priors", "mcmc", "pipeline", "worker")
 
 __all__ = ["__version__", "accounting", "mechanisms", "errors", *_SUBMODULES, *_PIPELINE]
 

@@ -214,8 +214,8 @@ def run(
     with ``text=`` the TOML text (relative paths in a mapping or text resolved against
     ``base_dir``, default the working directory); ``out``:
     the results folder (default the config's ``[output] dir``); ``threads``: workers of the
-    public simulation (default ``[output] threads``; 0 = all cores; the samples do not
-    depend on it). See the module documentation for the results folder and the errors.
+    public simulation, and a command model's worker processes (also under SMC-ABC)
+    (default ``[output] threads``; 0 = all cores; the samples do not depend on it). See the module documentation for the results folder and the errors.
     """
     path, text = _source(config, text)
     r = _native.run_config(
