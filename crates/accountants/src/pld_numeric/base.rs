@@ -19,6 +19,9 @@ const INV_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
 /// Largest number of grid intervals of one discretised PLD.
 pub(crate) const MAX_GRID: usize = 1 << 24;
 
+/// The failure [`grid`] reports beyond [`MAX_GRID`] cells (the caller coarsens the grid).
+pub(crate) const GRID_TOO_WIDE: &str = "pld grid wider than 2^24 cells";
+
 /// `e^t − 1`: a Taylor polynomial for `|t| < 1/32` (truncation below `10⁻²⁴` relative),
 /// `libm::expm1` otherwise.
 #[inline]
@@ -735,7 +738,7 @@ pub(crate) fn grid(l_min: f64, l_max: f64, h: f64) -> Result<(f64, usize, i64), 
     #[allow(clippy::cast_precision_loss)]
     if !(i0.is_finite() && ik.is_finite()) || ik - i0 > MAX_GRID as f64 || i0.abs() > 1e15 {
         return Err(AccountantError::NumericalFailure {
-            what: "pld grid too large (decrease the loss range or increase the interval)",
+            what: GRID_TOO_WIDE,
         });
     }
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
