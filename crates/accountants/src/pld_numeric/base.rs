@@ -619,8 +619,9 @@ pub(crate) fn discretise(
                 let a_j = libm::exp(eps_at(j));
                 let a = if t == f64::NEG_INFINITY {
                     // The upper grid point lies above the support (e^{−ε_j} < 1 − q):
-                    // A = e^{ε_j} r − p = e^{ε_j} q m_lo + (e^{ε_j}(1 − q) − 1)·m0.
-                    a_j * q * m.m_lo + (a_j * (1.0 - q) - 1.0).max(0.0) * m.m0
+                    // A = e^{ε_j} r − p = e^{ε_j} q m_lo + (e^{ε_j}(1 − q) − 1)·m0, the last
+                    // factor as (e^{ε_j} − 1) − q·e^{ε_j} (no cancellation at small q).
+                    a_j * q * m.m_lo + (libm::expm1(eps_at(j)) - q * a_j).max(0.0) * m.m0
                 } else {
                     a_j * q * m.m_lo
                 };
@@ -654,7 +655,8 @@ pub(crate) fn discretise(
             if tk == f64::NEG_INFINITY {
                 0.0
             } else {
-                (1.0 - (1.0 - q) * ek).max(0.0) * mechanism.hockey(-tk)
+                // 1 − (1 − q)e^{ε_k} = q·e^{ε_k} − (e^{ε_k} − 1), without cancellation.
+                (q * ek - libm::expm1(eps_at(k))).max(0.0) * mechanism.hockey(-tk)
             }
         }
     };
