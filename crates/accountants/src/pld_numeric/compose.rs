@@ -57,20 +57,19 @@ pub(crate) struct Spectral {
 fn log_mgf(p: &Pmf, lambda: f64) -> f64 {
     let n = p.probs.len();
     let r = libm::exp(-lambda.abs());
+    // Lane k of a group holds its k-th mass in the order of decreasing weight (a short group,
+    // the last one, fills the first lanes).
+    let lanes = |it: &mut dyn Iterator<Item = &f64>| {
+        let mut g = [0.0; 4];
+        for (slot, x) in g.iter_mut().zip(it) {
+            *slot = *x;
+        }
+        g
+    };
     let s = if lambda > 0.0 {
-        decaying_sum(
-            p.probs
-                .rchunks(4)
-                .map(|c| [c.get(3), c.get(2), c.get(1), c.first()]),
-            r,
-        )
+        decaying_sum(p.probs.rchunks(4).map(|c| lanes(&mut c.iter().rev())), r)
     } else {
-        decaying_sum(
-            p.probs
-                .chunks(4)
-                .map(|c| [c.first(), c.get(1), c.get(2), c.get(3)]),
-            r,
-        )
+        decaying_sum(p.probs.chunks(4).map(|c| lanes(&mut c.iter())), r)
     };
     #[allow(clippy::cast_precision_loss)]
     let start = if lambda > 0.0 {
@@ -87,14 +86,14 @@ fn log_mgf(p: &Pmf, lambda: f64) -> f64 {
 /// in four lanes (weights `r^j·(r⁴)^m`; each within `(3m + 3)·u` relative, inside the caller's
 /// `4·len·u`). Once the weights fall below 10⁻³⁰⁰ the rest (masses summing to ≤ 1 + 10⁻⁹, see
 /// the discretisation's mass check) adds at most `2w`: it stops there (no subnormal products).
-fn decaying_sum<'a>(groups: impl Iterator<Item = [Option<&'a f64>; 4]>, r: f64) -> f64 {
+fn decaying_sum(groups: impl Iterator<Item = [f64; 4]>, r: f64) -> f64 {
     let r2 = r * r;
     let r4 = r2 * r2;
     let mut w = [1.0, r, r2, r2 * r];
     let mut s = [0.0; 4];
     for g in groups {
         for ((sk, wk), x) in s.iter_mut().zip(w.iter_mut()).zip(g) {
-            *sk += x.copied().unwrap_or(0.0) * *wk;
+            *sk += x * *wk;
             *wk *= r4;
         }
         if w[0] < 1e-300 {
@@ -935,6 +934,43 @@ mod tests {
     use super::super::Mechanism;
     use super::super::base::discretise;
     use super::*;
+
+    /// `log_mgf` is an upper bound of `ln Σ_j x_j e^{λ(offset + j)}` and within 10⁻¹² of it,
+    /// for every length mod 4 (the last, short group of the four lanes) and both signs of λ.
+    #[test]
+    fn log_mgf_bounds_the_direct_sum() {
+        for len in 1..=13usize {
+            #[allow(clippy::cast_precision_loss)]
+            let probs: Vec<f64> = (0..len).map(|j| 1.0 + (j * j % 7) as f64).collect();
+            let total: f64 = probs.iter().sum();
+            let probs: Vec<f64> = probs.iter().map(|x| x / total).collect();
+            let p = Pmf {
+                offset: -3,
+                probs,
+                inf: 0.0,
+                slack: 0.0,
+            };
+            for lambda in [-2.0, -0.3, 0.01, 0.7, 3.0] {
+                #[allow(clippy::cast_precision_loss)]
+                let direct: f64 = p
+                    .probs
+                    .iter()
+                    .enumerate()
+                    .map(|(j, x)| x * libm::exp(lambda * (p.offset + j as i64) as f64))
+                    .sum();
+                let ours = log_mgf(&p, lambda);
+                let exact = libm::log(direct);
+                assert!(
+                    ours >= exact - 1e-15 * exact.abs(),
+                    "{len} {lambda}: {ours} < {exact}"
+                );
+                assert!(
+                    ours <= exact + 1e-12 * (1.0 + exact.abs()),
+                    "{len} {lambda}: {ours}"
+                );
+            }
+        }
+    }
 
     /// The spectral evaluation of δ(ε) agrees with the inverse FFT of the same spectrum.
     #[test]
