@@ -415,7 +415,8 @@ pub(crate) fn compose(
         #[allow(clippy::cast_precision_loss)]
         let cf = count as f64;
         // The lowest bins carry almost all of the powered bound count·ε·r^{count−1}: where a
-        // bin's share exceeds 10⁻¹¹, recompute it by a direct compensated DFT, whose error is
+        // bin's weighted share (× min(1, 1/b), see below) exceeds 10⁻¹², recompute it by a
+        // direct compensated DFT (each costs a pass over the PMF), whose error is
         // ≤ ε_d = 12u·‖p‖₁ (table twiddles ≤ 3u, products ≤ 1.5u, Neumaier sums ≤ 2u·|z| per
         // part, with margin) + 2·len·u·(mass outside the bulk, summed plainly) instead of ε_g.
         let (blo, bhi, outside) = bulk(&p.probs);
@@ -425,7 +426,7 @@ pub(crate) fn compose(
         if count > 1 && eps_d < eps_g {
             for (b, e) in eps_low.iter_mut().enumerate().take(target.len()) {
                 let r = libm::sqrt(target[b].norm_sqr()) + eps_g;
-                if cf * eps_g * powr(r, count - 1) >= 1e-11 {
+                if cf * eps_g * powr(r, count - 1) * bin_weight(b) >= 1e-12 {
                     target[b] = direct_bin(&p.probs, (blo, bhi), b, n, tw);
                     *e = eps_d;
                 }
