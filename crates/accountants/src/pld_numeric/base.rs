@@ -677,6 +677,46 @@ pub(crate) fn discretise(
     Ok(pess)
 }
 
+/// The add-direction PLD of a pair from its remove-direction one (`rem`, the pessimistic PLD
+/// ω̃ of `(M, Q)`): the law of the swapped pair's loss is the mirror image reweighted,
+/// `ω′(−ℓ) = e^{−ℓ}·ω̃(ℓ)`, with the deficit `1 − Σ e^{−ℓ}ω̃(ℓ) ≥ 0` at `+∞`. Its δ-curve is
+/// `1 − e^ε + e^ε·δ̃_rem(−ε)`, the swap identity `H_{e^ε}(Q‖M) = 1 − e^ε + e^ε·H_{e^{−ε}}(M‖Q)`
+/// applied to the pessimistic `δ̃_rem ≥ δ_rem`, so it dominates the exact add-direction curve
+/// (one discretisation instead of two; the grid is the mirror of the remove grid, as the
+/// direct add-direction discretisation's). `None` when a weight `e^{−ℓ}` exceeds 2 (large
+/// sampling rates: the remove PMF's errors would be amplified); the caller discretises then.
+pub(crate) fn mirror(rem: &Pmf, h: f64) -> Option<Pmf> {
+    #[allow(clippy::cast_precision_loss)]
+    if (rem.offset as f64) * h < -core::f64::consts::LN_2 {
+        return None;
+    }
+    let k = rem.probs.len().checked_sub(1)?;
+    let mut probs = alloc::vec![0.0; k + 1];
+    let mut kept = dpinfer_math::NeumaierSum::new();
+    for (i, &m) in rem.probs.iter().enumerate() {
+        #[allow(clippy::cast_precision_loss)]
+        let w = m * libm::exp(-((rem.offset + i as i64) as f64) * h);
+        probs[k - i] = w;
+        kept.add(w);
+    }
+    let deficit = 1.0 - kept.sum();
+    #[allow(clippy::cast_possible_wrap, clippy::cast_possible_truncation)]
+    let offset = -(rem.offset + k as i64);
+    // ω̃'s own errors multiplied by at most the largest weight e^{−offset·h} ≤ 2; each new
+    // mass within 2u relative (exp, product) of e^{−ℓ}·m, 2u·Σ ≤ 4u in all, and the
+    // compensated deficit within 2u; a deficit below 0 by round-off is counted too.
+    #[allow(clippy::cast_precision_loss)]
+    let w_max = libm::exp(-(rem.offset as f64) * h);
+    let slack =
+        w_max * rem.slack * (1.0 + 4.0 * f64::EPSILON) + 8.0 * f64::EPSILON + (-deficit).max(0.0);
+    Some(Pmf {
+        offset,
+        probs,
+        inf: deficit.max(0.0),
+        slack,
+    })
+}
+
 /// The symmetric PLD for sampling without replacement at ratio `γ < 1` (see
 /// `Component::without_replacement`): the pessimistic connect-the-dots atoms of the remove
 /// pair `(γP + (1−γ)Q, Q)` at the grid losses `l ≥ h` (they depend only on its privacy

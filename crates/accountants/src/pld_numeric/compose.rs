@@ -296,7 +296,7 @@ pub(crate) fn compose(
         var += nf * v;
         max_count = max_count.max(n);
     }
-    let inf = -libm::expm1(ln_keep);
+    let inf = 0.0 - libm::expm1(ln_keep); // +0 (not −0) when nothing is infinite
     // One copy of one PLD: nothing to convolve (no FFT, no round-off, no truncation).
     if let [(p, 1)] = *parts {
         let n_i = i64::try_from(p.probs.len()).unwrap_or(i64::MAX);

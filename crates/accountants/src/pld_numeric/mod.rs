@@ -578,7 +578,7 @@ fn collect(
 mod compose_api {
     use alloc::vec::Vec;
 
-    use super::base::{GRID_TOO_WIDE, Pmf, discretise, discretise_wor};
+    use super::base::{GRID_TOO_WIDE, Pmf, discretise, discretise_wor, mirror};
     use super::compose::{Composed, WINDOW_TOO_WIDE, Workspace, compose};
     use super::{Component, Direction, Discretisation, Mechanism};
     use crate::error::{non_negative, open_unit};
@@ -669,13 +669,23 @@ mod compose_api {
         ws: &mut Workspace,
     ) -> Result<Vec<(Direction, Composed)>, AccountantError> {
         let mut dirs = Vec::new();
+        let mut removes: Vec<Pmf> = Vec::new();
         for &d in direction_set(relation, all) {
             let mut pess: Vec<Pmf> = Vec::with_capacity(all.len());
-            for (c, _) in all {
-                pess.push(if c.without_replacement {
-                    discretise_wor(c.mechanism, c.q, h, tail)?
-                } else {
-                    discretise(c.mechanism, c.q, d, h, tail)?
+            for (i, (c, _)) in all.iter().enumerate() {
+                // The add direction of a symmetric base pair is the mirror of the remove one
+                // (`base::mirror`), when its weights stay ≤ 2.
+                let mirrored = match (d, c.mechanism) {
+                    (Direction::Add, Mechanism::MixtureOfGaussians(_)) => None,
+                    (Direction::Add, _) if !c.without_replacement => {
+                        removes.get(i).and_then(|r| mirror(r, h))
+                    }
+                    _ => None,
+                };
+                pess.push(match mirrored {
+                    Some(m) => m,
+                    None if c.without_replacement => discretise_wor(c.mechanism, c.q, h, tail)?,
+                    None => discretise(c.mechanism, c.q, d, h, tail)?,
                 });
             }
             if all.is_empty() {
@@ -689,6 +699,9 @@ mod compose_api {
             let counts = all.iter().map(|(_, n)| *n).chain(core::iter::repeat(1));
             let refs: Vec<(&Pmf, u64)> = pess.iter().zip(counts).collect();
             dirs.push((d, compose(&refs, h, truncation, ws)?));
+            if d == Direction::Remove {
+                removes = pess;
+            }
         }
         Ok(dirs)
     }
