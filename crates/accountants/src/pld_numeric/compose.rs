@@ -604,7 +604,7 @@ impl Atoms {
             let (mut re, mut im) = (z.re, z.im);
             for &(a, x) in &self.at[..self.len] {
                 // (b·a) mod n without overflow (n ≤ 2²²; a < 2²⁴ + n).
-                let k = ((b as u64 * (a & (n - 1)) as u64) % n as u64) as usize;
+                let k = usize::try_from((b as u64 * (a & (n - 1)) as u64) % n as u64).unwrap_or(0);
                 let w = if k < half {
                     tw[k]
                 } else {
@@ -625,7 +625,7 @@ impl Atoms {
         if self.len == 0 {
             0.0
         } else {
-            (2.0 * k + 6.0) * U * 2.0
+            (2.0 * k + 6.0) * U * (1.0 + self.mass)
         }
     }
 }

@@ -62,7 +62,7 @@ fn check(part: usize, of: usize) {
         });
         let (ours, lower) = if r.q < 1.0 {
             let c = acc.composed(true).unwrap();
-            let rep = if r.query == "eps" {
+            if r.query == "eps" {
                 let rep = c
                     .epsilon(r.x)
                     .unwrap_or_else(|e| panic!("{}: {e:?}", r.name));
@@ -70,8 +70,7 @@ fn check(part: usize, of: usize) {
             } else {
                 let rep = c.delta(r.x).unwrap();
                 (rep.delta, rep.lower)
-            };
-            rep
+            }
         } else if r.query == "eps" {
             (acc.epsilon(r.x).unwrap().epsilon, None)
         } else {
