@@ -1047,7 +1047,7 @@ fn pld_answers_small_q_small_sigma_and_takes_a_finer_grid() {
     assert_eq!(v["accountant"], "pld", "{v}");
     assert_eq!(v["conversion"], "numerical_pld");
     let e = v["epsilon"].as_f64().unwrap();
-    assert!(e >= 1.1752897 && e <= 1.1752897 * 1.005, "{e}");
+    assert!((1.1752897..=1.1752897 * 1.005).contains(&e), "{e}");
     let rdp = v["all"]
         .as_array()
         .unwrap()
