@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use dpinfer_accountants::calibrate::{self, Method};
+use dpinfer_accountants::pld_numeric::{DEFAULT_TRUNCATION, Discretisation};
 use dpinfer_accountants::{
     Accountant, AccountantError, ApproxAccountant, BinomialBound, BudgetFilter, DEFAULT_ORDERS,
     Event, EventBuf, EventSpec, FilterEpsilon, MAX_EVENT_DEPTH, Neighbouring, ParseEventError,
@@ -570,11 +571,22 @@ impl PyRdpAccountant {
 
 #[pymethods]
 impl PyPldAccountant {
+    /// `interval`: the numerical PLD's grid interval h (1e-7 to 1; default 1e-4, as
+    /// dp_accounting): smaller is a finer, tighter, slower grid. The grid is coarsened
+    /// automatically when the composed loss needs more than 2^22 points.
     #[new]
-    #[pyo3(signature = (neighbouring = "add_remove"))]
-    fn py_new(neighbouring: &str) -> PyResult<Self> {
+    #[pyo3(signature = (neighbouring = "add_remove", interval = None))]
+    fn py_new(neighbouring: &str, interval: Option<f64>) -> PyResult<Self> {
+        let rel = parse_relation(neighbouring)?;
+        let inner = match interval {
+            None => PldAccountant::new(rel),
+            Some(h) => PldAccountant::with_discretisation(
+                rel,
+                Discretisation::new(h, DEFAULT_TRUNCATION).map_err(acc)?,
+            ),
+        };
         Ok(Self {
-            inner: Any::Pld(PldAccountant::new(parse_relation(neighbouring)?)),
+            inner: Any::Pld(inner),
         })
     }
     /// Total Gaussian-PLD mean μ (= Σ Δ²/(2σ²), rounded up).

@@ -675,3 +675,22 @@ def test_event_grammar_parse_and_format():
     with pytest.raises(InvalidParameterError):
         A.PureDpAccountant().compose(A.parse_event("pure:eps=-1"))
 
+
+
+def test_pld_answers_small_q_small_sigma_and_takes_a_finer_grid():
+    """Issue 30: 10⁴ Poisson-subsampled Gaussian steps at q = 1e-4, σ = 0.5 (the numerical
+    PLD failed before: 'window too large (increase the discretisation interval)', with no way
+    to act on it) answer within 0.5 % of dp_accounting 0.6.0's PLD (1.1752897, the accountants
+    crate's tests/data/pld_regimes.txt); ``interval`` asks for a finer grid (never looser
+    here) and is validated."""
+    acc = A.PldAccountant()
+    acc.compose(poisson_gaussian(0.5, 1e-4), 10_000)
+    eps = acc.get_epsilon(1e-5)
+    assert 1.1752897 <= eps <= 1.1752897 * 1.005
+    assert acc.epsilon_report(1e-5).conversion == "numerical_pld"
+    fine = A.PldAccountant(interval=5e-5)
+    fine.compose(poisson_gaussian(0.5, 1e-4), 10_000)
+    assert 0.99 * eps < fine.get_epsilon(1e-5) <= eps
+    with pytest.raises(InvalidParameterError) as info:
+        A.PldAccountant(interval=0.0)
+    assert info.value.name == "interval"

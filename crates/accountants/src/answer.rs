@@ -84,7 +84,19 @@ impl Query {
         rule: ConversionRule,
         events: &[(EventBuf, u64)],
     ) -> Result<Answer, NoBound> {
-        let each = self.ask_each(kinds, relation, rule, events);
+        self.pick(self.ask_each(kinds, relation, rule, events))
+    }
+
+    /// The [`Answer`] of answers already collected (from [`Query::ask_each`], possibly with an
+    /// accountant built otherwise, e.g. a [`crate::PldAccountant`] with its own
+    /// discretisation, asked through [`Query::ask`]): the tightest ([`Query::tightest`]).
+    ///
+    /// # Errors
+    /// [`NoBound`] with every accountant's reason if none gave a finite answer.
+    pub fn pick(
+        self,
+        each: Vec<(AccountantKind, Result<Report, AccountantError>)>,
+    ) -> Result<Answer, NoBound> {
         match self.tightest(&each) {
             Some((accountant, report)) => Ok(Answer {
                 accountant,

@@ -123,6 +123,32 @@ fn bench_numerical_pld(c: &mut Criterion) {
             (r.epsilon, r.lower)
         })
     });
+    // Issue 30: the long-tail regime (small q, small σ; 7.7 s before, dp_accounting 1.5 s)
+    // and cases that failed before ("window too large"). Peers: tests/data/bench_pld_regimes_peers.py.
+    for (q, sigma, steps) in [
+        (1e-3, 0.5, 1000u64),
+        (1e-4, 0.5, 10_000),
+        (1e-6, 0.3, 10_000),
+    ] {
+        g.bench_function(
+            format!("e_pld_long_tail_q{q}_s{sigma}_{steps}_steps_eps"),
+            |b| {
+                b.iter(|| {
+                    let step = Event::Gaussian {
+                        sigma: black_box(sigma),
+                        sensitivity: 1.0,
+                    };
+                    let p = Event::PoissonSampled {
+                        q: black_box(q),
+                        event: &step,
+                    };
+                    let mut acc = PldAccountant::new(Neighbouring::AddRemove);
+                    acc.compose_n(&p, steps).unwrap();
+                    acc.epsilon(1e-5).unwrap().epsilon
+                })
+            },
+        );
+    }
     // The noise the secure samplers draw: discrete Gaussian σ = 2²⁴ grid units (Δ = σ),
     // discrete Laplace scale 2⁴⁰ (ε = 1 per release), 1000 Poisson-subsampled steps.
     let dg = Event::DiscreteGaussian {

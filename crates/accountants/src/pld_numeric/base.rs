@@ -19,6 +19,9 @@ const INV_SQRT_2PI: f64 = 0.398_942_280_401_432_7;
 /// Largest number of grid intervals of one discretised PLD.
 pub(crate) const MAX_GRID: usize = 1 << 24;
 
+/// The failure [`grid`] reports beyond [`MAX_GRID`] cells (the caller coarsens the grid).
+pub(crate) const GRID_TOO_WIDE: &str = "pld grid wider than 2^24 cells";
+
 /// `e^t − 1`: a Taylor polynomial for `|t| < 1/32` (truncation below `10⁻²⁴` relative),
 /// `libm::expm1` otherwise.
 #[inline]
@@ -616,8 +619,9 @@ pub(crate) fn discretise(
                 let a_j = libm::exp(eps_at(j));
                 let a = if t == f64::NEG_INFINITY {
                     // The upper grid point lies above the support (e^{−ε_j} < 1 − q):
-                    // A = e^{ε_j} r − p = e^{ε_j} q m_lo + (e^{ε_j}(1 − q) − 1)·m0.
-                    a_j * q * m.m_lo + (a_j * (1.0 - q) - 1.0).max(0.0) * m.m0
+                    // A = e^{ε_j} r − p = e^{ε_j} q m_lo + (e^{ε_j}(1 − q) − 1)·m0, the last
+                    // factor as (e^{ε_j} − 1) − q·e^{ε_j} (no cancellation at small q).
+                    a_j * q * m.m_lo + (libm::expm1(eps_at(j)) - q * a_j).max(0.0) * m.m0
                 } else {
                     a_j * q * m.m_lo
                 };
@@ -651,7 +655,8 @@ pub(crate) fn discretise(
             if tk == f64::NEG_INFINITY {
                 0.0
             } else {
-                (1.0 - (1.0 - q) * ek).max(0.0) * mechanism.hockey(-tk)
+                // 1 − (1 − q)e^{ε_k} = q·e^{ε_k} − (e^{ε_k} − 1), without cancellation.
+                (q * ek - libm::expm1(eps_at(k))).max(0.0) * mechanism.hockey(-tk)
             }
         }
     };
@@ -670,6 +675,46 @@ pub(crate) fn discretise(
         slack,
     };
     Ok(pess)
+}
+
+/// The add-direction PLD of a pair from its remove-direction one (`rem`, the pessimistic PLD
+/// ω̃ of `(M, Q)`): the law of the swapped pair's loss is the mirror image reweighted,
+/// `ω′(−ℓ) = e^{−ℓ}·ω̃(ℓ)`, with the deficit `1 − Σ e^{−ℓ}ω̃(ℓ) ≥ 0` at `+∞`. Its δ-curve is
+/// `1 − e^ε + e^ε·δ̃_rem(−ε)`, the swap identity `H_{e^ε}(Q‖M) = 1 − e^ε + e^ε·H_{e^{−ε}}(M‖Q)`
+/// applied to the pessimistic `δ̃_rem ≥ δ_rem`, so it dominates the exact add-direction curve
+/// (one discretisation instead of two; the grid is the mirror of the remove grid, as the
+/// direct add-direction discretisation's). `None` when a weight `e^{−ℓ}` exceeds 2 (large
+/// sampling rates: the remove PMF's errors would be amplified); the caller discretises then.
+pub(crate) fn mirror(rem: &Pmf, h: f64) -> Option<Pmf> {
+    #[allow(clippy::cast_precision_loss)]
+    if (rem.offset as f64) * h < -core::f64::consts::LN_2 {
+        return None;
+    }
+    let k = rem.probs.len().checked_sub(1)?;
+    let mut probs = alloc::vec![0.0; k + 1];
+    let mut kept = dpinfer_math::NeumaierSum::new();
+    for (i, &m) in rem.probs.iter().enumerate() {
+        #[allow(clippy::cast_precision_loss)]
+        let w = m * libm::exp(-((rem.offset + i as i64) as f64) * h);
+        probs[k - i] = w;
+        kept.add(w);
+    }
+    let deficit = 1.0 - kept.sum();
+    #[allow(clippy::cast_possible_wrap, clippy::cast_possible_truncation)]
+    let offset = -(rem.offset + k as i64);
+    // ω̃'s own errors multiplied by at most the largest weight e^{−offset·h} ≤ 2; each new
+    // mass within 2u relative (exp, product) of e^{−ℓ}·m, 2u·Σ ≤ 4u in all, and the
+    // compensated deficit within 2u; a deficit below 0 by round-off is counted too.
+    #[allow(clippy::cast_precision_loss)]
+    let w_max = libm::exp(-(rem.offset as f64) * h);
+    let slack =
+        w_max * rem.slack * (1.0 + 4.0 * f64::EPSILON) + 8.0 * f64::EPSILON + (-deficit).max(0.0);
+    Some(Pmf {
+        offset,
+        probs,
+        inf: deficit.max(0.0),
+        slack,
+    })
 }
 
 /// The symmetric PLD for sampling without replacement at ratio `γ < 1` (see
@@ -735,7 +780,7 @@ pub(crate) fn grid(l_min: f64, l_max: f64, h: f64) -> Result<(f64, usize, i64), 
     #[allow(clippy::cast_precision_loss)]
     if !(i0.is_finite() && ik.is_finite()) || ik - i0 > MAX_GRID as f64 || i0.abs() > 1e15 {
         return Err(AccountantError::NumericalFailure {
-            what: "pld grid too large (decrease the loss range or increase the interval)",
+            what: GRID_TOO_WIDE,
         });
     }
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]

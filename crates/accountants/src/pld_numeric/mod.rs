@@ -578,8 +578,8 @@ fn collect(
 mod compose_api {
     use alloc::vec::Vec;
 
-    use super::base::{Pmf, discretise, discretise_wor};
-    use super::compose::{Composed, Workspace, compose};
+    use super::base::{GRID_TOO_WIDE, Pmf, discretise, discretise_wor, mirror};
+    use super::compose::{Composed, WINDOW_TOO_WIDE, Workspace, compose};
     use super::{Component, Direction, Discretisation, Mechanism};
     use crate::error::{non_negative, open_unit};
     use crate::{AccountantError, Neighbouring, round_up};
@@ -655,6 +655,57 @@ mod compose_api {
         }
     }
 
+    /// Coarsest interval the automatic grid choice goes to (beyond it the grid error is
+    /// reported).
+    const MAX_INTERVAL: f64 = 1e3;
+
+    /// The discretised and composed PLD of each direction on the grid `h·ℤ`.
+    fn compose_directions(
+        all: &[(Component, u64)],
+        relation: Neighbouring,
+        h: f64,
+        tail: f64,
+        truncation: f64,
+        ws: &mut Workspace,
+    ) -> Result<Vec<(Direction, Composed)>, AccountantError> {
+        let mut dirs = Vec::new();
+        let mut removes: Vec<Pmf> = Vec::new();
+        for &d in direction_set(relation, all) {
+            let mut pess: Vec<Pmf> = Vec::with_capacity(all.len());
+            for (i, (c, _)) in all.iter().enumerate() {
+                // The add direction of a symmetric base pair is the mirror of the remove one
+                // (`base::mirror`), when its weights stay ≤ 2.
+                let mirrored = match (d, c.mechanism) {
+                    (Direction::Add, Mechanism::MixtureOfGaussians(_)) => None,
+                    (Direction::Add, _) if !c.without_replacement => {
+                        removes.get(i).and_then(|r| mirror(r, h))
+                    }
+                    _ => None,
+                };
+                pess.push(match mirrored {
+                    Some(m) => m,
+                    None if c.without_replacement => discretise_wor(c.mechanism, c.q, h, tail)?,
+                    None => discretise(c.mechanism, c.q, d, h, tail)?,
+                });
+            }
+            if all.is_empty() {
+                pess.push(Pmf {
+                    offset: 0,
+                    probs: alloc::vec![1.0],
+                    inf: 0.0,
+                    slack: 0.0,
+                });
+            }
+            let counts = all.iter().map(|(_, n)| *n).chain(core::iter::repeat(1));
+            let refs: Vec<(&Pmf, u64)> = pess.iter().zip(counts).collect();
+            dirs.push((d, compose(&refs, h, truncation, ws)?));
+            if d == Direction::Remove {
+                removes = pess;
+            }
+        }
+        Ok(dirs)
+    }
+
     impl ComposedPld {
         /// Discretises and composes `parts` (each `count` times) and one Gaussian of PLD mean
         /// `gaussian_mu` (0 for none). With `bounds`, the reports also carry a certified
@@ -723,35 +774,34 @@ mod compose_api {
                     value: 0,
                 });
             }
-            let h = discretisation.interval;
             // Per-step loss range: the tails beyond it (≤ `tail` of mass each) go to the top
             // grid point and to +∞ (pessimistic), adding at most TAIL_BUDGET to δ in total.
             #[allow(clippy::cast_precision_loss)]
             let steps: f64 = all.iter().map(|(_, n)| *n as f64).sum();
             let tail = (super::TAIL_BUDGET / steps.max(1.0)).clamp(1e-300, 1e-14);
             let mut ws = Workspace::default();
-            let mut dirs = Vec::new();
-            for &d in direction_set(relation, &all) {
-                let mut pess: Vec<Pmf> = Vec::with_capacity(all.len());
-                for (c, _) in &all {
-                    pess.push(if c.without_replacement {
-                        discretise_wor(c.mechanism, c.q, h, tail)?
-                    } else {
-                        discretise(c.mechanism, c.q, d, h, tail)?
-                    });
+            // The grid adapts to the composed loss: the requested interval unless a step's
+            // grid or the composition's window would be too wide, then doubled until both
+            // fit (every interval gives a pessimistic PLD; the one used is reported).
+            let mut h = discretisation.interval;
+            let dirs = loop {
+                match compose_directions(
+                    &all,
+                    relation,
+                    h,
+                    tail,
+                    discretisation.truncation,
+                    &mut ws,
+                ) {
+                    Err(AccountantError::NumericalFailure { what })
+                        if (what == WINDOW_TOO_WIDE || what == GRID_TOO_WIDE)
+                            && h < MAX_INTERVAL =>
+                    {
+                        h *= 2.0;
+                    }
+                    r => break r?,
                 }
-                if all.is_empty() {
-                    pess.push(Pmf {
-                        offset: 0,
-                        probs: alloc::vec![1.0],
-                        inf: 0.0,
-                        slack: 0.0,
-                    });
-                }
-                let counts = all.iter().map(|(_, n)| *n).chain(core::iter::repeat(1));
-                let refs: Vec<(&Pmf, u64)> = pess.iter().zip(counts).collect();
-                dirs.push((d, compose(&refs, h, discretisation.truncation, &mut ws)?));
-            }
+            };
             let certifiable =
                 bounds && !all.is_empty() && all.iter().all(|(c, _)| !c.without_replacement);
             let lower = certifiable.then(|| LowerBound::new(steps, h, round_up(steps * tail)));
@@ -880,7 +930,7 @@ mod compose_api {
         let mass: f64 = c.probs.iter().sum();
         #[allow(clippy::cast_precision_loss)]
         let scan_err = 4.0 * c.probs.len() as f64 * f64::EPSILON * mass;
-        let target = delta + lb.penalty + c.truncation + c.roundoff + scan_err - c.inf;
+        let target = delta + lb.penalty + c.truncation + c.roundoff_lower + scan_err - c.inf;
         if target >= mass {
             return 0.0;
         }

@@ -19,6 +19,7 @@ mod peers;
 mod pld_bounds;
 mod pld_discrete;
 mod pld_numeric;
+mod pld_regimes;
 mod properties;
 mod randomized_response;
 mod requests;

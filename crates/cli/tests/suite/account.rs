@@ -1034,3 +1034,55 @@ fn mixture_of_gaussians_is_accounted_by_the_numerical_pld() {
     );
     assert!(!out.status.success(), "{}", show(&out));
 }
+
+/// Issue 30: the numerical PLD answers the small-q, small-σ regime (before, "pld composition
+/// window too large (increase the discretisation interval)", and `--accountant all` fell back
+/// to RDP), within 0.5 % of dp_accounting 0.6.0's PLD (1.1752897, the accountants crate's
+/// tests/data/pld_regimes.txt); `--pld-interval` asks for a finer grid (never looser here) and
+/// is checked.
+#[test]
+fn pld_answers_small_q_small_sigma_and_takes_a_finer_grid() {
+    let ev = "gaussian:sigma=0.5,poisson=0.0001,count=10000";
+    let v = json(&["epsilon", "--delta", "1e-5", "--event", ev]);
+    assert_eq!(v["accountant"], "pld", "{v}");
+    assert_eq!(v["conversion"], "numerical_pld");
+    let e = v["epsilon"].as_f64().unwrap();
+    assert!((1.1752897..=1.1752897 * 1.005).contains(&e), "{e}");
+    let rdp = v["all"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["accountant"] == "rdp")
+        .unwrap()["epsilon"]
+        .as_f64()
+        .unwrap();
+    assert!(e < rdp, "pld {e} vs rdp {rdp}");
+    let fine = json(&[
+        "epsilon",
+        "--delta",
+        "1e-5",
+        "--accountant",
+        "pld",
+        "--pld-interval",
+        "5e-5",
+        "--event",
+        ev,
+    ]);
+    let ef = fine["epsilon"].as_f64().unwrap();
+    assert!(ef <= e && ef > 0.99 * e, "finer grid {ef} vs {e}");
+    let o = dpinfer(
+        &[
+            "account",
+            "epsilon",
+            "--delta",
+            "1e-5",
+            "--pld-interval",
+            "0",
+            "--event",
+            ev,
+        ],
+        &root(),
+    );
+    assert!(!o.status.success());
+    assert!(show(&o).contains("pld-interval"), "{}", show(&o));
+}
