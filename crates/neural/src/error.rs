@@ -104,7 +104,9 @@ impl fmt::Display for NeuralError {
                 f,
                 "a round of {pairs} pairs is too small: at least {needed} are needed to hold out a validation set"
             ),
-            Self::Diverged { epoch } => write!(f, "training diverged (non-finite loss) in epoch {epoch}"),
+            Self::Diverged { epoch } => {
+                write!(f, "training diverged (non-finite loss) in epoch {epoch}")
+            }
             Self::Io { path, message } => write!(f, "{path}: {message}"),
             Self::Format { message } => write!(f, "not a dpinfer-neural estimator file: {message}"),
             Self::Backend { message } => write!(f, "tensor library error: {message}"),

@@ -6,7 +6,9 @@ use crate::error::{NeuralError, Result, backend};
 use crate::maf::Made;
 use crate::net::{Adam, Builder, Source};
 use crate::nsf::Coupling;
-use crate::settings::{FlowSettings, MAX_DIM, MafSettings, NsfSettings, TrainSettings, check_count};
+use crate::settings::{
+    FlowSettings, MAX_DIM, MafSettings, NsfSettings, TrainSettings, check_count,
+};
 use candle_core::{D, DType, Device, Tensor, Var};
 use dpinfer_simulators::SimStream;
 use dpinfer_simulators::dist::ziggurat_normal;
@@ -85,7 +87,9 @@ impl ConditionalFlow {
         let layers = match settings {
             FlowSettings::Nsf(s) => Layers::Nsf(
                 (0..s.layers)
-                    .map(|l| Coupling::new(&mut b, &format!("layer{l}"), l, target_dim, context_dim, &s))
+                    .map(|l| {
+                        Coupling::new(&mut b, &format!("layer{l}"), l, target_dim, context_dim, &s)
+                    })
                     .collect::<Result<_>>()?,
             ),
             FlowSettings::Maf(s) => Layers::Maf(
@@ -135,7 +139,10 @@ impl ConditionalFlow {
     /// Number of trainable scalars.
     #[must_use]
     pub fn parameter_count(&self) -> usize {
-        self.vars.iter().map(|(_, v)| v.as_tensor().elem_count()).sum()
+        self.vars
+            .iter()
+            .map(|(_, v)| v.as_tensor().elem_count())
+            .sum()
     }
 
     /// Standardised data → (noise, Σ log|det|) through every layer.
@@ -235,10 +242,7 @@ impl ConditionalFlow {
                 m,
                 self.context_dim,
             )?;
-            let lp = self
-                .log_prob_z(&y, &c)?
-                .to_vec1::<f32>()
-                .map_err(backend)?;
+            let lp = self.log_prob_z(&y, &c)?.to_vec1::<f32>().map_err(backend)?;
             for (o, v) in out[start..start + m].iter_mut().zip(lp) {
                 *o = f64::from(v) - jac;
             }
@@ -253,7 +257,12 @@ impl ConditionalFlow {
     /// # Errors
     /// [`NeuralError::Length`] if `context` is not one row or `out` not whole rows;
     /// [`NeuralError::NonFinite`] for a NaN or infinite context.
-    pub fn sample<R: Rng + ?Sized>(&self, context: &[f64], rng: &mut R, out: &mut [f64]) -> Result<()> {
+    pub fn sample<R: Rng + ?Sized>(
+        &self,
+        context: &[f64],
+        rng: &mut R,
+        out: &mut [f64],
+    ) -> Result<()> {
         check_len("context", context.len(), self.context_dim)?;
         check_rows("context", context, self.context_dim)?;
         let n = out.len() / self.target_dim;
@@ -271,7 +280,11 @@ impl ConditionalFlow {
                 .and_then(|c| c.broadcast_as((m, self.context_dim)))
                 .and_then(|c| c.contiguous())
                 .map_err(backend)?;
-            let y = self.to_data(&u, &c)?.flatten_all().and_then(|y| y.to_vec1::<f32>()).map_err(backend)?;
+            let y = self
+                .to_data(&u, &c)?
+                .flatten_all()
+                .and_then(|y| y.to_vec1::<f32>())
+                .map_err(backend)?;
             for (i, (o, v)) in out[start * self.target_dim..(start + m) * self.target_dim]
                 .iter_mut()
                 .zip(y)
@@ -304,10 +317,21 @@ impl ConditionalFlow {
         rng: &mut R,
     ) -> Result<FitReport> {
         settings.check()?;
-        check_len("training set target_dim", data.target_dim(), self.target_dim)?;
-        check_len("training set context_dim", data.context_dim(), self.context_dim)?;
+        check_len(
+            "training set target_dim",
+            data.target_dim(),
+            self.target_dim,
+        )?;
+        check_len(
+            "training set context_dim",
+            data.context_dim(),
+            self.context_dim,
+        )?;
         if data.is_empty() {
-            return Err(NeuralError::TooFewPairs { pairs: 0, needed: 2 });
+            return Err(NeuralError::TooFewPairs {
+                pairs: 0,
+                needed: 2,
+            });
         }
         let train_mask: Vec<bool> = data.validation.iter().map(|v| !v).collect();
         if !self.fitted {
@@ -319,13 +343,17 @@ impl ConditionalFlow {
         }
         let jac = self.target_std.log_jacobian();
         let split = |keep: bool| -> Result<(Tensor, Tensor, Vec<f32>)> {
-            let rows: Vec<usize> = (0..data.len()).filter(|&r| data.validation[r] != keep).collect();
+            let rows: Vec<usize> = (0..data.len())
+                .filter(|&r| data.validation[r] != keep)
+                .collect();
             let mut y = Vec::with_capacity(rows.len() * self.target_dim);
             let mut c = Vec::with_capacity(rows.len() * self.context_dim);
             let mut w = Vec::with_capacity(rows.len());
             for &r in &rows {
                 y.extend_from_slice(&data.target[r * self.target_dim..(r + 1) * self.target_dim]);
-                c.extend_from_slice(&data.context[r * self.context_dim..(r + 1) * self.context_dim]);
+                c.extend_from_slice(
+                    &data.context[r * self.context_dim..(r + 1) * self.context_dim],
+                );
                 #[allow(clippy::cast_possible_truncation)]
                 w.push(data.weight[r] as f32);
             }
@@ -491,10 +519,22 @@ impl ConditionalFlow {
         };
         put("header", Tensor::new(header.as_slice(), &dev))?;
         put("tail_bound", Tensor::new(&[tail], &dev))?;
-        put("target_mean", Tensor::new(self.target_std.mean.as_slice(), &dev))?;
-        put("target_sd", Tensor::new(self.target_std.sd.as_slice(), &dev))?;
-        put("context_mean", Tensor::new(self.context_std.mean.as_slice(), &dev))?;
-        put("context_sd", Tensor::new(self.context_std.sd.as_slice(), &dev))?;
+        put(
+            "target_mean",
+            Tensor::new(self.target_std.mean.as_slice(), &dev),
+        )?;
+        put(
+            "target_sd",
+            Tensor::new(self.target_std.sd.as_slice(), &dev),
+        )?;
+        put(
+            "context_mean",
+            Tensor::new(self.context_std.mean.as_slice(), &dev),
+        )?;
+        put(
+            "context_sd",
+            Tensor::new(self.context_std.sd.as_slice(), &dev),
+        )?;
         candle_core::safetensors::save(&map, path).map_err(|e| NeuralError::Io {
             path: path.display().to_string(),
             message: e.to_string(),
@@ -555,8 +595,8 @@ impl ConditionalFlow {
             .iter()
             .filter_map(|(k, v)| k.strip_prefix("param.").map(|k| (k.to_owned(), v.clone())))
             .collect();
-        let mut flow = Self::build(settings, u(2), u(3), Source::Loaded(&params))
-            .map_err(|e| match e {
+        let mut flow =
+            Self::build(settings, u(2), u(3), Source::Loaded(&params)).map_err(|e| match e {
                 NeuralError::Format { .. } => e,
                 other => format(other.to_string()),
             })?;

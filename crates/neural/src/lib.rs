@@ -17,4 +17,3 @@ pub use settings::{
     FlowSettings, MAX_BINS, MAX_BLOCKS, MAX_DIM, MAX_HIDDEN, MAX_LAYERS, MafSettings, NsfSettings,
     TrainSettings,
 };
-

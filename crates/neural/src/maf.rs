@@ -1,10 +1,10 @@
 //! Masked autoregressive flow (Papamakarios et al. 2017): affine layers, each a conditional
 //! MADE (Germain et al. 2015) with the context feeding every first-layer unit; the target's
-//! order reversed between layers. The scale is `sigmoid(a + 2) + 10⁻³` (nflows'
-//! `MaskedAffineAutoregressiveTransform`), which keeps training stable.
+//! order reversed between layers. The scale is `softplus(a) + 10⁻³` (nflows'
+//! `MaskedAffineAutoregressiveTransform`), positive and unbounded above.
 
 use crate::error::{Result, backend};
-use crate::net::{Builder, Linear, relu, sigmoid};
+use crate::net::{Builder, Linear, relu, softplus};
 use crate::settings::MafSettings;
 use candle_core::{D, Tensor};
 
@@ -84,7 +84,7 @@ impl Made {
         }
         let o = self.output.forward(&h)?;
         let shift = o.narrow(D::Minus1, 0, self.dim)?;
-        let scale = (sigmoid(&(o.narrow(D::Minus1, self.dim, self.dim)? + 2.0)?)? + 1e-3)?;
+        let scale = (softplus(&o.narrow(D::Minus1, self.dim, self.dim)?)? + 1e-3)?;
         Ok((shift, scale))
     }
 

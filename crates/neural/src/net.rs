@@ -122,11 +122,6 @@ pub(crate) fn softplus(x: &Tensor) -> candle_core::Result<Tensor> {
     x.relu()? + (x.abs()?.neg()?.exp()? + 1.0)?.log()?
 }
 
-/// `1 / (1 + e⁻ˣ)`.
-pub(crate) fn sigmoid(x: &Tensor) -> candle_core::Result<Tensor> {
-    (x.neg()?.exp()? + 1.0)?.recip()
-}
-
 /// Softmax over the last dimension (max-shifted).
 pub(crate) fn softmax_last(x: &Tensor) -> candle_core::Result<Tensor> {
     let last = x.rank() - 1;

@@ -59,7 +59,14 @@ impl Coupling {
         let transformed = Tensor::new(trans.as_slice(), &dev).map_err(backend)?;
         let unpermute = Tensor::new(unpermute.as_slice(), &dev).map_err(backend)?;
         let h = s.hidden;
-        let first = Linear::new(b, &format!("{name}.initial"), n_ident + context_dim, h, true, None)?;
+        let first = Linear::new(
+            b,
+            &format!("{name}.initial"),
+            n_ident + context_dim,
+            h,
+            true,
+            None,
+        )?;
         let mut blocks = Vec::with_capacity(s.blocks);
         for k in 0..s.blocks {
             let l1 = Linear::new(b, &format!("{name}.block{k}.0"), h, h, true, None)?;
@@ -103,7 +110,12 @@ impl Coupling {
         p.reshape((n, self.n_transformed, 3 * self.settings.bins - 1))
     }
 
-    fn apply(&self, y: &Tensor, c: &Tensor, inverse: bool) -> candle_core::Result<(Tensor, Tensor)> {
+    fn apply(
+        &self,
+        y: &Tensor,
+        c: &Tensor,
+        inverse: bool,
+    ) -> candle_core::Result<(Tensor, Tensor)> {
         let ident = match &self.identity {
             Some(idx) => Some(y.index_select(idx, 1)?),
             None => None,

@@ -173,7 +173,9 @@ impl TrainSettings {
         check_count("batch_size", self.batch_size, 1 << 24)?;
         check_count("patience", self.patience, 1 << 24)?;
         check_count("max_epochs", self.max_epochs, 1 << 24)?;
-        if !(self.learning_rate.is_finite() && self.learning_rate > 0.0 && self.learning_rate <= 1.0)
+        if !(self.learning_rate.is_finite()
+            && self.learning_rate > 0.0
+            && self.learning_rate <= 1.0)
         {
             return Err(NeuralError::Setting {
                 name: "learning_rate",
