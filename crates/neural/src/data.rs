@@ -107,7 +107,7 @@ impl TrainingSet {
                 got: w.len(),
             });
         }
-        if n % rows.rows_per_pair != 0 {
+        if !n.is_multiple_of(rows.rows_per_pair) {
             return Err(NeuralError::Length {
                 name: "rows (a multiple of rows_per_pair)",
                 expected: n.div_ceil(rows.rows_per_pair) * rows.rows_per_pair,

@@ -37,7 +37,7 @@ impl Coupling {
             (vec![0], Vec::new())
         } else {
             #[allow(clippy::cast_possible_truncation)]
-            (0..dim as u32).partition(|&i| (i as usize + layer) % 2 == 0)
+            (0..dim as u32).partition(|&i| (i as usize + layer).is_multiple_of(2))
         };
         let mut order: Vec<u32> = ident.clone();
         order.extend_from_slice(&trans);

@@ -502,3 +502,59 @@ fn invalid_settings_dimensions_and_rows_are_typed_errors() {
     // every error prints
     assert!(!NeuralError::Diverged { epoch: 3 }.to_string().is_empty());
 }
+
+/// The fingerprint of a short seeded training run, as text (the child side of
+/// `the_thread_count_does_not_change_a_number`).
+fn training_fingerprint() -> String {
+    let data = gaussian_set(600, 41);
+    let mut flow = ConditionalFlow::new(FlowSettings::default(), 1, 1, 6).unwrap();
+    let settings = TrainSettings {
+        max_epochs: 2,
+        ..TrainSettings::default()
+    };
+    let report = flow
+        .fit(&data, &settings, &mut SimStream::new(6, 3))
+        .unwrap();
+    let (lp, xs) = fingerprint(&flow);
+    format!("{:?} {lp:?} {xs:?}", bits(&report.validation_loss))
+}
+
+/// The matrix products run on `RAYON_NUM_THREADS` threads (the tensor library reads it at
+/// every product): the test binary runs itself with 1 and with 3 threads and compares a
+/// training run's losses, log-densities and samples bit for bit.
+#[test]
+fn the_thread_count_does_not_change_a_number() {
+    if std::env::var_os("DPINFER_NEURAL_CHILD").is_some() {
+        println!("FINGERPRINT {}", training_fingerprint());
+        return;
+    }
+    let exe = std::env::current_exe().unwrap();
+    let run = |threads: &str| {
+        let out = std::process::Command::new(&exe)
+            .args([
+                "--exact",
+                "the_thread_count_does_not_change_a_number",
+                "--nocapture",
+            ])
+            .env("DPINFER_NEURAL_CHILD", "1")
+            .env("RAYON_NUM_THREADS", threads)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let text = String::from_utf8(out.stdout).unwrap();
+        text.lines()
+            .find_map(|l| l.strip_prefix("FINGERPRINT ").map(str::to_owned))
+            .unwrap()
+    };
+    let one = run("1");
+    assert_eq!(one, run("3"));
+    assert_eq!(
+        one,
+        training_fingerprint(),
+        "and in this process (default thread count)"
+    );
+}
