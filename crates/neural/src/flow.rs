@@ -7,7 +7,7 @@ use crate::maf::Made;
 use crate::net::{Adam, Builder, Source};
 use crate::nsf::Coupling;
 use crate::settings::{
-    FlowSettings, MAX_DIM, MafSettings, NsfSettings, TrainSettings, check_count,
+    FlowSettings, MAX_DIM, MAX_PARAMETERS, MafSettings, NsfSettings, TrainSettings, check_count,
 };
 use candle_core::{D, DType, Device, Tensor, Var};
 use dpinfer_simulators::SimStream;
@@ -63,7 +63,9 @@ impl ConditionalFlow {
     /// Until the first [`fit`](Self::fit) the standardisation is the identity.
     ///
     /// # Errors
-    /// [`NeuralError::Dimension`] / [`NeuralError::Setting`] from the settings or dimensions.
+    /// [`NeuralError::Dimension`] / [`NeuralError::Setting`] from the settings or dimensions,
+    /// and [`NeuralError::Dimension`] `parameters` for an architecture of more than
+    /// [`MAX_PARAMETERS`](crate::MAX_PARAMETERS) trainable scalars.
     pub fn new(
         settings: FlowSettings,
         target_dim: usize,
@@ -83,6 +85,11 @@ impl ConditionalFlow {
         settings.check()?;
         check_count("target_dim", target_dim, MAX_DIM)?;
         check_count("context_dim", context_dim, MAX_DIM)?;
+        check_count(
+            "parameters",
+            settings.parameter_count(target_dim, context_dim),
+            MAX_PARAMETERS,
+        )?;
         let mut b = Builder::new(source);
         let layers = match settings {
             FlowSettings::Nsf(s) => Layers::Nsf(

@@ -14,6 +14,6 @@ pub use data::{DEFAULT_VALIDATION_FRACTION, RoundRows, TrainingSet};
 pub use error::{NeuralError, Result};
 pub use flow::{ConditionalFlow, FILE_VERSION, FitReport};
 pub use settings::{
-    FlowSettings, MAX_BINS, MAX_BLOCKS, MAX_DIM, MAX_HIDDEN, MAX_LAYERS, MafSettings, NsfSettings,
-    TrainSettings,
+    FlowSettings, MAX_BINS, MAX_BLOCKS, MAX_DIM, MAX_HIDDEN, MAX_LAYERS, MAX_PARAMETERS,
+    MafSettings, NsfSettings, TrainSettings,
 };

@@ -13,6 +13,10 @@ pub const MAX_BLOCKS: usize = 16;
 /// Largest accepted number of spline bins (the minimum bin width 10⁻³ caps it below 1000).
 pub const MAX_BINS: usize = 256;
 
+/// Largest accepted number of trainable scalars (4 · 10⁷: 160 MB of `f32`, and as much again
+/// for each of Adam's two moments).
+pub const MAX_PARAMETERS: usize = 40_000_000;
+
 /// The architecture of a conditional normalizing flow q(target | context).
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
@@ -92,6 +96,47 @@ pub(crate) fn check_count(name: &'static str, value: usize, max: usize) -> Resul
 }
 
 impl FlowSettings {
+    /// Trainable scalars of this architecture for the given dimensions (saturating).
+    #[must_use]
+    pub fn parameter_count(&self, target_dim: usize, context_dim: usize) -> usize {
+        let lin = |i: usize, o: usize| i.saturating_add(1).saturating_mul(o);
+        match *self {
+            Self::Nsf(s) => {
+                // layer l transforms the coordinates i with i + l even (all of a 1-D target)
+                let per = |trans: usize| {
+                    let ident = target_dim - trans;
+                    lin(ident.saturating_add(context_dim), s.hidden)
+                        .saturating_add(
+                            s.blocks
+                                .saturating_mul(2)
+                                .saturating_mul(lin(s.hidden, s.hidden)),
+                        )
+                        .saturating_add(lin(
+                            s.hidden,
+                            trans.saturating_mul(3usize.saturating_mul(s.bins).saturating_sub(1)),
+                        ))
+                };
+                if target_dim == 1 {
+                    s.layers.saturating_mul(per(1))
+                } else {
+                    s.layers
+                        .div_ceil(2)
+                        .saturating_mul(per(target_dim.div_ceil(2)))
+                        .saturating_add((s.layers / 2).saturating_mul(per(target_dim / 2)))
+                }
+            }
+            Self::Maf(s) => {
+                let per = lin(target_dim, s.hidden)
+                    .saturating_add(context_dim.saturating_mul(s.hidden))
+                    .saturating_add(
+                        (s.hidden_layers.saturating_sub(1)).saturating_mul(lin(s.hidden, s.hidden)),
+                    )
+                    .saturating_add(lin(s.hidden, target_dim.saturating_mul(2)));
+                s.layers.saturating_mul(per)
+            }
+        }
+    }
+
     /// Checks every field.
     ///
     /// # Errors

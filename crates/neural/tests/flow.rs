@@ -336,6 +336,33 @@ fn invalid_settings_dimensions_and_rows_are_typed_errors() {
             ..
         })
     ));
+    // too many weights for memory: refused before anything is allocated
+    let huge = NsfSettings {
+        layers: 64,
+        hidden: 4096,
+        blocks: 16,
+        ..NsfSettings::default()
+    };
+    assert!(matches!(
+        ConditionalFlow::new(FlowSettings::Nsf(huge), 4096, 4096, 0),
+        Err(NeuralError::Dimension {
+            name: "parameters",
+            ..
+        })
+    ));
+    // the count is exact for the architectures built
+    for (settings, d, c) in [
+        (small_nsf(), 1, 1),
+        (FlowSettings::default(), 3, 2),
+        (FlowSettings::Maf(MafSettings::default()), 2, 3),
+    ] {
+        let flow = ConditionalFlow::new(settings, d, c, 0).unwrap();
+        assert_eq!(
+            flow.parameter_count(),
+            settings.parameter_count(d, c),
+            "{settings:?}"
+        );
+    }
     assert!(TrainingSet::new(0, 1, 0.05).is_err());
     for f in [0.0, 1.0, f64::NAN, -0.1] {
         assert!(matches!(
