@@ -14,6 +14,7 @@ pub(crate) const STD_ONLY: &[&str] = &[
     "dpinfer-ledger",
     "dpinfer-workers",
     "dpinfer-pipeline",
+    "dpinfer-neural",
 ];
 
 /// A package under `crates/`.
