@@ -868,3 +868,36 @@ fn a_privatized_statistic_is_released_once_and_smc_post_processes_it() {
     let o = dpinfer(&["run", bad.to_str().unwrap()], &dir);
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
 }
+
+/// A non-private run has no sensitivity: it printed `sensitivity = 1.79769e308` (the unclipped
+/// L2's placeholder Δ) and `clip = 1.79769e308` among its facts (issue 32).
+#[test]
+fn a_non_private_run_prints_no_placeholder_sensitivity() {
+    let dir = fresh_dir("nonprivate");
+    let out = dir.join("results");
+    let cfg = write_config(
+        &dir,
+        "c.toml",
+        &format!(
+            "[model]\nname = \"gaussian-mean\"\nn = 20\n\n[distance]\nkind = \"l2\"\n\n\
+             [sampler]\nkind = \"rejection\"\npairs = 200\naccept = 40\n\n[seeds]\nrun = 3\n\n\
+             [output]\ndir = \"{}\"\n",
+            out.display().to_string().replace('\\', "/")
+        ),
+    );
+    let o = dpinfer(&["run", cfg.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("ε = ∞ (not private)"), "{stdout}");
+    assert!(
+        !stdout.contains("e308") && !stdout.contains("sensitivity"),
+        "{stdout}"
+    );
+    let s = json(&out.join("summary.json"));
+    let facts = s["facts"].as_object().unwrap();
+    assert!(facts.contains_key("accepted"), "{facts:?}");
+    assert!(
+        !facts.contains_key("sensitivity") && !facts.contains_key("clip"),
+        "{facts:?}"
+    );
+}
