@@ -5,7 +5,9 @@
 
 use crate::common;
 
-use common::{assert_svg, dpinfer, example, fresh_dir, root, set, show, write_config};
+use common::{
+    assert_file_count, assert_svg, dpinfer, example, fresh_dir, root, set, show, write_config,
+};
 use std::path::Path;
 
 /// Shrinks an example so the whole suite stays fast in the test profile.
@@ -57,6 +59,7 @@ fn every_example_config_runs_and_writes_a_results_folder() {
         assert!(o.status.success(), "{name}: {}", show(&o));
         let stdout = String::from_utf8_lossy(&o.stdout);
         assert!(stdout.contains("privacy: ε ="), "{name}: {stdout}");
+        assert_file_count(&stdout, &out);
         let s = json(&out.join("summary.json"));
         let params = s["parameters"].as_array().unwrap();
         assert!(!params.is_empty(), "{name}");
@@ -153,6 +156,8 @@ fn the_readme_main_job_config_runs_as_written() {
     // ε = 1 claimed by the accountant: the session's exact cost rounded up, within budget.
     let e = s["privacy"]["epsilon"].as_f64().unwrap();
     assert!(e > 0.99 && e <= 1.0, "{e}");
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_file_count(&stdout, &dir.join("r"));
     // OS noise: the count varies run to run, but SVT never releases more than c = 10.
     assert!(
         s["samples"].as_u64().unwrap() <= 10,
@@ -900,4 +905,5 @@ fn a_non_private_run_prints_no_placeholder_sensitivity() {
         !facts.contains_key("sensitivity") && !facts.contains_key("clip"),
         "{facts:?}"
     );
+    assert_file_count(&stdout, &out);
 }
