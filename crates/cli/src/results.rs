@@ -80,7 +80,7 @@ impl OutcomeFiles for Outcome {
             l.noise
         );
         if let Some(c) = &l.claim {
-            let _ = writeln!(s, "  claim: {c}");
+            let _ = writeln!(s, "  claim: {}", claim_rounded_up(c));
         }
         if !self.facts.is_empty() {
             s.push_str("facts:");
@@ -254,6 +254,20 @@ fn put(dir: &Path, name: &str, bytes: &[u8], files: &mut Vec<String>) -> Result<
     write_atomic(&dir.join(name), bytes, Replace::Owned)?;
     files.push(name.to_string());
     Ok(())
+}
+
+/// The claim's prose with its ε and δ printed as on the `privacy:` line, rounded up (the
+/// claim's own text prints them in full, e.g. `ε = 0.9999999999999992` beside `ε = 1`); the
+/// full values stay in `summary.json` and the ledger.
+fn claim_rounded_up(c: &dpinfer::accountants::Claim) -> String {
+    let text = c.to_string();
+    let (e, d) = (c.report.epsilon, c.report.delta);
+    let full = format!("(ε = {e}, δ = {d})");
+    match text.strip_prefix(&full) {
+        Some(rest) => format!("(ε = {}, δ = {}){rest}", fmt_eps(e), summary::fmt_up(d)),
+        // Never print a claim we could not round consistently as if it were rounded.
+        None => text,
+    }
 }
 
 fn fmt_eps(e: f64) -> String {

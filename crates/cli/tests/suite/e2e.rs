@@ -156,7 +156,20 @@ fn the_readme_main_job_config_runs_as_written() {
     // ε = 1 claimed by the accountant: the session's exact cost rounded up, within budget.
     let e = s["privacy"]["epsilon"].as_f64().unwrap();
     assert!(e > 0.99 && e <= 1.0, "{e}");
+    // The claim's prose prints the ε of the `privacy:` line, rounded up, never below the
+    // claim (issue 32: `claim: (ε = 0.9999999999999992, …` under `privacy: ε = 1`).
     let stdout = String::from_utf8_lossy(&o.stdout);
+    let after = |key: &str| -> String {
+        let l = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(key))
+            .unwrap();
+        let v = l.split_once("ε = ").unwrap().1;
+        v[..v.find(',').unwrap()].to_string()
+    };
+    let (line, claim) = (after("privacy:"), after("claim:"));
+    assert_eq!(line, claim, "{stdout}");
+    assert!(claim.parse::<f64>().unwrap() >= e, "{claim} < {e}");
     assert_file_count(&stdout, &dir.join("r"));
     // OS noise: the count varies run to run, but SVT never releases more than c = 10.
     assert!(
