@@ -34,11 +34,12 @@ pub trait OutcomeFiles {
     /// The text printed at the end of a run.
     fn report(&self) -> String;
     /// Writes the folder: `samples.csv` and `samples.arrow`, `summary.json`, diagnostics
-    /// CSVs and SVG plots; returns the file names.
+    /// CSVs and SVG plots, `model` naming the model in the plot titles (see [`model_title`]);
+    /// returns the file names.
     ///
     /// # Errors
     /// I/O.
-    fn write(&self, dir: &Path) -> Result<Vec<String>>;
+    fn write(&self, dir: &Path, model: &str) -> Result<Vec<String>>;
 }
 
 impl OutcomeFiles for Outcome {
@@ -92,7 +93,7 @@ impl OutcomeFiles for Outcome {
         s
     }
 
-    fn write(&self, dir: &Path) -> Result<Vec<String>> {
+    fn write(&self, dir: &Path, model: &str) -> Result<Vec<String>> {
         std::fs::create_dir_all(dir)?;
         let mut files = Vec::new();
         let d = self.names.len().max(1);
@@ -223,9 +224,15 @@ impl OutcomeFiles for Outcome {
                     .zip(&cols)
                     .map(|(n, c)| Column::new(n, c))
                     .collect();
+                // Red marks the true θ only where the model has one.
                 let mut plot = PairPlot::new(&columns).title(format!(
-                    "{} posterior, {} (true θ in red)",
-                    self.model, self.sampler
+                    "{model} posterior, {}{}",
+                    self.sampler,
+                    if self.truth.is_some() {
+                        " (true θ in red)"
+                    } else {
+                        ""
+                    }
                 ));
                 if let Some(w) = &self.weights {
                     plot = plot.weights(w);
@@ -247,6 +254,17 @@ impl OutcomeFiles for Outcome {
             put(dir, &format!("{}.svg", c.stem), svg.as_bytes(), &mut files)?;
         }
         Ok(files)
+    }
+}
+
+/// The model's name in plot titles: a command model's `[model] name` (its outcome says only
+/// "command"), else the outcome's model (a built-in model's name).
+#[must_use]
+pub fn model_title<'a>(cfg: &'a dpinfer_pipeline::config::Config, outcome: &'a Outcome) -> &'a str {
+    if cfg.model.kind.as_deref() == Some("command") {
+        &cfg.model.name
+    } else {
+        &outcome.model
     }
 }
 
