@@ -199,7 +199,8 @@ impl OutcomeFiles for Outcome {
                     col.filter(|v| v.is_finite()).collect()
                 });
                 let mut plot = dpinfer_plots::Marginal::new(name, &cols[j])
-                    .title(format!("posterior of {name} ({})", self.sampler));
+                    .title(format!("posterior of {name} ({})", self.sampler))
+                    .legend();
                 if let Some(w) = &self.weights {
                     plot = plot.weights(w);
                 }

@@ -123,6 +123,12 @@ fn every_example_config_runs_and_writes_a_results_folder() {
                         "{}",
                         p.display()
                     );
+                    // A legend names the histogram and the KDE (issue 32).
+                    assert!(
+                        s.contains(">histogram<") && s.contains(">KDE of the posterior<"),
+                        "{}",
+                        p.display()
+                    );
                 }
                 svgs += 1;
             }
