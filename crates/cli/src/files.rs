@@ -75,3 +75,45 @@ macro_rules! outln {
 macro_rules! out {
     ($($t:tt)*) => { $crate::files::stdout_write(format_args!($($t)*)) };
 }
+
+/// What identifies one version of a file in a folder: its modification time, length and (on
+/// Unix) inode — an atomic write replaces the inode, so a rewrite within the clock's
+/// granularity still counts as written.
+type Stamp = (Option<std::time::SystemTime>, u64, u64);
+
+fn stamp(m: &std::fs::Metadata) -> Stamp {
+    #[cfg(unix)]
+    let ino = std::os::unix::fs::MetadataExt::ino(m);
+    #[cfg(not(unix))]
+    let ino = 0;
+    (m.modified().ok(), m.len(), ino)
+}
+
+/// The regular files of `dir` (none if it does not exist yet), by name, with their
+/// [`Stamp`]s: taken before a run, it lets [`written_since`] count what the run wrote.
+#[must_use]
+pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<std::ffi::OsString, Stamp> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return std::collections::BTreeMap::new();
+    };
+    entries
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let m = e.metadata().ok()?;
+            m.is_file().then(|| (e.file_name(), stamp(&m)))
+        })
+        .collect()
+}
+
+/// How many regular files of `dir` are new or replaced since `before` (a [`snapshot`]), the
+/// folder's lock file aside: the number of files a run wrote, not the number it meant to.
+#[must_use]
+pub fn written_since(
+    dir: &Path,
+    before: &std::collections::BTreeMap<std::ffi::OsString, Stamp>,
+) -> usize {
+    snapshot(dir)
+        .into_iter()
+        .filter(|(name, s)| name != LOCK_FILE && before.get(name) != Some(s))
+        .count()
+}

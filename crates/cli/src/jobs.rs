@@ -21,14 +21,20 @@ pub fn run(config: &Path, out: Option<&Path>, threads: Option<usize>) -> Result<
     let cfg = Config::load(config)?;
     let dir = out_dir(&cfg, out);
     let t0 = Instant::now();
+    // The pipeline writes ledger, pairs and tables, the CLI the samples, summary and plots:
+    // the count printed is of the files this run left new or replaced in the folder.
+    let before = crate::files::snapshot(&dir);
     let finished = pipeline::run(&cfg, &dir, threads.unwrap_or(cfg.output.threads))?;
-    let files = finished.outcome.write(&dir)?;
+    finished
+        .outcome
+        .write(&dir, crate::results::model_title(&cfg, &finished.outcome))?;
     let outcome = finished.close()?;
+    let files = crate::files::written_since(&dir, &before);
     crate::out!("{}", outcome.report());
     crate::outln!(
         "\nresults in {} ({} files) after {:.1} s",
         dir.display(),
-        files.len(),
+        files,
         t0.elapsed().as_secs_f64()
     );
     Ok(ExitCode::SUCCESS)
@@ -158,7 +164,9 @@ pub fn private_step(config: &Path, pairs: &Path, out: Option<&Path>) -> Result<E
     let cfg = Config::load(config)?;
     let dir = out_dir(&cfg, out);
     let finished = pipeline::private_step(&cfg, pairs, &dir)?;
-    finished.outcome.write(&dir)?;
+    finished
+        .outcome
+        .write(&dir, crate::results::model_title(&cfg, &finished.outcome))?;
     let outcome = finished.close()?;
     crate::out!("{}", outcome.report());
     crate::outln!("\nresults in {}", dir.display());

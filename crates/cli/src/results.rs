@@ -34,11 +34,12 @@ pub trait OutcomeFiles {
     /// The text printed at the end of a run.
     fn report(&self) -> String;
     /// Writes the folder: `samples.csv` and `samples.arrow`, `summary.json`, diagnostics
-    /// CSVs and SVG plots; returns the file names.
+    /// CSVs and SVG plots, `model` naming the model in the plot titles (see [`model_title`]);
+    /// returns the file names.
     ///
     /// # Errors
     /// I/O.
-    fn write(&self, dir: &Path) -> Result<Vec<String>>;
+    fn write(&self, dir: &Path, model: &str) -> Result<Vec<String>>;
 }
 
 impl OutcomeFiles for Outcome {
@@ -80,7 +81,7 @@ impl OutcomeFiles for Outcome {
             l.noise
         );
         if let Some(c) = &l.claim {
-            let _ = writeln!(s, "  claim: {c}");
+            let _ = writeln!(s, "  claim: {}", claim_rounded_up(c));
         }
         if !self.facts.is_empty() {
             s.push_str("facts:");
@@ -92,7 +93,7 @@ impl OutcomeFiles for Outcome {
         s
     }
 
-    fn write(&self, dir: &Path) -> Result<Vec<String>> {
+    fn write(&self, dir: &Path, model: &str) -> Result<Vec<String>> {
         std::fs::create_dir_all(dir)?;
         let mut files = Vec::new();
         let d = self.names.len().max(1);
@@ -198,7 +199,8 @@ impl OutcomeFiles for Outcome {
                     col.filter(|v| v.is_finite()).collect()
                 });
                 let mut plot = dpinfer_plots::Marginal::new(name, &cols[j])
-                    .title(format!("posterior of {name} ({})", self.sampler));
+                    .title(format!("posterior of {name} ({})", self.sampler))
+                    .legend();
                 if let Some(w) = &self.weights {
                     plot = plot.weights(w);
                 }
@@ -223,9 +225,15 @@ impl OutcomeFiles for Outcome {
                     .zip(&cols)
                     .map(|(n, c)| Column::new(n, c))
                     .collect();
+                // Red marks the true θ only where the model has one.
                 let mut plot = PairPlot::new(&columns).title(format!(
-                    "{} posterior, {} (true θ in red)",
-                    self.model, self.sampler
+                    "{model} posterior, {}{}",
+                    self.sampler,
+                    if self.truth.is_some() {
+                        " (true θ in red)"
+                    } else {
+                        ""
+                    }
                 ));
                 if let Some(w) = &self.weights {
                     plot = plot.weights(w);
@@ -250,10 +258,35 @@ impl OutcomeFiles for Outcome {
     }
 }
 
+/// The model's name in plot titles: a command model's `[model] name` (its outcome says only
+/// "command"), else the outcome's model (a built-in model's name).
+#[must_use]
+pub fn model_title<'a>(cfg: &'a dpinfer_pipeline::config::Config, outcome: &'a Outcome) -> &'a str {
+    if cfg.model.kind.as_deref() == Some("command") {
+        &cfg.model.name
+    } else {
+        &outcome.model
+    }
+}
+
 fn put(dir: &Path, name: &str, bytes: &[u8], files: &mut Vec<String>) -> Result<()> {
     write_atomic(&dir.join(name), bytes, Replace::Owned)?;
     files.push(name.to_string());
     Ok(())
+}
+
+/// The claim's prose with its ε and δ printed as on the `privacy:` line, rounded up (the
+/// claim's own text prints them in full, e.g. `ε = 0.9999999999999992` beside `ε = 1`); the
+/// full values stay in `summary.json` and the ledger.
+fn claim_rounded_up(c: &dpinfer::accountants::Claim) -> String {
+    let text = c.to_string();
+    let (e, d) = (c.report.epsilon, c.report.delta);
+    let full = format!("(ε = {e}, δ = {d})");
+    match text.strip_prefix(&full) {
+        Some(rest) => format!("(ε = {}, δ = {}){rest}", fmt_eps(e), summary::fmt_up(d)),
+        // Never print a claim we could not round consistently as if it were rounded.
+        None => text,
+    }
 }
 
 fn fmt_eps(e: f64) -> String {

@@ -12,7 +12,7 @@
 )]
 
 mod common;
-use common::{dpinfer, fresh_dir, show, write_config};
+use common::{assert_file_count, dpinfer, fresh_dir, show, write_config};
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -709,6 +709,31 @@ fn smc_abc_with_a_command_model_batches_over_the_workers() {
         .collect();
     assert_eq!(released[0], released[1]);
     assert_ne!(released[0], one.0);
+}
+
+/// Issue 32: the pair plot of a command model said "command posterior, … (true θ in red)":
+/// the title names the model by its `[model] name`, and mentions red only when the model has
+/// a true θ (a command model has none). The printed file count is the folder's.
+#[test]
+fn a_command_models_plots_name_it_and_promise_no_true_theta() {
+    let dir = fresh_dir("ext-titles");
+    let cfg = config(&dir, "", SVT);
+    // A second parameter (the reference worker simulates from mu alone) for a pair plot.
+    let text = std::fs::read_to_string(&cfg).unwrap().replace(
+        "[data]",
+        "[[model.prior]]\nname = \"sigma\"\ndist = \"uniform\"\nlo = 0.5\nhi = 2.0\n\n[data]",
+    );
+    std::fs::write(&cfg, text).unwrap();
+    let o = dpinfer(&["run", cfg.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let out = dir.join("results");
+    let pairs = std::fs::read_to_string(out.join("pairs.svg")).unwrap();
+    assert!(pairs.contains("my-gaussian posterior, svt-abc"), "{pairs}");
+    assert!(
+        !pairs.contains("in red") && !pairs.contains("command posterior"),
+        "{pairs}"
+    );
+    assert_file_count(&String::from_utf8_lossy(&o.stdout), &out);
 }
 
 /// Exactly one `error:` line — the last — and no run of 20 digits (a number printed in full

@@ -388,11 +388,17 @@ impl<'a> Pass<'a> {
         ledger: Ledger,
     ) -> Result<Release> {
         let d = pp.theta_dim();
-        let mut facts = vec![
-            ("pairs".to_string(), pp.len() as f64),
-            ("sensitivity".to_string(), o.sensitivity.value()),
-            ("clip".to_string(), clip(cfg, o)),
-        ];
+        let mut facts = vec![("pairs".to_string(), pp.len() as f64)];
+        // A sensitivity is a privacy fact: a non-private pass has none to report (without a
+        // clip its placeholder is f64::MAX, which says nothing true). An unclipped distance
+        // (clip f64::MAX) has no clip to report either.
+        if !matches!(self, Self::Rejection { .. }) {
+            facts.push(("sensitivity".to_string(), o.sensitivity.value()));
+        }
+        let c = clip(cfg, o);
+        if c < f64::MAX {
+            facts.push(("clip".to_string(), c));
+        }
         let (samples, weights) = match self {
             Self::Rejection { k, pairs, dist } => {
                 let near = nearest(pairs, dist, k)?;

@@ -59,6 +59,7 @@ pub fn run(
     };
     let settings = SmcSettings::try_from(s)?;
     let particles = settings.particles;
+    let limits = (settings.max_generations, settings.simulation_budget);
     // The distance: RFF MMD to the observed embedding, or (clipped weighted) L2 on outputs.
     let mut pcfg = cfg.clone();
     pcfg.sampler = SamplerConfig::SmcAbc(SmcAbc {
@@ -122,14 +123,11 @@ pub fn run(
         weights,
         simulations,
     } = ran;
+    let last_tolerance = hist.last().map_or(f64::NAN, |g| g.tolerance);
+    let (warning, said) = stop_words(stop, s, limits, last_tolerance);
     observer.note(&format!(
-        "SMC-ABC {}: {}",
-        if stop.reached_target() {
-            "finished"
-        } else {
-            "warning: stopped early"
-        },
-        stop.explain()
+        "SMC-ABC {}: {said}",
+        if warning { "stopped early" } else { "finished" },
     ));
     let rows: Vec<Vec<f64>> = hist
         .iter()
@@ -208,13 +206,53 @@ pub fn run(
         }],
         charts,
         reproduced: false,
-        warnings: if stop.reached_target() {
-            Vec::new()
+        warnings: if warning {
+            vec![format!("SMC-ABC stopped early: {said}")]
         } else {
-            vec![format!("SMC-ABC stopped early: {}", stop.explain())]
+            Vec::new()
         },
         prior_draws: None,
     })
+}
+
+/// Why the run stopped, in the config's keys (`sampler.generations`, …), and whether that is
+/// a warning: running the generations asked for is the stopping rule itself when no
+/// `sampler.final_tolerance` was set (the default, 0, is never reached), so it is a warning
+/// only when a final tolerance was asked for and not reached.
+fn stop_words(
+    stop: StopReason,
+    s: &SmcAbc,
+    (g, budget): (usize, u64),
+    last_tolerance: f64,
+) -> (bool, String) {
+    match stop {
+        StopReason::MaxGenerations => match s.final_tolerance {
+            None => (
+                false,
+                format!(
+                    "ran sampler.generations = {g} generations (no sampler.final_tolerance set): \
+                     the last population is the ABC posterior at tolerance {last_tolerance:.6}"
+                ),
+            ),
+            Some(t) => (
+                true,
+                format!(
+                    "sampler.generations = {g} generations ran before sampler.final_tolerance = \
+                     {t} was reached (last tolerance {last_tolerance:.6}): the posterior is wider \
+                     than requested; raise sampler.generations or relax sampler.final_tolerance"
+                ),
+            ),
+        },
+        StopReason::Budget => (
+            true,
+            format!(
+                "the simulation budget sampler.simulations = {budget} ran out during a generation, \
+                 which was discarded: the posterior is the previous, wider population (tolerance \
+                 {last_tolerance:.6}); raise sampler.simulations, or lower sampler.generations"
+            ),
+        ),
+        other => (!other.reached_target(), other.explain().to_string()),
+    }
 }
 
 /// What a finished SMC-ABC run leaves (whatever its simulator type).
@@ -281,5 +319,57 @@ impl BatchSimulator for PoolBatch<'_> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 32: the warning named `max_generations` (the key is `sampler.generations`) and
+    /// fired on every run that ran its generations, although without a final tolerance (the
+    /// default 0 is never reached) that is the run's stopping rule, not a shortfall.
+    #[test]
+    fn the_stop_is_told_in_config_keys_and_warns_only_when_informative() {
+        let asked = SmcAbc {
+            final_tolerance: Some(0.01),
+            ..SmcAbc::default()
+        };
+        let (warn, said) = stop_words(
+            StopReason::MaxGenerations,
+            &SmcAbc::default(),
+            (6, 1000),
+            0.5,
+        );
+        assert!(!warn, "{said}");
+        assert!(said.contains("sampler.generations = 6"), "{said}");
+        let (warn, said) = stop_words(StopReason::MaxGenerations, &asked, (6, 1000), 0.5);
+        assert!(warn, "{said}");
+        assert!(
+            said.contains("sampler.generations") && said.contains("sampler.final_tolerance = 0.01"),
+            "{said}"
+        );
+        let (warn, said) = stop_words(StopReason::Budget, &SmcAbc::default(), (6, 1000), 0.5);
+        assert!(
+            warn && said.contains("sampler.simulations = 1000"),
+            "{said}"
+        );
+        for r in [StopReason::FinalTolerance, StopReason::ScheduleExhausted] {
+            assert!(!stop_words(r, &asked, (6, 1000), 0.5).0);
+        }
+        for (_, said) in [StopReason::MaxGenerations, StopReason::Budget]
+            .into_iter()
+            .flat_map(|r| {
+                [
+                    stop_words(r, &asked, (6, 1000), 0.5),
+                    stop_words(r, &SmcAbc::default(), (6, 1000), 0.5),
+                ]
+            })
+        {
+            assert!(
+                !said.contains("max_generations") && !said.contains("simulation_budget"),
+                "{said}"
+            );
+        }
     }
 }

@@ -3,7 +3,7 @@
 
 use core::fmt::Write as _;
 
-use crate::axes::{Frame, Scale, TickLabels, finite_range, header};
+use crate::axes::{Frame, Scale, TickLabels, esc, finite_range, header, text_width};
 use crate::error::{self, PlotError};
 use crate::stats::{bin_count, kde, resample_indices};
 
@@ -15,6 +15,10 @@ use crate::stats::{bin_count, kde, resample_indices};
 ///
 /// Weighted draws (importance or SMC weights) are first turned into at most 5 000 unweighted
 /// ones by deterministic systematic resampling ([`resample`](crate::resample)).
+///
+/// With [`Marginal::legend`] the picture is 20 px taller and a legend under the axes names
+/// what is drawn: the histogram, the KDE, the prior and the true value (the last two only
+/// when given).
 ///
 /// ```
 /// let draws: Vec<f64> = (0..500).map(|i| f64::from(i % 50) / 10.0).collect();
@@ -31,6 +35,7 @@ pub struct Marginal<'a> {
     truth: Option<f64>,
     prior: Option<&'a [f64]>,
     title: Option<String>,
+    legend: bool,
 }
 
 impl<'a> Marginal<'a> {
@@ -45,6 +50,7 @@ impl<'a> Marginal<'a> {
             truth: None,
             prior: None,
             title: None,
+            legend: false,
         }
     }
 
@@ -67,6 +73,15 @@ impl<'a> Marginal<'a> {
     #[must_use]
     pub fn prior(mut self, draws: &'a [f64]) -> Self {
         self.prior = Some(draws);
+        self
+    }
+
+    /// A legend under the axes naming the histogram, the KDE and (when drawn) the prior and
+    /// the true value; the picture grows by 20 px. Off by default (the picture
+    /// is then byte for byte the one without this option).
+    #[must_use]
+    pub fn legend(mut self) -> Self {
+        self.legend = true;
         self
     }
 
@@ -108,7 +123,21 @@ impl<'a> Marginal<'a> {
             Some(t) => t.clone(),
             None => format!("posterior of {}", self.name),
         };
-        let mut out = header(480.0, 340.0, &title);
+        let height = if self.legend {
+            340.0 + LEGEND_HEIGHT
+        } else {
+            340.0
+        };
+        let mut out = header(480.0, height, &title);
+        if self.legend {
+            legend_into(
+                &mut out,
+                480.0,
+                height - 8.0,
+                self.prior.is_some(),
+                self.truth.is_some(),
+            );
+        }
         histogram_into(
             &mut out,
             (72.0, 35.0, 380.0, 250.0),
@@ -120,6 +149,75 @@ impl<'a> Marginal<'a> {
         );
         out.push_str("</svg>\n");
         Ok(out)
+    }
+}
+
+/// The extra height of a [`Marginal`] with a legend.
+const LEGEND_HEIGHT: f64 = 20.0;
+
+/// One centred legend line at baseline `y`: a swatch and a name for the histogram, the KDE
+/// and, when drawn, the prior and the true value, in the styles [`histogram_into`] uses.
+fn legend_into(out: &mut String, width: f64, y: f64, prior: bool, truth: bool) {
+    const SIZE: f64 = 10.0;
+    const SWATCH: f64 = 16.0;
+    const GAP: f64 = 4.0;
+    const SPACE: f64 = 14.0;
+    let mut items = vec![
+        (
+            "histogram",
+            r##"fill="#9ecae1" stroke="#6baed6" stroke-width="0.5""##,
+            true,
+        ),
+        (
+            "KDE of the posterior",
+            r##"stroke="#08519c" stroke-width="1.5""##,
+            false,
+        ),
+    ];
+    if prior {
+        items.push((
+            "prior",
+            r##"stroke="#777" stroke-width="1.2" stroke-dasharray="5,3""##,
+            false,
+        ));
+    }
+    if truth {
+        items.push((
+            "true value",
+            r##"stroke="#d62728" stroke-width="1.5" stroke-dasharray="4,3""##,
+            false,
+        ));
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let total: f64 = items
+        .iter()
+        .map(|(label, ..)| SWATCH + GAP + text_width(label, SIZE))
+        .sum::<f64>()
+        + SPACE * (items.len() - 1) as f64;
+    let mut x = ((width - total) / 2.0).max(4.0);
+    for (label, style, bar) in items {
+        let mid = y - 0.3 * SIZE;
+        if bar {
+            let _ = write!(
+                out,
+                r#"<rect class="legend" x="{:.2}" y="{:.2}" width="{SWATCH:.2}" height="8.00" {style}/>"#,
+                x,
+                mid - 4.0
+            );
+        } else {
+            let _ = write!(
+                out,
+                r#"<line class="legend" x1="{x:.2}" y1="{mid:.2}" x2="{:.2}" y2="{mid:.2}" {style}/>"#,
+                x + SWATCH
+            );
+        }
+        x += SWATCH + GAP;
+        let _ = write!(
+            out,
+            r#"<text x="{x:.2}" y="{y:.2}" font-size="{SIZE:.0}">{}</text>"#,
+            esc(label)
+        );
+        x += text_width(label, SIZE) + SPACE;
     }
 }
 
@@ -241,6 +339,38 @@ mod tests {
         // the default title names the parameter
         let s = Marginal::new("mu", &v).svg().unwrap();
         assert!(s.contains(">posterior of mu<") && !s.contains("class=\"truth\""));
+    }
+
+    /// Issue 32: the marginal had no legend, so the KDE, the prior and the true value had to
+    /// be guessed. With `legend()` each drawn element is named under the axes (and only the
+    /// drawn ones), the layout check passes, and without it the picture is unchanged.
+    #[test]
+    fn the_legend_names_what_is_drawn_and_only_that() {
+        let v: Vec<f64> = (0..300).map(|i| f64::from(i).sin()).collect();
+        let prior = [0.0, 0.5, -0.5, 0.9];
+        let full = Marginal::new("x", &v)
+            .truth(0.2)
+            .prior(&prior)
+            .legend()
+            .svg()
+            .unwrap();
+        for name in [
+            ">histogram<",
+            ">KDE of the posterior<",
+            ">prior<",
+            ">true value<",
+        ] {
+            assert!(full.contains(name), "{name}: {full}");
+        }
+        assert!(full.contains(r#"height="360""#));
+        assert_eq!(full.matches(r#"class="legend""#).count(), 4);
+        assert_eq!(layout_problems(&full), Vec::new());
+        let bare = Marginal::new("x", &v).legend().svg().unwrap();
+        assert!(bare.contains(">KDE of the posterior<"));
+        assert!(!bare.contains(">prior<") && !bare.contains(">true value<"));
+        assert_eq!(layout_problems(&bare), Vec::new());
+        let plain = Marginal::new("x", &v).truth(0.2).svg().unwrap();
+        assert!(!plain.contains("class=\"legend\"") && plain.contains(r#"height="340""#));
     }
 
     /// Weighted draws plot like their resampled copy; zero-weight draws never show.

@@ -165,3 +165,31 @@ pub(crate) fn assert_svg(path: &Path) -> String {
     assert!(problems.is_empty(), "{}: {problems:#?}", path.display());
     s
 }
+
+/// The regular files of a fresh results folder `dir`, its lock file aside, must number what
+/// the run printed as `results in DIR (N files)` (issue 32: it printed the CLI's own files
+/// only, 9 where the folder held 12).
+pub(crate) fn assert_file_count(stdout: &str, dir: &Path) {
+    let printed: usize = stdout
+        .lines()
+        .find_map(|l| {
+            let rest = l.strip_prefix("results in ")?;
+            let (_, n) = rest.split_once(" (")?;
+            n.split_once(" files)")?.0.parse().ok()
+        })
+        .unwrap_or_else(|| panic!("no `results in DIR (N files)` line: {stdout}"));
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let e = e.ok()?;
+            let name = e.file_name().into_string().ok()?;
+            (e.file_type().ok()?.is_file() && name != ".dpinfer.lock").then_some(name)
+        })
+        .collect();
+    names.sort();
+    assert_eq!(
+        printed,
+        names.len(),
+        "printed {printed} files, wrote {names:?}"
+    );
+}

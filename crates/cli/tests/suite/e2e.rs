@@ -5,7 +5,9 @@
 
 use crate::common;
 
-use common::{assert_svg, dpinfer, example, fresh_dir, root, set, show, write_config};
+use common::{
+    assert_file_count, assert_svg, dpinfer, example, fresh_dir, root, set, show, write_config,
+};
 use std::path::Path;
 
 /// Shrinks an example so the whole suite stays fast in the test profile.
@@ -57,6 +59,7 @@ fn every_example_config_runs_and_writes_a_results_folder() {
         assert!(o.status.success(), "{name}: {}", show(&o));
         let stdout = String::from_utf8_lossy(&o.stdout);
         assert!(stdout.contains("privacy: ε ="), "{name}: {stdout}");
+        assert_file_count(&stdout, &out);
         let s = json(&out.join("summary.json"));
         let params = s["parameters"].as_array().unwrap();
         assert!(!params.is_empty(), "{name}");
@@ -120,6 +123,12 @@ fn every_example_config_runs_and_writes_a_results_folder() {
                         "{}",
                         p.display()
                     );
+                    // A legend names the histogram and the KDE (issue 32).
+                    assert!(
+                        s.contains(">histogram<") && s.contains(">KDE of the posterior<"),
+                        "{}",
+                        p.display()
+                    );
                 }
                 svgs += 1;
             }
@@ -153,6 +162,21 @@ fn the_readme_main_job_config_runs_as_written() {
     // ε = 1 claimed by the accountant: the session's exact cost rounded up, within budget.
     let e = s["privacy"]["epsilon"].as_f64().unwrap();
     assert!(e > 0.99 && e <= 1.0, "{e}");
+    // The claim's prose prints the ε of the `privacy:` line, rounded up, never below the
+    // claim (issue 32: `claim: (ε = 0.9999999999999992, …` under `privacy: ε = 1`).
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    let after = |key: &str| -> String {
+        let l = stdout
+            .lines()
+            .find(|l| l.trim_start().starts_with(key))
+            .unwrap();
+        let v = l.split_once("ε = ").unwrap().1;
+        v[..v.find(',').unwrap()].to_string()
+    };
+    let (line, claim) = (after("privacy:"), after("claim:"));
+    assert_eq!(line, claim, "{stdout}");
+    assert!(claim.parse::<f64>().unwrap() >= e, "{claim} < {e}");
+    assert_file_count(&stdout, &dir.join("r"));
     // OS noise: the count varies run to run, but SVT never releases more than c = 10.
     assert!(
         s["samples"].as_u64().unwrap() <= 10,
@@ -867,4 +891,38 @@ fn a_privatized_statistic_is_released_once_and_smc_post_processes_it() {
     );
     let o = dpinfer(&["run", bad.to_str().unwrap()], &dir);
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+}
+
+/// A non-private run has no sensitivity: it printed `sensitivity = 1.79769e308` (the unclipped
+/// L2's placeholder Δ) and `clip = 1.79769e308` among its facts (issue 32).
+#[test]
+fn a_non_private_run_prints_no_placeholder_sensitivity() {
+    let dir = fresh_dir("nonprivate");
+    let out = dir.join("results");
+    let cfg = write_config(
+        &dir,
+        "c.toml",
+        &format!(
+            "[model]\nname = \"gaussian-mean\"\nn = 20\n\n[distance]\nkind = \"l2\"\n\n\
+             [sampler]\nkind = \"rejection\"\npairs = 200\naccept = 40\n\n[seeds]\nrun = 3\n\n\
+             [output]\ndir = \"{}\"\n",
+            out.display().to_string().replace('\\', "/")
+        ),
+    );
+    let o = dpinfer(&["run", cfg.to_str().unwrap()], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert!(stdout.contains("ε = ∞ (not private)"), "{stdout}");
+    assert!(
+        !stdout.contains("e308") && !stdout.contains("sensitivity"),
+        "{stdout}"
+    );
+    let s = json(&out.join("summary.json"));
+    let facts = s["facts"].as_object().unwrap();
+    assert!(facts.contains_key("accepted"), "{facts:?}");
+    assert!(
+        !facts.contains_key("sensitivity") && !facts.contains_key("clip"),
+        "{facts:?}"
+    );
+    assert_file_count(&stdout, &out);
 }

@@ -142,3 +142,56 @@ run = 4
         "{stdout}"
     );
 }
+
+const GAUSSIAN_SMC: &str = r#"
+[model]
+name = "gaussian-mean"
+n = 50
+
+[distance]
+kind = "l2"
+
+[sampler]
+kind = "smc-abc"
+particles = 50
+generations = 2
+
+[seeds]
+run = 5
+"#;
+
+/// Issue 32: every SMC-ABC run that ran its `generations` warned "the generation limit
+/// (max_generations) was reached" — a key that does not exist, and no news without a final
+/// tolerance (the default, 0, is never reached). It warns, in the config's keys, only when a
+/// `final_tolerance` was asked for and not reached.
+#[test]
+fn smc_warns_of_its_generations_only_when_a_final_tolerance_was_missed() {
+    let (s, stdout) = run("smc-generations", GAUSSIAN_SMC);
+    // (other diagnostics of so small a run may warn; none of them is about the stop)
+    let w = warnings(&s);
+    assert!(
+        !w.iter()
+            .any(|m| m.contains("SMC-ABC") || m.contains("generation")),
+        "{w:?}"
+    );
+    assert!(!stdout.contains("stopped early"), "{stdout}");
+    let (s, stdout) = run(
+        "smc-final-tolerance",
+        &GAUSSIAN_SMC.replace("generations = 2", "generations = 2\nfinal_tolerance = 1e-9"),
+    );
+    let w: Vec<String> = warnings(&s)
+        .into_iter()
+        .filter(|m| m.contains("SMC-ABC"))
+        .collect();
+    assert!(
+        w.len() == 1
+            && w[0].contains("sampler.generations = 2")
+            && w[0].contains("sampler.final_tolerance")
+            && !w[0].contains("max_generations"),
+        "{w:?}"
+    );
+    assert!(
+        stdout.contains("warning: SMC-ABC stopped early"),
+        "{stdout}"
+    );
+}
