@@ -18,9 +18,9 @@
 //! tests below, and against the 50-digit table `tests/data/transcendental.txt`); callers use
 //! `libm::sincos` beyond the limit. The crate's rounding slack
 //! ([`crate::sensitivity::rounding_slack`]) allows `1e-15` per kernel or feature value. About
-//! 56 operations per pair.
+//! 58 operations per pair (counted from the source; 54 where the bit-selects fuse).
 //!
-//! ## Version 2: 44 operations instead of 56
+//! ## Version 2: 48 operations instead of 58
 //!
 //! The same quadrant reduction and quadrant code, with cheaper pieces:
 //!

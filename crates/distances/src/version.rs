@@ -11,7 +11,7 @@ use crate::DistanceError;
 /// A seeded or published distance is reproducible from its data, parameters and this version.
 /// [`KernelVersion::V1`] is the default, so every value computed before version 2 existed is
 /// reproduced unchanged; choose [`KernelVersion::V2`] for new work: its `exp` takes 32
-/// operations per value instead of 42 and its `sincos` 44 instead of 56 (the crate README's
+/// operations per value instead of 42 and its `sincos` 48 instead of 58 (the crate README's
 /// benchmarks measure what that buys), with the same error budget (`≤ 1e-15` per kernel or
 /// feature value, what [`crate::sensitivity::rounding_slack`] allows), so every sensitivity
 /// and bound is the same in both versions. Pick it per kernel with `with_kernel_version`
