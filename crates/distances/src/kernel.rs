@@ -2,7 +2,7 @@
 //! the Gaussian (RBF), Laplace and Matérn-3/2 kernels.
 
 use crate::rows::sanitize;
-use crate::version::{Transcendentals, V1, V2};
+use crate::version::{Transcendentals, V1, V2, kernel_version_api};
 use crate::{DistanceError, KernelVersion};
 
 /// `exp(x)` for `x ≤ 0` by `version`'s function (one value; the row sums match the version
@@ -13,29 +13,6 @@ fn exp_nonpos(version: KernelVersion, x: f64) -> f64 {
         KernelVersion::V1 => V1::exp_nonpos(x),
         KernelVersion::V2 => V2::exp_nonpos(x),
     }
-}
-
-/// `with_kernel_version` and `kernel_version` for a kernel whose `version` field picks its
-/// `exp`.
-macro_rules! kernel_version_api {
-    ($t:ident) => {
-        impl $t {
-            /// The same kernel evaluated with `version`'s `exp` (see [`KernelVersion`]; the
-            /// default is [`KernelVersion::V1`]). Every bound, sensitivity and error budget is
-            /// the same in every version.
-            #[must_use]
-            pub const fn with_kernel_version(mut self, version: KernelVersion) -> Self {
-                self.version = version;
-                self
-            }
-
-            /// The [`KernelVersion`] this kernel is evaluated with.
-            #[must_use]
-            pub const fn kernel_version(&self) -> KernelVersion {
-                self.version
-            }
-        }
-    };
 }
 
 /// A positive-definite kernel `k(x, y)` on rows of `f64`.
@@ -311,7 +288,7 @@ impl Gaussian {
         radial_row_sum::<S>(x, ys, |d2| T::exp_nonpos(d2 * neg_c))
     }
 }
-kernel_version_api!(Gaussian);
+kernel_version_api!(Gaussian, "kernel", "`exp`");
 
 impl Kernel for Gaussian {
     #[inline]
@@ -386,7 +363,7 @@ impl Laplace {
         radial_row_sum::<S>(x, ys, |d2| T::exp_nonpos(libm::sqrt(d2) * n))
     }
 }
-kernel_version_api!(Laplace);
+kernel_version_api!(Laplace, "kernel", "`exp`");
 
 impl Kernel for Laplace {
     #[inline]
@@ -467,7 +444,7 @@ impl Matern32 {
         radial_row_sum::<S>(x, ys, |d2| Self::of_sq_dist::<T>(s, d2))
     }
 }
-kernel_version_api!(Matern32);
+kernel_version_api!(Matern32, "kernel", "`exp`");
 
 impl Kernel for Matern32 {
     #[inline]

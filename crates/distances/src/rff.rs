@@ -5,7 +5,7 @@ use crate::mmd::as_f64;
 use crate::rows::{all_finite, sanitize};
 use crate::sensitivity::{self, Sensitivity};
 use crate::simd::{Job, dispatch};
-use crate::version::{Transcendentals, V1, V2};
+use crate::version::{Transcendentals, V1, V2, kernel_version_api};
 use crate::{DistanceError, KernelVersion, Rows};
 
 /// Random Fourier features for the Gaussian kernel `exp(−‖x − y‖²/(2l²))` (Rahimi & Recht
@@ -22,6 +22,20 @@ use crate::{DistanceError, KernelVersion, Rows};
 /// The frequencies are public randomness: this crate takes them from the caller (no RNG
 /// dependency). A phase `ω_jᵀx` that is not finite (only possible for non-finite or huge
 /// data) is mapped to 0, which keeps the pair `(cos, sin)` of norm 1.
+///
+/// The `sin`/`cos` are versioned ([`KernelVersion`], `with_kernel_version`):
+///
+/// ```
+/// use dpinfer_distances::{KernelVersion, RandomFourierFeatures, Rows};
+/// let z = [0.3, -1.2, 0.7];
+/// let f = RandomFourierFeatures::new(&z, 1, 2.0)?.with_kernel_version(KernelVersion::V2);
+/// assert_eq!(f.kernel_version().number(), 2);
+/// let x = Rows::one_dim(&[0.4, -1.0])?;
+/// let y = Rows::one_dim(&[0.1, 0.9])?;
+/// let v1 = f.with_kernel_version(KernelVersion::V1).mmd2(x, y)?;
+/// assert!((f.mmd2(x, y)? - v1).abs() < 1e-14);
+/// # Ok::<(), dpinfer_distances::DistanceError>(())
+/// ```
 ///
 /// ```
 /// use dpinfer_distances::RandomFourierFeatures;
@@ -41,6 +55,8 @@ pub struct RandomFourierFeatures<'f> {
     scale: f64,
     version: KernelVersion,
 }
+
+kernel_version_api!(RandomFourierFeatures<'_>, "feature map", "`sin`/`cos`");
 
 impl<'f> RandomFourierFeatures<'f> {
     /// Features from `z` (row-major, `D/2` rows of `dim` standard-normal draws) and bandwidth
@@ -70,33 +86,6 @@ impl<'f> RandomFourierFeatures<'f> {
             scale,
             version: KernelVersion::V1,
         })
-    }
-
-    /// The same features evaluated with `version`'s `sin`/`cos` (see [`KernelVersion`]; the
-    /// default is [`KernelVersion::V1`]). The feature norm, the sensitivity and the error
-    /// budget are the same in every version.
-    ///
-    /// ```
-    /// use dpinfer_distances::{KernelVersion, RandomFourierFeatures, Rows};
-    /// let z = [0.3, -1.2, 0.7];
-    /// let f = RandomFourierFeatures::new(&z, 1, 2.0)?.with_kernel_version(KernelVersion::V2);
-    /// assert_eq!(f.kernel_version().number(), 2);
-    /// let x = Rows::one_dim(&[0.4, -1.0])?;
-    /// let y = Rows::one_dim(&[0.1, 0.9])?;
-    /// let v1 = f.with_kernel_version(KernelVersion::V1).mmd2(x, y)?;
-    /// assert!((f.mmd2(x, y)? - v1).abs() < 1e-14);
-    /// # Ok::<(), dpinfer_distances::DistanceError>(())
-    /// ```
-    #[must_use]
-    pub const fn with_kernel_version(mut self, version: KernelVersion) -> Self {
-        self.version = version;
-        self
-    }
-
-    /// The [`KernelVersion`] of the `sin`/`cos` these features use.
-    #[must_use]
-    pub const fn kernel_version(&self) -> KernelVersion {
-        self.version
     }
 
     /// Row dimension `d`.

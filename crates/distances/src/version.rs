@@ -76,6 +76,30 @@ impl TryFrom<u32> for KernelVersion {
     }
 }
 
+/// `with_kernel_version` and `kernel_version` for a type whose `version: KernelVersion` field
+/// picks its transcendental functions (the kernels and the random features).
+macro_rules! kernel_version_api {
+    ($t:ty, $what:literal, $fns:literal) => {
+        impl $t {
+            #[doc = concat!("The same ", $what, " evaluated with `version`'s ", $fns)]
+            #[doc = "(see [`KernelVersion`]; the default is [`KernelVersion::V1`]). Every bound,"]
+            #[doc = "sensitivity and error budget is the same in every version."]
+            #[must_use]
+            pub const fn with_kernel_version(mut self, version: KernelVersion) -> Self {
+                self.version = version;
+                self
+            }
+
+            #[doc = concat!("The [`KernelVersion`] this ", $what, " is evaluated with.")]
+            #[must_use]
+            pub const fn kernel_version(&self) -> KernelVersion {
+                self.version
+            }
+        }
+    };
+}
+pub(crate) use kernel_version_api;
+
 /// One version's transcendental functions; the hot loops are generic over it, so each
 /// version's loop is compiled (and vectorised) on its own and the version is matched once
 /// per call, outside the loop.

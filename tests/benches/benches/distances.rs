@@ -14,19 +14,10 @@ use dpinfer_distances::{
     ClippedWeightedL2, Gaussian, KernelVersion, MmdReference, RandomFourierFeatures, RffReference,
     Rows, TUBERCULOSIS_CLIP, TUBERCULOSIS_WEIGHTS, median_heuristic, mmd2_biased,
 };
+use dpinfer_benches::normals;
+use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::{RngExt, SeedableRng};
 
-fn normals(rng: &mut Xoshiro256PlusPlus, n: usize, mean: f64) -> Vec<f64> {
-    (0..n)
-        .map(|_| {
-            // Box–Muller (benchmark data only).
-            let u: f64 = rng.random::<f64>().max(1e-300);
-            let v: f64 = rng.random::<f64>();
-            mean + (-2.0 * u.ln()).sqrt() * (2.0 * core::f64::consts::PI * v).cos()
-        })
-        .collect()
-}
 
 /// Every dispatch level this CPU has, with its bench-name suffix.
 fn levels() -> Vec<(&'static str, Level)> {
