@@ -236,8 +236,9 @@ fn inv_sq_bandwidth_half(bandwidth: f64) -> Result<f64, DistanceError> {
 /// `B_k = 1` for every `l > 0` (Park, Vinaroz & Jitkrittum 2021, after Lemma 1;
 /// Raisa 2021, §7.1).
 ///
-/// `exp` is the crate's fast exponential (relative error `< 1e-15`, see the README); the
-/// value is clamped into `[0, 1]`, so `B_k = 1` holds for the computed kernel too.
+/// `exp` is the crate's fast exponential of the kernel's [`KernelVersion`] (version 1, the
+/// default: relative error `< 1e-15`; version 2: absolute error `< 7.6e-16`; see the README);
+/// the value is clamped into `[0, 1]`, so `B_k = 1` holds for the computed kernel too.
 ///
 /// ```
 /// use dpinfer_distances::{Gaussian, Kernel, BoundedKernel};
