@@ -1,40 +1,73 @@
 #!/usr/bin/env python3
-"""Side-by-side timing of dpinfer-distances (criterion, every runtime-dispatch level) and the
-numpy/scipy equivalent, alternating in the same run, printing ratios. Both sides single-threaded
-(the Rust benches are; numpy's BLAS/OpenMP pools are pinned to one thread below).
+"""Side-by-side timing of dpinfer-distances (every runtime-dispatch level, both kernel
+versions) and the numpy/scipy equivalent, alternating in the same run, by **CPU time of the
+measuring thread** on both sides (numpy: `time.thread_time`; Rust:
+`tests/benches/examples/distances_cpu.rs`, the scheduler's run time of its thread), so the
+ratios hold on a loaded machine, where wall time mostly measures the other jobs. Both sides
+single-threaded (numpy's BLAS/OpenMP pools are pinned to one thread below).
 
 Usage (from the repository root, numpy + scipy in the interpreter):
-    python3 crates/distances/bench/side_by_side.py [ROUNDS]
+    python3 crates/distances/bench/side_by_side.py [ROUNDS] [MIN_CPU_MS]
+    python3 crates/distances/bench/side_by_side.py threads [ROUNDS]   # 1 vs 2 rayon threads
 
-Each round times numpy on every job, then runs the criterion benches of the same jobs; the
-ratio numpy/ours is taken per round (same minute) and the table shows the median and range over
-rounds. On a shared machine only such same-run ratios are meaningful.
+Each round times numpy on every job, then every job at every level and kernel version; ratios
+are taken per round and the table shows the median (and range) over rounds. It also prints,
+per job and level, the cycles per kernel (or sin/cos) value at the measured clock and the
+fraction of the vector units' throughput bound reached (the operation counts and the port
+model are below and in the crate README).
 """
 import os
 
 for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ[v] = "1"
 
-import re
-import resource
 import statistics
 import subprocess
 import sys
 import time
 
 import numpy as np
-from scipy.spatial.distance import cdist, pdist
+from scipy.spatial.distance import cdist
 
 rng = np.random.default_rng(42)
 
+# Vector operations per kernel value (Gaussian sums) or per (sin, cos) pair (RFF), counted from
+# the source of each version (crates/distances/src/fastexp.rs, fastsincos.rs, kernel.rs,
+# rff.rs): (all operations, of which multiplies). Loads, loop control and the 5-D
+# transpositions are not counted. RFF counts the quadrant code as 15 integer operations on
+# SSE2/AVX2 and 11 on AVX-512 (bit-selects become one `vpternlogq`).
+OPS = {
+    ("gauss1", 1): (45, 20), ("gauss1", 2): (36, 16),
+    ("gauss5", 1): (58, 24), ("gauss5", 2): (49, 20),
+    ("rff1", 1): (61, 23), ("rff1", 2): (51, 18),
+    ("rff5", 1): (75, 28), ("rff5", 2): (65, 23),
+}
+KIND = {
+    "mmd2_biased_free_1d_n5000": "gauss1", "mmd_reference_1d_n5000": "gauss1",
+    "mmd_reference_5d_n1000": "gauss5", "rff_mmd_D100_n5000": "rff1",
+    "rff_mmd_D100_5d_n1000": "rff5",
+}
+# Port model of the machine the README's figures come from (Intel Xeon, family 6 model 207,
+# a Golden Cove-class core): 128/256-bit vectors issue 3 FP/integer vector operations per
+# cycle (multiplies on 2 of those ports), 512-bit vectors 2 per cycle (ports 0+1 fused, 5).
+LEVELS = {"portable": (2, 3, 2), "x86v3": (4, 3, 2), "x86v4": (8, 2, 2)}  # lanes, ports, mul ports
 
-def best_median(f, reps):
+
+def bound_cycles(kind, version, level):
+    ops, muls = OPS[(kind, version)]
+    lanes, ports, mports = LEVELS[level]
+    if level == "x86v4" and kind.startswith("rff"):
+        ops -= 4
+    return max(ops / ports, muls / mports) / lanes
+
+
+def cpu_median(f, reps):
     f()
     ts = []
     for _ in range(reps):
-        t = time.perf_counter()
+        t = time.thread_time()
         f()
-        ts.append(time.perf_counter() - t)
+        ts.append(time.thread_time() - t)
     return float(np.median(ts)) * 1e3  # ms
 
 
@@ -43,7 +76,7 @@ def gauss(a, b, l):
 
 
 def numpy_jobs():
-    """name of the criterion group -> (function, repetitions)."""
+    """name -> (function, repetitions), on data of the same sizes as the Rust jobs."""
     jobs = {}
     x1 = rng.normal(size=(5000, 1))
     y1 = rng.normal(size=(5000, 1)) + 0.3
@@ -82,65 +115,95 @@ def numpy_jobs():
 
     ex5 = emb5(x5)
     jobs["rff_mmd_D100_5d_n1000"] = (lambda: np.sqrt(((ex5 - emb5(y5)) ** 2).sum()), 20)
-    for sub in (1000, 2000):
-        jobs[f"median_heuristic_n5000_sub{sub}"] = (
-            lambda sub=sub: np.median(pdist(y[:sub, None])),
-            5,
-        )
+    wts = np.array([1, 1, 2, 10, 100, 100, 10, 10], float)
+    obs = rng.normal(size=(1000, 8))
+    one = rng.normal(size=8) + 1.0
+
+    def clipped():
+        d = np.sqrt((wts * (obs - one) ** 2).sum(1))
+        return np.minimum(d, 200.0).mean()
+
+    jobs["clipped_weighted_l2_mean_n1000"] = (clipped, 200)
     return jobs
 
 
-UNITS = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
-LINE = re.compile(r"^(\S+)\s*\n?\s*time:\s+\[\S+ \S+ (\S+) (\S+) \S+ \S+\]", re.M)
-
-
-def child_cpu():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
-def criterion(names):
-    """Criterion medians (ms) of the jobs, and the CPU share the bench process got (its CPU
-    seconds over its wall seconds: ≈ 1 on an idle core, the fraction of a core under load)."""
-    flt = "^(" + "|".join(re.escape(n) for n in names) + ")/"
-    c0, t0 = child_cpu(), time.perf_counter()
-    out = subprocess.run(
-        ["cargo", "bench", "--manifest-path", "tests/benches/Cargo.toml", "--bench", "distances",
-         "--", "--warm-up-time", "1", "--measurement-time", "3", "--noplot", flt],
+def cargo_example(args):
+    return subprocess.run(
+        ["cargo", "run", "--quiet", "--release", "--manifest-path", "tests/benches/Cargo.toml",
+         "--example", "distances_cpu", "--"] + args,
         check=True, capture_output=True, text=True,
     ).stdout
-    share = min(1.0, (child_cpu() - c0) / (time.perf_counter() - t0))
-    return {m[1]: float(m[2]) * UNITS[m[3]] for m in LINE.finditer(out)}, share
+
+
+def threads(rounds):
+    out = cargo_example(["threads", str(rounds)])
+    t = {}
+    for line in out.splitlines():
+        _, n, v, ms = line.split()
+        t.setdefault((int(v), int(n)), []).append(float(ms))
+    print(f"load average: {open('/proc/loadavg').read().split()[:3]}")
+    print("| kernel version | 1 thread (ms, wall) | 2 threads (ms, wall) | speed-up (median of rounds) |")
+    print("|---|---|---|---|")
+    for v in (1, 2):
+        one, two = t[(v, 1)], t[(v, 2)]
+        sp = [a / b for a, b in zip(one, two)]
+        print(f"| {v} | {statistics.median(one):.1f} ({min(one):.1f}–{max(one):.1f}) | "
+              f"{statistics.median(two):.1f} ({min(two):.1f}–{max(two):.1f}) | "
+              f"{statistics.median(sp):.2f}× ({min(sp):.2f}–{max(sp):.2f}) |")
 
 
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "threads":
+        threads(int(sys.argv[2]) if len(sys.argv) > 2 else 3)
+        return
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 2
+    min_cpu = sys.argv[2] if len(sys.argv) > 2 else "300"
     jobs = numpy_jobs()
-    ratios, ours, peer, shares, cpu = {}, {}, {}, [], {}
+    ours, peer, ratio, cyc, ghzs, loads = {}, {}, {}, {}, [], []
     for r in range(rounds):
-        npt = {k: best_median(f, reps) for k, (f, reps) in jobs.items()}
-        rs, share = criterion(list(jobs))
-        shares.append(share)
-        for name, t in rs.items():
-            group = name.split("/")[0]
-            ours.setdefault(name, []).append(t)
-            cpu.setdefault(name, []).append(t * share)
-            peer.setdefault(group, []).append(npt[group])
-            ratios.setdefault(name, []).append(npt[group] / t)
+        npt = {k: cpu_median(f, reps) for k, (f, reps) in jobs.items()}
+        for k, t in npt.items():
+            peer.setdefault(k, []).append(t)
+        out = cargo_example([min_cpu])
+        lines = [ln.split() for ln in out.splitlines()]
+        ghz = float(next(ln[1] for ln in lines if ln[0] == "ghz"))
+        ghzs.append(ghz)
+        for ln in lines:
+            if ln[0] == "ghz":
+                continue
+            name, level, version, cpu, _wall, values = ln[0], ln[1], int(ln[2]), float(ln[3]), float(ln[4]), float(ln[5])
+            key = (name, level, version)
+            ours.setdefault(key, []).append(cpu)
+            ratio.setdefault(key, []).append(npt[name] / cpu)
+            cyc.setdefault(key, []).append(cpu * 1e-3 * ghz * 1e9 / values)
+        loads.append(open("/proc/loadavg").read().split()[0])
         print(f"round {r + 1}/{rounds} done", file=sys.stderr)
-    print(f"load average at the end: {open('/proc/loadavg').read().split()[:3]}; CPU share of "
-          f"the bench process per round: {', '.join(f'{x:.2f}' for x in shares)}")
-    print("| job / dispatch level | dpinfer (median ms) | × CPU share (≈ idle ms) | numpy/scipy (ms) "
-          "| numpy ÷ dpinfer |")
-    print("|---|---|---|---|---|")
-    for name in sorted(ours):
-        group = name.split("/")[0]
-        rr = ratios[name]
-        print(f"| {name} | {statistics.median(ours[name]):.3f} "
-              f"({min(ours[name]):.3f}–{max(ours[name]):.3f}) | "
-              f"{statistics.median(cpu[name]):.3f} | "
-              f"{statistics.median(peer[group]):.3f} | {statistics.median(rr):.2f}× "
-              f"({min(rr):.2f}–{max(rr):.2f}) |")
+    med = statistics.median
+    print(f"load average after each round: {', '.join(loads)}; clock (dependent multiplies): "
+          f"{', '.join(f'{g:.2f}' for g in ghzs)} GHz")
+    print("| job | level | v1 (CPU ms) | v2 (CPU ms) | numpy/scipy (CPU ms) | numpy ÷ v1 | numpy ÷ v2 "
+          "| cycles/value v1 / v2 | bound v1 / v2 | of bound v1 / v2 |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    names = sorted({k[0] for k in ours})
+    for name in names:
+        for level in ("portable", "x86v3", "x86v4", "scalar"):
+            k1, k2 = (name, level, 1), (name, level, 2)
+            if level == "scalar" and (name, level, 0) in ours:
+                k = (name, level, 0)
+                rr = ratio[k]
+                print(f"| {name} | scalar | {med(ours[k]):.4f} | (same) | {med(peer[name]):.4f} | "
+                      f"{med(rr):.1f}× ({min(rr):.1f}–{max(rr):.1f}) | | | | |")
+                continue
+            if k1 not in ours:
+                continue
+            kind = KIND[name]
+            b1, b2 = bound_cycles(kind, 1, level), bound_cycles(kind, 2, level)
+            c1, c2 = med(cyc[k1]), med(cyc[k2])
+            r1, r2 = ratio[k1], ratio[k2]
+            print(f"| {name} | {level} | {med(ours[k1]):.3f} | {med(ours[k2]):.3f} | "
+                  f"{med(peer[name]):.3f} | {med(r1):.1f}× ({min(r1):.1f}–{max(r1):.1f}) | "
+                  f"{med(r2):.1f}× ({min(r2):.1f}–{max(r2):.1f}) | {c1:.2f} / {c2:.2f} | "
+                  f"{b1:.2f} / {b2:.2f} | {b1 / c1:.0%} / {b2 / c2:.0%} |")
 
 
 if __name__ == "__main__":

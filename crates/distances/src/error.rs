@@ -89,6 +89,11 @@ pub enum DistanceError {
     /// A stated sensitivity ([`crate::Sensitivity::declared`]) that is not finite and
     /// positive.
     InvalidSensitivity,
+    /// A kernel version number that names no [`crate::KernelVersion`].
+    UnknownKernelVersion {
+        /// The number given.
+        number: u32,
+    },
 }
 
 impl fmt::Display for DistanceError {
@@ -139,6 +144,9 @@ impl fmt::Display for DistanceError {
                 "the sensitivity bound is not proved for the {relation} neighbouring relation"
             ),
             Self::InvalidSensitivity => f.write_str("sensitivity must be finite and positive"),
+            Self::UnknownKernelVersion { number } => {
+                write!(f, "kernel version {number} does not exist (1 or 2)")
+            }
         }
     }
 }

@@ -1,4 +1,7 @@
-//! A fast, branch-free `exp` for non-positive arguments (the Gaussian kernel's range).
+//! Fast, branch-free `exp`s for non-positive arguments (the kernels' range), one per
+//! [`KernelVersion`](crate::KernelVersion).
+//!
+//! ## Version 1 ([`exp_nonpos_v1`])
 //!
 //! `exp(x) = 2^k · e^r` with `k = round(x / ln 2)` (Cody–Waite reduction, `ln 2` split in a
 //! high part with trailing zeros and a low part, so `k · LN2_HI` is exact) and
@@ -9,10 +12,45 @@
 //! `+`, `−`, `×` appear (no FMA), so results are bit-identical on every target.
 //!
 //! **Stated error**: for `x ∈ [−708, 0]` the relative error against the correctly rounded
-//! value is below `1e-15` (about 4.5 ulp; tested on a dense grid against `libm::exp`, see the
-//! tests below). For `x < −708` (including `−∞`) the result is exactly `0` where the true value
-//! is below `3.4e-308`, an absolute error smaller than any kernel sum can resolve. The
-//! result is always in `[0, 1]`.
+//! value is below `1e-15` (about 4.5 ulp; tested on a dense grid against `libm::exp` and
+//! against the 50-digit table `tests/data/transcendental.txt`, see the tests below). For
+//! `x < −708` (including `−∞`) the result is exactly `0` where the true value is below
+//! `3.4e-308`, an absolute error smaller than any kernel sum can resolve. The result is always
+//! in `[0, 1]`. About 42 floating-point and integer operations per value.
+//!
+//! ## Version 2 ([`exp_nonpos_v2`]): 32 operations instead of 42
+//!
+//! The same reduction `x = k ln 2 + r`, `|r| ≤ ln(2)/2`, with three operations fewer and a
+//! shorter polynomial:
+//!
+//! - **one-constant reduction** `r = x − k·LN2` (`LN2` = `ln 2` rounded to `f64`). For
+//!   `|k| ≥ 1` the subtraction is exact (Sterbenz: `x` and `k·LN2` are within a factor 2), so
+//!   `r` is off by the rounding of `k·LN2` plus `|k|·|LN2 − ln 2|`, at most `|k|·1.0e-16`; the
+//!   result `2^k e^r` is then off by at most `2^k·√2·|k|·1.0e-16 ≤ 7.1e-17` absolutely (largest
+//!   at `k = −1, −2`; relatively up to `|k|·1.0e-16`, which only matters where the value is
+//!   below `2^-9`, i.e. far below what a kernel sum of values in `[0, 1]` resolves). For
+//!   `k = 0` there is no reduction error.
+//! - **a degree-10 minimax polynomial** `1 + r + Σ_{p=2..10} c_p r^p` (Remez fit of the relative
+//!   error on `|r| ≤ ln(2)/2`, coefficients from `tests/data/gen_transcendental.py
+//!   --coefficients`): approximation error `≤ 2.91e-16` relative with the `f64` coefficients,
+//!   evaluated by Estrin's scheme (depth 4) in 21 operations instead of the degree-12 Taylor
+//!   polynomial's 26; the rounding of the evaluation is at most `4.2 u` relative (`u = 2⁻⁵³`;
+//!   first-order running-error bound computed by the same script).
+//! - **scaling by adding `k` to the exponent field** of `p` (`p ∈ [0.70, 1.42]` and
+//!   `k ∈ [−1021, 0]` keep the result normal): one integer shift and add instead of building
+//!   `2^k` and multiplying. `k·2⁵²` is the low bits of `t = x·log₂e + 1.5·2⁵²` shifted up by
+//!   52 (the high bits of `1.5·2⁵²` shift out).
+//! - inputs below `−708` (and NaN) are clamped to `−708` rather than selected to `0`: the
+//!   result is `e^{−708} ≈ 3.3e-308` there, an absolute error below `3.4e-308`.
+//!
+//! **Stated error** (version 2): for every `x ≤ 0` the absolute error is below `7.6e-16`
+//! (from the terms above: for `k = 0` the value is at most 1 and the error at most
+//! `2.91e-16 + 4.2 u`; for `k ≤ −1` the value is at most `0.71` and the reduction adds at most
+//! `7.1e-17`), inside the `1e-15` that [`crate::sensitivity::rounding_slack`] allows. Measured:
+//! at most `3.5e-16` on the 50-digit table (`tests/data/transcendental.txt`; the test asserts
+//! `< 6e-16`) and `4.5e-16` against `libm::exp` (itself within an ulp) on a dense grid. The
+//! result is in `(0, 1]`. Only `+ − ×` and integer operations, in a fixed order: bit-identical
+//! on every target and dispatch level.
 
 const LOG2E: f64 = core::f64::consts::LOG2_E;
 const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
@@ -32,11 +70,11 @@ const C10: f64 = 1.0 / 3_628_800.0;
 const C11: f64 = 1.0 / 39_916_800.0;
 const C12: f64 = 1.0 / 479_001_600.0;
 
-/// `exp(x)` for `x ≤ 0` with the error stated in the module docs. Positive inputs are
-/// treated as `0` (result 1); NaN gives 0 (callers never pass NaN).
+/// Version 1: `exp(x)` for `x ≤ 0` with the error stated in the module docs. Positive inputs
+/// are treated as `0` (result 1); NaN gives 0 (callers never pass NaN).
 #[inline(always)]
 #[must_use]
-pub(crate) fn exp_nonpos(x0: f64) -> f64 {
+pub(crate) fn exp_nonpos_v1(x0: f64) -> f64 {
     // Plain comparisons (they vectorise as compare + blend); NaN fails `x0 >= -708` and is
     // replaced by the lower end, so no NaN survives.
     let x = if x0 >= -708.0 { x0 } else { -708.0 };
@@ -72,10 +110,54 @@ pub(crate) fn exp_nonpos(x0: f64) -> f64 {
     if v > 1.0 { 1.0 } else { v }
 }
 
+const LN2: f64 = core::f64::consts::LN_2;
+// Version 2's polynomial: e^r ≈ 1 + r + Σ_{p=2..10} E_p r^p (Remez, relative error ≤ 2.91e-16
+// on |r| ≤ ln2/2; `tests/data/gen_transcendental.py --coefficients`).
+const E2: f64 = 0.499_999_999_999_983_24;
+const E3: f64 = 0.166_666_666_666_115_54;
+const E4: f64 = 0.041_666_666_668_136_47;
+const E5: f64 = 0.008_333_333_370_870_293;
+const E6: f64 = 0.001_388_888_851_623_173_5;
+const E7: f64 = 0.000_198_411_852_359_232_68;
+const E8: f64 = 2.480_193_171_217_015_6e-5;
+const E9: f64 = 2.763_499_091_430_244e-6;
+const E10: f64 = 2.747_679_931_146_893_6e-7;
+
+/// Version 2: `exp(x)` for `x ≤ 0` with the error stated in the module docs (absolute error
+/// below `7.6e-16`). Positive inputs are treated as `0` (result 1); `x < −708`, `−∞` and NaN
+/// give `e^{−708}` (callers never pass NaN).
+#[inline(always)]
+#[must_use]
+pub(crate) fn exp_nonpos_v2(x0: f64) -> f64 {
+    // Plain comparisons (a `max` and a `min`); NaN fails `x0 >= -708` and becomes −708.
+    let x = if x0 >= -708.0 { x0 } else { -708.0 };
+    let x = if x > 0.0 { 0.0 } else { x };
+    let t = x * LOG2E + SHIFT;
+    let kf = t - SHIFT;
+    let r = x - kf * LN2;
+    // Estrin's scheme, fixed order, no FMA.
+    let r2 = r * r;
+    let r4 = r2 * r2;
+    let r8 = r4 * r4;
+    let a0 = 1.0 + r;
+    let a1 = E2 + E3 * r;
+    let a2 = E4 + E5 * r;
+    let a3 = E6 + E7 * r;
+    let a4 = E8 + E9 * r;
+    let b0 = a0 + a1 * r2;
+    let b1 = a2 + a3 * r2;
+    let b2 = a4 + E10 * r2;
+    let p = (b0 + b1 * r4) + b2 * r8;
+    // 2^k · p by adding k to p's exponent field: bits(t) = bits(1.5·2⁵²) + k with the low 12
+    // bits of bits(1.5·2⁵²) zero, so bits(t) << 52 = k·2⁵² (mod 2⁶⁴).
+    let v = f64::from_bits(p.to_bits().wrapping_add(t.to_bits() << 52));
+    if v > 1.0 { 1.0 } else { v }
+}
+
 #[cfg(test)]
 #[allow(clippy::float_cmp)] // exact special values are the point
 mod tests {
-    use super::exp_nonpos;
+    use super::exp_nonpos_v1 as exp_nonpos;
 
     #[test]
     fn matches_libm_to_stated_relative_error() {
@@ -102,6 +184,90 @@ mod tests {
             worst = worst.max(((exp_nonpos(x) - e) / e).abs());
         }
         assert!(worst < 1e-15, "worst relative error {worst:e}");
+    }
+
+    /// The 50-digit reference table (`tests/data/gen_transcendental.py`): `e^x = hi + lo`.
+    fn table() -> impl Iterator<Item = (f64, f64, f64)> {
+        include_str!("../tests/data/transcendental.txt")
+            .lines()
+            .filter_map(|l| l.strip_prefix("exp "))
+            .map(|l| {
+                let mut it = l.split(' ');
+                let mut hex =
+                    || f64::from_bits(u64::from_str_radix(it.next().unwrap(), 16).unwrap());
+                let (x, hi) = (hex(), hex());
+                let lo: f64 = it.next().unwrap().parse().unwrap();
+                (x, hi, lo)
+            })
+    }
+
+    /// `|f(x) − e^x|` with `e^x = hi + lo` exactly enough: `f − hi` is exact (Sterbenz) when
+    /// close, and `lo` is below half an ulp of `hi`.
+    fn abs_err(f: f64, hi: f64, lo: f64) -> f64 {
+        ((f - hi) - lo).abs()
+    }
+
+    /// Both versions against the 50-digit table over `[−708, 0]` (dense near 0, every
+    /// reduction boundary `k·ln2/2 ± 2 ulp`): version 1 within `1e-15` relative, version 2
+    /// within `6e-16` absolute (the module docs' bounds). Fails on a wrong coefficient or
+    /// reduction constant: e.g. `E10` off by 1e-9 relative, or `LN2` one ulp off, gives
+    /// errors far above the bounds (the table's points reach `k = −1021`).
+    #[test]
+    fn both_versions_within_stated_bounds_against_mpmath() {
+        let (mut n, mut w1, mut w2) = (0, 0.0f64, 0.0f64);
+        for (x, hi, lo) in table() {
+            let e1 = abs_err(exp_nonpos(x), hi, lo) / hi;
+            let e2 = abs_err(super::exp_nonpos_v2(x), hi, lo);
+            assert!(e1 < 1e-15, "v1 x = {x:e}: relative error {e1:e}");
+            assert!(e2 < 6e-16, "v2 x = {x:e}: absolute error {e2:e}");
+            (w1, w2) = (w1.max(e1), w2.max(e2));
+            n += 1;
+        }
+        assert!(n > 1000, "{n} table points");
+        // The bounds are not loose by orders of magnitude: both versions use most of them.
+        #[cfg(feature = "std")]
+        std::println!("worst: v1 {w1:e} relative, v2 {w2:e} absolute");
+        assert!(w1 > 1e-17 && w2 > 5e-17, "worst {w1:e} / {w2:e}");
+    }
+
+    /// Version 2 on the dense grid of version 1's test against `libm::exp` (which is within
+    /// 1 ulp): absolute difference below `6e-16 + 2.3e-16`.
+    #[test]
+    fn v2_matches_libm_on_a_dense_grid() {
+        let mut worst: f64 = 0.0;
+        let n = 400_000;
+        for i in 0..=n {
+            let x = -708.0 * f64::from(i) / f64::from(n);
+            for y in [x, x.next_up().min(0.0), x.next_down(), x * 1e-3, x * 1e-6] {
+                if y < -708.0 {
+                    continue;
+                }
+                worst = worst.max((super::exp_nonpos_v2(y) - libm::exp(y)).abs());
+            }
+        }
+        #[cfg(feature = "std")]
+        std::println!("v2 against libm: worst absolute difference {worst:e}");
+        assert!(worst < 8.3e-16, "worst absolute error {worst:e}");
+    }
+
+    #[test]
+    fn v2_special_values() {
+        use super::exp_nonpos_v2 as e;
+        assert_eq!(e(0.0), 1.0);
+        assert_eq!(e(-0.0), 1.0);
+        assert_eq!(e(5.0), 1.0);
+        assert_eq!(e(f64::INFINITY), 1.0);
+        let floor = e(-708.0);
+        assert!(floor > 0.0 && floor < 3.4e-308);
+        for x in [-709.0, -1e300, f64::NEG_INFINITY, f64::NAN] {
+            assert_eq!(e(x), floor);
+        }
+        // Never above 1, in particular just below 0 where e^x rounds to 1.
+        let mut x = -1e-300;
+        while x > -1.0 {
+            assert!(e(x) <= 1.0 && e(x) > 0.0);
+            x *= 1.01;
+        }
     }
 
     #[test]

@@ -1,9 +1,19 @@
 //! Kernels: the [`Kernel`] trait, the sealed [`BoundedKernel`] trait that carries `B_k`, and
 //! the Gaussian (RBF), Laplace and Matérn-3/2 kernels.
 
-use crate::DistanceError;
-use crate::fastexp::exp_nonpos;
 use crate::rows::sanitize;
+use crate::version::{Transcendentals, V1, V2, kernel_version_api};
+use crate::{DistanceError, KernelVersion};
+
+/// `exp(x)` for `x ≤ 0` by `version`'s function (one value; the row sums match the version
+/// once, outside their loops).
+#[inline(always)]
+fn exp_nonpos(version: KernelVersion, x: f64) -> f64 {
+    match version {
+        KernelVersion::V1 => V1::exp_nonpos(x),
+        KernelVersion::V2 => V2::exp_nonpos(x),
+    }
+}
 
 /// A positive-definite kernel `k(x, y)` on rows of `f64`.
 ///
@@ -226,8 +236,9 @@ fn inv_sq_bandwidth_half(bandwidth: f64) -> Result<f64, DistanceError> {
 /// `B_k = 1` for every `l > 0` (Park, Vinaroz & Jitkrittum 2021, after Lemma 1;
 /// Raisa 2021, §7.1).
 ///
-/// `exp` is the crate's fast exponential (relative error `< 1e-15`, see the README); the
-/// value is clamped into `[0, 1]`, so `B_k = 1` holds for the computed kernel too.
+/// `exp` is the crate's fast exponential of the kernel's [`KernelVersion`] (version 1, the
+/// default: relative error `< 1e-15`; version 2: absolute error `< 7.6e-16`; see the README);
+/// the value is clamped into `[0, 1]`, so `B_k = 1` holds for the computed kernel too.
 ///
 /// ```
 /// use dpinfer_distances::{Gaussian, Kernel, BoundedKernel};
@@ -241,6 +252,7 @@ fn inv_sq_bandwidth_half(bandwidth: f64) -> Result<f64, DistanceError> {
 pub struct Gaussian {
     bandwidth: f64,
     neg_c: f64,
+    version: KernelVersion,
 }
 
 impl Gaussian {
@@ -254,6 +266,7 @@ impl Gaussian {
         Ok(Self {
             bandwidth,
             neg_c: -c,
+            version: KernelVersion::V1,
         })
     }
 
@@ -267,9 +280,16 @@ impl Gaussian {
     #[inline(always)]
     #[must_use]
     pub fn of_sq_dist(&self, d2: f64) -> f64 {
-        exp_nonpos(d2 * self.neg_c)
+        exp_nonpos(self.version, d2 * self.neg_c)
+    }
+
+    #[inline(always)]
+    fn row_sum_with<T: Transcendentals, const S: bool>(&self, x: &[f64], ys: &[f64]) -> f64 {
+        let neg_c = self.neg_c;
+        radial_row_sum::<S>(x, ys, |d2| T::exp_nonpos(d2 * neg_c))
     }
 }
+kernel_version_api!(Gaussian, "kernel", "`exp`");
 
 impl Kernel for Gaussian {
     #[inline]
@@ -278,13 +298,17 @@ impl Kernel for Gaussian {
     }
     #[inline(always)]
     fn row_sum(&self, x: &[f64], ys: &[f64]) -> f64 {
-        let neg_c = self.neg_c;
-        radial_row_sum::<true>(x, ys, |d2| exp_nonpos(d2 * neg_c))
+        match self.version {
+            KernelVersion::V1 => self.row_sum_with::<V1, true>(x, ys),
+            KernelVersion::V2 => self.row_sum_with::<V2, true>(x, ys),
+        }
     }
     #[inline(always)]
     fn row_sum_finite(&self, x: &[f64], ys: &[f64]) -> f64 {
-        let neg_c = self.neg_c;
-        radial_row_sum::<false>(x, ys, |d2| exp_nonpos(d2 * neg_c))
+        match self.version {
+            KernelVersion::V1 => self.row_sum_with::<V1, false>(x, ys),
+            KernelVersion::V2 => self.row_sum_with::<V2, false>(x, ys),
+        }
     }
 }
 impl sealed::Sealed for Gaussian {}
@@ -306,6 +330,7 @@ impl BoundedKernel for Gaussian {
 pub struct Laplace {
     bandwidth: f64,
     neg_inv: f64,
+    version: KernelVersion,
 }
 
 impl Laplace {
@@ -319,6 +344,7 @@ impl Laplace {
             Ok(Self {
                 bandwidth,
                 neg_inv: -inv,
+                version: KernelVersion::V1,
             })
         } else {
             Err(DistanceError::InvalidBandwidth)
@@ -331,20 +357,33 @@ impl Laplace {
     }
 }
 
+impl Laplace {
+    #[inline(always)]
+    fn row_sum_with<T: Transcendentals, const S: bool>(&self, x: &[f64], ys: &[f64]) -> f64 {
+        let n = self.neg_inv;
+        radial_row_sum::<S>(x, ys, |d2| T::exp_nonpos(libm::sqrt(d2) * n))
+    }
+}
+kernel_version_api!(Laplace, "kernel", "`exp`");
+
 impl Kernel for Laplace {
     #[inline]
     fn eval(&self, x: &[f64], y: &[f64]) -> f64 {
-        exp_nonpos(libm::sqrt(sq_dist(x, y)) * self.neg_inv)
+        exp_nonpos(self.version, libm::sqrt(sq_dist(x, y)) * self.neg_inv)
     }
     #[inline(always)]
     fn row_sum(&self, x: &[f64], ys: &[f64]) -> f64 {
-        let n = self.neg_inv;
-        radial_row_sum::<true>(x, ys, |d2| exp_nonpos(libm::sqrt(d2) * n))
+        match self.version {
+            KernelVersion::V1 => self.row_sum_with::<V1, true>(x, ys),
+            KernelVersion::V2 => self.row_sum_with::<V2, true>(x, ys),
+        }
     }
     #[inline(always)]
     fn row_sum_finite(&self, x: &[f64], ys: &[f64]) -> f64 {
-        let n = self.neg_inv;
-        radial_row_sum::<false>(x, ys, |d2| exp_nonpos(libm::sqrt(d2) * n))
+        match self.version {
+            KernelVersion::V1 => self.row_sum_with::<V1, false>(x, ys),
+            KernelVersion::V2 => self.row_sum_with::<V2, false>(x, ys),
+        }
     }
 }
 impl sealed::Sealed for Laplace {}
@@ -367,6 +406,7 @@ impl BoundedKernel for Laplace {
 pub struct Matern32 {
     bandwidth: f64,
     sqrt3_inv: f64,
+    version: KernelVersion,
 }
 
 impl Matern32 {
@@ -380,6 +420,7 @@ impl Matern32 {
             Ok(Self {
                 bandwidth,
                 sqrt3_inv: a,
+                version: KernelVersion::V1,
             })
         } else {
             Err(DistanceError::InvalidBandwidth)
@@ -391,29 +432,43 @@ impl Matern32 {
         self.bandwidth
     }
     #[inline(always)]
-    fn of_sq_dist(a_scale: f64, d2: f64) -> f64 {
+    fn of_sq_dist<T: Transcendentals>(a_scale: f64, d2: f64) -> f64 {
         let a = libm::sqrt(d2) * a_scale;
         // (1 + a) e^{-a} ≤ 1 for a ≥ 0; beyond a = 700 it is below 1e-300: return 0 (also
         // avoids ∞ · 0).
-        let v = (1.0 + a) * exp_nonpos(-a);
+        let v = (1.0 + a) * T::exp_nonpos(-a);
         if a <= 700.0 { v.min(1.0) } else { 0.0 }
     }
+    #[inline(always)]
+    fn row_sum_with<T: Transcendentals, const S: bool>(&self, x: &[f64], ys: &[f64]) -> f64 {
+        let s = self.sqrt3_inv;
+        radial_row_sum::<S>(x, ys, |d2| Self::of_sq_dist::<T>(s, d2))
+    }
 }
+kernel_version_api!(Matern32, "kernel", "`exp`");
 
 impl Kernel for Matern32 {
     #[inline]
     fn eval(&self, x: &[f64], y: &[f64]) -> f64 {
-        Self::of_sq_dist(self.sqrt3_inv, sq_dist(x, y))
+        let d2 = sq_dist(x, y);
+        match self.version {
+            KernelVersion::V1 => Self::of_sq_dist::<V1>(self.sqrt3_inv, d2),
+            KernelVersion::V2 => Self::of_sq_dist::<V2>(self.sqrt3_inv, d2),
+        }
     }
     #[inline(always)]
     fn row_sum(&self, x: &[f64], ys: &[f64]) -> f64 {
-        let s = self.sqrt3_inv;
-        radial_row_sum::<true>(x, ys, |d2| Self::of_sq_dist(s, d2))
+        match self.version {
+            KernelVersion::V1 => self.row_sum_with::<V1, true>(x, ys),
+            KernelVersion::V2 => self.row_sum_with::<V2, true>(x, ys),
+        }
     }
     #[inline(always)]
     fn row_sum_finite(&self, x: &[f64], ys: &[f64]) -> f64 {
-        let s = self.sqrt3_inv;
-        radial_row_sum::<false>(x, ys, |d2| Self::of_sq_dist(s, d2))
+        match self.version {
+            KernelVersion::V1 => self.row_sum_with::<V1, false>(x, ys),
+            KernelVersion::V2 => self.row_sum_with::<V2, false>(x, ys),
+        }
     }
 }
 impl sealed::Sealed for Matern32 {}
@@ -427,6 +482,7 @@ impl BoundedKernel for Matern32 {
 #[allow(clippy::unwrap_used, clippy::cast_precision_loss)]
 mod tests {
     use super::{Gaussian, Kernel, Laplace, Matern32};
+    use crate::KernelVersion;
 
     /// The defining order of every row sum: row `i` into lane `i mod 4`, in row order, lanes
     /// added as `(l0 + l1) + (l2 + l3)`.
@@ -457,28 +513,31 @@ mod tests {
         }
         buf[7] = 1e300; // finite but huge: exp underflows to 0 either way
         assert!(crate::rows::all_finite(&buf));
-        let g = Gaussian::new(0.8).unwrap();
-        let l = Laplace::new(1.1).unwrap();
-        let m = Matern32::new(0.6).unwrap();
-        for dim in 1..=10 {
-            let xr = &buf[..dim];
-            for rows in [1, 3, 4, 7, 8, 9, 31, 32, 33, 40, 64, 70] {
-                let ys = &buf[dim..dim + dim * rows];
-                for (name, got, want) in [
-                    ("gauss", g.row_sum_finite(xr, ys), reference(&g, xr, ys)),
-                    ("laplace", l.row_sum_finite(xr, ys), reference(&l, xr, ys)),
-                    ("matern", m.row_sum_finite(xr, ys), reference(&m, xr, ys)),
-                ] {
-                    assert_eq!(
-                        got.to_bits(),
-                        want.to_bits(),
-                        "{name} dim {dim} rows {rows}"
-                    );
-                }
-                #[cfg(feature = "std")]
-                for level in crate::simd::Level::available() {
-                    let got = crate::simd::with_level(level, || g.row_sum_finite(xr, ys)).unwrap();
-                    assert_eq!(got.to_bits(), reference(&g, xr, ys).to_bits(), "{level:?}");
+        for version in [KernelVersion::V1, KernelVersion::V2] {
+            let g = Gaussian::new(0.8).unwrap().with_kernel_version(version);
+            let l = Laplace::new(1.1).unwrap().with_kernel_version(version);
+            let m = Matern32::new(0.6).unwrap().with_kernel_version(version);
+            for dim in 1..=10 {
+                let xr = &buf[..dim];
+                for rows in [1, 3, 4, 7, 8, 9, 31, 32, 33, 40, 64, 70] {
+                    let ys = &buf[dim..dim + dim * rows];
+                    for (name, got, want) in [
+                        ("gauss", g.row_sum_finite(xr, ys), reference(&g, xr, ys)),
+                        ("laplace", l.row_sum_finite(xr, ys), reference(&l, xr, ys)),
+                        ("matern", m.row_sum_finite(xr, ys), reference(&m, xr, ys)),
+                    ] {
+                        assert_eq!(
+                            got.to_bits(),
+                            want.to_bits(),
+                            "{name} dim {dim} rows {rows}"
+                        );
+                    }
+                    #[cfg(feature = "std")]
+                    for level in crate::simd::Level::available() {
+                        let got =
+                            crate::simd::with_level(level, || g.row_sum_finite(xr, ys)).unwrap();
+                        assert_eq!(got.to_bits(), reference(&g, xr, ys).to_bits(), "{level:?}");
+                    }
                 }
             }
         }
@@ -515,41 +574,43 @@ mod tests {
                 _ => next(),
             };
         }
-        let g = Gaussian::new(0.8).unwrap();
-        let l = Laplace::new(1.1).unwrap();
-        let m = Matern32::new(0.6).unwrap();
-        for dim in 1..=10 {
-            let xr = &buf[..dim];
-            for rows in [1, 3, 4, 7, 8, 9, 31, 32, 33, 40, 64, 70] {
-                let ys = &buf[dim..dim + dim * rows];
-                for (name, got, want) in [
-                    ("gauss", g.row_sum(xr, ys), reference(&g, xr, ys)),
-                    ("laplace", l.row_sum(xr, ys), reference(&l, xr, ys)),
-                    ("matern", m.row_sum(xr, ys), reference(&m, xr, ys)),
-                ] {
-                    assert_eq!(
-                        got.to_bits(),
-                        want.to_bits(),
-                        "{name} dim {dim} rows {rows}"
-                    );
-                }
-                // The dispatch levels exist under `std` only.
-                #[cfg(feature = "std")]
-                for level in crate::simd::Level::available() {
-                    let got = crate::simd::with_level(level, || {
-                        crate::mmd::cross_sum(
-                            &g,
-                            crate::Rows::new(xr, dim).unwrap(),
-                            crate::Rows::new(ys, dim).unwrap(),
-                        )
-                    })
-                    .unwrap();
-                    let want = reference(&g, xr, ys);
-                    assert_eq!(
-                        got.to_bits(),
-                        want.to_bits(),
-                        "{level:?} dim {dim} rows {rows}"
-                    );
+        for version in [KernelVersion::V1, KernelVersion::V2] {
+            let g = Gaussian::new(0.8).unwrap().with_kernel_version(version);
+            let l = Laplace::new(1.1).unwrap().with_kernel_version(version);
+            let m = Matern32::new(0.6).unwrap().with_kernel_version(version);
+            for dim in 1..=10 {
+                let xr = &buf[..dim];
+                for rows in [1, 3, 4, 7, 8, 9, 31, 32, 33, 40, 64, 70] {
+                    let ys = &buf[dim..dim + dim * rows];
+                    for (name, got, want) in [
+                        ("gauss", g.row_sum(xr, ys), reference(&g, xr, ys)),
+                        ("laplace", l.row_sum(xr, ys), reference(&l, xr, ys)),
+                        ("matern", m.row_sum(xr, ys), reference(&m, xr, ys)),
+                    ] {
+                        assert_eq!(
+                            got.to_bits(),
+                            want.to_bits(),
+                            "{name} dim {dim} rows {rows}"
+                        );
+                    }
+                    // The dispatch levels exist under `std` only.
+                    #[cfg(feature = "std")]
+                    for level in crate::simd::Level::available() {
+                        let got = crate::simd::with_level(level, || {
+                            crate::mmd::cross_sum(
+                                &g,
+                                crate::Rows::new(xr, dim).unwrap(),
+                                crate::Rows::new(ys, dim).unwrap(),
+                            )
+                        })
+                        .unwrap();
+                        let want = reference(&g, xr, ys);
+                        assert_eq!(
+                            got.to_bits(),
+                            want.to_bits(),
+                            "{level:?} dim {dim} rows {rows}"
+                        );
+                    }
                 }
             }
         }

@@ -21,6 +21,7 @@ mod rows;
 pub mod sensitivity;
 pub mod simd;
 mod summary;
+mod version;
 
 pub use error::DistanceError;
 pub use kernel::{BoundedKernel, Gaussian, Kernel, Laplace, Matern32};
@@ -34,3 +35,4 @@ pub use rff::{RandomFourierFeatures, RffReference};
 pub use rows::{Rows, sanitize};
 pub use sensitivity::{Neighbouring, Relations, Sensitivity};
 pub use summary::{ClippedWeightedL2, TUBERCULOSIS_CLIP, TUBERCULOSIS_WEIGHTS, WeightedL2};
+pub use version::KernelVersion;

@@ -5,7 +5,8 @@ use crate::mmd::as_f64;
 use crate::rows::{all_finite, sanitize};
 use crate::sensitivity::{self, Sensitivity};
 use crate::simd::{Job, dispatch};
-use crate::{DistanceError, Rows};
+use crate::version::{Transcendentals, V1, V2, kernel_version_api};
+use crate::{DistanceError, KernelVersion, Rows};
 
 /// Random Fourier features for the Gaussian kernel `exp(−‖x − y‖²/(2l²))` (Rahimi & Recht
 /// 2008; Park & Jitkrittum, Appendix C), in the cos/sin form: with `D/2` frequencies
@@ -21,6 +22,20 @@ use crate::{DistanceError, Rows};
 /// The frequencies are public randomness: this crate takes them from the caller (no RNG
 /// dependency). A phase `ω_jᵀx` that is not finite (only possible for non-finite or huge
 /// data) is mapped to 0, which keeps the pair `(cos, sin)` of norm 1.
+///
+/// The `sin`/`cos` are versioned ([`KernelVersion`], `with_kernel_version`):
+///
+/// ```
+/// use dpinfer_distances::{KernelVersion, RandomFourierFeatures, Rows};
+/// let z = [0.3, -1.2, 0.7];
+/// let f = RandomFourierFeatures::new(&z, 1, 2.0)?.with_kernel_version(KernelVersion::V2);
+/// assert_eq!(f.kernel_version().number(), 2);
+/// let x = Rows::one_dim(&[0.4, -1.0])?;
+/// let y = Rows::one_dim(&[0.1, 0.9])?;
+/// let v1 = f.with_kernel_version(KernelVersion::V1).mmd2(x, y)?;
+/// assert!((f.mmd2(x, y)? - v1).abs() < 1e-14);
+/// # Ok::<(), dpinfer_distances::DistanceError>(())
+/// ```
 ///
 /// ```
 /// use dpinfer_distances::RandomFourierFeatures;
@@ -38,7 +53,10 @@ pub struct RandomFourierFeatures<'f> {
     dim: usize,
     inv_l: f64,
     scale: f64,
+    version: KernelVersion,
 }
+
+kernel_version_api!(RandomFourierFeatures<'_>, "feature map", "`sin`/`cos`");
 
 impl<'f> RandomFourierFeatures<'f> {
     /// Features from `z` (row-major, `D/2` rows of `dim` standard-normal draws) and bandwidth
@@ -66,6 +84,7 @@ impl<'f> RandomFourierFeatures<'f> {
             dim,
             inv_l,
             scale,
+            version: KernelVersion::V1,
         })
     }
 
@@ -117,7 +136,11 @@ impl<'f> RandomFourierFeatures<'f> {
             });
         }
         for (zj, o) in self.z.chunks_exact(self.dim).zip(out.chunks_exact_mut(2)) {
-            let (s, c) = fastsincos::sincos(self.phase(zj, x));
+            let t = self.phase(zj, x);
+            let (s, c) = match self.version {
+                KernelVersion::V1 => V1::sincos(t),
+                KernelVersion::V2 => V2::sincos(t),
+            };
             o[0] = self.scale * c;
             o[1] = self.scale * s;
         }
@@ -131,7 +154,12 @@ impl<'f> RandomFourierFeatures<'f> {
     /// the fast range, every phase `w·x_i` is (rounding is monotone), so the per-block range
     /// checks and the non-finite maps are skipped — the same operations on the same values.
     #[inline(always)]
-    fn cos_sin_sums_here(&self, zj: &[f64], x: Rows<'_>, bound: Option<f64>) -> (f64, f64) {
+    fn cos_sin_sums_here<T: Transcendentals>(
+        &self,
+        zj: &[f64],
+        x: Rows<'_>,
+        bound: Option<f64>,
+    ) -> (f64, f64) {
         if self.dim == 1 {
             // Blocks of LANES phases: the branch-free sincos runs on a whole block (it
             // vectorises) unless a phase exceeds its range, then libm serves that block.
@@ -140,7 +168,7 @@ impl<'f> RandomFourierFeatures<'f> {
             if let Some(m) = bound
                 && libm::fabs(w) * m <= fastsincos::FAST_LIMIT
             {
-                return sums_1d_in_range(w, x.as_slice());
+                return sums_1d_in_range::<T>(w, x.as_slice());
             }
             let (mut cs, mut ss) = ([0.0; LANES], [0.0; LANES]);
             let mut it = x.as_slice().chunks_exact(LANES);
@@ -157,7 +185,7 @@ impl<'f> RandomFourierFeatures<'f> {
                 }
                 if big <= fastsincos::FAST_LIMIT {
                     for ((ti, c), s) in t.iter().zip(&mut cs).zip(&mut ss) {
-                        let (sv, cv) = fastsincos::sincos_small(*ti);
+                        let (sv, cv) = T::sincos_small(*ti);
                         *c += cv;
                         *s += sv;
                     }
@@ -171,21 +199,21 @@ impl<'f> RandomFourierFeatures<'f> {
             }
             for (&v, (c, s)) in it.remainder().iter().zip(cs.iter_mut().zip(&mut ss)) {
                 let u = w * sanitize(v);
-                let (sv, cv) = fastsincos::sincos(if u.is_finite() { u } else { 0.0 });
+                let (sv, cv) = T::sincos(if u.is_finite() { u } else { 0.0 });
                 *c += cv;
                 *s += sv;
             }
             (pairwise8(&cs), pairwise8(&ss))
         } else {
             match self.dim {
-                2 => self.cos_sin_rows::<2>(zj, x),
-                3 => self.cos_sin_rows::<3>(zj, x),
-                4 => self.cos_sin_rows::<4>(zj, x),
-                5 => self.cos_sin_rows::<5>(zj, x),
-                6 => self.cos_sin_rows::<6>(zj, x),
-                7 => self.cos_sin_rows::<7>(zj, x),
-                8 => self.cos_sin_rows::<8>(zj, x),
-                _ => self.cos_sin_rows_scalar(zj, x.as_slice()),
+                2 => self.cos_sin_rows::<T, 2>(zj, x),
+                3 => self.cos_sin_rows::<T, 3>(zj, x),
+                4 => self.cos_sin_rows::<T, 4>(zj, x),
+                5 => self.cos_sin_rows::<T, 5>(zj, x),
+                6 => self.cos_sin_rows::<T, 6>(zj, x),
+                7 => self.cos_sin_rows::<T, 7>(zj, x),
+                8 => self.cos_sin_rows::<T, 8>(zj, x),
+                _ => self.cos_sin_rows_scalar::<T>(zj, x.as_slice()),
             }
         }
     }
@@ -193,10 +221,10 @@ impl<'f> RandomFourierFeatures<'f> {
     /// `(Σ cos, Σ sin)` over rows, one row at a time, summed in row order: the reference
     /// order of the multi-dimensional paths.
     #[inline(always)]
-    fn cos_sin_rows_scalar(&self, zj: &[f64], rows: &[f64]) -> (f64, f64) {
+    fn cos_sin_rows_scalar<T: Transcendentals>(&self, zj: &[f64], rows: &[f64]) -> (f64, f64) {
         let (mut c0, mut s0) = (0.0, 0.0);
         for row in rows.chunks_exact(self.dim) {
-            let (s, c) = fastsincos::sincos(self.phase(zj, row));
+            let (s, c) = T::sincos(self.phase(zj, row));
             c0 += c;
             s0 += s;
         }
@@ -206,11 +234,15 @@ impl<'f> RandomFourierFeatures<'f> {
     /// [`Self::cos_sin_rows_scalar`] for a compile-time dimension `D` (2..=8), 8 rows at a
     /// time: the chunk's `8·D` products `z_k · x_k` as one contiguous vector, each row's
     /// phase summed in coordinate order from 0 (as [`Self::phase`]), the branch-free `sincos`
-    /// on the 8 phases when all are in its range (per-row [`fastsincos::sincos`] otherwise,
+    /// on the 8 phases when all are in its range (per-row [`Transcendentals::sincos`] otherwise,
     /// which picks the same routine per phase), and the sums added in row order — the same
     /// bits as the scalar loop.
     #[inline(always)]
-    fn cos_sin_rows<const D: usize>(&self, zj: &[f64], x: Rows<'_>) -> (f64, f64) {
+    fn cos_sin_rows<T: Transcendentals, const D: usize>(
+        &self,
+        zj: &[f64],
+        x: Rows<'_>,
+    ) -> (f64, f64) {
         const R: usize = 8;
         let mut z = [0.0f64; D];
         for (a, b) in z.iter_mut().zip(zj) {
@@ -244,7 +276,7 @@ impl<'f> RandomFourierFeatures<'f> {
             if big <= fastsincos::FAST_LIMIT {
                 let (mut sv, mut cv) = ([0.0f64; R], [0.0f64; R]);
                 for ((ti, so), co) in t.iter().zip(&mut sv).zip(&mut cv) {
-                    (*so, *co) = fastsincos::sincos_small(*ti);
+                    (*so, *co) = T::sincos_small(*ti);
                 }
                 for (so, co) in sv.iter().zip(&cv) {
                     c0 += co;
@@ -252,7 +284,7 @@ impl<'f> RandomFourierFeatures<'f> {
                 }
             } else {
                 for ti in t {
-                    let (so, co) = fastsincos::sincos(ti);
+                    let (so, co) = T::sincos(ti);
                     c0 += co;
                     s0 += so;
                 }
@@ -260,7 +292,7 @@ impl<'f> RandomFourierFeatures<'f> {
         }
         // The remainder rows continue the same row-order sums.
         for row in chunks.remainder().chunks_exact(D) {
-            let (s, c) = fastsincos::sincos(self.phase(zj, row));
+            let (s, c) = T::sincos(self.phase(zj, row));
             c0 += c;
             s0 += s;
         }
@@ -322,11 +354,21 @@ impl Job for MeanEmbedding<'_, '_, '_, '_> {
     type Output = ();
     #[inline(always)]
     fn run(self) {
+        match self.0.version {
+            KernelVersion::V1 => self.run_with::<V1>(),
+            KernelVersion::V2 => self.run_with::<V2>(),
+        }
+    }
+}
+
+impl MeanEmbedding<'_, '_, '_, '_> {
+    #[inline(always)]
+    fn run_with<T: Transcendentals>(self) {
         let (f, x) = (self.0, self.1);
         let k = f.scale / as_f64(x.rows());
         let bx = finite_max_abs(x);
         for (zj, o) in f.z.chunks_exact(f.dim).zip(self.2.chunks_exact_mut(2)) {
-            let (c, s) = f.cos_sin_sums_here(zj, x, bx);
+            let (c, s) = f.cos_sin_sums_here::<T>(zj, x, bx);
             o[0] = k * c;
             o[1] = k * s;
         }
@@ -340,12 +382,22 @@ impl Job for SqDistTo<'_, '_, '_, '_> {
     type Output = f64;
     #[inline(always)]
     fn run(self) -> f64 {
+        match self.0.version {
+            KernelVersion::V1 => self.run_with::<V1>(),
+            KernelVersion::V2 => self.run_with::<V2>(),
+        }
+    }
+}
+
+impl SqDistTo<'_, '_, '_, '_> {
+    #[inline(always)]
+    fn run_with<T: Transcendentals>(self) -> f64 {
         let (f, y) = (self.0, self.2);
         let k = f.scale / as_f64(y.rows());
         let by = finite_max_abs(y);
         let mut acc = 0.0;
         for (zj, e) in f.z.chunks_exact(f.dim).zip(self.1.chunks_exact(2)) {
-            let (c, s) = f.cos_sin_sums_here(zj, y, by);
+            let (c, s) = f.cos_sin_sums_here::<T>(zj, y, by);
             let dc = e[0] - k * c;
             let ds = e[1] - k * s;
             acc += dc * dc + ds * ds;
@@ -361,13 +413,23 @@ impl Job for Mmd2<'_, '_, '_, '_> {
     type Output = f64;
     #[inline(always)]
     fn run(self) -> f64 {
+        match self.0.version {
+            KernelVersion::V1 => self.run_with::<V1>(),
+            KernelVersion::V2 => self.run_with::<V2>(),
+        }
+    }
+}
+
+impl Mmd2<'_, '_, '_, '_> {
+    #[inline(always)]
+    fn run_with<T: Transcendentals>(self) -> f64 {
         let (f, x, y) = (self.0, self.1, self.2);
         let (kx, ky) = (f.scale / as_f64(x.rows()), f.scale / as_f64(y.rows()));
         let (bx, by) = (finite_max_abs(x), finite_max_abs(y));
         let mut acc = 0.0;
         for zj in f.z.chunks_exact(f.dim) {
-            let (cx, sx) = f.cos_sin_sums_here(zj, x, bx);
-            let (cy, sy) = f.cos_sin_sums_here(zj, y, by);
+            let (cx, sx) = f.cos_sin_sums_here::<T>(zj, x, bx);
+            let (cy, sy) = f.cos_sin_sums_here::<T>(zj, y, by);
             let dc = kx * cx - ky * cy;
             let ds = kx * sx - ky * sy;
             acc += dc * dc + ds * ds;
@@ -520,7 +582,7 @@ fn finite_max_abs(x: Rows<'_>) -> Option<f64> {
 /// row order) and the same final pairwise sums, two blocks per iteration so that their
 /// independent `sincos` evaluations overlap.
 #[inline(always)]
-fn sums_1d_in_range(w: f64, xs: &[f64]) -> (f64, f64) {
+fn sums_1d_in_range<T: Transcendentals>(w: f64, xs: &[f64]) -> (f64, f64) {
     const LANES: usize = 8;
     let (mut cs, mut ss) = ([0.0; LANES], [0.0; LANES]);
     let mut two = xs.chunks_exact(2 * LANES);
@@ -528,8 +590,8 @@ fn sums_1d_in_range(w: f64, xs: &[f64]) -> (f64, f64) {
         let (mut sa, mut ca, mut sb, mut cb) =
             ([0.0; LANES], [0.0; LANES], [0.0; LANES], [0.0; LANES]);
         for i in 0..LANES {
-            (sa[i], ca[i]) = fastsincos::sincos_small(w * p[i]);
-            (sb[i], cb[i]) = fastsincos::sincos_small(w * p[LANES + i]);
+            (sa[i], ca[i]) = T::sincos_small(w * p[i]);
+            (sb[i], cb[i]) = T::sincos_small(w * p[LANES + i]);
         }
         for i in 0..LANES {
             cs[i] += ca[i];
@@ -543,13 +605,13 @@ fn sums_1d_in_range(w: f64, xs: &[f64]) -> (f64, f64) {
     let mut one = two.remainder().chunks_exact(LANES);
     for p in &mut one {
         for ((&v, c), s) in p.iter().zip(&mut cs).zip(&mut ss) {
-            let (sv, cv) = fastsincos::sincos_small(w * v);
+            let (sv, cv) = T::sincos_small(w * v);
             *c += cv;
             *s += sv;
         }
     }
     for ((&v, c), s) in one.remainder().iter().zip(&mut cs).zip(&mut ss) {
-        let (sv, cv) = fastsincos::sincos_small(w * v);
+        let (sv, cv) = T::sincos_small(w * v);
         *c += cv;
         *s += sv;
     }
@@ -566,7 +628,8 @@ fn pairwise8(a: &[f64; 8]) -> f64 {
 #[allow(clippy::unwrap_used, clippy::cast_precision_loss)]
 mod tests {
     use super::RandomFourierFeatures;
-    use crate::Rows;
+    use crate::version::{Transcendentals, V1, V2};
+    use crate::{KernelVersion, Rows};
 
     /// xorshift values in (−4, 4), with a NaN, ±∞ and huge values sprinkled in.
     fn data(len: usize, seed: u64) -> [f64; 9 * 40] {
@@ -591,6 +654,11 @@ mod tests {
     /// all phases beyond the fast range, non-finite data, and on every dispatch level.
     #[test]
     fn one_dim_in_range_path_equals_the_checked_loop() {
+        one_dim_in_range::<V1>(KernelVersion::V1);
+        one_dim_in_range::<V2>(KernelVersion::V2);
+    }
+
+    fn one_dim_in_range<T: Transcendentals>(version: KernelVersion) {
         let z = data(40, 3).map(|v| if v.is_finite() { v } else { 1.5 });
         let clean = |seed| {
             data(9 * 40, seed).map(|v| {
@@ -609,10 +677,12 @@ mod tests {
                 let bound = super::finite_max_abs(x);
                 assert_eq!(bound.is_some(), buf[..n].iter().all(|v| v.is_finite()));
                 for bandwidth in [0.7, 1e-4, 1e-6] {
-                    let f = RandomFourierFeatures::new(&z[..20], 1, bandwidth).unwrap();
+                    let f = RandomFourierFeatures::new(&z[..20], 1, bandwidth)
+                        .unwrap()
+                        .with_kernel_version(version);
                     for zj in z[..20].chunks_exact(1) {
-                        let want = f.cos_sin_sums_here(zj, x, None);
-                        let got = f.cos_sin_sums_here(zj, x, bound);
+                        let want = f.cos_sin_sums_here::<T>(zj, x, None);
+                        let got = f.cos_sin_sums_here::<T>(zj, x, bound);
                         assert_eq!(
                             (got.0.to_bits(), got.1.to_bits()),
                             (want.0.to_bits(), want.1.to_bits()),
@@ -628,7 +698,7 @@ mod tests {
                             .unwrap()
                             .unwrap();
                         for (zj, e) in z[..20].chunks_exact(1).zip(emb.chunks_exact(2)) {
-                            let (c, s) = f.cos_sin_sums_here(zj, x, None);
+                            let (c, s) = f.cos_sin_sums_here::<T>(zj, x, None);
                             assert_eq!(e[0].to_bits(), (k * c).to_bits(), "{level:?}");
                             assert_eq!(e[1].to_bits(), (k * s).to_bits(), "{level:?}");
                         }
@@ -644,16 +714,23 @@ mod tests {
     /// chunks that need the libm fallback, and on every dispatch level of this CPU.
     #[test]
     fn multi_dim_sums_equal_the_row_by_row_loop() {
+        multi_dim::<V1>(KernelVersion::V1);
+        multi_dim::<V2>(KernelVersion::V2);
+    }
+
+    fn multi_dim<T: Transcendentals>(version: KernelVersion) {
         let z = data(9 * 3, 7).map(|v| if v.is_finite() { v } else { 0.5 });
         for dim in 2..=9 {
             for rows in [1, 7, 8, 9, 16, 39, 40] {
                 let buf = data(dim * rows, 11 + dim as u64);
                 let x = Rows::new(&buf[..dim * rows], dim).unwrap();
                 for bandwidth in [0.7, 1e-6] {
-                    let f = RandomFourierFeatures::new(&z[..3 * dim], dim, bandwidth).unwrap();
+                    let f = RandomFourierFeatures::new(&z[..3 * dim], dim, bandwidth)
+                        .unwrap()
+                        .with_kernel_version(version);
                     for zj in z[..3 * dim].chunks_exact(dim) {
-                        let want = f.cos_sin_rows_scalar(zj, x.as_slice());
-                        let got = f.cos_sin_sums_here(zj, x, None);
+                        let want = f.cos_sin_rows_scalar::<T>(zj, x.as_slice());
+                        let got = f.cos_sin_sums_here::<T>(zj, x, None);
                         assert_eq!(
                             (got.0.to_bits(), got.1.to_bits()),
                             (want.0.to_bits(), want.1.to_bits()),
@@ -670,7 +747,7 @@ mod tests {
                             .unwrap()
                             .unwrap();
                         for (zj, e) in z[..3 * dim].chunks_exact(dim).zip(emb.chunks_exact(2)) {
-                            let (c, s) = f.cos_sin_rows_scalar(zj, x.as_slice());
+                            let (c, s) = f.cos_sin_rows_scalar::<T>(zj, x.as_slice());
                             assert_eq!(e[0].to_bits(), (k * c).to_bits(), "{level:?}");
                             assert_eq!(e[1].to_bits(), (k * s).to_bits(), "{level:?}");
                         }

@@ -2,28 +2,22 @@
 //! RFF MMD (ABCDP toy: 100 features, 5000 points), median heuristic, clipped weighted L2.
 //! The unsuffixed names run at the detected runtime-dispatch level; `…/portable`, `…/x86v3`
 //! (AVX2) and `…/x86v4` (AVX-512) force a level (`dpinfer_distances::simd::with_level`), so
-//! the speed-up of each instruction set is a ratio measured in the same run.
+//! the speed-up of each instruction set is a ratio measured in the same run. Groups ending in
+//! `_v2` run the same job with `KernelVersion::V2` (the others use the default, version 1).
+//! On a loaded machine prefer `examples/distances_cpu.rs` (CPU time; what
+//! `crates/distances/bench/side_by_side.py` runs).
 use core::hint::black_box;
 
 use criterion::{Bencher, Criterion, criterion_group, criterion_main};
 use dpinfer_distances::simd::{Level, with_level};
 use dpinfer_distances::{
-    ClippedWeightedL2, Gaussian, MmdReference, RandomFourierFeatures, RffReference, Rows,
-    TUBERCULOSIS_CLIP, TUBERCULOSIS_WEIGHTS, median_heuristic, mmd2_biased,
+    ClippedWeightedL2, Gaussian, KernelVersion, MmdReference, RandomFourierFeatures, RffReference,
+    Rows, TUBERCULOSIS_CLIP, TUBERCULOSIS_WEIGHTS, median_heuristic, mmd2_biased,
 };
+use dpinfer_benches::normals;
+use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-use rand::{RngExt, SeedableRng};
 
-fn normals(rng: &mut Xoshiro256PlusPlus, n: usize, mean: f64) -> Vec<f64> {
-    (0..n)
-        .map(|_| {
-            // Box–Muller (benchmark data only).
-            let u: f64 = rng.random::<f64>().max(1e-300);
-            let v: f64 = rng.random::<f64>();
-            mean + (-2.0 * u.ln()).sqrt() * (2.0 * core::f64::consts::PI * v).cos()
-        })
-        .collect()
-}
 
 /// Every dispatch level this CPU has, with its bench-name suffix.
 fn levels() -> Vec<(&'static str, Level)> {
@@ -70,6 +64,16 @@ fn bench(c: &mut Criterion) {
         at_levels(c, &format!("mmd2_biased_free_1d_n{n}"), ss, || {
             mmd2_biased(&g, black_box(xr), black_box(yr)).unwrap()
         });
+        if n == 5000 {
+            let g2 = g.with_kernel_version(KernelVersion::V2);
+            let r2 = MmdReference::new(g2, xr).unwrap();
+            at_levels(c, "mmd_reference_1d_n5000_v2", ss, || {
+                r2.mmd(black_box(yr)).unwrap()
+            });
+            at_levels(c, "mmd2_biased_free_1d_n5000_v2", ss, || {
+                mmd2_biased(&g2, black_box(xr), black_box(yr)).unwrap()
+            });
+        }
     }
 
     let x5 = normals(&mut rng, 5000, 0.0);
@@ -108,6 +112,20 @@ fn bench(c: &mut Criterion) {
     let (o, s1) = (Rows::new(&obs_s, 8).unwrap(), Rows::new(&bb, 8).unwrap());
     c.bench_function("clipped_weighted_l2_mean_n1000", |b| {
         b.iter(|| cl.mean_distance(black_box(o), black_box(s1)).unwrap())
+    });
+
+    // Version 2 of the kernels on the same data.
+    let rr2 = RffReference::new(
+        f.with_kernel_version(KernelVersion::V2),
+        Rows::one_dim(&obs).unwrap(),
+    )
+    .unwrap();
+    at_levels(c, "rff_mmd_D100_n5000_v2", 100, || {
+        rr2.mmd(black_box(simr)).unwrap()
+    });
+    let r5v2 = MmdReference::new(g5.with_kernel_version(KernelVersion::V2), x5r).unwrap();
+    at_levels(c, "mmd_reference_5d_n1000_v2", 50, || {
+        r5v2.mmd(black_box(y5r)).unwrap()
     });
 
     // RFF on 5-D data (the 5-D exact-MMD sets), 50 frequencies of dimension 5 (drawn last so
