@@ -9,15 +9,14 @@
 use core::hint::black_box;
 
 use criterion::{Bencher, Criterion, criterion_group, criterion_main};
+use dpinfer_benches::normals;
 use dpinfer_distances::simd::{Level, with_level};
 use dpinfer_distances::{
     ClippedWeightedL2, Gaussian, KernelVersion, MmdReference, RandomFourierFeatures, RffReference,
     Rows, TUBERCULOSIS_CLIP, TUBERCULOSIS_WEIGHTS, median_heuristic, mmd2_biased,
 };
-use dpinfer_benches::normals;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-
 
 /// Every dispatch level this CPU has, with its bench-name suffix.
 fn levels() -> Vec<(&'static str, Level)> {

@@ -22,15 +22,14 @@
 use core::hint::black_box;
 use std::time::Instant;
 
+use dpinfer_benches::normals;
 use dpinfer_distances::simd::{Level, with_level};
 use dpinfer_distances::{
     ClippedWeightedL2, Gaussian, KernelVersion, MmdReference, RandomFourierFeatures, RffReference,
     Rows, TUBERCULOSIS_CLIP, TUBERCULOSIS_WEIGHTS, mmd2_biased,
 };
-use dpinfer_benches::normals;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-
 
 /// CPU time of the calling thread in nanoseconds (Linux: the scheduler's run time).
 fn thread_cpu_ns() -> u64 {
