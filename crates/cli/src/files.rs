@@ -90,7 +90,7 @@ fn stamp(m: &std::fs::Metadata) -> Stamp {
 }
 
 /// The regular files of `dir` (none if it does not exist yet), by name, with their
-/// [`Stamp`]s: taken before a run, it lets [`written_since`] count what the run wrote.
+/// `Stamp`s: taken before a run, it lets [`written_since`] count what the run wrote.
 #[must_use]
 pub fn snapshot(dir: &Path) -> std::collections::BTreeMap<std::ffi::OsString, Stamp> {
     let Ok(entries) = std::fs::read_dir(dir) else {
