@@ -26,6 +26,9 @@ pub struct TrainingSet {
     pub(crate) context: Vec<f64>,
     pub(crate) weight: Vec<f64>,
     pub(crate) validation: Vec<bool>,
+    /// The simulated pair (counted over all rounds) each row belongs to.
+    pub(crate) pair: Vec<usize>,
+    pairs: usize,
     rounds: usize,
 }
 
@@ -68,6 +71,8 @@ impl TrainingSet {
             context: Vec::new(),
             weight: Vec::new(),
             validation: Vec::new(),
+            pair: Vec::new(),
+            pairs: 0,
             rounds: 0,
         })
     }
@@ -152,6 +157,10 @@ impl TrainingSet {
         }
         self.validation
             .extend((0..n).map(|row| is_val[row / rows.rows_per_pair]));
+        let first = self.pairs;
+        self.pair
+            .extend((0..n).map(|row| first + row / rows.rows_per_pair));
+        self.pairs += pairs;
         self.rounds += 1;
         Ok(())
     }
@@ -172,6 +181,12 @@ impl TrainingSet {
     #[must_use]
     pub fn rounds(&self) -> usize {
         self.rounds
+    }
+
+    /// Simulated pairs added so far (each `rows_per_pair` rows).
+    #[must_use]
+    pub fn pairs(&self) -> usize {
+        self.pairs
     }
 
     /// All rows (training and validation).

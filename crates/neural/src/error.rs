@@ -73,6 +73,33 @@ pub enum NeuralError {
         /// What is wrong with it.
         message: String,
     },
+    /// The confidential-data simulator failed (a fatal error of the model), or every
+    /// simulation of a round was rejected.
+    Simulation {
+        /// The round (from 1).
+        round: usize,
+        /// What went wrong.
+        message: String,
+    },
+    /// The mechanism's noise map `τ(u, s)` refused a simulated statistic or the observation.
+    Mechanism {
+        /// The mechanism's message.
+        message: String,
+    },
+    /// The prior could not be sampled or an MCMC kernel refused its settings.
+    Sampler {
+        /// Which step (`prior`, `mcmc`).
+        stage: &'static str,
+        /// The message.
+        message: String,
+    },
+    /// Too few draws of the estimated posterior fell in the prior's support to truncate it.
+    Truncation {
+        /// Draws accepted.
+        accepted: usize,
+        /// Draws made.
+        drawn: usize,
+    },
     /// The tensor library reported an error (a bug in this crate if it ever happens).
     Backend {
         /// The library's message.
@@ -109,6 +136,16 @@ impl fmt::Display for NeuralError {
             }
             Self::Io { path, message } => write!(f, "{path}: {message}"),
             Self::Format { message } => write!(f, "not a dpinfer-neural estimator file: {message}"),
+            Self::Simulation { round, message } => {
+                write!(f, "simulation failed in round {round}: {message}")
+            }
+            Self::Mechanism { message } => write!(f, "noise map: {message}"),
+            Self::Sampler { stage, message } => write!(f, "{stage}: {message}"),
+            Self::Truncation { accepted, drawn } => write!(
+                f,
+                "only {accepted} of {drawn} posterior draws fell in the prior's support: \
+                 the estimate puts almost no mass there"
+            ),
             Self::Backend { message } => write!(f, "tensor library error: {message}"),
         }
     }

@@ -20,6 +20,10 @@ use std::path::Path;
 pub const FILE_VERSION: u32 = 1;
 /// Rows per tensor pass in `log_prob`, `sample` and the validation loss.
 const CHUNK: usize = 8192;
+/// Largest accepted number of atoms of the atomic (APT) loss.
+pub const MAX_ATOMS: usize = 1000;
+/// Domain of the fixed stream that draws the validation rows' atoms.
+const VALIDATION_ATOMS_DOMAIN: u64 = 0x4e45_5552_4156_0000; // "NEURAV"
 /// `½ log 2π`.
 const HALF_LN_2PI: f64 = 0.918_938_533_204_672_8;
 
@@ -323,6 +327,61 @@ impl ConditionalFlow {
         settings: &TrainSettings,
         rng: &mut R,
     ) -> Result<FitReport> {
+        self.fit_objective(data, settings, rng, None)
+    }
+
+    /// Trains with the **atomic** loss of automatic posterior transformation (APT; Greenberg,
+    /// Nonnenmacher & Macke 2019, §2.3 and App. A.2; the PPE-A loss of Xiong, Ju & Zhang,
+    /// eq. 7–8): for a row `(θᵢ, xᵢ)` of a minibatch and `atoms − 1` contrasting targets `θⱼ`
+    /// drawn uniformly (with replacement) from the minibatch's rows of *other* simulated
+    /// pairs, the row's loss is
+    /// `−log [ (q(θᵢ | xᵢ)/π(θᵢ)) / Σ_{k ∈ {i} ∪ atoms} (q(θ_k | xᵢ)/π(θ_k)) ]`,
+    /// the negative log of the proposal-corrected posterior `q̃ ∝ q·p̃/π` over the atomic
+    /// proposal `p̃` (uniform on the atoms). Its minimiser is the true posterior whatever
+    /// proposals the rows were drawn from, so every earlier round's rows can be used.
+    /// `log_prior[row]` is `ln π(target of row)` for every row of `data` (training and
+    /// validation). Rows are weighted as in [`fit`](Self::fit). The validation loss is the
+    /// same loss with atoms drawn once per call from a fixed stream (so epochs compare);
+    /// both are reported without the standardisation's Jacobian (it cancels). The first call
+    /// of either `fit` fits the standardisation.
+    ///
+    /// The contrasting atoms come from `rng` after each epoch's shuffle; a row whose minibatch
+    /// holds no row of another pair after 64 tries uses its own target as the atom.
+    ///
+    /// # Errors
+    /// As [`fit`](Self::fit); [`NeuralError::Dimension`] (`atoms`) unless
+    /// `2 ≤ atoms ≤ MAX_ATOMS`; [`NeuralError::Length`] unless `log_prior` has one value
+    /// per row; [`NeuralError::NonFinite`] (`log_prior`) for a NaN or infinite value (a target
+    /// outside the prior's support).
+    pub fn fit_atomic<R: Rng + ?Sized>(
+        &mut self,
+        data: &TrainingSet,
+        log_prior: &[f64],
+        atoms: usize,
+        settings: &TrainSettings,
+        rng: &mut R,
+    ) -> Result<FitReport> {
+        check_count("atoms", atoms, MAX_ATOMS)?;
+        if atoms < 2 {
+            return Err(NeuralError::Dimension {
+                name: "atoms (at least 2)",
+                value: atoms,
+                max: MAX_ATOMS,
+            });
+        }
+        check_len("log_prior", log_prior.len(), data.len())?;
+        check_rows("log_prior", log_prior, 1)?;
+        self.fit_objective(data, settings, rng, Some((atoms, log_prior)))
+    }
+
+    #[allow(clippy::too_many_lines)]
+    fn fit_objective<R: Rng + ?Sized>(
+        &mut self,
+        data: &TrainingSet,
+        settings: &TrainSettings,
+        rng: &mut R,
+        atomic: Option<(usize, &[f64])>,
+    ) -> Result<FitReport> {
         settings.check()?;
         check_len(
             "training set target_dim",
@@ -348,7 +407,17 @@ impl ConditionalFlow {
                 Standardiser::fit(&data.context, self.context_dim, &data.weight, &train_mask);
             self.fitted = true;
         }
-        let jac = self.target_std.log_jacobian();
+        // the Jacobian cancels in the atomic loss's ratio
+        let jac = if atomic.is_some() {
+            0.0
+        } else {
+            self.target_std.log_jacobian()
+        };
+        let rows_of = |keep: bool| -> Vec<usize> {
+            (0..data.len())
+                .filter(|&r| data.validation[r] != keep)
+                .collect()
+        };
         let split = |keep: bool| -> Result<(Tensor, Tensor, Vec<f32>)> {
             let rows: Vec<usize> = (0..data.len())
                 .filter(|&r| data.validation[r] != keep)
@@ -373,6 +442,32 @@ impl ConditionalFlow {
         let (ty, tc, tw) = split(true)?;
         let (vy, vc, vw) = split(false)?;
         let n_train = tw.len();
+        // Atomic loss: each split's pair ids and log prior (f32), and the validation atoms.
+        let atomic = match atomic {
+            Some((atoms, log_prior)) => {
+                let side = |keep: bool| -> (Vec<usize>, Vec<f32>) {
+                    let rows = rows_of(keep);
+                    #[allow(clippy::cast_possible_truncation)]
+                    let lp = rows.iter().map(|&r| log_prior[r] as f32).collect();
+                    (rows.iter().map(|&r| data.pair[r]).collect(), lp)
+                };
+                let (train_pair, train_prior) = side(true);
+                let (val_pair, val_prior) = side(false);
+                let mut fixed = SimStream::with_domain(0, VALIDATION_ATOMS_DOMAIN, 0);
+                let all: Vec<u32> = (0..vw.len())
+                    .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+                    .collect();
+                let val_atoms = draw_atoms(&all, &val_pair, atoms, &mut fixed);
+                Some(Atomic {
+                    atoms,
+                    train_pair,
+                    train_prior,
+                    val_prior,
+                    val_atoms,
+                })
+            }
+            None => None,
+        };
         let vars: Vec<Var> = self.vars.iter().map(|(_, v)| v.clone()).collect();
         let mut adam = Adam::new(
             vars,
@@ -406,7 +501,13 @@ impl ConditionalFlow {
                 let bw: Vec<f32> = batch.iter().map(|&i| tw[i as usize]).collect();
                 let wsum: f32 = bw.iter().sum();
                 let w = Tensor::from_vec(bw, batch.len(), &Device::Cpu).map_err(backend)?;
-                let lp = self.log_prob_z(&y, &c)?;
+                let lp = match &atomic {
+                    None => self.log_prob_z(&y, &c)?,
+                    Some(a) => {
+                        let idx = draw_atoms(batch, &a.train_pair, a.atoms, rng);
+                        self.atomic_log_prob(&ty, &tc, batch, &idx, a.atoms, &a.train_prior)?
+                    }
+                };
                 let loss = (lp * w)
                     .and_then(|t| t.sum_all())
                     .and_then(|t| t.affine(-1.0 / f64::from(wsum), 0.0))
@@ -425,7 +526,10 @@ impl ConditionalFlow {
                 }
             }
             report.train_loss.push(total / total_w + jac);
-            let val = self.mean_nll(&vy, &vc, &vw)? + jac;
+            let val = match &atomic {
+                None => self.mean_nll(&vy, &vc, &vw)? + jac,
+                Some(a) => self.mean_atomic_nll(&vy, &vc, &vw, a)?,
+            };
             report.validation_loss.push(val);
             report.epochs = epoch + 1;
             if !val.is_finite() {
@@ -446,6 +550,74 @@ impl ConditionalFlow {
         }
         self.restore(&best_params)?;
         Ok(report)
+    }
+
+    /// The atomic log-probabilities `log q̃(θ_row | x_row)` of the rows `rows` (indices into
+    /// `y`/`c`), whose atoms are `atoms_idx` (`atoms` indices into `y` per row, the first
+    /// the row itself): `ℓ_k = log q(θ_k | x) − log π(θ_k)`, then `ℓ_0 − logsumexp_k ℓ_k`.
+    fn atomic_log_prob(
+        &self,
+        y: &Tensor,
+        c: &Tensor,
+        rows: &[u32],
+        atoms_idx: &[u32],
+        atoms: usize,
+        log_prior: &[f32],
+    ) -> Result<Tensor> {
+        let b = rows.len();
+        let ctx: Vec<u32> = rows
+            .iter()
+            .flat_map(|&r| core::iter::repeat_n(r, atoms))
+            .collect();
+        let prior: Vec<f32> = atoms_idx.iter().map(|&i| log_prior[i as usize]).collect();
+        let dev = &Device::Cpu;
+        let yi = Tensor::new(atoms_idx, dev).map_err(backend)?;
+        let ci = Tensor::new(ctx.as_slice(), dev).map_err(backend)?;
+        let ya = y.index_select(&yi, 0).map_err(backend)?;
+        let ca = c.index_select(&ci, 0).map_err(backend)?;
+        let lp = self.log_prob_z(&ya, &ca)?;
+        let prior = Tensor::from_vec(prior, b * atoms, dev).map_err(backend)?;
+        let logits = (lp - prior)
+            .and_then(|t| t.reshape((b, atoms)))
+            .map_err(backend)?;
+        let lse = logits.log_sum_exp(1).map_err(backend)?;
+        let own = logits
+            .narrow(1, 0, 1)
+            .and_then(|t| t.squeeze(1))
+            .map_err(backend)?;
+        (own - lse).map_err(backend)
+    }
+
+    /// Weighted mean atomic loss of the validation rows (atoms fixed for the whole fit).
+    fn mean_atomic_nll(&self, y: &Tensor, c: &Tensor, w: &[f32], a: &Atomic) -> Result<f64> {
+        let n = w.len();
+        let step = (CHUNK / a.atoms).max(1);
+        let mut total = 0.0;
+        let mut total_w = 0.0;
+        let mut start = 0;
+        while start < n {
+            let m = step.min(n - start);
+            let rows: Vec<u32> = (start..start + m)
+                .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
+                .collect();
+            let lp = self
+                .atomic_log_prob(
+                    y,
+                    c,
+                    &rows,
+                    &a.val_atoms[start * a.atoms..(start + m) * a.atoms],
+                    a.atoms,
+                    &a.val_prior,
+                )?
+                .to_vec1::<f32>()
+                .map_err(backend)?;
+            for (v, &wi) in lp.iter().zip(&w[start..start + m]) {
+                total -= f64::from(*v) * f64::from(wi);
+                total_w += f64::from(wi);
+            }
+            start += m;
+        }
+        Ok(total / total_w)
     }
 
     /// Weighted mean negative log-density of standardised rows (no Jacobian).
@@ -631,6 +803,38 @@ impl ConditionalFlow {
         flow.fitted = h[8] == 1;
         Ok(flow)
     }
+}
+
+/// The atomic loss's per-fit state: atoms per row, each split's pair ids and log prior, and
+/// the validation rows' fixed atoms.
+struct Atomic {
+    atoms: usize,
+    train_pair: Vec<usize>,
+    train_prior: Vec<f32>,
+    val_prior: Vec<f32>,
+    val_atoms: Vec<u32>,
+}
+
+/// `atoms` indices per row of `rows` (indices into a split whose rows belong to the pairs
+/// `pair`): the row itself, then `atoms − 1` rows of `rows` drawn uniformly with replacement
+/// among those of another pair (64 tries each; the row itself when they all fail).
+fn draw_atoms<R: Rng + ?Sized>(rows: &[u32], pair: &[usize], atoms: usize, rng: &mut R) -> Vec<u32> {
+    let mut out = Vec::with_capacity(rows.len() * atoms);
+    for &r in rows {
+        out.push(r);
+        for _ in 1..atoms {
+            let mut pick = r;
+            for _ in 0..64 {
+                let j = rows[index_below(rng, rows.len())];
+                if pair[j as usize] != pair[r as usize] {
+                    pick = j;
+                    break;
+                }
+            }
+            out.push(pick);
+        }
+    }
+    out
 }
 
 fn check_len(name: &'static str, got: usize, expected: usize) -> Result<()> {

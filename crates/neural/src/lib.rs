@@ -7,12 +7,18 @@ mod flow;
 mod maf;
 mod net;
 mod nsf;
+mod sequential;
 mod settings;
 mod spline;
 
 pub use data::{DEFAULT_VALIDATION_FRACTION, RoundRows, TrainingSet};
 pub use error::{NeuralError, Result};
-pub use flow::{ConditionalFlow, FILE_VERSION, FitReport};
+pub use flow::{ConditionalFlow, FILE_VERSION, FitReport, MAX_ATOMS};
+pub use sequential::{
+    ChainSettings, MAX_CHAINS, MAX_NOISE_DRAWS, MAX_ROUNDS, MAX_SIMULATIONS, MCMC_DOMAIN,
+    McmcReport, NOISE_DOMAIN, NeuralPosterior, PROPOSAL_DOMAIN, ProposalReport, RoundReport,
+    SIMULATION_DOMAIN, SequentialSettings, Sple, Sppe, TRAIN_DOMAIN, sple, sppe,
+};
 pub use settings::{
     FlowSettings, MAX_BINS, MAX_BLOCKS, MAX_DIM, MAX_HIDDEN, MAX_LAYERS, MAX_PARAMETERS,
     MafSettings, NsfSettings, TrainSettings,
