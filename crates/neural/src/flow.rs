@@ -818,7 +818,12 @@ struct Atomic {
 /// `atoms` indices per row of `rows` (indices into a split whose rows belong to the pairs
 /// `pair`): the row itself, then `atoms − 1` rows of `rows` drawn uniformly with replacement
 /// among those of another pair (64 tries each; the row itself when they all fail).
-fn draw_atoms<R: Rng + ?Sized>(rows: &[u32], pair: &[usize], atoms: usize, rng: &mut R) -> Vec<u32> {
+fn draw_atoms<R: Rng + ?Sized>(
+    rows: &[u32],
+    pair: &[usize],
+    atoms: usize,
+    rng: &mut R,
+) -> Vec<u32> {
     let mut out = Vec::with_capacity(rows.len() * atoms);
     for &r in rows {
         out.push(r);

@@ -307,7 +307,7 @@ impl NeuralPosterior {
 
     /// `n` draws (row-major) of `q(θ | s_dp°)` truncated to the prior's support: draws of the
     /// flow with [`Prior::in_support`] false are rejected and redrawn (the flow's density
-    /// renormalised on the support). Returns the draws and the fraction of the flow's draws
+    /// renormalised on the support). Returns the draws and the fraction of the examined draws
     /// kept. Base normals from `rng` (public simulation randomness).
     ///
     /// # Errors
@@ -346,7 +346,7 @@ impl NeuralPosterior {
         )]
         let cap = ((n as f64) / min_acceptance).ceil() as usize;
         let mut out = Vec::with_capacity(n * d);
-        let mut drawn = 0usize;
+        let (mut drawn, mut examined) = (0usize, 0usize);
         while out.len() < n * d {
             if drawn >= cap {
                 return Err(NeuralError::Truncation {
@@ -355,19 +355,35 @@ impl NeuralPosterior {
                 });
             }
             let want = n - out.len() / d;
-            let batch = (2 * want).clamp(16, cap - drawn);
+            // size the batch by the acceptance seen so far (all of `want` at first)
+            #[allow(clippy::cast_precision_loss)]
+            let rate = if examined == 0 {
+                1.0
+            } else {
+                (out.len() / d) as f64 / examined as f64
+            };
+            #[allow(
+                clippy::cast_precision_loss,
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss
+            )]
+            let batch = (((want as f64) / rate.max(min_acceptance) * 1.1).ceil() as usize + 8)
+                .min(cap - drawn);
             let mut buf = vec![0.0; batch * d];
             self.flow.sample(&self.observed, rng, &mut buf)?;
             drawn += batch;
             for row in buf.chunks_exact(d) {
-                if out.len() < n * d && row.iter().all(|v| v.is_finite()) && prior.in_support(row)
-                {
+                examined += 1;
+                if row.iter().all(|v| v.is_finite()) && prior.in_support(row) {
                     out.extend_from_slice(row);
+                    if out.len() == n * d {
+                        break;
+                    }
                 }
             }
         }
         #[allow(clippy::cast_precision_loss)]
-        let acceptance = n as f64 / drawn as f64;
+        let acceptance = n as f64 / examined as f64;
         Ok((out, acceptance.min(1.0)))
     }
 }
@@ -398,11 +414,9 @@ where
         });
     }
     check_observed(observed, k)?;
-    let r = mechanism
-        .noise_dim(k)
-        .map_err(|e| NeuralError::Mechanism {
-            message: e.to_string(),
-        })?;
+    let r = mechanism.noise_dim(k).map_err(|e| NeuralError::Mechanism {
+        message: e.to_string(),
+    })?;
     let inner = InnerIntegral::new(settings.sampling, settings.noise_draws, r).map_err(|e| {
         NeuralError::Mechanism {
             message: format!("{r} noise uniforms per release: {e}"),
@@ -506,12 +520,10 @@ fn prior_draws<P: Prior + ?Sized>(prior: &P, n: usize, rng: &mut SimStream) -> R
     let d = prior.dim();
     let mut out = vec![0.0; n * d];
     for row in out.chunks_exact_mut(d) {
-        prior
-            .sample(rng, row)
-            .map_err(|e| NeuralError::Sampler {
-                stage: "prior",
-                message: e.to_string(),
-            })?;
+        prior.sample(rng, row).map_err(|e| NeuralError::Sampler {
+            stage: "prior",
+            message: e.to_string(),
+        })?;
     }
     Ok(out)
 }
@@ -910,7 +922,10 @@ fn mcmc_draws<P: Prior + ?Sized>(
     let stage = settings.warmup.div_ceil(4);
     for _ in 0..4 {
         let traces = run(&mut positions, &mut rngs, &step, stage)?;
-        let all: Vec<f64> = traces.iter().flat_map(|t| t.draws.iter().copied()).collect();
+        let all: Vec<f64> = traces
+            .iter()
+            .flat_map(|t| t.draws.iter().copied())
+            .collect();
         let accepted: u64 = traces.iter().map(|t| t.accepted).sum();
         let sd = column_sd(&all, d);
         for (s, new) in step.iter_mut().zip(sd) {
