@@ -590,58 +590,27 @@ impl ConditionalFlow {
 
     /// Weighted mean atomic loss of the validation rows (atoms fixed for the whole fit).
     fn mean_atomic_nll(&self, y: &Tensor, c: &Tensor, w: &[f32], a: &Atomic) -> Result<f64> {
-        let n = w.len();
-        let step = (CHUNK / a.atoms).max(1);
-        let mut total = 0.0;
-        let mut total_w = 0.0;
-        let mut start = 0;
-        while start < n {
-            let m = step.min(n - start);
+        weighted_mean_nll(w, (CHUNK / a.atoms).max(1), |start, m| {
             let rows: Vec<u32> = (start..start + m)
                 .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
                 .collect();
-            let lp = self
-                .atomic_log_prob(
-                    y,
-                    c,
-                    &rows,
-                    &a.val_atoms[start * a.atoms..(start + m) * a.atoms],
-                    a.atoms,
-                    &a.val_prior,
-                )?
+            let atoms = &a.val_atoms[start * a.atoms..(start + m) * a.atoms];
+            self.atomic_log_prob(y, c, &rows, atoms, a.atoms, &a.val_prior)?
                 .to_vec1::<f32>()
-                .map_err(backend)?;
-            for (v, &wi) in lp.iter().zip(&w[start..start + m]) {
-                total -= f64::from(*v) * f64::from(wi);
-                total_w += f64::from(wi);
-            }
-            start += m;
-        }
-        Ok(total / total_w)
+                .map_err(backend)
+        })
     }
 
     /// Weighted mean negative log-density of standardised rows (no Jacobian).
     fn mean_nll(&self, y: &Tensor, c: &Tensor, w: &[f32]) -> Result<f64> {
-        let n = w.len();
-        let mut total = 0.0;
-        let mut total_w = 0.0;
-        let mut start = 0;
-        while start < n {
-            let m = CHUNK.min(n - start);
-            let lp = self
-                .log_prob_z(
-                    &y.narrow(0, start, m).map_err(backend)?,
-                    &c.narrow(0, start, m).map_err(backend)?,
-                )?
-                .to_vec1::<f32>()
-                .map_err(backend)?;
-            for (v, &wi) in lp.iter().zip(&w[start..start + m]) {
-                total -= f64::from(*v) * f64::from(wi);
-                total_w += f64::from(wi);
-            }
-            start += m;
-        }
-        Ok(total / total_w)
+        weighted_mean_nll(w, CHUNK, |start, m| {
+            self.log_prob_z(
+                &y.narrow(0, start, m).map_err(backend)?,
+                &c.narrow(0, start, m).map_err(backend)?,
+            )?
+            .to_vec1::<f32>()
+            .map_err(backend)
+        })
     }
 
     fn snapshot(&self) -> Result<Vec<Tensor>> {
@@ -840,6 +809,29 @@ fn draw_atoms<R: Rng + ?Sized>(
         }
     }
     out
+}
+
+/// `−Σ wᵢ lpᵢ / Σ wᵢ` over the rows, `lp` computed `step` rows at a time by
+/// `lp_of(start, rows)`.
+fn weighted_mean_nll(
+    w: &[f32],
+    step: usize,
+    mut lp_of: impl FnMut(usize, usize) -> Result<Vec<f32>>,
+) -> Result<f64> {
+    let n = w.len();
+    let mut total = 0.0;
+    let mut total_w = 0.0;
+    let mut start = 0;
+    while start < n {
+        let m = step.min(n - start);
+        let lp = lp_of(start, m)?;
+        for (v, &wi) in lp.iter().zip(&w[start..start + m]) {
+            total -= f64::from(*v) * f64::from(wi);
+            total_w += f64::from(wi);
+        }
+        start += m;
+    }
+    Ok(total / total_w)
 }
 
 fn check_len(name: &'static str, got: usize, expected: usize) -> Result<()> {

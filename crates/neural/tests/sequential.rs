@@ -13,8 +13,7 @@ use dpinfer_neural::{
 use dpinfer_simulators::dist::ziggurat_normal;
 use dpinfer_simulators::prior::{Normal, Uniform};
 use dpinfer_simulators::qmc::Sampling;
-use dpinfer_simulators::{SimError, SimStream, Simulator};
-use rand_core::Rng;
+use dpinfer_simulators::{FnSimulator, SimError, SimStream, Simulator};
 
 /// Rows per confidential data set: the statistic is their mean, `s ~ N(θ, 1/N_ROWS)`.
 const N_ROWS: f64 = 10.0;
@@ -23,24 +22,12 @@ const OBSERVED: f64 = 1.2;
 
 /// The confidential-data simulator: the mean of `N_ROWS` draws of `N(θ, 1)` (simulated
 /// directly as `θ + z/√N_ROWS`).
-struct MeanOfNormals;
-
-impl Simulator for MeanOfNormals {
-    fn param_dim(&self) -> usize {
-        1
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
+fn mean_of_normals() -> impl Simulator {
+    FnSimulator::new(1, 1, |theta, rng, out| {
         out[0] = theta[0] + ziggurat_normal(rng) / N_ROWS.sqrt();
         Ok(())
-    }
+    })
+    .unwrap()
 }
 
 /// Mean and sd of a 1-D sample.
@@ -133,7 +120,7 @@ fn sppe_matches_the_exact_posterior_of_a_gaussian_release() {
     let sigma = 0.5;
     let mech = IdealizedGaussian::new(sigma).unwrap();
     let settings = small(11);
-    let out = sppe(&prior, &MeanOfNormals, &mech, &[OBSERVED], &settings).unwrap();
+    let out = sppe(&prior, &mean_of_normals(), &mech, &[OBSERVED], &settings).unwrap();
     assert_eq!(out.rounds.len(), 2);
     assert_eq!(out.rounds[0].proposal, ProposalReport::Prior);
     assert!(matches!(
@@ -173,7 +160,7 @@ fn sple_matches_the_exact_posterior_of_a_laplace_release() {
         sampling: Sampling::MonteCarlo,
         ..small(12)
     };
-    let out = sple(&prior, &MeanOfNormals, &mech, &[OBSERVED], &settings).unwrap();
+    let out = sple(&prior, &mean_of_normals(), &mech, &[OBSERVED], &settings).unwrap();
     assert_eq!(out.rounds.len(), 2);
     let ProposalReport::Mcmc(r2) = &out.rounds[1].proposal else {
         panic!("round 2 must be drawn by MCMC")
@@ -280,7 +267,7 @@ fn bounded_priors_truncate_and_runs_are_reproducible() {
         let mut rng = SimStream::new(9, 9);
         p.sample(&prior, 500, 0.01, &mut rng).unwrap()
     };
-    let a = sppe(&prior, &MeanOfNormals, &mech, &[OBSERVED], &tiny(4)).unwrap();
+    let a = sppe(&prior, &mean_of_normals(), &mech, &[OBSERVED], &tiny(4)).unwrap();
     let ProposalReport::Truncated { acceptance } = a.rounds[1].proposal else {
         panic!("round 2 is drawn from the truncated posterior")
     };
@@ -290,10 +277,10 @@ fn bounded_priors_truncate_and_runs_are_reproducible() {
     );
     let (da, acc) = draw(&a.posterior);
     assert!(acc < 1.0 && da.iter().all(|t| (-0.5..=1.0).contains(t)));
-    let b = sppe(&prior, &MeanOfNormals, &mech, &[OBSERVED], &tiny(4)).unwrap();
+    let b = sppe(&prior, &mean_of_normals(), &mech, &[OBSERVED], &tiny(4)).unwrap();
     assert_eq!(a.rounds, b.rounds);
     assert_eq!(da, draw(&b.posterior).0);
-    let c = sppe(&prior, &MeanOfNormals, &mech, &[OBSERVED], &tiny(5)).unwrap();
+    let c = sppe(&prior, &mean_of_normals(), &mech, &[OBSERVED], &tiny(5)).unwrap();
     assert_ne!(da, draw(&c.posterior).0);
 
     let dir = std::env::temp_dir().join(format!("dpinfer-neural-sppe-{}", std::process::id()));
@@ -314,7 +301,7 @@ fn invalid_settings_and_models_are_typed_errors() {
     let prior = Normal::new(0.0, 1.0).unwrap();
     let mech = IdealizedGaussian::new(0.5).unwrap();
     let ok = small(1);
-    let run = |s: &SequentialSettings, obs: &[f64]| sppe(&prior, &MeanOfNormals, &mech, obs, s);
+    let run = |s: &SequentialSettings, obs: &[f64]| sppe(&prior, &mean_of_normals(), &mech, obs, s);
     let bad: Vec<(SequentialSettings, &str)> = vec![
         (SequentialSettings { rounds: 0, ..ok }, "rounds"),
         (SequentialSettings { rounds: 5000, ..ok }, "rounds"),
@@ -409,7 +396,7 @@ fn invalid_settings_and_models_are_typed_errors() {
             matches!(&e, NeuralError::Dimension { name: n, .. } | NeuralError::Setting { name: n, .. } if n.starts_with(name)),
             "{name}: {e:?}"
         );
-        let e = sple(&prior, &MeanOfNormals, &mech, &[OBSERVED], &s).unwrap_err();
+        let e = sple(&prior, &mean_of_normals(), &mech, &[OBSERVED], &s).unwrap_err();
         assert!(matches!(
             e,
             NeuralError::Dimension { .. } | NeuralError::Setting { .. }
@@ -446,39 +433,28 @@ fn invalid_settings_and_models_are_typed_errors() {
     // a 2-D prior for a 1-D simulator
     let p2 = dpinfer_simulators::prior::IidNormal::new(2, 0.0, 1.0).unwrap();
     assert!(matches!(
-        sppe(&p2, &MeanOfNormals, &mech, &[OBSERVED], &ok),
+        sppe(&p2, &mean_of_normals(), &mech, &[OBSERVED], &ok),
         Err(NeuralError::Length {
             name: "prior dimension",
             ..
         })
     ));
     // a simulator whose every row fails recoverably, and one that fails fatally
-    struct Failing(bool);
-    impl Simulator for Failing {
-        fn param_dim(&self) -> usize {
-            1
-        }
-        fn output_dim(&self) -> usize {
-            1
-        }
-        fn simulate<R: Rng + ?Sized>(
-            &self,
-            _: &[f64],
-            _: &mut R,
-            _: &mut [f64],
-        ) -> Result<(), SimError> {
-            if self.0 {
-                Err(SimError::Degenerate { what: "test" })
-            } else {
-                Err(SimError::Model {
+    let failing = |fatal: bool| {
+        FnSimulator::new(1, 1, move |_, _, _| {
+            Err(if fatal {
+                SimError::Model {
                     code: 7,
                     recoverable: false,
-                })
-            }
-        }
-    }
+                }
+            } else {
+                SimError::Degenerate { what: "test" }
+            })
+        })
+        .unwrap()
+    };
     for fatal in [false, true] {
-        let e = sppe(&prior, &Failing(!fatal), &mech, &[OBSERVED], &ok).unwrap_err();
+        let e = sppe(&prior, &failing(fatal), &mech, &[OBSERVED], &ok).unwrap_err();
         assert!(
             matches!(e, NeuralError::Simulation { round: 1, .. }),
             "{e:?}"
@@ -488,7 +464,7 @@ fn invalid_settings_and_models_are_typed_errors() {
     // mechanism of another length refuses the statistic up front)
     let vec_mech = dpinfer_mechanisms::Laplace::vector(3, 1.0, 1.0, -10.0, 10.0).unwrap();
     assert!(matches!(
-        sppe(&prior, &MeanOfNormals, &vec_mech, &[OBSERVED], &ok),
+        sppe(&prior, &mean_of_normals(), &vec_mech, &[OBSERVED], &ok),
         Err(NeuralError::Mechanism { .. })
     ));
     // posterior sampling arguments
