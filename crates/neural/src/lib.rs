@@ -15,9 +15,9 @@ pub use data::{DEFAULT_VALIDATION_FRACTION, RoundRows, TrainingSet};
 pub use error::{NeuralError, Result};
 pub use flow::{ConditionalFlow, FILE_VERSION, FitReport, MAX_ATOMS};
 pub use sequential::{
-    ChainSettings, MAX_CHAINS, MAX_NOISE_DRAWS, MAX_ROUNDS, MAX_SIMULATIONS, MCMC_DOMAIN,
-    McmcReport, NOISE_DOMAIN, NeuralPosterior, PROPOSAL_DOMAIN, ProposalReport, RoundReport,
-    SIMULATION_DOMAIN, SequentialSettings, Sple, Sppe, TRAIN_DOMAIN, sple, sppe,
+    ChainSettings, MAX_CHAINS, MAX_NOISE_DRAWS, MAX_ROUNDS, MAX_SIMULATIONS, MAX_VALUES,
+    MCMC_DOMAIN, McmcReport, NOISE_DOMAIN, NeuralPosterior, PROPOSAL_DOMAIN, ProposalReport,
+    RoundReport, SIMULATION_DOMAIN, SequentialSettings, Sple, Sppe, TRAIN_DOMAIN, sple, sppe,
 };
 pub use settings::{
     FlowSettings, MAX_BINS, MAX_BLOCKS, MAX_DIM, MAX_HIDDEN, MAX_LAYERS, MAX_PARAMETERS,

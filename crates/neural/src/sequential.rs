@@ -35,6 +35,10 @@ pub const MAX_ROUNDS: usize = 1000;
 pub const MAX_SIMULATIONS: usize = 10_000_000;
 /// Largest accepted number of noise draws `M` per simulation.
 pub const MAX_NOISE_DRAWS: usize = 1 << 16;
+/// Largest number of `f64` values a run or a posterior sample may hold (2²⁸: 2 GiB):
+/// `rounds × simulations × noise_draws × (dim θ + dim s_dp)` training values, or
+/// `n × dim θ` draws; larger requests are refused before anything is allocated.
+pub const MAX_VALUES: usize = 1 << 28;
 /// Largest accepted number of MCMC chains.
 pub const MAX_CHAINS: usize = 64;
 
@@ -312,7 +316,8 @@ impl NeuralPosterior {
     ///
     /// # Errors
     /// [`NeuralError::Length`] if the prior's dimension is not the flow's target dimension;
-    /// [`NeuralError::Dimension`] for `n` of 0 or above [`MAX_SIMULATIONS`];
+    /// [`NeuralError::Dimension`] for `n` of 0 or above [`MAX_SIMULATIONS`], or `n × dim θ`
+    /// above [`MAX_VALUES`];
     /// [`NeuralError::Setting`] for `min_acceptance` outside `(0, 1]`;
     /// [`NeuralError::Truncation`] when fewer than `min_acceptance` of the draws are in the
     /// support.
@@ -325,6 +330,7 @@ impl NeuralPosterior {
     ) -> Result<(Vec<f64>, f64)> {
         check_count("n", n, MAX_SIMULATIONS)?;
         let d = self.flow.target_dim();
+        check_count("n × dim θ", n.saturating_mul(d), MAX_VALUES)?;
         if prior.dim() != d {
             return Err(NeuralError::Length {
                 name: "prior dimension",
@@ -414,6 +420,20 @@ where
         });
     }
     check_observed(observed, k)?;
+    check_count(
+        "rounds × simulations × noise_draws × (dim θ + dim s_dp)",
+        settings
+            .rounds
+            .saturating_mul(settings.simulations)
+            .saturating_mul(settings.noise_draws)
+            .saturating_mul(d + k),
+        MAX_VALUES,
+    )?;
+    check_count(
+        "posterior_draws × dim θ",
+        settings.posterior_draws.saturating_mul(d),
+        MAX_VALUES,
+    )?;
     let r = mechanism.noise_dim(k).map_err(|e| NeuralError::Mechanism {
         message: e.to_string(),
     })?;
@@ -552,7 +572,8 @@ fn repeat_rows(values: &[f64], dim: usize, m: usize) -> Vec<f64> {
 /// crate docs).
 ///
 /// # Errors
-/// The settings' checks; [`NeuralError::Length`] if the prior, simulator and observation
+/// The settings' checks; [`NeuralError::Dimension`] if the run would hold more than
+/// [`MAX_VALUES`] values; [`NeuralError::Length`] if the prior, simulator and observation
 /// disagree on dimensions; [`NeuralError::Mechanism`] if the noise map refuses the statistic's
 /// length or a simulated statistic (or needs more than 32 uniforms); [`NeuralError::Simulation`]
 /// for a fatal simulator error or a round whose simulations were all rejected;

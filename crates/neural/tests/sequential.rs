@@ -492,6 +492,33 @@ fn invalid_settings_and_models_are_typed_errors() {
         out.posterior.sample(&far, 10, 0.5, &mut rng),
         Err(NeuralError::Truncation { accepted: 0, .. })
     ));
+    // requests too large to hold are refused before anything is allocated (2 rounds × 10⁷
+    // simulations × 64 draws × 2 columns; 10⁷ draws × 32 coordinates)
+    let huge = SequentialSettings {
+        simulations: 10_000_000,
+        noise_draws: 64,
+        ..ok
+    };
+    assert!(matches!(
+        run(&huge, &[OBSERVED]),
+        Err(NeuralError::Dimension {
+            value: 2_560_000_000,
+            ..
+        })
+    ));
+    let wide = NeuralPosterior::new(
+        ConditionalFlow::new(FlowSettings::Maf(MafSettings::default()), 32, 1, 0).unwrap(),
+        &[OBSERVED],
+    )
+    .unwrap();
+    let p32 = dpinfer_simulators::prior::IidNormal::new(32, 0.0, 1.0).unwrap();
+    assert!(matches!(
+        wide.sample(&p32, 10_000_000, 0.01, &mut rng),
+        Err(NeuralError::Dimension {
+            value: 320_000_000,
+            ..
+        })
+    ));
     assert!(
         NeuralPosterior::new(
             ConditionalFlow::new(FlowSettings::default(), 1, 2, 0).unwrap(),
