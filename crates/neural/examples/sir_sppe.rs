@@ -53,7 +53,7 @@ impl NoiseMap for Proportions {
     }
 }
 
-fn arg<T: std::str::FromStr>(args: &[String], name: &str, default: T) -> T {
+fn arg<T: core::str::FromStr>(args: &[String], name: &str, default: T) -> T {
     args.iter()
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))
@@ -131,9 +131,9 @@ fn main() {
         c += wi;
         cum.push(c);
     }
-    let reference: Vec<f64> = (0..1000)
+    let reference: Vec<f64> = (0..1000_u32)
         .flat_map(|i| {
-            let u = (i as f64 + 0.5) / 1000.0 * c;
+            let u = (f64::from(i) + 0.5) / 1000.0 * c;
             let j = cum.partition_point(|&x| x < u).min(w.len() - 1);
             [p[2 * j], p[2 * j + 1]]
         })
