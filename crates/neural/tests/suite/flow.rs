@@ -560,7 +560,7 @@ fn the_thread_count_does_not_change_a_number() {
         let out = std::process::Command::new(&exe)
             .args([
                 "--exact",
-                "the_thread_count_does_not_change_a_number",
+                "flow::the_thread_count_does_not_change_a_number",
                 "--nocapture",
             ])
             .env("DPINFER_NEURAL_CHILD", "1")
