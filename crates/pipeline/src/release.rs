@@ -200,20 +200,7 @@ pub fn release(
     match mech {
         Mech::Binomial(mech, n, mm, k) => {
             let l = obs.len() as u64;
-            let counts: Vec<u64> = obs
-                .iter()
-                .map(|&x| {
-                    ensure!(
-                        x.is_finite() && x >= 0.0,
-                        Data,
-                        "infection counts must be non-negative, got {x}"
-                    );
-                    // Checked non-negative and finite above; capped at K.
-                    #[allow(clippy::cast_sign_loss)]
-                    let c = x.round().min(k as f64) as u64;
-                    Ok(c)
-                })
-                .collect::<Result<_>>()?;
+            let counts = counts(obs, k)?;
             let ledger = Ledger::from_claim(
                 pure_claim(&mech.event(l), budget)?,
                 format!(
@@ -273,6 +260,50 @@ pub fn release(
                 })
             })
             .map(|(r, rep)| (r, rep, lock))
+        }
+    }
+}
+
+/// Infection counts from the observed curve: finite and non-negative (else a data error),
+/// rounded, capped at the population `k`.
+fn counts(obs: &[f64], k: u64) -> Result<Vec<u64>> {
+    obs.iter()
+        .map(|&x| {
+            ensure!(
+                x.is_finite() && x >= 0.0,
+                Data,
+                "infection counts must be non-negative, got {x}"
+            );
+            // Checked non-negative and finite above; capped at K.
+            #[allow(clippy::cast_sign_loss)]
+            let c = x.round().min(k as f64) as u64;
+            Ok(c)
+        })
+        .collect()
+}
+
+/// The mechanism applied to a statistic with the noise of `noise`, as [`release`] applies it
+/// (without ledger or folder): a calibration replicate's simulated release, its noise from a
+/// public seed ([`crate::calibrate`]).
+///
+/// # Errors
+/// A statistic the mechanism refuses (negative counts, the wrong length).
+pub(crate) fn privatize<R: dpinfer::mechanisms::NoiseRng + ?Sized>(
+    mech: &Mech,
+    obs: &[f64],
+    noise: &mut R,
+) -> Result<Vec<f64>> {
+    match mech {
+        Mech::Binomial(mech, n, _, k) => {
+            let counts = counts(obs, *k)?;
+            let mut out = vec![0u64; counts.len()];
+            mech.release_curve(&counts, &mut out, noise)?;
+            Ok(out.iter().map(|&c| c as f64 / *n as f64).collect())
+        }
+        Mech::Laplace(mech, ..) => {
+            let mut out = vec![0.0; obs.len()];
+            mech.release_into(obs, &mut out, noise)?;
+            Ok(out)
         }
     }
 }
