@@ -558,7 +558,11 @@ pub fn run(cfg: &Config, dir: &Path, options: &Options, observer: &dyn Observer)
     fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
     let header_path = dir.join("calibration.json");
     let fp = fingerprint(cfg)?;
+    let existing = sbc::merge([read_results(dir)?])?;
+    // A header without results (a run that failed before its first replicate) protects
+    // nothing: it is replaced.
     let stored: Option<Header> = match fs::read(&header_path) {
+        Ok(_) if existing.is_empty() => None,
         Ok(b) => Some(
             serde_json::from_slice(&b)
                 .with_context(|| format!("reading {}", header_path.display()))?,
@@ -589,7 +593,6 @@ pub fn run(cfg: &Config, dir: &Path, options: &Options, observer: &dyn Observer)
         }
     }
 
-    let existing = sbc::merge([read_results(dir)?])?;
     let have: BTreeSet<u64> = existing.iter().map(|r| r.index).collect();
     let (start, end) = dpinfer_ledger::shard::shard_range(k, i, n);
     let todo: Vec<u64> = (start..end).filter(|x| !have.contains(x)).collect();
