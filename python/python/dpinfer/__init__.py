@@ -33,7 +33,16 @@ from ._native import __version__
 from . import accounting, mechanisms
 
 #: what ``dpinfer.<name>`` gives from :mod:`dpinfer.pipeline` (config-driven runs)
-_PIPELINE = ("run", "RunResult", "simulate_shard", "merge_shards", "private_step", "smc_step")
+_PIPELINE = (
+    "run",
+    "RunResult",
+    "simulate_shard",
+    "merge_shards",
+    "private_step",
+    "smc_step",
+    "calibrate",
+    "calibrate_dask",
+)
 _SUBMODULES = ("abc", "priors", "mcmc", "pipeline", "worker")
 
 __all__ = ["__version__", "accounting", "mechanisms", "errors", *_SUBMODULES, *_PIPELINE]

@@ -1,0 +1,40 @@
+#!/bin/sh
+# The calibration evidence table of crates/cli/README.md ("Calibration evidence"): every
+# sampler family on the Gaussian-mean model, at ε = ∞ (non-private samplers) or ε = 10 and 1,
+# K replicates each, through `dpinfer calibrate`. Not run by CI.
+#
+#   cargo install --locked --path crates/cli            # or put target/release on PATH
+#   sh examples/calibration/evidence.sh [K] [OUT]       # K = 200, OUT = results/calibration
+#
+# Prints one Markdown row per run: sampler, ε, K, verdict, the worst test (its parameter,
+# Holm-adjusted p-value and dispersion: > 0 tails, < 0 centre) and the wall time.
+set -eu
+K=${1:-200}
+OUT=${2:-results/calibration}
+HERE=$(dirname "$0")
+mkdir -p "$OUT"
+echo "| sampler | ε | K | verdict | worst test | wall |"
+echo "|---|---|---|---|---|---|"
+for cfg in "$HERE"/gm-*.toml; do
+  name=$(basename "$cfg" .toml)
+  if grep -q '^epsilon' "$cfg"; then eps_list="10 1"; else eps_list="inf"; fi
+  for eps in $eps_list; do
+    run="$OUT/$name-eps$eps"
+    sed "s/^epsilon = .*/epsilon = $eps.0/" "$cfg" > "$run.toml"
+    t0=$(date +%s.%N)
+    dpinfer calibrate "$run.toml" --replicates "$K" --out "$run" > "$run.txt" 2> "$run.err" || true
+    t1=$(date +%s.%N)
+    wall=$(echo "$t0 $t1" | awk '{ printf "%.0f s", $2 - $1 }')
+    sampler=$(sed -n 's/^kind = "\(.*\)"/\1/p' "$cfg")
+    shown=$([ "$eps" = inf ] && echo "∞" || echo "$eps")
+    if [ -f "$run/summary.json" ]; then
+      verdict=$(grep -E '^(WARNING: )?(calibrated|over-)' "$run.txt" | sed -e 's/ (worst.*//' -e 's/: credible.*//')
+      worst=$(sed -n 's/.*(worst: \([^,]*\), Holm-adjusted p = \([0-9.]*\);.*/\1, Holm p = \2/p' "$run.txt")
+      disp=$(grep -E "^(${worst%%,*}|mu) " "$run.txt" | head -1 | awk '{ print $4 }')
+      [ "${worst%%,*}" = TARP ] && disp=$(grep -E '^TARP ' "$run.txt" | awk '{ print $4 }')
+      echo "| $sampler | $shown | $K | $verdict | $worst, dispersion $disp | $wall |"
+    else
+      echo "| $sampler | $shown | $K | error: $(tail -1 "$run.err" | cut -c1-120) | | $wall |"
+    fi
+  done
+done
