@@ -260,6 +260,17 @@ pub fn calibrate(a: &CalibrateArgs) -> Result<ExitCode> {
         dir.display(),
         t0.elapsed().as_secs_f64()
     );
+    if done.table_seconds > 0.0 && done.computed > 1 {
+        // One public table for every replicate: a table per replicate would have cost this.
+        crate::errln!(
+            "shared pairs table: {:.2} s once instead of ≈ {:.1} s for {} tables (replicates \
+             themselves: {:.2} s)",
+            done.table_seconds,
+            done.table_seconds * done.computed as f64,
+            done.computed,
+            done.replicate_seconds
+        );
+    }
     let Some(report) = done.report else {
         crate::outln!(
             "shard {} of {} done: {} of {} replicates in {}; run `dpinfer calibrate` without \

@@ -534,8 +534,12 @@ pub fn run(cfg: &Config, dir: &Path, options: &Options, observer: &dyn Observer)
         shard: (i, n),
         threads,
     } = *options;
-    if k == 0 || k > u64::from(u32::MAX) {
-        bail!(key = "replicates"; "--replicates must be in 1..={} (got {k})", u32::MAX);
+    if k < MIN_REPLICATES as u64 || k > u64::from(u32::MAX) {
+        bail!(
+            key = "replicates";
+            "--replicates must be in {MIN_REPLICATES}..={} (got {k}): a summary needs at least {MIN_REPLICATES}",
+            u32::MAX
+        );
     }
     if n == 0 || i >= n || u64::from(n) > k {
         bail!(
@@ -653,12 +657,6 @@ pub fn run(cfg: &Config, dir: &Path, options: &Options, observer: &dyn Observer)
     };
     if present < k {
         return Ok(done);
-    }
-    if results.len() < MIN_REPLICATES {
-        bail!(
-            key = "replicates";
-            "a summary needs at least {MIN_REPLICATES} replicates (--replicates {k})"
-        );
     }
     let stored = match stored {
         Some(h) => h,

@@ -1,7 +1,7 @@
 //! `dpinfer calibrate`: simulation-based calibration of a config's sampler with its mechanism
 //! in the loop — shards and resumed runs bit-identical to one uninterrupted run, a
 //! calibrated sampler passes and an over-confident one is flagged, bad options refused.
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
 
@@ -36,7 +36,7 @@ fn calibrate(cfg: &Path, out: &Path, extra: &[&str]) -> std::process::Output {
 }
 
 fn read(p: &Path) -> Vec<u8> {
-    std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+    std::fs::read(p).expect("a results file")
 }
 
 fn jsonl(dir: &Path) -> Vec<std::path::PathBuf> {
@@ -176,7 +176,7 @@ fn a_killed_run_resumes_where_it_stopped() {
         if lines >= 3 || t0.elapsed().as_secs() > 60 {
             break;
         }
-        std::thread::sleep(std::time::Duration::from_millis(5));
+        std::thread::sleep(core::time::Duration::from_millis(5));
     }
     child.kill().unwrap();
     let status = child.wait().unwrap();
@@ -246,7 +246,8 @@ fn bad_options_and_foreign_folders_are_refused() {
     let cfg = write_config(&dir, "svt.toml", SVT);
     let out = dir.join("out");
     for (args, expect) in [
-        (vec!["--replicates", "0"], "--replicates must be in 1..="),
+        (vec!["--replicates", "0"], "--replicates must be in 10..="),
+        (vec!["--replicates", "9"], "a summary needs at least 10"),
         (
             vec!["--replicates", "20", "--shard", "2", "--shards", "2"],
             "--shard must be in",
