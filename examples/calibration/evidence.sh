@@ -25,7 +25,7 @@ for cfg in "$HERE"/gm-*.toml; do
     dpinfer calibrate "$run.toml" --replicates "$K" --out "$run" > "$run.txt" 2> "$run.err" || true
     t1=$(date +%s.%N)
     wall=$(echo "$t0 $t1" | awk '{ printf "%.0f s", $2 - $1 }')
-    sampler=$(sed -n 's/^kind = "\(.*\)"/\1/p' "$cfg")
+    sampler=$(sed -n '/^\[sampler\]/,/^\[/ s/^kind = "\(.*\)"/\1/p' "$cfg")
     shown=$([ "$eps" = inf ] && echo "∞" || echo "$eps")
     if [ -f "$run/summary.json" ]; then
       verdict=$(grep -E '^(WARNING: )?(calibrated|over-)' "$run.txt" | sed -e 's/ (worst.*//' -e 's/: credible.*//')
@@ -34,7 +34,7 @@ for cfg in "$HERE"/gm-*.toml; do
       [ "${worst%%,*}" = TARP ] && disp=$(grep -E '^TARP ' "$run.txt" | awk '{ print $4 }')
       echo "| $sampler | $shown | $K | $verdict | $worst, dispersion $disp | $wall |"
     else
-      echo "| $sampler | $shown | $K | error: $(tail -1 "$run.err" | cut -c1-120) | | $wall |"
+      echo "| $sampler | $shown | $K | error: $(tail -1 "$run.err" | sed 's/.*replicate [0-9]*: //') | | $wall |"
     fi
   done
 done
