@@ -32,7 +32,7 @@ for cfg in "$HERE"/gm-*.toml; do
       worst=$(sed -n 's/.*(worst: \([^,]*\), Holm-adjusted p = \([0-9.]*\);.*/\1, Holm p = \2/p' "$run.txt")
       disp=$(grep -E "^(${worst%%,*}|mu) " "$run.txt" | head -1 | awk '{ print $4 }')
       [ "${worst%%,*}" = TARP ] && disp=$(grep -E '^TARP ' "$run.txt" | awk '{ print $4 }')
-      echo "| $sampler | $shown | $K | $verdict | $worst, dispersion $disp | $wall |"
+      echo "| $sampler | $shown | $K | $verdict | \`${worst%%,*}\`,${worst#*,}, dispersion $disp | $wall |"
     else
       echo "| $sampler | $shown | $K | error: $(tail -1 "$run.err" | sed 's/.*replicate [0-9]*: //') | | $wall |"
     fi

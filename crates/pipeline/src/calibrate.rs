@@ -18,7 +18,7 @@
 //! # One shape for every sampler
 //!
 //! The sampler family is chosen once, as [`run`](crate::run()) chooses it (a private pass over
-//! a public pairs table, SMC-ABC, or an MCMC kernel), and each family is one [`Sampler`]
+//! a public pairs table, SMC-ABC, or an MCMC kernel), and each family is one `Sampler`
 //! implementation that calls the code path of a real run: the pass of
 //! [`crate::private`] (without its ledger), [`crate::smc::run`], [`crate::mcmc::run`]. The
 //! replicate loop only sees the trait. The pairs passes (rejection, SVT-ABC, Gaussian ABCDP,
