@@ -65,6 +65,10 @@ fn shards_and_resumed_runs_summarise_bit_identical_to_one_run() {
         stdout.contains("calibration of svt-abc on gaussian-mean at ε = 10"),
         "{stdout}"
     );
+    // one public pairs table for all 24 replicates, simulated once
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(err.matches("public step: 600 pairs").count(), 1, "{err}");
+    assert!(err.contains("shared pairs table:"), "{err}");
     let want = read(&one.join("summary.json"));
     for f in ["ranks-mu.svg", "ecdf-mu.svg", "tarp.svg"] {
         assert_svg(&one.join(f));
