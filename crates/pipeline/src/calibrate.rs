@@ -203,6 +203,10 @@ impl Calibration {
                 );
             }
             mech = crate::release::mechanism(cfg, &model)?.map(|(m, _)| m);
+            if let Some(m) = &mech {
+                // The release's cost must fit privacy.epsilon, as `dpinfer run` requires.
+                crate::release::claim(m, model.output_len(), cfg.privacy.epsilon)?;
+            }
             Box::new(Smc)
         } else {
             Box::new(Mcmc)

@@ -202,7 +202,7 @@ pub fn release(
             let l = obs.len() as u64;
             let counts = counts(obs, k)?;
             let ledger = Ledger::from_claim(
-                pure_claim(&mech.event(l), budget)?,
+                claim(&Mech::Binomial(mech.clone(), n, mm, k), obs.len(), budget)?,
                 format!(
                     "binomial infection-curve release (Xiong et al. Prop. 4, exact bound): \
                      Binomial(n = {n}, (I + m)/(K + 2m)), m = {mm}, K = {k}, L = {l} time \
@@ -232,7 +232,7 @@ pub fn release(
                 obs.len()
             );
             let mut ledger = Ledger::from_claim(
-                pure_claim(&mech.event(), budget)?,
+                claim(&Mech::Laplace(mech.clone(), sens, lo, hi), d, budget)?,
                 format!(
                     "vector Laplace, Δ₁ = {sens}, b = {}, range [{lo}, {hi}]; {}",
                     mech.scale(),
@@ -305,6 +305,18 @@ pub(crate) fn privatize<R: dpinfer::mechanisms::NoiseRng + ?Sized>(
             mech.release_into(obs, &mut out, noise)?;
             Ok(out)
         }
+    }
+}
+
+/// The claim of releasing a statistic of `len` values through `mech`, checked against
+/// `budget` (what [`release`] records; a calibration run refuses what a run would).
+///
+/// # Errors
+/// As [`pure_claim`].
+pub(crate) fn claim(mech: &Mech, len: usize, budget: f64) -> Result<Claim> {
+    match mech {
+        Mech::Binomial(m, ..) => pure_claim(&m.event(len as u64), budget),
+        Mech::Laplace(m, ..) => pure_claim(&m.event(), budget),
     }
 }
 

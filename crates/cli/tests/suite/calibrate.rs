@@ -274,6 +274,24 @@ fn bad_options_and_foreign_folders_are_refused() {
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(expect), "{args:?}: {err}");
     }
+    // a statistic release costing more than privacy.epsilon is refused, as `dpinfer run`
+    // refuses it (a first version of `calibrate` ran it, calibrating a release that cannot be made)
+    let sir = write_config(
+        &dir,
+        "sir.toml",
+        "[model]\nname = \"sir\"\n[distance]\nkind = \"l2\"\n[sampler]\nkind = \"smc-abc\"\n\
+         particles = 50\n[privacy]\nepsilon = 1.0\nrelease = \"binomial-curve\"\n\
+         release_n = 1000\nrelease_m = 1000\n",
+    );
+    for cmd in [
+        &["run", sir.to_str().unwrap()][..],
+        &["calibrate", sir.to_str().unwrap(), "--replicates", "10"],
+    ] {
+        let o = dpinfer(cmd, &dir);
+        assert_eq!(o.status.code(), Some(2), "{cmd:?}: {}", show(&o));
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(err.contains("the release costs ε = 9.99"), "{cmd:?}: {err}");
+    }
     let o = calibrate(&cfg, &out, &["--replicates", "12"]);
     assert!(o.status.success(), "{}", show(&o));
     let other = write_config(&dir, "rwmh.toml", &rwmh(0.2, 300, 100));
