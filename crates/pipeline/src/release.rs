@@ -202,7 +202,7 @@ pub fn release(
             let l = obs.len() as u64;
             let counts = counts(obs, k)?;
             let ledger = Ledger::from_claim(
-                claim(&Mech::Binomial(mech.clone(), n, mm, k), obs.len(), budget)?,
+                claim(&Mech::Binomial(mech, n, mm, k), obs.len(), budget)?,
                 format!(
                     "binomial infection-curve release (Xiong et al. Prop. 4, exact bound): \
                      Binomial(n = {n}, (I + m)/(K + 2m)), m = {mm}, K = {k}, L = {l} time \
@@ -232,7 +232,7 @@ pub fn release(
                 obs.len()
             );
             let mut ledger = Ledger::from_claim(
-                claim(&Mech::Laplace(mech.clone(), sens, lo, hi), d, budget)?,
+                claim(&Mech::Laplace(mech, sens, lo, hi), d, budget)?,
                 format!(
                     "vector Laplace, Δ₁ = {sens}, b = {}, range [{lo}, {hi}]; {}",
                     mech.scale(),
