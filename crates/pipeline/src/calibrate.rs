@@ -230,21 +230,15 @@ impl Calibration {
     /// The prior's standard deviation per coordinate from the run's public prior draws (TARP's
     /// distance scales); `None` for a prior that cannot be sampled or a degenerate one.
     fn prior_sd(&self) -> Option<Vec<f64>> {
+        use dpinfer::abc::weights::{weighted_covariance, weighted_mean};
         let d = self.dim();
         let draws = crate::run::prior_draws(&self.model, self.cfg.seeds.run)?;
-        let n = (draws.len() / d.max(1)) as f64;
-        let mut sd = Vec::with_capacity(d);
-        for j in 0..d {
-            let col = draws.iter().skip(j).step_by(d);
-            let mean = col.clone().sum::<f64>() / n;
-            let var = col.map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
-            let s = var.sqrt();
-            if !(s.is_finite() && s > 0.0) {
-                return None;
-            }
-            sd.push(s);
-        }
-        Some(sd)
+        let w = vec![1.0; draws.len() / d.max(1)];
+        let (mut mean, mut cov) = (vec![0.0; d], vec![0.0; d * d]);
+        weighted_mean(&draws, d, &w, &mut mean).ok()?;
+        weighted_covariance(&draws, d, &w, &mean, &mut cov).ok()?;
+        let sd: Vec<f64> = (0..d).map(|j| cov[j * d + j].sqrt()).collect();
+        sd.iter().all(|s| s.is_finite() && *s > 0.0).then_some(sd)
     }
 }
 
