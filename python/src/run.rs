@@ -319,8 +319,60 @@ fn config_toml(json: &str) -> PyResult<String> {
         .map_err(|e| crate::errors::invalid("config", None, format!("config mapping: {e}")))
 }
 
+/// `dpinfer.calibrate`: simulation-based calibration of the config's sampler with its
+/// mechanism in the loop (`dpinfer calibrate`, [`dpinfer_pipeline::calibrate::run`]) into the
+/// folder `out` (default `[output] dir`/calibration): replicates `shard` of `shards` of K,
+/// resumable, merged with every `replicates-*.jsonl` already in the folder. Returns
+/// (`summary.json` as text or `None` while replicates are missing, replicates present,
+/// computed, found finished).
+#[pyfunction]
+#[pyo3(signature = (path=None, *, replicates, text=None, base_dir=None, out=None, draws=19, thin=1, alpha=0.05, shard=0, shards=1, threads=None))]
+#[allow(clippy::too_many_arguments)]
+fn calibrate(
+    py: Python<'_>,
+    path: Option<PathBuf>,
+    replicates: u64,
+    text: Option<String>,
+    base_dir: Option<PathBuf>,
+    out: Option<PathBuf>,
+    draws: u32,
+    thin: u32,
+    alpha: f64,
+    shard: u32,
+    shards: u32,
+    threads: Option<usize>,
+) -> PyResult<(Option<String>, u64, u64, u64, String)> {
+    use dpinfer_pipeline::calibrate;
+    let cfg = config(path.as_deref(), text.as_deref(), base_dir.as_deref())?;
+    let dir = out.unwrap_or_else(|| cfg.output.dir.join("calibration"));
+    let options = calibrate::Options {
+        replicates,
+        draws,
+        thin,
+        alpha,
+        shard: (shard, shards),
+        threads: threads.unwrap_or(cfg.output.threads),
+    };
+    let done = py
+        .detach(|| calibrate::run(&cfg, &dir, &options, &dpinfer_pipeline::Quiet))
+        .map_err(|e| pipeline_err(&e))?;
+    let summary = done
+        .report
+        .map(|r| serde_json::to_string(&r))
+        .transpose()
+        .map_err(|e| run_err(&e))?;
+    Ok((
+        summary,
+        done.present,
+        done.computed,
+        done.reused,
+        dir.display().to_string(),
+    ))
+}
+
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(run_config, m)?)?;
+    m.add_function(wrap_pyfunction!(calibrate, m)?)?;
     m.add_function(wrap_pyfunction!(simulate_shard, m)?)?;
     m.add_function(wrap_pyfunction!(private_step, m)?)?;
     m.add_function(wrap_pyfunction!(smc_step, m)?)?;

@@ -3,11 +3,13 @@
 
 extern crate alloc;
 
+mod draws;
 mod engine;
 mod error;
 mod stats;
 mod summary;
 
+pub use draws::{Output, pick_draws};
 pub use engine::{
     DATA_STREAM, NOISE_STREAM, PRIOR_STREAM, Problem, REFERENCE_STREAM, ReplicateResult,
     SAMPLER_STREAM, SBC_DOMAIN, Settings, TIES_STREAM, merge, replicate_stream, run_range,

@@ -1,4 +1,4 @@
-//! The commands: `run`, `simulate`, `verify`, `merge`, `export`, `private-step`,
+//! The commands: `run`, `calibrate`, `simulate`, `verify`, `merge`, `export`, `private-step`,
 //! `smc-step` — each reads its config, calls [`dpinfer_pipeline`], and writes and prints.
 
 use std::path::Path;
@@ -196,4 +196,98 @@ pub fn smc_step(
             .display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+/// The arguments of `dpinfer calibrate`.
+#[derive(Debug, clap::Args)]
+pub struct CalibrateArgs {
+    /// The run configuration (its model, prior, release mechanism and sampler).
+    pub config: std::path::PathBuf,
+    /// K, the number of replicates (at least 10 for a summary).
+    #[arg(long)]
+    pub replicates: u64,
+    /// This process's shard i (0-based) of --shards.
+    #[arg(long, default_value_t = 0)]
+    pub shard: u32,
+    /// Number of shards n (replicates split into n contiguous ranges).
+    #[arg(long, default_value_t = 1)]
+    pub shards: u32,
+    /// Worker threads (0 = all cores); results do not depend on it.
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// L, the posterior draws kept per replicate (ranks in 0..=L).
+    #[arg(long, default_value_t = 19)]
+    pub draws: u32,
+    /// Ask the sampler for draws × thin draws and keep every thin-th.
+    #[arg(long, default_value_t = 1)]
+    pub thin: u32,
+    /// Family-wise level of the uniformity tests (Holm).
+    #[arg(long, default_value_t = 0.05)]
+    pub alpha: f64,
+    /// Results folder (default: output.dir/calibration).
+    #[arg(long)]
+    pub out: Option<std::path::PathBuf>,
+}
+
+/// `dpinfer calibrate CONFIG --replicates K [--shard i --shards n] [--threads t]`: exit 0 when
+/// calibrated or over-dispersed (or a shard is done), 1 when over-confident.
+///
+/// # Errors
+/// Invalid options, a folder of another config, a failed replicate (finished ones are kept), I/O.
+pub fn calibrate(a: &CalibrateArgs) -> Result<ExitCode> {
+    let cfg = Config::load(&a.config)?;
+    let dir = a
+        .out
+        .clone()
+        .unwrap_or_else(|| cfg.output.dir.join("calibration"));
+    let options = dpinfer_pipeline::calibrate::Options {
+        replicates: a.replicates,
+        draws: a.draws,
+        thin: a.thin,
+        alpha: a.alpha,
+        shard: (a.shard, a.shards),
+        threads: a.threads.unwrap_or(cfg.output.threads),
+    };
+    let t0 = Instant::now();
+    let observer = dpinfer_pipeline::Stderr::shared();
+    let done = dpinfer_pipeline::calibrate::run(&cfg, &dir, &options, &*observer)?;
+    crate::errln!(
+        "{} replicates computed, {} found finished; {} of {} in {} ({:.1} s)",
+        done.computed,
+        done.reused,
+        done.present,
+        a.replicates,
+        dir.display(),
+        t0.elapsed().as_secs_f64()
+    );
+    if done.table_seconds > 0.0 && done.computed > 1 {
+        // One public table for every replicate: a table per replicate would have cost this.
+        crate::errln!(
+            "shared pairs table: {:.2} s once instead of ≈ {:.1} s for {} tables (replicates \
+             themselves: {:.2} s)",
+            done.table_seconds,
+            done.table_seconds * done.computed as f64,
+            done.computed,
+            done.replicate_seconds
+        );
+    }
+    let Some(report) = done.report else {
+        crate::outln!(
+            "shard {} of {} done: {} of {} replicates in {}; run `dpinfer calibrate` without \
+             --shard on a folder holding every shard's replicates-*.jsonl to summarise",
+            a.shard,
+            a.shards,
+            done.present,
+            a.replicates,
+            dir.display()
+        );
+        return Ok(ExitCode::SUCCESS);
+    };
+    crate::outln!("{}", report.text());
+    crate::outln!("results in {}", dir.display());
+    Ok(if report.summary.verdict.is_warning() {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
 }

@@ -33,6 +33,9 @@ enum Cmd {
     },
     /// Privacy accounting: ε/δ of a composition, σ for a budget, maximum steps.
     Account(account::AccountArgs),
+    /// Simulation-based calibration of CONFIG's sampler, mechanism included: are its credible
+    /// intervals honest at this ε? Resumable; shards merge by copying their files together.
+    Calibrate(jobs::CalibrateArgs),
     /// Compute one shard of the public (θ, summary) pairs and write it atomically.
     Simulate {
         /// The run configuration.
@@ -146,6 +149,7 @@ fn main() -> ExitCode {
             threads,
         } => jobs::run(config, out.as_deref(), *threads),
         Cmd::Account(a) => account::run(a).map(|()| ExitCode::SUCCESS),
+        Cmd::Calibrate(a) => jobs::calibrate(a),
         Cmd::Simulate {
             config,
             shard,

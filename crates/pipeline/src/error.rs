@@ -6,7 +6,7 @@
 //! | [`Error::Data`] | invalid observed data, pairs table or population file (the message names the file and line or row) | fix or regenerate the file |
 //! | [`Error::Ledger`] | `dpinfer-ledger`: a **refused** release ([`Error::is_refused_release`]: [`dpinfer_ledger::Error::AlreadyReleased`], [`dpinfer_ledger::Error::Unfinished`], [`dpinfer_ledger::Error::DifferentInput`], …), the results folder's lock and writes, shard files, and the capped reads of every input file (config, data, population) | a refused release: use another results folder; never expect a retry in the same folder to draw noise |
 //! | [`Error::Worker`], [`Error::Simulator`] | a simulator worker process or a simulator failed | fix the model program or its parameters |
-//! | [`Error::Abc`], [`Error::Mcmc`], [`Error::Accountant`], [`Error::Distance`], [`Error::Mechanism`], [`Error::Plot`], [`Error::Model`], [`Error::Summary`] | a library crate refused its input | as the library's error says |
+//! | [`Error::Abc`], [`Error::Mcmc`], [`Error::Accountant`], [`Error::Distance`], [`Error::Mechanism`], [`Error::Plot`], [`Error::Calibration`], [`Error::Model`], [`Error::Summary`] | a library crate refused its input | as the library's error says |
 //! | [`Error::Io`], [`Error::Json`], [`Error::Arrow`], `Error::Parquet` | I/O (with the path when known) and file formats | |
 //! | [`Error::OutOfMemory`], [`Error::Overflow`], [`Error::Threads`], [`Error::Entropy`], [`Error::Internal`] | resources, OS randomness, a broken invariant (a bug; nothing was released) | |
 //! | [`Error::Context`] | what was being done, around the error underneath | [`Error::root`] is the cause |
@@ -99,6 +99,8 @@ pub enum Error {
     Mechanism(MechanismError),
     /// A chart could not be drawn.
     Plot(PlotError),
+    /// The calibration statistics refused their input (`dpinfer calibrate`).
+    Calibration(dpinfer_calibration::CalibrationError),
     /// A count that does not fit the platform's integers (a table too large for a 32-bit
     /// platform).
     Overflow(core::num::TryFromIntError),
@@ -263,6 +265,7 @@ impl Error {
             Self::Distance(e) => e,
             Self::Mechanism(e) => e,
             Self::Plot(e) => e,
+            Self::Calibration(e) => e,
             Self::Overflow(e) => e,
             Self::Threads(e) => e,
             Self::Toml(e) => e,
@@ -366,6 +369,7 @@ from!(
     Distance(DistanceError),
     Mechanism(MechanismError),
     Plot(PlotError),
+    Calibration(dpinfer_calibration::CalibrationError),
     Overflow(core::num::TryFromIntError),
     Threads(rayon::ThreadPoolBuildError),
     Toml(toml::de::Error),

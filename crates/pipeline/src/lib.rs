@@ -7,6 +7,7 @@
 )]
 
 pub mod arrow;
+pub mod calibrate;
 pub mod config;
 pub mod declared;
 pub mod error;

@@ -285,6 +285,31 @@ pub fn private_step(
     })
 }
 
+/// The pass of `cfg` over `pp` on the data `obs`, its noise from `cfg.seeds.noise`, without
+/// the ledger and its folder: a calibration replicate's simulated release
+/// ([`crate::calibrate`]: synthetic data, a public seed derived from the replicate's stream),
+/// never a release of private data.
+///
+/// # Errors
+/// As [`private_step`]'s checks.
+pub(crate) fn simulated_release(
+    cfg: &Config,
+    public: &Public,
+    pp: &PublicPairs,
+    obs: &[f64],
+) -> Result<Release> {
+    if !matches!(cfg.seeds.noise, NoiseSeed::Fixed(_)) {
+        bail!(
+            Internal,
+            "internal: a simulated release draws from a fixed public seed, never the OS"
+        );
+    }
+    let o = observed(cfg, public, obs)?;
+    let pass = Pass::new(cfg, pp, o.discrepancy()?, &o)?;
+    let claim = pass.ledger(cfg)?;
+    pass.release(cfg, pp, &o, claim)
+}
+
 impl Claimed for Release {
     fn ledger(&self) -> &Ledger {
         &self.ledger

@@ -200,22 +200,9 @@ pub fn release(
     match mech {
         Mech::Binomial(mech, n, mm, k) => {
             let l = obs.len() as u64;
-            let counts: Vec<u64> = obs
-                .iter()
-                .map(|&x| {
-                    ensure!(
-                        x.is_finite() && x >= 0.0,
-                        Data,
-                        "infection counts must be non-negative, got {x}"
-                    );
-                    // Checked non-negative and finite above; capped at K.
-                    #[allow(clippy::cast_sign_loss)]
-                    let c = x.round().min(k as f64) as u64;
-                    Ok(c)
-                })
-                .collect::<Result<_>>()?;
+            let counts = counts(obs, k)?;
             let ledger = Ledger::from_claim(
-                pure_claim(&mech.event(l), budget)?,
+                claim(&Mech::Binomial(mech, n, mm, k), obs.len(), budget)?,
                 format!(
                     "binomial infection-curve release (Xiong et al. Prop. 4, exact bound): \
                      Binomial(n = {n}, (I + m)/(K + 2m)), m = {mm}, K = {k}, L = {l} time \
@@ -245,7 +232,7 @@ pub fn release(
                 obs.len()
             );
             let mut ledger = Ledger::from_claim(
-                pure_claim(&mech.event(), budget)?,
+                claim(&Mech::Laplace(mech, sens, lo, hi), d, budget)?,
                 format!(
                     "vector Laplace, Δ₁ = {sens}, b = {}, range [{lo}, {hi}]; {}",
                     mech.scale(),
@@ -274,6 +261,62 @@ pub fn release(
             })
             .map(|(r, rep)| (r, rep, lock))
         }
+    }
+}
+
+/// Infection counts from the observed curve: finite and non-negative (else a data error),
+/// rounded, capped at the population `k`.
+fn counts(obs: &[f64], k: u64) -> Result<Vec<u64>> {
+    obs.iter()
+        .map(|&x| {
+            ensure!(
+                x.is_finite() && x >= 0.0,
+                Data,
+                "infection counts must be non-negative, got {x}"
+            );
+            // Checked non-negative and finite above; capped at K.
+            #[allow(clippy::cast_sign_loss)]
+            let c = x.round().min(k as f64) as u64;
+            Ok(c)
+        })
+        .collect()
+}
+
+/// The mechanism applied to a statistic with the noise of `noise`, as [`release`] applies it
+/// (without ledger or folder): a calibration replicate's simulated release, its noise from a
+/// public seed ([`crate::calibrate`]).
+///
+/// # Errors
+/// A statistic the mechanism refuses (negative counts, the wrong length).
+pub(crate) fn privatize<R: dpinfer::mechanisms::NoiseRng + ?Sized>(
+    mech: &Mech,
+    obs: &[f64],
+    noise: &mut R,
+) -> Result<Vec<f64>> {
+    match mech {
+        Mech::Binomial(mech, n, _, k) => {
+            let counts = counts(obs, *k)?;
+            let mut out = vec![0u64; counts.len()];
+            mech.release_curve(&counts, &mut out, noise)?;
+            Ok(out.iter().map(|&c| c as f64 / *n as f64).collect())
+        }
+        Mech::Laplace(mech, ..) => {
+            let mut out = vec![0.0; obs.len()];
+            mech.release_into(obs, &mut out, noise)?;
+            Ok(out)
+        }
+    }
+}
+
+/// The claim of releasing a statistic of `len` values through `mech`, checked against
+/// `budget` (what [`release`] records; a calibration run refuses what a run would).
+///
+/// # Errors
+/// As [`pure_claim`].
+pub(crate) fn claim(mech: &Mech, len: usize, budget: f64) -> Result<Claim> {
+    match mech {
+        Mech::Binomial(m, ..) => pure_claim(&m.event(len as u64), budget),
+        Mech::Laplace(m, ..) => pure_claim(&m.event(), budget),
     }
 }
 

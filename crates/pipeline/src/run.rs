@@ -231,7 +231,7 @@ const PRIOR_CHECK_DOMAIN: u64 = 0x5052_494f_5200_0000; // "PRIOR"
 
 /// [`crate::results::PRIOR_DRAWS`] draws of the model's prior, row-major, one stream per
 /// draw; `None` when the prior cannot be sampled (an improper prior).
-fn prior_draws(model: &Model, seed: u64) -> Option<Vec<f64>> {
+pub(crate) fn prior_draws(model: &Model, seed: u64) -> Option<Vec<f64>> {
     use dpinfer::simulators::{Prior, SimStream};
     let prior = crate::model::ModelPrior(model);
     let d = prior.dim();
@@ -316,16 +316,24 @@ pub fn pairs_public(cfg: &Config, generation: u32, population: Option<&Path>) ->
         );
     }
     // The public step needs the model (and its size) but never the private data values.
-    let model = if cfg.data.path.is_some() {
-        load(cfg)?.0
-    } else {
-        Model::build(&cfg.model, None)?
-    };
+    let model = sized_model(cfg)?;
     if smc {
         let pop = population.map(crate::pmc::Population::read).transpose()?;
         crate::pmc::public_for(cfg, model, generation, pop.as_ref())
     } else {
         Public::new(cfg, model)
+    }
+}
+
+/// The model of `cfg`, sized by the data file when one is given (its values are not used).
+///
+/// # Errors
+/// As [`load`] with a data file, else as the model's build.
+pub fn sized_model(cfg: &Config) -> Result<Model> {
+    if cfg.data.path.is_some() {
+        Ok(load(cfg)?.0)
+    } else {
+        Model::build(&cfg.model, None)
     }
 }
 

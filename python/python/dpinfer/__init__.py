@@ -15,7 +15,8 @@ Submodules:
 * :func:`dpinfer.run` (and :mod:`dpinfer.pipeline`) — a TOML config of the ``dpinfer`` CLI
   run from Python by the same library: the same samples, ledger and restart-safe results
   folder; ``simulate_shard``, ``merge_shards``, ``private_step`` and ``smc_step`` for sharded
-  runs.
+  runs; ``calibrate`` (and ``calibrate_dask``) — simulation-based calibration of a config's
+  sampler with its mechanism in the loop (``dpinfer calibrate``).
 * :mod:`dpinfer.worker` — ``serve(simulate, summarise=None)``: your own simulator as a
   ``kind = "command"`` worker of the CLI and :func:`dpinfer.run`, without protocol code
   (needs pyarrow).
@@ -33,7 +34,16 @@ from ._native import __version__
 from . import accounting, mechanisms
 
 #: what ``dpinfer.<name>`` gives from :mod:`dpinfer.pipeline` (config-driven runs)
-_PIPELINE = ("run", "RunResult", "simulate_shard", "merge_shards", "private_step", "smc_step")
+_PIPELINE = (
+    "run",
+    "RunResult",
+    "simulate_shard",
+    "merge_shards",
+    "private_step",
+    "smc_step",
+    "calibrate",
+    "calibrate_dask",
+)
 _SUBMODULES = ("abc", "priors", "mcmc", "pipeline", "worker")
 
 __all__ = ["__version__", "accounting", "mechanisms", "errors", *_SUBMODULES, *_PIPELINE]

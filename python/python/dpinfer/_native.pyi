@@ -225,6 +225,20 @@ def smc_step(
 ) -> Dict[str, Any]: ...
 def merge_shards(dir: str, *, out: str, generation: int = 0, force: bool = False) -> int: ...
 def config_toml(json: str) -> str: ...
+def calibrate(
+    path: Optional[str] = None,
+    *,
+    replicates: int,
+    text: Optional[str] = None,
+    base_dir: Optional[str] = None,
+    out: Optional[str] = None,
+    draws: int = 19,
+    thin: int = 1,
+    alpha: float = 0.05,
+    shard: int = 0,
+    shards: int = 1,
+    threads: Optional[int] = None,
+) -> Tuple[Optional[str], int, int, int, str]: ...
 
 class RffMmd:
     def __init__(

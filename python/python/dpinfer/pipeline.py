@@ -6,7 +6,10 @@ diagnostics, and guards the results folder with the same restart-safe ledger, so
 gives **bit-identical samples** from the CLI and from Python. The sharded steps of a cluster
 run are here too: :func:`simulate_shard` (rows of the public pairs table),
 :func:`merge_shards` (``dpinfer merge``), :func:`private_step` (the data owner's pass over
-the merged table) and :func:`smc_step` (the central step of a sharded SMC-ABC generation).
+the merged table) and :func:`smc_step` (the central step of a sharded SMC-ABC generation). :func:`calibrate` is
+``dpinfer calibrate``: simulation-based calibration of the config's sampler with its
+mechanism in the loop, on one machine, in shards, or on a Dask cluster
+(:func:`calibrate_dask`).
 
 **The config.** Pass a path (``str`` or ``os.PathLike``): relative paths inside the file
 (``[data] path``, a ``kind = "command"`` model's program) are resolved against the file's
@@ -61,6 +64,8 @@ __all__ = [
     "private_step",
     "smc_step",
     "Population",
+    "calibrate",
+    "calibrate_dask",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -325,3 +330,96 @@ def smc_step(
         weights=r["weights"],
         file=os.fspath(r["file"]),
     )
+
+
+def calibrate(
+    config: Union[None, PathLike, Mapping[str, Any]] = None,
+    *,
+    replicates: int,
+    text: Optional[str] = None,
+    base_dir: Optional[PathLike] = None,
+    out: Optional[PathLike] = None,
+    draws: int = 19,
+    thin: int = 1,
+    alpha: float = 0.05,
+    shard: int = 0,
+    shards: int = 1,
+    threads: Optional[int] = None,
+) -> Optional[Dict[str, Any]]:
+    """Are the config's credible intervals honest at its ε? — ``dpinfer calibrate CONFIG
+    --replicates K`` as a function (simulation-based calibration, the mechanism in the loop).
+
+    ``replicates`` = K replicates each draw θ from the config's prior, simulate the
+    confidential data, apply the release's mechanism with seeded *public* noise (a replicate
+    is synthetic: nothing is released, no privacy is spent), run the configured sampler and
+    rank θ among ``draws`` = L of its posterior draws (``draws · thin`` asked, every
+    ``thin``-th kept). Results go into the folder ``out`` (default ``[output] dir`` +
+    ``/calibration``), one line per finished replicate: an interrupted call resumes where it
+    stopped, and every ``replicates-*.jsonl`` in the folder counts, so shards
+    (``shard``/``shards``) merge by sharing or copying their folder.
+
+    Returns the summary (``summary.json`` as a dict: ``verdict_line`` — starting with
+    ``"WARNING:"`` when over-confident —, per-parameter tests with their Holm-adjusted
+    p-values, rank histograms, the ECDF band, TARP, coverage) once all K replicates are in the
+    folder, else ``None`` (a shard finished, others missing). Errors as :func:`run`.
+    """
+    path, text = _source(config, text)
+    summary, _present, _computed, _reused, _dir = _native.calibrate(
+        path,
+        replicates=replicates,
+        text=text,
+        base_dir=_opt_path(base_dir),
+        out=_opt_path(out),
+        draws=draws,
+        thin=thin,
+        alpha=alpha,
+        shard=shard,
+        shards=shards,
+        threads=threads,
+    )
+    return None if summary is None else json.loads(summary)
+
+
+def calibrate_dask(
+    client: Any,
+    config: Union[None, PathLike, Mapping[str, Any]] = None,
+    *,
+    replicates: int,
+    shards: int,
+    out: PathLike,
+    text: Optional[str] = None,
+    base_dir: Optional[PathLike] = None,
+    draws: int = 19,
+    thin: int = 1,
+    alpha: float = 0.05,
+    threads: int = 1,
+    retries: int = 2,
+) -> Dict[str, Any]:
+    """:func:`calibrate` on a Dask cluster: one task per shard (``shards`` of them, each
+    :func:`calibrate` with ``shard=i``) writing into the folder ``out``, which every worker
+    must see (a shared file system), then the summary on the client. A task lost with its
+    worker is retried by Dask (``retries``) and resumes from the replicates its shard file
+    already holds; the summary is bit-identical to one machine's. Returns it."""
+    path, text = _source(config, text)
+    out = os.fspath(out)
+    kwargs = dict(
+        text=text,
+        base_dir=_opt_path(base_dir),
+        out=out,
+        draws=draws,
+        thin=thin,
+        alpha=alpha,
+        threads=threads,
+        replicates=replicates,
+        shards=shards,
+    )
+    futures = [
+        client.submit(calibrate, path, shard=i, pure=False, retries=retries, **kwargs)
+        for i in range(shards)
+    ]
+    client.gather(futures)
+    kwargs.pop("shards")
+    summary = calibrate(path, **kwargs)
+    if summary is None:  # pragma: no cover - every shard returned, so all K are present
+        raise RuntimeError(f"replicates missing in {out} after every shard finished")
+    return summary

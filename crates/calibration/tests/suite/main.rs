@@ -11,6 +11,7 @@
 )]
 
 mod calibration;
+mod draws;
 mod engine;
 mod models;
 mod stats;

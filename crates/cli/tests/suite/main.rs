@@ -9,6 +9,7 @@
 mod common;
 
 mod account;
+mod calibrate;
 mod config_keys;
 mod e2e;
 mod external_python;
