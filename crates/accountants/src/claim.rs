@@ -174,6 +174,19 @@ pub enum EventBuf {
         /// Their probabilities `pᵢ`, summing to 1.
         probs: Vec<f64>,
     },
+    /// [`Event::TruncatedSubsampledGaussian`].
+    TruncatedSubsampledGaussian {
+        /// Noise standard deviation σ > 0.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0.
+        sensitivity: f64,
+        /// Poisson sampling rate `q ∈ (0, 1]`.
+        q: f64,
+        /// The largest batch `B ≥ 1`.
+        batch: u64,
+        /// Dataset size `n ≥ 1`.
+        population: u64,
+    },
 }
 
 impl From<&Event<'_>> for EventBuf {
@@ -252,6 +265,19 @@ impl From<&Event<'_>> for EventBuf {
                 sigma,
                 sensitivities: sensitivities.to_vec(),
                 probs: probs.to_vec(),
+            },
+            Event::TruncatedSubsampledGaussian {
+                sigma,
+                sensitivity,
+                q,
+                batch,
+                population,
+            } => Self::TruncatedSubsampledGaussian {
+                sigma,
+                sensitivity,
+                q,
+                batch,
+                population,
             },
         }
     }
@@ -426,6 +452,19 @@ fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Even
                 sigma: *sigma,
                 sensitivities,
                 probs,
+            },
+            EventBuf::TruncatedSubsampledGaussian {
+                sigma,
+                sensitivity,
+                q,
+                batch,
+                population,
+            } => Event::TruncatedSubsampledGaussian {
+                sigma: *sigma,
+                sensitivity: *sensitivity,
+                q: *q,
+                batch: *batch,
+                population: *population,
             },
         };
         built.push(e);

@@ -254,6 +254,31 @@ pub enum Event<'a> {
         /// Their probabilities `pᵢ ∈ [0, 1]`, summing to 1 (within 10⁻⁹; normalised).
         probs: &'a [f64],
     },
+    /// The Gaussian mechanism on a **truncated Poisson sample** (`dp_accounting`'s
+    /// `TruncatedSubsampledGaussianDpEvent`; arXiv 2508.15089): each of `population` records
+    /// is sampled with probability `q`, a sample of more than `batch` records is cut to a
+    /// uniformly random `batch` of them (fixed-size batches for DP-SGD), and Gaussian noise σ
+    /// is added to a sum of ℓ₂ sensitivity Δ. Add/remove relation only; `population` counts
+    /// the neighbour that holds the record (as `dp_accounting`'s `dataset_size`). Accounted
+    /// by the numerical PLD as `dp_accounting` does: the mixture, over whether the batch is
+    /// truncated given that the record is sampled (probability `t = P(Bin(n − 1, q) ≥ B)`),
+    /// of the Poisson-subsampled Gaussian and of a replace-one subsampled Gaussian with
+    /// sensitivity 2Δ at rate `q' = P(Bin(n, q) ≥ B + 1)·B/(t·n)` (see
+    /// [`crate::pld_numeric`]); no certified lower bound. No RDP, zCDP or pure bound is
+    /// known for truncation that is not looser than the untruncated worst case, so those
+    /// accountants refuse it ([`AccountantError::Unsupported`]).
+    TruncatedSubsampledGaussian {
+        /// Noise standard deviation σ > 0.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0 of one record.
+        sensitivity: f64,
+        /// Poisson sampling rate `q ∈ (0, 1]`.
+        q: f64,
+        /// The largest batch `B ≥ 1` (the truncated batch size).
+        batch: u64,
+        /// Dataset size `n ≥ 1` (at most 2⁵³).
+        population: u64,
+    },
 }
 
 /// Most entries of [`Event::MixtureOfGaussians`].
@@ -321,6 +346,7 @@ impl Event<'_> {
             Self::ExponentialMechanism { .. } => "ExponentialMechanism",
             Self::TreeAggregation { .. } => "TreeAggregation",
             Self::MixtureOfGaussians { .. } => "MixtureOfGaussians",
+            Self::TruncatedSubsampledGaussian { .. } => "TruncatedSubsampledGaussian",
         }
     }
 
@@ -454,6 +480,21 @@ impl Event<'_> {
                     });
                 }
             }
+            Self::TruncatedSubsampledGaussian {
+                sigma,
+                sensitivity,
+                q,
+                batch,
+                population,
+            } => {
+                check_truncated(sigma, sensitivity, q, batch, population)?;
+                if relation != Neighbouring::AddRemove {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "TruncatedSubsampledGaussian",
+                        relation,
+                    });
+                }
+            }
             Self::RandomizedResponse { noise, buckets } => {
                 check_randomized_response(noise, buckets)?;
                 if relation != Neighbouring::ReplaceOne {
@@ -480,6 +521,33 @@ pub(crate) fn check_dp_barker(batch: u64, population: u64) -> Result<(), Account
         });
     }
     if batch < DP_BARKER_MIN_BATCH || batch > population {
+        return Err(AccountantError::InvalidCount {
+            name: "batch",
+            value: batch,
+        });
+    }
+    Ok(())
+}
+
+/// The parameter checks of [`Event::TruncatedSubsampledGaussian`]: σ > 0, Δ ≥ 0,
+/// `q ∈ (0, 1]`, `B ≥ 1`, `1 ≤ n ≤ 2⁵³`.
+pub(crate) fn check_truncated(
+    sigma: f64,
+    sensitivity: f64,
+    q: f64,
+    batch: u64,
+    population: u64,
+) -> Result<(), AccountantError> {
+    positive("sigma", sigma)?;
+    non_negative("sensitivity", sensitivity)?;
+    rate("q", q)?;
+    if population == 0 || population > 1 << 53 {
+        return Err(AccountantError::InvalidCount {
+            name: "population",
+            value: population,
+        });
+    }
+    if batch == 0 {
         return Err(AccountantError::InvalidCount {
             name: "batch",
             value: batch,
@@ -587,6 +655,17 @@ impl core::fmt::Display for Event<'_> {
                 }
                 f.write_str(")")
             }
+            Self::TruncatedSubsampledGaussian {
+                sigma,
+                sensitivity,
+                q,
+                batch,
+                population,
+            } => write!(
+                f,
+                "TruncatedSubsampledGaussian(q = {q} of {population}, batches cut to {batch}, \
+                 Gaussian(σ = {sigma}, Δ₂ = {sensitivity}))"
+            ),
             Self::Composed(events) => {
                 f.write_str("Composed[")?;
                 for (i, e) in events.iter().enumerate() {

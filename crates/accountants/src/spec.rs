@@ -18,6 +18,7 @@
 //! | `em` | `eps` | [`crate::Event::ExponentialMechanism`] (ε-bounded range) |
 //! | `tree` | `sigma`, integer `steps`, `sens` (default 1) | [`crate::Event::TreeAggregation`] (one DP-FTRL epoch) |
 //! | `mog` | `sigma`, `c` and `p`: lists of reals separated by `\|` (sensitivities, probabilities) | [`crate::Event::MixtureOfGaussians`] (add/remove) |
+//! | `truncated` | `sigma`, `q` (Poisson rate), integer `batch` (the cap), integer `n` (dataset size), `sens` (default 1) | [`crate::Event::TruncatedSubsampledGaussian`] (add/remove) |
 //!
 //! plus, on any kind, `count=k` (k adaptive repetitions, default 1) and at most one sampling
 //! scheme: `poisson=q` ([`crate::Event::PoissonSampled`], add/remove neighbours) or
@@ -76,6 +77,7 @@ pub const SYNTAX: &str = "  gaussian:sigma=σ[,sens=Δ₂]        Gaussian mecha
   em:eps=ε                          exponential mechanism / any ε-bounded-range selection
   tree:sigma=σ,steps=T[,sens=Δ₂]    one epoch of tree aggregation over T steps (DP-FTRL)
   mog:sigma=σ,c=c1|c2|…,p=p1|p2|…   mixture of Gaussians: sensitivity ci with probability pi
+  truncated:sigma=σ,q=q,batch=B,n=n[,sens=Δ₂]  Gaussian on a Poisson sample of n rows cut to B rows
 On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
 add/remove neighbours only) or wor=batch/population (sampling without replacement, \
 replace-one neighbours only).";
@@ -135,7 +137,8 @@ impl EventSpec {
             | EventBuf::RandomizedResponse { .. }
             | EventBuf::ExponentialMechanism { .. }
             | EventBuf::TreeAggregation { .. }
-            | EventBuf::MixtureOfGaussians { .. } => Ok(Self {
+            | EventBuf::MixtureOfGaussians { .. }
+            | EventBuf::TruncatedSubsampledGaussian { .. } => Ok(Self {
                 base,
                 sampling,
                 count,
@@ -343,8 +346,7 @@ impl ParseEventError {
 }
 
 /// The kinds, for [`ParseEventError::UnknownKind`].
-const KINDS: &str =
-    "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial, rr, em, tree, mog";
+const KINDS: &str = "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial, rr, em, tree, mog, truncated";
 
 impl fmt::Display for ParseEventError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -554,6 +556,13 @@ impl FromStr for EventSpec {
                 sensitivities: it.reals("c")?,
                 probs: it.reals("p")?,
             },
+            "truncated" => EventBuf::TruncatedSubsampledGaussian {
+                sigma: it.real("sigma")?,
+                sensitivity: it.sens()?,
+                q: it.real("q")?,
+                batch: it.integer("batch")?,
+                population: it.integer("n")?,
+            },
             "em" => EventBuf::ExponentialMechanism {
                 epsilon: it.real("eps")?,
             },
@@ -717,6 +726,21 @@ impl fmt::Display for EventSpec {
                     }
                 }
             }
+            EventBuf::TruncatedSubsampledGaussian {
+                sigma,
+                sensitivity,
+                q,
+                batch,
+                population,
+            } => {
+                write!(
+                    f,
+                    "truncated:sigma={},q={},batch={batch},n={population}",
+                    Real(sigma),
+                    Real(q)
+                )?;
+                sens(f, sensitivity)?;
+            }
             // `new`/`from_str` admit the grammar's kinds only; anything else (future
             // variants) prints the library's prose rather than a string that would not parse
             // back as something else.
@@ -874,7 +898,7 @@ mod tests {
                 "nope:x=1",
                 None,
                 "unknown event kind \"nope\" (expected gaussian, laplace, dlaplace, dgaussian, \
-                 pure, approx, zcdp, svt, binomial, rr, em, tree, mog)",
+                 pure, approx, zcdp, svt, binomial, rr, em, tree, mog, truncated)",
             ),
             (
                 "svt:c=1,b=1,resample=2",
@@ -949,6 +973,7 @@ mod tests {
             "em:eps=1",
             "tree:sigma=1,steps=8,sens=2",
             "mog:sigma=1,c=0|1|2,p=0.81|0.18|0.01",
+            "truncated:sigma=1,q=0.01,batch=12,n=1000,sens=2",
         ] {
             parse(example).unwrap();
             parse(&alloc::format!("{example},count=2,poisson=0.5")).unwrap();

@@ -53,6 +53,7 @@ mod calibrate;
 mod compose;
 mod discrete;
 mod mixture;
+mod truncated;
 
 pub use calibrate::{poisson_gaussian_max_steps, poisson_gaussian_sigma};
 pub use mixture::MixtureAtoms;
@@ -155,6 +156,7 @@ pub struct Component {
     mechanism: Mechanism,
     q: f64,
     without_replacement: bool,
+    truncation: Option<truncated::Truncation>,
 }
 
 impl Component {
@@ -247,7 +249,44 @@ impl Component {
             mechanism,
             q,
             without_replacement: false,
+            truncation: None,
         })
+    }
+    /// A truncated Poisson-subsampled Gaussian step ([`crate::Event::TruncatedSubsampledGaussian`]):
+    /// PLD mean `mu = Δ²/(2σ²)`, rate `q`, `population` records, batches cut to `batch`
+    /// (add/remove relation). When truncation is impossible (`batch ≥ population`) this is
+    /// the plain Poisson-subsampled Gaussian.
+    ///
+    /// # Errors
+    /// As [`Component::new`]; [`AccountantError::InvalidCount`] unless
+    /// `1 ≤ batch` and `1 ≤ population ≤ 2⁵³`; [`AccountantError::NumericalFailure`] if a
+    /// binomial tail is too long to sum.
+    pub fn truncated_gaussian(
+        mu: f64,
+        q: f64,
+        population: u64,
+        batch: u64,
+    ) -> Result<Self, AccountantError> {
+        if population == 0 || population > truncated::MAX_POPULATION {
+            return Err(AccountantError::InvalidCount {
+                name: "population",
+                value: population,
+            });
+        }
+        if batch == 0 {
+            return Err(AccountantError::InvalidCount {
+                name: "batch",
+                value: batch,
+            });
+        }
+        let mut c = Self::new(Mechanism::Gaussian { mu }, q)?;
+        c.truncation = truncated::Truncation::new(population, q, batch)?;
+        Ok(c)
+    }
+    /// Whether the step's batches are truncated (with a positive probability).
+    #[must_use]
+    pub fn is_truncated(&self) -> bool {
+        self.truncation.is_some()
     }
     /// A step run on a sample of `batch` out of `population` rows drawn **without
     /// replacement** (replace-one neighbours), ratio `γ = batch/population` (rounded up).
@@ -533,6 +572,22 @@ fn collect(
             mu.add(round_up(count_up(count) * m));
             Ok(())
         }
+        Event::TruncatedSubsampledGaussian {
+            sigma,
+            sensitivity,
+            q,
+            batch,
+            population,
+        } => {
+            let m = gaussian_mu(sigma, sensitivity)?;
+            if m > 0.0 {
+                out.push(
+                    Component::truncated_gaussian(m, q, population, batch)?,
+                    count,
+                )?;
+            }
+            Ok(())
+        }
         Event::PoissonSampled { q, event } => {
             rate("q", q)?;
             match leaf(event, relation, depth + 1)? {
@@ -670,6 +725,8 @@ mod compose_api {
     ) -> Result<Vec<(Direction, Composed)>, AccountantError> {
         let mut dirs = Vec::new();
         let mut removes: Vec<Pmf> = Vec::new();
+        // The symmetric replace-one branch of truncated steps, discretised once.
+        let mut swapped: Vec<Option<Pmf>> = alloc::vec![None; all.len()];
         for &d in direction_set(relation, all) {
             let mut pess: Vec<Pmf> = Vec::with_capacity(all.len());
             for (i, (c, _)) in all.iter().enumerate() {
@@ -682,10 +739,15 @@ mod compose_api {
                     }
                     _ => None,
                 };
-                pess.push(match mirrored {
-                    Some(m) => m,
-                    None if c.without_replacement => discretise_wor(c.mechanism, c.q, h, tail)?,
-                    None => discretise(c.mechanism, c.q, d, h, tail)?,
+                pess.push(match (mirrored, c.truncation, c.mechanism) {
+                    (Some(m), _, _) => m,
+                    (None, _, _) if c.without_replacement => {
+                        discretise_wor(c.mechanism, c.q, h, tail)?
+                    }
+                    (None, Some(tr), Mechanism::Gaussian { mu }) => {
+                        super::truncated::discretise(mu, c.q, tr, d, h, tail, &mut swapped[i])?
+                    }
+                    (None, _, _) => discretise(c.mechanism, c.q, d, h, tail)?,
                 });
             }
             if all.is_empty() {
@@ -761,6 +823,12 @@ mod compose_api {
                         relation,
                     });
                 }
+                if relation == Neighbouring::ReplaceOne && c.truncation.is_some() {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "TruncatedSubsampledGaussian",
+                        relation,
+                    });
+                }
                 if relation == Neighbouring::AddRemove && c.without_replacement {
                     return Err(AccountantError::IncompatibleRelation {
                         event: "SampledWithoutReplacement",
@@ -802,8 +870,13 @@ mod compose_api {
                     r => break r?,
                 }
             };
-            let certifiable =
-                bounds && !all.is_empty() && all.iter().all(|(c, _)| !c.without_replacement);
+            // Sampling without replacement and truncated batches are accounted through upper
+            // bounds of their pairs: no certified lower bound.
+            let certifiable = bounds
+                && !all.is_empty()
+                && all
+                    .iter()
+                    .all(|(c, _)| !c.without_replacement && c.truncation.is_none());
             let lower = certifiable.then(|| LowerBound::new(steps, h, round_up(steps * tail)));
             Ok(Self { h, dirs, lower })
         }

@@ -24,3 +24,4 @@ mod properties;
 mod randomized_response;
 mod requests;
 mod tree_aggregation;
+mod truncated_gaussian;
