@@ -114,6 +114,15 @@ pub enum EventBuf {
         /// The mechanism run on the sample.
         event: Box<EventBuf>,
     },
+    /// [`Event::SampledWithReplacement`].
+    SampledWithReplacement {
+        /// Number of draws.
+        batch: u64,
+        /// Dataset size.
+        population: u64,
+        /// The mechanism run on the batch.
+        event: Box<EventBuf>,
+    },
     /// [`Event::SelfComposed`].
     SelfComposed {
         /// The repeated event.
@@ -232,6 +241,15 @@ impl From<&Event<'_>> for EventBuf {
                 population,
                 event: Box::new(Self::from(event)),
             },
+            Event::SampledWithReplacement {
+                batch,
+                population,
+                event,
+            } => Self::SampledWithReplacement {
+                batch,
+                population,
+                event: Box::new(Self::from(event)),
+            },
             Event::SelfComposed { event, count } => Self::SelfComposed {
                 event: Box::new(Self::from(event)),
                 count,
@@ -326,6 +344,7 @@ impl EventBuf {
         match self {
             Self::PoissonSampled { event, .. }
             | Self::SampledWithoutReplacement { event, .. }
+            | Self::SampledWithReplacement { event, .. }
             | Self::SelfComposed { event, .. } => out.push(event),
             Self::Composed(events) => out.extend(events.iter()),
             _ => {}
@@ -396,6 +415,16 @@ fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Even
             },
             EventBuf::PoissonSampled { q, .. } => match child(1) {
                 [event] => Event::PoissonSampled { q: *q, event },
+                _ => Event::Composed(&[]),
+            },
+            EventBuf::SampledWithReplacement {
+                batch, population, ..
+            } => match child(1) {
+                [event] => Event::SampledWithReplacement {
+                    batch: *batch,
+                    population: *population,
+                    event,
+                },
                 _ => Event::Composed(&[]),
             },
             EventBuf::SampledWithoutReplacement {

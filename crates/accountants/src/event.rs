@@ -145,6 +145,22 @@ pub enum Event<'a> {
         /// The mechanism run on the sample.
         event: &'a Event<'a>,
     },
+    /// A batch of `batch` draws, each uniform over the `population` rows (**with
+    /// replacement**: a row may be drawn several times), before `event` (`dp_accounting`'s
+    /// `SampledWithReplacementDpEvent`). **Substitution** (replace-one) relation only: the
+    /// neighbours have the same number of rows and differ in one, and `event`'s sensitivity
+    /// is the replace-one sensitivity of **one draw** (a row drawn `k` times moves the output
+    /// by up to `k` times it). Accounted by the numerical PLD for Gaussian, Laplace and
+    /// pure-ε `event`s through advanced joint convexity and group privacy (Balle, Barthe,
+    /// Gaboardi 2018; see [`crate::pld_numeric`]); the other accountants refuse it.
+    SampledWithReplacement {
+        /// Number of draws `m ≥ 1` (may exceed the population).
+        batch: u64,
+        /// Dataset size `n ≥ 1`.
+        population: u64,
+        /// The mechanism run on the batch.
+        event: &'a Event<'a>,
+    },
     /// `count` adaptive repetitions of `event` (composed without looping).
     SelfComposed {
         /// The repeated event.
@@ -337,6 +353,7 @@ impl Event<'_> {
             Self::BinomialCurve { .. } => "BinomialCurve",
             Self::PoissonSampled { .. } => "PoissonSampled",
             Self::SampledWithoutReplacement { .. } => "SampledWithoutReplacement",
+            Self::SampledWithReplacement { .. } => "SampledWithReplacement",
             Self::SelfComposed { .. } => "SelfComposed",
             Self::Composed(_) => "Composed",
             Self::DiscreteLaplace { .. } => "DiscreteLaplace",
@@ -434,6 +451,31 @@ impl Event<'_> {
                 if relation != Neighbouring::ReplaceOne {
                     return Err(AccountantError::IncompatibleRelation {
                         event: "SampledWithoutReplacement",
+                        relation,
+                    });
+                }
+                event.validate_at(relation, depth + 1)?;
+            }
+            Self::SampledWithReplacement {
+                batch,
+                population,
+                event,
+            } => {
+                if population == 0 || population > 1 << 53 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "population",
+                        value: population,
+                    });
+                }
+                if batch == 0 || batch > 1 << 53 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "batch",
+                        value: batch,
+                    });
+                }
+                if relation != Neighbouring::ReplaceOne {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "SampledWithReplacement",
                         relation,
                     });
                 }
@@ -613,6 +655,14 @@ impl core::fmt::Display for Event<'_> {
             } => write!(
                 f,
                 "SampledWithoutReplacement({batch} of {population}, {event})"
+            ),
+            Self::SampledWithReplacement {
+                batch,
+                population,
+                event,
+            } => write!(
+                f,
+                "SampledWithReplacement({batch} draws of {population}, {event})"
             ),
             Self::SelfComposed { event, count } => write!(f, "SelfComposed({count} × {event})"),
             Self::DiscreteLaplace { scale, sensitivity } => {

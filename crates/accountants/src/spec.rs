@@ -22,7 +22,9 @@
 //!
 //! plus, on any kind, `count=k` (k adaptive repetitions, default 1) and at most one sampling
 //! scheme: `poisson=q` ([`crate::Event::PoissonSampled`], add/remove neighbours) or
-//! `wor=batch/population` ([`crate::Event::SampledWithoutReplacement`], replace-one neighbours).
+//! `wor=batch/population` ([`crate::Event::SampledWithoutReplacement`], replace-one neighbours)
+//! or `wr=batch/population` ([`crate::Event::SampledWithReplacement`], `batch` draws with
+//! replacement, replace-one neighbours).
 //! Keys may come in any order; spaces around kinds, keys and values are ignored, as are
 //! empty `,,` items. Numbers are Rust `f64`/`u64` literals; non-finite reals are refused.
 //!
@@ -79,7 +81,8 @@ pub const SYNTAX: &str = "  gaussian:sigma=σ[,sens=Δ₂]        Gaussian mecha
   mog:sigma=σ,c=c1|c2|…,p=p1|p2|…   mixture of Gaussians: sensitivity ci with probability pi
   truncated:sigma=σ,q=q,batch=B,n=n[,sens=Δ₂]  Gaussian on a Poisson sample of n rows cut to B rows
 On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
-add/remove neighbours only) or wor=batch/population (sampling without replacement, \
+add/remove neighbours only), wor=batch/population (sampling without replacement, \
+replace-one neighbours only) or wr=batch/population (batch draws with replacement, \
 replace-one neighbours only).";
 
 /// How the rows a release sees are chosen.
@@ -98,6 +101,14 @@ pub enum Sampling {
     /// ([`crate::Event::SampledWithoutReplacement`]; replace-one neighbours).
     WithoutReplacement {
         /// Sample size.
+        batch: u64,
+        /// Dataset size.
+        population: u64,
+    },
+    /// `batch` draws, each uniform over the `population` rows, with replacement
+    /// ([`crate::Event::SampledWithReplacement`]; replace-one neighbours).
+    WithReplacement {
+        /// Number of draws.
         batch: u64,
         /// Dataset size.
         population: u64,
@@ -172,6 +183,18 @@ impl EventSpec {
                 },
                 count,
             ),
+            EventBuf::SampledWithReplacement {
+                batch,
+                population,
+                event,
+            } => Self::new(
+                (**event).clone(),
+                Sampling::WithReplacement {
+                    batch: *batch,
+                    population: *population,
+                },
+                count,
+            ),
             other => Self::new(other.clone(), Sampling::None, count),
         }
     }
@@ -208,6 +231,11 @@ impl EventSpec {
                     event: base,
                 }
             }
+            Sampling::WithReplacement { batch, population } => EventBuf::SampledWithReplacement {
+                batch,
+                population,
+                event: base,
+            },
         }
     }
 
@@ -305,7 +333,7 @@ pub enum ParseEventError {
         /// Why it does not parse.
         source: ParseNameError,
     },
-    /// Both `poisson` and `wor` are given.
+    /// More than one of `poisson`, `wor` and `wr` is given.
     TwoSamplings {
         /// The whole event text.
         event: String,
@@ -314,6 +342,8 @@ pub enum ParseEventError {
     NotAFraction {
         /// The whole event text.
         event: String,
+        /// The key: `wor` or `wr`.
+        key: &'static str,
         /// The value as written.
         value: String,
     },
@@ -339,7 +369,7 @@ impl ParseEventError {
             | Self::NotAFlag { key, .. } => Some(key),
             Self::NotABound { .. } => Some("bound"),
             Self::TwoSamplings { .. } => Some("wor"),
-            Self::NotAFraction { .. } => Some("wor"),
+            Self::NotAFraction { key, .. } => Some(key),
             Self::NotKeyValue { .. } | Self::UnknownKind { .. } => None,
         }
     }
@@ -369,10 +399,10 @@ impl fmt::Display for ParseEventError {
             }
             Self::NotABound { event, value, .. } => write!(f, "event {event:?}: bound={value}"),
             Self::TwoSamplings { event } => {
-                write!(f, "event {event:?}: poisson and wor exclude each other")
+                write!(f, "event {event:?}: poisson, wor and wr exclude each other")
             }
-            Self::NotAFraction { event, value } => {
-                write!(f, "event {event:?}: wor={value} must be batch/population")
+            Self::NotAFraction { event, key, value } => {
+                write!(f, "event {event:?}: {key}={value} must be batch/population")
             }
             Self::UnknownKey { event, key } => write!(f, "event {event:?}: unknown key {key}"),
         }
@@ -580,28 +610,39 @@ impl FromStr for EventSpec {
             None => 1,
             Some(v) => integer("count", &v)?,
         };
-        let sampling = match (it.take("poisson"), it.take("wor")) {
-            (Some(_), Some(_)) => {
+        let fraction = |key: &'static str, w: &str| {
+            let (b, p) = w
+                .split_once('/')
+                .ok_or_else(|| ParseEventError::NotAFraction {
+                    event: s.to_owned(),
+                    key,
+                    value: w.to_owned(),
+                })?;
+            let (kb, kp) = if key == "wr" {
+                ("wr batch", "wr population")
+            } else {
+                ("wor batch", "wor population")
+            };
+            Ok::<_, ParseEventError>((integer(kb, b)?, integer(kp, p)?))
+        };
+        let sampling = match (it.take("poisson"), it.take("wor"), it.take("wr")) {
+            (Some(q), None, None) => Sampling::Poisson {
+                q: real("poisson", &q)?,
+            },
+            (None, Some(w), None) => {
+                let (batch, population) = fraction("wor", &w)?;
+                Sampling::WithoutReplacement { batch, population }
+            }
+            (None, None, Some(w)) => {
+                let (batch, population) = fraction("wr", &w)?;
+                Sampling::WithReplacement { batch, population }
+            }
+            (None, None, None) => Sampling::None,
+            _ => {
                 return Err(ParseEventError::TwoSamplings {
                     event: s.to_owned(),
                 });
             }
-            (Some(q), None) => Sampling::Poisson {
-                q: real("poisson", &q)?,
-            },
-            (None, Some(w)) => {
-                let (b, p) = w
-                    .split_once('/')
-                    .ok_or_else(|| ParseEventError::NotAFraction {
-                        event: s.to_owned(),
-                        value: w.clone(),
-                    })?;
-                Sampling::WithoutReplacement {
-                    batch: integer("wor batch", b)?,
-                    population: integer("wor population", p)?,
-                }
-            }
-            (None, None) => Sampling::None,
         };
         if let Some(key) = items.map.into_keys().next() {
             return Err(ParseEventError::UnknownKey {
@@ -752,6 +793,9 @@ impl fmt::Display for EventSpec {
             Sampling::WithoutReplacement { batch, population } => {
                 write!(f, ",wor={batch}/{population}")?;
             }
+            Sampling::WithReplacement { batch, population } => {
+                write!(f, ",wr={batch}/{population}")?;
+            }
         }
         if self.count != 1 {
             write!(f, ",count={}", self.count)?;
@@ -892,7 +936,7 @@ mod tests {
             (
                 "gaussian:sigma=1,poisson=0.1,wor=1/2",
                 Some("wor"),
-                r#"event "gaussian:sigma=1,poisson=0.1,wor=1/2": poisson and wor exclude each other"#,
+                r#"event "gaussian:sigma=1,poisson=0.1,wor=1/2": poisson, wor and wr exclude each other"#,
             ),
             (
                 "nope:x=1",

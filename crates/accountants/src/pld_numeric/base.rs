@@ -790,7 +790,21 @@ pub(crate) fn discretise_wor(
     h: f64,
     tail: f64,
 ) -> Result<Pmf, AccountantError> {
-    let rem = discretise(mechanism, gamma, Direction::Remove, h, tail)?;
+    symmetrise(
+        &discretise(mechanism, gamma, Direction::Remove, h, tail)?,
+        h,
+    )
+}
+
+/// The symmetric PLD whose privacy profile on `ε ≥ 0` is that of the remove-direction PLD
+/// `rem` on the grid `h·ℤ` (see [`discretise_wor`]): its atoms at losses `l ≥ h`, their mirror images
+/// `e^{−l}·P(l)` at `−l`, its mass at `+∞`, and the rest at loss 0 (non-negative by
+/// convexity of the profile at 0). `rem`'s atoms at losses ≤ 0 do not enter.
+///
+/// # Errors
+/// [`AccountantError::NumericalFailure`] if `rem`'s grid does not contain loss 0 or the
+/// rest is negative beyond round-off.
+pub(crate) fn symmetrise(rem: &Pmf, h: f64) -> Result<Pmf, AccountantError> {
     let top = rem.offset + i64::try_from(rem.probs.len()).unwrap_or(i64::MAX) - 1;
     if rem.offset > 0 || top < 0 {
         return Err(AccountantError::NumericalFailure {

@@ -25,3 +25,4 @@ mod randomized_response;
 mod requests;
 mod tree_aggregation;
 mod truncated_gaussian;
+mod with_replacement;
