@@ -123,6 +123,15 @@ pub enum EventBuf {
         /// The mechanism run on the batch.
         event: Box<EventBuf>,
     },
+    /// [`Event::RepeatAndSelect`].
+    RepeatAndSelect {
+        /// The repeated mechanism.
+        event: Box<EventBuf>,
+        /// `E[K] ≥ 1`.
+        mean: f64,
+        /// The shape of `K`'s law (`∞`: Poisson).
+        shape: f64,
+    },
     /// [`Event::SelfComposed`].
     SelfComposed {
         /// The repeated event.
@@ -250,6 +259,11 @@ impl From<&Event<'_>> for EventBuf {
                 population,
                 event: Box::new(Self::from(event)),
             },
+            Event::RepeatAndSelect { event, mean, shape } => Self::RepeatAndSelect {
+                event: Box::new(Self::from(event)),
+                mean,
+                shape,
+            },
             Event::SelfComposed { event, count } => Self::SelfComposed {
                 event: Box::new(Self::from(event)),
                 count,
@@ -345,6 +359,7 @@ impl EventBuf {
             Self::PoissonSampled { event, .. }
             | Self::SampledWithoutReplacement { event, .. }
             | Self::SampledWithReplacement { event, .. }
+            | Self::RepeatAndSelect { event, .. }
             | Self::SelfComposed { event, .. } => out.push(event),
             Self::Composed(events) => out.extend(events.iter()),
             _ => {}
@@ -415,6 +430,14 @@ fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Even
             },
             EventBuf::PoissonSampled { q, .. } => match child(1) {
                 [event] => Event::PoissonSampled { q: *q, event },
+                _ => Event::Composed(&[]),
+            },
+            EventBuf::RepeatAndSelect { mean, shape, .. } => match child(1) {
+                [event] => Event::RepeatAndSelect {
+                    event,
+                    mean: *mean,
+                    shape: *shape,
+                },
                 _ => Event::Composed(&[]),
             },
             EventBuf::SampledWithReplacement {

@@ -147,6 +147,148 @@ pub fn gaussian_rdp(sigma: f64, sensitivity: f64, alpha: f64) -> Result<f64, Acc
     )
 }
 
+/// The halting probability `γ ∈ (0, 1]` of the truncated negative binomial distribution
+/// with shape `η ≥ 0` (`η = 0`: logarithmic, `η = 1`: geometric) and mean `μ ≥ 1`
+/// (Papernot–Steinke 2022, Definition 1: mean `η(1/γ − 1)/(1 − γ^η)`, `(1/γ − 1)/ln(1/γ)` at
+/// `η = 0`), as `dp_accounting`: bisection to 10⁻⁹ relative, the lower end returned (a
+/// smaller γ only raises the bound of [`repeat_and_select_rdp`]).
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for `η < 0`, NaN, infinite `η` (the Poisson case
+/// has no γ) or `μ < 1` / non-finite.
+pub fn truncated_negative_binomial_gamma(shape: f64, mean: f64) -> Result<f64, AccountantError> {
+    if shape.is_nan() || shape < 0.0 || shape.is_infinite() {
+        return Err(AccountantError::InvalidParameter {
+            name: "shape",
+            value: shape,
+        });
+    }
+    if !(mean.is_finite() && mean >= 1.0) {
+        return Err(AccountantError::InvalidParameter {
+            name: "mean",
+            value: mean,
+        });
+    }
+    if shape == 1.0 {
+        // 1/μ rounded down.
+        return Ok((1.0 / mean).next_down().max(f64::MIN_POSITIVE));
+    }
+    // (e^x − 1)/x and ln(x)/(x − 1), continuous at their removable points.
+    let expm1_over_x = |x: f64| if x == 0.0 { 1.0 } else { libm::expm1(x) / x };
+    let logx_over_xm1 = |x: f64| {
+        if x == 1.0 {
+            1.0
+        } else {
+            libm::log(x) / (x - 1.0)
+        }
+    };
+    let tnb_mean = |g: f64| {
+        if shape == 0.0 {
+            1.0 / (g * logx_over_xm1(g))
+        } else {
+            1.0 / (g * expm1_over_x(shape * libm::log(g)) * logx_over_xm1(g))
+        }
+    };
+    let (mut lo, mut hi) = (0.0_f64, (2.0 * (shape + 1.0) / mean).min(1.0));
+    while hi > lo * (1.0 + 1e-9) {
+        let mid = 0.5 * (lo + hi);
+        if tnb_mean(mid) < mean {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+        if hi - lo <= f64::MIN_POSITIVE {
+            break;
+        }
+    }
+    if lo > 0.0 {
+        Ok(lo)
+    } else {
+        Err(AccountantError::NumericalFailure {
+            what: "truncated negative binomial gamma",
+        })
+    }
+}
+
+/// RDP at order `α > 1` of repeat-and-select (Papernot & Steinke, "Hyperparameter tuning
+/// with Rényi differential privacy", ICLR 2022; `dp_accounting`'s `RepeatAndSelectDpEvent`):
+/// run a mechanism `K` times, `K` random with mean `μ ≥ 1`, and release only the best run.
+/// `inner(λ)` is the mechanism's RDP at order `λ`, evaluated on `orders` (and α).
+///
+/// * Truncated negative binomial `K` (shape `η ∈ [0, ∞)`, halting probability γ from
+///   [`truncated_negative_binomial_gamma`]; `η = 0` logarithmic, `η = 1` geometric), their
+///   Theorem 2: `ε(α) + (1 + η)·min_λ̂[(1 − 1/λ̂)ε(λ̂) + ln(1/γ)/λ̂] + ln(μ)/(α − 1)`.
+/// * Poisson `K` (`η = ∞`), their Theorem 6: `ε(α) + μ·δ̂ + ln(μ)/(α − 1)`, with `δ̂` the
+///   mechanism's δ at `ε̂ = ln(1 + 1/(α − 1))` from its RDP curve
+///   ([`crate::convert::rdp_to_delta`]).
+///
+/// Both are then made monotone in the order (RDP is non-decreasing in α): the value at α is
+/// the least bound at any order `λ ≥ α` of `orders ∪ {α}`. Rounded up.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for bad α, μ or η; the inner curve's errors.
+pub(crate) fn repeat_and_select_rdp(
+    alpha: f64,
+    mean: f64,
+    shape: f64,
+    orders: &[f64; crate::DEFAULT_ORDER_COUNT],
+    mut inner: impl FnMut(f64) -> Result<f64, AccountantError>,
+) -> Result<f64, AccountantError> {
+    const M: usize = crate::DEFAULT_ORDER_COUNT + 1;
+    let a = order(alpha)?;
+    if !(mean.is_finite() && mean >= 1.0) {
+        return Err(AccountantError::InvalidParameter {
+            name: "mean",
+            value: mean,
+        });
+    }
+    if shape.is_nan() || shape < 0.0 {
+        return Err(AccountantError::InvalidParameter {
+            name: "shape",
+            value: shape,
+        });
+    }
+    let mut ls = [a; M];
+    ls[..crate::DEFAULT_ORDER_COUNT].copy_from_slice(orders);
+    let mut rs = [0.0; M];
+    for (r, &l) in rs.iter_mut().zip(&ls) {
+        *r = inner(l)?;
+    }
+    let ln_mean = libm::log(mean);
+    let mut bound_at = [f64::INFINITY; M];
+    if shape.is_infinite() {
+        for ((b, &l), &r) in bound_at.iter_mut().zip(&ls).zip(&rs) {
+            let eps_hat = libm::log1p(1.0 / (l - 1.0));
+            let d_hat = crate::convert::rdp_to_delta(&ls, &rs, eps_hat)?.delta;
+            *b = round_up(r + round_up(mean * d_hat) + round_up(ln_mean / (l - 1.0)));
+        }
+    } else {
+        let gamma = truncated_negative_binomial_gamma(shape, mean)?;
+        let ln_inv_gamma = -libm::log(gamma);
+        let c = ls
+            .iter()
+            .zip(&rs)
+            .map(|(&l, &r)| round_up((1.0 - 1.0 / l) * r + ln_inv_gamma / l))
+            .fold(f64::INFINITY, f64::min);
+        let c = round_up((1.0 + shape) * c);
+        for ((b, &l), &r) in bound_at.iter_mut().zip(&ls).zip(&rs) {
+            *b = round_up(r + c + round_up(ln_mean / (l - 1.0)));
+        }
+    }
+    let best = ls
+        .iter()
+        .zip(&bound_at)
+        .filter(|(l, _)| **l >= a)
+        .map(|(_, b)| *b)
+        .fold(f64::INFINITY, f64::min);
+    if best.is_nan() {
+        return Err(AccountantError::NumericalFailure {
+            what: "repeat and select rdp",
+        });
+    }
+    Ok(best.max(0.0))
+}
+
 fn order(alpha: f64) -> Result<f64, AccountantError> {
     if alpha.is_finite() && alpha > 1.0 {
         Ok(alpha)
@@ -1206,6 +1348,12 @@ impl Notion for Rdp {
                 let e = non_negative("epsilon", epsilon)?;
                 let rho = bounded_range_rho(e)?;
                 finite("bounded range rdp", round_up(e.min(order(alpha)? * rho)))
+            }
+            Event::RepeatAndSelect { event, mean, shape } => {
+                ev.validate(relation)?;
+                repeat_and_select_rdp(alpha, mean, shape, &crate::DEFAULT_ORDERS, |l| {
+                    fold(&Self { alpha: l }, event, relation, depth + 1)
+                })
             }
             _ => Err(unsupported()),
         }

@@ -161,6 +161,20 @@ pub enum Event<'a> {
         /// The mechanism run on the batch.
         event: &'a Event<'a>,
     },
+    /// Repeat-and-select (Papernot & Steinke, "Hyperparameter tuning with Rényi differential
+    /// privacy", ICLR 2022; `dp_accounting`'s `RepeatAndSelectDpEvent`): `event` is run a
+    /// random number `K` of times with mean `mean` and only the best run is released (e.g.
+    /// private hyperparameter tuning). `K`'s law by `shape`: `∞` Poisson, `1` geometric, `0`
+    /// logarithmic, `(0, ∞)` truncated negative binomial. RDP only (their Theorems 2 and 6,
+    /// [`crate::curves`]); the other accountants refuse it.
+    RepeatAndSelect {
+        /// The repeated mechanism.
+        event: &'a Event<'a>,
+        /// `E[K] ≥ 1`.
+        mean: f64,
+        /// The shape `η ≥ 0` of `K`'s law (`f64::INFINITY`: Poisson).
+        shape: f64,
+    },
     /// `count` adaptive repetitions of `event` (composed without looping).
     SelfComposed {
         /// The repeated event.
@@ -354,6 +368,7 @@ impl Event<'_> {
             Self::PoissonSampled { .. } => "PoissonSampled",
             Self::SampledWithoutReplacement { .. } => "SampledWithoutReplacement",
             Self::SampledWithReplacement { .. } => "SampledWithReplacement",
+            Self::RepeatAndSelect { .. } => "RepeatAndSelect",
             Self::SelfComposed { .. } => "SelfComposed",
             Self::Composed(_) => "Composed",
             Self::DiscreteLaplace { .. } => "DiscreteLaplace",
@@ -477,6 +492,21 @@ impl Event<'_> {
                     return Err(AccountantError::IncompatibleRelation {
                         event: "SampledWithReplacement",
                         relation,
+                    });
+                }
+                event.validate_at(relation, depth + 1)?;
+            }
+            Self::RepeatAndSelect { event, mean, shape } => {
+                if !(mean.is_finite() && mean >= 1.0) {
+                    return Err(AccountantError::InvalidParameter {
+                        name: "mean",
+                        value: mean,
+                    });
+                }
+                if shape.is_nan() || shape < 0.0 {
+                    return Err(AccountantError::InvalidParameter {
+                        name: "shape",
+                        value: shape,
                     });
                 }
                 event.validate_at(relation, depth + 1)?;
@@ -663,6 +693,10 @@ impl core::fmt::Display for Event<'_> {
             } => write!(
                 f,
                 "SampledWithReplacement({batch} draws of {population}, {event})"
+            ),
+            Self::RepeatAndSelect { event, mean, shape } => write!(
+                f,
+                "RepeatAndSelect(mean {mean}, shape {shape}, best of {event})"
             ),
             Self::SelfComposed { event, count } => write!(f, "SelfComposed({count} × {event})"),
             Self::DiscreteLaplace { scale, sensitivity } => {

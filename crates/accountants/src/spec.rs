@@ -25,6 +25,9 @@
 //! `wor=batch/population` ([`crate::Event::SampledWithoutReplacement`], replace-one neighbours)
 //! or `wr=batch/population` ([`crate::Event::SampledWithReplacement`], `batch` draws with
 //! replacement, replace-one neighbours).
+//! Around the sampled release, `select=mean[,shape=η]` runs it a random number of times and
+//! releases the best run ([`crate::Event::RepeatAndSelect`], RDP only; `η` default 1 =
+//! geometric, 0 logarithmic, `inf`/`poisson` Poisson).
 //! Keys may come in any order; spaces around kinds, keys and values are ignored, as are
 //! empty `,,` items. Numbers are Rust `f64`/`u64` literals; non-finite reals are refused.
 //!
@@ -83,7 +86,8 @@ pub const SYNTAX: &str = "  gaussian:sigma=σ[,sens=Δ₂]        Gaussian mecha
 On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
 add/remove neighbours only), wor=batch/population (sampling without replacement, \
 replace-one neighbours only) or wr=batch/population (batch draws with replacement, \
-replace-one neighbours only).";
+replace-one neighbours only); select=mean[,shape=η] (repeat-and-select: the best of a random \
+number of runs with that mean; η = 1 geometric (default), 0 logarithmic, inf Poisson; RDP only).";
 
 /// How the rows a release sees are chosen.
 #[derive(Copy, Clone, PartialEq, Debug, Default)]
@@ -126,6 +130,17 @@ pub struct EventSpec {
     base: EventBuf,
     sampling: Sampling,
     count: u64,
+    select: Option<Select>,
+}
+
+/// Repeat-and-select around one release ([`crate::Event::RepeatAndSelect`]): the keys
+/// `select=mean` and `shape=η` (default 1, geometric; `inf` or `poisson` for Poisson).
+#[derive(Copy, Clone, PartialEq, Debug)]
+pub struct Select {
+    /// The mean number of runs `E[K] ≥ 1`.
+    pub mean: f64,
+    /// The shape of `K`'s law (`f64::INFINITY`: Poisson).
+    pub shape: f64,
 }
 
 impl EventSpec {
@@ -153,6 +168,7 @@ impl EventSpec {
                 base,
                 sampling,
                 count,
+                select: None,
             }),
             other => Err(AccountantError::Unsupported {
                 event: other.name(),
@@ -167,6 +183,19 @@ impl EventSpec {
     /// # Errors
     /// [`AccountantError::Unsupported`] for any other tree.
     pub fn from_event(event: &EventBuf, count: u64) -> Result<Self, AccountantError> {
+        if let EventBuf::RepeatAndSelect { event, mean, shape } = event {
+            let inner = Self::from_event(event, count)?;
+            if inner.select.is_some() {
+                return Err(AccountantError::Unsupported {
+                    event: "RepeatAndSelect",
+                    accountant: "the event grammar (nested selection)",
+                });
+            }
+            return Ok(inner.with_select(Some(Select {
+                mean: *mean,
+                shape: *shape,
+            })));
+        }
         match event {
             EventBuf::PoissonSampled { q, event } => {
                 Self::new((**event).clone(), Sampling::Poisson { q: *q }, count)
@@ -199,6 +228,19 @@ impl EventSpec {
         }
     }
 
+    /// The same spec with repeat-and-select around each release (`None`: without).
+    #[must_use]
+    pub fn with_select(mut self, select: Option<Select>) -> Self {
+        self.select = select;
+        self
+    }
+
+    /// The repeat-and-select wrapper, if any.
+    #[must_use]
+    pub fn select(&self) -> Option<Select> {
+        self.select
+    }
+
     /// The base mechanism (before sampling and repetition).
     #[must_use]
     pub fn base(&self) -> &EventBuf {
@@ -220,6 +262,19 @@ impl EventSpec {
     /// One release: the base event inside its sampling node.
     #[must_use]
     pub fn event(&self) -> EventBuf {
+        let sampled = self.sampled();
+        match self.select {
+            None => sampled,
+            Some(Select { mean, shape }) => EventBuf::RepeatAndSelect {
+                event: Box::new(sampled),
+                mean,
+                shape,
+            },
+        }
+    }
+
+    /// The base event inside its sampling node (without the selection).
+    fn sampled(&self) -> EventBuf {
         let base = Box::new(self.base.clone());
         match self.sampling {
             Sampling::None => *base,
@@ -644,6 +699,17 @@ impl FromStr for EventSpec {
                 });
             }
         };
+        let select = match it.take("select") {
+            None => None,
+            Some(v) => Some(Select {
+                mean: real("select", &v)?,
+                shape: match it.take("shape").as_deref() {
+                    None => 1.0,
+                    Some("inf" | "poisson") => f64::INFINITY,
+                    Some(v) => real("shape", v)?,
+                },
+            }),
+        };
         if let Some(key) = items.map.into_keys().next() {
             return Err(ParseEventError::UnknownKey {
                 event: s.to_owned(),
@@ -654,6 +720,7 @@ impl FromStr for EventSpec {
             base,
             sampling,
             count,
+            select,
         })
     }
 }
@@ -795,6 +862,14 @@ impl fmt::Display for EventSpec {
             }
             Sampling::WithReplacement { batch, population } => {
                 write!(f, ",wr={batch}/{population}")?;
+            }
+        }
+        if let Some(Select { mean, shape }) = self.select {
+            write!(f, ",select={}", Real(mean))?;
+            if shape.is_infinite() {
+                f.write_str(",shape=inf")?;
+            } else if shape != 1.0 {
+                write!(f, ",shape={}", Real(shape))?;
             }
         }
         if self.count != 1 {

@@ -22,6 +22,7 @@ mod pld_numeric;
 mod pld_regimes;
 mod properties;
 mod randomized_response;
+mod repeat_and_select;
 mod requests;
 mod tree_aggregation;
 mod truncated_gaussian;
