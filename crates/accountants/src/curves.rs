@@ -169,14 +169,15 @@ pub fn truncated_negative_binomial_gamma(shape: f64, mean: f64) -> Result<f64, A
             value: mean,
         });
     }
-    if shape == 1.0 {
+    // Exact comparisons: the geometric case and the removable points are single values.
+    if shape.to_bits() == 1.0_f64.to_bits() {
         // 1/μ rounded down.
         return Ok((1.0 / mean).next_down().max(f64::MIN_POSITIVE));
     }
     // (e^x − 1)/x and ln(x)/(x − 1), continuous at their removable points.
     let expm1_over_x = |x: f64| if x == 0.0 { 1.0 } else { libm::expm1(x) / x };
     let logx_over_xm1 = |x: f64| {
-        if x == 1.0 {
+        if x.to_bits() == 1.0_f64.to_bits() {
             1.0
         } else {
             libm::log(x) / (x - 1.0)

@@ -868,7 +868,7 @@ impl fmt::Display for EventSpec {
             write!(f, ",select={}", Real(mean))?;
             if shape.is_infinite() {
                 f.write_str(",shape=inf")?;
-            } else if shape != 1.0 {
+            } else if shape.to_bits() != 1.0_f64.to_bits() {
                 write!(f, ",shape={}", Real(shape))?;
             }
         }
