@@ -132,6 +132,17 @@ pub enum EventBuf {
         /// The shape of `K`'s law (`∞`: Poisson).
         shape: f64,
     },
+    /// [`Event::RandomAllocation`].
+    RandomAllocation {
+        /// Noise standard deviation σ > 0 per step.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0.
+        sensitivity: f64,
+        /// Number of steps `t ≥ 1`.
+        steps: u64,
+        /// Steps per record `k`.
+        selected: u64,
+    },
     /// [`Event::SelfComposed`].
     SelfComposed {
         /// The repeated event.
@@ -263,6 +274,17 @@ impl From<&Event<'_>> for EventBuf {
                 event: Box::new(Self::from(event)),
                 mean,
                 shape,
+            },
+            Event::RandomAllocation {
+                sigma,
+                sensitivity,
+                steps,
+                selected,
+            } => Self::RandomAllocation {
+                sigma,
+                sensitivity,
+                steps,
+                selected,
             },
             Event::SelfComposed { event, count } => Self::SelfComposed {
                 event: Box::new(Self::from(event)),
@@ -431,6 +453,17 @@ fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Even
             EventBuf::PoissonSampled { q, .. } => match child(1) {
                 [event] => Event::PoissonSampled { q: *q, event },
                 _ => Event::Composed(&[]),
+            },
+            EventBuf::RandomAllocation {
+                sigma,
+                sensitivity,
+                steps,
+                selected,
+            } => Event::RandomAllocation {
+                sigma: *sigma,
+                sensitivity: *sensitivity,
+                steps: *steps,
+                selected: *selected,
             },
             EventBuf::RepeatAndSelect { mean, shape, .. } => match child(1) {
                 [event] => Event::RepeatAndSelect {

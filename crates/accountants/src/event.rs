@@ -175,6 +175,24 @@ pub enum Event<'a> {
         /// The shape `η ≥ 0` of `K`'s law (`f64::INFINITY`: Poisson).
         shape: f64,
     },
+    /// Random allocation ("balls in bins"; Feldman & Shenfeld 2025, arXiv 2502.08202; the
+    /// sampling of shuffled-batch DP-SGD): `steps = t` Gaussian steps (noise σ, ℓ₂
+    /// sensitivity Δ), each record used in exactly `selected = k` of them, chosen uniformly at
+    /// random. Add/remove relation only. RDP only, an **upper bound**
+    /// ([`crate::curves::random_allocation_rdp`]: the remove direction exact at integer orders
+    /// ≤ 64, the add direction by the arithmetic–geometric mean inequality); `k = 1` only
+    /// (`k > 1` is refused: no bound is implemented for it); epochs compose
+    /// (`SelfComposed`).
+    RandomAllocation {
+        /// Noise standard deviation σ > 0 per step.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0 of one record in one step.
+        sensitivity: f64,
+        /// Number of steps `t ≥ 1`.
+        steps: u64,
+        /// Steps per record `1 ≤ k ≤ t`.
+        selected: u64,
+    },
     /// `count` adaptive repetitions of `event` (composed without looping).
     SelfComposed {
         /// The repeated event.
@@ -369,6 +387,7 @@ impl Event<'_> {
             Self::SampledWithoutReplacement { .. } => "SampledWithoutReplacement",
             Self::SampledWithReplacement { .. } => "SampledWithReplacement",
             Self::RepeatAndSelect { .. } => "RepeatAndSelect",
+            Self::RandomAllocation { .. } => "RandomAllocation",
             Self::SelfComposed { .. } => "SelfComposed",
             Self::Composed(_) => "Composed",
             Self::DiscreteLaplace { .. } => "DiscreteLaplace",
@@ -510,6 +529,33 @@ impl Event<'_> {
                     });
                 }
                 event.validate_at(relation, depth + 1)?;
+            }
+            Self::RandomAllocation {
+                sigma,
+                sensitivity,
+                steps,
+                selected,
+            } => {
+                positive("sigma", sigma)?;
+                non_negative("sensitivity", sensitivity)?;
+                if steps == 0 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "steps",
+                        value: steps,
+                    });
+                }
+                if selected == 0 || selected > steps {
+                    return Err(AccountantError::InvalidCount {
+                        name: "selected",
+                        value: selected,
+                    });
+                }
+                if relation != Neighbouring::AddRemove {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "RandomAllocation",
+                        relation,
+                    });
+                }
             }
             Self::SelfComposed { event, .. } => event.validate_at(relation, depth + 1)?,
             Self::Composed(events) => {
@@ -697,6 +743,15 @@ impl core::fmt::Display for Event<'_> {
             Self::RepeatAndSelect { event, mean, shape } => write!(
                 f,
                 "RepeatAndSelect(mean {mean}, shape {shape}, best of {event})"
+            ),
+            Self::RandomAllocation {
+                sigma,
+                sensitivity,
+                steps,
+                selected,
+            } => write!(
+                f,
+                "RandomAllocation({selected} of {steps} steps, Gaussian(σ = {sigma}, Δ₂ = {sensitivity}))"
             ),
             Self::SelfComposed { event, count } => write!(f, "SelfComposed({count} × {event})"),
             Self::DiscreteLaplace { scale, sensitivity } => {

@@ -18,6 +18,7 @@
 //! | `em` | `eps` | [`crate::Event::ExponentialMechanism`] (ε-bounded range) |
 //! | `tree` | `sigma`, integer `steps`, `sens` (default 1) | [`crate::Event::TreeAggregation`] (one DP-FTRL epoch) |
 //! | `mog` | `sigma`, `c` and `p`: lists of reals separated by `\|` (sensitivities, probabilities) | [`crate::Event::MixtureOfGaussians`] (add/remove) |
+//! | `alloc` | `sigma`, integer `steps`, integer `k` (default 1), `sens` (default 1) | [`crate::Event::RandomAllocation`] (add/remove; RDP) |
 //! | `truncated` | `sigma`, `q` (Poisson rate), integer `batch` (the cap), integer `n` (dataset size), `sens` (default 1) | [`crate::Event::TruncatedSubsampledGaussian`] (add/remove) |
 //!
 //! plus, on any kind, `count=k` (k adaptive repetitions, default 1) and at most one sampling
@@ -82,6 +83,7 @@ pub const SYNTAX: &str = "  gaussian:sigma=σ[,sens=Δ₂]        Gaussian mecha
   em:eps=ε                          exponential mechanism / any ε-bounded-range selection
   tree:sigma=σ,steps=T[,sens=Δ₂]    one epoch of tree aggregation over T steps (DP-FTRL)
   mog:sigma=σ,c=c1|c2|…,p=p1|p2|…   mixture of Gaussians: sensitivity ci with probability pi
+  alloc:sigma=σ,steps=t[,k=k][,sens=Δ₂]  random allocation: each record in k of t Gaussian steps (RDP, k = 1)
   truncated:sigma=σ,q=q,batch=B,n=n[,sens=Δ₂]  Gaussian on a Poisson sample of n rows cut to B rows
 On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
 add/remove neighbours only), wor=batch/population (sampling without replacement, \
@@ -164,7 +166,8 @@ impl EventSpec {
             | EventBuf::ExponentialMechanism { .. }
             | EventBuf::TreeAggregation { .. }
             | EventBuf::MixtureOfGaussians { .. }
-            | EventBuf::TruncatedSubsampledGaussian { .. } => Ok(Self {
+            | EventBuf::TruncatedSubsampledGaussian { .. }
+            | EventBuf::RandomAllocation { .. } => Ok(Self {
                 base,
                 sampling,
                 count,
@@ -431,7 +434,7 @@ impl ParseEventError {
 }
 
 /// The kinds, for [`ParseEventError::UnknownKind`].
-const KINDS: &str = "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial, rr, em, tree, mog, truncated";
+const KINDS: &str = "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial, rr, em, tree, mog, alloc, truncated";
 
 impl fmt::Display for ParseEventError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -641,6 +644,15 @@ impl FromStr for EventSpec {
                 sensitivities: it.reals("c")?,
                 probs: it.reals("p")?,
             },
+            "alloc" => EventBuf::RandomAllocation {
+                sigma: it.real("sigma")?,
+                sensitivity: it.sens()?,
+                steps: it.integer("steps")?,
+                selected: match it.take("k") {
+                    None => 1,
+                    Some(v) => integer("k", &v)?,
+                },
+            },
             "truncated" => EventBuf::TruncatedSubsampledGaussian {
                 sigma: it.real("sigma")?,
                 sensitivity: it.sens()?,
@@ -834,6 +846,18 @@ impl fmt::Display for EventSpec {
                     }
                 }
             }
+            EventBuf::RandomAllocation {
+                sigma,
+                sensitivity,
+                steps,
+                selected,
+            } => {
+                write!(f, "alloc:sigma={},steps={steps}", Real(sigma))?;
+                if selected != 1 {
+                    write!(f, ",k={selected}")?;
+                }
+                sens(f, sensitivity)?;
+            }
             EventBuf::TruncatedSubsampledGaussian {
                 sigma,
                 sensitivity,
@@ -1017,7 +1041,7 @@ mod tests {
                 "nope:x=1",
                 None,
                 "unknown event kind \"nope\" (expected gaussian, laplace, dlaplace, dgaussian, \
-                 pure, approx, zcdp, svt, binomial, rr, em, tree, mog, truncated)",
+                 pure, approx, zcdp, svt, binomial, rr, em, tree, mog, alloc, truncated)",
             ),
             (
                 "svt:c=1,b=1,resample=2",
@@ -1092,6 +1116,7 @@ mod tests {
             "em:eps=1",
             "tree:sigma=1,steps=8,sens=2",
             "mog:sigma=1,c=0|1|2,p=0.81|0.18|0.01",
+            "alloc:sigma=1,steps=10,k=2,sens=2",
             "truncated:sigma=1,q=0.01,batch=12,n=1000,sens=2",
         ] {
             parse(example).unwrap();

@@ -21,6 +21,7 @@ mod pld_discrete;
 mod pld_numeric;
 mod pld_regimes;
 mod properties;
+mod random_allocation;
 mod randomized_response;
 mod repeat_and_select;
 mod requests;
