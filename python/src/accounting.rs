@@ -74,6 +74,15 @@ fn repr(e: &EventBuf) -> String {
             "Event.sampled_without_replacement(batch={batch}, population={population}, event={})",
             repr(event)
         ),
+        EventBuf::RandomAllocation {
+            sigma,
+            sensitivity,
+            steps,
+            selected,
+        } => format!(
+            "Event.random_allocation(sigma={sigma:?}, steps={steps}, selected={selected}, \
+             sensitivity={sensitivity:?})"
+        ),
         EventBuf::RepeatAndSelect { event, mean, shape } => format!(
             "Event.repeat_and_select(event={}, mean={mean:?}, shape={shape:?})",
             repr(event)
@@ -327,6 +336,24 @@ impl PyEvent {
             event: Box::new((*event.node).clone()),
             mean,
             shape,
+        })
+    }
+    /// Random allocation ("balls in bins"; Feldman & Shenfeld 2025): `steps` Gaussian steps
+    /// (noise σ, ℓ₂ sensitivity Δ), each record in exactly `selected` of them chosen
+    /// uniformly at random (add/remove). RDP only, an upper bound; `selected = 1` only.
+    #[staticmethod]
+    #[pyo3(signature = (sigma, steps, selected = 1, sensitivity = 1.0))]
+    fn random_allocation(
+        sigma: f64,
+        steps: u64,
+        selected: u64,
+        sensitivity: f64,
+    ) -> PyResult<Self> {
+        Self::new(EventBuf::RandomAllocation {
+            sigma,
+            sensitivity,
+            steps,
+            selected,
         })
     }
     /// `count` adaptive repetitions of `event` (composed in O(1), never by looping).

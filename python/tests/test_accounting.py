@@ -777,3 +777,28 @@ def test_repeat_and_select_matches_dp_accounting(shape):
             assert b * (1 - 1e-6) <= a <= b * 1.02
     with pytest.raises(UnsupportedEventError):
         A.PldAccountant().compose(A.RepeatAndSelectDpEvent(inner, 10.0, shape))
+
+
+def test_random_allocation_is_accounted_by_rdp():
+    """Random allocation (1 of 1000 steps, σ = 1): cheaper than the 1000 Gaussian steps it
+    hides in, more epochs cost more; the RDP never below the remove direction's exact value
+    from the partition enumeration (0.1585650787404291 at t = 10, σ = 1, α = 2,
+    crates/accountants/tests/data/random_allocation.txt); PLD and k > 1 refuse; grammar."""
+    e = A.Event.random_allocation(1.0, 1000)
+    acc = A.RdpAccountant()
+    acc.compose(e)
+    g = A.RdpAccountant()
+    g.compose(A.Event.gaussian(1.0), 1000)
+    assert acc.get_epsilon(1e-6) < g.get_epsilon(1e-6)
+    acc5 = A.RdpAccountant()
+    acc5.compose(e, 5)
+    assert acc5.get_epsilon(1e-6) > acc.get_epsilon(1e-6)
+    ten = A.RdpAccountant([2.0])
+    ten.compose(A.Event.random_allocation(1.0, 10))
+    assert ten.rdp[0] >= 0.1585650787404291
+    assert A.format_event(e) == "alloc:sigma=1,steps=1000"
+    assert "random_allocation(sigma=1.0, steps=1000" in repr(e)
+    with pytest.raises(UnsupportedEventError):
+        A.PldAccountant().compose(e)
+    with pytest.raises(UnsupportedEventError):
+        A.RdpAccountant().compose(A.Event.random_allocation(1.0, 10, 2))
