@@ -85,7 +85,8 @@ export interface ParsedEvent {
   sampling:
     | { kind: "none" }
     | { kind: "poisson"; q: number }
-    | { kind: "wor"; batch: number; population: number };
+    | { kind: "wor"; batch: number; population: number }
+    | { kind: "wr"; batch: number; population: number };
   /** The event in prose, e.g. `"PoissonSampled(q = 0.01, Gaussian(σ = 1.1, Δ₂ = 1))"`. */
   description: string;
   /** The event's JSON form (as in a claim). */

@@ -74,6 +74,27 @@ fn repr(e: &EventBuf) -> String {
             "Event.sampled_without_replacement(batch={batch}, population={population}, event={})",
             repr(event)
         ),
+        EventBuf::RandomAllocation {
+            sigma,
+            sensitivity,
+            steps,
+            selected,
+        } => format!(
+            "Event.random_allocation(sigma={sigma:?}, steps={steps}, selected={selected}, \
+             sensitivity={sensitivity:?})"
+        ),
+        EventBuf::RepeatAndSelect { event, mean, shape } => format!(
+            "Event.repeat_and_select(event={}, mean={mean:?}, shape={shape:?})",
+            repr(event)
+        ),
+        EventBuf::SampledWithReplacement {
+            batch,
+            population,
+            event,
+        } => format!(
+            "Event.sampled_with_replacement(batch={batch}, population={population}, event={})",
+            repr(event)
+        ),
         EventBuf::SelfComposed { event, count } => {
             format!("Event.self_composed(event={}, count={count})", repr(event))
         }
@@ -101,6 +122,16 @@ fn repr(e: &EventBuf) -> String {
         } => format!(
             "Event.mixture_of_gaussians(sigma={sigma:?}, sensitivities={sensitivities:?}, \
              probs={probs:?})"
+        ),
+        EventBuf::TruncatedSubsampledGaussian {
+            sigma,
+            sensitivity,
+            q,
+            batch,
+            population,
+        } => format!(
+            "Event.truncated_subsampled_gaussian(sigma={sigma:?}, q={q:?}, batch={batch}, \
+             population={population}, sensitivity={sensitivity:?})"
         ),
         // Variants Python cannot build (the grid mechanisms' discrete noise, future ones):
         // the library's own description.
@@ -244,6 +275,27 @@ impl PyEvent {
             probs,
         })
     }
+    /// The Gaussian mechanism (noise σ, ℓ₂ sensitivity Δ) on a Poisson sample (rate q) of
+    /// ``population`` rows cut to at most ``batch`` rows (dp_accounting's
+    /// ``TruncatedSubsampledGaussianDpEvent``; arXiv 2508.15089). Add/remove relation;
+    /// accounted by the numerical PLD only.
+    #[staticmethod]
+    #[pyo3(signature = (sigma, q, batch, population, sensitivity = 1.0))]
+    fn truncated_subsampled_gaussian(
+        sigma: f64,
+        q: f64,
+        batch: u64,
+        population: u64,
+        sensitivity: f64,
+    ) -> PyResult<Self> {
+        Self::new(EventBuf::TruncatedSubsampledGaussian {
+            sigma,
+            sensitivity,
+            q,
+            batch,
+            population,
+        })
+    }
     /// Poisson subsampling with rate q ∈ (0, 1] before `event` (add/remove relation only).
     #[staticmethod]
     fn poisson_sampled(q: f64, event: &Self) -> PyResult<Self> {
@@ -260,6 +312,48 @@ impl PyEvent {
             batch,
             population,
             event: Box::new((*event.node).clone()),
+        })
+    }
+    /// `batch` draws, each uniform over the `population` rows, **with replacement**, before
+    /// `event` (replace-one relation only: one row substituted; `event`'s sensitivity is that
+    /// of one draw). Numerical PLD only, for Gaussian, Laplace and pure events.
+    #[staticmethod]
+    fn sampled_with_replacement(batch: u64, population: u64, event: &Self) -> PyResult<Self> {
+        Self::new(EventBuf::SampledWithReplacement {
+            batch,
+            population,
+            event: Box::new((*event.node).clone()),
+        })
+    }
+    /// Repeat-and-select (Papernot & Steinke 2022; dp_accounting's ``RepeatAndSelectDpEvent``):
+    /// `event` runs a random number K of times, E[K] = `mean` ≥ 1, and only the best run is
+    /// released. K's law by `shape`: 1 geometric (default), 0 logarithmic, ``math.inf``
+    /// Poisson, else truncated negative binomial. RDP only.
+    #[staticmethod]
+    #[pyo3(signature = (event, mean, shape = 1.0))]
+    fn repeat_and_select(event: &Self, mean: f64, shape: f64) -> PyResult<Self> {
+        Self::new(EventBuf::RepeatAndSelect {
+            event: Box::new((*event.node).clone()),
+            mean,
+            shape,
+        })
+    }
+    /// Random allocation ("balls in bins"; Feldman & Shenfeld 2025): `steps` Gaussian steps
+    /// (noise σ, ℓ₂ sensitivity Δ), each record in exactly `selected` of them chosen
+    /// uniformly at random (add/remove). RDP only, an upper bound; `selected = 1` only.
+    #[staticmethod]
+    #[pyo3(signature = (sigma, steps, selected = 1, sensitivity = 1.0))]
+    fn random_allocation(
+        sigma: f64,
+        steps: u64,
+        selected: u64,
+        sensitivity: f64,
+    ) -> PyResult<Self> {
+        Self::new(EventBuf::RandomAllocation {
+            sigma,
+            sensitivity,
+            steps,
+            selected,
         })
     }
     /// `count` adaptive repetitions of `event` (composed in O(1), never by looping).

@@ -88,6 +88,11 @@ pub(crate) fn parse(req: &Obj) -> Result<Value, Failure> {
             sampling.insert("batch".into(), Value::from(batch));
             sampling.insert("population".into(), Value::from(population));
         }
+        Sampling::WithReplacement { batch, population } => {
+            sampling.insert("kind".into(), Value::from("wr"));
+            sampling.insert("batch".into(), Value::from(batch));
+            sampling.insert("population".into(), Value::from(population));
+        }
     }
     let mut m = Map::new();
     m.insert("spec".into(), Value::from(spec.to_string()));

@@ -114,6 +114,35 @@ pub enum EventBuf {
         /// The mechanism run on the sample.
         event: Box<EventBuf>,
     },
+    /// [`Event::SampledWithReplacement`].
+    SampledWithReplacement {
+        /// Number of draws.
+        batch: u64,
+        /// Dataset size.
+        population: u64,
+        /// The mechanism run on the batch.
+        event: Box<EventBuf>,
+    },
+    /// [`Event::RepeatAndSelect`].
+    RepeatAndSelect {
+        /// The repeated mechanism.
+        event: Box<EventBuf>,
+        /// `E[K] ≥ 1`.
+        mean: f64,
+        /// The shape of `K`'s law (`∞`: Poisson).
+        shape: f64,
+    },
+    /// [`Event::RandomAllocation`].
+    RandomAllocation {
+        /// Noise standard deviation σ > 0 per step.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0.
+        sensitivity: f64,
+        /// Number of steps `t ≥ 1`.
+        steps: u64,
+        /// Steps per record `k`.
+        selected: u64,
+    },
     /// [`Event::SelfComposed`].
     SelfComposed {
         /// The repeated event.
@@ -174,6 +203,19 @@ pub enum EventBuf {
         /// Their probabilities `pᵢ`, summing to 1.
         probs: Vec<f64>,
     },
+    /// [`Event::TruncatedSubsampledGaussian`].
+    TruncatedSubsampledGaussian {
+        /// Noise standard deviation σ > 0.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0.
+        sensitivity: f64,
+        /// Poisson sampling rate `q ∈ (0, 1]`.
+        q: f64,
+        /// The largest batch `B ≥ 1`.
+        batch: u64,
+        /// Dataset size `n ≥ 1`.
+        population: u64,
+    },
 }
 
 impl From<&Event<'_>> for EventBuf {
@@ -219,6 +261,31 @@ impl From<&Event<'_>> for EventBuf {
                 population,
                 event: Box::new(Self::from(event)),
             },
+            Event::SampledWithReplacement {
+                batch,
+                population,
+                event,
+            } => Self::SampledWithReplacement {
+                batch,
+                population,
+                event: Box::new(Self::from(event)),
+            },
+            Event::RepeatAndSelect { event, mean, shape } => Self::RepeatAndSelect {
+                event: Box::new(Self::from(event)),
+                mean,
+                shape,
+            },
+            Event::RandomAllocation {
+                sigma,
+                sensitivity,
+                steps,
+                selected,
+            } => Self::RandomAllocation {
+                sigma,
+                sensitivity,
+                steps,
+                selected,
+            },
             Event::SelfComposed { event, count } => Self::SelfComposed {
                 event: Box::new(Self::from(event)),
                 count,
@@ -252,6 +319,19 @@ impl From<&Event<'_>> for EventBuf {
                 sigma,
                 sensitivities: sensitivities.to_vec(),
                 probs: probs.to_vec(),
+            },
+            Event::TruncatedSubsampledGaussian {
+                sigma,
+                sensitivity,
+                q,
+                batch,
+                population,
+            } => Self::TruncatedSubsampledGaussian {
+                sigma,
+                sensitivity,
+                q,
+                batch,
+                population,
             },
         }
     }
@@ -300,6 +380,8 @@ impl EventBuf {
         match self {
             Self::PoissonSampled { event, .. }
             | Self::SampledWithoutReplacement { event, .. }
+            | Self::SampledWithReplacement { event, .. }
+            | Self::RepeatAndSelect { event, .. }
             | Self::SelfComposed { event, .. } => out.push(event),
             Self::Composed(events) => out.extend(events.iter()),
             _ => {}
@@ -372,6 +454,35 @@ fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Even
                 [event] => Event::PoissonSampled { q: *q, event },
                 _ => Event::Composed(&[]),
             },
+            EventBuf::RandomAllocation {
+                sigma,
+                sensitivity,
+                steps,
+                selected,
+            } => Event::RandomAllocation {
+                sigma: *sigma,
+                sensitivity: *sensitivity,
+                steps: *steps,
+                selected: *selected,
+            },
+            EventBuf::RepeatAndSelect { mean, shape, .. } => match child(1) {
+                [event] => Event::RepeatAndSelect {
+                    event,
+                    mean: *mean,
+                    shape: *shape,
+                },
+                _ => Event::Composed(&[]),
+            },
+            EventBuf::SampledWithReplacement {
+                batch, population, ..
+            } => match child(1) {
+                [event] => Event::SampledWithReplacement {
+                    batch: *batch,
+                    population: *population,
+                    event,
+                },
+                _ => Event::Composed(&[]),
+            },
             EventBuf::SampledWithoutReplacement {
                 batch, population, ..
             } => match child(1) {
@@ -426,6 +537,19 @@ fn build<R>(levels: &[Vec<&EventBuf>], below: &[Event<'_>], f: impl FnOnce(&Even
                 sigma: *sigma,
                 sensitivities,
                 probs,
+            },
+            EventBuf::TruncatedSubsampledGaussian {
+                sigma,
+                sensitivity,
+                q,
+                batch,
+                population,
+            } => Event::TruncatedSubsampledGaussian {
+                sigma: *sigma,
+                sensitivity: *sensitivity,
+                q: *q,
+                batch: *batch,
+                population: *population,
             },
         };
         built.push(e);

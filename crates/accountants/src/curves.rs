@@ -147,6 +147,272 @@ pub fn gaussian_rdp(sigma: f64, sensitivity: f64, alpha: f64) -> Result<f64, Acc
     )
 }
 
+/// The halting probability `γ ∈ (0, 1]` of the truncated negative binomial distribution
+/// with shape `η ≥ 0` (`η = 0`: logarithmic, `η = 1`: geometric) and mean `μ ≥ 1`
+/// (Papernot–Steinke 2022, Definition 1: mean `η(1/γ − 1)/(1 − γ^η)`, `(1/γ − 1)/ln(1/γ)` at
+/// `η = 0`), as `dp_accounting`: bisection to 10⁻⁹ relative, the lower end returned (a
+/// smaller γ only raises the bound of [`repeat_and_select_rdp`]).
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for `η < 0`, NaN, infinite `η` (the Poisson case
+/// has no γ) or `μ < 1` / non-finite.
+pub fn truncated_negative_binomial_gamma(shape: f64, mean: f64) -> Result<f64, AccountantError> {
+    if shape.is_nan() || shape < 0.0 || shape.is_infinite() {
+        return Err(AccountantError::InvalidParameter {
+            name: "shape",
+            value: shape,
+        });
+    }
+    if !(mean.is_finite() && mean >= 1.0) {
+        return Err(AccountantError::InvalidParameter {
+            name: "mean",
+            value: mean,
+        });
+    }
+    // Exact comparisons: the geometric case and the removable points are single values.
+    if shape.to_bits() == 1.0_f64.to_bits() {
+        // 1/μ rounded down.
+        return Ok((1.0 / mean).next_down().max(f64::MIN_POSITIVE));
+    }
+    // (e^x − 1)/x and ln(x)/(x − 1), continuous at their removable points.
+    let expm1_over_x = |x: f64| if x == 0.0 { 1.0 } else { libm::expm1(x) / x };
+    let logx_over_xm1 = |x: f64| {
+        if x.to_bits() == 1.0_f64.to_bits() {
+            1.0
+        } else {
+            libm::log(x) / (x - 1.0)
+        }
+    };
+    let tnb_mean = |g: f64| {
+        if shape == 0.0 {
+            1.0 / (g * logx_over_xm1(g))
+        } else {
+            1.0 / (g * expm1_over_x(shape * libm::log(g)) * logx_over_xm1(g))
+        }
+    };
+    let (mut lo, mut hi) = (0.0_f64, (2.0 * (shape + 1.0) / mean).min(1.0));
+    while hi > lo * (1.0 + 1e-9) {
+        let mid = 0.5 * (lo + hi);
+        if tnb_mean(mid) < mean {
+            hi = mid;
+        } else {
+            lo = mid;
+        }
+        if hi - lo <= f64::MIN_POSITIVE {
+            break;
+        }
+    }
+    if lo > 0.0 {
+        Ok(lo)
+    } else {
+        Err(AccountantError::NumericalFailure {
+            what: "truncated negative binomial gamma",
+        })
+    }
+}
+
+/// RDP at order `α > 1` of repeat-and-select (Papernot & Steinke, "Hyperparameter tuning
+/// with Rényi differential privacy", ICLR 2022; `dp_accounting`'s `RepeatAndSelectDpEvent`):
+/// run a mechanism `K` times, `K` random with mean `μ ≥ 1`, and release only the best run.
+/// `inner(λ)` is the mechanism's RDP at order `λ`, evaluated on `orders` (and α).
+///
+/// * Truncated negative binomial `K` (shape `η ∈ [0, ∞)`, halting probability γ from
+///   [`truncated_negative_binomial_gamma`]; `η = 0` logarithmic, `η = 1` geometric), their
+///   Theorem 2: `ε(α) + (1 + η)·min_λ̂[(1 − 1/λ̂)ε(λ̂) + ln(1/γ)/λ̂] + ln(μ)/(α − 1)`.
+/// * Poisson `K` (`η = ∞`), their Theorem 6: `ε(α) + μ·δ̂ + ln(μ)/(α − 1)`, with `δ̂` the
+///   mechanism's δ at `ε̂ = ln(1 + 1/(α − 1))` from its RDP curve
+///   ([`crate::convert::rdp_to_delta`]).
+///
+/// Both are then made monotone in the order (RDP is non-decreasing in α): the value at α is
+/// the least bound at any order `λ ≥ α` of `orders ∪ {α}`. Rounded up.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for bad α, μ or η; the inner curve's errors.
+pub(crate) fn repeat_and_select_rdp(
+    alpha: f64,
+    mean: f64,
+    shape: f64,
+    orders: &[f64; crate::DEFAULT_ORDER_COUNT],
+    mut inner: impl FnMut(f64) -> Result<f64, AccountantError>,
+) -> Result<f64, AccountantError> {
+    const M: usize = crate::DEFAULT_ORDER_COUNT + 1;
+    let a = order(alpha)?;
+    if !(mean.is_finite() && mean >= 1.0) {
+        return Err(AccountantError::InvalidParameter {
+            name: "mean",
+            value: mean,
+        });
+    }
+    if shape.is_nan() || shape < 0.0 {
+        return Err(AccountantError::InvalidParameter {
+            name: "shape",
+            value: shape,
+        });
+    }
+    let mut ls = [a; M];
+    ls[..crate::DEFAULT_ORDER_COUNT].copy_from_slice(orders);
+    let mut rs = [0.0; M];
+    for (r, &l) in rs.iter_mut().zip(&ls) {
+        *r = inner(l)?;
+    }
+    let ln_mean = libm::log(mean);
+    let mut bound_at = [f64::INFINITY; M];
+    if shape.is_infinite() {
+        for ((b, &l), &r) in bound_at.iter_mut().zip(&ls).zip(&rs) {
+            let eps_hat = libm::log1p(1.0 / (l - 1.0));
+            let d_hat = crate::convert::rdp_to_delta(&ls, &rs, eps_hat)?.delta;
+            *b = round_up(r + round_up(mean * d_hat) + round_up(ln_mean / (l - 1.0)));
+        }
+    } else {
+        let gamma = truncated_negative_binomial_gamma(shape, mean)?;
+        let ln_inv_gamma = -libm::log(gamma);
+        let c = ls
+            .iter()
+            .zip(&rs)
+            .map(|(&l, &r)| round_up((1.0 - 1.0 / l) * r + ln_inv_gamma / l))
+            .fold(f64::INFINITY, f64::min);
+        let c = round_up((1.0 + shape) * c);
+        for ((b, &l), &r) in bound_at.iter_mut().zip(&ls).zip(&rs) {
+            *b = round_up(r + c + round_up(ln_mean / (l - 1.0)));
+        }
+    }
+    let best = ls
+        .iter()
+        .zip(&bound_at)
+        .filter(|(l, _)| **l >= a)
+        .map(|(_, b)| *b)
+        .fold(f64::INFINITY, f64::min);
+    if best.is_nan() {
+        return Err(AccountantError::NumericalFailure {
+            what: "repeat and select rdp",
+        });
+    }
+    Ok(best.max(0.0))
+}
+
+/// Largest integer order at which [`random_allocation_rdp`] evaluates the remove direction
+/// exactly; above it the Gaussian's `αΔ²/(2σ²)` (no amplification) is used.
+pub const RANDOM_ALLOCATION_MAX_EXACT_ORDER: u64 = 64;
+
+/// RDP at order `α > 1` of **random allocation** (`dp_accounting`'s requested "balls in
+/// bins"; Feldman & Shenfeld, "Privacy amplification by random allocation", 2025, arXiv
+/// 2502.08202): each record is used in exactly one of `steps = t` steps, chosen uniformly at
+/// random, each step the Gaussian mechanism (noise σ, ℓ₂ sensitivity Δ) on the records it
+/// uses; add/remove neighbours, dominating pair `P = (1/t)Σᵢ N(a·eᵢ, I_t)` against
+/// `Q = N(0, I_t)`, `a = Δ/σ` (Feldman–Shenfeld's reduction of the t adaptive steps to it).
+/// An **upper bound**, the larger of the two directions:
+///
+/// * remove, `D_α(P‖Q)`: exact at integer `α ≤ 64` (their Corollary 6.2):
+///   `E_Q[(P/Q)^α] = t^{−α} e^{−αa²/2} Σ_{n₁+…+n_t = α} (α!/Πnᵢ!) e^{a²Σnᵢ²/2}
+///   = t^{−α} e^{−αa²/2} α! [x^α] f(x)^t` with `f(x) = Σ_{m ≤ α} e^{a²m²/2} x^m/m!`,
+///   computed by repeated squaring of the truncated series in log space and rounded up by
+///   10⁻¹⁰ relative; a fractional α takes the value at `⌈α⌉` (RDP is non-decreasing in α);
+///   above 64, `αa²/2` (each component is a Gaussian: quasi-convexity);
+/// * add, `D_α(Q‖P) ≤ a²(t + α − 1)/(2t)`: the arithmetic mean `P` is at least the geometric
+///   mean of its components, `P(z) ≥ Q(z)·exp((a/t)Σzᵢ − a²/2)`, so
+///   `E_Q[(Q/P)^{α−1}] ≤ exp((α − 1)a²/2 + (α − 1)²a²/(2t))` (the add-direction bound of
+///   Feldman–Shenfeld's package).
+///
+/// `t = 1` is the Gaussian mechanism exactly.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] for bad σ, Δ or α; [`AccountantError::InvalidCount`]
+/// for `steps = 0`.
+pub fn random_allocation_rdp(
+    sigma: f64,
+    sensitivity: f64,
+    steps: u64,
+    alpha: f64,
+) -> Result<f64, AccountantError> {
+    let al = order(alpha)?;
+    let mu = gaussian_mu(sigma, sensitivity)?; // a²/2
+    if steps == 0 {
+        return Err(AccountantError::InvalidCount {
+            name: "steps",
+            value: steps,
+        });
+    }
+    if mu == 0.0 {
+        return Ok(0.0);
+    }
+    let t = count_up(steps);
+    let add = round_up(2.0 * mu * (t + al - 1.0) / (2.0 * t) * (1.0 + 4.0 * f64::EPSILON));
+    let ai = libm::ceil(al);
+    #[allow(clippy::cast_precision_loss)]
+    let remove = if steps == 1 || ai > RANDOM_ALLOCATION_MAX_EXACT_ORDER as f64 {
+        round_up(al * mu)
+    } else {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let n = ai as usize;
+        let v = random_allocation_remove_exact(mu, steps, n);
+        if v.is_finite() {
+            // Never above the unamplified Gaussian at ⌈α⌉ (both are bounds; keep the least).
+            v.min(round_up(ai * mu))
+        } else {
+            round_up(ai * mu)
+        }
+    };
+    finite("random allocation rdp", add.max(remove))
+}
+
+/// `D_n(P‖Q)` of [`random_allocation_rdp`]'s remove pair at integer order `2 ≤ n ≤ 64`, `μ =
+/// a²/2 > 0`, rounded up by a round-off bound and 10⁻¹⁰ relative.
+fn random_allocation_remove_exact(mu: f64, steps: u64, n: usize) -> f64 {
+    // 65 coefficients (degrees 0 to RANDOM_ALLOCATION_MAX_EXACT_ORDER = 64).
+    const M: usize = 65;
+    // ln of the coefficients of f: ln c_m = μ m² − ln m!.
+    let mut base = [f64::NEG_INFINITY; M];
+    for (m, c) in base.iter_mut().enumerate().take(n + 1) {
+        #[allow(clippy::cast_precision_loss)]
+        let mf = m as f64;
+        *c = mu * mf * mf - dpinfer_math::ln_gamma(mf + 1.0);
+    }
+    // Truncated product of two log-space series (degree ≤ n).
+    let mul = |x: &[f64; M], y: &[f64; M]| {
+        let mut out = [f64::NEG_INFINITY; M];
+        for (d, o) in out.iter_mut().enumerate().take(n + 1) {
+            let mut top = f64::NEG_INFINITY;
+            for i in 0..=d {
+                top = top.max(x[i] + y[d - i]);
+            }
+            if top == f64::NEG_INFINITY {
+                continue;
+            }
+            let mut sum = 0.0;
+            for i in 0..=d {
+                sum += libm::exp(x[i] + y[d - i] - top);
+            }
+            *o = top + libm::log(sum);
+        }
+        out
+    };
+    let mut acc = [f64::NEG_INFINITY; M];
+    acc[0] = 0.0; // the series 1
+    let mut power = base;
+    let mut e = steps;
+    while e > 0 {
+        if e & 1 == 1 {
+            acc = mul(&acc, &power);
+        }
+        e >>= 1;
+        if e > 0 {
+            power = mul(&power, &power);
+        }
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let nf = n as f64;
+    let (lg, shift) = (
+        dpinfer_math::ln_gamma(nf + 1.0),
+        nf * (mu + libm::log(count_up(steps))),
+    );
+    let v = (lg + acc[n] - shift) / (nf - 1.0);
+    // Round-off: each of the ≤ 2·64 series products and its log-sum-exp errs by a few ulp of
+    // the magnitudes involved; 64·n ulp of the three terms' magnitudes bounds it generously.
+    #[allow(clippy::cast_precision_loss)]
+    let slack = 64.0 * nf * f64::EPSILON * (lg.abs() + acc[n].abs() + shift.abs()) / (nf - 1.0);
+    round_up(v + slack + 1e-10 * v.abs()).max(0.0)
+}
+
 fn order(alpha: f64) -> Result<f64, AccountantError> {
     if alpha.is_finite() && alpha > 1.0 {
         Ok(alpha)
@@ -1206,6 +1472,27 @@ impl Notion for Rdp {
                 let e = non_negative("epsilon", epsilon)?;
                 let rho = bounded_range_rho(e)?;
                 finite("bounded range rdp", round_up(e.min(order(alpha)? * rho)))
+            }
+            Event::RandomAllocation {
+                sigma,
+                sensitivity,
+                steps,
+                selected,
+            } => {
+                ev.validate(relation)?;
+                if selected != 1 {
+                    return Err(AccountantError::Unsupported {
+                        event: "RandomAllocation",
+                        accountant: "RDP (more than one step per record)",
+                    });
+                }
+                random_allocation_rdp(sigma, sensitivity, steps, alpha)
+            }
+            Event::RepeatAndSelect { event, mean, shape } => {
+                ev.validate(relation)?;
+                repeat_and_select_rdp(alpha, mean, shape, &crate::DEFAULT_ORDERS, |l| {
+                    fold(&Self { alpha: l }, event, relation, depth + 1)
+                })
             }
             _ => Err(unsupported()),
         }

@@ -145,6 +145,54 @@ pub enum Event<'a> {
         /// The mechanism run on the sample.
         event: &'a Event<'a>,
     },
+    /// A batch of `batch` draws, each uniform over the `population` rows (**with
+    /// replacement**: a row may be drawn several times), before `event` (`dp_accounting`'s
+    /// `SampledWithReplacementDpEvent`). **Substitution** (replace-one) relation only: the
+    /// neighbours have the same number of rows and differ in one, and `event`'s sensitivity
+    /// is the replace-one sensitivity of **one draw** (a row drawn `k` times moves the output
+    /// by up to `k` times it). Accounted by the numerical PLD for Gaussian, Laplace and
+    /// pure-ε `event`s through advanced joint convexity and group privacy (Balle, Barthe,
+    /// Gaboardi 2018; see [`crate::pld_numeric`]); the other accountants refuse it.
+    SampledWithReplacement {
+        /// Number of draws `m ≥ 1` (may exceed the population).
+        batch: u64,
+        /// Dataset size `n ≥ 1`.
+        population: u64,
+        /// The mechanism run on the batch.
+        event: &'a Event<'a>,
+    },
+    /// Repeat-and-select (Papernot & Steinke, "Hyperparameter tuning with Rényi differential
+    /// privacy", ICLR 2022; `dp_accounting`'s `RepeatAndSelectDpEvent`): `event` is run a
+    /// random number `K` of times with mean `mean` and only the best run is released (e.g.
+    /// private hyperparameter tuning). `K`'s law by `shape`: `∞` Poisson, `1` geometric, `0`
+    /// logarithmic, `(0, ∞)` truncated negative binomial. RDP only (their Theorems 2 and 6,
+    /// [`crate::curves`]); the other accountants refuse it.
+    RepeatAndSelect {
+        /// The repeated mechanism.
+        event: &'a Event<'a>,
+        /// `E[K] ≥ 1`.
+        mean: f64,
+        /// The shape `η ≥ 0` of `K`'s law (`f64::INFINITY`: Poisson).
+        shape: f64,
+    },
+    /// Random allocation ("balls in bins"; Feldman & Shenfeld 2025, arXiv 2502.08202; the
+    /// sampling of shuffled-batch DP-SGD): `steps = t` Gaussian steps (noise σ, ℓ₂
+    /// sensitivity Δ), each record used in exactly `selected = k` of them, chosen uniformly at
+    /// random. Add/remove relation only. RDP only, an **upper bound**
+    /// ([`crate::curves::random_allocation_rdp`]: the remove direction exact at integer orders
+    /// ≤ 64, the add direction by the arithmetic–geometric mean inequality); `k = 1` only
+    /// (`k > 1` is refused: no bound is implemented for it); epochs compose
+    /// (`SelfComposed`).
+    RandomAllocation {
+        /// Noise standard deviation σ > 0 per step.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0 of one record in one step.
+        sensitivity: f64,
+        /// Number of steps `t ≥ 1`.
+        steps: u64,
+        /// Steps per record `1 ≤ k ≤ t`.
+        selected: u64,
+    },
     /// `count` adaptive repetitions of `event` (composed without looping).
     SelfComposed {
         /// The repeated event.
@@ -254,6 +302,31 @@ pub enum Event<'a> {
         /// Their probabilities `pᵢ ∈ [0, 1]`, summing to 1 (within 10⁻⁹; normalised).
         probs: &'a [f64],
     },
+    /// The Gaussian mechanism on a **truncated Poisson sample** (`dp_accounting`'s
+    /// `TruncatedSubsampledGaussianDpEvent`; arXiv 2508.15089): each of `population` records
+    /// is sampled with probability `q`, a sample of more than `batch` records is cut to a
+    /// uniformly random `batch` of them (fixed-size batches for DP-SGD), and Gaussian noise σ
+    /// is added to a sum of ℓ₂ sensitivity Δ. Add/remove relation only; `population` counts
+    /// the neighbour that holds the record (as `dp_accounting`'s `dataset_size`). Accounted
+    /// by the numerical PLD as `dp_accounting` does: the mixture, over whether the batch is
+    /// truncated given that the record is sampled (probability `t = P(Bin(n − 1, q) ≥ B)`),
+    /// of the Poisson-subsampled Gaussian and of a replace-one subsampled Gaussian with
+    /// sensitivity 2Δ at rate `q' = P(Bin(n, q) ≥ B + 1)·B/(t·n)` (see
+    /// [`crate::pld_numeric`]); no certified lower bound. No RDP, zCDP or pure bound is
+    /// known for truncation that is not looser than the untruncated worst case, so those
+    /// accountants refuse it ([`AccountantError::Unsupported`]).
+    TruncatedSubsampledGaussian {
+        /// Noise standard deviation σ > 0.
+        sigma: f64,
+        /// ℓ₂ sensitivity Δ ≥ 0 of one record.
+        sensitivity: f64,
+        /// Poisson sampling rate `q ∈ (0, 1]`.
+        q: f64,
+        /// The largest batch `B ≥ 1` (the truncated batch size).
+        batch: u64,
+        /// Dataset size `n ≥ 1` (at most 2⁵³).
+        population: u64,
+    },
 }
 
 /// Most entries of [`Event::MixtureOfGaussians`].
@@ -312,6 +385,9 @@ impl Event<'_> {
             Self::BinomialCurve { .. } => "BinomialCurve",
             Self::PoissonSampled { .. } => "PoissonSampled",
             Self::SampledWithoutReplacement { .. } => "SampledWithoutReplacement",
+            Self::SampledWithReplacement { .. } => "SampledWithReplacement",
+            Self::RepeatAndSelect { .. } => "RepeatAndSelect",
+            Self::RandomAllocation { .. } => "RandomAllocation",
             Self::SelfComposed { .. } => "SelfComposed",
             Self::Composed(_) => "Composed",
             Self::DiscreteLaplace { .. } => "DiscreteLaplace",
@@ -321,6 +397,7 @@ impl Event<'_> {
             Self::ExponentialMechanism { .. } => "ExponentialMechanism",
             Self::TreeAggregation { .. } => "TreeAggregation",
             Self::MixtureOfGaussians { .. } => "MixtureOfGaussians",
+            Self::TruncatedSubsampledGaussian { .. } => "TruncatedSubsampledGaussian",
         }
     }
 
@@ -413,6 +490,73 @@ impl Event<'_> {
                 }
                 event.validate_at(relation, depth + 1)?;
             }
+            Self::SampledWithReplacement {
+                batch,
+                population,
+                event,
+            } => {
+                if population == 0 || population > 1 << 53 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "population",
+                        value: population,
+                    });
+                }
+                if batch == 0 || batch > 1 << 53 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "batch",
+                        value: batch,
+                    });
+                }
+                if relation != Neighbouring::ReplaceOne {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "SampledWithReplacement",
+                        relation,
+                    });
+                }
+                event.validate_at(relation, depth + 1)?;
+            }
+            Self::RepeatAndSelect { event, mean, shape } => {
+                if !(mean.is_finite() && mean >= 1.0) {
+                    return Err(AccountantError::InvalidParameter {
+                        name: "mean",
+                        value: mean,
+                    });
+                }
+                if shape.is_nan() || shape < 0.0 {
+                    return Err(AccountantError::InvalidParameter {
+                        name: "shape",
+                        value: shape,
+                    });
+                }
+                event.validate_at(relation, depth + 1)?;
+            }
+            Self::RandomAllocation {
+                sigma,
+                sensitivity,
+                steps,
+                selected,
+            } => {
+                positive("sigma", sigma)?;
+                non_negative("sensitivity", sensitivity)?;
+                if steps == 0 {
+                    return Err(AccountantError::InvalidCount {
+                        name: "steps",
+                        value: steps,
+                    });
+                }
+                if selected == 0 || selected > steps {
+                    return Err(AccountantError::InvalidCount {
+                        name: "selected",
+                        value: selected,
+                    });
+                }
+                if relation != Neighbouring::AddRemove {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "RandomAllocation",
+                        relation,
+                    });
+                }
+            }
             Self::SelfComposed { event, .. } => event.validate_at(relation, depth + 1)?,
             Self::Composed(events) => {
                 for e in events {
@@ -454,6 +598,21 @@ impl Event<'_> {
                     });
                 }
             }
+            Self::TruncatedSubsampledGaussian {
+                sigma,
+                sensitivity,
+                q,
+                batch,
+                population,
+            } => {
+                check_truncated(sigma, sensitivity, q, batch, population)?;
+                if relation != Neighbouring::AddRemove {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "TruncatedSubsampledGaussian",
+                        relation,
+                    });
+                }
+            }
             Self::RandomizedResponse { noise, buckets } => {
                 check_randomized_response(noise, buckets)?;
                 if relation != Neighbouring::ReplaceOne {
@@ -480,6 +639,33 @@ pub(crate) fn check_dp_barker(batch: u64, population: u64) -> Result<(), Account
         });
     }
     if batch < DP_BARKER_MIN_BATCH || batch > population {
+        return Err(AccountantError::InvalidCount {
+            name: "batch",
+            value: batch,
+        });
+    }
+    Ok(())
+}
+
+/// The parameter checks of [`Event::TruncatedSubsampledGaussian`]: σ > 0, Δ ≥ 0,
+/// `q ∈ (0, 1]`, `B ≥ 1`, `1 ≤ n ≤ 2⁵³`.
+pub(crate) fn check_truncated(
+    sigma: f64,
+    sensitivity: f64,
+    q: f64,
+    batch: u64,
+    population: u64,
+) -> Result<(), AccountantError> {
+    positive("sigma", sigma)?;
+    non_negative("sensitivity", sensitivity)?;
+    rate("q", q)?;
+    if population == 0 || population > 1 << 53 {
+        return Err(AccountantError::InvalidCount {
+            name: "population",
+            value: population,
+        });
+    }
+    if batch == 0 {
         return Err(AccountantError::InvalidCount {
             name: "batch",
             value: batch,
@@ -546,6 +732,27 @@ impl core::fmt::Display for Event<'_> {
                 f,
                 "SampledWithoutReplacement({batch} of {population}, {event})"
             ),
+            Self::SampledWithReplacement {
+                batch,
+                population,
+                event,
+            } => write!(
+                f,
+                "SampledWithReplacement({batch} draws of {population}, {event})"
+            ),
+            Self::RepeatAndSelect { event, mean, shape } => write!(
+                f,
+                "RepeatAndSelect(mean {mean}, shape {shape}, best of {event})"
+            ),
+            Self::RandomAllocation {
+                sigma,
+                sensitivity,
+                steps,
+                selected,
+            } => write!(
+                f,
+                "RandomAllocation({selected} of {steps} steps, Gaussian(σ = {sigma}, Δ₂ = {sensitivity}))"
+            ),
             Self::SelfComposed { event, count } => write!(f, "SelfComposed({count} × {event})"),
             Self::DiscreteLaplace { scale, sensitivity } => {
                 write!(
@@ -587,6 +794,17 @@ impl core::fmt::Display for Event<'_> {
                 }
                 f.write_str(")")
             }
+            Self::TruncatedSubsampledGaussian {
+                sigma,
+                sensitivity,
+                q,
+                batch,
+                population,
+            } => write!(
+                f,
+                "TruncatedSubsampledGaussian(q = {q} of {population}, batches cut to {batch}, \
+                 Gaussian(σ = {sigma}, Δ₂ = {sensitivity}))"
+            ),
             Self::Composed(events) => {
                 f.write_str("Composed[")?;
                 for (i, e) in events.iter().enumerate() {

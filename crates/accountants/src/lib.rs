@@ -76,4 +76,4 @@ pub use notions::{
     RdpCurve, Report, Zcdp, round_up,
 };
 #[cfg(feature = "alloc")]
-pub use spec::{EventSpec, ParseEventError, Sampling};
+pub use spec::{EventSpec, ParseEventError, Sampling, Select};

@@ -18,10 +18,17 @@
 //! | `em` | `eps` | [`crate::Event::ExponentialMechanism`] (ε-bounded range) |
 //! | `tree` | `sigma`, integer `steps`, `sens` (default 1) | [`crate::Event::TreeAggregation`] (one DP-FTRL epoch) |
 //! | `mog` | `sigma`, `c` and `p`: lists of reals separated by `\|` (sensitivities, probabilities) | [`crate::Event::MixtureOfGaussians`] (add/remove) |
+//! | `alloc` | `sigma`, integer `steps`, integer `k` (default 1), `sens` (default 1) | [`crate::Event::RandomAllocation`] (add/remove; RDP) |
+//! | `truncated` | `sigma`, `q` (Poisson rate), integer `batch` (the cap), integer `n` (dataset size), `sens` (default 1) | [`crate::Event::TruncatedSubsampledGaussian`] (add/remove) |
 //!
 //! plus, on any kind, `count=k` (k adaptive repetitions, default 1) and at most one sampling
 //! scheme: `poisson=q` ([`crate::Event::PoissonSampled`], add/remove neighbours) or
-//! `wor=batch/population` ([`crate::Event::SampledWithoutReplacement`], replace-one neighbours).
+//! `wor=batch/population` ([`crate::Event::SampledWithoutReplacement`], replace-one neighbours)
+//! or `wr=batch/population` ([`crate::Event::SampledWithReplacement`], `batch` draws with
+//! replacement, replace-one neighbours).
+//! Around the sampled release, `select=mean[,shape=η]` runs it a random number of times and
+//! releases the best run ([`crate::Event::RepeatAndSelect`], RDP only; `η` default 1 =
+//! geometric, 0 logarithmic, `inf`/`poisson` Poisson).
 //! Keys may come in any order; spaces around kinds, keys and values are ignored, as are
 //! empty `,,` items. Numbers are Rust `f64`/`u64` literals; non-finite reals are refused.
 //!
@@ -76,9 +83,13 @@ pub const SYNTAX: &str = "  gaussian:sigma=σ[,sens=Δ₂]        Gaussian mecha
   em:eps=ε                          exponential mechanism / any ε-bounded-range selection
   tree:sigma=σ,steps=T[,sens=Δ₂]    one epoch of tree aggregation over T steps (DP-FTRL)
   mog:sigma=σ,c=c1|c2|…,p=p1|p2|…   mixture of Gaussians: sensitivity ci with probability pi
+  alloc:sigma=σ,steps=t[,k=k][,sens=Δ₂]  random allocation: each record in k of t Gaussian steps (RDP, k = 1)
+  truncated:sigma=σ,q=q,batch=B,n=n[,sens=Δ₂]  Gaussian on a Poisson sample of n rows cut to B rows
 On any event: count=k (k adaptive repetitions, default 1), poisson=q (Poisson subsampling, \
-add/remove neighbours only) or wor=batch/population (sampling without replacement, \
-replace-one neighbours only).";
+add/remove neighbours only), wor=batch/population (sampling without replacement, \
+replace-one neighbours only) or wr=batch/population (batch draws with replacement, \
+replace-one neighbours only); select=mean[,shape=η] (repeat-and-select: the best of a random \
+number of runs with that mean; η = 1 geometric (default), 0 logarithmic, inf Poisson; RDP only).";
 
 /// How the rows a release sees are chosen.
 #[derive(Copy, Clone, PartialEq, Debug, Default)]
@@ -100,6 +111,14 @@ pub enum Sampling {
         /// Dataset size.
         population: u64,
     },
+    /// `batch` draws, each uniform over the `population` rows, with replacement
+    /// ([`crate::Event::SampledWithReplacement`]; replace-one neighbours).
+    WithReplacement {
+        /// Number of draws.
+        batch: u64,
+        /// Dataset size.
+        population: u64,
+    },
 }
 
 /// One release written in the event grammar (see the [module docs](self)): a base
@@ -113,6 +132,17 @@ pub struct EventSpec {
     base: EventBuf,
     sampling: Sampling,
     count: u64,
+    select: Option<Select>,
+}
+
+/// Repeat-and-select around one release ([`crate::Event::RepeatAndSelect`]): the keys
+/// `select=mean` and `shape=η` (default 1, geometric; `inf` or `poisson` for Poisson).
+#[derive(Copy, Clone, PartialEq, Debug)]
+pub struct Select {
+    /// The mean number of runs `E[K] ≥ 1`.
+    pub mean: f64,
+    /// The shape of `K`'s law (`f64::INFINITY`: Poisson).
+    pub shape: f64,
 }
 
 impl EventSpec {
@@ -135,10 +165,13 @@ impl EventSpec {
             | EventBuf::RandomizedResponse { .. }
             | EventBuf::ExponentialMechanism { .. }
             | EventBuf::TreeAggregation { .. }
-            | EventBuf::MixtureOfGaussians { .. } => Ok(Self {
+            | EventBuf::MixtureOfGaussians { .. }
+            | EventBuf::TruncatedSubsampledGaussian { .. }
+            | EventBuf::RandomAllocation { .. } => Ok(Self {
                 base,
                 sampling,
                 count,
+                select: None,
             }),
             other => Err(AccountantError::Unsupported {
                 event: other.name(),
@@ -153,6 +186,19 @@ impl EventSpec {
     /// # Errors
     /// [`AccountantError::Unsupported`] for any other tree.
     pub fn from_event(event: &EventBuf, count: u64) -> Result<Self, AccountantError> {
+        if let EventBuf::RepeatAndSelect { event, mean, shape } = event {
+            let inner = Self::from_event(event, count)?;
+            if inner.select.is_some() {
+                return Err(AccountantError::Unsupported {
+                    event: "RepeatAndSelect",
+                    accountant: "the event grammar (nested selection)",
+                });
+            }
+            return Ok(inner.with_select(Some(Select {
+                mean: *mean,
+                shape: *shape,
+            })));
+        }
         match event {
             EventBuf::PoissonSampled { q, event } => {
                 Self::new((**event).clone(), Sampling::Poisson { q: *q }, count)
@@ -169,8 +215,33 @@ impl EventSpec {
                 },
                 count,
             ),
+            EventBuf::SampledWithReplacement {
+                batch,
+                population,
+                event,
+            } => Self::new(
+                (**event).clone(),
+                Sampling::WithReplacement {
+                    batch: *batch,
+                    population: *population,
+                },
+                count,
+            ),
             other => Self::new(other.clone(), Sampling::None, count),
         }
+    }
+
+    /// The same spec with repeat-and-select around each release (`None`: without).
+    #[must_use]
+    pub fn with_select(mut self, select: Option<Select>) -> Self {
+        self.select = select;
+        self
+    }
+
+    /// The repeat-and-select wrapper, if any.
+    #[must_use]
+    pub fn select(&self) -> Option<Select> {
+        self.select
     }
 
     /// The base mechanism (before sampling and repetition).
@@ -194,6 +265,19 @@ impl EventSpec {
     /// One release: the base event inside its sampling node.
     #[must_use]
     pub fn event(&self) -> EventBuf {
+        let sampled = self.sampled();
+        match self.select {
+            None => sampled,
+            Some(Select { mean, shape }) => EventBuf::RepeatAndSelect {
+                event: Box::new(sampled),
+                mean,
+                shape,
+            },
+        }
+    }
+
+    /// The base event inside its sampling node (without the selection).
+    fn sampled(&self) -> EventBuf {
         let base = Box::new(self.base.clone());
         match self.sampling {
             Sampling::None => *base,
@@ -205,6 +289,11 @@ impl EventSpec {
                     event: base,
                 }
             }
+            Sampling::WithReplacement { batch, population } => EventBuf::SampledWithReplacement {
+                batch,
+                population,
+                event: base,
+            },
         }
     }
 
@@ -302,7 +391,7 @@ pub enum ParseEventError {
         /// Why it does not parse.
         source: ParseNameError,
     },
-    /// Both `poisson` and `wor` are given.
+    /// More than one of `poisson`, `wor` and `wr` is given.
     TwoSamplings {
         /// The whole event text.
         event: String,
@@ -311,6 +400,8 @@ pub enum ParseEventError {
     NotAFraction {
         /// The whole event text.
         event: String,
+        /// The key: `wor` or `wr`.
+        key: &'static str,
         /// The value as written.
         value: String,
     },
@@ -336,15 +427,14 @@ impl ParseEventError {
             | Self::NotAFlag { key, .. } => Some(key),
             Self::NotABound { .. } => Some("bound"),
             Self::TwoSamplings { .. } => Some("wor"),
-            Self::NotAFraction { .. } => Some("wor"),
+            Self::NotAFraction { key, .. } => Some(key),
             Self::NotKeyValue { .. } | Self::UnknownKind { .. } => None,
         }
     }
 }
 
 /// The kinds, for [`ParseEventError::UnknownKind`].
-const KINDS: &str =
-    "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial, rr, em, tree, mog";
+const KINDS: &str = "gaussian, laplace, dlaplace, dgaussian, pure, approx, zcdp, svt, binomial, rr, em, tree, mog, alloc, truncated";
 
 impl fmt::Display for ParseEventError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -367,10 +457,10 @@ impl fmt::Display for ParseEventError {
             }
             Self::NotABound { event, value, .. } => write!(f, "event {event:?}: bound={value}"),
             Self::TwoSamplings { event } => {
-                write!(f, "event {event:?}: poisson and wor exclude each other")
+                write!(f, "event {event:?}: poisson, wor and wr exclude each other")
             }
-            Self::NotAFraction { event, value } => {
-                write!(f, "event {event:?}: wor={value} must be batch/population")
+            Self::NotAFraction { event, key, value } => {
+                write!(f, "event {event:?}: {key}={value} must be batch/population")
             }
             Self::UnknownKey { event, key } => write!(f, "event {event:?}: unknown key {key}"),
         }
@@ -554,6 +644,22 @@ impl FromStr for EventSpec {
                 sensitivities: it.reals("c")?,
                 probs: it.reals("p")?,
             },
+            "alloc" => EventBuf::RandomAllocation {
+                sigma: it.real("sigma")?,
+                sensitivity: it.sens()?,
+                steps: it.integer("steps")?,
+                selected: match it.take("k") {
+                    None => 1,
+                    Some(v) => integer("k", &v)?,
+                },
+            },
+            "truncated" => EventBuf::TruncatedSubsampledGaussian {
+                sigma: it.real("sigma")?,
+                sensitivity: it.sens()?,
+                q: it.real("q")?,
+                batch: it.integer("batch")?,
+                population: it.integer("n")?,
+            },
             "em" => EventBuf::ExponentialMechanism {
                 epsilon: it.real("eps")?,
             },
@@ -571,28 +677,50 @@ impl FromStr for EventSpec {
             None => 1,
             Some(v) => integer("count", &v)?,
         };
-        let sampling = match (it.take("poisson"), it.take("wor")) {
-            (Some(_), Some(_)) => {
+        let fraction = |key: &'static str, w: &str| {
+            let (b, p) = w
+                .split_once('/')
+                .ok_or_else(|| ParseEventError::NotAFraction {
+                    event: s.to_owned(),
+                    key,
+                    value: w.to_owned(),
+                })?;
+            let (kb, kp) = if key == "wr" {
+                ("wr batch", "wr population")
+            } else {
+                ("wor batch", "wor population")
+            };
+            Ok::<_, ParseEventError>((integer(kb, b)?, integer(kp, p)?))
+        };
+        let sampling = match (it.take("poisson"), it.take("wor"), it.take("wr")) {
+            (Some(q), None, None) => Sampling::Poisson {
+                q: real("poisson", &q)?,
+            },
+            (None, Some(w), None) => {
+                let (batch, population) = fraction("wor", &w)?;
+                Sampling::WithoutReplacement { batch, population }
+            }
+            (None, None, Some(w)) => {
+                let (batch, population) = fraction("wr", &w)?;
+                Sampling::WithReplacement { batch, population }
+            }
+            (None, None, None) => Sampling::None,
+            _ => {
                 return Err(ParseEventError::TwoSamplings {
                     event: s.to_owned(),
                 });
             }
-            (Some(q), None) => Sampling::Poisson {
-                q: real("poisson", &q)?,
-            },
-            (None, Some(w)) => {
-                let (b, p) = w
-                    .split_once('/')
-                    .ok_or_else(|| ParseEventError::NotAFraction {
-                        event: s.to_owned(),
-                        value: w.clone(),
-                    })?;
-                Sampling::WithoutReplacement {
-                    batch: integer("wor batch", b)?,
-                    population: integer("wor population", p)?,
-                }
-            }
-            (None, None) => Sampling::None,
+        };
+        let select = match it.take("select") {
+            None => None,
+            Some(v) => Some(Select {
+                mean: real("select", &v)?,
+                shape: match it.take("shape").as_deref() {
+                    None => 1.0,
+                    Some("inf" | "poisson") => f64::INFINITY,
+                    Some(v) => real("shape", v)?,
+                },
+            }),
         };
         if let Some(key) = items.map.into_keys().next() {
             return Err(ParseEventError::UnknownKey {
@@ -604,6 +732,7 @@ impl FromStr for EventSpec {
             base,
             sampling,
             count,
+            select,
         })
     }
 }
@@ -717,6 +846,33 @@ impl fmt::Display for EventSpec {
                     }
                 }
             }
+            EventBuf::RandomAllocation {
+                sigma,
+                sensitivity,
+                steps,
+                selected,
+            } => {
+                write!(f, "alloc:sigma={},steps={steps}", Real(sigma))?;
+                if selected != 1 {
+                    write!(f, ",k={selected}")?;
+                }
+                sens(f, sensitivity)?;
+            }
+            EventBuf::TruncatedSubsampledGaussian {
+                sigma,
+                sensitivity,
+                q,
+                batch,
+                population,
+            } => {
+                write!(
+                    f,
+                    "truncated:sigma={},q={},batch={batch},n={population}",
+                    Real(sigma),
+                    Real(q)
+                )?;
+                sens(f, sensitivity)?;
+            }
             // `new`/`from_str` admit the grammar's kinds only; anything else (future
             // variants) prints the library's prose rather than a string that would not parse
             // back as something else.
@@ -727,6 +883,17 @@ impl fmt::Display for EventSpec {
             Sampling::Poisson { q } => write!(f, ",poisson={}", Real(q))?,
             Sampling::WithoutReplacement { batch, population } => {
                 write!(f, ",wor={batch}/{population}")?;
+            }
+            Sampling::WithReplacement { batch, population } => {
+                write!(f, ",wr={batch}/{population}")?;
+            }
+        }
+        if let Some(Select { mean, shape }) = self.select {
+            write!(f, ",select={}", Real(mean))?;
+            if shape.is_infinite() {
+                f.write_str(",shape=inf")?;
+            } else if shape.to_bits() != 1.0_f64.to_bits() {
+                write!(f, ",shape={}", Real(shape))?;
             }
         }
         if self.count != 1 {
@@ -868,13 +1035,13 @@ mod tests {
             (
                 "gaussian:sigma=1,poisson=0.1,wor=1/2",
                 Some("wor"),
-                r#"event "gaussian:sigma=1,poisson=0.1,wor=1/2": poisson and wor exclude each other"#,
+                r#"event "gaussian:sigma=1,poisson=0.1,wor=1/2": poisson, wor and wr exclude each other"#,
             ),
             (
                 "nope:x=1",
                 None,
                 "unknown event kind \"nope\" (expected gaussian, laplace, dlaplace, dgaussian, \
-                 pure, approx, zcdp, svt, binomial, rr, em, tree, mog)",
+                 pure, approx, zcdp, svt, binomial, rr, em, tree, mog, alloc, truncated)",
             ),
             (
                 "svt:c=1,b=1,resample=2",
@@ -949,6 +1116,8 @@ mod tests {
             "em:eps=1",
             "tree:sigma=1,steps=8,sens=2",
             "mog:sigma=1,c=0|1|2,p=0.81|0.18|0.01",
+            "alloc:sigma=1,steps=10,k=2,sens=2",
+            "truncated:sigma=1,q=0.01,batch=12,n=1000,sens=2",
         ] {
             parse(example).unwrap();
             parse(&alloc::format!("{example},count=2,poisson=0.5")).unwrap();

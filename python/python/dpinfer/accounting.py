@@ -8,7 +8,8 @@ Events
     :func:`PoissonSampledDpEvent`, :func:`SampledWithoutReplacementDpEvent`,
     :func:`SelfComposedDpEvent`, :func:`ComposedDpEvent`, :func:`EpsilonDeltaDpEvent`,
     :func:`RandomizedResponseDpEvent` (replace-one), :func:`SingleEpochTreeAggregationDpEvent`,
-    :func:`MixtureOfGaussiansDpEvent`.
+    :func:`MixtureOfGaussiansDpEvent`, :func:`TruncatedSubsampledGaussianDpEvent`,
+    :func:`SampledWithReplacementDpEvent` (replace-one), :func:`RepeatAndSelectDpEvent` (RDP).
     :func:`parse_event` reads the event grammar of ``dpinfer account --event``
     (``"gaussian:sigma=1,poisson=0.01,count=10000"``); :func:`format_event` writes it.
 
@@ -88,11 +89,14 @@ __all__ = [
     "ZCDpEvent",
     "PoissonSampledDpEvent",
     "SampledWithoutReplacementDpEvent",
+    "SampledWithReplacementDpEvent",
+    "RepeatAndSelectDpEvent",
     "SelfComposedDpEvent",
     "ComposedDpEvent",
     "RandomizedResponseDpEvent",
     "SingleEpochTreeAggregationDpEvent",
     "MixtureOfGaussiansDpEvent",
+    "TruncatedSubsampledGaussianDpEvent",
     "get_noise_multiplier",
     "gaussian_sigma",
     "poisson_gaussian_sigma_pld",
@@ -174,6 +178,20 @@ def MixtureOfGaussiansDpEvent(  # noqa: N802
     )
 
 
+def TruncatedSubsampledGaussianDpEvent(  # noqa: N802
+    dataset_size: int,
+    sampling_probability: float,
+    truncated_batch_size: int,
+    noise_multiplier: float,
+) -> Event:
+    """The Gaussian mechanism (sensitivity 1, σ = ``noise_multiplier``) on a Poisson sample
+    (rate ``sampling_probability``) of ``dataset_size`` rows cut to at most
+    ``truncated_batch_size`` rows (add/remove relation; numerical PLD only)."""
+    return Event.truncated_subsampled_gaussian(
+        noise_multiplier, sampling_probability, truncated_batch_size, dataset_size, 1.0
+    )
+
+
 def PoissonSampledDpEvent(sampling_probability: float, event: Event) -> Event:  # noqa: N802
     """Poisson subsampling with rate ``sampling_probability`` (add/remove relation)."""
     return Event.poisson_sampled(sampling_probability, event)
@@ -185,6 +203,21 @@ def SampledWithoutReplacementDpEvent(  # noqa: N802
     """Sampling ``sample_size`` of ``source_dataset_size`` rows without replacement
     (replace-one relation)."""
     return Event.sampled_without_replacement(sample_size, source_dataset_size, event)
+
+
+def SampledWithReplacementDpEvent(  # noqa: N802
+    source_dataset_size: int, sample_size: int, event: Event
+) -> Event:
+    """``sample_size`` draws with replacement from ``source_dataset_size`` rows (replace-one
+    relation: one row substituted; numerical PLD only, Gaussian, Laplace or pure ``event``)."""
+    return Event.sampled_with_replacement(sample_size, source_dataset_size, event)
+
+
+def RepeatAndSelectDpEvent(event: Event, mean: float, shape: float) -> Event:  # noqa: N802
+    """The best of a random number of runs of ``event`` (mean ``mean``; ``shape`` 0
+    logarithmic, 1 geometric, ``math.inf`` Poisson, else truncated negative binomial; RDP
+    only)."""
+    return Event.repeat_and_select(event, mean, shape)
 
 
 def SelfComposedDpEvent(event: Event, count: int) -> Event:  # noqa: N802

@@ -25,7 +25,7 @@ pub(crate) const GRID_TOO_WIDE: &str = "pld grid wider than 2^24 cells";
 /// `e^t − 1`: a Taylor polynomial for `|t| < 1/32` (truncation below `10⁻²⁴` relative),
 /// `libm::expm1` otherwise.
 #[inline]
-fn expm1_fast(t: f64) -> f64 {
+pub(crate) fn expm1_fast(t: f64) -> f64 {
     if t.abs() < 0.03125 {
         let mut p = 1.0 + t / 11.0;
         p = 1.0 + t / 10.0 * p;
@@ -544,6 +544,68 @@ pub(crate) struct Pmf {
     pub(crate) slack: f64,
 }
 
+impl Pmf {
+    /// The mixture `Σᵢ wᵢ·PLDᵢ` of discretised PLDs on the same grid `h·ℤ` (weights `wᵢ ≥ 0`
+    /// summing to 1): the PLD of the pair that first draws branch `i` with probability `wᵢ`,
+    /// **reveals it**, and then runs pair `i` (`dp_accounting`'s `compute_mixture`). Its
+    /// δ-curve is `Σᵢ wᵢ δᵢ(ε)`, so pessimistic inputs give a pessimistic mixture, which
+    /// dominates the same mixture with the branch hidden (post-processing). Allowances mix
+    /// with the weights, plus the round-off of the weighted sums (≤ 4u relative per mass).
+    ///
+    /// # Errors
+    /// [`AccountantError::InvalidParameter`] for an empty list, a weight outside `[0, 1]`
+    /// or weights not summing to 1 within 10⁻¹²; [`AccountantError::NumericalFailure`] if
+    /// the grids' union is too wide.
+    pub(crate) fn mix(parts: &[(&Self, f64)]) -> Result<Self, AccountantError> {
+        let total: f64 = parts.iter().map(|(_, w)| *w).sum();
+        if parts.is_empty() || (total - 1.0).abs() > 1e-12 {
+            return Err(AccountantError::InvalidParameter {
+                name: "weights",
+                value: total,
+            });
+        }
+        let mut lo = i64::MAX;
+        let mut hi = i64::MIN;
+        for &(p, w) in parts {
+            if !(0.0..=1.0).contains(&w) {
+                return Err(AccountantError::InvalidParameter {
+                    name: "weights",
+                    value: w,
+                });
+            }
+            let len =
+                i64::try_from(p.probs.len()).map_err(|_| AccountantError::NumericalFailure {
+                    what: GRID_TOO_WIDE,
+                })?;
+            lo = lo.min(p.offset);
+            hi = hi.max(p.offset + len);
+        }
+        let span = usize::try_from(hi - lo)
+            .ok()
+            .filter(|&n| n <= MAX_GRID + 1)
+            .ok_or(AccountantError::NumericalFailure {
+                what: GRID_TOO_WIDE,
+            })?;
+        let mut probs = alloc::vec![0.0; span];
+        let (mut inf, mut slack) = (0.0, 8.0 * f64::EPSILON);
+        for &(p, w) in parts {
+            #[allow(clippy::cast_sign_loss, clippy::cast_possible_truncation)]
+            let start = (p.offset - lo) as usize;
+            for (dst, &m) in probs[start..].iter_mut().zip(&p.probs) {
+                *dst += w * m;
+            }
+            inf += w * p.inf;
+            slack += w * p.slack;
+        }
+        Ok(Self {
+            offset: lo,
+            probs,
+            inf,
+            slack: slack * (1.0 + 4.0 * f64::EPSILON),
+        })
+    }
+}
+
 /// Base round-off allowance of one discretised PLD: the Gauss–Legendre rules (error
 /// < 10⁻¹⁵ relative for the chosen widths) and closed forms are accurate to a few ulp per
 /// atom. Each PLD's allowance is this plus 8× its measured total-mass deviation
@@ -728,7 +790,21 @@ pub(crate) fn discretise_wor(
     h: f64,
     tail: f64,
 ) -> Result<Pmf, AccountantError> {
-    let rem = discretise(mechanism, gamma, Direction::Remove, h, tail)?;
+    symmetrise(
+        &discretise(mechanism, gamma, Direction::Remove, h, tail)?,
+        h,
+    )
+}
+
+/// The symmetric PLD whose privacy profile on `ε ≥ 0` is that of the remove-direction PLD
+/// `rem` on the grid `h·ℤ` (see [`discretise_wor`]): its atoms at losses `l ≥ h`, their mirror images
+/// `e^{−l}·P(l)` at `−l`, its mass at `+∞`, and the rest at loss 0 (non-negative by
+/// convexity of the profile at 0). `rem`'s atoms at losses ≤ 0 do not enter.
+///
+/// # Errors
+/// [`AccountantError::NumericalFailure`] if `rem`'s grid does not contain loss 0 or the
+/// rest is negative beyond round-off.
+pub(crate) fn symmetrise(rem: &Pmf, h: f64) -> Result<Pmf, AccountantError> {
     let top = rem.offset + i64::try_from(rem.probs.len()).unwrap_or(i64::MAX) - 1;
     if rem.offset > 0 || top < 0 {
         return Err(AccountantError::NumericalFailure {

@@ -15,6 +15,13 @@
 //! * A mixture of Gaussians (`Σᵢ pᵢ N(cᵢ, σ²)` vs `N(0, σ²)`, [`Mechanism::MixtureOfGaussians`])
 //!   is not symmetric: both add/remove directions are discretised by their own
 //!   connect-the-dots construction (`mixture.rs`, integrals over the noise coordinate).
+//! * A truncated Poisson-subsampled Gaussian ([`crate::Event::TruncatedSubsampledGaussian`]) is
+//!   the mixture, branch revealed, of discretised PLDs (`Pmf::mix`, one general operation):
+//!   the Poisson-subsampled Gaussian and a replace-one subsampled Gaussian of sensitivity 2Δ
+//!   (`truncated.rs`, as `dp_accounting`). Sampling with replacement
+//!   ([`crate::Event::SampledWithReplacement`]) mixes the group-k pairs subsampled at
+//!   `η = 1 − (1 − 1/n)^m` and symmetrises the result (`with_replacement.rs`, Balle–Barthe–
+//!   Gaboardi 2018).
 //! * The per-step loss range is cut where at most [`TAIL_BUDGET`]`/steps` of mass lies beyond
 //!   it; that mass goes to the top grid point and to `+∞` (pessimistic, counted in δ).
 //! * Each pair's privacy loss is discretised on the grid `h·ℤ` with the **pessimistic
@@ -53,6 +60,8 @@ mod calibrate;
 mod compose;
 mod discrete;
 mod mixture;
+mod truncated;
+mod with_replacement;
 
 pub use calibrate::{poisson_gaussian_max_steps, poisson_gaussian_sigma};
 pub use mixture::MixtureAtoms;
@@ -155,6 +164,8 @@ pub struct Component {
     mechanism: Mechanism,
     q: f64,
     without_replacement: bool,
+    truncation: Option<truncated::Truncation>,
+    draws: Option<with_replacement::Draws>,
 }
 
 impl Component {
@@ -247,7 +258,81 @@ impl Component {
             mechanism,
             q,
             without_replacement: false,
+            truncation: None,
+            draws: None,
         })
+    }
+    /// A step run on a batch of `batch` draws **with replacement** from `population` rows
+    /// (replace-one neighbours; [`crate::Event::SampledWithReplacement`]): the symmetric PLD
+    /// of the module `with_replacement` (BBG 2018 advanced joint convexity and group
+    /// privacy), for Gaussian, Laplace and pure-ε base pairs.
+    ///
+    /// # Errors
+    /// As [`Component::new`]; [`AccountantError::InvalidCount`] unless `1 ≤ batch ≤ 2⁵³`
+    /// and `1 ≤ population ≤ 2⁵³`; [`AccountantError::Unsupported`] for other base pairs.
+    pub fn with_replacement(
+        mechanism: Mechanism,
+        batch: u64,
+        population: u64,
+    ) -> Result<Self, AccountantError> {
+        if population == 0 || population > truncated::MAX_POPULATION {
+            return Err(AccountantError::InvalidCount {
+                name: "population",
+                value: population,
+            });
+        }
+        if batch == 0 || batch > truncated::MAX_POPULATION {
+            return Err(AccountantError::InvalidCount {
+                name: "batch",
+                value: batch,
+            });
+        }
+        if !mechanism.has_groups() {
+            return Err(AccountantError::Unsupported {
+                event: "SampledWithReplacement",
+                accountant: "numerical PLD (this base mechanism)",
+            });
+        }
+        let draws = with_replacement::Draws { batch, population };
+        let mut c = Self::new(mechanism, draws.eta())?;
+        c.draws = Some(draws);
+        Ok(c)
+    }
+    /// A truncated Poisson-subsampled Gaussian step ([`crate::Event::TruncatedSubsampledGaussian`]):
+    /// PLD mean `mu = Δ²/(2σ²)`, rate `q`, `population` records, batches cut to `batch`
+    /// (add/remove relation). When truncation is impossible (`batch ≥ population`) this is
+    /// the plain Poisson-subsampled Gaussian.
+    ///
+    /// # Errors
+    /// As [`Component::new`]; [`AccountantError::InvalidCount`] unless
+    /// `1 ≤ batch` and `1 ≤ population ≤ 2⁵³`; [`AccountantError::NumericalFailure`] if a
+    /// binomial tail is too long to sum.
+    pub fn truncated_gaussian(
+        mu: f64,
+        q: f64,
+        population: u64,
+        batch: u64,
+    ) -> Result<Self, AccountantError> {
+        if population == 0 || population > truncated::MAX_POPULATION {
+            return Err(AccountantError::InvalidCount {
+                name: "population",
+                value: population,
+            });
+        }
+        if batch == 0 {
+            return Err(AccountantError::InvalidCount {
+                name: "batch",
+                value: batch,
+            });
+        }
+        let mut c = Self::new(Mechanism::Gaussian { mu }, q)?;
+        c.truncation = truncated::Truncation::new(population, q, batch)?;
+        Ok(c)
+    }
+    /// Whether the step's batches are truncated (with a positive probability).
+    #[must_use]
+    pub fn is_truncated(&self) -> bool {
+        self.truncation.is_some()
     }
     /// A step run on a sample of `batch` out of `population` rows drawn **without
     /// replacement** (replace-one neighbours), ratio `γ = batch/population` (rounded up).
@@ -533,6 +618,22 @@ fn collect(
             mu.add(round_up(count_up(count) * m));
             Ok(())
         }
+        Event::TruncatedSubsampledGaussian {
+            sigma,
+            sensitivity,
+            q,
+            batch,
+            population,
+        } => {
+            let m = gaussian_mu(sigma, sensitivity)?;
+            if m > 0.0 {
+                out.push(
+                    Component::truncated_gaussian(m, q, population, batch)?,
+                    count,
+                )?;
+            }
+            Ok(())
+        }
         Event::PoissonSampled { q, event } => {
             rate("q", q)?;
             match leaf(event, relation, depth + 1)? {
@@ -557,6 +658,14 @@ fn collect(
             }
             Ok(())
         }
+        Event::SampledWithReplacement {
+            batch,
+            population,
+            event,
+        } => match leaf(event, relation, depth + 1)? {
+            None => Ok(()),
+            Some(mech) => out.push(Component::with_replacement(mech, batch, population)?, count),
+        },
         Event::SampledWithoutReplacement {
             batch,
             population,
@@ -645,7 +754,7 @@ mod compose_api {
         // Without subsampling every pair here but the mixture is symmetric: add = remove.
         if relation == Neighbouring::AddRemove
             && parts.iter().any(|(c, _)| {
-                (c.q < 1.0 && !c.without_replacement)
+                (c.q < 1.0 && !c.without_replacement && c.draws.is_none())
                     || matches!(c.mechanism, Mechanism::MixtureOfGaussians(_))
             })
         {
@@ -670,6 +779,8 @@ mod compose_api {
     ) -> Result<Vec<(Direction, Composed)>, AccountantError> {
         let mut dirs = Vec::new();
         let mut removes: Vec<Pmf> = Vec::new();
+        // The symmetric replace-one branch of truncated steps, discretised once.
+        let mut swapped: Vec<Option<Pmf>> = alloc::vec![None; all.len()];
         for &d in direction_set(relation, all) {
             let mut pess: Vec<Pmf> = Vec::with_capacity(all.len());
             for (i, (c, _)) in all.iter().enumerate() {
@@ -677,15 +788,26 @@ mod compose_api {
                 // (`base::mirror`), when its weights stay ≤ 2.
                 let mirrored = match (d, c.mechanism) {
                     (Direction::Add, Mechanism::MixtureOfGaussians(_)) => None,
-                    (Direction::Add, _) if !c.without_replacement => {
+                    (Direction::Add, _) if !c.without_replacement && c.draws.is_none() => {
                         removes.get(i).and_then(|r| mirror(r, h))
                     }
                     _ => None,
                 };
-                pess.push(match mirrored {
-                    Some(m) => m,
-                    None if c.without_replacement => discretise_wor(c.mechanism, c.q, h, tail)?,
-                    None => discretise(c.mechanism, c.q, d, h, tail)?,
+                pess.push(match (mirrored, c.truncation, c.mechanism) {
+                    (Some(m), _, _) => m,
+                    (None, _, _) if c.draws.is_some() => match c.draws {
+                        Some(dr) => {
+                            super::with_replacement::discretise_wr(c.mechanism, dr, h, tail)?
+                        }
+                        None => discretise(c.mechanism, c.q, d, h, tail)?,
+                    },
+                    (None, _, _) if c.without_replacement => {
+                        discretise_wor(c.mechanism, c.q, h, tail)?
+                    }
+                    (None, Some(tr), Mechanism::Gaussian { mu }) => {
+                        super::truncated::discretise(mu, c.q, tr, d, h, tail, &mut swapped[i])?
+                    }
+                    (None, _, _) => discretise(c.mechanism, c.q, d, h, tail)?,
                 });
             }
             if all.is_empty() {
@@ -747,7 +869,17 @@ mod compose_api {
                 all.push((Component::new(Mechanism::Gaussian { mu }, 1.0)?, 1));
             }
             for (c, _) in &all {
-                if relation == Neighbouring::ReplaceOne && c.q < 1.0 && !c.without_replacement {
+                if relation == Neighbouring::AddRemove && c.draws.is_some() {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "SampledWithReplacement",
+                        relation,
+                    });
+                }
+                if relation == Neighbouring::ReplaceOne
+                    && c.q < 1.0
+                    && !c.without_replacement
+                    && c.draws.is_none()
+                {
                     return Err(AccountantError::IncompatibleRelation {
                         event: "PoissonSampled",
                         relation,
@@ -758,6 +890,12 @@ mod compose_api {
                 {
                     return Err(AccountantError::IncompatibleRelation {
                         event: "MixtureOfGaussians",
+                        relation,
+                    });
+                }
+                if relation == Neighbouring::ReplaceOne && c.truncation.is_some() {
+                    return Err(AccountantError::IncompatibleRelation {
+                        event: "TruncatedSubsampledGaussian",
                         relation,
                     });
                 }
@@ -802,8 +940,13 @@ mod compose_api {
                     r => break r?,
                 }
             };
-            let certifiable =
-                bounds && !all.is_empty() && all.iter().all(|(c, _)| !c.without_replacement);
+            // Sampling with or without replacement and truncated batches are accounted through upper
+            // bounds of their pairs: no certified lower bound.
+            let certifiable = bounds
+                && !all.is_empty()
+                && all.iter().all(|(c, _)| {
+                    !c.without_replacement && c.truncation.is_none() && c.draws.is_none()
+                });
             let lower = certifiable.then(|| LowerBound::new(steps, h, round_up(steps * tail)));
             Ok(Self { h, dirs, lower })
         }

@@ -148,6 +148,18 @@ proptest! {
     }
 
     #[test]
+    fn random_allocation_and_repeat_and_select_never_panic(s in any_f64(), d in any_f64(), m in any_f64(), a in any_f64(), count in any::<u64>()) {
+        let a = if a.is_finite() { a % 300.0 } else { a };
+        ok_finite(curves::random_allocation_rdp(s, d, count % 5000, a))?;
+        let g = Event::Gaussian { sigma: s, sensitivity: d };
+        let rs = Event::RepeatAndSelect { event: &g, mean: m, shape: d };
+        let mut r = rdp();
+        if r.compose_n(&rs, count % 1000).is_ok() {
+            ok_finite(r.epsilon(0.5 * m.abs().fract()).map(|x| x.epsilon))?;
+        }
+    }
+
+    #[test]
     fn accountants_never_panic_or_nan(s in any_f64(), d in any_f64(), q in any_f64(), delta in any_f64(), count in any::<u64>()) {
         let g = Event::Gaussian { sigma: s, sensitivity: d };
         let l = Event::Laplace { scale: s, sensitivity: d };
