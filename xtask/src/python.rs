@@ -1,14 +1,14 @@
 //! `cargo xtask python`: the Python package end to end on a fresh machine.
 //!
 //! Creates (once) a venv under `target/python-venv` with `python3 -m venv`, installs the
-//! build and test requirements from PyPI (maturin, numpy, pytest, hypothesis, pandas, scipy,
-//! dp-accounting, `dask[distributed]`; opacus with `--no-deps`, because the tests load only
-//! its torch-free RDP analysis), runs clippy `-D warnings` on the binding crate, builds the
-//! abi3 wheel with `maturin build --release --locked`, installs that wheel into the venv,
-//! imports it, builds the `dpinfer` CLI (the `test` task's build, `cargo test --workspace
-//! --no-run`: nothing new after that task) and runs
-//! `pytest python/tests` with its path in `DPINFER_BIN` (the CLI-vs-`dpinfer.run` test; any
-//! non-zero exit, including 5 = "no tests collected", fails the task). A stamp file skips
+//! build and test requirements from PyPI (maturin, numpy, pytest, pytest-xdist, hypothesis,
+//! pandas, scipy, dp-accounting, `dask[distributed]`; opacus with `--no-deps`, because the
+//! tests load only its torch-free RDP analysis), runs clippy `-D warnings` on the binding
+//! crate, builds the abi3 wheel with `maturin build --release --locked`, installs that wheel
+//! into the venv, imports it, builds the `dpinfer` CLI (the `test` task's build, `cargo test
+//! --workspace --no-run`: nothing new after that task) and runs `pytest -n <cores>
+//! python/tests` with its path in `DPINFER_BIN` (the CLI-vs-`dpinfer.run` test; any non-zero
+//! exit, including 5 = "no tests collected", fails the task). A stamp file skips
 //! `pip install` when the requirement list is unchanged.
 //!
 //! Environment: `XTASK_PYTHON` (default `python3`) is the interpreter the venv is made from.
@@ -22,6 +22,10 @@ const REQUIREMENTS: &[&str] = &[
     "maturin>=1.5,<2",
     "numpy>=1.21",
     "pytest>=7",
+    // `pytest -n N`: the tests are independent (each writes under its own `tmp_path`); one
+    // process per core instead of one for all (the Python task's tests were its longest
+    // single-core stretch: 86 s on the shared machine).
+    "pytest-xdist>=3",
     "hypothesis>=6",
     "pandas",
     "scipy",
@@ -156,7 +160,10 @@ pub(crate) fn python() -> Res {
         .join("debug")
         .join(format!("dpinfer{}", std::env::consts::EXE_SUFFIX));
     Cmd::new(&py)
-        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider"])
+        .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-n"])
+        .args([std::thread::available_parallelism()
+            .map_or(1, std::num::NonZeroUsize::get)
+            .to_string()])
         .args([root().join("python").join("tests").as_os_str()])
         .env("DPINFER_BIN", &cli)
         .run()
