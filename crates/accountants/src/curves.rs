@@ -151,7 +151,7 @@ pub fn gaussian_rdp(sigma: f64, sensitivity: f64, alpha: f64) -> Result<f64, Acc
 /// with shape `η ≥ 0` (`η = 0`: logarithmic, `η = 1`: geometric) and mean `μ ≥ 1`
 /// (Papernot–Steinke 2022, Definition 1: mean `η(1/γ − 1)/(1 − γ^η)`, `(1/γ − 1)/ln(1/γ)` at
 /// `η = 0`), as `dp_accounting`: bisection to 10⁻⁹ relative, the lower end returned (a
-/// smaller γ only raises the bound of [`repeat_and_select_rdp`]).
+/// smaller γ only raises the bound of `repeat_and_select_rdp`).
 ///
 /// # Errors
 /// [`AccountantError::InvalidParameter`] for `η < 0`, NaN, infinite `η` (the Poisson case
