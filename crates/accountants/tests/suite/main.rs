@@ -23,6 +23,7 @@ mod pld_regimes;
 mod properties;
 mod random_allocation;
 mod randomized_response;
+mod refdata;
 mod repeat_and_select;
 mod requests;
 mod tree_aggregation;

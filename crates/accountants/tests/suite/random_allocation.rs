@@ -18,16 +18,10 @@ use dpinfer_accountants::{
 
 const AR: Neighbouring = Neighbouring::AddRemove;
 const DATA: &str = include_str!("../data/random_allocation.txt");
+use crate::refdata::num;
 
 fn rows(kind: &str) -> impl Iterator<Item = Vec<&'static str>> + '_ {
-    DATA.lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(move |f| f[0] == kind)
-}
-
-fn num(s: &str) -> f64 {
-    s.parse().unwrap()
+    crate::refdata::rows(DATA, kind)
 }
 
 /// The add-direction bound `a²(t + α − 1)/(2t)`.

@@ -20,16 +20,10 @@ use dpinfer_accountants::{
 const RO: Neighbouring = Neighbouring::ReplaceOne;
 const AR: Neighbouring = Neighbouring::AddRemove;
 const DATA: &str = include_str!("../data/randomized_response.txt");
+use crate::refdata::num;
 
 fn rows(kind: &str) -> impl Iterator<Item = Vec<&'static str>> + '_ {
-    DATA.lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(move |f| f[0] == kind)
-}
-
-fn num(s: &str) -> f64 {
-    s.parse().unwrap()
+    crate::refdata::rows(DATA, kind)
 }
 
 fn rr(noise: f64, buckets: u64) -> Event<'static> {

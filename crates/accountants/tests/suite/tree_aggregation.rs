@@ -29,10 +29,7 @@ fn tree(sigma: f64, sensitivity: f64, steps: u64) -> Event<'static> {
 }
 
 fn rows(kind: &str) -> impl Iterator<Item = Vec<&'static str>> + '_ {
-    DATA.lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(move |f| f[0] == kind)
+    crate::refdata::rows(DATA, kind)
 }
 
 /// The most released nodes (complete dyadic blocks `[k·2^j + 1, (k+1)·2^j] ⊆ [1, T]`) any

@@ -20,20 +20,10 @@ use dpinfer_accountants::{
 const AR: Neighbouring = Neighbouring::AddRemove;
 const RO: Neighbouring = Neighbouring::ReplaceOne;
 const DATA: &str = include_str!("../data/truncated_gaussian.txt");
+use crate::refdata::{int, num};
 
 fn rows(kind: &str) -> impl Iterator<Item = Vec<&'static str>> + '_ {
-    DATA.lines()
-        .filter(|l| !l.starts_with('#'))
-        .map(|l| l.split(',').collect::<Vec<_>>())
-        .filter(move |f| f[0] == kind)
-}
-
-fn num(s: &str) -> f64 {
-    s.parse().unwrap()
-}
-
-fn int(s: &str) -> u64 {
-    s.parse().unwrap()
+    crate::refdata::rows(DATA, kind)
 }
 
 fn event(population: u64, q: f64, batch: u64, sigma: f64) -> Event<'static> {
