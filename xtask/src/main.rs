@@ -1,7 +1,7 @@
 //! `cargo xtask`: every check the project runs (STYLE.md §5.2).
 //!
-//! `cargo xtask ci` runs them all in order and ends with the line `N passed, M failed`; the
-//! exit status is non-zero when any task fails. `cargo xtask help` lists the tasks.
+//! `cargo xtask ci` runs them all, in two lanes side by side (`lanes.rs`), and ends with the
+//! line `N passed, M failed`; the exit status is non-zero when any task fails. `cargo xtask help` lists the tasks.
 //! Std only, no dependencies: it is rebuilt on every `cargo xtask` call.
 
 // The xtask is a std program: the no-std path lints of the workspace do not apply.
@@ -10,6 +10,7 @@
 mod cross;
 mod js;
 mod json;
+mod lanes;
 mod meta;
 mod python;
 mod tasks;
@@ -79,7 +80,33 @@ const TASKS: &[Task] = &[
         "wheel (maturin, abi3) into a venv under target/, then pytest python/tests",
         python::python,
     ),
+    (
+        "python-wheel",
+        "the first half of `python`: venv, clippy, wheel built and installed",
+        || python::wheel().map(|_| ()),
+    ),
+    (
+        "pytest",
+        "the second half of `python`: pytest python/tests on the installed wheel",
+        python::pytest,
+    ),
 ];
+
+/// `ci`'s main lane, in order: the tasks on the workspace's own build (`target/debug`),
+/// ending with the Python tests, which need the `test` task's CLI and the side lane's wheel.
+/// The stretches that keep one core busy at a time (`features`' many small checks, the
+/// per-crate test configurations at the start of `test`) come early, while the side lane
+/// runs beside them; the workspace test build, which keeps both cores busy, comes after.
+const MAIN_LANE: &[&str] = &[
+    "fmt", "features", "lint", "test", "doc", "msrv", "tidy", "pytest",
+];
+
+/// `ci`'s side lane, in order: the tasks that build in target directories of their own
+/// (`target/cross`, `target/benches`, `target/python`) and need nothing from the main lane.
+/// A second xtask process runs them beside the main lane, so that the two cores stay busy
+/// through the main lane's serial stretches (single-crate compile tails, link steps, the
+/// slowest tests): see `lanes.rs` and docs/development.md.
+const SIDE_LANE: &[&str] = &["nostd", "wasm-smoke", "js", "bench-build", "python-wheel"];
 
 fn usage() {
     eprintln!("usage: cargo xtask <task>\n\ntasks:");
@@ -87,8 +114,9 @@ fn usage() {
         eprintln!("  {name:<12} {what}");
     }
     eprintln!(
-        "  {:<12} all of the above in order; ends with `N passed, M failed` \
-         (`ci --fail-fast` stops at the first failure)",
+        "  {:<12} all of the above (`python` as `python-wheel` + `pytest`) in two lanes run \
+         side by side; ends with `N passed, M failed` (`ci --fail-fast` stops at the first \
+         failure)",
         "ci"
     );
     eprintln!(
@@ -106,55 +134,135 @@ fn ci(fail_fast: bool) -> ExitCode {
     {
         eprintln!("xtask ci: WARNING: XTASK_ONLY={only} narrows lint/test/features/nostd");
     }
-    let mut results: Vec<(&str, Option<String>, usage::Used)> = Vec::new();
-    // The Python environment (pyarrow + numpy among its packages) for the external-simulator
-    // e2e tests in the `test` task; `python` uses the same one.
-    let setup = meter.mark();
-    if let Err(e) = python::venv() {
-        eprintln!("xtask ci: cannot prepare target/python-venv: {e}");
-    }
-    let setup = meter.since(setup);
-    for (name, _, run) in TASKS {
-        eprintln!("\n==> xtask {name}");
-        let t = meter.mark();
-        let outcome = run().err();
-        let failed = outcome.is_some();
-        if let Some(e) = &outcome {
-            eprintln!("xtask {name}: FAILED: {e}");
+    // The side lane (venv first) beside the main lane; when it cannot start, its tasks run
+    // here, the venv before the main lane and the rest after it.
+    let mut side = match lanes::Side::start(fail_fast) {
+        Ok(side) => Some(side),
+        Err(e) => {
+            eprintln!("xtask ci: {e}; running the side lane's tasks in this process");
+            None
         }
-        results.push((name, outcome, meter.since(t)));
+    };
+    let mut inline_rows = Vec::new();
+    if side.is_none() {
+        let t = meter.mark();
+        let venv = python::venv();
+        if let Err(e) = &venv {
+            eprintln!("xtask ci: cannot prepare target/python-venv: {e}");
+        }
+        inline_rows.push(lanes::Row {
+            name: "(venv)".to_owned(),
+            error: venv.err(),
+            used: meter.since(t),
+        });
+    }
+    let mut main_rows: Vec<lanes::Row> = Vec::new();
+    let mut side_rows: Option<Vec<lanes::Row>> = None;
+    let mut stopped = false;
+    for name in MAIN_LANE {
+        if *name == "test"
+            && let Some(side) = side.as_mut()
+        {
+            side.wait_for_venv();
+        }
+        if *name == "pytest" {
+            // The side lane built and installed the wheel the Python tests import; it is
+            // waited for here, outside any main-lane row's measurement.
+            let rows = match side.take() {
+                Some(side) => side.finish(),
+                None => SIDE_LANE
+                    .iter()
+                    .map(|n| lanes::run_task(&meter, n))
+                    .collect(),
+            };
+            side_rows = Some(rows);
+        }
+        let wheel_failed = side_rows.as_ref().is_some_and(|rows| {
+            !rows
+                .iter()
+                .any(|r| r.name == "python-wheel" && r.error.is_none())
+        });
+        let row = if *name == "pytest" && wheel_failed {
+            eprintln!(
+                "\n==> xtask pytest\nxtask pytest: FAILED: no wheel (python-wheel did not pass)"
+            );
+            lanes::Row {
+                name: (*name).to_owned(),
+                error: Some("no wheel (python-wheel did not pass)".to_owned()),
+                used: meter.since(meter.mark()),
+            }
+        } else {
+            lanes::run_task(&meter, name)
+        };
+        let failed = row.error.is_some();
+        main_rows.push(row);
         if failed && fail_fast {
+            stopped = true;
             break;
         }
     }
+    let side_rows = match (side_rows, side) {
+        (Some(rows), _) => rows,
+        (None, Some(mut side)) => {
+            if stopped {
+                side.kill();
+            }
+            side.finish()
+        }
+        (None, None) => Vec::new(),
+    };
     let total = meter.since(start);
     // The per-task table (issue 34): wall time, CPU time of the child processes (user +
-    // sys), and the crates cargo compiled / only checked; `usage.rs` says how.
-    println!("\nci results:");
-    println!("       {:<12} {}", "task", usage::header());
-    println!("       {:<12} {}", "(venv)", usage::columns(&setup));
-    for (name, outcome, used) in &results {
-        let columns = usage::columns(used);
-        match outcome {
-            None => println!("ok     {name:<12} {columns}"),
+    // sys), and the crates cargo compiled / only checked; `usage.rs` says how. The side
+    // lane's rows ran at the same time as the main lane's: wall times overlap, the total's
+    // wall time is the whole run's.
+    println!("\nci results (main and side lanes run side by side; wall times overlap):");
+    println!("       {:<14} {}", "task", usage::header());
+    let mut passed = 0;
+    let mut failed = 0;
+    let mut print = |lane: &str, row: &lanes::Row| {
+        let label = format!("{}{lane}", row.name);
+        let columns = usage::columns(&row.used);
+        if row.name == "(venv)" {
+            println!("       {label:<14} {columns}");
+            return;
+        }
+        match &row.error {
+            None => {
+                passed += 1;
+                println!("ok     {label:<14} {columns}");
+            }
             Some(e) => {
+                failed += 1;
                 let first = e.lines().next().unwrap_or("");
-                println!("FAILED {name:<12} {columns}  {first}");
+                println!("FAILED {label:<14} {columns}  {first}");
             }
         }
+    };
+    for row in inline_rows.iter().chain(&side_rows) {
+        print(" (s)", row);
     }
-    for (name, _, _) in TASKS.iter().skip(results.len()) {
-        println!("skip   {name:<12} (after a failure, --fail-fast)");
+    for row in &main_rows {
+        print("", row);
     }
-    println!("       {:<12} {}", "total", usage::columns(&total));
+    let ran: Vec<&str> = main_rows
+        .iter()
+        .chain(&side_rows)
+        .map(|r| r.name.as_str())
+        .collect();
+    for name in MAIN_LANE.iter().chain(SIDE_LANE) {
+        if !ran.contains(name) {
+            failed += 1;
+            println!("skip   {name:<14} (after a failure, --fail-fast)");
+        }
+    }
+    println!("       {:<14} {}", "total", usage::columns(&total));
+    println!("(s): the side lane, run beside the main lane by a second xtask process");
     println!(
         "size of {}: {}",
         util::target_dir().display(),
         usage::size_report(&util::target_dir())
     );
-    let failed = results.iter().filter(|(_, e, _)| e.is_some()).count()
-        + TASKS.len().saturating_sub(results.len());
-    let passed = TASKS.len() - failed;
     println!("{passed} passed, {failed} failed");
     if failed == 0 {
         ExitCode::SUCCESS
@@ -169,6 +277,8 @@ fn main() -> ExitCode {
     match (arg(0), arg(1)) {
         (Some("ci"), None) => ci(false),
         (Some("ci"), Some("--fail-fast")) => ci(true),
+        (Some(lanes::SIDE_COMMAND), None) => lanes::side(false),
+        (Some(lanes::SIDE_COMMAND), Some("--fail-fast")) => lanes::side(true),
         (Some("fmt"), Some("--fix")) => report("fmt", tasks::fmt(true)),
         (Some(name), None) => match TASKS.iter().find(|(n, _, _)| *n == name) {
             Some((_, _, run)) => report(name, run()),

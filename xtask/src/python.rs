@@ -82,8 +82,27 @@ pub(crate) fn venv() -> Res<PathBuf> {
     Ok(py)
 }
 
+/// `cargo xtask python`: [`wheel`], then [`pytest`].
 pub(crate) fn python() -> Res {
     let start = std::time::Instant::now();
+    let wheel = wheel()?;
+    pytest()?;
+    eprintln!(
+        "python: wheel {} built, installed and tested in {:.1}s",
+        wheel.display(),
+        start.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The wheel half of [`python`]: the venv, the binding's clippy gate, `maturin build
+/// --release`, the wheel installed into the venv and imported. Uses only `target/python`
+/// and the venv, none of the workspace build, so `cargo xtask ci` runs it in the side lane
+/// beside the workspace tests. Returns the wheel's path.
+///
+/// # Errors
+/// The venv, clippy, maturin, the install or the import failed.
+pub(crate) fn wheel() -> Res<PathBuf> {
     let py = venv()?;
     // The binding's own lint gate (its workspace is outside `cargo xtask lint`).
     Cmd::cargo([
@@ -148,6 +167,23 @@ pub(crate) fn python() -> Res {
              print('dpinfer', dpinfer.__version__, 'eps', acc.get_epsilon(1e-5))",
         ])
         .run()?;
+    Ok(wheel)
+}
+
+/// The test half of [`python`]: `pytest -n <cores> python/tests` against the installed
+/// wheel, with the workspace test build's CLI. Needs [`wheel`] first (the installed wheel
+/// is what is imported).
+///
+/// # Errors
+/// No venv, the CLI build or pytest failed.
+pub(crate) fn pytest() -> Res {
+    let py = venv_python(&target_dir().join("python-venv"));
+    if !py.is_file() {
+        return Err(format!(
+            "{} is missing: run `cargo xtask python`",
+            py.display()
+        ));
+    }
     // The `dpinfer` CLI, for the test that the CLI and `dpinfer.run` give the same samples:
     // the very build of the `test` task (test profile, the workspace's feature resolution),
     // so nothing is compiled again in `cargo xtask ci`. (`cargo build -p dpinfer-cli`
@@ -167,11 +203,5 @@ pub(crate) fn python() -> Res {
         .args([root().join("python").join("tests").as_os_str()])
         .env("DPINFER_BIN", &cli)
         .run()
-        .map_err(|e| format!("{e}\n(pytest exit 5 means no tests were collected)"))?;
-    eprintln!(
-        "python: wheel {} built, installed and tested in {:.1}s",
-        wheel.display(),
-        start.elapsed().as_secs_f64()
-    );
-    Ok(())
+        .map_err(|e| format!("{e}\n(pytest exit 5 means no tests were collected)"))
 }

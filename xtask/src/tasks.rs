@@ -106,41 +106,17 @@ const NO_STD_TEST_PROFILE: [&str; 2] = [
     "profile.test.package.dpinfer-distances.opt-level=1",
 ];
 
-/// `cargo xtask test`: the workspace tests (nextest when installed, else `cargo test`) and
-/// doctests in one build ([`WORKSPACE_TEST_FEATURES`]), then each core crate's tests without
-/// default features and with the largest no-std feature set (except for a crate whose
-/// dev-dependencies turn its own `std` on: those would be std runs again).
+/// `cargo xtask test`: each core crate's tests without default features and with the largest
+/// no-std feature set (except for a crate whose dev-dependencies turn its own `std` on: those
+/// would be std runs again), then the workspace tests (nextest when installed, else `cargo
+/// test`) and doctests in one build ([`WORKSPACE_TEST_FEATURES`]).
 pub(crate) fn test() -> Res {
     let packages = meta::metadata()?;
     let mut failures = Failures::default();
     let seed = std::env::var("PROPTEST_RNG_SEED").unwrap_or_else(|_| PROPTEST_SEED.to_string());
-    if has_nextest() {
-        failures.check(
-            Cmd::cargo([
-                "nextest",
-                "run",
-                "--workspace",
-                "--locked",
-                "--no-tests=warn",
-            ])
-            .args(WORKSPACE_TEST_FEATURES)
-            .env("PROPTEST_RNG_SEED", &seed)
-            .run(),
-        );
-        failures.check(
-            Cmd::cargo(["test", "--workspace", "--locked", "--doc"])
-                .args(WORKSPACE_TEST_FEATURES)
-                .run(),
-        );
-    } else {
-        eprintln!("xtask: cargo-nextest not installed, using cargo test");
-        failures.check(
-            Cmd::cargo(["test", "--workspace", "--locked"])
-                .args(WORKSPACE_TEST_FEATURES)
-                .env("PROPTEST_RNG_SEED", &seed)
-                .run(),
-        );
-    }
+    // The per-crate no-std configurations first: many small cargo calls that keep one core
+    // busy at a time, which `ci` overlaps with its side lane; the workspace build after them
+    // keeps both cores busy on its own. (Either order shares the same units.)
     // Each core crate in each no-std configuration: build, and run unless the build is the
     // same as one already run (a crate's dev-dependency on itself with default features,
     // e.g. dpinfer-accountants', turns `std` back on for its tests: every configuration then
@@ -150,12 +126,12 @@ pub(crate) fn test() -> Res {
         let p = meta::find(&packages, &c.name)?;
         if p.tests_enable_std {
             // Its dev-dependency on itself turns `std` (and so `alloc`) on in every
-            // configuration: these would be std builds of tests nextest already ran,
+            // configuration: these would be std builds of the tests the workspace run runs,
             // recompiled with other dependency features (141 s of CPU for dpinfer-abc and
             // dpinfer-accountants). Its no-std library is still linted and cross-built.
             eprintln!(
                 "xtask: {}'s dev-dependencies enable its `std` feature, so its tests cannot \
-                 run without std: the workspace run covered them",
+                 run without std: the workspace run covers them",
                 c.name
             );
             continue;
@@ -201,6 +177,33 @@ pub(crate) fn test() -> Res {
                     .run(),
             );
         }
+    }
+    if has_nextest() {
+        failures.check(
+            Cmd::cargo([
+                "nextest",
+                "run",
+                "--workspace",
+                "--locked",
+                "--no-tests=warn",
+            ])
+            .args(WORKSPACE_TEST_FEATURES)
+            .env("PROPTEST_RNG_SEED", &seed)
+            .run(),
+        );
+        failures.check(
+            Cmd::cargo(["test", "--workspace", "--locked", "--doc"])
+                .args(WORKSPACE_TEST_FEATURES)
+                .run(),
+        );
+    } else {
+        eprintln!("xtask: cargo-nextest not installed, using cargo test");
+        failures.check(
+            Cmd::cargo(["test", "--workspace", "--locked"])
+                .args(WORKSPACE_TEST_FEATURES)
+                .env("PROPTEST_RNG_SEED", &seed)
+                .run(),
+        );
     }
     failures.finish()
 }
