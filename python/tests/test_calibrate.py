@@ -1,7 +1,8 @@
 """``dpinfer.calibrate``: simulation-based calibration of a config's sampler, mechanism in the
 loop, from Python — the summary of ``dpinfer calibrate``, shards that merge bit-identically
-(in one folder, and on a Dask LocalCluster with a worker killed mid-shard), a calibrated
-exact kernel against a flagged over-confident chain, bad arguments."""
+(in one folder, on a Dask LocalCluster and on a local Ray cluster, each with a worker killed
+mid-shard), a calibrated exact kernel against a flagged over-confident chain, bad
+arguments."""
 
 from __future__ import annotations
 
@@ -129,3 +130,67 @@ def test_dask_shards_match_one_machine_also_with_a_killed_worker(client, tmp_pat
     s = dpinfer.calibrate(config, replicates=30, out=out)
     assert s == serial
     assert (out / "summary.json").read_bytes() == (tmp_path / "serial" / "summary.json").read_bytes()
+
+
+@pytest.fixture(scope="module")
+def local_ray():
+    ray = pytest.importorskip("ray", reason="ray is installed by the xtask")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    ray.init(
+        num_cpus=2,
+        include_dashboard=False,
+        log_to_driver=False,
+        object_store_memory=80 * 1024 * 1024,
+    )
+    yield ray
+    ray.shutdown()
+
+
+def task_processes(title: bytes) -> list:
+    """PIDs of the processes whose command line Ray set to ``title`` (a worker running it)."""
+    pids = []
+    for d in pathlib.Path("/proc").iterdir():
+        try:
+            if d.name.isdigit() and (d / "cmdline").read_bytes().startswith(title):
+                pids.append(int(d.name))
+        except OSError:
+            pass
+    return pids
+
+
+def kill_a_worker_mid_shard(out: pathlib.Path, shards: int, per_shard: int, killed: list) -> None:
+    """Once a shard file holds two replicates, SIGKILLs a worker process still running a
+    ``calibrate`` task (Ray titles it ``ray::calibrate``) and records (pid, lines stored)."""
+    files = [out / f"replicates-{i:05}-of-{shards:05}.jsonl" for i in range(shards)]
+    t0 = time.time()
+    while time.time() - t0 < 60 and not killed:
+        lines = [f.read_text().count("\n") if f.exists() else 0 for f in files]
+        if max(lines) >= 2:
+            for pid in task_processes(b"ray::calibrate"):
+                try:
+                    os.kill(pid, 9)
+                except ProcessLookupError:
+                    continue
+                killed.append((pid, lines))
+                return
+        time.sleep(0.005)
+
+
+def test_ray_shards_match_one_machine_also_with_a_killed_worker(local_ray, tmp_path):
+    config = rwmh(iterations=20_000, burn_in=1000)
+    serial = dpinfer.calibrate(config, replicates=30, out=tmp_path / "serial")
+    on_ray = dpinfer.calibrate_ray(config, replicates=30, shards=3, out=tmp_path / "ray")
+    assert on_ray == serial
+    assert (tmp_path / "ray" / "summary.json").read_bytes() == (tmp_path / "serial" / "summary.json").read_bytes()
+
+    out, killed = tmp_path / "killed", []
+    killer = threading.Thread(target=kill_a_worker_mid_shard, args=(out, 3, 10, killed), daemon=True)
+    killer.start()
+    s = dpinfer.calibrate_ray(config, replicates=30, shards=3, out=out)
+    killer.join()
+    assert killed, "no worker was killed"
+    pid, lines = killed[0]
+    assert sum(lines) < 30 and pid not in task_processes(b"ray::")  # killed mid-run, gone
+    assert s == serial  # Ray reran the lost task, which resumed from its shard file
+    assert (out / "summary.json").read_bytes() == (tmp_path / "serial" / "summary.json").read_bytes()
+    assert sum(f.read_text().count("\n") for f in out.glob("replicates-*.jsonl")) == 30

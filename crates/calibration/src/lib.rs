@@ -21,6 +21,6 @@ pub use stats::{
     holm, rank_histogram, tarp_curve,
 };
 pub use summary::{
-    COVERAGE_LEVELS, MIN_REPLICATES, ParameterSummary, Status, Summary, SummaryOptions,
+    COVERAGE_LEVELS, MIN_REPLICATES, Named, ParameterSummary, Status, Summary, SummaryOptions,
     TarpSummary, Uniformity, Verdict,
 };

@@ -310,27 +310,59 @@ impl Summary {
     }
 }
 
-impl fmt::Display for Summary {
-    /// The one verdict line, e.g. `WARNING: over-confident (θ[0]: Holm-adjusted p = 0.003,
+impl Summary {
+    /// The verdict line naming the parameters: `names[j]` for coordinate `j` (the model's
+    /// declared names), `θ[j]` when `names` does not give one non-empty name per coordinate.
+    /// `Display` is this with no names.
+    #[must_use]
+    pub fn named<'a, S: AsRef<str>>(&'a self, names: &'a [S]) -> Named<'a, S> {
+        Named {
+            summary: self,
+            names,
+        }
+    }
+}
+
+/// The verdict line of a [`Summary`] with the parameters' names ([`Summary::named`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Named<'a, S> {
+    summary: &'a Summary,
+    names: &'a [S],
+}
+
+impl<S: AsRef<str>> fmt::Display for Named<'_, S> {
+    /// The one verdict line, e.g. `WARNING: over-confident (mu: Holm-adjusted p = 0.003,
     /// K = 100, L = 19)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let (which, u) = self.worst();
-        if self.verdict.is_warning() {
+        let s = self.summary;
+        let (which, u) = s.worst();
+        if s.verdict.is_warning() {
             f.write_str("WARNING: ")?;
         }
-        write!(f, "{}", self.verdict)?;
-        if self.verdict.is_warning() {
+        write!(f, "{}", s.verdict)?;
+        if s.verdict.is_warning() {
             f.write_str(": credible intervals are too narrow and cover less than they claim")?;
         }
         f.write_str(" (worst: ")?;
+        let named = self.names.len() == s.parameters.len()
+            && self.names.iter().all(|n| !n.as_ref().is_empty());
         match which {
+            Some(j) if named => f.write_str(self.names[j].as_ref())?,
             Some(j) => write!(f, "θ[{j}]")?,
             None => f.write_str("TARP")?,
         }
         write!(
             f,
             ", Holm-adjusted p = {:.3}; K = {}, L = {})",
-            u.p_holm, self.replicates, self.draws
+            u.p_holm, s.replicates, s.draws
         )
+    }
+}
+
+impl fmt::Display for Summary {
+    /// The one verdict line with coordinates as `θ[j]`, e.g. `WARNING: over-confident (θ[0]:
+    /// Holm-adjusted p = 0.003, K = 100, L = 19)`; [`Summary::named`] names them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.named::<&str>(&[]).fmt(f)
     }
 }

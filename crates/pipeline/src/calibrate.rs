@@ -221,10 +221,10 @@ impl Calibration {
         })
     }
 
-    /// The parameters' names.
+    /// The parameters' names: the model's declared ones, `θ[j]` when it has none.
     #[must_use]
     pub fn names(&self) -> Vec<String> {
-        self.model.names()
+        parameter_names(&self.model)
     }
 
     /// The prior's standard deviation per coordinate from the run's public prior draws (TARP's
@@ -434,6 +434,17 @@ pub struct Done {
     pub table_seconds: f64,
     /// Seconds spent computing replicates.
     pub replicate_seconds: f64,
+}
+
+/// The names a report shows: the model's declared names, `θ[j]` for every coordinate when
+/// it does not declare one non-empty name per coordinate.
+fn parameter_names(model: &Model) -> Vec<String> {
+    let names = model.names();
+    if names.len() == model.dim() && names.iter().all(|n| !n.is_empty()) {
+        names
+    } else {
+        (0..model.dim()).map(|j| format!("θ[{j}]")).collect()
+    }
 }
 
 /// The name of shard `i` of `n`'s replicate file.
@@ -665,7 +676,7 @@ pub fn run(cfg: &Config, dir: &Path, options: &Options, observer: &dyn Observer)
     };
     let names = match names {
         Some(n) => n,
-        None => crate::run::sized_model(cfg)?.names(),
+        None => parameter_names(&crate::run::sized_model(cfg)?),
     };
     let summary = Summary::new(
         &results,
@@ -680,7 +691,6 @@ pub fn run(cfg: &Config, dir: &Path, options: &Options, observer: &dyn Observer)
         sampler: cfg.sampler.name().into(),
         epsilon: private.then_some(cfg.privacy.epsilon),
         delta: (private && cfg.kind().needs_delta()).then_some(cfg.privacy.delta),
-        parameters: names,
         settings: stored.settings,
         multiple_testing: format!(
             "Holm's step-down rule over the {} parameters and TARP, family-wise α = {alpha}; \
@@ -688,7 +698,8 @@ pub fn run(cfg: &Config, dir: &Path, options: &Options, observer: &dyn Observer)
             summary.parameters.len(),
             summary.options.band_sims
         ),
-        verdict_line: summary.to_string(),
+        verdict_line: summary.named(&names).to_string(),
+        parameters: names,
         summary,
     };
     write_outputs(dir, &report)?;
@@ -785,7 +796,11 @@ fn stem(name: &str, j: usize) -> String {
             }
         })
         .collect();
-    if s.is_empty() { format!("theta{j}") } else { s }
+    if s.is_empty() || name == format!("θ[{j}]") {
+        format!("theta{j}")
+    } else {
+        s
+    }
 }
 
 /// `summary.json`, per parameter a rank histogram and an ECDF-difference plot with the

@@ -15,8 +15,8 @@ Submodules:
 * :func:`dpinfer.run` (and :mod:`dpinfer.pipeline`) — a TOML config of the ``dpinfer`` CLI
   run from Python by the same library: the same samples, ledger and restart-safe results
   folder; ``simulate_shard``, ``merge_shards``, ``private_step`` and ``smc_step`` for sharded
-  runs; ``calibrate`` (and ``calibrate_dask``) — simulation-based calibration of a config's
-  sampler with its mechanism in the loop (``dpinfer calibrate``).
+  runs; ``calibrate`` (and ``calibrate_dask``, ``calibrate_ray``) — simulation-based
+  calibration of a config's sampler with its mechanism in the loop (``dpinfer calibrate``).
 * :mod:`dpinfer.worker` — ``serve(simulate, summarise=None)``: your own simulator as a
   ``kind = "command"`` worker of the CLI and :func:`dpinfer.run`, without protocol code
   (needs pyarrow).
@@ -43,6 +43,7 @@ _PIPELINE = (
     "smc_step",
     "calibrate",
     "calibrate_dask",
+    "calibrate_ray",
 )
 _SUBMODULES = ("abc", "priors", "mcmc", "pipeline", "worker")
 

@@ -8,8 +8,8 @@ run are here too: :func:`simulate_shard` (rows of the public pairs table),
 :func:`merge_shards` (``dpinfer merge``), :func:`private_step` (the data owner's pass over
 the merged table) and :func:`smc_step` (the central step of a sharded SMC-ABC generation). :func:`calibrate` is
 ``dpinfer calibrate``: simulation-based calibration of the config's sampler with its
-mechanism in the loop, on one machine, in shards, or on a Dask cluster
-(:func:`calibrate_dask`).
+mechanism in the loop, on one machine, in shards, or on a Dask or Ray cluster
+(:func:`calibrate_dask`, :func:`calibrate_ray`).
 
 **The config.** Pass a path (``str`` or ``os.PathLike``): relative paths inside the file
 (``[data] path``, a ``kind = "command"`` model's program) are resolved against the file's
@@ -66,6 +66,7 @@ __all__ = [
     "Population",
     "calibrate",
     "calibrate_dask",
+    "calibrate_ray",
 ]
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -419,6 +420,50 @@ def calibrate_dask(
     ]
     client.gather(futures)
     kwargs.pop("shards")
+    summary = calibrate(path, **kwargs)
+    if summary is None:  # pragma: no cover - every shard returned, so all K are present
+        raise RuntimeError(f"replicates missing in {out} after every shard finished")
+    return summary
+
+
+def calibrate_ray(
+    config: Union[None, PathLike, Mapping[str, Any]] = None,
+    *,
+    replicates: int,
+    shards: int,
+    out: PathLike,
+    text: Optional[str] = None,
+    base_dir: Optional[PathLike] = None,
+    draws: int = 19,
+    thin: int = 1,
+    alpha: float = 0.05,
+    threads: int = 1,
+    max_retries: int = 3,
+) -> Dict[str, Any]:
+    """:func:`calibrate` on a Ray cluster: one Ray task per shard (``shards`` of them, each
+    :func:`calibrate` with ``shard=i`` on ``threads`` threads, asking Ray for as many CPUs)
+    writing into the folder ``out``, which every node must see (a shared file system), then
+    the summary in the calling process. Ray is used as it is set up: call ``ray.init(...)``
+    first to choose the cluster (else Ray starts a local one). A task whose worker process
+    dies is rerun by Ray (``max_retries``) and resumes from the replicates its shard file
+    already holds; an exception raised by a task (an invalid config) is not retried. The
+    summary is bit-identical to one machine's. Returns it."""
+    import ray
+
+    path, text = _source(config, text)
+    out = os.fspath(out)
+    kwargs = dict(
+        text=text,
+        base_dir=_opt_path(base_dir),
+        out=out,
+        draws=draws,
+        thin=thin,
+        alpha=alpha,
+        threads=threads,
+        replicates=replicates,
+    )
+    task = ray.remote(num_cpus=threads, max_retries=max_retries, retry_exceptions=False)(calibrate)
+    ray.get([task.remote(path, shard=i, shards=shards, **kwargs) for i in range(shards)])
     summary = calibrate(path, **kwargs)
     if summary is None:  # pragma: no cover - every shard returned, so all K are present
         raise RuntimeError(f"replicates missing in {out} after every shard finished")

@@ -49,6 +49,26 @@ fn exact_conjugate_posterior_is_calibrated() {
 }
 
 #[test]
+fn the_verdict_line_names_the_worst_parameter() {
+    // a run whose worst test is a coordinate, not TARP
+    let p = Conjugate::exact(2, 10, 0.5);
+    let s = (2026..2036)
+        .map(|seed| summarise(&p, seed))
+        .find(|s| s.worst().0.is_some())
+        .expect("a seed whose worst test is a coordinate");
+    let j = s.worst().0.unwrap_or_default();
+    let names = ["mu", "nu"];
+    let line = s.named(&names).to_string();
+    assert!(line.contains(&format!("(worst: {}, ", names[j])), "{line}");
+    assert!(s.to_string().contains(&format!("(worst: θ[{j}], ")), "{s}");
+    assert_eq!(line.replace(names[j], &format!("θ[{j}]")), s.to_string());
+    // θ[j] unless there is one non-empty name per coordinate
+    for bad in [&["mu"][..], &["mu", ""][..], &[][..]] {
+        assert_eq!(s.named(bad).to_string(), s.to_string(), "{bad:?}");
+    }
+}
+
+#[test]
 fn summary_refuses_duplicates_and_too_few_replicates() {
     let settings = Settings::new(5, L, 1).unwrap();
     let p = Conjugate::exact(1, 10, 0.5);
