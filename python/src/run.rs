@@ -178,10 +178,11 @@ fn outcome_dict<'py>(py: Python<'py>, o: Outcome, dir: &Path) -> PyResult<Bound<
 /// `dpinfer.run`: the whole inference a config describes (public step, private pass or
 /// SMC-ABC or MCMC, diagnostics) into the results folder `out` (default `[output] dir`),
 /// with `threads` workers for the public simulation (default `[output] threads`, 0 = all
-/// cores). The folder receives what the pipeline writes (the ledger, the release, the pairs
-/// table or populations); the result comes back as a dict.
+/// cores), and `kernel_version` overriding `[distance] kernel_version` (the random features'
+/// `sin`/`cos`, 1 or 2). The folder receives what the pipeline writes (the ledger, the
+/// release, the pairs table or populations); the result comes back as a dict.
 #[pyfunction]
-#[pyo3(signature = (path=None, *, text=None, base_dir=None, out=None, threads=None))]
+#[pyo3(signature = (path=None, *, text=None, base_dir=None, out=None, threads=None, kernel_version=None))]
 fn run_config<'py>(
     py: Python<'py>,
     path: Option<PathBuf>,
@@ -189,8 +190,14 @@ fn run_config<'py>(
     base_dir: Option<PathBuf>,
     out: Option<PathBuf>,
     threads: Option<usize>,
+    kernel_version: Option<u32>,
 ) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = config(path.as_deref(), text.as_deref(), base_dir.as_deref())?;
+    let mut cfg = config(path.as_deref(), text.as_deref(), base_dir.as_deref())?;
+    if let Some(v) = kernel_version {
+        cfg.distance
+            .set_kernel_version(v)
+            .map_err(|e| config_err(format!("{e:#}"), e.config_key()))?;
+    }
     let dir = out_dir(&cfg, out.as_deref());
     let threads = threads.unwrap_or(cfg.output.threads);
     let outcome = py

@@ -126,6 +126,30 @@ def test_svt_run_from_text_reproduces_and_refuses_a_changed_config(tmp_path):
     assert (out / "release.json").read_bytes() == before
 
 
+def test_kernel_version_keyword(tmp_path):
+    """``kernel_version=`` overrides ``[distance] kernel_version``: 1 is the default (the same
+    release), 2 is recorded (fact and ledger) and is another input for a folder of version 1;
+    other numbers, and the keyword on an l2 distance, are named config errors."""
+    base = dpinfer.run(text=svt(), out=tmp_path / "v1", threads=1)
+    assert base.facts["kernel_version"] == 1.0
+    one = dpinfer.run(text=svt(), out=tmp_path / "v1b", threads=1, kernel_version=1)
+    assert np.array_equal(one.samples, base.samples) and one.ledger == base.ledger
+    two = dpinfer.run(text=svt(), out=tmp_path / "v2", threads=1, kernel_version=2)
+    assert two.facts["kernel_version"] == 2.0
+    assert "kernel version 2" in two.ledger["mechanism"]
+    assert "kernel version" not in base.ledger["mechanism"]
+    with pytest.raises(LedgerRefusedError, match="different input"):
+        dpinfer.run(text=svt(), out=tmp_path / "v1", kernel_version=2)
+    with pytest.raises(InvalidParameterError) as e:
+        dpinfer.run(text=svt(), out=tmp_path / "bad", kernel_version=3)
+    assert e.value.name == "distance.kernel_version"
+    l2 = svt().replace('kind = "rff-mmd"\nfeatures = 50', 'kind = "l2"\nclip = 1.0')
+    assert 'kind = "l2"' in l2
+    with pytest.raises(InvalidParameterError, match="kernel_version"):
+        dpinfer.run(text=l2, out=tmp_path / "l2", kernel_version=2)
+    assert not (tmp_path / "bad").exists() and not (tmp_path / "l2").exists()
+
+
 def test_concurrent_runs_into_one_folder_draw_once(tmp_path):
     """Two threads run the same config into one folder at once (the GIL is released during a
     run): the folder's lock serialises them, one draws the release and the other reproduces

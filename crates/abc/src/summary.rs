@@ -30,7 +30,7 @@
 use alloc::vec;
 use alloc::vec::Vec;
 
-use dpinfer_distances::{RandomFourierFeatures, Rows, median_heuristic};
+use dpinfer_distances::{KernelVersion, RandomFourierFeatures, Rows, median_heuristic};
 use dpinfer_simulators::{Prior, SimError, SimStream, Simulator, dist};
 use rand_core::Rng;
 
@@ -59,12 +59,15 @@ pub enum Bandwidth {
 }
 
 /// Public random-feature summary: standard-normal frequencies (`D/2 × row_dim`) and the
-/// bandwidth; [`RffSummary::features`] is the feature map.
+/// bandwidth; [`RffSummary::features`] is the feature map, its `sin`/`cos` of the summary's
+/// [`KernelVersion`] ([`RffSummary::with_kernel_version`]; default [`KernelVersion::V1`], which
+/// every earlier seeded embedding used).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RffSummary {
     z: Vec<f64>,
     row_dim: usize,
     bandwidth: f64,
+    version: KernelVersion,
 }
 
 impl RffSummary {
@@ -97,7 +100,23 @@ impl RffSummary {
             z,
             row_dim,
             bandwidth,
+            version: KernelVersion::V1,
         })
+    }
+
+    /// The same summary with the feature map's `sin`/`cos` of kernel version `version`
+    /// ([`KernelVersion`]; the frequencies and bandwidth do not depend on it). A caller
+    /// records [`KernelVersion::number`] beside the embeddings, as it records the seed.
+    #[must_use]
+    pub fn with_kernel_version(mut self, version: KernelVersion) -> Self {
+        self.version = version;
+        self
+    }
+
+    /// The kernel version of the feature map.
+    #[must_use]
+    pub fn kernel_version(&self) -> KernelVersion {
+        self.version
     }
 
     /// The public setup of a run: the bandwidth (given, or the median heuristic on one
@@ -239,6 +258,7 @@ impl RffSummary {
     /// distances crate re-checks its inputs).
     pub fn features(&self) -> Result<RandomFourierFeatures<'_>, AbcError> {
         RandomFourierFeatures::new(&self.z, self.row_dim, self.bandwidth)
+            .map(|f| f.with_kernel_version(self.version))
             .map_err(|e| AbcError::Setup(SetupFailure::Distance(e)))
     }
 }

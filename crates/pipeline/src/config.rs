@@ -134,11 +134,25 @@ pub struct RffMmd {
     /// Gaussian-kernel bandwidth; default: median heuristic on one public prior-predictive
     /// data set.
     pub bandwidth: Option<f64>,
+    /// Version of the feature map's `sin`/`cos` (`dpinfer_distances::KernelVersion`): 1
+    /// (default; every earlier seeded embedding) or 2 (fewer operations, other last bits).
+    /// Part of the shard fingerprint and the private step's input unless 1, so configs
+    /// without the key keep their fingerprints.
+    pub kernel_version: Option<u32>,
 }
 
 impl RffMmd {
     fn default_features() -> usize {
         100
+    }
+
+    /// The kernel version (absent: version 1).
+    ///
+    /// # Errors
+    /// A number that names no version.
+    pub fn kernel_version(&self) -> Result<dpinfer::distances::KernelVersion> {
+        dpinfer::distances::KernelVersion::try_from(self.kernel_version.unwrap_or(1))
+            .map_err(|_| crate::error::err!("distance.kernel_version must be 1 or 2"))
     }
 }
 
@@ -157,6 +171,7 @@ impl Default for DistanceConfig {
         Self::RffMmd(RffMmd {
             features: RffMmd::default_features(),
             bandwidth: None,
+            kernel_version: None,
         })
     }
 }
@@ -204,6 +219,29 @@ impl DistanceConfig {
         }
     }
 
+    /// Sets `kernel_version` (a caller's override of the config, e.g. Python's
+    /// `dpinfer.run(..., kernel_version=2)`).
+    ///
+    /// # Errors
+    /// A number that names no version, or a distance without random features (`l2`).
+    pub fn set_kernel_version(&mut self, version: u32) -> Result<()> {
+        match self {
+            Self::RffMmd(d) => {
+                let v = RffMmd {
+                    kernel_version: Some(version),
+                    ..d.clone()
+                };
+                v.kernel_version()?;
+                *d = v;
+                Ok(())
+            }
+            Self::L2(_) => bail!(
+                "distance.kernel_version applies to kind = \"rff-mmd\" (the l2 distance has \
+                 no random features)"
+            ),
+        }
+    }
+
     /// The distance's own checks.
     fn check(&self) -> Result<()> {
         match self {
@@ -211,6 +249,7 @@ impl DistanceConfig {
                 if let Some(b) = d.bandwidth {
                     finite_pos("distance.bandwidth", b)?;
                 }
+                d.kernel_version()?;
                 if d.features < 2 || !d.features.is_multiple_of(2) {
                     bail!(
                         "distance.features must be an even number ≥ 2, got {}",
@@ -243,10 +282,17 @@ impl Serialize for DistanceConfig {
             bandwidth: Option<f64>,
             weights: Option<&'a [f64]>,
             clip: Option<f64>,
+            /// Only when not 1: configs of version 1 keep their hashes and fingerprints.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            kernel_version: Option<u32>,
         }
-        let (features, bandwidth) = match self {
-            Self::RffMmd(d) => (d.features, d.bandwidth),
-            Self::L2(_) => (RffMmd::default_features(), None),
+        let (features, bandwidth, kernel_version) = match self {
+            Self::RffMmd(d) => (
+                d.features,
+                d.bandwidth,
+                d.kernel_version.filter(|&v| v != 1),
+            ),
+            Self::L2(_) => (RffMmd::default_features(), None, None),
         };
         let (kind, weights, clip) = (self.kind(), self.weights(), self.clip());
         let flat = Flat {
@@ -255,6 +301,7 @@ impl Serialize for DistanceConfig {
             bandwidth,
             weights,
             clip,
+            kernel_version,
         };
         flat.serialize(s)
     }

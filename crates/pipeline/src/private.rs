@@ -23,7 +23,7 @@ use crate::error::{Context, Result, bail};
 use dpinfer::abc::discrepancy::{ClippedL2, Discrepancy, Euclidean};
 use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::abc::rejection::nearest;
-use dpinfer::distances::{ClippedWeightedL2, RffReference, Rows, Sensitivity};
+use dpinfer::distances::{ClippedWeightedL2, KernelVersion, RffReference, Rows, Sensitivity};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
@@ -144,6 +144,9 @@ pub struct Observed {
     pub weights: Option<Vec<f64>>,
     /// Which data sets the sensitivity compares (for the mechanism description).
     pub scope: &'static str,
+    /// The random-feature map's kernel version (`None` for l2); a version other than 1 is
+    /// named in the ledger's mechanism line.
+    pub kernel_version: Option<KernelVersion>,
 }
 
 impl Observed {
@@ -204,6 +207,7 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
                 bound: 2.0,
                 weights: None,
                 scope: "RFF MMD, one observation of Y* replaced (Lemma 1)",
+                kernel_version: Some(f.kernel_version()),
             })
         }
         None => {
@@ -243,6 +247,7 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
                 bound: clip,
                 weights: Some(w),
                 scope,
+                kernel_version: None,
             })
         }
     }
@@ -365,11 +370,17 @@ impl<'a> Pass<'a> {
                 pairs: pp,
                 dist,
             },
-            (_, Some(p)) => Self::Private(
-                p.build(pp, dist, cal)?,
-                p.mechanism(o.scope),
-                user_declared(o.scope),
-            ),
+            (_, Some(p)) => {
+                let mut mechanism = p.mechanism(o.scope);
+                // Version 1 leaves the line as before, so stored claims still match.
+                if let Some(v) = o.kernel_version.filter(|v| *v != KernelVersion::V1) {
+                    mechanism.push_str(&format!(
+                        "; random features of kernel version {}",
+                        v.number()
+                    ));
+                }
+                Self::Private(p.build(pp, dist, cal)?, mechanism, user_declared(o.scope))
+            }
             (s, None) => bail!("sampler {} is not a pairs-based sampler", s.name()),
         };
         let claim = pass.ledger(cfg)?;
@@ -529,6 +540,7 @@ mod tests {
                     bound: 1.0,
                     weights: Some(vec![1.0]),
                     scope: "test",
+                    kernel_version: None,
                 };
                 let pass = Pass::new(&cfg, &pp, o.discrepancy().unwrap(), &o).unwrap();
                 let ledger = pass.ledger(&cfg).unwrap();

@@ -76,7 +76,8 @@ impl Public {
                     d.features,
                     bandwidth,
                 )
-                .map_err(|e| model.explain(e.into(), "public random-feature setup"))?;
+                .map_err(|e| model.explain(e.into(), "public random-feature setup"))?
+                .with_kernel_version(d.kernel_version()?);
                 Summary::Rff(rff)
             }
         };

@@ -216,6 +216,9 @@ pub fn run_with(
             };
             (o, lock)
         };
+        if kind.uses_pairs() || kind == SamplerKind::SmcAbc {
+            record_kernel_version(cfg, &mut outcome.facts)?;
+        }
         outcome.diagnose(prior.as_deref());
         Ok(Finished {
             outcome,
@@ -241,6 +244,22 @@ pub(crate) fn prior_draws(model: &Model, seed: u64) -> Option<Vec<f64>> {
         prior.sample(&mut rng, row).ok()?;
     }
     Some(out)
+}
+
+/// Records the random-feature map's kernel version (`[distance] kernel_version`, default 1)
+/// as the fact `kernel_version` of a run whose distance is `rff-mmd` (printed, in
+/// `summary.json`): with the seeds, it is what reproduces the distances.
+///
+/// # Errors
+/// A version number that names no version (refused by the config's checks before).
+fn record_kernel_version(cfg: &Config, facts: &mut Vec<(String, f64)>) -> Result<()> {
+    if let crate::config::DistanceConfig::RffMmd(d) = &cfg.distance {
+        facts.push((
+            "kernel_version".into(),
+            f64::from(d.kernel_version()?.number()),
+        ));
+    }
+    Ok(())
 }
 
 /// The results of a pairs-based private step.
@@ -428,6 +447,7 @@ pub fn private_step(cfg: &Config, pairs: &Path, dir: &Path) -> Result<Finished> 
     let lock = DirLock::acquire(dir)?;
     let (release, reproduced) = crate::private::private_step(cfg, &public, &rows, &obs, &lock)?;
     let mut outcome = release_outcome(cfg, &public, release, reproduced);
+    record_kernel_version(cfg, &mut outcome.facts)?;
     outcome.diagnose(prior_draws(&public.model, cfg.seeds.run).as_deref());
     Ok(Finished {
         outcome,

@@ -292,6 +292,34 @@ fn distance_hashes_as_the_flat_table_did() {
     );
 }
 
+/// `kernel_version = 1` hashes as the flat table without the key (earlier fingerprints kept);
+/// 2 adds it; other numbers, and the key on `l2`, are refused naming it.
+#[test]
+fn kernel_version_hashes_only_when_not_1() {
+    let flat = |t: &str| serde_json::to_string(&sections(t).unwrap().distance).unwrap();
+    let v1 = flat("[distance]\nkind = \"rff-mmd\"\nkernel_version = 1");
+    assert_eq!(
+        v1,
+        serde_json::to_string(&DistanceConfig::default()).unwrap()
+    );
+    assert_eq!(
+        flat("[distance]\nkernel_version = 2"),
+        r#"{"kind":"rff-mmd","features":100,"bandwidth":null,"weights":null,"clip":null,"kernel_version":2}"#
+    );
+    for bad in ["0", "3"] {
+        let d = sections(&format!("[distance]\nkernel_version = {bad}"))
+            .unwrap()
+            .distance;
+        let DistanceConfig::RffMmd(d) = d else {
+            panic!("rff-mmd expected")
+        };
+        let e = format!("{:#}", d.kernel_version().unwrap_err());
+        assert!(e.contains("distance.kernel_version must be 1 or 2"), "{e}");
+    }
+    let e = sections("[distance]\nkind = \"l2\"\nkernel_version = 2").unwrap_err();
+    assert!(format!("{e:#}").contains("kernel_version"), "{e:#}");
+}
+
 #[test]
 fn privacy_tables_by_release() {
     let p = sections("[privacy]\nepsilon = 1.0").unwrap().privacy;

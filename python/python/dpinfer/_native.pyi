@@ -200,6 +200,7 @@ def run_config(
     base_dir: Optional[str] = None,
     out: Optional[str] = None,
     threads: Optional[int] = None,
+    kernel_version: Optional[int] = None,
 ) -> Dict[str, Any]: ...
 def simulate_shard(
     path: Optional[str] = None,

@@ -213,6 +213,7 @@ def run(
     base_dir: Optional[PathLike] = None,
     out: Optional[PathLike] = None,
     threads: Optional[int] = None,
+    kernel_version: Optional[int] = None,
 ) -> RunResult:
     """Run the inference a TOML config describes — ``dpinfer run CONFIG`` — and return it.
 
@@ -221,7 +222,10 @@ def run(
     ``base_dir``, default the working directory); ``out``:
     the results folder (default the config's ``[output] dir``); ``threads``: workers of the
     public simulation, and a command model's worker processes (also under SMC-ABC)
-    (default ``[output] threads``; 0 = all cores; the samples do not depend on it). See the module documentation for the results folder and the errors.
+    (default ``[output] threads``; 0 = all cores; the samples do not depend on it);
+    ``kernel_version``: overrides ``[distance] kernel_version`` (the random features'
+    ``sin``/``cos``: 1, the default that reproduces earlier seeded runs, or 2; recorded as the
+    fact ``kernel_version``). See the module documentation for the results folder and the errors.
     """
     path, text = _source(config, text)
     r = _native.run_config(
@@ -230,6 +234,7 @@ def run(
         base_dir=_opt_path(base_dir),
         out=_opt_path(out),
         threads=threads,
+        kernel_version=kernel_version,
     )
     return RunResult._from_native(r)
 

@@ -278,3 +278,41 @@ fn pair_generation_carries_the_simulators_error() {
     );
     assert_eq!(MAX_REDRAWS, 1000);
 }
+
+/// The summary's kernel version reaches its feature map: version 1 is the default (the
+/// embeddings every earlier seeded run computed), version 2 embeds with its own `sin`/`cos`
+/// (the distances crate's `with_kernel_version`, bit for bit), and neither changes the
+/// frequencies or the bandwidth.
+#[test]
+fn kernel_version_reaches_the_feature_map() {
+    use dpinfer_distances::KernelVersion;
+    let model = GaussianMean::new(300, 1.0, 0.0, 10.0).unwrap();
+    let v1 =
+        RffSummary::setup(&model.prior(), &model, 5, 1, 40, Bandwidth::MedianHeuristic).unwrap();
+    assert_eq!(v1.kernel_version(), KernelVersion::V1);
+    let v2 = v1.clone().with_kernel_version(KernelVersion::V2);
+    assert_eq!(v2.kernel_version(), KernelVersion::V2);
+    assert_eq!(v1.frequencies(), v2.frequencies());
+    assert_eq!(v1.bandwidth().to_bits(), v2.bandwidth().to_bits());
+    assert_ne!(v1, v2);
+    let (f1, f2) = (v1.features().unwrap(), v2.features().unwrap());
+    assert_eq!(f1.kernel_version(), KernelVersion::V1);
+    assert_eq!(f2.kernel_version(), KernelVersion::V2);
+    let by_hand = RandomFourierFeatures::new(v1.frequencies(), 1, v1.bandwidth()).unwrap();
+    let embed = |f: &RandomFourierFeatures<'_>, model: &GaussianMean| {
+        let e = Embedded::new(model, f, 1).unwrap();
+        let mut out = vec![0.0; e.output_dim()];
+        e.simulate(&[0.3], &mut SimStream::new(9, 0), &mut out)
+            .unwrap();
+        out
+    };
+    let bits = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+    let (e1, e2) = (bits(embed(&f1, &model)), bits(embed(&f2, &model)));
+    assert_eq!(e1, bits(embed(&by_hand, &model)));
+    let hand2 = by_hand.with_kernel_version(KernelVersion::V2);
+    assert_eq!(e2, bits(embed(&hand2, &model)));
+    assert_ne!(
+        e1, e2,
+        "300 rows × 20 frequencies: the versions differ in some last bit"
+    );
+}

@@ -94,6 +94,7 @@ const KEYS: &[(&str, &str)] = &[
     ("model", "prior_mean"),
     ("model", "timeout"),
     ("model", "retries"),
+    ("distance", "kernel_version"),
 ];
 
 /// Values that are invalid, extreme or small (never a valid value that runs long).

@@ -15,6 +15,7 @@ mod e2e;
 mod external_python;
 mod fault;
 mod fuzz;
+mod kernel_version;
 mod ledger_version;
 mod library_pairs;
 mod robust;
