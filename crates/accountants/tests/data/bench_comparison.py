@@ -106,18 +106,19 @@ def opacus(cls, sigma, q, steps, delta):
     return best_of(run)
 
 
-def opendp_eps(measurements, delta):
-    """ε at δ of the composition of OpenDP measurements (sensitivity 1): the smaller of the
-    zCDP route (pure ε-DP steps converted by ρ = ε²/2) and, for pure steps, ε composed."""
+def opendp_eps(measurements, delta, d_in=1.0):
+    """ε at δ of the composition of OpenDP measurements (input distance `d_in`: sensitivity 1,
+    or one changed record): the smaller of the zCDP route (pure ε-DP steps converted by
+    ρ = ε²/2) and, for pure steps, ε composed."""
     def run():
         pure = None
         if all(m.output_measure == odp.max_divergence() for m in measurements):
-            pure = odp.c.make_composition(measurements).map(1.0)
+            pure = odp.c.make_composition(measurements).map(d_in)
             measurements_z = [odp.c.make_pureDP_to_zCDP(m) for m in measurements]
         else:
             measurements_z = measurements
         z = odp.c.make_zCDP_to_approxDP(odp.c.make_composition(measurements_z))
-        e = z.map(1.0).epsilon(delta)
+        e = z.map(d_in).epsilon(delta)
         return e if pure is None else min(e, pure)
     return best_of(run)
 
@@ -190,7 +191,7 @@ rows.append((
     dpa_rdp(E.RandomizedResponseDpEvent(0.5, 4), 100, 1e-6, RO),
     NA, NA, NA,
     # OpenDP's prob is the chance of the true category: 1 − p + p/k = 0.625.
-    opendp_eps([odp.m.make_randomized_response(categories=[0, 1, 2, 3], prob=0.625)] * 100, 1e-6),
+    opendp_eps([odp.m.make_randomized_response(categories=[0, 1, 2, 3], prob=0.625)] * 100, 1e-6, d_in=1),
     na("binary randomized response only"),
 ))
 # Tree aggregation (RDP in dp_accounting).
