@@ -779,6 +779,30 @@ pub(crate) fn mirror(rem: &Pmf, h: f64) -> Option<Pmf> {
     })
 }
 
+/// An upper bound of the mass at `+∞` of [`mirror`]`(rem, h)` that does not lose the
+/// few ulp per step of its complement `1 − Σ e^{−ℓ}m`: the exact pessimistic PLD has total
+/// mass 1, so the deficit is `Σ m·(1 − e^{−ℓ}) + rem.inf` (terms of size `|ℓ|·m`, no
+/// cancellation against 1). Each term is within `rem.slack` relative (the construction's
+/// per-mass bound) plus `(4 + |ℓ|)·u` (the loss `i·h`, `expm1`, the product), and the
+/// compensated sum within `2u` of the sum of their moduli. For the tilted composition
+/// (`tilt.rs`), where a per-step absolute error would be multiplied by 10⁵ steps.
+pub(crate) fn mirror_deficit_upper(rem: &Pmf, h: f64) -> f64 {
+    const U: f64 = f64::EPSILON / 2.0;
+    let mut s = dpinfer_math::NeumaierSum::new();
+    s.add(rem.inf);
+    let (mut moduli, mut max_l) = (rem.inf, 0.0f64);
+    for (i, &m) in (0i64..).zip(&rem.probs) {
+        #[allow(clippy::cast_precision_loss)]
+        let l = (rem.offset + i) as f64 * h;
+        let t = m * -libm::expm1(-l);
+        s.add(t);
+        moduli += libm::fabs(t);
+        max_l = max_l.max(libm::fabs(l));
+    }
+    let r = rem.slack / (1.0 - rem.slack) + (8.0 + max_l) * U;
+    (s.sum().max(0.0) + r * moduli * (1.0 + 4.0 * U)) * (1.0 + 4.0 * U)
+}
+
 /// The symmetric PLD for sampling without replacement at ratio `γ < 1` (see
 /// `Component::without_replacement`): the pessimistic connect-the-dots atoms of the remove
 /// pair `(γP + (1−γ)Q, Q)` at the grid losses `l ≥ h` (they depend only on its privacy

@@ -17,7 +17,7 @@ pub(crate) const MAX_FFT: usize = 1 << 22;
 pub(crate) const WINDOW_TOO_WIDE: &str = "pld composition window wider than 2^22 grid points";
 
 /// Unit round-off of f64.
-const U: f64 = f64::EPSILON / 2.0;
+pub(crate) const U: f64 = f64::EPSILON / 2.0;
 
 /// One composed direction: masses on losses `(offset + i)·h`, the mass at `+∞`, and the
 /// allowances that are added to δ (upper bounds) or subtracted from it (lower bounds).
@@ -54,7 +54,7 @@ pub(crate) struct Spectral {
 /// `ln E[e^{λ·i}]` (index units, absolute index `offset + i`) of the finite part of `p`,
 /// by a multiplicative recurrence from the end where `e^{λi}` is largest (no overflow),
 /// inflated by `4·len·u` for the recurrence's rounding (an upper bound is what is needed).
-fn log_mgf(p: &Pmf, lambda: f64) -> f64 {
+pub(crate) fn log_mgf(p: &Pmf, lambda: f64) -> f64 {
     let n = p.probs.len();
     let r = libm::exp(-lambda.abs());
     // Lane k of a group holds its k-th mass in the order of decreasing weight (a short group,
@@ -121,7 +121,14 @@ fn chernoff_at(parts: &[(&Pmf, u64)], lam: f64, sign: f64, ln2t: f64) -> Option<
 /// refines by golden section in `log λ`. The bound `(K(λ) + c)/λ` is quasi-convex in `λ`
 /// (`λK′ − K` increases with `λ`, `K` the convex cumulant function), so the walk finds its
 /// minimum's bracket; every `λ` evaluated gives a valid bound and the best one is kept.
-fn chernoff_side(parts: &[(&Pmf, u64)], centre: f64, sign: f64, ln2t: f64) -> Option<f64> {
+///
+/// Returns the order `λ` that attained the bound and the bound.
+pub(crate) fn chernoff_side(
+    parts: &[(&Pmf, u64)],
+    centre: f64,
+    sign: f64,
+    ln2t: f64,
+) -> Option<(f64, f64)> {
     // `f(λ)`: the distance of the end from −∞ (upper) or +∞ (lower), to be minimised.
     let f = |lam: f64| chernoff_at(parts, lam, sign, ln2t).map(|b| sign * b);
     let mut best: Option<(f64, f64)> = None;
@@ -137,7 +144,7 @@ fn chernoff_side(parts: &[(&Pmf, u64)], centre: f64, sign: f64, ln2t: f64) -> Op
     }
     let (mut lam, mut val) = best?;
     if best_k != -6 && best_k != 6 {
-        return Some(sign * val);
+        return Some((lam, sign * val));
     }
     // Walk outwards by factors of 2 while the bound improves (at most 80 steps).
     let factor = if best_k == -6 { 0.5 } else { 2.0 };
@@ -176,7 +183,37 @@ fn chernoff_side(parts: &[(&Pmf, u64)], centre: f64, sign: f64, ln2t: f64) -> Op
             fd = f(libm::exp(d)).unwrap_or(f64::INFINITY);
         }
     }
-    Some(sign * val.min(fc).min(fd))
+    let mut best = (lam, val);
+    if fc < best.1 {
+        best = (libm::exp(c), fc);
+    }
+    if fd < best.1 {
+        best = (libm::exp(d), fd);
+    }
+    Some((best.0, sign * best.1))
+}
+
+/// The variance (index units) of the finite part of `p`, normalised (it centres the
+/// Chernoff order search).
+pub(crate) fn index_variance(p: &Pmf) -> f64 {
+    let mass: f64 = p.probs.iter().sum();
+    #[allow(clippy::cast_precision_loss)]
+    let mean: f64 = p
+        .probs
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| i as f64 * x)
+        .sum::<f64>()
+        / mass.max(f64::MIN_POSITIVE);
+    #[allow(clippy::cast_precision_loss)]
+    let v: f64 = p
+        .probs
+        .iter()
+        .enumerate()
+        .map(|(i, &x)| (i as f64 - mean) * (i as f64 - mean) * x)
+        .sum::<f64>()
+        / mass.max(f64::MIN_POSITIVE);
+    v
 }
 
 /// `r^n` (real, `r ≥ 0`) by repeated squaring.
@@ -278,22 +315,7 @@ pub(crate) fn compose(
         ln_keep += nf * libm::log1p(-p.inf);
         base_offset += i128::from(p.offset) * i128::from(n);
         max_index += (i128::from(p.offset) + p.probs.len() as i128 - 1) * i128::from(n);
-        let mass: f64 = p.probs.iter().sum();
-        let mean: f64 = p
-            .probs
-            .iter()
-            .enumerate()
-            .map(|(i, &x)| i as f64 * x)
-            .sum::<f64>()
-            / mass.max(f64::MIN_POSITIVE);
-        let v: f64 = p
-            .probs
-            .iter()
-            .enumerate()
-            .map(|(i, &x)| (i as f64 - mean) * (i as f64 - mean) * x)
-            .sum::<f64>()
-            / mass.max(f64::MIN_POSITIVE);
-        var += nf * v;
+        var += nf * index_variance(p);
         max_count = max_count.max(n);
     }
     let inf = 0.0 - libm::expm1(ln_keep); // +0 (not −0) when nothing is infinite
@@ -328,10 +350,10 @@ pub(crate) fn compose(
     #[allow(clippy::cast_precision_loss)]
     let (mut hi, mut lo) = (full_hi as f64, full_lo as f64);
     let centre = z / sd;
-    if let Some(b) = chernoff_side(parts, centre, 1.0, ln2t) {
+    if let Some((_, b)) = chernoff_side(parts, centre, 1.0, ln2t) {
         hi = hi.min(libm::ceil(b));
     }
-    if let Some(b) = chernoff_side(parts, centre, -1.0, ln2t) {
+    if let Some((_, b)) = chernoff_side(parts, centre, -1.0, ln2t) {
         lo = lo.max(libm::floor(b));
     }
     #[allow(clippy::cast_precision_loss)]

@@ -3,11 +3,14 @@
 ε at δ (add/remove unless stated) by dpinfer (through its Python binding, numerical PLD and
 RDP), dp_accounting 0.6.0 (PLD at h = 1e-4 and RDP on its default orders), prv-accountant
 0.2.0 (eps_error 0.01: its certified [lower, upper] and estimate) and opacus 1.6.0 (its RDP
-and PRV accountants, DP-SGD only), each timed after import (best of 3, composition + query,
-wall clock), all in one run. OpenDP and autodp are not installed here (no column).
+and PRV accountants, DP-SGD only), OpenDP 0.16.0 (its privacy maps: zCDP composed and
+converted by `make_zCDP_to_approxDP`, or pure ε composed, the smaller) and autodp 0.2.3.1 (RDP
+`Composition`, with `AmplificationBySampling` for Poisson sampling; `ComposeGaussian`, exact,
+for plain Gaussians), each timed after import (best of 3, composition + query, wall clock), all
+in one run. A peer that cannot account an event gets "n/a: <reason>".
 
-Run (a throw-away venv with dp-accounting 0.6.0, prv-accountant 0.2.0, opacus 1.6.0 and
-dpinfer built by `maturin develop --release`):
+Run (a throw-away venv with dp-accounting 0.6.0, prv-accountant 0.2.0, opacus 1.6.0,
+opendp 0.16.0, autodp 0.2.3.1 and dpinfer built by `maturin develop --release`):
   /work/venv-events/bin/python bench_comparison.py > comparison.md
 """
 import math
@@ -40,7 +43,12 @@ _opt.DPOptimizer = object
 sys.modules["opacus.optimizers"] = _opt
 from opacus.accountants import RDPAccountant as OpacusRDP, PRVAccountant as OpacusPRV  # noqa: E402
 
+import opendp.prelude as odp
+from autodp import mechanism_zoo as AZ, transformer_zoo as AT
+
 from dpinfer import accounting as A
+
+odp.enable_features("contrib")
 
 AR = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
 RO = dp_accounting.NeighboringRelation.REPLACE_ONE
@@ -98,6 +106,33 @@ def opacus(cls, sigma, q, steps, delta):
     return best_of(run)
 
 
+def opendp_eps(measurements, delta, d_in=1.0):
+    """ε at δ of the composition of OpenDP measurements (input distance `d_in`: sensitivity 1,
+    or one changed record): the smaller of the zCDP route (pure ε-DP steps converted by
+    ρ = ε²/2) and, for pure steps, ε composed."""
+    def run():
+        pure = None
+        if all(m.output_measure == odp.max_divergence() for m in measurements):
+            pure = odp.c.make_composition(measurements).map(d_in)
+            measurements_z = [odp.c.make_pureDP_to_zCDP(m) for m in measurements]
+        else:
+            measurements_z = measurements
+        z = odp.c.make_zCDP_to_approxDP(odp.c.make_composition(measurements_z))
+        e = z.map(d_in).epsilon(delta)
+        return e if pure is None else min(e, pure)
+    return best_of(run)
+
+
+def autodp_eps(build, delta):
+    def run():
+        return build().get_approxDP(delta)
+    return best_of(run)
+
+
+def na(reason):
+    return (None, f"n/a: {reason}")
+
+
 def cell(r):
     t, v = r
     if t is None:
@@ -123,6 +158,11 @@ for q, sigma, steps, delta in [(0.01, 1.1, 1000, 1e-5), (0.01, 1.1, 10_000, 1e-5
         dpa_pld(d_ev, steps, delta), dpa_rdp(d_ev, steps, delta),
         prv(PRV.PoissonSubsampledGaussianMechanism(noise_multiplier=sigma, sampling_probability=q), steps, delta),
         opacus(OpacusRDP, sigma, q, steps, delta), opacus(OpacusPRV, sigma, q, steps, delta),
+        na("no Poisson subsampling (only make_population_amplification, for a simple random sample)"),
+        autodp_eps(lambda: AT.Composition()(
+            [AT.AmplificationBySampling(PoissonSampling=True)(AZ.GaussianMechanism(sigma=sigma), q,
+                                                               improved_bound_flag=True)],
+            [steps]), delta),
     ))
 
 # Gaussian and Laplace without subsampling.
@@ -131,12 +171,16 @@ rows.append((
     ours("pld", A.GaussianDpEvent(2.0), 100, 1e-6), ours("rdp", A.GaussianDpEvent(2.0), 100, 1e-6),
     dpa_pld(E.GaussianDpEvent(2.0), 100, 1e-6), dpa_rdp(E.GaussianDpEvent(2.0), 100, 1e-6),
     prv(PRV.GaussianMechanism(noise_multiplier=2.0), 100, 1e-6), NA, NA,
+    opendp_eps([odp.m.make_gaussian(odp.atom_domain(T=float, nan=False), odp.absolute_distance(T=float), scale=2.0)] * 100, 1e-6),
+    autodp_eps(lambda: AT.ComposeGaussian()([AZ.GaussianMechanism(sigma=2.0)], [100]), 1e-6),
 ))
 rows.append((
     "Laplace b=10, 100 releases, δ=1e-6",
     ours("pld", A.LaplaceDpEvent(10.0), 100, 1e-6), ours("rdp", A.LaplaceDpEvent(10.0), 100, 1e-6),
     dpa_pld(E.LaplaceDpEvent(10.0), 100, 1e-6), dpa_rdp(E.LaplaceDpEvent(10.0), 100, 1e-6),
     prv(PRV.LaplaceMechanism(mu=0.1), 100, 1e-6), NA, NA,  # prv's mu = Δ/b
+    opendp_eps([odp.m.make_laplace(odp.atom_domain(T=float, nan=False), odp.absolute_distance(T=float), scale=10.0)] * 100, 1e-6),
+    autodp_eps(lambda: AT.Composition()([AZ.LaplaceMechanism(b=10.0)], [100]), 1e-6),
 ))
 # Randomized response (replace-one): dp_accounting's PLD composes it once per compose call.
 rows.append((
@@ -146,6 +190,9 @@ rows.append((
     best_of(lambda: (lambda acc: ([acc.compose(E.RandomizedResponseDpEvent(0.5, 4)) for _ in range(100)], acc.get_epsilon(1e-6))[1])(DP.PLDAccountant(RO))),
     dpa_rdp(E.RandomizedResponseDpEvent(0.5, 4), 100, 1e-6, RO),
     NA, NA, NA,
+    # OpenDP's prob is the chance of the true category: 1 − p + p/k = 0.625.
+    opendp_eps([odp.m.make_randomized_response(categories=[0, 1, 2, 3], prob=0.625)] * 100, 1e-6, d_in=1),
+    na("binary randomized response only"),
 ))
 # Tree aggregation (RDP in dp_accounting).
 rows.append((
@@ -154,6 +201,7 @@ rows.append((
     ours("rdp", A.SingleEpochTreeAggregationDpEvent(5.0, 1000), 10, 1e-6),
     NA, dpa_rdp(E.SingleEpochTreeAggregationDpEvent(5.0, 1000), 10, 1e-6, dp_accounting.NeighboringRelation.REPLACE_SPECIAL),
     NA, NA, NA,
+    na("no tree-aggregation event"), na("no tree-aggregation event"),
 ))
 # Truncated Poisson-subsampled Gaussian (PLD in dp_accounting).
 rows.append((
@@ -161,6 +209,7 @@ rows.append((
     ours("pld", A.TruncatedSubsampledGaussianDpEvent(10000, 0.01, 120, 1.1), 1000, 1e-5), NA,
     dpa_pld(E.TruncatedSubsampledGaussianDpEvent(10000, 0.01, 120, 1.1), 1000, 1e-5), NA,
     NA, NA, NA,
+    na("no subsampling with a batch cap"), na("no subsampling with a batch cap"),
 ))
 # Mixture of Gaussians (PLD in dp_accounting).
 rows.append((
@@ -168,6 +217,7 @@ rows.append((
     ours("pld", A.MixtureOfGaussiansDpEvent(2.0, [0.0, 1.0], [0.9, 0.1]), 100, 1e-5), NA,
     dpa_pld(E.MixtureOfGaussiansDpEvent(2.0, [0.0, 1.0], [0.9, 0.1]), 100, 1e-5), NA,
     NA, NA, NA,
+    na("no mixture-of-Gaussians pair"), na("no mixture-of-Gaussians pair"),
 ))
 # Repeat-and-select (RDP in dp_accounting).
 inner_o = A.SelfComposedDpEvent(A.PoissonSampledDpEvent(0.01, A.GaussianDpEvent(1.1)), 1000)
@@ -177,18 +227,21 @@ rows.append((
     NA, ours("rdp", A.RepeatAndSelectDpEvent(inner_o, 10.0, 1.0), 1, 1e-5),
     NA, dpa_rdp(E.RepeatAndSelectDpEvent(inner_d, 10.0, 1.0), 1, 1e-5),
     NA, NA, NA,
+    na("no repeat-and-select"), na("no repeat-and-select"),
 ))
 # Sampling with replacement (replace-one; an event dp_accounting defines but does not account).
 rows.append((
     "Gaussian σ=2 on 64 draws with replacement of 10⁴ rows, 1000 steps, replace-one, δ=1e-5",
     ours("pld", A.SampledWithReplacementDpEvent(10000, 64, A.GaussianDpEvent(2.0)), 1000, 1e-5, "replace_one"), NA,
     (None, "unsupported"), (None, "unsupported"), NA, NA, NA,
+    na("no sampling with replacement"), na("no sampling with replacement (without replacement only)"),
 ))
 # Random allocation (no released accountant has it).
 rows.append((
     "random allocation 1 of 1000 steps, σ=1.1, 1 epoch, δ=1e-5",
     NA, ours("rdp", A.Event.random_allocation(1.1, 1000), 1, 1e-5),
     NA, NA, NA, NA, NA,
+    na("no random allocation"), na("no random allocation"),
 ))
 
 uname = platform.uname()
@@ -199,8 +252,8 @@ except (OSError, StopIteration):
 print(f"Machine: {cpu}, {os.cpu_count()} vCPUs, {uname.system} {uname.release}; "
       f"load average {os.getloadavg()[0]:.1f} at the start of the run; Python {platform.python_version()}.")
 print()
-print("| event | dpinfer PLD | dpinfer RDP | dp_accounting PLD | dp_accounting RDP | prv-accountant est. [low, up] | opacus RDP | opacus PRV |")
-print("|---|---|---|---|---|---|---|---|")
+print("| event | dpinfer PLD | dpinfer RDP | dp_accounting PLD | dp_accounting RDP | prv-accountant est. [low, up] | opacus RDP | opacus PRV | OpenDP | autodp |")
+print("|---|---|---|---|---|---|---|---|---|---|")
 for name, *cells in rows:
     print(f"| {name} | " + " | ".join(cell(c) for c in cells) + " |")
 print()

@@ -129,9 +129,14 @@ fn fine_lattice_matches_continuous_limit() {
             let pa = ComposedPld::new(&[(a, 50)], 0.0, AR, d, false).unwrap();
             let pb = ComposedPld::new(&[(b, 50)], 0.0, AR, d, false).unwrap();
             for eps in [0.5, 1.0, 2.0] {
-                let (da, db) = (pa.delta(eps).unwrap().delta, pb.delta(eps).unwrap().delta);
+                let (ra, rb) = (pa.delta(eps).unwrap(), pb.delta(eps).unwrap());
+                let (da, db) = (ra.delta, rb.delta);
+                // Both are upper bounds with their own allowances (the continuous steps'
+                // can be much smaller: the tilted composition at tiny δ).
+                let allowances =
+                    ra.roundoff + ra.truncation_mass + rb.roundoff + rb.truncation_mass;
                 assert!(
-                    (da - db).abs() <= 1e-4 * da + 1e-12,
+                    (da - db).abs() <= 1e-4 * da + 1e-12 + allowances,
                     "q {q} eps {eps}: continuous {da} discrete {db}"
                 );
             }
@@ -142,7 +147,8 @@ fn fine_lattice_matches_continuous_limit() {
 /// The samplers' own lattice (σ = 2²⁴ grid units, Euler–Maclaurin sums): the discrete
 /// Gaussian's δ(ε) equals the continuous one's up to the per-step allowances (the two laws
 /// differ by far less than 10⁻¹³ in total variation at this σ; the discrete construction's
-/// measured mass deviation, ≈ 2·10⁻¹⁶ per step, enters δ eightfold).
+/// measured mass deviation, ≈ 2·10⁻¹⁶ per step, enters δ eightfold), which differ since the
+/// continuous Gaussian can be composed tilted (issue 30).
 #[test]
 fn sampler_sized_discrete_gaussian() {
     let d = Discretisation::default();
@@ -154,9 +160,12 @@ fn sampler_sized_discrete_gaussian() {
         let pd = ComposedPld::new(&[(dg, n)], 0.0, AR, d, false).unwrap();
         let pg = ComposedPld::new(&[(g, n)], 0.0, AR, d, false).unwrap();
         for eps in [0.0, 0.5, 1.0, 2.0, 3.0] {
-            let (a, b) = (pd.delta(eps).unwrap().delta, pg.delta(eps).unwrap().delta);
+            let (ra, rb) = (pd.delta(eps).unwrap(), pg.delta(eps).unwrap());
+            let (a, b) = (ra.delta, rb.delta);
+            // The continuous steps' allowance can be far smaller (tilted composition).
+            let allowances = ra.roundoff + ra.truncation_mass + rb.roundoff + rb.truncation_mass;
             assert!(
-                (a - b).abs() <= 1e-9 * b + 1e-11,
+                (a - b).abs() <= 1e-9 * b + 1e-11 + allowances,
                 "k {k} q {q} eps {eps}: {a} vs {b}"
             );
         }
