@@ -12,6 +12,7 @@ mod account;
 mod calibrate;
 mod config_keys;
 mod e2e;
+mod examples;
 mod external_python;
 mod fault;
 mod fuzz;

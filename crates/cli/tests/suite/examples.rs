@@ -1,0 +1,122 @@
+//! Every example config in `examples/` at its SHIPPED settings (not shrunk: the run length,
+//! the budget and the sampler settings are the file's; only the noise seed is pinned, test
+//! only, so the run and its warnings are reproducible, and the output folder is moved): the
+//! run's summary carries no warning unless the config's header comment marks it as expected
+//! with a line `# expect-warning: TEXT` (TEXT a substring of the warning), and every marker
+//! still matches a warning of the run, so a stale marker fails as well as an unmarked warning
+//! (issue 32 item 3: the examples convince, or say in their header why they warn).
+#![allow(clippy::unwrap_used)]
+
+use crate::common;
+
+use common::{dpinfer, example, fresh_dir, root, show, write_config};
+use std::time::Instant;
+
+/// The marker line of an expected warning in an example's header comment.
+const MARKER: &str = "# expect-warning:";
+
+/// The expected-warning markers of a config text: the text after [`MARKER`] on each line
+/// that starts with it.
+fn markers(text: &str) -> Vec<String> {
+    text.lines()
+        .filter_map(|l| l.trim().strip_prefix(MARKER))
+        .map(|m| m.trim().to_owned())
+        .collect()
+}
+
+/// What does not match: the warnings no marker is a substring of, and the markers that are a
+/// substring of no warning.
+fn unmatched(warnings: &[String], markers: &[String]) -> (Vec<String>, Vec<String>) {
+    let unmarked = warnings
+        .iter()
+        .filter(|w| !markers.iter().any(|m| w.contains(m.as_str())))
+        .cloned()
+        .collect();
+    let stale = markers
+        .iter()
+        .filter(|m| !warnings.iter().any(|w| w.contains(m.as_str())))
+        .cloned()
+        .collect();
+    (unmarked, stale)
+}
+
+/// The example configs of `examples/` (not its subfolders), sorted.
+fn example_names() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root().join("examples"))
+        .unwrap()
+        .filter_map(|e| {
+            let n = e.ok()?.file_name().into_string().ok()?;
+            n.ends_with(".toml").then_some(n)
+        })
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn markers_are_read_from_comment_lines_only() {
+    let text = "# title\n# expect-warning: fewer than 30\n#expect-warning: no space\n\
+                [sampler]\nkind = \"svt-abc\" # expect-warning: trailing\n";
+    assert_eq!(markers(text), ["fewer than 30"]);
+}
+
+#[test]
+fn an_unmarked_warning_and_a_stale_marker_both_fail() {
+    let w = vec![
+        "the posterior rests on 10 (effective 10) draws, fewer than 30: …".to_owned(),
+        "the chain has not converged for mu (split R̂ = 1.02 > 1.01)".to_owned(),
+    ];
+    // Both warnings marked: clean.
+    let (u, s) = unmatched(&w, &["fewer than 30".into(), "not converged".into()]);
+    assert!(u.is_empty() && s.is_empty(), "{u:?} {s:?}");
+    // One warning unmarked.
+    let (u, s) = unmatched(&w, &["fewer than 30".into()]);
+    assert_eq!((u.len(), s.len()), (1, 0));
+    assert!(u[0].contains("not converged"));
+    // A marker that matches nothing (the example was fixed, the marker left behind).
+    let (u, s) = unmatched(&w[..1], &["fewer than 30".into(), "not converged".into()]);
+    assert_eq!((u.len(), s), (0, vec!["not converged".to_owned()]));
+    // No warnings, no markers: clean.
+    assert_eq!(unmatched(&[], &[]), (vec![], vec![]));
+}
+
+#[test]
+fn every_example_at_its_shipped_settings_warns_only_as_its_header_says() {
+    let names = example_names();
+    assert!(names.len() >= 8, "{names:?}");
+    let mut failures = Vec::new();
+    let mut times = Vec::new();
+    for name in &names {
+        let dir = fresh_dir("shipped");
+        let out = dir.join("results");
+        let text = example(name, &out);
+        let cfg = write_config(&dir, name, &text);
+        let t0 = Instant::now();
+        let o = dpinfer(&["run", cfg.to_str().unwrap()], &dir);
+        times.push(format!("{name} {:.1} s", t0.elapsed().as_secs_f64()));
+        assert!(o.status.success(), "{name}: {}", show(&o));
+        let s: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(out.join("summary.json")).unwrap())
+                .unwrap();
+        let warnings: Vec<String> = s["warnings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w.as_str().unwrap().to_owned())
+            .collect();
+        let (unmarked, stale) = unmatched(&warnings, &markers(&text));
+        for w in unmarked {
+            failures.push(format!(
+                "{name}: warning not marked in its header (fix the example, or explain it and \
+                 add `{MARKER} …`): {w}"
+            ));
+        }
+        for m in stale {
+            failures.push(format!(
+                "{name}: `{MARKER} {m}` matches no warning of the run: remove the marker"
+            ));
+        }
+    }
+    eprintln!("shipped example runs: {}", times.join(", "));
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
