@@ -148,7 +148,7 @@ impl SigmaRequest {
                         self.rule,
                     )?,
                 };
-                let s = round_up(z * sens);
+                let s = scaled_up(z, sens);
                 if !s.is_finite() {
                     return Err(AccountantError::InvalidParameter {
                         name: "sensitivity",
@@ -164,6 +164,13 @@ impl SigmaRequest {
             poisson: self.poisson,
         })
     }
+}
+
+/// `σ = z·Δ` rounded up (for the calibrated multiplier `z > 0` and sensitivity `Δ > 0`): a
+/// product below the smallest positive double rounds up to that double, never down to 0.0
+/// (the rule `gaussian_sigma` follows for the unsampled case).
+fn scaled_up(z: f64, sens: f64) -> f64 {
+    round_up(z * sens).max(f64::from_bits(1))
 }
 
 /// A private MCMC sampler whose iteration budget [`MaxStepsRequest::max_steps`] computes.
@@ -408,6 +415,30 @@ mod tests {
             };
             assert!(b.calibrate().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_sigma_below_the_smallest_double_rounds_up_not_to_zero() {
+        // proptest's case (properties::sigma_requests_never_panic without the CI seed): the
+        // multiplier times a subnormal sensitivity underflowed to 0.0, and `round_up(0.0)` is
+        // 0.0 — a "no noise" answer below the σ the request needs.
+        for method in [Method::Rdp, Method::Pld] {
+            let r = SigmaRequest {
+                epsilon: 0.0,
+                delta: 0.999_999_999_999_999_8,
+                steps: 1,
+                sensitivity: 5e-324,
+                poisson: Some(2.2e-308),
+                method: Some(method),
+                rule: ConversionRule::Tightest,
+            };
+            if let Ok(s) = r.calibrate() {
+                assert!(s.sigma > 0.0 && s.sigma.is_finite(), "{method:?}: {s:?}");
+            }
+        }
+        // and a multiplier under ½ at the smallest sensitivity: the product rounds to 0.0
+        assert_eq!(scaled_up(0.25, 5e-324), 5e-324);
+        assert_eq!(scaled_up(2.0, 3.0), round_up(6.0));
     }
 
     #[test]
