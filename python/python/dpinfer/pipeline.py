@@ -406,29 +406,19 @@ def calibrate_dask(
     must see (a shared file system), then the summary on the client. A task lost with its
     worker is retried by Dask (``retries``) and resumes from the replicates its shard file
     already holds; the summary is bit-identical to one machine's. Returns it."""
-    path, text = _source(config, text)
-    out = os.fspath(out)
-    kwargs = dict(
-        text=text,
-        base_dir=_opt_path(base_dir),
-        out=out,
-        draws=draws,
-        thin=thin,
-        alpha=alpha,
-        threads=threads,
-        replicates=replicates,
-        shards=shards,
+
+    def run_shards(path: Optional[str], kwargs: Dict[str, Any]) -> None:
+        futures = [
+            client.submit(
+                calibrate, path, shard=i, shards=shards, pure=False, retries=retries, **kwargs
+            )
+            for i in range(shards)
+        ]
+        client.gather(futures)
+
+    return _calibrate_sharded(
+        run_shards, config, text, base_dir, out, draws, thin, alpha, threads, replicates
     )
-    futures = [
-        client.submit(calibrate, path, shard=i, pure=False, retries=retries, **kwargs)
-        for i in range(shards)
-    ]
-    client.gather(futures)
-    kwargs.pop("shards")
-    summary = calibrate(path, **kwargs)
-    if summary is None:  # pragma: no cover - every shard returned, so all K are present
-        raise RuntimeError(f"replicates missing in {out} after every shard finished")
-    return summary
 
 
 def calibrate_ray(
@@ -455,6 +445,32 @@ def calibrate_ray(
     summary is bit-identical to one machine's. Returns it."""
     import ray
 
+    def run_shards(path: Optional[str], kwargs: Dict[str, Any]) -> None:
+        task = ray.remote(num_cpus=threads, max_retries=max_retries, retry_exceptions=False)(
+            calibrate
+        )
+        ray.get([task.remote(path, shard=i, shards=shards, **kwargs) for i in range(shards)])
+
+    return _calibrate_sharded(
+        run_shards, config, text, base_dir, out, draws, thin, alpha, threads, replicates
+    )
+
+
+def _calibrate_sharded(
+    run_shards: Any,
+    config: Union[None, PathLike, Mapping[str, Any]],
+    text: Optional[str],
+    base_dir: Optional[PathLike],
+    out: PathLike,
+    draws: int,
+    thin: int,
+    alpha: float,
+    threads: int,
+    replicates: int,
+) -> Dict[str, Any]:
+    """The cluster routes' shared part: ``run_shards(path, kwargs)`` runs every shard's
+    :func:`calibrate` (``shard=i, shards=n`` plus ``kwargs``) on the cluster and returns when
+    all have finished; then the summary of the folder ``out`` in this process."""
     path, text = _source(config, text)
     out = os.fspath(out)
     kwargs = dict(
@@ -467,8 +483,7 @@ def calibrate_ray(
         threads=threads,
         replicates=replicates,
     )
-    task = ray.remote(num_cpus=threads, max_retries=max_retries, retry_exceptions=False)(calibrate)
-    ray.get([task.remote(path, shard=i, shards=shards, **kwargs) for i in range(shards)])
+    run_shards(path, kwargs)
     summary = calibrate(path, **kwargs)
     if summary is None:  # pragma: no cover - every shard returned, so all K are present
         raise RuntimeError(f"replicates missing in {out} after every shard finished")
