@@ -80,6 +80,24 @@ use crate::error::{non_negative, positive, rate};
 use crate::event::MAX_EVENT_DEPTH;
 use crate::{AccountantError, Event, Neighbouring, round_up};
 
+/// Bisection of `[lo, hi]` for the threshold of a predicate true below it and false above
+/// it (`above(lo)` true, `above(hi)` false): at most 200 halvings, until `hi − lo ≤ 10⁻¹²·hi`.
+/// Returns the final `(lo, hi)`: `lo` still satisfies the predicate, `hi` does not.
+fn bisect(mut lo: f64, mut hi: f64, above: impl Fn(f64) -> bool) -> (f64, f64) {
+    for _ in 0..200 {
+        if hi - lo <= 1e-12 * hi {
+            break;
+        }
+        let mid = 0.5 * (lo + hi);
+        if above(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    (lo, hi)
+}
+
 pub use compose_api::*;
 
 /// Default discretisation interval `h` of the loss grid (as `dp_accounting`'s
@@ -697,7 +715,7 @@ mod compose_api {
     };
     use super::compose::{Composed, U, WINDOW_TOO_WIDE, Workspace, compose};
     use super::tilt::{TiltPart, Tilted, order_for_delta, order_for_index};
-    use super::{Component, Direction, Discretisation, Mechanism};
+    use super::{Component, Direction, Discretisation, Mechanism, bisect};
     use crate::error::{non_negative, open_unit};
     use crate::{AccountantError, Neighbouring, round_up};
 
@@ -1250,18 +1268,14 @@ mod compose_api {
                 });
             }
         }
-        for _ in 0..200 {
-            if hi - lo <= 1e-12 * hi {
-                break;
-            }
-            let mid = 0.5 * (lo + hi);
-            if c.delta_upper(h, mid) <= delta {
-                hi = mid;
-            } else {
-                lo = mid;
-            }
-        }
-        Ok(hi)
+        // "not ≤ δ", not "> δ": a NaN δ-curve value keeps `hi` verified.
+        let not_within = |mid: f64| {
+            !matches!(
+                c.delta_upper(h, mid).partial_cmp(&delta),
+                Some(core::cmp::Ordering::Less | core::cmp::Ordering::Equal)
+            )
+        };
+        Ok(bisect(lo, hi, not_within).1)
     }
 
     /// ε(δ) lower bound of one direction evaluated from its spectrum: bisection keeping
@@ -1271,23 +1285,12 @@ mod compose_api {
         if !above(0.0) {
             return 0.0;
         }
-        let mut lo = 0.0;
-        let mut hi = c.top_loss(h).max(h);
+        let lo = 0.0;
+        let hi = c.top_loss(h).max(h);
         if above(hi) {
             return hi;
         }
-        for _ in 0..200 {
-            if hi - lo <= 1e-12 * hi {
-                break;
-            }
-            let mid = 0.5 * (lo + hi);
-            if above(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        lo
+        bisect(lo, hi, above).0
     }
 
     #[cfg(test)]

@@ -388,17 +388,6 @@ impl Tilted {
                 return Err(too_small(self.delta_upper(h, hi).0));
             }
         }
-        for _ in 0..200 {
-            if hi - lo <= 1e-12 * hi {
-                break;
-            }
-            let mid = 0.5 * (lo + hi);
-            if above(mid) {
-                lo = mid;
-            } else {
-                hi = mid;
-            }
-        }
-        Ok(hi)
+        Ok(super::bisect(lo, hi, above).1)
     }
 }

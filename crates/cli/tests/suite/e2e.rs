@@ -41,14 +41,7 @@ fn json(path: &Path) -> serde_json::Value {
 
 #[test]
 fn every_example_config_runs_and_writes_a_results_folder() {
-    let mut names: Vec<String> = std::fs::read_dir(root().join("examples"))
-        .unwrap()
-        .filter_map(|e| {
-            let n = e.ok()?.file_name().into_string().ok()?;
-            n.ends_with(".toml").then_some(n)
-        })
-        .collect();
-    names.sort();
+    let names = crate::examples::example_names();
     assert!(names.len() >= 8, "{names:?}");
     for name in names {
         let dir = fresh_dir("example");

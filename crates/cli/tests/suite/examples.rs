@@ -41,7 +41,7 @@ fn unmatched(warnings: &[String], markers: &[String]) -> (Vec<String>, Vec<Strin
 }
 
 /// The example configs of `examples/` (not its subfolders), sorted.
-fn example_names() -> Vec<String> {
+pub(crate) fn example_names() -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(root().join("examples"))
         .unwrap()
         .filter_map(|e| {
