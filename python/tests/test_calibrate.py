@@ -81,6 +81,14 @@ def test_bad_arguments_name_the_option(tmp_path):
     with pytest.raises(InvalidParameterError) as e:
         dpinfer.calibrate(rwmh(), replicates=20, out=tmp_path, alpha=1.0)
     assert e.value.name == "alpha"
+    # the cluster routes: no shard would leave every replicate to the calling process
+    for shards in (0, -1, 1.5, True):
+        with pytest.raises(InvalidParameterError) as e:
+            dpinfer.calibrate_dask(None, rwmh(), replicates=20, shards=shards, out=tmp_path)
+        assert e.value.name == "shards"
+        with pytest.raises(InvalidParameterError) as e:
+            dpinfer.calibrate_ray(rwmh(), replicates=20, shards=shards, out=tmp_path)
+        assert e.value.name == "shards"
 
 
 def shard_killing_its_worker_once(config, out, marker, shard, shards, replicates):

@@ -417,7 +417,7 @@ def calibrate_dask(
         client.gather(futures)
 
     return _calibrate_sharded(
-        run_shards, config, text, base_dir, out, draws, thin, alpha, threads, replicates
+        run_shards, shards, config, text, base_dir, out, draws, thin, alpha, threads, replicates
     )
 
 
@@ -452,12 +452,13 @@ def calibrate_ray(
         ray.get([task.remote(path, shard=i, shards=shards, **kwargs) for i in range(shards)])
 
     return _calibrate_sharded(
-        run_shards, config, text, base_dir, out, draws, thin, alpha, threads, replicates
+        run_shards, shards, config, text, base_dir, out, draws, thin, alpha, threads, replicates
     )
 
 
 def _calibrate_sharded(
     run_shards: Any,
+    shards: int,
     config: Union[None, PathLike, Mapping[str, Any]],
     text: Optional[str],
     base_dir: Optional[PathLike],
@@ -470,7 +471,14 @@ def _calibrate_sharded(
 ) -> Dict[str, Any]:
     """The cluster routes' shared part: ``run_shards(path, kwargs)`` runs every shard's
     :func:`calibrate` (``shard=i, shards=n`` plus ``kwargs``) on the cluster and returns when
-    all have finished; then the summary of the folder ``out`` in this process."""
+    all have finished; then the summary of the folder ``out`` in this process. ``shards`` must
+    be a positive int (0 shards would leave every replicate to this process)."""
+    if isinstance(shards, bool) or not isinstance(shards, int) or shards < 1:
+        from .errors import InvalidParameterError
+
+        err = InvalidParameterError(f"shards must be a positive int, got {shards!r}")
+        err.name, err.value = "shards", shards
+        raise err
     path, text = _source(config, text)
     out = os.fspath(out)
     kwargs = dict(
