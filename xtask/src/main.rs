@@ -9,7 +9,6 @@
 
 mod cross;
 mod js;
-mod json;
 mod lanes;
 mod meta;
 mod python;

@@ -2,8 +2,8 @@
 //! system, so `tidy` works without cargo) and their features and rust versions (from
 //! `cargo metadata`).
 
-use crate::json::{self, Json};
 use crate::util::{Cmd, Res, root};
+use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -127,58 +127,80 @@ pub(crate) fn metadata() -> Res<Vec<Package>> {
     if !ok {
         return Err(lock_message(&shown, &stderr));
     }
-    let doc = json::parse(&stdout)?;
-    let members: Vec<&str> = doc
-        .get("workspace_members")
-        .map(Json::items)
-        .unwrap_or_default()
-        .iter()
-        .filter_map(Json::as_str)
-        .collect();
-    let mut out = Vec::new();
-    for p in doc.get("packages").map(Json::items).unwrap_or_default() {
-        let text = |key: &str| p.get(key).and_then(Json::as_str).map(str::to_owned);
-        let id = text("id").unwrap_or_default();
-        let features = p
-            .get("features")
-            .map(Json::fields)
-            .unwrap_or_default()
-            .iter()
-            .map(|(k, v)| {
-                let enables = v.items().iter().filter_map(Json::as_str).map(str::to_owned);
-                (k.clone(), enables.collect())
-            })
-            .collect();
-        let name = text("name").ok_or("cargo metadata: package without a name")?;
-        let tests_enable_std = p
-            .get("dependencies")
-            .map(Json::items)
-            .unwrap_or_default()
-            .iter()
-            .any(|d| dev_dependency_enables_std(d, &name, &features));
-        out.push(Package {
-            name,
-            version: text("version").unwrap_or_default(),
-            rust_version: text("rust_version"),
-            features,
-            member: members.contains(&id.as_str()),
-            manifest_path: text("manifest_path").unwrap_or_default(),
-            tests_enable_std,
-        });
-    }
-    Ok(out)
+    parse_metadata(&stdout)
+}
+
+/// The part of `cargo metadata --format-version 1` the xtask reads.
+#[derive(Deserialize)]
+struct Metadata {
+    packages: Vec<RawPackage>,
+    workspace_members: Vec<String>,
+}
+
+/// One entry of `packages`.
+#[derive(Deserialize)]
+struct RawPackage {
+    id: String,
+    name: String,
+    version: String,
+    rust_version: Option<String>,
+    #[serde(default)]
+    features: BTreeMap<String, Vec<String>>,
+    manifest_path: String,
+    #[serde(default)]
+    dependencies: Vec<Dependency>,
+}
+
+/// One entry of a package's `dependencies`.
+#[derive(Deserialize)]
+struct Dependency {
+    name: String,
+    /// `"dev"`, `"build"` or `null` (normal).
+    kind: Option<String>,
+    #[serde(default = "yes")]
+    uses_default_features: bool,
+    #[serde(default)]
+    features: Vec<String>,
+}
+
+const fn yes() -> bool {
+    true
+}
+
+/// [`Package`]s from `cargo metadata`'s JSON (pure, for testing).
+fn parse_metadata(json: &str) -> Res<Vec<Package>> {
+    let doc: Metadata =
+        serde_json::from_str(json).map_err(|e| format!("cargo metadata output: {e}"))?;
+    Ok(doc
+        .packages
+        .into_iter()
+        .map(|p| {
+            let tests_enable_std = p
+                .dependencies
+                .iter()
+                .any(|d| dev_dependency_enables_std(d, &p.name, &p.features));
+            Package {
+                member: doc.workspace_members.contains(&p.id),
+                name: p.name,
+                version: p.version,
+                rust_version: p.rust_version,
+                features: p.features,
+                manifest_path: p.manifest_path,
+                tests_enable_std,
+            }
+        })
+        .collect())
 }
 
 /// Whether the `cargo metadata` dependency entry `d` is a dev-dependency of package `name`
 /// on itself that turns `std` on (default features kept while `default` implies `std`, or a
 /// listed feature that implies it).
 fn dev_dependency_enables_std(
-    d: &Json,
+    d: &Dependency,
     name: &str,
     features: &BTreeMap<String, Vec<String>>,
 ) -> bool {
-    let text = |key: &str| d.get(key).and_then(Json::as_str);
-    if text("name") != Some(name) || text("kind") != Some("dev") {
+    if d.name != name || d.kind.as_deref() != Some("dev") {
         return false;
     }
     let probe = Package {
@@ -190,12 +212,9 @@ fn dev_dependency_enables_std(
         manifest_path: String::new(),
         tests_enable_std: false,
     };
-    let defaults = d.get("uses_default_features").and_then(Json::as_bool) != Some(false);
-    let listed = d.get("features").map(Json::items).unwrap_or_default();
-    (defaults && probe.implies("default", "std"))
-        || listed
+    (d.uses_default_features && probe.implies("default", "std"))
+        || d.features
             .iter()
-            .filter_map(Json::as_str)
             .any(|f| f == "std" || probe.implies(f, "std"))
 }
 
@@ -281,8 +300,7 @@ pub(crate) fn feature_args(features: &[String]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Package, dev_dependency_enables_std, package_name};
-    use crate::json;
+    use super::{Package, dev_dependency_enables_std, package_name, parse_metadata};
     use std::collections::BTreeMap;
 
     fn pkg(features: &[(&str, &[&str])]) -> Package {
@@ -321,7 +339,7 @@ mod tests {
     #[test]
     fn a_dev_dependency_on_itself_with_std_is_found() {
         let features = pkg(&[("default", &["std"]), ("std", &["alloc"]), ("alloc", &[])]).features;
-        let dep = |text: &str| json::parse(text).unwrap();
+        let dep = |text: &str| serde_json::from_str(text).unwrap();
         let on = |text: &str| dev_dependency_enables_std(&dep(text), "p", &features);
         // default features kept (cargo's default for a path dependency)
         assert!(on(
@@ -342,6 +360,24 @@ mod tests {
         assert!(!on(
             r#"{"name":"q","kind":"dev","uses_default_features":true,"features":[]}"#
         ));
+    }
+
+    #[test]
+    fn metadata_marks_members_and_reads_optional_fields() {
+        let json = r#"{"packages":[
+            {"id":"path+file:///w/a#0.1.0","name":"a","version":"0.1.0","rust_version":"1.85",
+             "features":{"default":["std"],"std":[]},"manifest_path":"/w/a/Cargo.toml",
+             "dependencies":[{"name":"a","kind":"dev","uses_default_features":true,"features":[]}]},
+            {"id":"registry+x#libm@0.2.0","name":"libm","version":"0.2.0","rust_version":null,
+             "features":{},"manifest_path":"/r/libm/Cargo.toml","dependencies":[]}],
+            "workspace_members":["path+file:///w/a#0.1.0"],"resolve":null,"version":1}"#;
+        let p = parse_metadata(json).unwrap();
+        assert_eq!(p.len(), 2);
+        assert!(p[0].member && p[0].tests_enable_std);
+        assert_eq!(p[0].rust_version.as_deref(), Some("1.85"));
+        assert!(!p[1].member && !p[1].tests_enable_std);
+        assert_eq!(p[1].rust_version, None);
+        assert!(parse_metadata("{\"packages\": 3}").is_err());
     }
 
     #[test]

@@ -215,20 +215,20 @@ pub(crate) fn test() -> Res {
 /// # Errors
 /// A line that is not JSON.
 pub(crate) fn artifact_files(json_lines: &str) -> Res<Vec<String>> {
+    /// The fields of a `--message-format=json` line the xtask reads.
+    #[derive(serde::Deserialize)]
+    struct Message {
+        reason: String,
+        #[serde(default)]
+        filenames: Vec<String>,
+    }
     let mut files = Vec::new();
     for line in json_lines.lines().filter(|l| l.starts_with('{')) {
-        let message = crate::json::parse(line)?;
-        if message.get("reason").and_then(crate::json::Json::as_str) != Some("compiler-artifact") {
-            continue;
+        let message: Message =
+            serde_json::from_str(line).map_err(|e| format!("cargo message {line:?}: {e}"))?;
+        if message.reason == "compiler-artifact" {
+            files.extend(message.filenames);
         }
-        let names = message.get("filenames").map(crate::json::Json::items);
-        files.extend(
-            names
-                .unwrap_or_default()
-                .iter()
-                .filter_map(crate::json::Json::as_str)
-                .map(str::to_owned),
-        );
     }
     files.sort();
     files.dedup();
