@@ -12,6 +12,7 @@ mod js;
 mod lanes;
 mod meta;
 mod python;
+mod reproduce;
 mod tasks;
 mod tidy;
 mod usage;
@@ -117,6 +118,11 @@ fn usage() {
          side by side; ends with `N passed, M failed` (`ci --fail-fast` stops at the first \
          failure)",
         "ci"
+    );
+    eprintln!(
+        "  {:<12} a long statistical reproduction, not part of `ci`; {}",
+        "reproduce X",
+        reproduce::list()
     );
     eprintln!(
         "\nenvironment: XTASK_CROSS_CARGO, XTASK_CROSS_RUSTC (default /usr/bin/cargo, \
@@ -279,6 +285,11 @@ fn main() -> ExitCode {
         (Some(lanes::SIDE_COMMAND), None) => lanes::side(false),
         (Some(lanes::SIDE_COMMAND), Some("--fail-fast")) => lanes::side(true),
         (Some("fmt"), Some("--fix")) => report("fmt", tasks::fmt(true)),
+        (Some("reproduce"), Some(which)) => report("reproduce", reproduce::run(which)),
+        (Some("reproduce"), None) => {
+            eprintln!("usage: cargo xtask reproduce <name>; {}", reproduce::list());
+            ExitCode::from(2)
+        }
         (Some(name), None) => match TASKS.iter().find(|(n, _, _)| *n == name) {
             Some((_, _, run)) => report(name, run()),
             None if matches!(name, "help" | "-h" | "--help") => {

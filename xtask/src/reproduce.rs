@@ -1,0 +1,51 @@
+//! `cargo xtask reproduce <name>`: the long statistical reproductions, which CI does not run
+//! (CI runs small, fast versions of the same checks). Each is an example program of the crate
+//! it checks, built in the release profile; what it prints is the result (a table in the
+//! crate's README records the last run, with the machine and the time it took).
+
+use crate::util::{Cmd, Res};
+
+/// A reproduction: name, what it checks, the `cargo run` arguments.
+type Reproduction = (&'static str, &'static str, &'static [&'static str]);
+
+/// Every reproduction (`neural` runs all `neural-*` ones).
+pub(crate) const REPRODUCTIONS: &[Reproduction] = &[
+    (
+        "neural-sbc",
+        "simulation-based calibration of SPPE, K = 100 (crates/neural/examples/sbc_sppe.rs)",
+        &["-p", "dpinfer-neural", "--example", "sbc_sppe"],
+    ),
+    (
+        "neural-sir",
+        "the SIR experiment of Xiong, Ju & Zhang App. E.1.1 by SPPE and SPLE against SMC-ABC \
+         (crates/neural/examples/sir_sppe.rs; hours at the paper's settings)",
+        &["-p", "dpinfer-neural", "--example", "sir_sppe"],
+    ),
+];
+
+/// Runs the reproduction `name` (or every one whose name starts with `name-`).
+///
+/// # Errors
+/// An unknown name, or a failed build or run.
+pub(crate) fn run(name: &str) -> Res {
+    let chosen: Vec<&Reproduction> = REPRODUCTIONS
+        .iter()
+        .filter(|(n, _, _)| *n == name || n.strip_prefix(name).is_some_and(|r| r.starts_with('-')))
+        .collect();
+    if chosen.is_empty() {
+        return Err(format!("unknown reproduction `{name}`; {}", list()));
+    }
+    for (n, what, args) in chosen {
+        eprintln!("==> reproduce {n}: {what}");
+        Cmd::cargo(["run", "--release", "--locked"])
+            .args(args.iter().copied())
+            .run()?;
+    }
+    Ok(())
+}
+
+/// The names, for the usage text.
+pub(crate) fn list() -> String {
+    let names: Vec<&str> = REPRODUCTIONS.iter().map(|(n, _, _)| *n).collect();
+    format!("reproductions: {} (or a prefix: `neural`)", names.join(", "))
+}
