@@ -116,13 +116,20 @@ def test_non_private_run_is_labelled(tmp_path):
     assert dt["posterior"]["mu"].shape == (1, len(r))
 
 
-def test_arviz_summary_and_rank_plot(weighted):
+def test_arviz_summary(weighted):
+    az = pytest.importorskip("arviz", minversion="1.0")
+    s = az.summary(weighted.to_arviz())
+    assert list(s.index) == weighted.names
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="arviz 1.3's plot_rank needs >= 2 chains; to_datatree gives one (open item)",
+)
+def test_arviz_rank_plot(weighted):
     az = pytest.importorskip("arviz", minversion="1.0")
     pytest.importorskip("matplotlib")
     import matplotlib
 
     matplotlib.use("Agg")
-    dt = weighted.to_arviz()
-    s = az.summary(dt)
-    assert list(s.index) == weighted.names
-    az.plot_rank(dt)
+    az.plot_rank(weighted.to_arviz())
