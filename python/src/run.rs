@@ -175,12 +175,26 @@ fn outcome_dict<'py>(py: Python<'py>, o: Outcome, dir: &Path) -> PyResult<Bound<
     Ok(d)
 }
 
+/// Writes the results folder of a finished run (samples, `summary.json`, diagnostics, plots:
+/// [`dpinfer_pipeline::folder::write`], the same writer `dpinfer run` calls, so both front
+/// ends leave the same folder) while the run still holds the folder's lock, then closes it.
+fn write_folder(
+    cfg: &Config,
+    dir: &Path,
+    finished: pipeline::Finished,
+) -> dpinfer_pipeline::Result<Outcome> {
+    let model = dpinfer_pipeline::folder::model_title(cfg, &finished.outcome);
+    dpinfer_pipeline::folder::write(&finished.outcome, dir, model)?;
+    finished.close()
+}
+
 /// `dpinfer.run`: the whole inference a config describes (public step, private pass or
 /// SMC-ABC or MCMC, diagnostics) into the results folder `out` (default `[output] dir`),
 /// with `threads` workers for the public simulation (default `[output] threads`, 0 = all
 /// cores), and `kernel_version` overriding `[distance] kernel_version` (the random features'
 /// `sin`/`cos`, 1 or 2). The folder receives what the pipeline writes (the ledger, the
-/// release, the pairs table or populations); the result comes back as a dict.
+/// release, the pairs table or populations) and the results folder `dpinfer run` writes
+/// ([`write_folder`]); the result comes back as a dict.
 #[pyfunction]
 #[pyo3(signature = (path=None, *, text=None, base_dir=None, out=None, threads=None, kernel_version=None))]
 fn run_config<'py>(
@@ -201,7 +215,7 @@ fn run_config<'py>(
     let dir = out_dir(&cfg, out.as_deref());
     let threads = threads.unwrap_or(cfg.output.threads);
     let outcome = py
-        .detach(|| pipeline::run(&cfg, &dir, threads).and_then(pipeline::Finished::close))
+        .detach(|| pipeline::run(&cfg, &dir, threads).and_then(|f| write_folder(&cfg, &dir, f)))
         .map_err(|e| pipeline_err(&e))?;
     outcome_dict(py, outcome, &dir)
 }
@@ -253,7 +267,9 @@ fn private_step<'py>(
     let cfg = config(path.as_deref(), text.as_deref(), base_dir.as_deref())?;
     let dir = out_dir(&cfg, out.as_deref());
     let outcome = py
-        .detach(|| pipeline::private_step(&cfg, &pairs, &dir).and_then(pipeline::Finished::close))
+        .detach(|| {
+            pipeline::private_step(&cfg, &pairs, &dir).and_then(|f| write_folder(&cfg, &dir, f))
+        })
         .map_err(|e| pipeline_err(&e))?;
     outcome_dict(py, outcome, &dir)
 }

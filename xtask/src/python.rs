@@ -36,6 +36,14 @@ const REQUIREMENTS: &[&str] = &[
     "ray==2.60.0",
     // the CLI's external-simulator workers (crates/cli/tests/suite/external_python.rs)
     "pyarrow==26.0.1",
+    // `RunResult.to_datatree()` (python/tests/test_arviz.py): xarray's DataTree and its
+    // netCDF writer (h5netcdf on h5py); ≈ 13 s and 36 MB more in a fresh venv
+    "xarray==2026.9.0",
+    "h5netcdf==1.8.2",
+    "h5py==3.16.0",
+    // `az.summary` / `az.plot_rank` on it: arviz ≥ 1.0 needs Python ≥ 3.12 (skipped below)
+    "arviz>=1.0; python_version >= '3.12'",
+    "matplotlib; python_version >= '3.12'",
 ];
 /// Installed with `--no-deps` (opacus' package imports torch; its RDP analysis does not).
 const NO_DEPS: &[&str] = &["opacus==1.6.0"];

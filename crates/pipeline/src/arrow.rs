@@ -16,20 +16,9 @@ use std::sync::Arc;
 /// Rows per record batch (bounded memory for the column copies of large tables).
 const BATCH_ROWS: usize = 65_536;
 
-/// Writes a row-major table (`values.len() = rows · names.len()`) as an Arrow IPC file with
-/// one non-nullable `Float64` column per name, plus `metadata` on the schema; written to a
-/// unique temporary name, fsynced and renamed into place ([`dpinfer_ledger::files::write_atomic_with`];
-/// `replace` says whether an existing file may be replaced).
-///
-/// # Errors
-/// Empty or duplicate column names, a length that is not whole rows, I/O.
-pub fn write_table(
-    path: &Path,
-    names: &[String],
-    values: &[f64],
-    metadata: &[(&str, String)],
-    replace: dpinfer_ledger::files::Replace,
-) -> Result<()> {
+/// Checks a row-major table (`values.len() = rows · names.len()`, non-empty distinct names)
+/// and returns its schema: one non-nullable `Float64` column per name, `metadata` on it.
+fn schema(names: &[String], values: &[f64], metadata: &[(&str, String)]) -> Result<Arc<Schema>> {
     let d = names.len();
     if d == 0 {
         bail!(Data, "an Arrow table needs at least one column");
@@ -54,7 +43,7 @@ pub fn write_table(
         .iter()
         .map(|(k, v)| ((*k).to_string(), v.clone()))
         .collect();
-    let schema = Arc::new(
+    Ok(Arc::new(
         Schema::new(
             names
                 .iter()
@@ -62,24 +51,96 @@ pub fn write_table(
                 .collect::<Vec<_>>(),
         )
         .with_metadata(meta),
-    );
+    ))
+}
+
+/// The record batches of a checked row-major table ([`schema`]), [`BATCH_ROWS`] rows each.
+fn batches<'a>(
+    schema: &'a Arc<Schema>,
+    values: &'a [f64],
+) -> impl Iterator<Item = core::result::Result<RecordBatch, arrow_schema::ArrowError>> + 'a {
+    let d = schema.fields().len();
+    values.chunks(BATCH_ROWS * d).map(move |chunk| {
+        let rows = chunk.len() / d;
+        let cols: Vec<ArrayRef> = (0..d)
+            .map(|k| {
+                Arc::new(Float64Array::from_iter_values(
+                    (0..rows).map(|r| chunk[r * d + k]),
+                )) as ArrayRef
+            })
+            .collect();
+        RecordBatch::try_new(schema.clone(), cols)
+    })
+}
+
+/// Writes a row-major table (`values.len() = rows · names.len()`) as an Arrow IPC file with
+/// one non-nullable `Float64` column per name, plus `metadata` on the schema; written to a
+/// unique temporary name, fsynced and renamed into place ([`dpinfer_ledger::files::write_atomic_with`];
+/// `replace` says whether an existing file may be replaced).
+///
+/// # Errors
+/// Empty or duplicate column names, a length that is not whole rows, I/O.
+pub fn write_table(
+    path: &Path,
+    names: &[String],
+    values: &[f64],
+    metadata: &[(&str, String)],
+    replace: dpinfer_ledger::files::Replace,
+) -> Result<()> {
+    let schema = schema(names, values, metadata)?;
     Ok(dpinfer_ledger::files::write_atomic_with(
         path,
         replace,
         |file| -> Result<()> {
             let mut w = FileWriter::try_new(std::io::BufWriter::new(file), &schema)?;
-            for chunk in values.chunks(BATCH_ROWS * d) {
-                let rows = chunk.len() / d;
-                let cols: Vec<ArrayRef> = (0..d)
-                    .map(|k| {
-                        Arc::new(Float64Array::from_iter_values(
-                            (0..rows).map(|r| chunk[r * d + k]),
-                        )) as ArrayRef
-                    })
-                    .collect();
-                w.write(&RecordBatch::try_new(schema.clone(), cols)?)?;
+            for batch in batches(&schema, values) {
+                w.write(&batch?)?;
             }
             w.finish()?;
+            let mut inner = w.into_inner()?;
+            inner.flush()?;
+            Ok(())
+        },
+    )?)
+}
+
+/// [`write_table`] as a Parquet file (`.parquet`: pandas, polars, R `arrow`, DuckDB, Spark):
+/// the same columns and schema metadata (also as the file's key-value metadata), snappy
+/// compression, written atomically. Built with the `parquet` feature only.
+///
+/// # Errors
+/// As [`write_table`].
+#[cfg(feature = "parquet")]
+pub fn write_parquet(
+    path: &Path,
+    names: &[String],
+    values: &[f64],
+    metadata: &[(&str, String)],
+    replace: dpinfer_ledger::files::Replace,
+) -> Result<()> {
+    use parquet::arrow::ArrowWriter;
+    use parquet::basic::Compression;
+    use parquet::file::metadata::KeyValue;
+    use parquet::file::properties::WriterProperties;
+    let schema = schema(names, values, metadata)?;
+    let props = WriterProperties::builder()
+        .set_compression(Compression::SNAPPY)
+        .set_key_value_metadata(Some(
+            metadata
+                .iter()
+                .map(|(k, v)| KeyValue::new((*k).to_string(), v.clone()))
+                .collect(),
+        ))
+        .build();
+    Ok(dpinfer_ledger::files::write_atomic_with(
+        path,
+        replace,
+        |file| -> Result<()> {
+            let mut w =
+                ArrowWriter::try_new(std::io::BufWriter::new(file), schema.clone(), Some(props))?;
+            for batch in batches(&schema, values) {
+                w.write(&batch?)?;
+            }
             let mut inner = w.into_inner()?;
             inner.flush()?;
             Ok(())

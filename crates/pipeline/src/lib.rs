@@ -11,6 +11,7 @@ pub mod calibrate;
 pub mod config;
 pub mod declared;
 pub mod error;
+pub mod folder;
 pub mod limits;
 pub mod mcmc;
 pub mod model;

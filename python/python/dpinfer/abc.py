@@ -25,12 +25,13 @@ The private two-party workflow of ABCDP (Park, Vinaroz & Jitkrittum 2021, §3):
    mechanism, pure ε-DP by Theorem 3.1). Only the accepted θs (and indices) are released.
 
 Results are :class:`AbcResult` objects with ``.samples`` (numpy), ``.weights``,
-``.to_pandas()``, ``.to_arviz()`` (when arviz is installed), ``.privacy`` (the claim:
+``.to_pandas()``, ``.to_datatree()`` / ``.to_arviz()`` (ArviZ ≥ 1.0's ``xarray.DataTree``; needs xarray), ``.privacy`` (the claim:
 ε, event, relation) and ``.diagnostics``.
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, Optional, Sequence
 
@@ -94,19 +95,92 @@ class AbcResult:
             df["weight"] = self.weights
         return df
 
-    def to_arviz(self):
-        """An ``arviz.InferenceData`` with the samples as one chain (needs arviz; weighted
-        samples are resampled proportionally to ``weights`` with a fixed seed first)."""
-        import arviz as az
+    def _privacy_attrs(self) -> Dict[str, Any]:
+        """The privacy claim as netCDF-safe attributes (strings and floats)."""
+        p = self.privacy
+        if not p:
+            return {"privacy": "not private: no privacy claim"}
+        attrs: Dict[str, Any] = {}
+        for key in ("epsilon", "delta"):
+            if p.get(key) is not None:
+                attrs[key] = float(p[key])
+        relation = p.get("relation", p.get("neighbouring"))
+        if relation is not None:
+            attrs["relation"] = str(relation)
+        event = p.get("event")
+        if event is not None:
+            attrs["event"] = event if isinstance(event, str) else json.dumps(event, default=str)
+        return attrs
 
-        s = self.samples
-        w = self.weights
-        if len(s) and w is not None and not np.allclose(w, w[0]):
-            total = np.sum(w)  # a config-driven run's weights need not be normalised
-            p = w if abs(total - 1.0) <= 1e-12 else w / total
-            idx = np.random.default_rng(0).choice(len(s), size=len(s), p=p)
+    def _sample_stats(self) -> Dict[str, np.ndarray]:
+        """Per-draw statistics: ``weight`` (normalised) and ``distance`` where present."""
+        n = len(self.samples)
+        stats: Dict[str, np.ndarray] = {}
+        if self.weights is not None:
+            w = np.asarray(self.weights, dtype=np.float64)
+            total = np.sum(w)
+            stats["weight"] = w / total if total > 0 else w
+        dist = self.diagnostics.get("distances") if isinstance(self.diagnostics, dict) else None
+        if dist is not None and np.ndim(dist) == 1 and len(dist) == n:
+            stats["distance"] = np.asarray(dist, dtype=np.float64)
+        return stats
+
+    def to_datatree(self, *, resample: bool = False, observed_data=None):
+        """The samples as an ``xarray.DataTree`` in ArviZ ≥ 1.0's layout (needs xarray):
+        ``posterior`` with one variable per parameter over dims ``(chain, draw)`` (one
+        chain, the draws in released order); ``sample_stats`` with ``weight`` (normalised)
+        for weighted samplers and ``distance`` where the sampler returns per-draw
+        distances; ``observed_data`` only when you pass it (a mapping of name → array: the
+        data a private run read are never put here by the library — they are the private
+        input); the privacy claim (``epsilon``, ``delta``, ``event``, ``relation``, …) as
+        attributes of the root and of ``posterior``. ``resample=True`` replaces weighted
+        draws by a seeded resample proportional to the weights (so unweighted summaries such
+        as ``az.summary`` describe the weighted posterior); ``sample_stats`` then keeps no
+        per-draw weights. Save it with ``r.to_datatree().to_netcdf("posterior.nc")``
+        (needs h5netcdf or netCDF4) or ``.to_zarr("posterior.zarr")`` (needs zarr)."""
+        import xarray as xr
+
+        s = np.asarray(self.samples, dtype=np.float64)
+        names = self._names()
+        stats = self._sample_stats()
+        if resample and len(s) and self.weights is not None:
+            w = stats.get("weight")
+            idx = np.random.default_rng(0).choice(len(s), size=len(s), p=w)
             s = s[idx]
-        return az.from_dict(posterior={n: s[None, :, i] for i, n in enumerate(self._names())})
+            stats = {k: v[idx] for k, v in stats.items() if k != "weight"}
+        attrs = self._privacy_attrs()
+        attrs.update(self._extra_attrs())
+        d = s.shape[1] if s.ndim == 2 else 0
+        posterior = xr.Dataset(
+            {n: (("chain", "draw"), s[None, :, i]) for i, n in enumerate(names[:d])},
+            coords={"chain": [0], "draw": np.arange(len(s))},
+            attrs=attrs,
+        )
+        groups = {"posterior": posterior}
+        if stats:
+            groups["sample_stats"] = xr.Dataset(
+                {k: (("chain", "draw"), v[None, :]) for k, v in stats.items()},
+                coords={"chain": [0], "draw": np.arange(len(s))},
+            )
+        if observed_data is not None:
+            groups["observed_data"] = xr.Dataset(
+                {
+                    k: ((f"{k}_dim_{j}" for j in range(np.ndim(v))), np.asarray(v))
+                    for k, v in dict(observed_data).items()
+                }
+            )
+        tree = xr.DataTree.from_dict(groups)
+        tree.attrs = dict(attrs)
+        return tree
+
+    def _extra_attrs(self) -> Dict[str, Any]:
+        return {}
+
+    def to_arviz(self, *, observed_data=None):
+        """ArviZ ≥ 1.0's data: :meth:`to_datatree` with weighted draws resampled
+        proportionally to their weights (seeded), so ArviZ's unweighted functions
+        (``az.summary``, ``az.plot_rank``) describe the weighted posterior."""
+        return self.to_datatree(resample=True, observed_data=observed_data)
 
     def __len__(self) -> int:
         return len(self.samples)

@@ -93,7 +93,8 @@ class RunResult(AbcResult):
     DataFrame) —; ``tables``: the sampler's diagnostics tables (the CLI's ``<stem>.csv``:
     SMC generations, MCMC traces, …) as ``{stem: (columns, (rows, columns) array)}``.
 
-    ``mean()``, ``to_pandas()``, ``to_arviz()`` and ``len()`` are :class:`AbcResult`'s;
+    ``mean()``, ``to_pandas()``, ``to_datatree()`` / ``to_arviz()`` (ArviZ ≥ 1.0's
+    ``xarray.DataTree``, the privacy claim as attributes) and ``len()`` are :class:`AbcResult`'s;
     ``privacy`` is ``ledger`` and ``diagnostics`` is ``facts``.
     """
 
@@ -123,6 +124,22 @@ class RunResult(AbcResult):
             for m in self.marginals
         ]
         return pd.DataFrame(rows, index=[m["name"] for m in self.marginals])
+
+    def _extra_attrs(self) -> Dict[str, Any]:
+        """The rest of the ledger (accountant, conversion, mechanism, noise, the claim as
+        JSON text and in words), the model and the sampler, as DataTree attributes."""
+        led = self.ledger
+        attrs: Dict[str, Any] = {"model": self.model, "sampler": self.sampler}
+        for key in ("accountant", "conversion", "mechanism", "noise"):
+            if led.get(key) is not None:
+                attrs[key] = str(led[key])
+        claim = led.get("claim")
+        if claim is not None:
+            attrs["event"] = json.dumps(claim.get("events"), default=str)
+            attrs["claim"] = json.dumps(claim, default=str)
+        if self.claim_text:
+            attrs["claim_text"] = self.claim_text
+        return attrs
 
     def __repr__(self) -> str:
         eps = self.ledger.get("epsilon")

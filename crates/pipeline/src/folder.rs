@@ -1,0 +1,248 @@
+//! The results folder of an [`Outcome`], written the same way by both front ends (the
+//! `dpinfer` command and Python's `dpinfer.run`): `samples.csv` and `samples.arrow` (and
+//! `samples.parquet` with the `parquet` feature), `summary.json`, one CSV per diagnostics
+//! table and the SVG plots. Every file is written atomically and durably
+//! ([`dpinfer_ledger::write_atomic`]), replacing only files the folder already owns.
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use serde::Serialize;
+
+use dpinfer_ledger::files::Replace;
+use dpinfer_plots::{Column, PairPlot};
+
+use crate::config::Config;
+use crate::error::Result;
+use crate::private::Ledger;
+use crate::results::Outcome;
+use crate::summary::{self, Marginal};
+
+/// `summary.json`.
+#[derive(Serialize)]
+struct SummaryJson<'a> {
+    model: &'a str,
+    sampler: &'a str,
+    samples: usize,
+    weighted: bool,
+    reproduced_release: bool,
+    quantile_levels: [f64; 5],
+    parameters: &'a [Marginal],
+    warnings: &'a [String],
+    privacy: &'a Ledger,
+    facts: serde_json::Map<String, serde_json::Value>,
+}
+
+/// The model's name in plot titles: a command model's `[model] name` (its outcome says only
+/// "command"), else the outcome's model (a built-in model's name).
+#[must_use]
+pub fn model_title<'a>(cfg: &'a Config, outcome: &'a Outcome) -> &'a str {
+    if cfg.model.kind.as_deref() == Some("command") {
+        &cfg.model.name
+    } else {
+        &outcome.model
+    }
+}
+
+/// The samples as one row-major table with its column names: the parameters, then a
+/// `weight` column for weighted samples.
+fn sample_table(o: &Outcome) -> (Vec<String>, Vec<f64>) {
+    let d = o.names.len().max(1);
+    let mut names = o.names.clone();
+    let values: Vec<f64> = match &o.weights {
+        None => o.samples.clone(),
+        Some(w) => {
+            names.push("weight".to_string());
+            o.samples
+                .chunks_exact(d)
+                .enumerate()
+                .flat_map(|(i, row)| {
+                    row.iter()
+                        .copied()
+                        .chain(core::iter::once(w.get(i).copied().unwrap_or(f64::NAN)))
+                })
+                .collect()
+        }
+    };
+    (names, values)
+}
+
+/// Writes the results folder of `outcome` into `dir` (created if missing): `samples.csv`,
+/// `samples.arrow` (and `samples.parquet` with the `parquet` feature), `summary.json`, the
+/// diagnostics CSVs and the SVG plots, `model` naming the model in the plot titles (see
+/// [`model_title`]); returns the file names in the order written.
+///
+/// # Errors
+/// I/O, a refused target (a file the folder does not own), a plot the layout refuses.
+pub fn write(outcome: &Outcome, dir: &Path, model: &str) -> Result<Vec<String>> {
+    let o = outcome;
+    std::fs::create_dir_all(dir).map_err(|e| crate::Error::io(dir, e))?;
+    let mut files = Vec::new();
+    let d = o.names.len().max(1);
+    // samples.csv
+    let mut csv = o.names.join(",");
+    if o.weights.is_some() {
+        csv.push_str(",weight");
+    }
+    csv.push('\n');
+    for (i, row) in o.samples.chunks_exact(d).enumerate() {
+        let mut first = true;
+        for v in row {
+            if !first {
+                csv.push(',');
+            }
+            first = false;
+            let _ = write!(csv, "{v:?}");
+        }
+        if let Some(w) = &o.weights {
+            let _ = write!(csv, ",{:?}", w.get(i).copied().unwrap_or(f64::NAN));
+        }
+        csv.push('\n');
+    }
+    put(dir, "samples.csv", csv.as_bytes(), &mut files)?;
+    // samples.arrow (and samples.parquet): the same table, columnar
+    let (names, values) = sample_table(o);
+    if !names.is_empty() {
+        let meta = [
+            ("dpinfer.format", "samples".to_string()),
+            ("dpinfer.model", o.model.clone()),
+            ("dpinfer.sampler", o.sampler.clone()),
+        ];
+        crate::arrow::write_table(
+            &dir.join("samples.arrow"),
+            &names,
+            &values,
+            &meta,
+            Replace::Owned,
+        )?;
+        files.push("samples.arrow".to_string());
+        #[cfg(feature = "parquet")]
+        {
+            crate::arrow::write_parquet(
+                &dir.join("samples.parquet"),
+                &names,
+                &values,
+                &meta,
+                Replace::Owned,
+            )?;
+            files.push("samples.parquet".to_string());
+        }
+    }
+    // summary.json
+    let marg = o.marginals();
+    let facts = o
+        .facts
+        .iter()
+        .map(|(k, v)| (k.clone(), json_num(*v)))
+        .collect();
+    let js = SummaryJson {
+        model: &o.model,
+        sampler: &o.sampler,
+        samples: o.samples.len() / d,
+        weighted: o.weights.is_some(),
+        reproduced_release: o.reproduced,
+        quantile_levels: summary::LEVELS,
+        parameters: &marg,
+        warnings: &o.warnings,
+        privacy: &o.ledger,
+        facts,
+    };
+    let v = serde_json::to_value(&js)?;
+    put(
+        dir,
+        "summary.json",
+        serde_json::to_string_pretty(&v)?.as_bytes(),
+        &mut files,
+    )?;
+    // diagnostics
+    for t in &o.diagnostics {
+        let mut csv = t.columns.join(",");
+        csv.push('\n');
+        for r in &t.rows {
+            let line: Vec<String> = r.iter().map(|v| format!("{v:?}")).collect();
+            csv.push_str(&line.join(","));
+            csv.push('\n');
+        }
+        put(dir, &format!("{}.csv", t.stem), csv.as_bytes(), &mut files)?;
+    }
+    // plots
+    let cols = o.columns();
+    if !o.samples.is_empty() {
+        for (j, name) in o.names.iter().enumerate() {
+            // Parameter j's prior draws; non-finite ones are left out (dpinfer-plots refuses
+            // them).
+            let prior: Option<Vec<f64>> = o.prior_draws.as_ref().map(|p| {
+                let col = p.iter().skip(j).step_by(d).copied();
+                col.filter(|v| v.is_finite()).collect()
+            });
+            let mut plot = dpinfer_plots::Marginal::new(name, &cols[j])
+                .title(format!("posterior of {name} ({})", o.sampler))
+                .legend();
+            if let Some(w) = &o.weights {
+                plot = plot.weights(w);
+            }
+            if let Some(t) = o.truth.as_ref().and_then(|t| t.get(j)) {
+                plot = plot.truth(*t);
+            }
+            if let Some(p) = prior.as_deref().filter(|p| !p.is_empty()) {
+                plot = plot.prior(p);
+            }
+            let svg = plot.svg()?;
+            put(
+                dir,
+                &format!("marginal-{name}.svg"),
+                svg.as_bytes(),
+                &mut files,
+            )?;
+        }
+        if d > 1 {
+            let columns: Vec<Column<'_>> = o
+                .names
+                .iter()
+                .zip(&cols)
+                .map(|(n, c)| Column::new(n, c))
+                .collect();
+            // Red marks the true θ only where the model has one.
+            let mut plot = PairPlot::new(&columns).title(format!(
+                "{model} posterior, {}{}",
+                o.sampler,
+                if o.truth.is_some() {
+                    " (true θ in red)"
+                } else {
+                    ""
+                }
+            ));
+            if let Some(w) = &o.weights {
+                plot = plot.weights(w);
+            }
+            if let Some(t) = &o.truth {
+                plot = plot.truth(t);
+            }
+            put(dir, "pairs.svg", plot.svg()?.as_bytes(), &mut files)?;
+        }
+    }
+    for c in &o.charts {
+        let svg = if c.stem == "trace" {
+            // MCMC: trace and rank plots per parameter, the halves as split-R̂'s chains.
+            let title = format!("{} and rank plots", c.title);
+            dpinfer_plots::trace_rank_plot(&title, &c.series, 2)?
+        } else {
+            c.svg()?
+        };
+        put(dir, &format!("{}.svg", c.stem), svg.as_bytes(), &mut files)?;
+    }
+    Ok(files)
+}
+
+fn put(dir: &Path, name: &str, bytes: &[u8], files: &mut Vec<String>) -> Result<()> {
+    dpinfer_ledger::write_atomic(&dir.join(name), bytes, Replace::Owned)?;
+    files.push(name.to_string());
+    Ok(())
+}
+
+fn json_num(v: f64) -> serde_json::Value {
+    serde_json::Number::from_f64(v).map_or_else(
+        || serde_json::Value::String(format!("{v}")),
+        serde_json::Value::Number,
+    )
+}
