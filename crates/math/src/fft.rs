@@ -194,10 +194,16 @@ fn butterflies<const INVERSE: bool>(data: &mut [Complex], twiddles: &[Complex], 
         return;
     }
     radix4_pass::<INVERSE>(data);
+    later_passes::<INVERSE>(data, twiddles, step0);
+}
+
+/// The passes after the first radix-4 one (`data.len() ≥ 4`): radix-2 stages of lengths
+/// 8, 16, …, n, fused in pairs (len, 2·len) — the second stage's twiddle for the upper half
+/// is W_{2L}^{j+L/2} = ∓i·W_{2L}^j, an exact rotation, so the fused pass computes the same
+/// bits as two radix-2 passes — and a last radix-2 stage when log₂n is odd.
+fn later_passes<const INVERSE: bool>(data: &mut [Complex], twiddles: &[Complex], step0: usize) {
+    let n = data.len();
     let mut len = 8;
-    // Remaining radix-2 stages of lengths 8, 16, …, n, fused in pairs (len, 2·len): the
-    // second stage's twiddle for the upper half is W_{2L}^{j+L/2} = ∓i·W_{2L}^j, an exact
-    // rotation, so the fused pass computes the same bits as two radix-2 passes.
     while len <= n {
         if 2 * len > n {
             radix2_stage::<INVERSE>(data, twiddles, step0, len);
@@ -212,22 +218,30 @@ fn butterflies<const INVERSE: bool>(data: &mut [Complex], twiddles: &[Complex], 
 /// multiplications) over `data` (a multiple of 4 points).
 fn radix4_pass<const INVERSE: bool>(data: &mut [Complex]) {
     for q in data.chunks_exact_mut(4) {
-        let (a0, a1, a2, a3) = (q[0], q[1], q[2], q[3]);
-        let s01 = Complex::new(a0.re + a1.re, a0.im + a1.im);
-        let d01 = Complex::new(a0.re - a1.re, a0.im - a1.im);
-        let s23 = Complex::new(a2.re + a3.re, a2.im + a3.im);
-        let d23 = Complex::new(a2.re - a3.re, a2.im - a3.im);
-        // w·d23 with w = −i (forward) or +i (inverse).
-        let t = if INVERSE {
-            Complex::new(-d23.im, d23.re)
-        } else {
-            Complex::new(d23.im, -d23.re)
-        };
-        q[0] = Complex::new(s01.re + s23.re, s01.im + s23.im);
-        q[2] = Complex::new(s01.re - s23.re, s01.im - s23.im);
-        q[1] = Complex::new(d01.re + t.re, d01.im + t.im);
-        q[3] = Complex::new(d01.re - t.re, d01.im - t.im);
+        let out = radix4_quad::<INVERSE>([q[0], q[1], q[2], q[3]]);
+        q.copy_from_slice(&out);
     }
+}
+
+/// One butterfly of [`radix4_pass`].
+#[inline]
+fn radix4_quad<const INVERSE: bool>([a0, a1, a2, a3]: [Complex; 4]) -> [Complex; 4] {
+    let s01 = Complex::new(a0.re + a1.re, a0.im + a1.im);
+    let d01 = Complex::new(a0.re - a1.re, a0.im - a1.im);
+    let s23 = Complex::new(a2.re + a3.re, a2.im + a3.im);
+    let d23 = Complex::new(a2.re - a3.re, a2.im - a3.im);
+    // w·d23 with w = −i (forward) or +i (inverse).
+    let t = if INVERSE {
+        Complex::new(-d23.im, d23.re)
+    } else {
+        Complex::new(d23.im, -d23.re)
+    };
+    [
+        Complex::new(s01.re + s23.re, s01.im + s23.im),
+        Complex::new(d01.re + t.re, d01.im + t.im),
+        Complex::new(s01.re - s23.re, s01.im - s23.im),
+        Complex::new(d01.re - t.re, d01.im - t.im),
+    ]
 }
 
 /// Two radix-2 stages of lengths `len` and `2·len` fused, over `data` (a multiple of
@@ -377,15 +391,26 @@ pub fn rfft_padded(
         while s < bits && used <= m >> (s + 1) {
             s += 1;
         }
-        let mask = (1usize << s) - 1;
-        for (p, o) in output[..m].iter_mut().enumerate() {
-            *o = if p & mask == 0 {
-                z(p.reverse_bits() >> (usize::BITS - bits))
-            } else {
-                Complex::default()
-            };
+        if s >= 2 {
+            // Each quad of the first radix-4 pass holds one value and three zeros: the pass
+            // is done while packing (the same butterfly on the same values).
+            for (q, o) in output[..m].chunks_exact_mut(4).enumerate() {
+                let a = z((4 * q).reverse_bits() >> (usize::BITS - bits));
+                let zero = Complex::default();
+                o.copy_from_slice(&radix4_quad::<false>([a, zero, zero, zero]));
+            }
+            later_passes::<false>(&mut output[..m], twiddles, step_m);
+        } else {
+            let mask = (1usize << s) - 1;
+            for (p, o) in output[..m].iter_mut().enumerate() {
+                *o = if p & mask == 0 {
+                    z(p.reverse_bits() >> (usize::BITS - bits))
+                } else {
+                    Complex::default()
+                };
+            }
+            run_butterflies(&mut output[..m], twiddles, step_m, false);
         }
-        run_butterflies(&mut output[..m], twiddles, step_m, false);
     }
     untangle(output, twiddles, step);
     Ok(())
