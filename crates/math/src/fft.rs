@@ -102,33 +102,25 @@ pub fn fft_twiddles(table: &mut [Complex]) -> Result<(), FftError> {
     let n = 2 * half;
     #[allow(clippy::cast_precision_loss)]
     let nf = n as f64;
-    // k in [0, n/8]: direct; (n/8, n/4]: swap; (n/4, n/2): reflect.
+    // k in [0, n/8]: direct; (n/8, n/4]: the swap of entry n/4 − k; (n/4, n/2): the
+    // rotation by −i of entry k − n/4. Only the first octant calls `libm`; the others are
+    // copied with exact sign changes, so the table is symmetric to the last bit (and equal
+    // to evaluating every octant's `sin`/`cos` of the reduced angle, as before: a test
+    // checks that bit for bit).
     let eighth = n / 8;
     let quarter = n / 4;
-    for (k, slot) in table.iter_mut().enumerate() {
-        let (c, s) = if k <= eighth {
-            #[allow(clippy::cast_precision_loss)]
-            let x = 2.0 * PI * (k as f64) / nf;
-            (libm::cos(x), libm::sin(x))
-        } else if k <= quarter {
-            #[allow(clippy::cast_precision_loss)]
-            let x = 2.0 * PI * ((quarter - k) as f64) / nf;
-            (libm::sin(x), libm::cos(x))
-        } else {
-            // angle = π/2 + y with y = 2π(k − n/4)/n ≤ π/2: cos = −sin y, sin = cos y.
-            let j = k - quarter;
-            let (cy, sy) = if j <= eighth {
-                #[allow(clippy::cast_precision_loss)]
-                let y = 2.0 * PI * (j as f64) / nf;
-                (libm::cos(y), libm::sin(y))
-            } else {
-                #[allow(clippy::cast_precision_loss)]
-                let y = 2.0 * PI * ((quarter - j) as f64) / nf;
-                (libm::sin(y), libm::cos(y))
-            };
-            (-sy, cy)
-        };
-        *slot = Complex::new(c, -s);
+    for (k, slot) in table.iter_mut().enumerate().take(eighth + 1) {
+        #[allow(clippy::cast_precision_loss)]
+        let x = 2.0 * PI * (k as f64) / nf;
+        *slot = Complex::new(libm::cos(x), -libm::sin(x));
+    }
+    for k in eighth + 1..=quarter.min(half - 1) {
+        let t = table[quarter - k];
+        table[k] = Complex::new(-t.im, -t.re);
+    }
+    for k in quarter + 1..half {
+        let t = table[k - quarter];
+        table[k] = Complex::new(t.im, -t.re);
     }
     if n == 2 {
         table[0] = Complex::new(1.0, 0.0);
@@ -166,20 +158,29 @@ pub fn fft_in_place(
     if n <= 1 {
         return Ok(());
     }
-    // Bit-reversal permutation.
-    let bits = n.trailing_zeros();
-    for i in 0..n {
+    bit_reverse(data);
+    run_butterflies(data, twiddles, step0, inverse);
+    Ok(())
+}
+
+/// The bit-reversal permutation of `data` (length a power of two ≥ 2), in place.
+fn bit_reverse(data: &mut [Complex]) {
+    let bits = data.len().trailing_zeros();
+    for i in 0..data.len() {
         let j = i.reverse_bits() >> (usize::BITS - bits);
         if j > i {
             data.swap(i, j);
         }
     }
+}
+
+/// The butterfly passes on bit-reversed `data` (length a power of two ≥ 2).
+fn run_butterflies(data: &mut [Complex], twiddles: &[Complex], step0: usize, inverse: bool) {
     if inverse {
         butterflies::<true>(data, twiddles, step0);
     } else {
         butterflies::<false>(data, twiddles, step0);
     }
-    Ok(())
 }
 
 /// The butterfly passes after the bit-reversal permutation: the first two stages fused into
@@ -192,74 +193,104 @@ fn butterflies<const INVERSE: bool>(data: &mut [Complex], twiddles: &[Complex], 
         data[1] = Complex::new(a.re - b.re, a.im - b.im);
         return;
     }
-    for q in data.chunks_exact_mut(4) {
-        let (a0, a1, a2, a3) = (q[0], q[1], q[2], q[3]);
-        let s01 = Complex::new(a0.re + a1.re, a0.im + a1.im);
-        let d01 = Complex::new(a0.re - a1.re, a0.im - a1.im);
-        let s23 = Complex::new(a2.re + a3.re, a2.im + a3.im);
-        let d23 = Complex::new(a2.re - a3.re, a2.im - a3.im);
-        // w·d23 with w = −i (forward) or +i (inverse).
-        let t = if INVERSE {
-            Complex::new(-d23.im, d23.re)
-        } else {
-            Complex::new(d23.im, -d23.re)
-        };
-        q[0] = Complex::new(s01.re + s23.re, s01.im + s23.im);
-        q[2] = Complex::new(s01.re - s23.re, s01.im - s23.im);
-        q[1] = Complex::new(d01.re + t.re, d01.im + t.im);
-        q[3] = Complex::new(d01.re - t.re, d01.im - t.im);
-    }
-    // Remaining radix-2 stages of lengths 8, 16, …, n, fused in pairs (len, 2·len): the
-    // second stage's twiddle for the upper half is W_{2L}^{j+L/2} = ∓i·W_{2L}^j, an exact
-    // rotation, so the fused pass computes the same bits as two radix-2 passes.
+    radix4_pass::<INVERSE>(data);
+    later_passes::<INVERSE>(data, twiddles, step0);
+}
+
+/// The passes after the first radix-4 one (`data.len() ≥ 4`): radix-2 stages of lengths
+/// 8, 16, …, n, fused in pairs (len, 2·len) — the second stage's twiddle for the upper half
+/// is W_{2L}^{j+L/2} = ∓i·W_{2L}^j, an exact rotation, so the fused pass computes the same
+/// bits as two radix-2 passes — and a last radix-2 stage when log₂n is odd.
+fn later_passes<const INVERSE: bool>(data: &mut [Complex], twiddles: &[Complex], step0: usize) {
+    let n = data.len();
     let mut len = 8;
     while len <= n {
         if 2 * len > n {
             radix2_stage::<INVERSE>(data, twiddles, step0, len);
             break;
         }
-        let half = len / 2;
-        let step1 = step0 * (n / len);
-        let step2 = step1 / 2;
-        for block in data.chunks_exact_mut(2 * len) {
-            let (ab, cd) = block.split_at_mut(len);
-            let (a_s, b_s) = ab.split_at_mut(half);
-            let (c_s, d_s) = cd.split_at_mut(half);
-            for (j, (((a, b), c), d)) in a_s
-                .iter_mut()
-                .zip(b_s.iter_mut())
-                .zip(c_s.iter_mut())
-                .zip(d_s.iter_mut())
-                .enumerate()
-            {
-                let w1 = twiddles[j * step1];
-                let w2 = twiddles[j * step2];
-                let (w1, w2) = if INVERSE {
-                    (w1.conj(), w2.conj())
-                } else {
-                    (w1, w2)
-                };
-                let t1 = *b * w1;
-                let a1 = Complex::new(a.re + t1.re, a.im + t1.im);
-                let b1 = Complex::new(a.re - t1.re, a.im - t1.im);
-                let t2 = *d * w1;
-                let c1 = Complex::new(c.re + t2.re, c.im + t2.im);
-                let d1 = Complex::new(c.re - t2.re, c.im - t2.im);
-                let u = c1 * w2;
-                let v0 = d1 * w2;
-                // ·(−i) forward, ·(+i) inverse.
-                let v = if INVERSE {
-                    Complex::new(-v0.im, v0.re)
-                } else {
-                    Complex::new(v0.im, -v0.re)
-                };
-                *a = Complex::new(a1.re + u.re, a1.im + u.im);
-                *c = Complex::new(a1.re - u.re, a1.im - u.im);
-                *b = Complex::new(b1.re + v.re, b1.im + v.im);
-                *d = Complex::new(b1.re - v.re, b1.im - v.im);
-            }
-        }
+        fused_pass::<INVERSE>(data, twiddles, step0 * (n / len), len);
         len *= 4;
+    }
+}
+
+/// The first two stages fused into one radix-4 pass (twiddles 1 and ∓i, no
+/// multiplications) over `data` (a multiple of 4 points).
+fn radix4_pass<const INVERSE: bool>(data: &mut [Complex]) {
+    for q in data.chunks_exact_mut(4) {
+        let out = radix4_quad::<INVERSE>([q[0], q[1], q[2], q[3]]);
+        q.copy_from_slice(&out);
+    }
+}
+
+/// One butterfly of [`radix4_pass`].
+#[inline]
+fn radix4_quad<const INVERSE: bool>([a0, a1, a2, a3]: [Complex; 4]) -> [Complex; 4] {
+    let s01 = Complex::new(a0.re + a1.re, a0.im + a1.im);
+    let d01 = Complex::new(a0.re - a1.re, a0.im - a1.im);
+    let s23 = Complex::new(a2.re + a3.re, a2.im + a3.im);
+    let d23 = Complex::new(a2.re - a3.re, a2.im - a3.im);
+    // w·d23 with w = −i (forward) or +i (inverse).
+    let t = if INVERSE {
+        Complex::new(-d23.im, d23.re)
+    } else {
+        Complex::new(d23.im, -d23.re)
+    };
+    [
+        Complex::new(s01.re + s23.re, s01.im + s23.im),
+        Complex::new(d01.re + t.re, d01.im + t.im),
+        Complex::new(s01.re - s23.re, s01.im - s23.im),
+        Complex::new(d01.re - t.re, d01.im - t.im),
+    ]
+}
+
+/// Two radix-2 stages of lengths `len` and `2·len` fused, over `data` (a multiple of
+/// `2·len` points); `step1` is the twiddle stride of the stage of length `len`.
+fn fused_pass<const INVERSE: bool>(
+    data: &mut [Complex],
+    twiddles: &[Complex],
+    step1: usize,
+    len: usize,
+) {
+    let half = len / 2;
+    let step2 = step1 / 2;
+    for block in data.chunks_exact_mut(2 * len) {
+        let (ab, cd) = block.split_at_mut(len);
+        let (a_s, b_s) = ab.split_at_mut(half);
+        let (c_s, d_s) = cd.split_at_mut(half);
+        for (j, (((a, b), c), d)) in a_s
+            .iter_mut()
+            .zip(b_s.iter_mut())
+            .zip(c_s.iter_mut())
+            .zip(d_s.iter_mut())
+            .enumerate()
+        {
+            let w1 = twiddles[j * step1];
+            let w2 = twiddles[j * step2];
+            let (w1, w2) = if INVERSE {
+                (w1.conj(), w2.conj())
+            } else {
+                (w1, w2)
+            };
+            let t1 = *b * w1;
+            let a1 = Complex::new(a.re + t1.re, a.im + t1.im);
+            let b1 = Complex::new(a.re - t1.re, a.im - t1.im);
+            let t2 = *d * w1;
+            let c1 = Complex::new(c.re + t2.re, c.im + t2.im);
+            let d1 = Complex::new(c.re - t2.re, c.im - t2.im);
+            let u = c1 * w2;
+            let v0 = d1 * w2;
+            // ·(−i) forward, ·(+i) inverse.
+            let v = if INVERSE {
+                Complex::new(-v0.im, v0.re)
+            } else {
+                Complex::new(v0.im, -v0.re)
+            };
+            *a = Complex::new(a1.re + u.re, a1.im + u.im);
+            *c = Complex::new(a1.re - u.re, a1.im - u.im);
+            *b = Complex::new(b1.re + v.re, b1.im + v.im);
+            *d = Complex::new(b1.re - v.re, b1.im - v.im);
+        }
     }
 }
 
@@ -305,11 +336,91 @@ pub fn rfft(
     }
     let step = stride(n, twiddles)?;
     let m = n / 2;
-    // Pack z_k = x_{2k} + i x_{2k+1} into output[0..m].
-    for (o, p) in output[..m].iter_mut().zip(input.chunks_exact(2)) {
-        *o = Complex::new(p[0], p[1]);
+    // Pack z_k = x_{2k} + i x_{2k+1} into output[0..m], straight into bit-reversed order
+    // (one pass instead of a copy and a permutation), then the butterflies of
+    // `fft_in_place`.
+    if m == 1 {
+        output[0] = Complex::new(input[0], input[1]);
+    } else {
+        let step_m = stride(m, twiddles)?;
+        let bits = m.trailing_zeros();
+        for (k, p) in input.chunks_exact(2).enumerate() {
+            output[k.reverse_bits() >> (usize::BITS - bits)] = Complex::new(p[0], p[1]);
+        }
+        run_butterflies(&mut output[..m], twiddles, step_m, false);
     }
-    fft_in_place(&mut output[..m], twiddles, false)?;
+    untangle(output, twiddles, step);
+    Ok(())
+}
+
+/// Forward DFT of the real sequence `input` **zero-padded** to length `n = 2·(output.len() − 1)`
+/// (a power of two ≥ 2; `input.len() ≤ n`) into `output[0..=n/2]`: the same bits as [`rfft`]
+/// on the padded sequence, without the padded buffer. The packed sequence is written
+/// straight in bit-reversed order, and of a short input (at most `n/2^(s+1)` values) only
+/// every `2^s`-th position is read from it (the others are the padding's zeros). `input`
+/// is not modified.
+///
+/// # Errors
+/// [`FftError::BadLength`] unless `n ≥ 2` is a power of two and `input.len() ≤ n`;
+/// [`FftError::BadTwiddles`].
+pub fn rfft_padded(
+    input: &[f64],
+    output: &mut [Complex],
+    twiddles: &[Complex],
+) -> Result<(), FftError> {
+    let m = output.len().wrapping_sub(1);
+    if output.len() < 2 || !m.is_power_of_two() || input.len() > 2 * m {
+        return Err(FftError::BadLength);
+    }
+    let step = stride(2 * m, twiddles)?;
+    let z = |k: usize| {
+        Complex::new(
+            input.get(2 * k).copied().unwrap_or(0.0),
+            input.get(2 * k + 1).copied().unwrap_or(0.0),
+        )
+    };
+    if m == 1 {
+        output[0] = z(0);
+    } else {
+        let step_m = stride(m, twiddles)?;
+        let bits = m.trailing_zeros();
+        // z_k = 0 for k ≥ used: position p holds z_{rev(p)}, and rev(p) < m >> s needs the
+        // low s bits of p to be 0.
+        let used = input.len().div_ceil(2);
+        let mut s = 0;
+        while s < bits && used <= m >> (s + 1) {
+            s += 1;
+        }
+        if s >= 2 {
+            // Each quad of the first radix-4 pass holds one value and three zeros: the pass
+            // is done while packing (the same butterfly on the same values).
+            for (q, o) in output[..m].chunks_exact_mut(4).enumerate() {
+                let a = z((4 * q).reverse_bits() >> (usize::BITS - bits));
+                let zero = Complex::default();
+                o.copy_from_slice(&radix4_quad::<false>([a, zero, zero, zero]));
+            }
+            later_passes::<false>(&mut output[..m], twiddles, step_m);
+        } else {
+            let mask = (1usize << s) - 1;
+            for (p, o) in output[..m].iter_mut().enumerate() {
+                *o = if p & mask == 0 {
+                    z(p.reverse_bits() >> (usize::BITS - bits))
+                } else {
+                    Complex::default()
+                };
+            }
+            run_butterflies(&mut output[..m], twiddles, step_m, false);
+        }
+    }
+    untangle(output, twiddles, step);
+    Ok(())
+}
+
+/// The last step of [`rfft`] / [`rfft_padded`]: from the complex DFT `Z` of the packed
+/// sequence in `output[0..m]` to the real sequence's spectrum `output[0..=m]`; `step` is the
+/// twiddle stride of length `2m`.
+fn untangle(output: &mut [Complex], twiddles: &[Complex], step: usize) {
+    let m = output.len() - 1;
     // Untangle: X_k = E_k + W^k O_k, E = (Z_k + conj Z_{m−k})/2, O = (Z_k − conj Z_{m−k})/(2i).
     let z0 = output[0];
     output[m] = Complex::new(z0.re - z0.im, 0.0);
@@ -331,7 +442,6 @@ pub fn rfft(
         }
         k += 1;
     }
-    Ok(())
 }
 
 /// Inverse of [`rfft`], **normalised**: from `spectrum[0..=n/2]` of a real sequence of length

@@ -17,7 +17,7 @@ mod search;
 mod sum;
 
 pub use binom::{ln_binomial, ln_binomial_int, ln_gamma};
-pub use fft::{Complex, FftError, fft_in_place, fft_twiddles, irfft, rfft};
+pub use fft::{Complex, FftError, fft_in_place, fft_twiddles, irfft, rfft, rfft_padded};
 pub use fnv::Fnv1a;
 pub use logspace::{
     log_add_exp, log_logistic, log_sub_exp, log1mexp, logsumexp, logsumexp_iter, softplus,

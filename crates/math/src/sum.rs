@@ -34,11 +34,14 @@ impl NeumaierSum {
     #[inline]
     pub fn add(&mut self, x: f64) {
         let t = self.sum + x;
-        if self.sum.abs() >= x.abs() {
-            self.comp += (self.sum - t) + x;
+        // The larger operand first (a select, not a branch: the same bits, and loops of
+        // independent sums vectorise).
+        let (big, small) = if self.sum.abs() >= x.abs() {
+            (self.sum, x)
         } else {
-            self.comp += (x - t) + self.sum;
-        }
+            (x, self.sum)
+        };
+        self.comp += (big - t) + small;
         self.sum = t;
     }
 

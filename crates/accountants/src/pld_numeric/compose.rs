@@ -3,7 +3,7 @@
 
 use alloc::vec::Vec;
 
-use dpinfer_math::{Complex, fft_twiddles, irfft, rfft};
+use dpinfer_math::{Complex, fft_twiddles, irfft, rfft, rfft_padded};
 
 use super::base::Pmf;
 use crate::AccountantError;
@@ -264,7 +264,11 @@ pub(crate) struct Workspace {
     tw: Vec<Complex>,
     acc: Vec<Complex>,
     spec: Vec<Complex>,
+    /// Length-`n` real buffer: the wrapped PMF of a part longer than `n`, and the inverse
+    /// transform's output (allocated only when one is needed).
     buf: Vec<f64>,
+    /// A part's masses with its atoms zeroed (the input of [`rfft_padded`]).
+    short: Vec<f64>,
     big_r: Vec<f64>,
     big_s: Vec<f64>,
     /// Always take the inverse FFT (tests compare both evaluations).
@@ -279,14 +283,15 @@ impl Workspace {
                 .map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
             self.acc = alloc::vec![Complex::default(); n / 2 + 1];
             self.spec = Vec::new();
-            self.buf = alloc::vec![0.0; n];
+            self.buf = Vec::new();
             self.big_r = Vec::new();
             self.big_s = Vec::new();
             self.n = n;
         }
-        self.acc.fill(Complex::new(1.0, 0.0));
-        // Per-bin bookkeeping across parts is only needed for heterogeneous compositions.
+        // Per-bin bookkeeping across parts is only needed for heterogeneous compositions (a
+        // single part is transformed straight into `acc`, overwriting it).
         if multi {
+            self.acc.fill(Complex::new(1.0, 0.0));
             self.spec.resize(n / 2 + 1, Complex::default());
             self.big_r.clear();
             self.big_r.resize(n / 2 + 1, 1.0);
@@ -388,6 +393,7 @@ pub(crate) fn compose(
         buf,
         big_r,
         big_s,
+        short,
         force_inverse,
         ..
     } = ws;
@@ -411,7 +417,6 @@ pub(crate) fn compose(
     // Σ_b g_b·E_b, Σ_b (E_b + inverse error), Σ_b (R_b + E_b)².
     let (mut single_bound, mut single_l1, mut single_sq) = (0.0, 0.0, 0.0);
     for &(p, count) in parts {
-        buf.iter_mut().for_each(|x| *x = 0.0);
         // A PMF whose mass sits mostly on a few atoms (small sampling rates: nearly every
         // step's loss rounds to the grid points next to 0) has those atoms added to each bin
         // exactly (table twiddles) instead of going through the FFT, whose error bound is
@@ -419,16 +424,35 @@ pub(crate) fn compose(
         let atoms = Atoms::of(&p.probs);
         let mut l1 = 0.0;
         let mut l1_fft = 0.0;
-        for (i, &x) in p.probs.iter().enumerate() {
-            l1 += x.abs();
-            if !atoms.contains(i) {
-                buf[i & (n - 1)] += x;
-                l1_fft += x.abs();
-            }
-        }
         // A single part is transformed straight into the accumulator (one buffer less).
         let target: &mut [Complex] = if multi { spec } else { acc };
-        rfft(buf, target, tw).map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
+        let fft_failed = |_| AccountantError::NumericalFailure { what: "fft" };
+        if p.probs.len() <= n {
+            // No wrap-around: the masses (0 at the atoms) zero-padded to n, without an
+            // n-point buffer (`0.0 + x`: the same bits as adding into a zeroed one).
+            short.clear();
+            for (i, &x) in p.probs.iter().enumerate() {
+                l1 += x.abs();
+                if atoms.contains(i) {
+                    short.push(0.0);
+                } else {
+                    short.push(0.0 + x);
+                    l1_fft += x.abs();
+                }
+            }
+            rfft_padded(short, target, tw).map_err(fft_failed)?;
+        } else {
+            buf.clear();
+            buf.resize(n, 0.0);
+            for (i, &x) in p.probs.iter().enumerate() {
+                l1 += x.abs();
+                if !atoms.contains(i) {
+                    buf[i & (n - 1)] += x;
+                    l1_fft += x.abs();
+                }
+            }
+            rfft(buf, target, tw).map_err(fft_failed)?;
+        }
         atoms.add_to(target, n, tw);
         // Each computed bin is within ε_g = 8·log₂N·u·‖p‖₁ of the exact one (every output
         // is a sum of N terms through log₂N butterflies; Higham 2002, §24.1), ‖p‖₁ over the
@@ -446,11 +470,25 @@ pub(crate) fn compose(
         let eps_d = 12.0 * U * l1 + 2.0 * p.probs.len() as f64 * U * outside;
         let mut eps_low = [eps_g; DIRECT_BINS];
         if count > 1 && eps_d < eps_g {
+            // Which bins (each decided on its FFT value alone), then recomputed four per pass.
+            let mut chosen = [0usize; DIRECT_BINS];
+            let mut len = 0;
             for (b, e) in eps_low.iter_mut().enumerate().take(target.len()) {
                 let r = libm::sqrt(target[b].norm_sqr()) + eps_g;
                 if cf * eps_g * powr(r, count - 1) * bin_weight(b) >= 1e-12 {
-                    target[b] = direct_bin(&p.probs, (blo, bhi), b, n, tw);
+                    chosen[len] = b;
+                    len += 1;
                     *e = eps_d;
+                }
+            }
+            for group in chosen[..len].chunks(4) {
+                // A short last group repeats its last bin (computed twice, stored once).
+                let last = group[group.len() - 1];
+                let bins: [usize; 4] =
+                    core::array::from_fn(|j| group.get(j).copied().unwrap_or(last));
+                let z = direct_bins(&p.probs, (blo, bhi), bins, n, tw);
+                for (&b, &zb) in group.iter().zip(&z) {
+                    target[b] = zb;
                 }
             }
         }
@@ -543,6 +581,7 @@ pub(crate) fn compose(
             spectral: Some(sp),
         });
     }
+    buf.resize(n, 0.0);
     irfft(acc, buf, tw).map_err(|_| AccountantError::NumericalFailure { what: "fft" })?;
     // Keep only positive losses (absolute index ≥ 1): δ(ε) for ε ≥ 0 never looks below.
     let keep_from = (1 - lo).clamp(0, n_i);
@@ -677,17 +716,19 @@ fn bulk(probs: &[f64]) -> (usize, usize, f64) {
     (lo, hi, outside)
 }
 
-/// Bin `b` of the length-`n` DFT of `probs` (placed at positions `i mod n`), by a direct
-/// sum with table twiddles `e^{−2πik/n}` (`tw` holds `k < n/2`; the rest are negated):
+/// Bins `bins` of the length-`n` DFT of `probs` (placed at positions `i mod n`), by direct
+/// sums with table twiddles `e^{−2πik/n}` (`tw` holds `k < n/2`; the rest are negated):
 /// compensated (Neumaier) accumulation over the bulk `[lo, hi)`, plain accumulation of the
-/// small masses outside it (error ≤ `len·u·outside`, added by the caller).
-fn direct_bin(
+/// small masses outside it (error ≤ `len·u·outside`, added by the caller). The four bins
+/// share one pass over `probs` (for the loads and the independent sums' parallelism); each
+/// bin's operations are those of a pass of its own.
+fn direct_bins(
     probs: &[f64],
     (lo, hi): (usize, usize),
-    b: usize,
+    bins: [usize; 4],
     n: usize,
     tw: &[Complex],
-) -> Complex {
+) -> [Complex; 4] {
     let half = n / 2;
     let twiddle = |k: usize| {
         if k < half {
@@ -697,37 +738,47 @@ fn direct_bin(
             Complex::new(-t.re, -t.im)
         }
     };
-    let mut re = dpinfer_math::NeumaierSum::new();
-    let mut im = dpinfer_math::NeumaierSum::new();
-    let (mut pre, mut pim) = (0.0, 0.0);
-    let mut k = 0usize;
-    let next = |k: &mut usize| {
-        *k += b;
-        if *k >= n {
-            *k -= n;
+    let mut re = [dpinfer_math::NeumaierSum::new(); 4];
+    let mut im = [dpinfer_math::NeumaierSum::new(); 4];
+    let (mut pre, mut pim) = ([0.0; 4], [0.0; 4]);
+    let mut k = [0usize; 4];
+    let next = |k: &mut [usize; 4]| {
+        for (kj, &b) in k.iter_mut().zip(&bins) {
+            *kj += b;
+            if *kj >= n {
+                *kj -= n;
+            }
         }
     };
     for &x in &probs[..lo] {
-        let w = twiddle(k);
-        pre += x * w.re;
-        pim += x * w.im;
+        for j in 0..4 {
+            let w = twiddle(k[j]);
+            pre[j] += x * w.re;
+            pim[j] += x * w.im;
+        }
         next(&mut k);
     }
     for &x in &probs[lo..hi] {
-        let w = twiddle(k);
-        re.add(x * w.re);
-        im.add(x * w.im);
+        for j in 0..4 {
+            let w = twiddle(k[j]);
+            re[j].add(x * w.re);
+            im[j].add(x * w.im);
+        }
         next(&mut k);
     }
     for &x in &probs[hi..] {
-        let w = twiddle(k);
-        pre += x * w.re;
-        pim += x * w.im;
+        for j in 0..4 {
+            let w = twiddle(k[j]);
+            pre[j] += x * w.re;
+            pim[j] += x * w.im;
+        }
         next(&mut k);
     }
-    re.add(pre);
-    im.add(pim);
-    Complex::new(re.sum(), im.sum())
+    core::array::from_fn(|j| {
+        re[j].add(pre[j]);
+        im[j].add(pim[j]);
+        Complex::new(re[j].sum(), im[j].sum())
+    })
 }
 
 /// Bins whose bound `R_b` is below this are dropped (their `2R_b` added to the round-off).

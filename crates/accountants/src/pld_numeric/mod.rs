@@ -855,15 +855,19 @@ mod compose_api {
                     let far = (p.offset.unsigned_abs() as f64)
                         .max((p.offset + p.probs.len() as i64).unsigned_abs() as f64)
                         * h;
-                    let (rel, inf) = match removes.get(i) {
-                        Some(r) if was_mirrored => (p.slack + far * U, mirror_deficit_upper(r, h)),
-                        _ => (p.slack, p.inf * (1.0 + p.slack)),
+                    // A mirrored step's mass at +∞ (`mirror_deficit_upper`) is computed when
+                    // a tilted composition is asked for (`ComposedPld::tilt_parts`).
+                    let (rel, inf) = if was_mirrored {
+                        (p.slack + far * U, 1.0)
+                    } else {
+                        (p.slack, p.inf * (1.0 + p.slack))
                     };
                     cur_tilt.push(TiltPart {
                         pmf: p.clone(),
                         count: all[i].1,
                         rel,
                         inf,
+                        mirrored: was_mirrored,
                     });
                 }
             }
@@ -1062,7 +1066,8 @@ mod compose_api {
                 // and the smaller upper bound (see `epsilon`).
                 if let Some(t) = &self.tilt
                     && c.truncation + c.roundoff > TILT_TRIGGER * v
-                    && let Some((vt, allowance, inf)) = self.tilted_delta(&t[i], eps, v)
+                    && let Some((vt, allowance, inf)) =
+                        self.tilted_delta(&self.tilt_parts(t, i), eps, v)
                     && vt < v
                 {
                     rep.delta = vt;
@@ -1119,7 +1124,7 @@ mod compose_api {
                     _ => c.truncation + c.roundoff > TILT_TRIGGER * delta,
                 };
                 let tilted = match (&self.tilt, heavy) {
-                    (Some(t), true) => self.tilted_epsilon(&t[i], delta),
+                    (Some(t), true) => self.tilted_epsilon(&self.tilt_parts(t, i), delta),
                     _ => None,
                 };
                 match (plain, tilted) {
@@ -1155,6 +1160,35 @@ mod compose_api {
     }
 
     impl ComposedPld {
+        /// The steps of direction `i` for a tilted composition, with the mass at `+∞` of each
+        /// mirrored step computed now from the remove direction's step
+        /// (`mirror_deficit_upper`; the trivial bound 1 if there were none).
+        fn tilt_parts<'a>(
+            &self,
+            tilts: &'a [Vec<TiltPart>],
+            i: usize,
+        ) -> alloc::borrow::Cow<'a, [TiltPart]> {
+            let parts = &tilts[i];
+            if !parts.iter().any(|p| p.mirrored) {
+                return alloc::borrow::Cow::Borrowed(parts);
+            }
+            let removes = self
+                .dirs
+                .iter()
+                .position(|(d, _)| *d == Direction::Remove)
+                .and_then(|r| tilts.get(r));
+            let mut owned = parts.clone();
+            for (k, p) in owned.iter_mut().enumerate() {
+                if p.mirrored {
+                    p.inf = removes
+                        .and_then(|r| r.get(k))
+                        .map_or(1.0, |r| mirror_deficit_upper(&r.pmf, self.h));
+                    p.mirrored = false;
+                }
+            }
+            alloc::borrow::Cow::Owned(owned)
+        }
+
         /// δ(ε) of one direction by the tilted composition of its steps, tilted by the
         /// Chernoff order at ε (searched from the order for the plain upper bound `plain`),
         /// with its allowance and mass at `+∞`; `None` if it cannot answer.
@@ -1326,7 +1360,8 @@ mod compose_api {
                     } else {
                         scan_upper(plain, c.h, delta).unwrap()
                     };
-                    let (t, allowance, _) = c.tilted_epsilon(&tilts[i], delta).unwrap();
+                    let (t, allowance, _) =
+                        c.tilted_epsilon(&c.tilt_parts(tilts, i), delta).unwrap();
                     assert!(
                         (t - p).abs() <= 1e-4 * p + 1e-9,
                         "{sigma} {q} {n} dir {i}: tilted {t} plain {p} allowance {allowance:e} plain {:e}",
@@ -1334,7 +1369,7 @@ mod compose_api {
                     );
                     for eps in [0.5 * p, p, 1.5 * p] {
                         let dp = round_up(plain.delta_upper(c.h, eps)).min(1.0);
-                        let (dt, _, _) = c.tilted_delta(&tilts[i], eps, dp).unwrap();
+                        let (dt, _, _) = c.tilted_delta(&c.tilt_parts(tilts, i), eps, dp).unwrap();
                         // The plain mass at +∞ of a mirrored step is its complement
                         // `1 − Σ`, a few ulp of noise per step; the tilted one is exact.
                         let allowances = plain.roundoff + plain.truncation + plain.inf;

@@ -59,6 +59,10 @@ pub(crate) struct TiltPart {
     pub(crate) count: u64,
     pub(crate) rel: f64,
     pub(crate) inf: f64,
+    /// `inf` is not computed yet: the step is the mirror of the remove direction's step of
+    /// the same index, and its mass at `+∞` is `base::mirror_deficit_upper` of that step
+    /// (a pass over its grid that only a tilted composition needs; `ComposedPld::tilt_parts`).
+    pub(crate) mirrored: bool,
 }
 
 /// A composition of tilted steps, untilted: finite masses at positive losses and the
