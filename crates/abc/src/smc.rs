@@ -616,7 +616,8 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
                 Perturbation::Mvn => {
                     let ess = effective_sample_size(&self.weights)?;
                     let h = silverman_factor(ess, self.dim);
-                    self.kernel.fit(&self.particles, &self.weights, scale * h * h)?;
+                    self.kernel
+                        .fit(&self.particles, &self.weights, scale * h * h)?;
                 }
                 Perturbation::Olcm => self.kernel.fit_local(
                     &self.particles,
@@ -782,9 +783,7 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
         if !all? {
             return Ok(self.stop(StopReason::Budget));
         }
-        let sims = sims
-            .iter()
-            .fold(calibration, |a, &b| a.saturating_add(b));
+        let sims = sims.iter().fold(calibration, |a, &b| a.saturating_add(b));
         if self.total_sims.saturating_add(sims) > self.settings.simulation_budget {
             return Ok(self.stop(StopReason::Budget));
         }

@@ -71,7 +71,10 @@ fn estimate(w: &[f64], f: impl Fn(usize) -> f64) -> (f64, f64) {
 #[test]
 fn every_kernel_weights_recover_prior_expectations() {
     // θ₁ ~ N(1, 2²), θ₂ ~ U(0, 1): E θ₁ = 1, E θ₁² = 5, E θ₂ = ½, P(θ₂ < 0.2) = 0.2
-    let prior = Product::new(Normal::new(1.0, 2.0).unwrap(), Uniform::new(0.0, 1.0).unwrap());
+    let prior = Product::new(
+        Normal::new(1.0, 2.0).unwrap(),
+        Uniform::new(0.0, 1.0).unwrap(),
+    );
     let obs = [0.0, 0.0];
     for kernel in Perturbation::ALL {
         // ESS-triggered resampling off: generation 0 keeps its equal weights
@@ -97,7 +100,11 @@ fn every_kernel_weights_recover_prior_expectations() {
             ("E θ₁", 1.0, Box::new(|i| p[2 * i])),
             ("E θ₁²", 5.0, Box::new(|i| p[2 * i] * p[2 * i])),
             ("E θ₂", 0.5, Box::new(|i| p[2 * i + 1])),
-            ("P(θ₂ < 0.2)", 0.2, Box::new(|i| f64::from(p[2 * i + 1] < 0.2))),
+            (
+                "P(θ₂ < 0.2)",
+                0.2,
+                Box::new(|i| f64::from(p[2 * i + 1] < 0.2)),
+            ),
         ];
         for (name, want, f) in checks {
             let (est, se) = estimate(w, f);
@@ -138,10 +145,12 @@ fn every_kernel_matches_the_exact_abc_posterior() {
             )
             .unwrap()
             .with_perturbation(kernel);
-            let reason = smc
-                .run(&mut Xoshiro256PlusPlus::seed_from_u64(77))
-                .unwrap();
-            assert_eq!(reason, StopReason::FinalTolerance, "{kernel:?} {tolerance:?}");
+            let reason = smc.run(&mut Xoshiro256PlusPlus::seed_from_u64(77)).unwrap();
+            assert_eq!(
+                reason,
+                StopReason::FinalTolerance,
+                "{kernel:?} {tolerance:?}"
+            );
             let last = *smc.history().last().unwrap();
             assert!(smc.distances().iter().all(|&d| d <= last.tolerance));
             let post = AbcPosterior::new(tau, n, ybar, last.tolerance);
@@ -166,13 +175,20 @@ fn every_kernel_matches_the_exact_abc_posterior() {
 /// calibration simulations are counted; every generation-0 particle is within it.
 #[test]
 fn prior_quantile_first_tolerance_is_the_calibration_median() {
-    let prior = Product::new(Normal::new(0.0, 1.0).unwrap(), Normal::new(0.0, 1.0).unwrap());
+    let prior = Product::new(
+        Normal::new(0.0, 1.0).unwrap(),
+        Normal::new(0.0, 1.0).unwrap(),
+    );
     let obs = [0.3, -0.2];
     let dist = Euclidean::new(&obs).unwrap();
     let (n, seed) = (400usize, 9u64);
     let s = SmcSettings {
         max_generations: 1,
-        ..settings(n, Tolerance::PriorQuantile { alpha: 0.5 }, Perturbation::Covariance)
+        ..settings(
+            n,
+            Tolerance::PriorQuantile { alpha: 0.5 },
+            Perturbation::Covariance,
+        )
     };
     let mut smc = SmcAbc::new(prior, Noisy2, dist, s).unwrap();
     smc.step_batched(seed, 64).unwrap();
@@ -199,7 +215,14 @@ fn prior_quantile_first_tolerance_is_the_calibration_median() {
         dist,
         SmcSettings {
             max_generations: 1,
-            ..settings(n, Tolerance::Quantile { initial: f64::INFINITY, alpha: 0.5 }, Perturbation::Covariance)
+            ..settings(
+                n,
+                Tolerance::Quantile {
+                    initial: f64::INFINITY,
+                    alpha: 0.5,
+                },
+                Perturbation::Covariance,
+            )
         },
     )
     .unwrap();
@@ -221,7 +244,11 @@ fn prior_quantile_sequential_and_budget() {
             SmcSettings {
                 max_generations: 1,
                 simulation_budget: budget,
-                ..settings(300, Tolerance::PriorQuantile { alpha: 0.25 }, Perturbation::Olcm)
+                ..settings(
+                    300,
+                    Tolerance::PriorQuantile { alpha: 0.25 },
+                    Perturbation::Olcm,
+                )
             },
         )
         .unwrap()
@@ -232,7 +259,11 @@ fn prior_quantile_sequential_and_budget() {
     assert!(g0.tolerance.is_finite());
     assert!(smc.distances().iter().all(|&x| x <= g0.tolerance));
     // 300 calibration + about 1200 (acceptance ¼)
-    assert!(g0.simulations > 900 && g0.simulations < 2500, "{}", g0.simulations);
+    assert!(
+        g0.simulations > 900 && g0.simulations < 2500,
+        "{}",
+        g0.simulations
+    );
     for budget in [299, 1000] {
         let mut b = mk(budget);
         let r = b.run(&mut Xoshiro256PlusPlus::seed_from_u64(3)).unwrap();
@@ -250,15 +281,24 @@ fn kernel_names_and_settings_validation() {
         assert_eq!(Perturbation::from_name(k.name()), Some(k));
     }
     assert_eq!(Perturbation::default(), Perturbation::Covariance);
-    assert_eq!(Perturbation::from_name("twice-covariance"), Some(Perturbation::Covariance));
+    assert_eq!(
+        Perturbation::from_name("twice-covariance"),
+        Some(Perturbation::Covariance)
+    );
     assert_eq!(Perturbation::from_name("gaussian"), None);
     for alpha in [0.0, 1.0, -0.5, f64::NAN, f64::INFINITY] {
         let s = settings(10, Tolerance::PriorQuantile { alpha }, Perturbation::Olcm);
         assert!(s.validate().is_err(), "{alpha}");
     }
-    assert!(settings(10, Tolerance::PriorQuantile { alpha: 0.3 }, Perturbation::Mvn)
+    assert!(
+        settings(
+            10,
+            Tolerance::PriorQuantile { alpha: 0.3 },
+            Perturbation::Mvn
+        )
         .validate()
-        .is_ok());
+        .is_ok()
+    );
 }
 
 /// The new kernels and the calibration sample keep the per-stream guarantee: bit-identical
@@ -266,7 +306,10 @@ fn kernel_names_and_settings_validation() {
 #[cfg(feature = "parallel")]
 #[test]
 fn new_kernels_are_bit_identical_across_blocks_and_threads() {
-    let prior = Product::new(Normal::new(0.0, 1.0).unwrap(), Normal::new(0.0, 1.0).unwrap());
+    let prior = Product::new(
+        Normal::new(0.0, 1.0).unwrap(),
+        Normal::new(0.0, 1.0).unwrap(),
+    );
     let obs = [0.3, -0.2];
     for kernel in [Perturbation::Olcm, Perturbation::Mvn] {
         let mk = || {
