@@ -291,7 +291,7 @@ impl GaussianKernel {
                 let d = a - b;
                 q += d * d;
             }
-            let l = libm::log(*wj) - 0.5 * q - self.local_hld[j];
+            let l = libm::log(*wj) - 0.5 * q;
             max = max.max(l);
             logs.push(l);
         }
