@@ -166,6 +166,7 @@ impl SmcAbc {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::float_cmp)]
     use super::*;
 
     fn read(body: &str) -> SmcAbc {
