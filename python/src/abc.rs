@@ -536,13 +536,21 @@ fn smc_abc<'py>(
             None,
             format!(
                 "kernel = {kernel:?} is not one of {}",
-                Perturbation::ALL.map(|k| format!("{:?}", k.name())).join(", ")
+                Perturbation::ALL
+                    .map(|k| format!("{:?}", k.name()))
+                    .join(", ")
             ),
         )
     })?;
     let prior_quantile = match first_tolerance {
         "infinity" => false,
-        "prior-quantile" if tolerances.is_none() && geometric_factor.is_none() && initial_tolerance == f64::INFINITY => true,
+        "prior-quantile"
+            if tolerances.is_none()
+                && geometric_factor.is_none()
+                && initial_tolerance == f64::INFINITY =>
+        {
+            true
+        }
         "prior-quantile" => {
             return Err(crate::errors::invalid(
                 "first_tolerance",
