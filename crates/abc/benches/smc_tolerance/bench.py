@@ -113,9 +113,15 @@ def run_dpinfer(name, seed, kernel, first):
     def f(theta, seeds):
         return sim(np.asarray(theta), np.random.default_rng(np.asarray(seeds, dtype=np.uint64)))
 
-    r = abc.smc_abc(p, f, observed(name), particles=N, quantile=0.5, final_tolerance=0.0,
-                    max_generations=40, simulation_budget=3_000_000, seed=seed,
-                    kernel=kernel, first_tolerance=first)
+    def run(final, gens):
+        return abc.smc_abc(p, f, observed(name), particles=N, quantile=0.5, final_tolerance=final,
+                           max_generations=gens, simulation_budget=3_000_000, seed=seed,
+                           kernel=kernel, first_tolerance=first)
+
+    # the generation that reaches the target (floored there), then the same run unfloored up
+    # to that generation: bit-identical before it, its own weighted median at it
+    gens = len(run(target, 40).diagnostics["history"])
+    r = run(0.0, gens)
     for g in r.diagnostics["history"]:
         if g["tolerance"] <= target:
             return g["total_simulations"], g["generation"] + 1
