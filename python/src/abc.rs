@@ -11,7 +11,7 @@ use dpinfer_abc::discrepancy::{Discrepancy, Euclidean};
 use dpinfer_abc::gaussian::{GaussianRejectionAbcdp, GaussianRejectionSettings};
 use dpinfer_abc::pairs::{PAIRS_DOMAIN, PublicPairs};
 use dpinfer_abc::rejection::{RejectionAbc, RejectionSettings, Rule};
-use dpinfer_abc::smc::{SmcAbc, SmcSettings, StopReason, Tolerance};
+use dpinfer_abc::smc::{Perturbation, SmcAbc, SmcSettings, StopReason, Tolerance};
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
 use dpinfer_distances::{Relations, Sensitivity};
 use dpinfer_simulators::prior::{LogNormal, Normal, Uniform};
@@ -502,9 +502,12 @@ pub(crate) fn to2d<'py>(
 /// without noise. Returns a dict (wrapped by `dpinfer.abc.smc_abc`). Runs
 /// `SmcAbc::run_batched`: one stream per particle and generation, the simulator called once
 /// per round on all pending particles of a block of `batch_size` (0 = all particles); the
-/// result does not depend on `batch_size`.
+/// result does not depend on `batch_size`. `kernel` names the perturbation kernel
+/// (`Perturbation::name`; `kernel_scale` defaults to its `default_scale`), and
+/// `first_tolerance = "prior-quantile"` selects `Tolerance::PriorQuantile` (quantile schedule
+/// only).
 #[pyfunction]
-#[pyo3(signature = (prior, simulator, observed, *, particles = 1000, initial_tolerance = f64::INFINITY, quantile = Some(0.5), geometric_factor = None, tolerances = None, final_tolerance = 0.0, max_generations = 20, simulation_budget = 10_000_000, min_acceptance_rate = 0.0, ess_fraction = 0.5, kernel_scale = 2.0, seed = 0, batch_size = 0))]
+#[pyo3(signature = (prior, simulator, observed, *, particles = 1000, initial_tolerance = f64::INFINITY, quantile = Some(0.5), geometric_factor = None, tolerances = None, final_tolerance = 0.0, max_generations = 20, simulation_budget = 10_000_000, min_acceptance_rate = 0.0, ess_fraction = 0.5, kernel_scale = None, seed = 0, batch_size = 0, kernel = "twice-covariance", first_tolerance = "infinity"))]
 #[allow(clippy::too_many_arguments)]
 fn smc_abc<'py>(
     py: Python<'py>,
@@ -521,10 +524,48 @@ fn smc_abc<'py>(
     simulation_budget: u64,
     min_acceptance_rate: f64,
     ess_fraction: f64,
-    kernel_scale: f64,
+    kernel_scale: Option<f64>,
     seed: u64,
     batch_size: usize,
+    kernel: &str,
+    first_tolerance: &str,
 ) -> PyResult<Bound<'py, PyDict>> {
+    let perturbation = Perturbation::from_name(kernel).ok_or_else(|| {
+        crate::errors::invalid(
+            "kernel",
+            None,
+            format!(
+                "kernel = {kernel:?} is not one of {}",
+                Perturbation::ALL
+                    .map(|k| format!("{:?}", k.name()))
+                    .join(", ")
+            ),
+        )
+    })?;
+    let prior_quantile = match first_tolerance {
+        "infinity" => false,
+        "prior-quantile"
+            if tolerances.is_none()
+                && geometric_factor.is_none()
+                && initial_tolerance == f64::INFINITY =>
+        {
+            true
+        }
+        "prior-quantile" => {
+            return Err(crate::errors::invalid(
+                "first_tolerance",
+                None,
+                "first_tolerance = \"prior-quantile\" sets generation 0's tolerance of the quantile schedule: leave tolerances, geometric_factor and initial_tolerance unset".to_string(),
+            ));
+        }
+        other => {
+            return Err(crate::errors::invalid(
+                "first_tolerance",
+                None,
+                format!("first_tolerance = {other:?} is not \"infinity\" or \"prior-quantile\""),
+            ));
+        }
+    };
     let obs = observed_vec(observed)?;
     let prior = AnyPrior::new(prior)?;
     let sim = PySim {
@@ -539,6 +580,9 @@ fn smc_abc<'py>(
             initial: initial_tolerance,
             factor,
         },
+        (None, None) if prior_quantile => Tolerance::PriorQuantile {
+            alpha: quantile.unwrap_or(0.5),
+        },
         (None, None) => Tolerance::Quantile {
             initial: initial_tolerance,
             alpha: quantile.unwrap_or(0.5),
@@ -552,10 +596,12 @@ fn smc_abc<'py>(
         simulation_budget,
         min_acceptance_rate,
         ess_fraction,
-        kernel_scale,
+        kernel_scale: kernel_scale.unwrap_or(perturbation.default_scale()),
     };
     let dist = Euclidean::new(&obs).map_err(abc_err)?;
-    let mut smc = SmcAbc::new(&prior, PyBatch(&sim), dist, settings).map_err(abc_err)?;
+    let mut smc = SmcAbc::new(&prior, PyBatch(&sim), dist, settings)
+        .map_err(abc_err)?
+        .with_perturbation(perturbation);
     let stop = smc.run_batched(seed, batch_size);
     let stop = finish(stop, &prior, &sim)?;
     let d = smc.dim();

@@ -1,7 +1,10 @@
 //! SMC-ABC (ABC population Monte Carlo, Beaumont, Cornuet, Marin & Robert 2009; Algorithm 3 of
 //! Xiong, Ju & Zhang) with a Gaussian perturbation kernel of **twice** the weighted particle
-//! covariance, Beaumont importance weights computed in log space, ESS-triggered systematic
-//! resampling, tolerance schedules and stopping rules.
+//! covariance (by default; see [`Perturbation`] for the optimal local covariance kernel of
+//! Filippi et al. 2013 and a Silverman-scaled multivariate normal), Beaumont importance weights
+//! computed in log space, ESS-triggered systematic resampling, tolerance schedules (optionally
+//! with a first tolerance from the prior-predictive distances, [`Tolerance::PriorQuantile`])
+//! and stopping rules.
 //!
 //! Each [`SmcAbc::step`] runs one generation and returns its [`GenerationStats`].
 //!
@@ -32,10 +35,14 @@ use crate::discrepancy::{Discrepancy, sanitize};
 /// generation index).
 pub const SMC_DOMAIN: u64 = 0x0053_4d43_0000_0000; // "SMC"
 
+/// Stream domain of the prior-predictive calibration sample of [`Tolerance::PriorQuantile`]
+/// in [`SmcAbc::step_batched`] and `SmcAbc::step_parallel` (row = particle index).
+pub const SMC_CALIBRATION_DOMAIN: u64 = 0x0053_4d43_4341_4c00; // "SMCCAL"
+
 /// Consecutive out-of-support proposals after which a particle gives up (budget stop).
 const MAX_MISSES: u64 = 1_000_000;
 use crate::error::{AbcError, positive};
-use crate::kernel::GaussianKernel;
+use crate::kernel::{GaussianKernel, silverman_factor};
 use crate::rng::u01_open;
 use crate::weights::{
     effective_sample_size, normalize_log_weights, systematic_resample, weighted_mean,
@@ -63,6 +70,66 @@ pub enum Tolerance {
         /// Quantile level in `(0, 1)`.
         alpha: f64,
     },
+    /// As [`Tolerance::Quantile`], but generation 0's tolerance is itself the `alpha`-quantile
+    /// of the distances of a **calibration sample** of `N` prior-predictive simulations (pyabc's
+    /// default `QuantileEpsilon(initial_epsilon="from_sample")`): generation 0 is then
+    /// rejection ABC from the prior at that tolerance instead of the prior itself. The
+    /// calibration simulations count towards generation 0's simulations and the budget.
+    PriorQuantile {
+        /// Quantile level in `(0, 1)`.
+        alpha: f64,
+    },
+}
+
+/// The perturbation kernel of generations `t ≥ 1` (all: an ancestor drawn by weight, plus a
+/// Gaussian step). Every kernel's Beaumont weights use its own proposal density.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Perturbation {
+    /// `N(0, kernel_scale · Σ_w)`, `Σ_w` the weighted covariance of the population (Beaumont
+    /// et al. 2009, with `kernel_scale = 2`: "twice the covariance"). The default.
+    #[default]
+    Covariance,
+    /// The optimal local covariance matrix kernel (Filippi, Barnes, Cornebise & Stumpf 2013,
+    /// §4.2): ancestor `θ_j` perturbed by `N(0, kernel_scale · Σ_j)`, with
+    /// `Σ_j = Σ_k ω̃_k (θ̃_k − θ_j)(θ̃_k − θ_j)ᵀ` over the particles `θ̃_k` already within the
+    /// new tolerance (the whole population if fewer than `dim + 1` are). Filippi et al. use
+    /// `kernel_scale = 1`.
+    Olcm,
+    /// A multivariate normal with a Silverman-scaled bandwidth: `N(0, kernel_scale · h² Σ_w)`,
+    /// `h = (4 / (ESS (d + 2)))^{1/(d+4)}` (pyabc's `MultivariateNormalTransition`, whose
+    /// default `scaling` is `kernel_scale = 1`).
+    Mvn,
+}
+
+impl Perturbation {
+    /// The kernel's name in configs and front ends: `"twice-covariance"`, `"olcm"`, `"mvn"`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Covariance => "twice-covariance",
+            Self::Olcm => "olcm",
+            Self::Mvn => "mvn",
+        }
+    }
+
+    /// Every kernel, the default first.
+    pub const ALL: [Self; 3] = [Self::Covariance, Self::Olcm, Self::Mvn];
+
+    /// The kernel of a [`Perturbation::name`]; `None` for any other name.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The covariance multiplier its authors use: 2 for [`Perturbation::Covariance`]
+    /// (Beaumont et al.), 1 for the others (Filippi et al.; pyabc).
+    #[must_use]
+    pub const fn default_scale(self) -> f64 {
+        match self {
+            Self::Covariance => 2.0,
+            Self::Olcm | Self::Mvn => 1.0,
+        }
+    }
 }
 
 /// Settings of [`SmcAbc`] (public fields; validated by [`SmcAbc::new`]).
@@ -128,6 +195,14 @@ fn unit_interval(name: &'static str, x: f64) -> Result<f64, AbcError> {
     }
 }
 
+fn open_unit(name: &'static str, x: f64) -> Result<f64, AbcError> {
+    if x > 0.0 && x < 1.0 {
+        Ok(x)
+    } else {
+        Err(AbcError::InvalidParameter { name, value: x })
+    }
+}
+
 fn first_tolerance(name: &'static str, x: f64) -> Result<f64, AbcError> {
     if x == f64::INFINITY || (x.is_finite() && x > 0.0) {
         Ok(x)
@@ -187,12 +262,10 @@ impl SmcSettings {
             }
             Tolerance::Quantile { initial, alpha } => {
                 first_tolerance("initial", *initial)?;
-                if !(*alpha > 0.0 && *alpha < 1.0) {
-                    return Err(AbcError::InvalidParameter {
-                        name: "alpha",
-                        value: *alpha,
-                    });
-                }
+                open_unit("alpha", *alpha)?;
+            }
+            Tolerance::PriorQuantile { alpha } => {
+                open_unit("alpha", *alpha)?;
             }
         }
         Ok(())
@@ -321,6 +394,7 @@ pub struct SmcAbc<P, S, D, O = ()> {
     dist: D,
     observer: O,
     settings: SmcSettings,
+    perturbation: Perturbation,
     dim: usize,
     generation: usize,
     total_sims: u64,
@@ -388,6 +462,8 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
         let epsilon = match &settings.tolerance {
             Tolerance::List(v) => v[0],
             Tolerance::Geometric { initial, .. } | Tolerance::Quantile { initial, .. } => *initial,
+            // replaced by the calibration sample's quantile in generation 0
+            Tolerance::PriorQuantile { .. } => f64::INFINITY,
         }
         .max(settings.final_tolerance);
         let out_dim = sim.batch_output_dim();
@@ -396,6 +472,7 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
             sim,
             dist,
             observer,
+            perturbation: Perturbation::default(),
             dim,
             generation: 0,
             total_sims: 0,
@@ -417,6 +494,21 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
             stats: Vec::new(),
             done: None,
         })
+    }
+
+    /// Chooses the perturbation kernel (default [`Perturbation::Covariance`]); its covariance
+    /// is multiplied by [`SmcSettings::kernel_scale`] (see [`Perturbation::default_scale`]).
+    /// Call before the first step.
+    #[must_use]
+    pub fn with_perturbation(mut self, perturbation: Perturbation) -> Self {
+        self.perturbation = perturbation;
+        self
+    }
+
+    /// The perturbation kernel.
+    #[must_use]
+    pub fn perturbation(&self) -> Perturbation {
+        self.perturbation
     }
 
     /// The current population, row-major (`particles × dim`); empty before the first step.
@@ -495,7 +587,7 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
                 let e = initial * libm::pow(*factor, g as f64);
                 Some(e.max(fin))
             }
-            Tolerance::Quantile { alpha, .. } => {
+            Tolerance::Quantile { alpha, .. } | Tolerance::PriorQuantile { alpha } => {
                 let q = weighted_quantile(&self.distances, &self.weights, *alpha)
                     .unwrap_or(f64::INFINITY);
                 Some(q.min(self.epsilon).max(fin))
@@ -516,10 +608,43 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
                 Some(e) => self.epsilon = e,
                 None => return Ok(Some(self.stop(StopReason::ScheduleExhausted))),
             }
-            self.kernel
-                .fit(&self.particles, &self.weights, self.settings.kernel_scale)?;
+            let scale = self.settings.kernel_scale;
+            match self.perturbation {
+                Perturbation::Covariance => {
+                    self.kernel.fit(&self.particles, &self.weights, scale)?;
+                }
+                Perturbation::Mvn => {
+                    let ess = effective_sample_size(&self.weights)?;
+                    let h = silverman_factor(ess, self.dim);
+                    self.kernel
+                        .fit(&self.particles, &self.weights, scale * h * h)?;
+                }
+                Perturbation::Olcm => self.kernel.fit_local(
+                    &self.particles,
+                    &self.weights,
+                    &self.distances,
+                    self.epsilon,
+                    scale,
+                )?,
+            }
         }
         Ok(None)
+    }
+
+    /// Whether generation 0 is about to run with a first tolerance still to calibrate.
+    fn calibrating(&self) -> bool {
+        self.generation == 0 && matches!(self.settings.tolerance, Tolerance::PriorQuantile { .. })
+    }
+
+    /// Generation 0's tolerance of [`Tolerance::PriorQuantile`]: the `alpha`-quantile (type 1,
+    /// equal weights) of the calibration distances, floored at the final tolerance.
+    fn calibrated_tolerance(&self, dists: &[f64]) -> Result<f64, AbcError> {
+        let Tolerance::PriorQuantile { alpha } = self.settings.tolerance else {
+            return Ok(self.epsilon);
+        };
+        #[allow(clippy::cast_precision_loss)]
+        let w = alloc::vec![1.0 / dists.len() as f64; dists.len()];
+        Ok(weighted_quantile(dists, &w, alpha)?.max(self.settings.final_tolerance))
     }
 
     /// Proposes, simulates and compares particles `first..first + n` of a per-stream
@@ -598,19 +723,49 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
     /// blocks, sequentially or on threads) and reports whether every particle was accepted.
     fn step_streams<F>(&mut self, seed: u64, fill: F) -> Result<SmcStep, AbcError>
     where
-        F: FnOnce(&Self, Job, &mut [f64], &mut [f64], &mut [u64]) -> Result<bool, AbcError>,
+        F: Fn(&Self, Job, &mut [f64], &mut [f64], &mut [u64]) -> Result<bool, AbcError>,
     {
         use dpinfer_simulators::SimStream;
         if let Some(s) = self.begin_generation()? {
             return Ok(s);
         }
-        let eps = self.epsilon;
         let n = self.settings.particles;
+        let mut calibration = 0u64;
+        if self.calibrating() {
+            // the prior-predictive calibration sample: N simulations accepted at ε = ∞, one
+            // stream per row of `SMC_CALIBRATION_DOMAIN`
+            let job = Job {
+                seed,
+                domain: SMC_CALIBRATION_DOMAIN,
+                eps: f64::INFINITY,
+                cap: self
+                    .settings
+                    .simulation_budget
+                    .saturating_sub(self.total_sims),
+            };
+            let mut thetas = core::mem::take(&mut self.new_particles);
+            let mut dists = core::mem::take(&mut self.new_distances);
+            thetas.resize(n * self.dim, 0.0);
+            dists.resize(n, 0.0);
+            let mut sims = alloc::vec![0u64; n];
+            let all = fill(&*self, job, &mut thetas, &mut dists, &mut sims);
+            self.new_particles = thetas;
+            self.new_distances = dists;
+            if !all? {
+                return Ok(self.stop(StopReason::Budget));
+            }
+            calibration = sims.iter().fold(0u64, |a, &b| a.saturating_add(b));
+            if self.total_sims.saturating_add(calibration) > self.settings.simulation_budget {
+                return Ok(self.stop(StopReason::Budget));
+            }
+            self.epsilon = self.calibrated_tolerance(&self.new_distances)?;
+        }
+        let eps = self.epsilon;
         let domain = SMC_DOMAIN.wrapping_add(self.generation as u64);
         let cap = self
             .settings
             .simulation_budget
-            .saturating_sub(self.total_sims);
+            .saturating_sub(self.total_sims + calibration);
         let job = Job {
             seed,
             domain,
@@ -628,7 +783,7 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
         if !all? {
             return Ok(self.stop(StopReason::Budget));
         }
-        let sims = sims.iter().fold(0u64, |a, &b| a.saturating_add(b));
+        let sims = sims.iter().fold(calibration, |a, &b| a.saturating_add(b));
         if self.total_sims.saturating_add(sims) > self.settings.simulation_budget {
             return Ok(self.stop(StopReason::Budget));
         }
@@ -836,7 +991,6 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
         if let Some(s) = self.begin_generation()? {
             return Ok(s);
         }
-        let eps = self.epsilon;
         let n = self.settings.particles;
         let dim = self.dim;
         let mut theta = core::mem::take(&mut self.theta);
@@ -844,7 +998,40 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
         let mut out = core::mem::take(&mut self.out);
         let mut sims = 0u64;
         let mut res = Ok(true);
+        if self.calibrating() {
+            // the prior-predictive calibration sample: N simulations accepted at ε = ∞
+            for i in 0..n {
+                let cap = self
+                    .settings
+                    .simulation_budget
+                    .saturating_sub(self.total_sims + sims);
+                match self.accept_one(rng, f64::INFINITY, cap, &mut theta, &mut z, &mut out) {
+                    Ok(Some((d, k))) => {
+                        sims += k;
+                        self.new_distances[i] = d;
+                    }
+                    Ok(None) => {
+                        res = Ok(false);
+                        break;
+                    }
+                    Err(e) => {
+                        res = Err(e);
+                        break;
+                    }
+                }
+            }
+            if matches!(res, Ok(true)) {
+                match self.calibrated_tolerance(&self.new_distances) {
+                    Ok(e) => self.epsilon = e,
+                    Err(e) => res = Err(e),
+                }
+            }
+        }
+        let eps = self.epsilon;
         for i in 0..n {
+            if !matches!(res, Ok(true)) {
+                break;
+            }
             let cap = self
                 .settings
                 .simulation_budget

@@ -64,6 +64,9 @@ pub fn run(
     let mut pcfg = cfg.clone();
     pcfg.sampler = SamplerConfig::SmcAbc(SmcAbc {
         pairs: Some(1),
+        kernel: None,
+        kernel_scale: None,
+        first_tolerance: None,
         ..s.clone()
     });
     let public = Public::new(&pcfg, model.clone())?;
@@ -105,13 +108,15 @@ pub fn run(
             workers: m.sim.on(workers),
             replica,
         };
-        let mut smc = dpinfer::abc::smc::SmcAbc::new(ModelPrior(model), sim, dist, settings)?;
+        let mut smc = dpinfer::abc::smc::SmcAbc::new(ModelPrior(model), sim, dist, settings)?
+            .with_perturbation(s.perturbation()?);
         // block 0: the whole population per round; the pool splits it into its batches
         let stop = smc.run_batched(cfg.seeds.run, 0)?;
         Ran::of(&smc, stop)
     } else {
         let sim = Privatized::new(ModelSim(model), replica);
-        let mut smc = dpinfer::abc::smc::SmcAbc::new(ModelPrior(model), sim, dist, settings)?;
+        let mut smc = dpinfer::abc::smc::SmcAbc::new(ModelPrior(model), sim, dist, settings)?
+            .with_perturbation(s.perturbation()?);
         let mut rng = SimStream::with_domain(cfg.seeds.run, SMC_RUN_DOMAIN, 0);
         let stop = smc.run(&mut rng)?;
         Ran::of(&smc, stop)

@@ -249,15 +249,25 @@ def smc_abc(
     simulation_budget: int = 10_000_000,
     min_acceptance_rate: float = 0.0,
     ess_fraction: float = 0.5,
-    kernel_scale: float = 2.0,
+    kernel_scale: Optional[float] = None,
     seed: int = 0,
     batch_size: int = 0,
     names: Optional[Sequence[str]] = None,
+    kernel: str = "twice-covariance",
+    first_tolerance: str = "infinity",
 ) -> AbcResult:
-    """SMC-ABC (population Monte Carlo with a Gaussian kernel of ``kernel_scale`` × the
-    weighted covariance) with Euclidean distance to ``observed``. Tolerances: the weighted
-    ``quantile`` of the previous generation's distances (default), a ``geometric_factor``
-    schedule, or an explicit list. **Not private.**
+    """SMC-ABC (population Monte Carlo with a Gaussian perturbation kernel) with Euclidean
+    distance to ``observed``. Tolerances: the weighted ``quantile`` of the previous
+    generation's distances (default), a ``geometric_factor`` schedule, or an explicit list.
+    **Not private.**
+
+    ``kernel``: ``"twice-covariance"`` (default: ``kernel_scale`` × the weighted covariance,
+    Beaumont et al. 2009), ``"olcm"`` (each ancestor with its own optimal local covariance,
+    Filippi et al. 2013) or ``"mvn"`` (``kernel_scale`` × Silverman's factor² × the weighted
+    covariance, as pyabc's ``MultivariateNormalTransition``); ``kernel_scale`` defaults to 2
+    for the first and 1 for the others. ``first_tolerance="prior-quantile"``: generation 0's
+    tolerance is the ``quantile`` of ``particles`` prior-predictive distances (pyabc's
+    default) instead of ∞ (the prior); quantile schedule only.
 
     Each generation proposes in rounds: ``simulator(theta, seeds)`` is called once per round
     on every particle of a block of ``batch_size`` (0: all particles) that is not yet
@@ -280,6 +290,8 @@ def smc_abc(
         kernel_scale=kernel_scale,
         seed=seed,
         batch_size=batch_size,
+        kernel=kernel,
+        first_tolerance=first_tolerance,
     )
     diag = {k: r[k] for k in ("distances", "stop_reason", "simulations", "history")}
     return AbcResult(r["samples"], r["weights"], None, diag, names)

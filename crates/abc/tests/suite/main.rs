@@ -16,6 +16,7 @@ mod private_samplers;
 mod privatized_smc;
 mod proptests;
 mod settings;
+mod smc_kernels;
 mod summary;
 mod svt_abc;
 mod tuberculosis;

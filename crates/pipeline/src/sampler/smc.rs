@@ -5,7 +5,7 @@
 
 use crate::error::Context as _;
 use dpinfer::abc::pmc::PmcSettings;
-use dpinfer::abc::smc::{SmcSettings, Tolerance};
+use dpinfer::abc::smc::{Perturbation, SmcSettings, Tolerance};
 use serde::{Deserialize, Serialize};
 
 use super::abc_key;
@@ -26,6 +26,54 @@ pub struct SmcAbc {
     pub alpha: Option<f64>,
     /// Adaptive: simulation budget.
     pub simulations: Option<u64>,
+    /// Adaptive: the perturbation kernel, `"twice-covariance"` (default), `"olcm"` (Filippi et
+    /// al. 2013) or `"mvn"` (Silverman-scaled, pyabc's `MultivariateNormalTransition`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<String>,
+    /// Adaptive: the kernel covariance multiplier (default 2 for `"twice-covariance"`, 1 for
+    /// the others).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel_scale: Option<f64>,
+    /// Adaptive: generation 0's tolerance, `"infinity"` (default: the prior) or
+    /// `"prior-quantile"` (the `alpha`-quantile of `particles` prior-predictive distances,
+    /// pyabc's default).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub first_tolerance: Option<String>,
+}
+
+impl SmcAbc {
+    /// The adaptive SMC-ABC's perturbation kernel (`sampler.kernel`).
+    ///
+    /// # Errors
+    /// An unknown kernel name.
+    pub fn perturbation(&self) -> crate::Result<Perturbation> {
+        match self.kernel.as_deref() {
+            None => Ok(Perturbation::default()),
+            Some(name) => Perturbation::from_name(name).ok_or_else(|| {
+                crate::error::err!(
+                    key = "sampler.kernel".to_string();
+                    "sampler.kernel = {name:?} is not one of {}",
+                    Perturbation::ALL.map(|k| format!("{:?}", k.name())).join(", ")
+                )
+            }),
+        }
+    }
+
+    /// Whether generation 0's tolerance comes from the prior-predictive distances
+    /// (`sampler.first_tolerance`).
+    ///
+    /// # Errors
+    /// A value other than `"infinity"` or `"prior-quantile"`.
+    pub fn prior_quantile(&self) -> crate::Result<bool> {
+        match self.first_tolerance.as_deref() {
+            None | Some("infinity") => Ok(false),
+            Some("prior-quantile") => Ok(true),
+            Some(other) => Err(crate::error::err!(
+                key = "sampler.first_tolerance".to_string();
+                "sampler.first_tolerance = {other:?} is not \"infinity\" or \"prior-quantile\""
+            )),
+        }
+    }
 }
 
 impl TryFrom<&SmcAbc> for SmcSettings {
@@ -38,12 +86,21 @@ impl TryFrom<&SmcAbc> for SmcSettings {
             Tolerance::Quantile { alpha, .. } => alpha,
             _ => 0.5,
         };
+        let alpha = s.alpha.unwrap_or(alpha);
         let settings = Self {
             particles: s.particles.unwrap_or(d.particles),
-            tolerance: Tolerance::Quantile {
-                initial: f64::INFINITY,
-                alpha: s.alpha.unwrap_or(alpha),
+            tolerance: if s.prior_quantile()? {
+                Tolerance::PriorQuantile { alpha }
+            } else {
+                Tolerance::Quantile {
+                    initial: f64::INFINITY,
+                    alpha,
+                }
             },
+            kernel_scale: s.kernel_scale.unwrap_or_else(|| {
+                s.perturbation()
+                    .map_or(d.kernel_scale, Perturbation::default_scale)
+            }),
             final_tolerance: s.final_tolerance.unwrap_or(d.final_tolerance),
             max_generations: s.generations.unwrap_or(d.max_generations),
             simulation_budget: s.simulations.unwrap_or(d.simulation_budget),
@@ -59,6 +116,17 @@ impl TryFrom<&SmcAbc> for PmcSettings {
 
     /// The PMC's settings (defaults: [`PmcSettings::default`]); `pairs` is M.
     fn try_from(s: &SmcAbc) -> crate::Result<Self> {
+        for (key, set) in [
+            ("kernel", s.kernel.is_some()),
+            ("kernel_scale", s.kernel_scale.is_some()),
+            ("first_tolerance", s.first_tolerance.is_some()),
+        ] {
+            crate::error::ensure!(
+                !set,
+                "sampler.{key} applies to the adaptive SMC-ABC: the PMC with sampler.pairs \
+                 uses the twice-covariance kernel and the prior as generation 0"
+            );
+        }
         let d = Self::default();
         let settings = Self {
             particles: s.particles.unwrap_or(d.particles),
@@ -90,7 +158,88 @@ impl SmcAbc {
         if self.pairs.is_some() {
             PmcSettings::try_from(self).map(|_| ())
         } else {
+            self.perturbation()?;
             SmcSettings::try_from(self).map(|_| ())
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::float_cmp)]
+    use super::*;
+
+    fn read(body: &str) -> SmcAbc {
+        toml::from_str(body).unwrap()
+    }
+
+    /// `sampler.kernel`, `sampler.kernel_scale` and `sampler.first_tolerance` reach the
+    /// library's settings (issue 31); unset, the settings are the library's defaults as before.
+    #[test]
+    fn kernel_and_first_tolerance_keys_reach_the_settings() {
+        let d = SmcSettings::try_from(&read("")).unwrap();
+        assert_eq!(
+            d.tolerance,
+            Tolerance::Quantile {
+                initial: f64::INFINITY,
+                alpha: 0.5
+            }
+        );
+        assert_eq!(d.kernel_scale, 2.0);
+        assert_eq!(read("").perturbation().unwrap(), Perturbation::Covariance);
+        assert_eq!(d, SmcSettings::quick());
+
+        let s = read("kernel = \"olcm\"\nfirst_tolerance = \"prior-quantile\"\nalpha = 0.3");
+        let t = SmcSettings::try_from(&s).unwrap();
+        assert_eq!(t.tolerance, Tolerance::PriorQuantile { alpha: 0.3 });
+        assert_eq!(t.kernel_scale, 1.0);
+        assert_eq!(s.perturbation().unwrap(), Perturbation::Olcm);
+
+        let s = read("kernel = \"mvn\"\nkernel_scale = 0.5\nfirst_tolerance = \"infinity\"");
+        let t = SmcSettings::try_from(&s).unwrap();
+        assert_eq!(t.kernel_scale, 0.5);
+        assert_eq!(s.perturbation().unwrap(), Perturbation::Mvn);
+        assert!(matches!(t.tolerance, Tolerance::Quantile { .. }));
+
+        let s = read("kernel = \"twice-covariance\"");
+        assert_eq!(SmcSettings::try_from(&s).unwrap(), SmcSettings::quick());
+    }
+
+    #[test]
+    fn bad_kernel_keys_are_named() {
+        let e = read("kernel = \"gauss\"").check().unwrap_err().to_string();
+        assert!(
+            e.contains("sampler.kernel") && e.contains("\"olcm\""),
+            "{e}"
+        );
+        let e = read("first_tolerance = \"median\"")
+            .check()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("sampler.first_tolerance"), "{e}");
+        let e = read("kernel_scale = -1.0").check().unwrap_err().to_string();
+        assert!(e.contains("sampler.kernel_scale"), "{e}");
+        for key in [
+            "kernel = \"olcm\"",
+            "kernel_scale = 1.0",
+            "first_tolerance = \"prior-quantile\"",
+        ] {
+            let e = read(&format!("pairs = 100\n{key}"))
+                .check()
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains("adaptive SMC-ABC"), "{key}: {e}");
+        }
+    }
+
+    /// The new keys are left out of a serialized config when unset, so a config written by
+    /// an earlier version (and every fingerprint of one) reads and writes back unchanged.
+    #[test]
+    fn unset_kernel_keys_are_not_serialized() {
+        let j = serde_json::to_string(&read("particles = 10")).unwrap();
+        assert!(
+            !j.contains("kernel") && !j.contains("first_tolerance"),
+            "{j}"
+        );
     }
 }
