@@ -14,6 +14,7 @@ pub mod error;
 pub mod limits;
 pub mod mcmc;
 pub mod model;
+pub mod neural;
 pub mod observe;
 pub mod pmc;
 pub mod prior_decl;
