@@ -89,7 +89,7 @@ fn sppe_with_a_command_worker_keeps_the_release_claim_and_writes_rounds_and_esti
     let lines: Vec<&str> = rounds.lines().collect();
     assert_eq!(lines.len(), 3, "{rounds}");
     assert!(lines[0].starts_with("round,simulations,"), "{rounds}");
-    assert!(lines[2].starts_with("2,64,"), "{rounds}");
+    assert!(lines[2].starts_with("2.0,64.0,"), "{rounds}");
     assert!(r.join("estimator.safetensors").is_file());
     let samples = std::fs::read_to_string(r.join("samples.csv")).unwrap();
     assert_eq!(samples.lines().count(), 201);
