@@ -387,17 +387,17 @@ impl Prior for AnyPrior {
 }
 
 /// A Python simulator `f(theta (n, d) float64, seeds (n,) uint64) -> (n, output_dim)`.
-struct PySim {
-    f: Py<PyAny>,
-    param_dim: usize,
-    output_dim: usize,
-    err: RefCell<Option<PyErr>>,
+pub(crate) struct PySim {
+    pub(crate) f: Py<PyAny>,
+    pub(crate) param_dim: usize,
+    pub(crate) output_dim: usize,
+    pub(crate) err: RefCell<Option<PyErr>>,
 }
 
 /// [`PySim`] as the library's [`BatchSimulator`]: the samplers' per-row-stream paths
 /// (`run_batched`/`step_batched`) hand it whole blocks, so the Python callable is called once
 /// per block of θ rows. Row `i`'s seed is the first 64-bit draw of its own stream.
-struct PyBatch<'a>(&'a PySim);
+pub(crate) struct PyBatch<'a>(pub(crate) &'a PySim);
 
 impl BatchSimulator for PyBatch<'_> {
     fn batch_param_dim(&self) -> usize {

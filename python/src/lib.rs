@@ -10,6 +10,7 @@ mod distances;
 mod errors;
 mod mcmc;
 mod mechanisms;
+mod neural;
 mod run;
 
 use pyo3::prelude::*;
@@ -23,6 +24,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     abc::register(m)?;
     distances::register(m)?;
     mcmc::register(m)?;
+    neural::register(m)?;
     run::register(m)?;
     Ok(())
 }

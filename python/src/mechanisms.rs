@@ -53,7 +53,7 @@ fn input<'py>(x: &Bound<'py, PyAny>) -> PyResult<Input<'py>> {
 /// the declared sensitivity was computed for. Values are clamped to the public [lo, hi].
 #[pyclass(name = "Laplace", module = "dpinfer._native")]
 pub(crate) struct PyLaplace {
-    mech: Laplace,
+    pub(crate) mech: Laplace,
     rng: ChaCha20Rng,
     seed: Option<u64>,
 }
@@ -170,7 +170,7 @@ impl PyLaplace {
 /// rounded); reported as ``Event.zcdp(ρ)``. Relation: the one Δ was computed for.
 #[pyclass(name = "Gaussian", module = "dpinfer._native")]
 pub(crate) struct PyGaussian {
-    mech: Gaussian,
+    pub(crate) mech: Gaussian,
     rng: ChaCha20Rng,
     seed: Option<u64>,
 }
@@ -266,7 +266,7 @@ impl PyGaussian {
 /// replace-one relation (one person's infection status changes I by at most 1).
 #[pyclass(name = "BinomialCurve", module = "dpinfer._native")]
 pub(crate) struct PyBinomialCurve {
-    mech: BinomialCurve,
+    pub(crate) mech: BinomialCurve,
     rng: ChaCha20Rng,
 }
 

@@ -295,6 +295,12 @@ impl NeuralPosterior {
         &self.flow
     }
 
+    /// The flow `q(θ | s_dp)`, by value (to keep, save or pair with another observation).
+    #[must_use]
+    pub fn into_flow(self) -> ConditionalFlow {
+        self.flow
+    }
+
     /// The observation `s_dp°`.
     #[must_use]
     pub fn observed(&self) -> &[f64] {

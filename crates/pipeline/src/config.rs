@@ -621,8 +621,18 @@ impl Config {
         let kind = self.kind();
         let name = self.sampler.name();
         let p = &self.privacy;
-        if p.release.is_some() && kind != SamplerKind::SmcAbc {
-            bail!("privacy.release belongs to smc-abc (inference from a privatized statistic)");
+        if p.release.is_some() && !kind.takes_release() {
+            bail!(
+                "privacy.release belongs to smc-abc, sppe and sple (inference from a privatized \
+                 statistic)"
+            );
+        }
+        if kind.is_neural() && p.release.is_none() {
+            bail!(
+                "privacy.release is required for {name}: the neural samplers infer from a \
+                 privatized statistic and simulate its mechanism (privacy.release = \
+                 \"binomial-curve\" or \"laplace\")"
+            );
         }
         if kind.is_private() || p.release.is_some() {
             if p.epsilon.is_nan() {
@@ -738,6 +748,9 @@ pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
             let l = s.kernel.leapfrog_steps.map(u64::from);
             counts.push(("sampler.leapfrog_steps", l, MAX_LEAPFROG));
         }
+        // The library bounds every count of its settings (`SequentialSettings::check`, run by
+        // `validate`).
+        SamplerConfig::Sppe(_) | SamplerConfig::Sple(_) => {}
         SamplerConfig::SvtAbc(_) | SamplerConfig::SoftAbc(_) | SamplerConfig::GaussianAbc(_) => {
             counts.extend(
                 cfg.sampler

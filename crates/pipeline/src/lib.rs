@@ -15,6 +15,7 @@ pub mod folder;
 pub mod limits;
 pub mod mcmc;
 pub mod model;
+pub mod neural;
 pub mod observe;
 pub mod pmc;
 pub mod prior_decl;

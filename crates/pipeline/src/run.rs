@@ -186,6 +186,16 @@ pub fn run_with(
                 o.reproduced = reproduced;
             }
             (o, lock)
+        } else if kind.is_neural() {
+            // Inference from the release's s_dp° (post-processing): release it once
+            // (restart-safe; or reproduce it), then train on simulations of its mechanism.
+            let (r, reproduced, lock) = crate::release::release(cfg, &model, &obs, dir)?;
+            let (mech, _) = crate::release::mechanism(cfg, &model)?
+                .context("privacy.release is required for sppe and sple")?;
+            let mut o = crate::neural::run(cfg, &model, &r.s_dp, &mech, dir, threads, observer)?;
+            o.ledger = r.ledger;
+            o.reproduced = reproduced;
+            (o, lock)
         } else {
             // MCMC writes nothing before it finishes: checks fail before the folder exists. A
             // private chain takes the folder's lock and marks its once-only ledger right before

@@ -18,7 +18,7 @@ use common::{dpinfer, fresh_dir, root, show, write_config};
 
 use std::path::{Path, PathBuf};
 
-fn python() -> Option<PathBuf> {
+pub(crate) fn python() -> Option<PathBuf> {
     let ok = |p: &Path| {
         std::process::Command::new(p)
             .args(["-c", "import pyarrow, numpy"])

@@ -19,6 +19,7 @@ mod fuzz;
 mod kernel_version;
 mod ledger_version;
 mod library_pairs;
+mod neural;
 mod robust;
 mod stream_version;
 mod warnings;

@@ -29,6 +29,7 @@ mod rejection;
 mod rwmh;
 mod smc;
 mod soft;
+mod sppe;
 mod svt;
 
 pub use barker::DpBarker;
@@ -39,6 +40,8 @@ pub use rejection::Rejection;
 pub use rwmh::Rwmh;
 pub use smc::SmcAbc;
 pub use soft::SoftAbc;
+pub use sppe::Neural;
+pub(crate) use sppe::settings_key as neural_key;
 pub use svt::SvtAbc;
 
 /// Declares [`SamplerConfig`] and [`SamplerKind`] from one list: variant, struct, `kind` name,
@@ -136,6 +139,12 @@ samplers! {
     DpBarker(Mcmc<DpBarker>) = "dp-barker";
     /// DP HMC.
     DpHmc(Mcmc<DpHmc>) = "dp-hmc";
+    /// SPPE: sequential neural posterior estimation on a privatized statistic (Xiong, Ju &
+    /// Zhang, Algorithm 1).
+    Sppe(Neural) = "sppe";
+    /// SPLE: sequential neural likelihood estimation on a privatized statistic (Xiong, Ju &
+    /// Zhang, Algorithm 2).
+    Sple(Neural) = "sple";
 }
 
 impl SamplerKind {
@@ -154,10 +163,26 @@ impl SamplerKind {
         )
     }
 
-    /// Samplers that release something computed from private data.
+    /// Samplers that release something computed from private data (SMC-ABC, SPPE and SPLE
+    /// post-process an observation or a release made before them).
     #[must_use]
     pub fn is_private(self) -> bool {
-        !matches!(self, Self::Rejection | Self::Rwmh | Self::SmcAbc)
+        !matches!(
+            self,
+            Self::Rejection | Self::Rwmh | Self::SmcAbc | Self::Sppe | Self::Sple
+        )
+    }
+
+    /// The neural samplers (SPPE, SPLE): inference from a privatized statistic only.
+    #[must_use]
+    pub fn is_neural(self) -> bool {
+        matches!(self, Self::Sppe | Self::Sple)
+    }
+
+    /// Samplers that may take a `privacy.release` (inference from a privatized statistic).
+    #[must_use]
+    pub fn takes_release(self) -> bool {
+        self == Self::SmcAbc || self.is_neural()
     }
 
     /// Samplers with an (ε, δ) guarantee (δ > 0 required).
@@ -256,6 +281,8 @@ impl SamplerConfig {
                 .chain
                 .check()
                 .and(accounting(s.kernel.accounting.as_deref()).map(|_| ())),
+            Self::Sppe(s) => s.settings("sppe", 0).map(|_| ()),
+            Self::Sple(s) => s.settings("sple", 0).map(|_| ()),
             // The passes over the pairs table, checked above.
             Self::SvtAbc(_) | Self::SoftAbc(_) | Self::GaussianAbc(_) => Ok(()),
         }

@@ -1,0 +1,143 @@
+//! `[sampler] kind = "sppe"` / `"sple"` through the library (issue 28 item 4): the release's
+//! claim is the run's ledger, the estimator in the results folder loads back and samples the
+//! run's draws bit for bit, and settings the library refuses are named by their config key.
+
+#![allow(clippy::unwrap_used, clippy::std_instead_of_alloc)]
+
+use std::path::{Path, PathBuf};
+
+use dpinfer::simulators::SimStream;
+use dpinfer_neural::{ConditionalFlow, NeuralPosterior};
+use dpinfer_pipeline::Config;
+use dpinfer_pipeline::model::ModelPrior;
+
+fn scratch(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!(
+        "dpinfer-pipeline-neural-{name}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// The linear regression released by its Laplace mechanism (proven sensitivity), tiny rounds.
+fn config(sampler: &str) -> Result<Config, dpinfer_pipeline::Error> {
+    let text = format!(
+        r#"
+        [model]
+        name = "linear-regression"
+
+        [sampler]
+        {sampler}
+
+        [privacy]
+        epsilon = 10.0
+        release = "laplace"
+        release_lo = -1.0
+        release_hi = 1.0
+
+        [seeds]
+        run = 2024
+        noise = 5
+        "#
+    );
+    Config::parse(&text, Path::new("."))
+}
+
+const TINY: &str = "rounds = 2\nsimulations = 64\nnoise_draws = 2\nlayers = 2\nhidden = 16\n\
+                    max_epochs = 8\nsamples = 100";
+
+#[test]
+fn sppe_keeps_the_release_claim_and_its_estimator_samples_the_same_draws() {
+    let cfg = config(&format!("kind = \"sppe\"\n{TINY}")).unwrap();
+    let dir = scratch("sppe");
+    let out = dpinfer_pipeline::run_with(
+        &cfg,
+        &dir,
+        1,
+        &(std::sync::Arc::new(dpinfer_pipeline::Quiet)
+            as std::sync::Arc<dyn dpinfer_pipeline::Observer>),
+    )
+    .unwrap()
+    .close()
+    .unwrap();
+    assert_eq!(out.sampler, "sppe");
+    assert_eq!(out.samples.len(), 100 * out.names.len());
+    // the ledger is the release's: a Laplace claim of at most privacy.epsilon, not "not private"
+    assert!(
+        out.ledger.epsilon > 0.0 && out.ledger.epsilon <= 10.0,
+        "{:?}",
+        out.ledger
+    );
+    assert!(out.ledger.mechanism.contains("Laplace"), "{:?}", out.ledger);
+    // the per-round table
+    let rounds = out.diagnostics.iter().find(|d| d.stem == "rounds").unwrap();
+    assert_eq!(rounds.rows.len(), 2);
+    assert_eq!(rounds.columns[0], "round");
+    // the estimator loads back and, at the release's s_dp°, samples the run's draws
+    let (model, obs) = dpinfer_pipeline::run::load(&cfg).unwrap();
+    let (release, reproduced, lock) =
+        dpinfer_pipeline::release::release(&cfg, &model, &obs, &dir).unwrap();
+    assert!(reproduced);
+    drop(lock);
+    let flow = ConditionalFlow::load(&dir.join(dpinfer_pipeline::neural::ESTIMATOR_FILE)).unwrap();
+    let post = NeuralPosterior::new(flow, &release.s_dp).unwrap();
+    let mut rng = SimStream::with_domain(cfg.seeds.run, dpinfer_pipeline::neural::SAMPLE_DOMAIN, 0);
+    let (again, _) = post
+        .sample(&ModelPrior(&model), 100, 0.01, &mut rng)
+        .unwrap();
+    assert_eq!(again, out.samples);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn sple_reports_split_rhat_and_ess_per_parameter() {
+    let cfg = config(&format!("kind = \"sple\"\n{TINY}\nchains = 2\nwarmup = 40")).unwrap();
+    let dir = scratch("sple");
+    let out = dpinfer_pipeline::run_with(
+        &cfg,
+        &dir,
+        1,
+        &(std::sync::Arc::new(dpinfer_pipeline::Quiet)
+            as std::sync::Arc<dyn dpinfer_pipeline::Observer>),
+    )
+    .unwrap()
+    .close()
+    .unwrap();
+    for name in &out.names {
+        assert!(
+            out.facts
+                .iter()
+                .any(|(k, _)| k == &format!("split_rhat_{name}"))
+        );
+        assert!(
+            out.facts
+                .iter()
+                .any(|(k, _)| k == &format!("ess_bulk_{name}"))
+        );
+    }
+    assert!(dir.join(dpinfer_pipeline::neural::ESTIMATOR_FILE).is_file());
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn refusals_name_their_key() {
+    let key = |sampler: &str| match config(sampler) {
+        Ok(_) => panic!("accepted {sampler}"),
+        Err(e) => format!("{:?} {e:#}", e.config_key()),
+    };
+    assert!(key("kind = \"sppe\"\nrounds = 0").contains("sampler.rounds"));
+    assert!(key("kind = \"sppe\"\nnoise_draws = 0").contains("sampler.noise_draws"));
+    assert!(key("kind = \"sppe\"\nsampling = \"sobol\"").contains("sampler.sampling"));
+    assert!(key("kind = \"sppe\"\nchains = 2").contains("sampler.chains"));
+    assert!(key("kind = \"sple\"\natoms = 5").contains("sampler.atoms"));
+    assert!(key("kind = \"sppe\"\nflow = \"maf\"\nbins = 4").contains("sampler.bins"));
+    assert!(key("kind = \"sppe\"\nlearning_rate = -1.0").contains("sampler.learning_rate"));
+    // without a release there is no s_dp° and no mechanism to simulate
+    let text = "[model]\nname = \"linear-regression\"\n[sampler]\nkind = \"sppe\"\n";
+    let e = Config::parse(text, Path::new(".")).unwrap_err();
+    assert!(
+        format!("{e:#}").contains("privacy.release is required for sppe"),
+        "{e:#}"
+    );
+}
