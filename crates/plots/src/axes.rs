@@ -99,6 +99,25 @@ pub(crate) fn ticks(
             .collect();
         return (t, offset);
     }
+    // A 1-2-5 step for `target` ticks can leave a single tick inside a narrow range; ask for
+    // more until there are two (an axis with one tick shows no scale).
+    let first = linear_ticks(lo, hi, target, scale);
+    if first.0.len() >= 2 {
+        return first;
+    }
+    (target + 1..=target + 6)
+        .map(|t| linear_ticks(lo, hi, t, scale))
+        .find(|t| t.0.len() >= 2)
+        .unwrap_or(first)
+}
+
+/// The 1-2-5 ticks of [`ticks`] on a linear or integer axis, for exactly `target`.
+fn linear_ticks(
+    lo: f64,
+    hi: f64,
+    target: usize,
+    scale: Scale,
+) -> (Vec<(f64, String)>, Option<String>) {
     #[allow(clippy::cast_precision_loss)]
     let raw = (hi - lo) / target.max(1) as f64;
     if !(raw.is_finite() && raw > 0.0) {
