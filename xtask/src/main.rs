@@ -7,6 +7,7 @@
 // The xtask is a std program: the no-std path lints of the workspace do not apply.
 #![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
+mod browser;
 mod cross;
 mod js;
 mod lanes;
@@ -89,6 +90,11 @@ const TASKS: &[Task] = &[
         "pytest",
         "the second half of `python`: pytest python/tests on the installed wheel",
         python::pytest,
+    ),
+    (
+        "report",
+        "report.html in headless chromium: no console errors",
+        browser::report,
     ),
 ];
 
