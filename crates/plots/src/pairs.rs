@@ -154,9 +154,10 @@ fn draw(title: &str, names: &[&str], cols: &[&[f64]], truth: Option<&[f64]>) -> 
     let cell = if d <= 3 { 180.0 } else { 130.0 };
     #[allow(clippy::cast_precision_loss)]
     let size = 72.0 + cell * d as f64 + 20.0;
-    // The last row's axis labels end at 31 px below the panels, the legend line under them.
+    // The last row's frames end 34 px above the bottom of their cells and their axis labels
+    // 30 px below the frames: the legend line follows 20 px lower.
     #[allow(clippy::cast_precision_loss)]
-    let height = 35.0 + cell * d as f64 + 56.0;
+    let height = 35.0 + cell * d as f64 + 24.0;
     let mut out = header(size, height, title);
     legend_into(&mut out, size, height - 8.0, false, truth.is_some());
     let ranges: Vec<(f64, f64)> = cols
@@ -312,7 +313,7 @@ mod tests {
         let s = PairPlot::new(&cols).truth(&[0.26, 1.0]).svg().unwrap();
         assert_eq!(layout_problems(&s), Vec::new());
         // 2 × 180 px panels: frames end at 35 + 360 − 34, labels 30 px below, then the legend
-        assert!(s.contains(r#"height="451""#), "{}", &s[..300]);
+        assert!(s.contains(r#"height="419""#), "{}", &s[..300]);
         assert!(s.contains(">histogram<") && s.contains(">true value<"));
         // every labelled axis has at least two labels: group tick labels by their row (x
         // axes) or column (y axes)
