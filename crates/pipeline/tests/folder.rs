@@ -177,7 +177,7 @@ fn well_formed(html: &str) -> Result<(), String> {
         if tag.starts_with('!') {
             continue;
         }
-        if tag.contains('<') || tag.matches('"').count() % 2 != 0 {
+        if tag.contains('<') || !tag.matches('"').count().is_multiple_of(2) {
             return Err(format!("malformed tag <{tag}>"));
         }
         if let Some(name) = tag.strip_prefix('/') {

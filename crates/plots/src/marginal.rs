@@ -230,6 +230,7 @@ pub(crate) fn legend_into(out: &mut String, width: f64, y: f64, prior: bool, tru
 /// Draws a density histogram of the finite `vals` with its KDE, an optional prior KDE (dashed
 /// grey, reflected at the prior draws' range) and an optional true value (dashed red) into
 /// the box `(x, y, width, height)`, the x range padded by `pad` of its span on each side.
+#[allow(clippy::too_many_arguments)] // the marginal's and the pair plot's one drawing routine
 pub(crate) fn histogram_into(
     out: &mut String,
     frame_box: (f64, f64, f64, f64),

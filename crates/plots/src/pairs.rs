@@ -317,7 +317,7 @@ mod tests {
         assert!(s.contains(">histogram<") && s.contains(">true value<"));
         // every labelled axis has at least two labels: group tick labels by their row (x
         // axes) or column (y axes)
-        let mut rows: std::collections::BTreeMap<String, usize> = Default::default();
+        let mut rows: Vec<(String, usize)> = Vec::new();
         for t in s.split(r#"<text class="tick" "#).skip(1) {
             let t = &t[..t.find('>').unwrap_or(t.len())];
             let key = if t.contains(r#"text-anchor="middle""#) {
@@ -325,9 +325,12 @@ mod tests {
             } else {
                 format!("x{}", super::super::layout::tests_attr(t, "x"))
             };
-            *rows.entry(key).or_default() += 1;
+            match rows.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, n)) => *n += 1,
+                None => rows.push((key, 1)),
+            }
         }
-        assert!(rows.values().all(|&n| n >= 2), "{rows:?}");
+        assert!(rows.iter().all(|&(_, n)| n >= 2), "{rows:?}");
     }
 
     /// Weighted columns are resampled at the same positions, so rows stay together.
