@@ -237,7 +237,8 @@ fn the_folder_has_a_self_contained_report() {
         let escaped = w
             .replace('&', "&amp;")
             .replace('<', "&lt;")
-            .replace('>', "&gt;");
+            .replace('>', "&gt;")
+            .replace('"', "&quot;");
         assert!(page.contains(&escaped), "warning missing: {w}");
     }
     let eps = dpinfer_pipeline::summary::fmt_up(o.ledger.epsilon);
