@@ -466,6 +466,17 @@ mod tests {
         assert!(t.iter().all(|(_, l)| l.len() <= MAX_TICK_CHARS));
     }
 
+    /// Issue 32: a small panel asks for 2 ticks, and a 1-2-5 step of 0.005 on [0.251, 0.259]
+    /// left one tick (0.255), an axis without a scale; asking for more gives 0.252 … 0.258.
+    #[test]
+    fn a_narrow_range_gets_at_least_two_ticks() {
+        let (t, _) = ticks(0.251, 0.259, 2, Scale::Linear);
+        let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["0.252", "0.254", "0.256", "0.258"]);
+        // an integer axis that cannot hold two integers keeps its one tick
+        assert_eq!(ticks(1.0, 1.5, 2, Scale::Integer).0.len(), 1);
+    }
+
     /// Spans that overflow, or windows so narrow that the tick integers would overflow, give
     /// no ticks instead of a panic.
     #[test]
