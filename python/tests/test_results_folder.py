@@ -2,8 +2,8 @@
 ``dpinfer.run(CONFIG, out=B)`` leave the same files with the same bytes.
 
 The pipeline library writes the whole folder for both (``dpinfer_pipeline::folder``):
-samples (CSV, Arrow, Parquet where built), ``summary.json``, the diagnostics CSVs and the
-SVG plots, beside the ledger, the stored release and the pairs table. Nothing in these files
+samples (CSV, Arrow, Parquet where built), ``summary.json``, the diagnostics CSVs, the
+SVG plots and ``report.html`` (issue 32: one page with everything, deterministic), beside the ledger, the stored release and the pairs table. Nothing in these files
 carries a timestamp or an absolute path; the only file left out of the comparison is the
 folder's lock file ``.dpinfer.lock`` (it holds the id of the process that locked it).
 
@@ -98,7 +98,7 @@ def test_cli_and_python_write_the_same_results_folder(tmp_path, name):
     r = dpinfer.run(config, out=py_out)
     a, b = files(cli_out), files(py_out)
     assert sorted(a) == sorted(b)
-    for must in ("samples.csv", "samples.arrow", "summary.json", "release.json"):
+    for must in ("samples.csv", "samples.arrow", "summary.json", "release.json", "report.html"):
         assert must in b, must
     assert any(n.startswith("marginal-") and n.endswith(".svg") for n in b)
     if len(r.names) > 1:

@@ -7,6 +7,7 @@
 // The xtask is a std program: the no-std path lints of the workspace do not apply.
 #![allow(clippy::std_instead_of_alloc, clippy::std_instead_of_core)]
 
+mod browser;
 mod cross;
 mod js;
 mod lanes;
@@ -90,6 +91,7 @@ const TASKS: &[Task] = &[
         "the second half of `python`: pytest python/tests on the installed wheel",
         python::pytest,
     ),
+    ("report", "report.html, headless chromium", browser::report),
 ];
 
 /// `ci`'s main lane, in order: the tasks on the workspace's own build (`target/debug`),

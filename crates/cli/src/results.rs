@@ -78,25 +78,4 @@ impl OutcomeFiles for Outcome {
 }
 
 pub use dpinfer_pipeline::folder::model_title;
-
-/// The claim's prose with its ε and δ printed as on the `privacy:` line, rounded up (the
-/// claim's own text prints them in full, e.g. `ε = 0.9999999999999992` beside `ε = 1`); the
-/// full values stay in `summary.json` and the ledger.
-fn claim_rounded_up(c: &dpinfer::accountants::Claim) -> String {
-    let text = c.to_string();
-    let (e, d) = (c.report.epsilon, c.report.delta);
-    let full = format!("(ε = {e}, δ = {d})");
-    match text.strip_prefix(&full) {
-        Some(rest) => format!("(ε = {}, δ = {}){rest}", fmt_eps(e), summary::fmt_up(d)),
-        // Never print a claim we could not round consistently as if it were rounded.
-        None => text,
-    }
-}
-
-fn fmt_eps(e: f64) -> String {
-    if e.is_finite() {
-        summary::fmt_up(e)
-    } else {
-        "∞ (not private)".into()
-    }
-}
+use dpinfer_pipeline::folder::{claim_rounded_up, fmt_eps};

@@ -1,7 +1,8 @@
 //! The results folder of an [`Outcome`], written the same way by both front ends (the
 //! `dpinfer` command and Python's `dpinfer.run`): `samples.csv` and `samples.arrow` (and
 //! `samples.parquet` with the `parquet` feature), `summary.json`, one CSV per diagnostics
-//! table and the SVG plots. Every file is written atomically and durably
+//! table, the SVG plots and `report.html` (all of it on one self-contained page). Every file
+//! is written atomically and durably
 //! ([`dpinfer_ledger::write_atomic`]), replacing only files the folder already owns.
 
 use std::fmt::Write as _;
@@ -17,6 +18,8 @@ use crate::error::Result;
 use crate::private::Ledger;
 use crate::results::Outcome;
 use crate::summary::{self, Marginal};
+
+mod report;
 
 /// `summary.json`.
 #[derive(Serialize)]
@@ -69,7 +72,9 @@ fn sample_table(o: &Outcome) -> (Vec<String>, Vec<f64>) {
 
 /// Writes the results folder of `outcome` into `dir` (created if missing): `samples.csv`,
 /// `samples.arrow` (and `samples.parquet` with the `parquet` feature), `summary.json`, the
-/// diagnostics CSVs and the SVG plots, `model` naming the model in the plot titles (see
+/// diagnostics CSVs, the SVG plots and `report.html` (the summary table, the privacy claim in
+/// plain words, warnings, diagnostics and the plots inlined; no external resource), `model`
+/// naming the model in the plot titles (see
 /// [`model_title`]); returns the file names in the order written.
 ///
 /// # Errors
@@ -165,7 +170,8 @@ pub fn write(outcome: &Outcome, dir: &Path, model: &str) -> Result<Vec<String>> 
         }
         put(dir, &format!("{}.csv", t.stem), csv.as_bytes(), &mut files)?;
     }
-    // plots
+    // plots, kept for the report
+    let mut plots: Vec<(String, String)> = Vec::new();
     let cols = o.columns();
     if !o.samples.is_empty() {
         for (j, name) in o.names.iter().enumerate() {
@@ -188,11 +194,12 @@ pub fn write(outcome: &Outcome, dir: &Path, model: &str) -> Result<Vec<String>> 
                 plot = plot.prior(p);
             }
             let svg = plot.svg()?;
-            put(
+            put_plot(
                 dir,
-                &format!("marginal-{name}.svg"),
-                svg.as_bytes(),
+                format!("marginal-{name}.svg"),
+                svg,
                 &mut files,
+                &mut plots,
             )?;
         }
         if d > 1 {
@@ -218,7 +225,7 @@ pub fn write(outcome: &Outcome, dir: &Path, model: &str) -> Result<Vec<String>> 
             if let Some(t) = &o.truth {
                 plot = plot.truth(t);
             }
-            put(dir, "pairs.svg", plot.svg()?.as_bytes(), &mut files)?;
+            put_plot(dir, "pairs.svg".into(), plot.svg()?, &mut files, &mut plots)?;
         }
     }
     for c in &o.charts {
@@ -229,9 +236,49 @@ pub fn write(outcome: &Outcome, dir: &Path, model: &str) -> Result<Vec<String>> 
         } else {
             c.svg()?
         };
-        put(dir, &format!("{}.svg", c.stem), svg.as_bytes(), &mut files)?;
+        put_plot(dir, format!("{}.svg", c.stem), svg, &mut files, &mut plots)?;
     }
+    let page = report::html(o, model, &plots);
+    put(dir, "report.html", page.as_bytes(), &mut files)?;
     Ok(files)
+}
+
+/// [`put`] for a plot, which the report shows too.
+fn put_plot(
+    dir: &Path,
+    name: String,
+    svg: String,
+    files: &mut Vec<String>,
+    plots: &mut Vec<(String, String)>,
+) -> Result<()> {
+    put(dir, &name, svg.as_bytes(), files)?;
+    plots.push((name, svg));
+    Ok(())
+}
+
+/// The claim's prose with its ε and δ printed rounded up as everywhere else (the claim's own
+/// text prints them in full, e.g. `ε = 0.9999999999999992` beside `ε = 1`); the full values
+/// stay in `summary.json` and the ledger.
+#[must_use]
+pub fn claim_rounded_up(c: &dpinfer::accountants::Claim) -> String {
+    let text = c.to_string();
+    let (e, d) = (c.report.epsilon, c.report.delta);
+    let full = format!("(ε = {e}, δ = {d})");
+    match text.strip_prefix(&full) {
+        Some(rest) => format!("(ε = {}, δ = {}){rest}", fmt_eps(e), summary::fmt_up(d)),
+        // Never print a claim we could not round consistently as if it were rounded.
+        None => text,
+    }
+}
+
+/// ε for people: rounded up ([`summary::fmt_up`]), or `∞ (not private)`.
+#[must_use]
+pub fn fmt_eps(e: f64) -> String {
+    if e.is_finite() {
+        summary::fmt_up(e)
+    } else {
+        "∞ (not private)".into()
+    }
 }
 
 fn put(dir: &Path, name: &str, bytes: &[u8], files: &mut Vec<String>) -> Result<()> {

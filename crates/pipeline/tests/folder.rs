@@ -162,3 +162,94 @@ fn samples_parquet_reads_back_bit_for_bit() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Whether `html` is well-formed: every element closed in order (void elements, `/>`
+/// self-closing tags, the doctype and comments aside), no stray `<`, quotes balanced in tags.
+fn well_formed(html: &str) -> Result<(), String> {
+    const VOID: [&str; 5] = ["meta", "br", "hr", "img", "link"];
+    let mut open: Vec<String> = Vec::new();
+    let mut rest = html;
+    while let Some(at) = rest.find('<') {
+        rest = &rest[at + 1..];
+        let end = rest.find('>').ok_or("a tag is not closed by `>`")?;
+        let tag = &rest[..end];
+        rest = &rest[end + 1..];
+        if tag.starts_with('!') {
+            continue;
+        }
+        if tag.contains('<') || !tag.matches('"').count().is_multiple_of(2) {
+            return Err(format!("malformed tag <{tag}>"));
+        }
+        if let Some(name) = tag.strip_prefix('/') {
+            match open.pop() {
+                Some(o) if o == name.trim() => {}
+                other => return Err(format!("</{name}> closes {other:?}")),
+            }
+            continue;
+        }
+        let name: String = tag
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+            .collect();
+        if name.is_empty() {
+            return Err(format!("bad tag <{tag}>"));
+        }
+        if !tag.ends_with('/') && !VOID.contains(&name.as_str()) {
+            open.push(name);
+        }
+    }
+    if open.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("unclosed: {open:?}"))
+    }
+}
+
+/// Issue 32 ("a report a person opens"): every results folder has `report.html`, one
+/// well-formed, self-contained page (no script, no external resource, the plots inlined) with
+/// the summary table, the privacy claim in plain words, every warning and the diagnostics.
+#[test]
+fn the_folder_has_a_self_contained_report() {
+    assert!(well_formed("<p>a<b>c</b></p><br>").is_ok());
+    assert!(well_formed("<p>a<b>c</p></b>").is_err() && well_formed("<div><p></p>").is_err());
+    let dir = scratch("report");
+    let cfg = config();
+    let mut finished = run::run_with(&cfg, &dir, 1, &quiet()).unwrap();
+    // A warning with markup in it must reach the page, escaped.
+    finished
+        .outcome
+        .warnings
+        .push("check <this> & [sampler] generations = 8".into());
+    let written = folder::write(&finished.outcome, &dir, "gaussian-mean").unwrap();
+    let o = finished.close().unwrap();
+    assert_eq!(written.last().map(String::as_str), Some("report.html"));
+    let page = std::fs::read_to_string(dir.join("report.html")).unwrap();
+    well_formed(&page).unwrap();
+    assert!(page.starts_with("<!DOCTYPE html>"));
+    for bad in ["http:", "https:", "src=", "<script", "href=", "url("] {
+        // the SVGs' namespace is the one URL a page with inline SVG carries
+        let hits = page
+            .replace(r#"xmlns="http://www.w3.org/2000/svg""#, "")
+            .contains(bad);
+        assert!(!hits, "report.html refers outside itself: {bad}");
+    }
+    for w in &o.warnings {
+        let escaped = w
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;");
+        assert!(page.contains(&escaped), "warning missing: {w}");
+    }
+    let eps = dpinfer_pipeline::summary::fmt_up(o.ledger.epsilon);
+    assert!(page.contains(&format!("(ε = {eps}, δ = ")), "claim missing");
+    assert!(page.contains("differentially private"));
+    assert!(page.contains("for any one person"));
+    assert!(page.contains(&o.ledger.neighbouring.replace('&', "&amp;")));
+    assert!(page.contains("<td>mu</td>"));
+    // every plot of the folder is inlined
+    let svgs = written.iter().filter(|f| f.ends_with(".svg")).count();
+    assert!(svgs >= 1);
+    assert_eq!(page.matches("<svg ").count(), svgs);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -99,6 +99,25 @@ pub(crate) fn ticks(
             .collect();
         return (t, offset);
     }
+    // A 1-2-5 step for `target` ticks can leave a single tick inside a narrow range; ask for
+    // more until there are two (an axis with one tick shows no scale).
+    let first = linear_ticks(lo, hi, target, scale);
+    if first.0.len() >= 2 {
+        return first;
+    }
+    (target + 1..=target + 6)
+        .map(|t| linear_ticks(lo, hi, t, scale))
+        .find(|t| t.0.len() >= 2)
+        .unwrap_or(first)
+}
+
+/// The 1-2-5 ticks of [`ticks`] on a linear or integer axis, for exactly `target`.
+fn linear_ticks(
+    lo: f64,
+    hi: f64,
+    target: usize,
+    scale: Scale,
+) -> (Vec<(f64, String)>, Option<String>) {
     #[allow(clippy::cast_precision_loss)]
     let raw = (hi - lo) / target.max(1) as f64;
     if !(raw.is_finite() && raw > 0.0) {
@@ -445,6 +464,17 @@ mod tests {
         assert_eq!(off.as_deref(), Some("807067.628"));
         assert_eq!(t[0].1, "0");
         assert!(t.iter().all(|(_, l)| l.len() <= MAX_TICK_CHARS));
+    }
+
+    /// Issue 32: a small panel asks for 2 ticks, and a 1-2-5 step of 0.005 on [0.251, 0.259]
+    /// left one tick (0.255), an axis without a scale; asking for more gives 0.252 … 0.258.
+    #[test]
+    fn a_narrow_range_gets_at_least_two_ticks() {
+        let (t, _) = ticks(0.251, 0.259, 2, Scale::Linear);
+        let labels: Vec<&str> = t.iter().map(|(_, l)| l.as_str()).collect();
+        assert_eq!(labels, ["0.252", "0.254", "0.256", "0.258"]);
+        // an integer axis that cannot hold two integers keeps its one tick
+        assert_eq!(ticks(1.0, 1.5, 2, Scale::Integer).0.len(), 1);
     }
 
     /// Spans that overflow, or windows so narrow that the tick integers would overflow, give

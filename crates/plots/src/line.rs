@@ -83,7 +83,8 @@ pub(crate) fn check_series(series: &[Series]) -> Result<(), PlotError> {
 /// schedules, cumulative ε), each in its own colour with a legend on the right. Every
 /// series is drawn through every `max(1, ⌊n/4000⌋)`-th point (4 000 to 8 000 points when
 /// there are more), lifting the pen over non-finite values. `log_y` plots log10 of the positive values (others are
-/// gaps) with ticks at powers of ten; an axis whose finite values are all whole numbers
+/// gaps) with ticks at powers of ten; the y range is padded by 6 % on each side so that no
+/// series runs along the frame; an axis whose finite values are all whole numbers
 /// (generations, iterations, counts) never ticks between integers.
 ///
 /// # Errors
@@ -108,8 +109,16 @@ pub fn line_chart(
         }
     };
     let xr = finite_range(series.iter().flat_map(|s| s.x.iter().copied())).unwrap_or((0.0, 1.0));
-    let yr =
-        finite_range(series.iter().flat_map(|s| s.y.iter().map(|&v| tr(v)))).unwrap_or((0.0, 1.0));
+    // The y range is padded by 6 % on each side (of log10 values on a log axis), so that a
+    // budget line at the largest value or a tolerance at the smallest is not drawn on the
+    // frame, where it vanishes (issue 32).
+    let yr = finite_range(series.iter().flat_map(|s| s.y.iter().map(|&v| tr(v)))).map_or(
+        (0.0, 1.0),
+        |(lo, hi)| {
+            let pad = 0.06 * (hi - lo);
+            (lo - pad, hi + pad)
+        },
+    );
     let ys = if log_y {
         Scale::Log10
     } else if all_integers(series.iter().flat_map(|s| s.y.iter().copied())) {
@@ -199,6 +208,29 @@ mod tests {
         let s = c.svg().unwrap();
         assert_eq!(layout_problems(&s), Vec::new());
         assert!(!s.contains(">1.75<") && s.contains(">1e-6<") && s.contains(">8<"));
+    }
+
+    /// Issue 32: the ε budget line (the largest value) and the smallest tolerance were drawn
+    /// on the frame's top and bottom edges, where they vanish; the padded y range keeps them
+    /// inside, which the layout check now verifies.
+    #[test]
+    fn extreme_series_are_not_drawn_on_the_frame() {
+        let it: Vec<f64> = (0..100).map(f64::from).collect();
+        let spent: Vec<f64> = (0..100).map(|i| 0.01 * f64::from(i)).collect();
+        for log_y in [false, true] {
+            let s = line_chart(
+                "ε spent",
+                "iteration",
+                "ε",
+                &[
+                    Series::new("ε spent", it.clone(), spent.clone()),
+                    Series::new("budget", vec![0.0, 99.0], vec![1.0, 1.0]),
+                ],
+                log_y,
+            )
+            .unwrap();
+            assert_eq!(layout_problems(&s), Vec::new(), "log_y = {log_y}");
+        }
     }
 
     #[test]

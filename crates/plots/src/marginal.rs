@@ -5,13 +5,15 @@ use core::fmt::Write as _;
 
 use crate::axes::{Frame, Scale, TickLabels, esc, finite_range, header, text_width};
 use crate::error::{self, PlotError};
-use crate::stats::{bin_count, kde, resample_indices};
+use crate::stats::{bin_count, kde, kde_within, resample_indices};
 
 /// A marginal posterior plot of one parameter (480 × 340 px): a histogram of the draws on the
 /// density scale (bins by Freedman–Diaconis, Sturges for fewer than 30 draws or a zero
 /// interquartile range, at most 60), a Gaussian kernel density estimate with Silverman's
-/// bandwidth (solid blue), optionally the prior's density estimated the same way from prior
-/// draws (dashed grey) and the true value (dashed red vertical line).
+/// robust bandwidth `0.9·min(sd, IQR/1.34)·n^{-1/5}` (solid blue; a few far-away draws do not
+/// flatten it), optionally the prior's density estimated from prior draws, reflected at the
+/// smallest and largest prior draw so that a bounded prior is not halved at its bound
+/// (dashed grey), and the true value (dashed red vertical line).
 ///
 /// Weighted draws (importance or SMC weights) are first turned into at most 5 000 unweighted
 /// ones by deterministic systematic resampling ([`resample`](crate::resample)).
@@ -69,7 +71,10 @@ impl<'a> Marginal<'a> {
         self
     }
 
-    /// Draws of this parameter under the prior, drawn as a dashed grey density.
+    /// Draws of this parameter under the prior, drawn as a dashed grey density: a kernel
+    /// density estimate reflected at the smallest and largest draw and zero beyond them, so
+    /// that a prior on a bounded support (a uniform, a Dirichlet marginal) keeps its height
+    /// at the bound.
     #[must_use]
     pub fn prior(mut self, draws: &'a [f64]) -> Self {
         self.prior = Some(draws);
@@ -146,6 +151,7 @@ impl<'a> Marginal<'a> {
             self.prior,
             self.name,
             TickLabels::FULL,
+            0.02,
         );
         out.push_str("</svg>\n");
         Ok(out)
@@ -157,7 +163,7 @@ const LEGEND_HEIGHT: f64 = 20.0;
 
 /// One centred legend line at baseline `y`: a swatch and a name for the histogram, the KDE
 /// and, when drawn, the prior and the true value, in the styles [`histogram_into`] uses.
-fn legend_into(out: &mut String, width: f64, y: f64, prior: bool, truth: bool) {
+pub(crate) fn legend_into(out: &mut String, width: f64, y: f64, prior: bool, truth: bool) {
     const SIZE: f64 = 10.0;
     const SWATCH: f64 = 16.0;
     const GAP: f64 = 4.0;
@@ -222,7 +228,9 @@ fn legend_into(out: &mut String, width: f64, y: f64, prior: bool, truth: bool) {
 }
 
 /// Draws a density histogram of the finite `vals` with its KDE, an optional prior KDE (dashed
-/// grey) and an optional true value (dashed red) into the box `(x, y, width, height)`.
+/// grey, reflected at the prior draws' range) and an optional true value (dashed red) into
+/// the box `(x, y, width, height)`, the x range padded by `pad` of its span on each side.
+#[allow(clippy::too_many_arguments)] // the marginal's and the pair plot's one drawing routine
 pub(crate) fn histogram_into(
     out: &mut String,
     frame_box: (f64, f64, f64, f64),
@@ -231,12 +239,13 @@ pub(crate) fn histogram_into(
     prior: Option<&[f64]>,
     xlabel: &str,
     show: TickLabels,
+    pad: f64,
 ) {
     let vals: Vec<f64> = vals.iter().copied().filter(|v| v.is_finite()).collect();
     let Some((mut lo, mut hi)) = finite_range(vals.iter().copied().chain(truth)) else {
         return;
     };
-    let pad = 0.02 * (hi - lo);
+    let pad = pad * (hi - lo);
     lo -= pad;
     hi += pad;
     let bins = bin_count(&vals, lo, hi);
@@ -259,7 +268,7 @@ pub(crate) fn histogram_into(
     let k = kde(&vals, &grid);
     let prior_k = prior.map(|p| {
         let p: Vec<f64> = p.iter().copied().filter(|v| v.is_finite()).collect();
-        kde(&p, &grid)
+        kde_within(&p, &grid, finite_range(p.iter().copied()))
     });
     let ymax = dens
         .iter()

@@ -4,7 +4,7 @@ use core::fmt::Write as _;
 
 use crate::axes::{Frame, Scale, TickLabels, finite_range, header};
 use crate::error::{self, PlotError};
-use crate::marginal::histogram_into;
+use crate::marginal::{histogram_into, legend_into};
 use crate::stats::resample_indices;
 
 /// At most this many parameters in one pair plot (beyond that the panels are too small to
@@ -33,7 +33,10 @@ impl<'a> Column<'a> {
 /// its kernel density estimate, panel `(i, j)` below the diagonal the scatter of parameter `j`
 /// (x) against parameter `i` (y), through every `max(1, ⌊n/1500⌋)`-th draw (1 500 to 3 000
 /// points per panel when there are more), large and opaque for a few points, small and translucent for many. The true θ, when
-/// given, is a red dot in each scatter and a dashed red line on the diagonal.
+/// given, is a red dot in each scatter and a dashed red line on the diagonal. Each axis spans
+/// its column's range padded by 5 % on each side, so no point is clipped at a panel's edge;
+/// a legend line under the panels names the histogram, the KDE and (when given) the true
+/// value.
 ///
 /// Weighted draws are resampled once for all parameters ([`resample`](crate::resample)'s
 /// positions), so each drawn point is one posterior sample.
@@ -141,13 +144,22 @@ impl<'a> PairPlot<'a> {
     }
 }
 
+/// The share of a column's range added on each side of its axis: 5 % of a 106 px panel is
+/// more than the largest point's radius.
+const PAD: f64 = 0.05;
+
 /// Draws the pair plot of validated, equally long columns.
 fn draw(title: &str, names: &[&str], cols: &[&[f64]], truth: Option<&[f64]>) -> String {
     let d = cols.len().max(1);
     let cell = if d <= 3 { 180.0 } else { 130.0 };
     #[allow(clippy::cast_precision_loss)]
     let size = 72.0 + cell * d as f64 + 20.0;
-    let mut out = header(size, size + 20.0, title);
+    // The last row's frames end 34 px above the bottom of their cells and their axis labels
+    // 30 px below the frames: the legend line follows 20 px lower.
+    #[allow(clippy::cast_precision_loss)]
+    let height = 35.0 + cell * d as f64 + 24.0;
+    let mut out = header(size, height, title);
+    legend_into(&mut out, size, height - 8.0, false, truth.is_some());
     let ranges: Vec<(f64, f64)> = cols
         .iter()
         .enumerate()
@@ -157,7 +169,12 @@ fn draw(title: &str, names: &[&str], cols: &[&[f64]], truth: Option<&[f64]>) -> 
                     .copied()
                     .chain(truth.and_then(|t| t.get(i).copied())),
             )
-            .unwrap_or((0.0, 1.0))
+            .map_or((0.0, 1.0), |(lo, hi)| {
+                // Padded as the diagonal's histogram is, so that columns share their x axis
+                // and no point is clipped at a panel's edge.
+                let pad = PAD * (hi - lo);
+                (lo - pad, hi + pad)
+            })
         })
         .collect();
     for i in 0..d.min(cols.len()) {
@@ -188,6 +205,7 @@ fn draw(title: &str, names: &[&str], cols: &[&[f64]], truth: Option<&[f64]>) -> 
                         y_right: true,
                         margin: 11.0,
                     },
+                    PAD,
                 );
                 continue;
             }
@@ -280,6 +298,39 @@ mod tests {
         // 6 scatter panels with a truth dot, 4 diagonal truth lines
         assert_eq!(s.matches("class=\"truth\"").count(), 10);
         assert_eq!(s.matches("class=\"pt\"").count(), 60);
+    }
+
+    /// Issue 32: scatter points at a column's extremes were clipped at the panel's edge
+    /// (the axes spanned exactly the data), the picture had an empty strip under the panels,
+    /// an axis could carry a single tick and no legend named the marks.
+    #[test]
+    fn points_stay_inside_panels_with_a_legend_and_two_ticks_per_axis() {
+        let a: Vec<f64> = (0..150)
+            .map(|i| f64::from(i % 10) * 0.001 + 0.251)
+            .collect();
+        let b: Vec<f64> = (0..150).map(|i| f64::from(i).sin()).collect();
+        let cols = [Column::new("a", &a), Column::new("b", &b)];
+        let s = PairPlot::new(&cols).truth(&[0.26, 1.0]).svg().unwrap();
+        assert_eq!(layout_problems(&s), Vec::new());
+        // 2 × 180 px panels: frames end at 35 + 360 − 34, labels 30 px below, then the legend
+        assert!(s.contains(r#"height="419""#), "{}", &s[..300]);
+        assert!(s.contains(">histogram<") && s.contains(">true value<"));
+        // every labelled axis has at least two labels: group tick labels by their row (x
+        // axes) or column (y axes)
+        let mut rows: Vec<(String, usize)> = Vec::new();
+        for t in s.split(r#"<text class="tick" "#).skip(1) {
+            let t = &t[..t.find('>').unwrap_or(t.len())];
+            let key = if t.contains(r#"text-anchor="middle""#) {
+                format!("y{}", super::super::layout::tests_attr(t, "y"))
+            } else {
+                format!("x{}", super::super::layout::tests_attr(t, "x"))
+            };
+            match rows.iter_mut().find(|(k, _)| *k == key) {
+                Some((_, n)) => *n += 1,
+                None => rows.push((key, 1)),
+            }
+        }
+        assert!(rows.iter().all(|&(_, n)| n >= 2), "{rows:?}");
     }
 
     /// Weighted columns are resampled at the same positions, so rows stay together.

@@ -57,14 +57,7 @@ pub(crate) fn bin_count(vals: &[f64], lo: f64, hi: f64) -> usize {
     }
     let mut v = vals.to_vec();
     v.sort_by(f64::total_cmp);
-    let q = |p: f64| {
-        let pos = p * (nf - 1.0);
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let i = pos.floor() as usize;
-        let j = (i + 1).min(n - 1);
-        v[i] + (pos - pos.floor()) * (v[j] - v[i])
-    };
-    let iqr = q(0.75) - q(0.25);
+    let iqr = sorted_quantile(&v, 0.75) - sorted_quantile(&v, 0.25);
     let h = 2.0 * iqr * nf.powf(-1.0 / 3.0);
     if h.is_nan() || h <= 0.0 || hi <= lo {
         return sturges;
@@ -74,27 +67,71 @@ pub(crate) fn bin_count(vals: &[f64], lo: f64, hi: f64) -> usize {
     fd.clamp(5, 60)
 }
 
-/// Gaussian kernel density estimate on a grid, Silverman's bandwidth.
+/// The `p`-quantile of sorted values by linear interpolation (NaN without values).
+fn sorted_quantile(v: &[f64], p: f64) -> f64 {
+    if v.is_empty() {
+        return f64::NAN;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let pos = p * (v.len() - 1) as f64;
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let i = pos.floor() as usize;
+    let j = (i + 1).min(v.len() - 1);
+    v[i] + (pos - pos.floor()) * (v[j] - v[i])
+}
+
+/// Silverman's robust bandwidth (*Density Estimation*, 1986, eq. 3.31):
+/// `0.9 · min(sd, IQR/1.34) · n^{-1/5}`, the standard deviation alone when the interquartile
+/// range is zero. A few far-away values inflate the standard deviation but not the IQR, so
+/// they no longer flatten the estimate of the bulk (issue 32).
+pub(crate) fn bandwidth(vals: &[f64]) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let n = vals.len() as f64;
+    let mean = vals.iter().sum::<f64>() / n;
+    let var = vals.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0);
+    let sd = var.sqrt();
+    let mut sorted = vals.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let iqr = sorted_quantile(&sorted, 0.75) - sorted_quantile(&sorted, 0.25);
+    let scale = if iqr > 0.0 { sd.min(iqr / 1.34) } else { sd };
+    (0.9 * scale * n.powf(-0.2)).max(1e-12 * (1.0 + mean.abs()))
+}
+
+/// Gaussian kernel density estimate on a grid, Silverman's robust bandwidth ([`bandwidth`]).
 pub(crate) fn kde(vals: &[f64], grid: &[f64]) -> Vec<f64> {
+    kde_within(vals, grid, None)
+}
+
+/// [`kde`], or with `bounds = Some((lo, hi))` the estimate reflected at `lo` and `hi` (the
+/// kernel mass that would spill over a bound is folded back) and zero beyond them (by more
+/// than `3·(hi − lo)/n`, the distance of the extreme draws from a hard bound): the
+/// boundary-corrected estimate for draws of a bounded density, which a plain KDE halves at
+/// the bound (a Dirichlet(1) marginal, whose density is largest at 0).
+pub(crate) fn kde_within(vals: &[f64], grid: &[f64], bounds: Option<(f64, f64)>) -> Vec<f64> {
     #[allow(clippy::cast_precision_loss)]
     let n = vals.len() as f64;
     if vals.len() < 2 {
         return vec![0.0; grid.len()];
     }
-    let mean = vals.iter().sum::<f64>() / n;
-    let var = vals.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / (n - 1.0);
-    let sd = var.sqrt().max(1e-12);
-    let bw = 1.06 * sd * n.powf(-0.2);
+    let bw = bandwidth(vals);
     let norm = 1.0 / (n * bw * (2.0 * core::f64::consts::PI).sqrt());
+    let k = |g: f64, v: f64| {
+        let z = (g - v) / bw;
+        (-0.5 * z * z).exp()
+    };
+    // The smallest and largest of n draws fall about (hi − lo)/n inside a hard bound: grid
+    // points that close beyond them still get the reflected estimate.
+    let slack = bounds.map_or(0.0, |(lo, hi)| 3.0 * (hi - lo) / n);
     grid.iter()
-        .map(|&g| {
-            vals.iter()
-                .map(|&v| {
-                    let z = (g - v) / bw;
-                    (-0.5 * z * z).exp()
-                })
-                .sum::<f64>()
-                * norm
+        .map(|&g| match bounds {
+            None => vals.iter().map(|&v| k(g, v)).sum::<f64>() * norm,
+            Some((lo, hi)) if g < lo - slack || g > hi + slack => 0.0,
+            Some((lo, hi)) => {
+                vals.iter()
+                    .map(|&v| k(g, v) + k(g, 2.0 * lo - v) + k(g, 2.0 * hi - v))
+                    .sum::<f64>()
+                    * norm
+            }
         })
         .collect()
 }
@@ -181,6 +218,44 @@ mod tests {
         let flat = vec![1.0; 100];
         assert_eq!(bin_count(&flat, 0.99, 1.01), 8); // zero IQR: Sturges
         assert_eq!(bin_count(&[], 0.0, 1.0), 1);
+    }
+
+    /// Issue 32: the prior curve was a plain KDE of prior draws, which halves a bounded
+    /// density at its bound (a Dirichlet(1) marginal drawn at 1.6 where its density is 4).
+    /// Reflected at the draws' range, a uniform keeps height 1 at its ends and a
+    /// Beta(1, 4) = Dirichlet(1, 1, 1, 1, 1) marginal comes close to 4 at 0.
+    #[test]
+    fn reflected_kde_keeps_a_bounded_density_at_its_bound() {
+        let u: Vec<f64> = (0..4000).map(|i| (f64::from(i) + 0.5) / 4000.0).collect();
+        let beta: Vec<f64> = u.iter().map(|p| 1.0 - (1.0 - p).powf(0.25)).collect();
+        let range = |v: &[f64]| Some((v[0].min(v[v.len() - 1]), v[0].max(v[v.len() - 1])));
+        let flat = kde_within(&u, &[0.0, 0.5, 1.0], range(&u));
+        assert!(flat.iter().all(|d| (d - 1.0).abs() < 0.05), "{flat:?}");
+        let b = kde_within(&beta, &[0.0, 0.2], range(&beta));
+        // Beta(1, 4): density 4 at 0 and 4·0.8³ = 2.048 at 0.2.
+        assert!(b[0] > 3.4 && (b[1] - 2.048).abs() < 0.15, "{b:?}");
+        assert!(kde(&u, &[0.0])[0] < 0.6 && kde(&beta, &[0.0])[0] < 2.3);
+        // zero outside the draws' range
+        assert_eq!(kde_within(&u, &[-0.1, 1.1], range(&u)), vec![0.0, 0.0]);
+    }
+
+    /// Issue 32: a few far-away accepts inflated Silverman's `1.06·sd·n^{-1/5}` and flattened
+    /// the KDE of the bulk; the robust scale `min(sd, IQR/1.34)` ignores them.
+    #[test]
+    fn far_away_draws_do_not_flatten_the_kde() {
+        // 500 draws of N(0, 1) by inverse CDF and 5 accepts at 200.
+        let mut v: Vec<f64> = (0..500)
+            .map(|i| dpinfer_math::norm_quantile((f64::from(i) + 0.5) / 500.0))
+            .collect();
+        let bulk = kde(&v, &[0.0])[0];
+        v.extend([200.0; 5]);
+        let with_outliers = kde(&v, &[0.0])[0];
+        // N(0, 1) has density 0.399 at 0; the 5 outliers hold 1 % of the mass.
+        assert!((bulk - 0.399).abs() < 0.04, "{bulk}");
+        assert!(
+            with_outliers > 0.9 * 0.99 * bulk,
+            "{with_outliers} vs {bulk}"
+        );
     }
 
     /// Systematic resampling by hand: weights 1, 0, 3 over three draws put the points 1/6,

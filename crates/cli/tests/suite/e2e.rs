@@ -128,6 +128,27 @@ fn every_example_config_runs_and_writes_a_results_folder() {
         }
         let samples = s["samples"].as_u64().unwrap();
         assert!(samples == 0 || svgs >= params.len(), "{name}: {svgs} plots");
+        // report.html (issue 32): one page with every plot inlined, every warning, the claim.
+        let page = std::fs::read_to_string(out.join("report.html")).unwrap();
+        assert!(page.starts_with("<!DOCTYPE html>") && page.ends_with("</html>\n"));
+        assert_eq!(page.matches("<svg ").count(), svgs, "{name}");
+        assert!(
+            !page.contains("<script") && !page.contains("src="),
+            "{name}"
+        );
+        for w in s["warnings"].as_array().unwrap() {
+            let w = w.as_str().unwrap();
+            let w = w
+                .replace('&', "&amp;")
+                .replace('<', "&lt;")
+                .replace('>', "&gt;")
+                .replace('"', "&quot;");
+            assert!(
+                page.contains(&w),
+                "{name}: warning missing from report.html: {w}"
+            );
+        }
+        assert!(page.contains("<h2>Privacy</h2>"), "{name}");
     }
 }
 
