@@ -83,8 +83,7 @@ pub(crate) fn report() -> Res {
              {browser} does not run the checking script"
         ));
     }
-    Cmd::cargo(["build", "--locked", "-p", "dpinfer-cli", "--bin", "dpinfer"]).run()?;
-    let exe = target_dir().join("debug").join("dpinfer");
+    let exe = crate::tasks::workspace_cli()?;
     let out = work.join("run");
     let config = work.join("small.toml");
     write(&config, EXAMPLE)?;

@@ -100,7 +100,7 @@ const TASKS: &[Task] = &[
 /// per-crate test configurations at the start of `test`) come early, while the side lane
 /// runs beside them; the workspace test build, which keeps both cores busy, comes after.
 const MAIN_LANE: &[&str] = &[
-    "fmt", "features", "lint", "test", "doc", "msrv", "tidy", "pytest",
+    "fmt", "features", "lint", "test", "report", "doc", "msrv", "tidy", "pytest",
 ];
 
 /// `ci`'s side lane, in order: the tasks that build in target directories of their own

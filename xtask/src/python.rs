@@ -218,17 +218,8 @@ pub(crate) fn pytest() -> Res {
             py.display()
         ));
     }
-    // The `dpinfer` CLI, for the test that the CLI and `dpinfer.run` give the same samples:
-    // the very build of the `test` task (test profile, the workspace's feature resolution),
-    // so nothing is compiled again in `cargo xtask ci`. (`cargo build -p dpinfer-cli`
-    // compiled its 86 units a second time in the dev profile; even with `--profile test`,
-    // `-p dpinfer-cli` alone resolves features differently and rebuilds 16 of them.)
-    Cmd::cargo(["test", "--workspace", "--locked", "--no-run"])
-        .args(crate::tasks::WORKSPACE_TEST_FEATURES)
-        .run()?;
-    let cli = target_dir()
-        .join("debug")
-        .join(format!("dpinfer{}", std::env::consts::EXE_SUFFIX));
+    // The `dpinfer` CLI, for the test that the CLI and `dpinfer.run` give the same samples.
+    let cli = crate::tasks::workspace_cli()?;
     Cmd::new(&py)
         .args(["-m", "pytest", "-q", "-p", "no:cacheprovider", "-n"])
         .args([std::thread::available_parallelism()

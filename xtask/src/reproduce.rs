@@ -47,5 +47,8 @@ pub(crate) fn run(name: &str) -> Res {
 /// The names, for the usage text.
 pub(crate) fn list() -> String {
     let names: Vec<&str> = REPRODUCTIONS.iter().map(|(n, _, _)| *n).collect();
-    format!("reproductions: {} (or a prefix: `neural`)", names.join(", "))
+    format!(
+        "reproductions: {} (or a prefix: `neural`)",
+        names.join(", ")
+    )
 }

@@ -95,6 +95,23 @@ const PROPTEST_SEED: &str = "20261122";
 /// without it.
 pub(crate) const WORKSPACE_TEST_FEATURES: [&str; 2] = ["--features", "dpinfer-cli/parquet"];
 
+/// The `dpinfer` CLI of the `test` task's build (test profile, the workspace's feature
+/// resolution, [`WORKSPACE_TEST_FEATURES`]), built if needed: after `test` in `cargo xtask ci`
+/// nothing is compiled. (`cargo build -p dpinfer-cli` compiled its 86 units a second time in
+/// the dev profile; even with `--profile test`, `-p dpinfer-cli` alone resolves features
+/// differently and rebuilds 16 of them.) Used by `pytest` and `report`.
+///
+/// # Errors
+/// A failed build.
+pub(crate) fn workspace_cli() -> Res<std::path::PathBuf> {
+    Cmd::cargo(["test", "--workspace", "--locked", "--no-run"])
+        .args(WORKSPACE_TEST_FEATURES)
+        .run()?;
+    Ok(target_dir()
+        .join("debug")
+        .join(format!("dpinfer{}", std::env::consts::EXE_SUFFIX)))
+}
+
 /// Profile overrides for the per-crate no-std test configurations: the test profile builds
 /// `dpinfer-distances` at opt-level 3 because the CLI, pipeline and abc tests of the workspace
 /// build spend most of their time in its kernels (root `Cargo.toml`); the no-std

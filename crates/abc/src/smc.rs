@@ -719,6 +719,25 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
         Ok(true)
     }
 
+    /// Runs `fill` for one job over all `N` particles into `new_particles`/`new_distances`:
+    /// the simulations it used (saturating sum), or `None` when some particle was not
+    /// accepted within the job's cap.
+    fn fill_generation<F>(&mut self, job: Job, fill: &F) -> Result<Option<u64>, AbcError>
+    where
+        F: Fn(&Self, Job, &mut [f64], &mut [f64], &mut [u64]) -> Result<bool, AbcError>,
+    {
+        let n = self.settings.particles;
+        let mut thetas = core::mem::take(&mut self.new_particles);
+        let mut dists = core::mem::take(&mut self.new_distances);
+        thetas.resize(n * self.dim, 0.0);
+        dists.resize(n, 0.0);
+        let mut sims = alloc::vec![0u64; n];
+        let all = fill(&*self, job, &mut thetas, &mut dists, &mut sims);
+        self.new_particles = thetas;
+        self.new_distances = dists;
+        Ok(all?.then(|| sims.iter().fold(0u64, |a, &b| a.saturating_add(b))))
+    }
+
     /// One per-stream generation: `fill` runs [`Self::accept_block`] over all particles (in
     /// blocks, sequentially or on threads) and reports whether every particle was accepted.
     fn step_streams<F>(&mut self, seed: u64, fill: F) -> Result<SmcStep, AbcError>
@@ -729,7 +748,6 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
         if let Some(s) = self.begin_generation()? {
             return Ok(s);
         }
-        let n = self.settings.particles;
         let mut calibration = 0u64;
         if self.calibrating() {
             // the prior-predictive calibration sample: N simulations accepted at ε = ∞, one
@@ -743,18 +761,10 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
                     .simulation_budget
                     .saturating_sub(self.total_sims),
             };
-            let mut thetas = core::mem::take(&mut self.new_particles);
-            let mut dists = core::mem::take(&mut self.new_distances);
-            thetas.resize(n * self.dim, 0.0);
-            dists.resize(n, 0.0);
-            let mut sims = alloc::vec![0u64; n];
-            let all = fill(&*self, job, &mut thetas, &mut dists, &mut sims);
-            self.new_particles = thetas;
-            self.new_distances = dists;
-            if !all? {
+            let Some(sims) = self.fill_generation(job, &fill)? else {
                 return Ok(self.stop(StopReason::Budget));
-            }
-            calibration = sims.iter().fold(0u64, |a, &b| a.saturating_add(b));
+            };
+            calibration = sims;
             if self.total_sims.saturating_add(calibration) > self.settings.simulation_budget {
                 return Ok(self.stop(StopReason::Budget));
             }
@@ -772,18 +782,10 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
             eps,
             cap,
         };
-        let mut thetas = core::mem::take(&mut self.new_particles);
-        let mut dists = core::mem::take(&mut self.new_distances);
-        thetas.resize(n * self.dim, 0.0);
-        dists.resize(n, 0.0);
-        let mut sims = alloc::vec![0u64; n];
-        let all = fill(&*self, job, &mut thetas, &mut dists, &mut sims);
-        self.new_particles = thetas;
-        self.new_distances = dists;
-        if !all? {
+        let Some(sims) = self.fill_generation(job, &fill)? else {
             return Ok(self.stop(StopReason::Budget));
-        }
-        let sims = sims.iter().fold(calibration, |a, &b| a.saturating_add(b));
+        };
+        let sims = calibration.saturating_add(sims);
         if self.total_sims.saturating_add(sims) > self.settings.simulation_budget {
             return Ok(self.stop(StopReason::Budget));
         }
