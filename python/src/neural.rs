@@ -27,9 +27,14 @@ const SAMPLE_DOMAIN: u64 = 0x4e45_5552_5341_0000; // "NEURSA"
 fn neural_err(e: NeuralError) -> PyErr {
     let msg = e.to_string();
     match e {
-        NeuralError::Dimension { name, value, .. } => {
+        NeuralError::Dimension { name, value, .. } =>
+        {
             #[allow(clippy::cast_precision_loss)]
-            invalid(name.split(' ').next().unwrap_or(name), Some(value as f64), msg)
+            invalid(
+                name.split(' ').next().unwrap_or(name),
+                Some(value as f64),
+                msg,
+            )
         }
         NeuralError::Setting { name, value, .. } => invalid(name, Some(value), msg),
         NeuralError::Length { name, .. } | NeuralError::NonFinite { name, .. } => {
