@@ -57,13 +57,13 @@ enum Mech {
 impl Mech {
     fn new(ob: &Bound<'_, PyAny>) -> PyResult<Self> {
         if let Ok(m) = ob.extract::<PyRef<'_, PyLaplace>>() {
-            return Ok(Self::Laplace(m.mech.clone()));
+            return Ok(Self::Laplace(m.mech));
         }
         if let Ok(m) = ob.extract::<PyRef<'_, PyGaussian>>() {
-            return Ok(Self::Gaussian(m.mech.clone()));
+            return Ok(Self::Gaussian(m.mech));
         }
         if let Ok(m) = ob.extract::<PyRef<'_, PyBinomialCurve>>() {
-            return Ok(Self::Binomial(m.mech.clone()));
+            return Ok(Self::Binomial(m.mech));
         }
         Err(invalid(
             "mechanism",
