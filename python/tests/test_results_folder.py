@@ -97,6 +97,10 @@ def test_cli_and_python_write_the_same_results_folder(tmp_path, name):
     py_out = tmp_path / "py"
     r = dpinfer.run(config, out=py_out)
     a, b = files(cli_out), files(py_out)
+    # `samples.parquet` is written only by builds with the `parquet` feature: the CLI that CI
+    # tests has it (the workspace test build), the wheel does not; every other file must match
+    if "samples.parquet" not in b:
+        a.pop("samples.parquet", None)
     assert sorted(a) == sorted(b)
     for must in ("samples.csv", "samples.arrow", "summary.json", "release.json", "report.html"):
         assert must in b, must
