@@ -628,12 +628,27 @@ impl ConditionalFlow {
     }
 
     /// Saves the estimator (architecture, standardisation, every weight) as a safetensors
-    /// file; [`load`](Self::load) gives back a flow whose log-densities and samples are
+    /// file ([`to_bytes`](Self::to_bytes) written to `path`, replacing what is there);
+    /// [`load`](Self::load) gives back a flow whose log-densities and samples are
     /// bit-identical. The optimiser's state is not saved (each `fit` starts a fresh one).
+    /// A front end writing into a folder it owns should write [`to_bytes`](Self::to_bytes)
+    /// atomically instead (the pipeline's results folder does).
     ///
     /// # Errors
     /// [`NeuralError::Io`] if the file cannot be written.
     pub fn save(&self, path: &Path) -> Result<()> {
+        let bytes = self.to_bytes()?;
+        std::fs::write(path, bytes).map_err(|e| NeuralError::Io {
+            path: path.display().to_string(),
+            message: e.to_string(),
+        })
+    }
+
+    /// The bytes of the safetensors file [`save`](Self::save) writes.
+    ///
+    /// # Errors
+    /// [`NeuralError::Io`] if a tensor cannot be serialised.
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
         let mut map: HashMap<String, Tensor> = HashMap::new();
         for (name, v) in &self.vars {
             map.insert(format!("param.{name}"), v.as_tensor().clone());
@@ -683,8 +698,8 @@ impl ConditionalFlow {
             "context_sd",
             Tensor::new(self.context_std.sd.as_slice(), &dev),
         )?;
-        candle_core::safetensors::save(&map, path).map_err(|e| NeuralError::Io {
-            path: path.display().to_string(),
+        safetensors::serialize(map, None).map_err(|e| NeuralError::Io {
+            path: String::from("(in memory)"),
             message: e.to_string(),
         })
     }

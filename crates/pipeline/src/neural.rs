@@ -185,10 +185,12 @@ pub fn run(
         t0.elapsed().as_secs_f64()
     ));
     let path = dir.join(ESTIMATOR_FILE);
-    fitted
+    // atomically, never through a link at that name, like every file of the folder
+    let bytes = fitted
         .estimator
-        .save(&path)
+        .to_bytes()
         .map_err(|e| crate::error::err!(Data, "writing {}: {e}", path.display()))?;
+    dpinfer_ledger::write_atomic(&path, &bytes, dpinfer_ledger::Replace::Owned)?;
     Ok(outcome(model, kind, &settings, fitted))
 }
 

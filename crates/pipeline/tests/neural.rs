@@ -141,3 +141,30 @@ fn refusals_name_their_key() {
         "{e:#}"
     );
 }
+
+/// The estimator is written like every file of the results folder (`dpinfer_ledger`'s
+/// atomic write): a link at its name is refused with a typed error and the file it points to
+/// is untouched (with `std::fs::write`, as before, that file was truncated and overwritten and
+/// the run succeeded).
+#[cfg(unix)]
+#[test]
+fn the_estimator_never_writes_through_a_link_in_the_folder() {
+    let cfg = config(&format!("kind = \"sppe\"\n{TINY}")).unwrap();
+    let dir = scratch("link");
+    std::fs::create_dir_all(&dir).unwrap();
+    let outside = scratch("link-target");
+    std::fs::write(&outside, b"not yours").unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("estimator.safetensors")).unwrap();
+    let run = dpinfer_pipeline::run_with(
+        &cfg,
+        &dir,
+        1,
+        &(std::sync::Arc::new(dpinfer_pipeline::Quiet)
+            as std::sync::Arc<dyn dpinfer_pipeline::Observer>),
+    );
+    let err = run.err().unwrap().to_string();
+    assert!(err.contains("estimator.safetensors"), "{err}");
+    assert_eq!(std::fs::read(&outside).unwrap(), b"not yours");
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(&outside);
+}
