@@ -41,9 +41,11 @@ const REQUIREMENTS: &[&str] = &[
     "xarray==2026.9.0",
     "h5netcdf==1.8.2",
     "h5py==3.16.0",
-    // `az.summary` / `az.plot_rank` on it: arviz ≥ 1.0 needs Python ≥ 3.12 (skipped below)
+    // `az.summary` / `az.plot_rank` on it: arviz ≥ 1.0 needs Python ≥ 3.12; on 3.11 (a
+    // fresh machine's interpreter) the 0.x line, through `InferenceData.from_datatree`
     "arviz>=1.0; python_version >= '3.12'",
-    "matplotlib; python_version >= '3.12'",
+    "arviz==0.23.4; python_version < '3.12'",
+    "matplotlib",
 ];
 /// Installed with `--no-deps` (opacus' package imports torch; its RDP analysis does not).
 const NO_DEPS: &[&str] = &["opacus==1.6.0"];
