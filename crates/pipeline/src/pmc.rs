@@ -166,6 +166,7 @@ pub fn public_for(
             let k = PmcKernel::new(p)
                 .with_context(|| format!("population of generation {}", p.generation))?;
             public.config_hash ^= p.fingerprint();
+            public.legacy_hash ^= p.fingerprint();
             public.kernel = Some(k);
         }
     }
