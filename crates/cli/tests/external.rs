@@ -1108,8 +1108,14 @@ fn a_rerun_and_a_reused_table_start_no_simulation() {
         &dir,
         "plain.toml",
         &base
-            .replace(SVT, "[sampler]\nkind = \"rejection\"\npairs = 120\naccept = 10")
-            .replace("[[model.prior]]", "[model.summary]\nkind = \"simulator\"\n\n[[model.prior]]"),
+            .replace(
+                SVT,
+                "[sampler]\nkind = \"rejection\"\npairs = 120\naccept = 10",
+            )
+            .replace(
+                "[[model.prior]]",
+                "[model.summary]\nkind = \"simulator\"\n\n[[model.prior]]",
+            ),
     );
     let private_text = base
         .replace("kind = \"l2\"", "kind = \"l2\"\nclip = 1.0")
@@ -1128,7 +1134,14 @@ fn a_rerun_and_a_reused_table_start_no_simulation() {
     // The non-private run's table, for the private step with its clip and declared Δ.
     let table = dir.join("plain/pairs-gen000.dpshard");
     let o = dpinfer(
-        &["private-step", &arg(&private), "--pairs", &arg(&table), "--out", "step"],
+        &[
+            "private-step",
+            &arg(&private),
+            "--pairs",
+            &arg(&table),
+            "--out",
+            "step",
+        ],
         &dir,
     );
     assert!(o.status.success(), "{}", show(&o));
@@ -1145,7 +1158,10 @@ fn a_rerun_and_a_reused_table_start_no_simulation() {
     let simulated = starts();
     assert!(simulated > after_plain);
     let release = std::fs::read(dir.join("whole/release.json")).unwrap();
-    assert_eq!(release, std::fs::read(dir.join("step/release.json")).unwrap());
+    assert_eq!(
+        release,
+        std::fs::read(dir.join("step/release.json")).unwrap()
+    );
     assert_eq!(
         std::fs::read(dir.join("whole/pairs-gen000.dpshard")).unwrap(),
         std::fs::read(&table).unwrap(),
@@ -1160,8 +1176,15 @@ fn a_rerun_and_a_reused_table_start_no_simulation() {
         "{}",
         show(&o)
     );
-    assert_eq!(std::fs::read(dir.join("whole/release.json")).unwrap(), release);
-    assert_eq!(starts(), simulated, "the rerun simulated the public step again");
+    assert_eq!(
+        std::fs::read(dir.join("whole/release.json")).unwrap(),
+        release
+    );
+    assert_eq!(
+        starts(),
+        simulated,
+        "the rerun simulated the public step again"
+    );
 
     // Another input (another ε) into that folder: refused, nothing simulated.
     let other = write_config(
@@ -1171,7 +1194,11 @@ fn a_rerun_and_a_reused_table_start_no_simulation() {
     );
     let o = dpinfer(&["run", &arg(&other), "--out", "whole"], &dir);
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("different input"), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("different input"),
+        "{}",
+        show(&o)
+    );
     assert_eq!(starts(), simulated, "a refused rerun simulated first");
 
     // An unfinished release (noise may have been drawn): refused, nothing simulated.
@@ -1180,6 +1207,10 @@ fn a_rerun_and_a_reused_table_start_no_simulation() {
     std::fs::write(&ledger, l.replace("\"released\"", "\"started\"")).unwrap();
     let o = dpinfer(&["run", &arg(&private), "--out", "whole"], &dir);
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("did not finish"), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("did not finish"),
+        "{}",
+        show(&o)
+    );
     assert_eq!(starts(), simulated, "a refused rerun simulated first");
 }

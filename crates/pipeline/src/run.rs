@@ -147,10 +147,9 @@ pub fn run_with(
         let mut once: Option<String> = None;
         let (mut outcome, lock): (Outcome, DirLock) = if kind.uses_pairs() {
             let public = Public::new(cfg, model)?;
-            // The private step's own checks run before any simulation is spent, and so does
-            // the ledger key's (a set but unusable key stops the release anyway).
+            // The private step's own checks (the ledger key's too) run before any
+            // simulation is spent.
             crate::private::check(cfg, &public, &obs)?;
-            dpinfer_ledger::mac::Key::from_env()?;
             let table = dir.join(PAIRS_FILE);
             // A rerun into a folder that holds this input's release (or its unfinished
             // start) takes the folder's own table: reproduced or refused, nothing simulated.

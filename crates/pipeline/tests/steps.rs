@@ -9,7 +9,21 @@ use std::path::{Path, PathBuf};
 use dpinfer_ledger::files::Replace;
 use dpinfer_ledger::shard;
 use dpinfer_pipeline::Config;
-use dpinfer_pipeline::run::{private_step, run, simulate_shard};
+use dpinfer_pipeline::Observer;
+use dpinfer_pipeline::run::{private_step, run, run_with, simulate_shard};
+use std::sync::{Arc, Mutex};
+
+/// An observer that records the progress bars started (the public step starts "simulating
+/// pairs").
+#[derive(Default)]
+struct Seen(Mutex<Vec<String>>);
+
+impl Observer for Seen {
+    fn note(&self, _: &str) {}
+    fn start(&self, what: &str, _: u64) {
+        self.0.lock().unwrap().push(what.to_string());
+    }
+}
 
 /// A fresh folder under the system temp dir, unique per test and process.
 fn scratch(name: &str) -> PathBuf {
@@ -96,9 +110,14 @@ fn sharded_steps_release_exactly_what_one_run_releases() {
 fn a_release_is_reproduced_never_redrawn_and_a_changed_input_is_refused() {
     let cfg = config("kind = \"svt-abc\"\npairs = 400\nepsilon_abc = 0.2\nc = 10");
     let dir = scratch("ledger");
-    let first = run(&cfg, &dir, 1).unwrap().close().unwrap();
+    let seen = Arc::new(Seen::default());
+    let observer: Arc<dyn Observer> = seen.clone();
+    let first = run_with(&cfg, &dir, 1, &observer).unwrap().close().unwrap();
     assert!(!first.reproduced);
-    let again = run(&cfg, &dir, 2).unwrap().close().unwrap();
+    assert_eq!(seen.0.lock().unwrap().as_slice(), ["simulating pairs"]);
+    seen.0.lock().unwrap().clear();
+    // Issue 31, item 6: the rerun takes the folder's own table; nothing is simulated.
+    let again = run_with(&cfg, &dir, 2, &observer).unwrap().close().unwrap();
     assert!(
         again.reproduced,
         "the second run must reproduce the stored release"
@@ -106,9 +125,16 @@ fn a_release_is_reproduced_never_redrawn_and_a_changed_input_is_refused() {
     assert_eq!(first.samples, again.samples);
     // Another budget on the same folder: drawing again would spend a second budget.
     let other = config("kind = \"svt-abc\"\npairs = 400\nepsilon_abc = 0.25\nc = 10");
-    let e = run(&other, &dir, 1).map(|_| ()).unwrap_err();
+    let e = run_with(&other, &dir, 1, &observer)
+        .map(|_| ())
+        .unwrap_err();
     let msg = format!("{e:#}");
     assert!(msg.contains("refus"), "{msg}");
+    assert_eq!(
+        seen.0.lock().unwrap().as_slice(),
+        &[] as &[String],
+        "a rerun simulated the public step"
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
