@@ -2,7 +2,7 @@
 //! `private_step`) give exactly the release of one whole `run`, through the library alone; the
 //! restart-safe ledger reproduces a release and refuses a changed input.
 
-#![allow(clippy::unwrap_used)]
+#![allow(clippy::unwrap_used, clippy::std_instead_of_alloc)]
 
 use std::path::{Path, PathBuf};
 
