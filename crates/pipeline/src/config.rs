@@ -744,7 +744,7 @@ impl Config {
 }
 
 /// FNV-1a of the JSON text of `value` (the shard header's config hash).
-fn hash_json<T: Serialize>(value: &T) -> u64 {
+pub(crate) fn hash_json<T: Serialize>(value: &T) -> u64 {
     // Serialising these plain data types (string keys, finite numbers) cannot fail.
     let s = serde_json::to_string(value).unwrap_or_default();
     dpinfer::math::Fnv1a::of(s.as_bytes())

@@ -276,3 +276,54 @@ fn a_table_with_the_earlier_hash_is_still_accepted() {
     assert_eq!(plain.public_hash(), plain.legacy_public_hash());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 31, item 6: on a privatized statistic the public replica's noise is in every row of
+/// a sharded SMC-ABC table, so its parameters (from ε) enter the table's hash: a table of
+/// another ε is refused (before, the hash left the replica out and the tables mixed). Without
+/// a release the hash is the config's.
+#[test]
+fn the_release_replica_enters_a_privatized_smc_tables_hash() {
+    use dpinfer_pipeline::run::pairs_public;
+    let text = |eps: f64, release: &str| {
+        format!(
+            r#"
+            [model]
+            name = "linear-regression"
+
+            [distance]
+            kind = "l2"
+
+            [sampler]
+            kind = "smc-abc"
+            pairs = 400
+            particles = 40
+            generations = 2
+
+            [privacy]
+            epsilon = {eps}
+            {release}
+
+            [seeds]
+            run = 2024
+            noise = 3
+            "#
+        )
+    };
+    let laplace = "release = \"laplace\"\nrelease_lo = -1.0\nrelease_hi = 1.0";
+    let hash = |eps: f64, release: &str| {
+        let cfg = Config::parse(&text(eps, release), Path::new(".")).unwrap();
+        (
+            pairs_public(&cfg, 0, None).unwrap().config_hash,
+            cfg.public_hash(),
+        )
+    };
+    let (a, plain_a) = hash(10.0, laplace);
+    let (b, plain_b) = hash(5.0, laplace);
+    assert_eq!(
+        plain_a, plain_b,
+        "ε alone is not in the config's public hash"
+    );
+    assert_ne!(a, b, "tables of two replicas share a hash");
+    let (c, plain_c) = hash(10.0, "");
+    assert_eq!(c, plain_c);
+}
