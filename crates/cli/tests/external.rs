@@ -1081,3 +1081,136 @@ fn a_command_model_is_calibrated_with_its_parameter_names() {
         std::fs::read(one.join("summary.json")).unwrap()
     );
 }
+
+/// Issue 31, item 6, through the command line with a command model whose every worker start
+/// is counted (a wrapper appends a line to `starts`): a non-private run's table serves
+/// `private-step` with a clip and a user-declared sensitivity (before: "simulated for a
+/// different configuration"), without simulating; a rerun of a private `run` into its folder
+/// reproduces the release, refuses an unfinished one and refuses another input — all three
+/// without starting a worker (before: the whole public step ran again first).
+#[test]
+fn a_rerun_and_a_reused_table_start_no_simulation() {
+    let dir = fresh_dir("ext-reuse");
+    let w = worker().display().to_string();
+    let base = std::fs::read_to_string(config(&dir, "", SVT))
+        .unwrap()
+        .replace(
+            &format!("command = [{w:?}]"),
+            &format!("command = [\"sh\", \"-c\", \"echo start >> starts; exec {w}\"]"),
+        )
+        .replace("kind = \"rff-mmd\"\nfeatures = 20", "kind = \"l2\"");
+    let starts = || {
+        std::fs::read_to_string(dir.join("starts"))
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
+    };
+    let plain = write_config(
+        &dir,
+        "plain.toml",
+        &base
+            .replace(
+                SVT,
+                "[sampler]\nkind = \"rejection\"\npairs = 120\naccept = 10",
+            )
+            .replace(
+                "[[model.prior]]",
+                "[model.summary]\nkind = \"simulator\"\n\n[[model.prior]]",
+            ),
+    );
+    let private_text = base
+        .replace("kind = \"l2\"", "kind = \"l2\"\nclip = 1.0")
+        .replace(
+            "[[model.prior]]",
+            "[model.summary]\nkind = \"simulator\"\nsensitivity = 0.01\nrelation = \"replace-one\"\n\n[[model.prior]]",
+        )
+        .replace("pairs = 120\nepsilon_abc = 0.2\nc = 5\nclip = 0.5", "pairs = 120\nepsilon_abc = 0.2\nc = 5");
+    let private = write_config(&dir, "private.toml", &private_text);
+    let arg = |p: &Path| p.to_str().unwrap().to_string();
+    let o = dpinfer(&["run", &arg(&plain), "--out", "plain"], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let after_plain = starts();
+    assert!(after_plain > 0, "the public step starts workers");
+
+    // The non-private run's table, for the private step with its clip and declared Δ.
+    let table = dir.join("plain/pairs-gen000.dpshard");
+    let o = dpinfer(
+        &[
+            "private-step",
+            &arg(&private),
+            "--pairs",
+            &arg(&table),
+            "--out",
+            "step",
+        ],
+        &dir,
+    );
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("USER-DECLARED replace-one"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(starts(), after_plain, "private-step simulated");
+
+    // A whole private run simulates once; its release is the private step's.
+    let o = dpinfer(&["run", &arg(&private), "--out", "whole"], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    let simulated = starts();
+    assert!(simulated > after_plain);
+    let release = std::fs::read(dir.join("whole/release.json")).unwrap();
+    assert_eq!(
+        release,
+        std::fs::read(dir.join("step/release.json")).unwrap()
+    );
+    assert_eq!(
+        std::fs::read(dir.join("whole/pairs-gen000.dpshard")).unwrap(),
+        std::fs::read(&table).unwrap(),
+        "the private run's table is the non-private run's"
+    );
+
+    // The rerun reproduces without a worker, and says so as before.
+    let o = dpinfer(&["run", &arg(&private), "--out", "whole"], &dir);
+    assert!(o.status.success(), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stdout).contains("stored release reproduced"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(
+        std::fs::read(dir.join("whole/release.json")).unwrap(),
+        release
+    );
+    assert_eq!(
+        starts(),
+        simulated,
+        "the rerun simulated the public step again"
+    );
+
+    // Another input (another ε) into that folder: refused, nothing simulated.
+    let other = write_config(
+        &dir,
+        "other.toml",
+        &private_text.replace("epsilon = 5.0", "epsilon = 4.0"),
+    );
+    let o = dpinfer(&["run", &arg(&other), "--out", "whole"], &dir);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("different input"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(starts(), simulated, "a refused rerun simulated first");
+
+    // An unfinished release (noise may have been drawn): refused, nothing simulated.
+    let ledger = dir.join("whole/private-step.json");
+    let l = std::fs::read_to_string(&ledger).unwrap();
+    std::fs::write(&ledger, l.replace("\"released\"", "\"started\"")).unwrap();
+    let o = dpinfer(&["run", &arg(&private), "--out", "whole"], &dir);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("did not finish"),
+        "{}",
+        show(&o)
+    );
+    assert_eq!(starts(), simulated, "a refused rerun simulated first");
+}

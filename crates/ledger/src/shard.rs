@@ -231,6 +231,23 @@ pub fn read(path: &Path) -> Result<(ShardHeader, Vec<f64>)> {
     })
 }
 
+/// [`read`] for a table the caller wrote itself into a folder it owns (a results folder's
+/// `pairs-gen000.dpshard`): a regular file only, a link at the name refused, never blocking,
+/// and not remembered as an input (the caller may rewrite it).
+///
+/// # Errors
+/// As [`read`], and a link or special file at the name.
+pub fn read_owned(path: &Path) -> Result<(ShardHeader, Vec<f64>)> {
+    let b = crate::files::read_owned(path, "shard", None)?;
+    decode(&b).map_err(|e| match e {
+        Error::Shard { path: None, fault } => Error::Shard {
+            path: Some(path.into()),
+            fault,
+        },
+        e => e,
+    })
+}
+
 /// Parses and checks the bytes of a shard file.
 ///
 /// # Errors

@@ -688,20 +688,66 @@ impl Config {
         Ok(())
     }
 
-    /// A stable hash of everything the public simulation step depends on (model, data size,
-    /// distance, pair count, run seed) — shards of different configs never mix.
+    /// A stable hash of what determines the public pairs table, and nothing else: the model
+    /// (its built-in settings, `stream_version` unless 1, a command model's program, outputs,
+    /// row dimension, declared prior, and the declared summary's kind, clip, levels and lags),
+    /// the distance's summary map (`rff-mmd`: features, bandwidth, `kernel_version` unless 1;
+    /// `l2`: none — its rows are the simulator's outputs), the pair count and the run seed.
+    /// Shards of different tables never mix, and a table is reusable by every config that
+    /// would simulate it: the settings of the private step — the `l2` weights and clip, a
+    /// declared summary's `sensitivity`, `relation` and `observed`, ε, δ, the sampler kind
+    /// and its settings, the noise seed — do not enter. A data file that sizes the model
+    /// (`model.n` absent) enters through [`Config::table_hash`].
+    ///
+    /// Configs without any of the left-out keys hash exactly as before
+    /// ([`Config::legacy_public_hash`]), so their stored shards keep their header.
     #[must_use]
     pub fn public_hash(&self) -> u64 {
-        let public = (
+        self.table_hash(None)
+    }
+
+    /// [`Config::public_hash`] with `model.n` taken as `data_n` when the config leaves it to
+    /// the data file (`data_n`: the observations of the data file, for a model sized by it).
+    #[must_use]
+    pub fn table_hash(&self, data_n: Option<usize>) -> u64 {
+        let mut model = self.model.clone();
+        if model.n.is_none() {
+            model.n = data_n;
+        }
+        if let Some(s) = &mut model.summary {
+            // How the private step compares and bounds the summaries, not what is simulated.
+            s.sensitivity = None;
+            s.relation = None;
+            s.observed = None;
+        }
+        let distance = match &self.distance {
+            // The l2 rows are θ and the raw simulator output: weights and clip are the
+            // private step's.
+            DistanceConfig::L2(_) => DistanceConfig::L2(L2::default()),
+            d @ DistanceConfig::RffMmd(_) => d.clone(),
+        };
+        hash_json(&(&model, &distance, self.sampler.pairs(), self.seeds.run))
+    }
+
+    /// The shard hash of dpinfer before issue 31 (every key of `[model]` and `[distance]`,
+    /// the l2 clip and a declared sensitivity included): tables written then carry it, and a
+    /// config they fit still accepts them ([`crate::public::Public::fits`]).
+    #[must_use]
+    pub fn legacy_public_hash(&self) -> u64 {
+        hash_json(&(
             &self.model,
             &self.distance,
             self.sampler.pairs(),
             self.seeds.run,
-        );
-        // Serialising these plain data types (string keys, finite numbers) cannot fail.
-        let s = serde_json::to_string(&public).unwrap_or_default();
-        dpinfer::math::Fnv1a::of(s.as_bytes())
+        ))
     }
+}
+
+/// FNV-1a of the JSON text of `value` (the shard header's config hash).
+pub(crate) fn hash_json<T: Serialize>(value: &T) -> u64 {
+    // Serialising these plain data types (string keys, finite numbers) cannot fail.
+    let s = serde_json::to_string(value).unwrap_or_default();
+    dpinfer::math::Fnv1a::of(s.as_bytes())
 }
 
 /// Checks every count of `cfg` against its bound.

@@ -139,8 +139,15 @@ pub fn public_for(
             "sharded SMC-ABC perturbs θ with a Gaussian kernel: the Dirichlet (simplex) prior of uniform-mixture is not supported"
         );
     }
-    let replica = crate::release::replica(cfg, &model)?;
+    let mech = crate::release::mechanism(cfg, &model)?;
+    let replica = mech.as_ref().map(|(_, r)| r.mechanism()).transpose()?;
     let mut public = Public::new(cfg, model)?;
+    if let Some((_, r)) = &mech {
+        // The replica's noise is in every row: its parameters (from ε and the release's
+        // sensitivity) determine the table. Earlier tables, hashed without them, are still
+        // accepted through `legacy_hash`.
+        public.config_hash ^= crate::config::hash_json(r);
+    }
     public.replica = replica;
     match (generation, population) {
         (0, _) => {}
@@ -166,6 +173,7 @@ pub fn public_for(
             let k = PmcKernel::new(p)
                 .with_context(|| format!("population of generation {}", p.generation))?;
             public.config_hash ^= p.fingerprint();
+            public.legacy_hash ^= p.fingerprint();
             public.kernel = Some(k);
         }
     }

@@ -22,6 +22,7 @@ use dpinfer::simulators::Simulator;
 
 use crate::config::{Config, DistanceConfig};
 use crate::model::{BuildModel as _, Model, ModelPrior, ModelSim};
+use dpinfer_ledger::shard::ShardHeader;
 
 /// How a simulation becomes the row's summary.
 #[derive(Debug, Clone)]
@@ -44,8 +45,12 @@ pub struct Public {
     pub seed: u64,
     /// Table rows.
     pub total: u64,
-    /// Hash of the public configuration (and, for SMC generation g ≥ 1, of population g−1).
+    /// Hash of what determines the table ([`Config::table_hash`]: model, summary map, rows,
+    /// run seed; and, for SMC generation g ≥ 1, population g−1), written into its shards.
     pub config_hash: u64,
+    /// The hash tables written before issue 31 carry for this config
+    /// ([`Config::legacy_public_hash`], likewise with the population): still accepted.
+    pub legacy_hash: u64,
     /// SMC-ABC generation g ≥ 1: the perturbation kernel of population g−1 (θ is drawn from
     /// it instead of the prior).
     pub kernel: Option<PmcKernel>,
@@ -81,15 +86,63 @@ impl Public {
                 Summary::Rff(rff)
             }
         };
+        // A data file that sizes the model (no `model.n`) sizes its pseudo-data sets.
+        let data_n = (cfg.model.n.is_none() && cfg.data.path.is_some() && model.iid_rows())
+            .then(|| model.output_len() / model.row_dim().max(1));
         Ok(Self {
+            config_hash: cfg.table_hash(data_n),
+            legacy_hash: cfg.legacy_public_hash(),
             model,
             summary,
             seed: cfg.seeds.run,
             total,
-            config_hash: cfg.public_hash(),
             kernel: None,
             replica: None,
         })
+    }
+
+    /// Whether the table of shard header `h` is this step's table (or a range of it): the
+    /// same determinants ([`Config::table_hash`], or the hash of an earlier version for this
+    /// config), run seed, rows, θ and summary widths. `Err` names what differs.
+    ///
+    /// # Errors
+    /// What differs, in words.
+    pub fn fits(&self, h: &ShardHeader) -> core::result::Result<(), String> {
+        let mut differs = Vec::new();
+        if h.run_seed != self.seed {
+            differs.push(format!(
+                "run seed {} (this config: {})",
+                h.run_seed, self.seed
+            ));
+        }
+        if h.total_rows != self.total {
+            differs.push(format!(
+                "{} pairs (this config: sampler.pairs = {})",
+                h.total_rows, self.total
+            ));
+        }
+        let (t, s) = (self.theta_dim(), self.summary_dim());
+        if h.theta_dim as usize != t || h.out_dim as usize != s {
+            differs.push(format!(
+                "rows of θ ({}) + summary ({}) values (this config: {t} + {s})",
+                h.theta_dim, h.out_dim
+            ));
+        }
+        if differs.is_empty()
+            && h.config_hash != self.config_hash
+            && h.config_hash != self.legacy_hash
+        {
+            differs.push(format!(
+                "the model, prior, summary or distance features (table hash {:016x}, this \
+                 config {:016x})",
+                h.config_hash, self.config_hash
+            ));
+        }
+        if differs.is_empty() {
+            Ok(())
+        } else {
+            Err(differs.join("; "))
+        }
     }
 
     /// The random-feature map, for `rff-mmd`.

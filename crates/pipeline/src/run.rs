@@ -147,23 +147,46 @@ pub fn run_with(
         let mut once: Option<String> = None;
         let (mut outcome, lock): (Outcome, DirLock) = if kind.uses_pairs() {
             let public = Public::new(cfg, model)?;
-            // The private step's own checks run before any simulation is spent.
+            // The private step's own checks (the ledger key's too) run before any
+            // simulation is spent.
             crate::private::check(cfg, &public, &obs)?;
-            observer.start("simulating pairs", public.total);
-            let rows = public.rows(0, public.total, threads, &|k| observer.advance(k));
-            observer.finish();
-            let rows = rows?;
-            observer.note(&format!(
-                "public step: {} pairs in {:.1} s",
-                public.total,
-                t0.elapsed().as_secs_f64()
-            ));
-            // From the ledger check to the last result file, the folder is this process's.
-            let lock = DirLock::acquire(dir)?;
+            let table = dir.join(PAIRS_FILE);
+            // A rerun into a folder that holds this input's release (or its unfinished
+            // start) takes the folder's own table: reproduced or refused, nothing simulated.
+            let (locked, stored) = stored_input(&public, dir)?;
+            let (rows, lock, simulated) = match (stored, locked) {
+                (Some(rows), Some(lock)) => (rows, lock, false),
+                (_, locked) => {
+                    observer.start("simulating pairs", public.total);
+                    let rows = public.rows(0, public.total, threads, &|k| observer.advance(k));
+                    observer.finish();
+                    let rows = rows?;
+                    observer.note(&format!(
+                        "public step: {} pairs in {:.1} s",
+                        public.total,
+                        t0.elapsed().as_secs_f64()
+                    ));
+                    // From the ledger check to the last result file, the folder is this
+                    // process's.
+                    let lock = match locked {
+                        Some(l) => l,
+                        None => DirLock::acquire(dir)?,
+                    };
+                    (rows, lock, true)
+                }
+            };
+            let h = header(&public, 0, 0, 1, 0, public.total);
+            // A first release puts its table into the folder before the ledger says
+            // `started`, so a rerun after any crash finds the input it would refuse.
+            let first = simulated && !has_ledger(dir);
+            if first {
+                shard::write_atomic(&table, &h, &rows, Replace::Owned)?;
+            }
             let (release, reproduced) =
                 crate::private::private_step(cfg, &public, &rows, &obs, &lock)?;
-            let h = header(&public, 0, 0, 1, 0, public.total);
-            shard::write_atomic(&dir.join("pairs-gen000.dpshard"), &h, &rows, Replace::Owned)?;
+            if simulated && !first {
+                shard::write_atomic(&table, &h, &rows, Replace::Owned)?;
+            }
             (release_outcome(cfg, &public, release, reproduced), lock)
         } else if kind == SamplerKind::SmcAbc {
             // On a privatized statistic: release it once (restart-safe), then post-process.
@@ -237,6 +260,42 @@ pub fn run_with(
         })
     };
     steps().map_err(|e| handle.explain(e, "the external simulator failed"))
+}
+
+/// The public pairs table a pairs-based `run` writes into its results folder.
+pub const PAIRS_FILE: &str = "pairs-gen000.dpshard";
+
+/// The public input of an earlier release in the results folder `dir`, found without
+/// simulating. When the folder has a ledger, its lock is taken and returned (the caller keeps
+/// the folder while it simulates otherwise), with the folder's own table ([`PAIRS_FILE`],
+/// which a first release writes before its ledger says `started`) when that table is this
+/// config's whole table ([`Public::fits`], every value finite): the table is a function of
+/// what [`Public::fits`] checks, so [`crate::private::private_step`] on it reproduces the
+/// release or refuses (unfinished, another input) exactly as after a simulation. No ledger:
+/// nothing (a first run simulates).
+///
+/// # Errors
+/// I/O taking the lock.
+fn stored_input(public: &Public, dir: &Path) -> Result<(Option<DirLock>, Option<Vec<f64>>)> {
+    if !has_ledger(dir) {
+        return Ok((None, None));
+    }
+    let lock = DirLock::acquire(dir)?;
+    // Unreadable, damaged, partial or foreign: simulate instead, as before.
+    let rows = shard::read_owned(&dir.join(PAIRS_FILE))
+        .ok()
+        .filter(|(h, rows)| {
+            public.fits(h).is_ok()
+                && (h.generation, h.row_start, h.n_rows) == (0, 0, public.total)
+                && shard::first_non_finite(rows, h.row_len()).is_none()
+        })
+        .map(|(_, rows)| rows);
+    Ok((Some(lock), rows))
+}
+
+/// Whether the folder `dir` has a ledger file (of any input or status; a link counts).
+fn has_ledger(dir: &Path) -> bool {
+    std::fs::symlink_metadata(dir.join(dpinfer_ledger::LEDGER_FILE)).is_ok()
 }
 
 /// Stream domain of the prior draws the posterior is compared with (public randomness).
@@ -418,18 +477,18 @@ fn finite_rows(pairs: &Path, h: &ShardHeader, rows: &[f64]) -> Result<()> {
     Ok(())
 }
 
-/// Refuses a pairs table simulated for another configuration or run seed.
+/// Refuses a pairs table that is not this config's table: simulated from another model,
+/// prior, summary map, run seed or pair count ([`Public::fits`]). Tables of any private-step
+/// settings (a non-private run's, another clip, sensitivity, ε or sampler) are accepted.
 ///
 /// # Errors
-/// A header of another config hash or run seed.
+/// A header of another table, [`Error::Data`](crate::Error::Data) naming what differs.
 pub fn belongs(pairs: &Path, h: &ShardHeader, public: &Public) -> Result<()> {
-    if h.config_hash != public.config_hash || h.run_seed != public.seed {
+    if let Err(what) = public.fits(h) {
         bail!(
             Data,
-            "{} was simulated for a different configuration (hash {:016x}, this config {:016x})",
-            pairs.display(),
-            h.config_hash,
-            public.config_hash
+            "{} was simulated for another public step: {what}",
+            pairs.display()
         );
     }
     Ok(())
@@ -494,7 +553,7 @@ pub fn smc_step(
     };
     let (h, rows) = shard::read(pairs).context("reading the merged pairs")?;
     finite_rows(pairs, &h, &rows)?;
-    if h.config_hash != public.config_hash || h.generation != generation {
+    if public.fits(&h).is_err() || h.generation != generation {
         bail!(
             Data,
             "{} is not the generation-{generation} table of this config and population",

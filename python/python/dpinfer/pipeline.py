@@ -308,7 +308,10 @@ def private_step(
 ) -> RunResult:
     """The data owner's private pass over the merged pairs table ``pairs`` (``dpinfer
     merge``'s output) — ``dpinfer private-step`` — into the results folder ``out`` (default
-    ``[output] dir``), under the same restart-safe ledger as :func:`run`."""
+    ``[output] dir``), under the same restart-safe ledger as :func:`run`. Any table of the
+    same model, prior, seeds and pair count serves — a non-private run's, or one of another
+    clip, declared sensitivity, ε or sampler —; another table is refused naming what
+    differs."""
     path, text = _source(config, text)
     r = _native.private_step(
         path,

@@ -682,7 +682,8 @@ fn pairs_export_to_arrow_with_the_shard_values_and_refuse_damage() {
     );
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(
-        String::from_utf8_lossy(&o.stderr).contains("different configuration"),
+        String::from_utf8_lossy(&o.stderr)
+            .contains("simulated for another public step: run seed 2021 (this config: 7)"),
         "{}",
         show(&o)
     );
