@@ -12,10 +12,11 @@ use crate::error::{AccountantError, non_negative, open_unit, positive, rate};
 use crate::pld::{delta_for_epsilon, epsilon_for_delta};
 use crate::{ConversionRule, round_up};
 
-#[cfg(feature = "alloc")]
+// No allocator needed: the MCMC budgets of `dpinfer-mcmc` call the requests on bare targets.
 mod request;
-#[cfg(feature = "alloc")]
-pub use request::{MaxSteps, MaxStepsRequest, Sampler, Sigma, SigmaRequest};
+#[allow(deprecated)]
+pub use request::Sampler;
+pub use request::{MaxSteps, MaxStepsRequest, PrivateMcmc, Sigma, SigmaRequest};
 
 /// Which accountant a calibration targets.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]

@@ -175,7 +175,7 @@ fn scaled_up(z: f64, sens: f64) -> f64 {
 
 /// A private MCMC sampler whose iteration budget [`MaxStepsRequest::max_steps`] computes.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
-pub enum Sampler {
+pub enum PrivateMcmc {
     /// DP penalty (thesis Theorems 6–7).
     Penalty,
     /// DP HMC (thesis §5).
@@ -184,7 +184,7 @@ pub enum Sampler {
     Barker,
 }
 
-impl Sampler {
+impl PrivateMcmc {
     /// Every sampler.
     pub const ALL: [Self; 3] = [Self::Penalty, Self::Hmc, Self::Barker];
 
@@ -199,7 +199,11 @@ impl Sampler {
     }
 }
 
-display_and_parse_by_name!(Sampler, "sampler", "penalty, hmc, barker");
+display_and_parse_by_name!(PrivateMcmc, "sampler", "penalty, hmc, barker");
+
+/// The former name of [`PrivateMcmc`] (it said less than the pipeline's sampler kinds).
+#[deprecated(note = "renamed to `PrivateMcmc`")]
+pub type Sampler = PrivateMcmc;
 
 /// The settings a private MCMC sampler's iteration budget depends on.
 #[derive(Copy, Clone, PartialEq, Debug)]
@@ -285,11 +289,11 @@ impl MaxStepsRequest {
 
     /// The sampler.
     #[must_use]
-    pub fn sampler(&self) -> Sampler {
+    pub fn sampler(&self) -> PrivateMcmc {
         match self {
-            Self::Penalty { .. } => Sampler::Penalty,
-            Self::Hmc { .. } => Sampler::Hmc,
-            Self::Barker { .. } => Sampler::Barker,
+            Self::Penalty { .. } => PrivateMcmc::Penalty,
+            Self::Hmc { .. } => PrivateMcmc::Hmc,
+            Self::Barker { .. } => PrivateMcmc::Barker,
         }
     }
 
@@ -319,10 +323,15 @@ impl MaxStepsRequest {
         match *self {
             Self::Penalty { tau, a, method } => {
                 // The noise sd is τ·n^a·2c: an exponent that over- or underflows it is the
-                // exponent's fault, not τ's.
+                // exponent's fault, not τ's — but a τ that is no valid noise multiplier is
+                // τ's (named by the calibration function).
                 #[allow(clippy::cast_precision_loss)] // n^a only screens for overflow
                 let scale = libm::pow(n as f64, a);
-                if !(a.is_finite() && scale.is_normal() && (tau * scale).is_finite()) {
+                let tau_valid = tau.is_finite() && tau > 0.0;
+                if !(a.is_finite()
+                    && scale.is_normal()
+                    && (!tau_valid || (tau * scale).is_finite()))
+                {
                     return Err(AccountantError::InvalidParameter {
                         name: "a",
                         value: a,
@@ -356,7 +365,7 @@ impl MaxStepsRequest {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 #[allow(clippy::unwrap_used, clippy::float_cmp)] // the same calls give the same bits
 mod tests {
     use super::*;
@@ -484,7 +493,7 @@ mod tests {
             .max_steps(6.0, 1e-5, 100_000, t)
             .unwrap();
         assert_eq!((b.steps, b.rdp_order), (8563, Some(5)), "the CLI's figure");
-        assert_eq!("hmc".parse::<Sampler>().unwrap(), Sampler::Hmc);
-        assert_eq!(MaxStepsRequest::hmc(1.0, 1.0).sampler(), Sampler::Hmc);
+        assert_eq!("hmc".parse::<PrivateMcmc>().unwrap(), PrivateMcmc::Hmc);
+        assert_eq!(MaxStepsRequest::hmc(1.0, 1.0).sampler(), PrivateMcmc::Hmc);
     }
 }
