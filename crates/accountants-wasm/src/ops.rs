@@ -3,7 +3,7 @@
 use alloc::format;
 use alloc::string::{String, ToString};
 
-use dpinfer_accountants::calibrate::{MaxStepsRequest, Method, Sampler, SigmaRequest};
+use dpinfer_accountants::calibrate::{MaxStepsRequest, Method, PrivateMcmc, SigmaRequest};
 use dpinfer_accountants::{
     AccountantError, AccountantKind, Claim, ConversionRule, EventSpec, Query, Report, Sampling,
 };
@@ -197,22 +197,22 @@ pub(crate) fn sigma(req: &Obj) -> Result<Value, Failure> {
 /// `max_steps`: the largest number of iterations of a private MCMC sampler on `n` rows
 /// within (`epsilon`, `delta`) (as `dpinfer account max-steps`; replace-one neighbours).
 pub(crate) fn max_steps(req: &Obj) -> Result<Value, Failure> {
-    let sampler: Sampler = args::required_name(req, "sampler")?;
+    let sampler: PrivateMcmc = args::required_name(req, "sampler")?;
     let method = args::name(req, "method", MaxStepsRequest::DEFAULT_METHOD)?;
     let request = match sampler {
-        Sampler::Penalty => MaxStepsRequest::Penalty {
+        PrivateMcmc::Penalty => MaxStepsRequest::Penalty {
             tau: args::real(req, "tau")?,
             a: args::opt_real(req, "a")?.unwrap_or(MaxStepsRequest::DEFAULT_A),
             method,
         },
-        Sampler::Hmc => MaxStepsRequest::Hmc {
+        PrivateMcmc::Hmc => MaxStepsRequest::Hmc {
             tau_l: args::real(req, "tau")?,
             tau_g: args::real(req, "tau_g")?,
             leapfrog: args::opt_count(req, "leapfrog")?
                 .unwrap_or(MaxStepsRequest::DEFAULT_LEAPFROG),
             method,
         },
-        Sampler::Barker => MaxStepsRequest::Barker {
+        PrivateMcmc::Barker => MaxStepsRequest::Barker {
             batch: args::count(req, "batch")?,
             max_order: args::opt_count(req, "max_order")?
                 .unwrap_or(MaxStepsRequest::DEFAULT_MAX_ORDER),

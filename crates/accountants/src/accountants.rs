@@ -356,7 +356,7 @@ pub struct PldAccountant {
     relation: Neighbouring,
     mu: NeumaierSum,
     #[cfg(feature = "alloc")]
-    numeric: crate::pld_numeric::Ledger,
+    numeric: crate::pld_numeric::ComponentCounts,
     #[cfg(feature = "alloc")]
     discretisation: crate::pld_numeric::Discretisation,
 }
@@ -369,7 +369,7 @@ impl PldAccountant {
             relation,
             mu: NeumaierSum::new(),
             #[cfg(feature = "alloc")]
-            numeric: crate::pld_numeric::Ledger::new(),
+            numeric: crate::pld_numeric::ComponentCounts::new(),
             #[cfg(feature = "alloc")]
             discretisation: crate::pld_numeric::Discretisation::default(),
         }
@@ -390,8 +390,15 @@ impl PldAccountant {
     /// The numerical components recorded so far (empty while only Gaussians were composed).
     #[cfg(feature = "alloc")]
     #[must_use]
-    pub fn ledger(&self) -> &crate::pld_numeric::Ledger {
+    pub fn components(&self) -> &crate::pld_numeric::ComponentCounts {
         &self.numeric
+    }
+    /// The former name of [`Self::components`].
+    #[cfg(feature = "alloc")]
+    #[deprecated(note = "renamed to `components`")]
+    #[must_use]
+    pub fn ledger(&self) -> &crate::pld_numeric::ComponentCounts {
+        self.components()
     }
     /// The composed numerical PLD of everything recorded (the Gaussians included as one
     /// exact-μ component), for repeated queries, with `bounds` the certified lower bounds too.
@@ -513,7 +520,8 @@ impl Accountant for PldAccountant {
             Ok(m) => add_scaled(&mut self.mu, count, m),
             #[cfg(feature = "alloc")]
             Err(AccountantError::Unsupported { .. }) => {
-                let (m, parts) = crate::pld_numeric::Ledger::split(event, self.relation, count)?;
+                let (m, parts) =
+                    crate::pld_numeric::ComponentCounts::split(event, self.relation, count)?;
                 let mut mu = self.mu;
                 add_scaled(&mut mu, 1, m)?;
                 self.numeric.merge(&parts)?;

@@ -12,10 +12,15 @@ use crate::error::{AccountantError, non_negative, open_unit, positive, rate};
 use crate::pld::{delta_for_epsilon, epsilon_for_delta};
 use crate::{ConversionRule, round_up};
 
+// No allocator needed: the MCMC budgets of `dpinfer-mcmc` call it on bare targets.
+mod max_steps;
 #[cfg(feature = "alloc")]
 mod request;
+#[allow(deprecated)]
+pub use max_steps::Sampler;
+pub use max_steps::{MaxSteps, MaxStepsRequest, PrivateMcmc};
 #[cfg(feature = "alloc")]
-pub use request::{MaxSteps, MaxStepsRequest, Sampler, Sigma, SigmaRequest};
+pub use request::{Sigma, SigmaRequest};
 
 /// Which accountant a calibration targets.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]

@@ -92,11 +92,16 @@ impl core::fmt::Display for Relations {
 pub struct Sensitivity {
     value: f64,
     relations: Relations,
+    user_declared: bool,
 }
 
 impl Sensitivity {
     pub(crate) fn new(value: f64, relations: Relations) -> Self {
-        Self { value, relations }
+        Self {
+            value,
+            relations,
+            user_declared: false,
+        }
     }
     /// A bound proved elsewhere or declared by a user (a model's summary, a distance of a
     /// caller's own): `value` holding for `relations`. The library cannot check it; it only
@@ -118,6 +123,32 @@ impl Sensitivity {
         } else {
             Err(DistanceError::InvalidSensitivity)
         }
+    }
+    /// A bound a **user** declares and nobody proved (a user's own summary statistic): as
+    /// [`Sensitivity::declared`], and [`Sensitivity::is_user_declared`] says so, so that a
+    /// front end labels every claim made with it as resting on the user's word.
+    ///
+    /// ```
+    /// use dpinfer_distances::{Neighbouring, Relations, Sensitivity};
+    /// let s = Sensitivity::user_declared(0.01, Relations::ADD_REMOVE)?;
+    /// assert!(s.is_user_declared() && s.relation() == Neighbouring::AddRemove);
+    /// assert!(!Sensitivity::declared(0.01, Relations::ADD_REMOVE)?.is_user_declared());
+    /// # Ok::<(), dpinfer_distances::DistanceError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`DistanceError::InvalidSensitivity`] unless `value` is finite and positive.
+    pub fn user_declared(value: f64, relations: Relations) -> Result<Self, DistanceError> {
+        Ok(Self {
+            user_declared: true,
+            ..Self::declared(value, relations)?
+        })
+    }
+    /// Whether the bound is a user's declaration that the library could not check
+    /// ([`Sensitivity::user_declared`]), rather than one proved by a library function.
+    #[must_use]
+    pub fn is_user_declared(&self) -> bool {
+        self.user_declared
     }
     /// The relation a privacy claim made with this bound states: replace-one when the bound
     /// holds for it (the papers' relation, and the one a bound for any pair of data sets is
@@ -160,7 +191,7 @@ impl Sensitivity {
     pub(crate) fn plus(self, extra: f64) -> Self {
         Self {
             value: (self.value + extra).next_up(),
-            relations: self.relations,
+            ..self
         }
     }
 }

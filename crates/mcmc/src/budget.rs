@@ -19,7 +19,8 @@
 //! Sommer, Meiser & Mohammadi (2019) Lemmas 11–12; Wang, Balle & Kasiviswanathan (2019)
 //! Theorem 9 (WBK19); Heikkilä et al. (2019) (HJDH19).
 
-use dpinfer_accountants::{ConversionRule, calibrate, convert, curves, pld};
+use dpinfer_accountants::calibrate::MaxStepsRequest;
+use dpinfer_accountants::{AccountantError, ConversionRule, calibrate, convert, curves, pld};
 
 use crate::McmcError;
 use crate::error::{open_unit, positive};
@@ -114,7 +115,7 @@ pub fn wbk19_subsampled_rdp(
     Ok(curves::wor_rdp(q, u64::from(alpha), |j| {
         let v = u32::try_from(j).map_or(f64::NAN, &base);
         if v.is_nan() || v < 0.0 {
-            Err(dpinfer_accountants::AccountantError::InvalidParameter {
+            Err(AccountantError::InvalidParameter {
                 name: "base rdp",
                 value: v,
             })
@@ -415,15 +416,25 @@ impl Mechanism {
                 accounting,
             } => {
                 positive("n_exponent", n_exponent)?;
-                let n = rows(n)?;
-                Ok(calibrate::dp_penalty_max_steps(
-                    accounting.method(),
+                max_steps(
+                    MaxStepsRequest::Penalty {
+                        tau,
+                        a: n_exponent,
+                        method: accounting.method(),
+                    },
                     epsilon,
                     delta,
-                    tau,
                     n,
-                    n_exponent,
-                )?)
+                    ConversionRule::default(),
+                )
+                .map_err(|e| match e {
+                    // The request calls the exponent `a`; here it is `n_exponent`.
+                    McmcError::Accountant(AccountantError::InvalidParameter {
+                        name: "a",
+                        value,
+                    }) => McmcError::param("n_exponent", value),
+                    e => e,
+                })
             }
             Self::Hmc {
                 tau_l,
@@ -435,15 +446,18 @@ impl Mechanism {
             } => {
                 check_leapfrog(leapfrog)?;
                 match charging {
-                    GradientCharging::Reuse => Ok(calibrate::dp_hmc_max_steps(
-                        accounting.method(),
+                    GradientCharging::Reuse => max_steps(
+                        MaxStepsRequest::Hmc {
+                            tau_l,
+                            tau_g,
+                            leapfrog: u64::from(leapfrog),
+                            method: accounting.method(),
+                        },
                         epsilon,
                         delta,
-                        tau_l,
-                        tau_g,
-                        rows(n)?,
-                        u64::from(leapfrog),
-                    )?),
+                        n,
+                        ConversionRule::default(),
+                    ),
                     GradientCharging::Fresh => self.largest_within(epsilon, delta, 1),
                 }
             }
@@ -461,15 +475,16 @@ impl Mechanism {
             Self::Barker { n, batch, rule } => {
                 sampling_ratio(n, batch)?;
                 barker_top(batch)?;
-                Ok(calibrate::dp_barker_max_steps_with(
+                max_steps(
+                    MaxStepsRequest::Barker {
+                        batch: rows(batch)?,
+                        max_order: u64::from(MAX_RDP_ORDER),
+                    },
                     epsilon,
                     delta,
-                    rows(batch)?,
-                    rows(n)?,
-                    u64::from(MAX_RDP_ORDER),
+                    n,
                     rule,
-                )?
-                .0)
+                )
             }
         }
     }
@@ -624,6 +639,20 @@ pub(crate) fn penalty_multiplier(tau: f64, n: usize, n_exponent: f64) -> Result<
     #[allow(clippy::cast_precision_loss)]
     let m = tau * libm::pow(rows(n)? as f64, n_exponent);
     positive("noise multiplier", m)
+}
+
+/// The iteration budget of the accountants' [`MaxStepsRequest`] — the one place that says how
+/// many iterations of DP penalty, DP HMC (reused gradients, one chain) and DP Barker fit an
+/// (ε, δ) target; this module adds what the request does not describe (fresh gradients,
+/// subsampled penalty, several chains, ε spent).
+fn max_steps(
+    request: MaxStepsRequest,
+    epsilon: f64,
+    delta: f64,
+    n: usize,
+    rule: ConversionRule,
+) -> Result<u64, McmcError> {
+    Ok(request.max_steps(epsilon, delta, rows(n)?, rule)?.steps)
 }
 
 fn check_leapfrog(leapfrog: u32) -> Result<(), McmcError> {

@@ -28,6 +28,7 @@ use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
 use crate::config::{Config, NoiseSeed};
+use crate::declared::DeclaredSummary;
 use crate::public::Public;
 use crate::sampler::{Calibration, LibraryPass, SamplerConfig};
 use dpinfer_ledger::files::DirLock;
@@ -232,9 +233,10 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
             let clip = cfg.distance.clip().unwrap_or(f64::MAX);
             let d = ClippedWeightedL2::new(&w, clip)?;
             // A declared summary (`[model.summary]`) may justify a smaller Δ than C; it carries
-            // its relation, and its label (proven, or USER-DECLARED) goes into the ledger.
+            // its relation and whether it is the user's word, and its label (proven, or
+            // USER-DECLARED) goes into the ledger.
             let (sensitivity, scope) = match public.model.summary_sensitivity(&w, clip)? {
-                Some(declared) => declared,
+                Some(s) => (s, DeclaredSummary::ledger_label(&s)),
                 // Δ = C bounds the clipped distance between any two data sets.
                 None => (
                     d.sensitivity(),
@@ -338,16 +340,6 @@ enum Pass<'a> {
     Private(Box<LibraryPass<'a>>, String, Option<&'static str>),
 }
 
-/// The scope label of a user-declared sensitivity (`USER-DECLARED …`), if `scope` is one.
-fn user_declared(scope: &'static str) -> Option<&'static str> {
-    [
-        crate::declared::USER_REPLACE_ONE,
-        crate::declared::USER_ADD_REMOVE,
-    ]
-    .contains(&scope)
-    .then_some(scope)
-}
-
 impl<'a> Pass<'a> {
     /// Turns the config into the library's settings and builds the pass over `pp` (every
     /// check of the real pass).
@@ -379,7 +371,9 @@ impl<'a> Pass<'a> {
                         v.number()
                     ));
                 }
-                Self::Private(p.build(pp, dist, cal)?, mechanism, user_declared(o.scope))
+                // A user-declared sensitivity's scope is its `USER-DECLARED …` label.
+                let declared = o.sensitivity.is_user_declared().then_some(o.scope);
+                Self::Private(p.build(pp, dist, cal)?, mechanism, declared)
             }
             (s, None) => bail!("sampler {} is not a pairs-based sampler", s.name()),
         };
@@ -548,6 +542,39 @@ mod tests {
                 assert_eq!(ledger.neighbouring, want.to_string(), "{kind}");
             }
         }
+    }
+
+    /// Whether the ledger's neighbouring line is a `USER-DECLARED …` label is read from the
+    /// sensitivity ([`Sensitivity::is_user_declared`]), not from comparing the scope text with
+    /// the labels: before, a proven sensitivity whose scope text equalled a user label was
+    /// reported as user-declared, and a user-declared one under any other text was not.
+    #[test]
+    fn the_user_declared_label_follows_the_sensitivity_not_its_text() {
+        use dpinfer::distances::Relations;
+        let pp =
+            PublicPairs::from_parts(1, 1, (0..50).map(f64::from).collect(), vec![0.3; 50]).unwrap();
+        let text = "[model]\nname = \"gaussian-mean\"\n[sampler]\nkind = \"svt-abc\"\n\
+                    epsilon_abc = 0.1\nc = 3\npairs = 50\n[privacy]\nepsilon = 1.0\n\
+                    delta = 1e-6\n[distance]\nkind = \"l2\"\nclip = 1.0\n";
+        let cfg = Config::parse(text, std::path::Path::new(".")).unwrap();
+        let neighbouring = |sensitivity, scope| {
+            let o = Observed {
+                summary: vec![0.0],
+                sensitivity,
+                bound: 1.0,
+                weights: Some(vec![1.0]),
+                scope,
+                kernel_version: None,
+            };
+            let pass = Pass::new(&cfg, &pp, o.discrepancy().unwrap(), &o).unwrap();
+            pass.ledger(&cfg).unwrap().neighbouring
+        };
+        let user = Sensitivity::user_declared(0.01, Relations::ADD_REMOVE).unwrap();
+        let label = DeclaredSummary::ledger_label(&user);
+        assert!(label.starts_with("USER-DECLARED add/remove"), "{label}");
+        assert_eq!(neighbouring(user, label), label);
+        let proven = Sensitivity::declared(0.01, Relations::ADD_REMOVE).unwrap();
+        assert_eq!(neighbouring(proven, label), "add/remove");
     }
 
     /// The release closure's own error comes back as itself (its variant intact), not as the

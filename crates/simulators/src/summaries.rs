@@ -59,8 +59,9 @@ pub struct SummarySensitivity {
     pub l1: f64,
     /// L2 sensitivity.
     pub l2: f64,
-    /// The neighbouring relation (always `"replace-one"`: same n, one observation changed).
-    pub relation: &'static str,
+    /// The neighbouring relation (always replace-one for the library's summaries: same n,
+    /// one observation changed).
+    pub relation: dpinfer_distances::Neighbouring,
 }
 
 impl SummarySensitivity {
@@ -299,7 +300,7 @@ impl<'a> ClippedSummary<'a> {
         Ok(SummarySensitivity {
             l1,
             l2,
-            relation: "replace-one",
+            relation: dpinfer_distances::Neighbouring::ReplaceOne,
         })
     }
 }

@@ -15,11 +15,12 @@
 //! * [`serve`] is the worker side, for workers written in Rust.
 //!
 //! This program is its own worker (the pool starts it again with `DPINFER_WORKER` set) and
-//! computes a public pairs table with two worker processes:
+//! simulates a block of 100 table rows on two worker processes, through the
+//! [`RowSimulator`](dpinfer_simulators::RowSimulator) trait a pairs table
+//! (`dpinfer_abc::pairs::PublicPairs::simulate`, which redraws a rejected row's θ) calls:
 //!
 //! ```rust,standalone_crate
-//! use dpinfer_abc::pairs::{Proposal, PublicPairs};
-//! use dpinfer_simulators::prior::Uniform;
+//! use dpinfer_simulators::{RowSimulator, SimStream};
 //! use dpinfer_workers::{Answer, CommandSimulator, Pool, PoolSettings, serve_stdio};
 //!
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -39,17 +40,26 @@
 //! let mut settings = PoolSettings::new(vec![me], vec!["mu".into()], 2);
 //! settings.batch = 16;
 //! let sim = CommandSimulator::new(Pool::new(settings)?, 2);
-//! let prior = Uniform::new(-1.0, 1.0)?;
-//! let table = PublicPairs::simulate(&Proposal::Prior(&prior), &sim, 7, 0..100)?;
-//! assert_eq!(table.len(), 100);
-//! for row in table.to_table().chunks_exact(3) {
-//!     assert!(row[0] >= 0.0 && row[0] == row[1]); // rejected θ were redrawn
+//! // Rows 0..100, θ_j = j/50 − 1, each row with its own stream.
+//! let rows: Vec<u64> = (0..100).collect();
+//! let thetas: Vec<f64> = rows.iter().map(|&j| j as f64 / 50.0 - 1.0).collect();
+//! let block = |sim: &CommandSimulator| -> Result<(Vec<f64>, Vec<bool>), Box<dyn std::error::Error>> {
+//!     let mut streams: Vec<SimStream> = rows.iter().map(|&j| SimStream::new(7, j)).collect();
+//!     let (mut out, mut ok) = (vec![0.0; 2 * rows.len()], vec![false; rows.len()]);
+//!     sim.simulate_rows(&rows, &thetas, &mut streams, &mut out, &mut ok)?;
+//!     Ok((out, ok))
+//! };
+//! let (out, ok) = block(&sim)?;
+//! for (j, y) in out.chunks_exact(2).enumerate() {
+//!     // rejected θ come back not ok (a pairs table redraws them); the others are simulated
+//!     assert_eq!(ok[j], thetas[j] >= 0.0);
+//!     assert!(!ok[j] || y[0] == thetas[j]);
 //! }
-//! // The same rows on one worker, in batches of 5: the same table, bit for bit.
+//! // The same rows on one worker, in batches of 5: the same block, bit for bit.
 //! let mut one = PoolSettings::new(vec![std::env::current_exe()?.display().to_string()], vec!["mu".into()], 2);
 //! one.batch = 5;
 //! let sim1 = CommandSimulator::new(Pool::new(one)?, 1);
-//! assert_eq!(PublicPairs::simulate(&Proposal::Prior(&prior), &sim1, 7, 0..100)?, table);
+//! assert_eq!(block(&sim1)?, (out, ok));
 //! # Ok(())
 //! # }
 //! ```

@@ -1,7 +1,9 @@
 //! The worker pool against the compiled reference worker (`examples/worker_gaussian.rs`, no
-//! Python needed): tables independent of worker count, batch size and pipelining depth and
-//! equal to the same model simulated in-process; every fault named with its row, its kind and
-//! the worker's stderr; retries on a fresh worker; the reject marker.
+//! Python needed), through the `dpinfer_simulators` traits it implements (what a pairs table
+//! of `dpinfer-abc` asks of it; the CLI's `tests/external.rs` runs whole tables through it):
+//! blocks of rows independent of worker count, batch size and pipelining depth and equal to
+//! the same model simulated in-process; every fault named with its row, its kind and the
+//! worker's stderr; retries on a fresh worker; the reject marker.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,
@@ -11,12 +13,12 @@
     clippy::std_instead_of_alloc
 )]
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use dpinfer_abc::pairs::{Proposal, PublicPairs};
-use dpinfer_simulators::Rowless;
 use dpinfer_simulators::prior::Uniform;
+use dpinfer_simulators::{Prior, RowSimulator, Rowless};
 use dpinfer_simulators::{SimError, SimStream, Simulator, dist};
 use dpinfer_workers::{
     CommandSimulator, FAILED_CODE, FaultKind, Pool, PoolSettings, REJECT_CODE, WorkerError,
@@ -58,10 +60,40 @@ fn settings(batch: usize, in_flight: usize, env: &[(&str, &str)]) -> PoolSetting
     s
 }
 
-fn table(s: PoolSettings, workers: usize) -> Result<PublicPairs, dpinfer_abc::AbcError> {
+/// Rows of a table as the [`RowSimulator`] sees them: θ_j from `prior` on row `j`'s own
+/// stream, then the whole block in one `simulate_rows` call (a pairs table of `dpinfer-abc`
+/// does the same and redraws a rejected row; here it comes back with `ok = false`).
+#[derive(Debug)]
+struct Block {
+    thetas: Vec<f64>,
+    out: Vec<f64>,
+    ok: Vec<bool>,
+}
+
+fn block<S: RowSimulator + ?Sized>(
+    prior: &Uniform,
+    sim: &S,
+    rows: Range<u64>,
+) -> Result<Block, SimError> {
+    let ids: Vec<u64> = rows.collect();
+    let mut streams: Vec<SimStream> = ids
+        .iter()
+        .map(|&j| SimStream::with_domain(SEED, 1, j))
+        .collect();
+    let mut thetas = vec![0.0; ids.len()];
+    for (s, t) in streams.iter_mut().zip(thetas.iter_mut()) {
+        prior.sample(s, std::slice::from_mut(t))?;
+    }
+    let mut out = vec![0.0; ids.len() * sim.row_output_dim()];
+    let mut ok = vec![false; ids.len()];
+    sim.simulate_rows(&ids, &thetas, &mut streams, &mut out, &mut ok)?;
+    Ok(Block { thetas, out, ok })
+}
+
+fn table(s: PoolSettings, workers: usize) -> Result<Block, SimError> {
     let prior = Uniform::new(-3.0, 3.0).unwrap();
     let sim = CommandSimulator::new(Pool::new(s).unwrap(), workers);
-    PublicPairs::simulate(&Proposal::Prior(&prior), &sim, SEED, 0..ROWS)
+    block(&prior, &sim, 0..ROWS)
 }
 
 /// The reference worker's model in-process: seed = the row stream's next u64, then
@@ -88,20 +120,15 @@ impl Simulator for InProcess {
     }
 }
 
-fn bits(t: &PublicPairs) -> Vec<u64> {
-    t.to_table().iter().map(|v| v.to_bits()).collect()
+fn bits(t: &Block) -> Vec<u64> {
+    t.thetas.iter().chain(&t.out).map(|v| v.to_bits()).collect()
 }
 
 #[test]
 fn one_and_four_workers_any_batch_size_and_pipelining_give_the_same_table_bit_for_bit() {
     let prior = Uniform::new(-3.0, 3.0).unwrap();
-    let reference = PublicPairs::simulate(
-        &Proposal::Prior(&prior),
-        &Rowless(&InProcess),
-        SEED,
-        0..ROWS,
-    )
-    .unwrap();
+    let reference = block(&prior, &Rowless(&InProcess), 0..ROWS).unwrap();
+    assert!(reference.ok.iter().all(|&ok| ok));
     for (batch, in_flight, workers) in [(64, 1, 1), (7, 2, 4), (1, 2, 2), (1000, 2, 1)] {
         let t = table(settings(batch, in_flight, &[]), workers).unwrap();
         assert!(
@@ -119,13 +146,13 @@ fn fault(name: &str, batch: usize, retries: u32, timeout: f64) -> WorkerError {
     s.timeout = Duration::from_secs_f64(timeout);
     let prior = Uniform::new(-3.0, 3.0).unwrap();
     let sim = CommandSimulator::new(Pool::new(s).unwrap(), 2);
-    let e = PublicPairs::simulate(&Proposal::Prior(&prior), &sim, SEED, 0..ROWS).unwrap_err();
+    let e = block(&prior, &sim, 0..ROWS).unwrap_err();
     assert_eq!(
         e,
-        dpinfer_abc::AbcError::Model(SimError::Model {
+        SimError::Model {
             code: FAILED_CODE,
             recoverable: false
-        }),
+        },
         "{name}"
     );
     sim.take_error().expect("the pool keeps the typed error")
@@ -207,25 +234,25 @@ fn a_worker_that_crashes_once_is_replaced_and_the_table_is_unchanged() {
     let pool = Pool::new(s).unwrap();
     let prior = Uniform::new(-3.0, 3.0).unwrap();
     let sim = CommandSimulator::new(pool, 1);
-    let retried = PublicPairs::simulate(&Proposal::Prior(&prior), &sim, SEED, 0..ROWS).unwrap();
+    let retried = block(&prior, &sim, 0..ROWS).unwrap();
     assert!(bits(&ok) == bits(&retried));
     assert!(sim.pool().started() >= 2, "no fresh worker was started");
 }
 
+/// The reject marker is a row that is not ok (the table redraws its θ from the row's own
+/// stream); the other rows of the block are untouched.
 #[test]
-fn rejected_thetas_are_redrawn_from_the_rows_own_stream() {
+fn rejected_thetas_come_back_not_ok_and_leave_the_other_rows_alone() {
     let all = table(settings(16, 2, &[]), 2).unwrap();
     let rej = table(settings(16, 2, &[("DPINFER_TEST_REJECT_BELOW", "0.0")]), 2).unwrap();
-    let (all, rej) = (all.to_table(), rej.to_table());
-    let width = 1 + OUTPUTS;
-    let mu = |t: &[f64]| t.chunks_exact(width).map(|r| r[0]).collect::<Vec<_>>();
-    let (a, r) = (mu(&all), mu(&rej));
-    assert!(r.iter().all(|&m| m >= 0.0), "a rejected θ was kept");
-    assert!(a.iter().any(|&m| m < 0.0));
-    // Rows whose first θ was accepted are untouched.
-    for (ra, rr) in all.chunks_exact(width).zip(rej.chunks_exact(width)) {
-        if ra[0] >= 0.0 {
-            assert!(ra == rr);
+    assert!(all.ok.iter().all(|&ok| ok));
+    assert_eq!(all.thetas, rej.thetas);
+    assert!(rej.thetas.iter().any(|&m| m < 0.0));
+    for (j, (&mu, &ok)) in rej.thetas.iter().zip(&rej.ok).enumerate() {
+        assert_eq!(ok, mu >= 0.0, "row {j}: θ = {mu}");
+        let row = j * OUTPUTS..(j + 1) * OUTPUTS;
+        if ok {
+            assert!(all.out[row.clone()] == rej.out[row], "row {j} changed");
         }
     }
 }
@@ -440,32 +467,21 @@ fn started_workers_are_used_and_the_output_map_names_the_row_it_refuses() {
         .unwrap();
     assert_eq!(sim.output_dim(), 1);
     let prior = Uniform::new(-2.0, 2.0).unwrap();
-    let t = PublicPairs::simulate(&Proposal::Prior(&prior), &sim, SEED, 0..ROWS).unwrap();
+    let t = block(&prior, &sim, 0..ROWS).unwrap();
     assert_eq!(
         sim.pool().started(),
         3,
         "the started workers were not reused"
     );
     // Row by row equal to the in-process model's mean.
-    let full = PublicPairs::simulate(
-        &Proposal::Prior(&prior),
-        &Rowless(&InProcess),
-        SEED,
-        0..ROWS,
-    )
-    .unwrap()
-    .to_table();
-    for (row, f) in t
-        .to_table()
-        .chunks_exact(2)
-        .zip(full.chunks_exact(1 + OUTPUTS))
-    {
-        assert_eq!(row[0].to_bits(), f[0].to_bits());
-        let m = f[1..].iter().sum::<f64>() / OUTPUTS as f64;
-        assert_eq!(row[1].to_bits(), m.to_bits());
+    let full = block(&prior, &Rowless(&InProcess), 0..ROWS).unwrap();
+    assert_eq!(t.thetas, full.thetas);
+    for (&m, f) in t.out.iter().zip(full.out.chunks_exact(OUTPUTS)) {
+        let want = f.iter().sum::<f64>() / OUTPUTS as f64;
+        assert_eq!(m.to_bits(), want.to_bits());
     }
     let wide = Uniform::new(2.9, 3.0).unwrap();
-    let e = PublicPairs::simulate(&Proposal::Prior(&wide), &sim, SEED, 0..ROWS);
+    let e = block(&wide, &sim, 0..ROWS);
     assert!(e.is_err());
     match sim.take_error() {
         Some(WorkerError::OutputMap { row, reason }) => {
@@ -531,7 +547,7 @@ fn a_forged_answer_length_is_a_not_arrow_fault() {
     let t = Instant::now();
     let prior = Uniform::new(-3.0, 3.0).unwrap();
     let sim = CommandSimulator::new(Pool::new(s).unwrap(), 1);
-    assert!(PublicPairs::simulate(&Proposal::Prior(&prior), &sim, SEED, 0..8).is_err());
+    assert!(block(&prior, &sim, 0..8).is_err());
     let e = sim.take_error().unwrap();
     assert_eq!(failure(&e).fault.kind, FaultKind::NotArrow, "{e}");
     assert!(e.to_string().contains("outside its body"), "{e}");
@@ -580,7 +596,7 @@ fn a_workers_forked_children_are_stopped_with_it() {
         s.timeout = Duration::from_secs_f64(timeout);
         let prior = Uniform::new(-3.0, 3.0).unwrap();
         let sim = CommandSimulator::new(Pool::new(s).unwrap(), 2);
-        let r = PublicPairs::simulate(&Proposal::Prior(&prior), &sim, SEED, 0..ROWS);
+        let r = block(&prior, &sim, 0..ROWS);
         assert_eq!(r.is_ok(), fault.is_empty(), "{fault}");
         drop(sim);
         let pids = std::fs::read_to_string(&children).unwrap();

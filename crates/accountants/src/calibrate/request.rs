@@ -19,10 +19,7 @@
 
 use core::fmt;
 
-use super::{
-    Method, dp_barker_max_steps_with, dp_hmc_max_steps, dp_penalty_max_steps, gaussian_sigma,
-    poisson_gaussian_sigma_rdp_with,
-};
+use super::{Method, gaussian_sigma, poisson_gaussian_sigma_rdp_with};
 use crate::error::positive;
 use crate::pld_numeric::{Discretisation, poisson_gaussian_sigma};
 use crate::{AccountantError, ConversionRule, DEFAULT_ORDERS, round_up};
@@ -173,192 +170,10 @@ fn scaled_up(z: f64, sens: f64) -> f64 {
     round_up(z * sens).max(f64::from_bits(1))
 }
 
-/// A private MCMC sampler whose iteration budget [`MaxStepsRequest::max_steps`] computes.
-#[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
-pub enum Sampler {
-    /// DP penalty (thesis Theorems 6–7).
-    Penalty,
-    /// DP HMC (thesis §5).
-    Hmc,
-    /// DP Barker (thesis Theorem 8).
-    Barker,
-}
-
-impl Sampler {
-    /// Every sampler.
-    pub const ALL: [Self; 3] = [Self::Penalty, Self::Hmc, Self::Barker];
-
-    /// `"penalty"`, `"hmc"` or `"barker"` (`Display`, `FromStr`).
-    #[must_use]
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Penalty => "penalty",
-            Self::Hmc => "hmc",
-            Self::Barker => "barker",
-        }
-    }
-}
-
-display_and_parse_by_name!(Sampler, "sampler", "penalty, hmc, barker");
-
-/// The settings a private MCMC sampler's iteration budget depends on.
-#[derive(Copy, Clone, PartialEq, Debug)]
-pub enum MaxStepsRequest {
-    /// DP penalty: noise sd `τ·n^a·2c` per iteration.
-    Penalty {
-        /// Noise multiplier τ > 0.
-        tau: f64,
-        /// Exponent a > 0 of n.
-        a: f64,
-        /// [`Method::Zcdp`] (Theorem 6) or [`Method::Pld`] (Theorem 7).
-        method: Method,
-    },
-    /// DP HMC: one gradient release before the loop, `leapfrog` gradient releases and one
-    /// log-likelihood-ratio release per iteration.
-    Hmc {
-        /// Log-likelihood-ratio noise multiplier τ_l > 0.
-        tau_l: f64,
-        /// Gradient noise multiplier τ_g > 0.
-        tau_g: f64,
-        /// Leapfrog steps L ≥ 1.
-        leapfrog: u64,
-        /// [`Method::Zcdp`] or [`Method::Pld`].
-        method: Method,
-    },
-    /// DP Barker: RDP (WBK19 amplification at integer orders), conversion from the call.
-    Barker {
-        /// Minibatch size |B|.
-        batch: u64,
-        /// Largest RDP order tried.
-        max_order: u64,
-    },
-}
-
-/// What [`MaxStepsRequest::max_steps`] found.
-#[derive(Copy, Clone, PartialEq, Eq, Debug)]
-pub struct MaxSteps {
-    /// The largest number of iterations within the budget.
-    pub steps: u64,
-    /// DP Barker: the RDP order that allows them.
-    pub rdp_order: Option<u64>,
-}
-
-impl MaxStepsRequest {
-    /// Default exponent a of the DP penalty noise.
-    pub const DEFAULT_A: f64 = 0.5;
-    /// Default leapfrog steps per DP HMC iteration.
-    pub const DEFAULT_LEAPFROG: u64 = 10;
-    /// Default largest RDP order of the DP Barker budget.
-    pub const DEFAULT_MAX_ORDER: u64 = 256;
-    /// Default method of the penalty and HMC budgets (exact Gaussian PLD).
-    pub const DEFAULT_METHOD: Method = Method::Pld;
-
-    /// DP penalty with noise multiplier `tau` and the defaults.
-    #[must_use]
-    pub fn penalty(tau: f64) -> Self {
-        Self::Penalty {
-            tau,
-            a: Self::DEFAULT_A,
-            method: Self::DEFAULT_METHOD,
-        }
-    }
-
-    /// DP HMC with noise multipliers `tau_l`, `tau_g` and the defaults.
-    #[must_use]
-    pub fn hmc(tau_l: f64, tau_g: f64) -> Self {
-        Self::Hmc {
-            tau_l,
-            tau_g,
-            leapfrog: Self::DEFAULT_LEAPFROG,
-            method: Self::DEFAULT_METHOD,
-        }
-    }
-
-    /// DP Barker with minibatch size `batch` and the default largest order.
-    #[must_use]
-    pub fn barker(batch: u64) -> Self {
-        Self::Barker {
-            batch,
-            max_order: Self::DEFAULT_MAX_ORDER,
-        }
-    }
-
-    /// The sampler.
-    #[must_use]
-    pub fn sampler(&self) -> Sampler {
-        match self {
-            Self::Penalty { .. } => Sampler::Penalty,
-            Self::Hmc { .. } => Sampler::Hmc,
-            Self::Barker { .. } => Sampler::Barker,
-        }
-    }
-
-    /// The largest number of iterations on `n` rows within (`epsilon`, `delta`)
-    /// ([`dp_penalty_max_steps`], [`dp_hmc_max_steps`], [`dp_barker_max_steps_with`] with
-    /// `rule`).
-    ///
-    /// # Privacy
-    /// Replace-one neighbours (the samplers' sensitivities are sups over substituted rows).
-    ///
-    /// # Errors
-    /// [`AccountantError::Unsupported`] for [`Method::Rdp`] with the penalty or HMC budget;
-    /// [`AccountantError::InvalidParameter`] for an exponent `a` whose `n^a` (or `τ·n^a`)
-    /// over- or underflows; [`AccountantError::InvalidCount`] for `leapfrog = 0`; and the
-    /// errors of the calibration functions.
-    pub fn max_steps(
-        &self,
-        epsilon: f64,
-        delta: f64,
-        n: u64,
-        rule: ConversionRule,
-    ) -> Result<MaxSteps, AccountantError> {
-        let just = |steps| MaxSteps {
-            steps,
-            rdp_order: None,
-        };
-        match *self {
-            Self::Penalty { tau, a, method } => {
-                // The noise sd is τ·n^a·2c: an exponent that over- or underflows it is the
-                // exponent's fault, not τ's.
-                #[allow(clippy::cast_precision_loss)] // n^a only screens for overflow
-                let scale = libm::pow(n as f64, a);
-                if !(a.is_finite() && scale.is_normal() && (tau * scale).is_finite()) {
-                    return Err(AccountantError::InvalidParameter {
-                        name: "a",
-                        value: a,
-                    });
-                }
-                dp_penalty_max_steps(method, epsilon, delta, tau, n, a).map(just)
-            }
-            Self::Hmc {
-                tau_l,
-                tau_g,
-                leapfrog,
-                method,
-            } => {
-                if leapfrog == 0 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "leapfrog",
-                        value: 0,
-                    });
-                }
-                dp_hmc_max_steps(method, epsilon, delta, tau_l, tau_g, n, leapfrog).map(just)
-            }
-            Self::Barker { batch, max_order } => {
-                let (steps, order) =
-                    dp_barker_max_steps_with(epsilon, delta, batch, n, max_order, rule)?;
-                Ok(MaxSteps {
-                    steps,
-                    rdp_order: Some(order),
-                })
-            }
-        }
-    }
-}
-
-#[cfg(test)]
+#[cfg(all(test, feature = "alloc"))]
 #[allow(clippy::unwrap_used, clippy::float_cmp)] // the same calls give the same bits
 mod tests {
+    use super::super::max_steps::{MaxStepsRequest, PrivateMcmc};
     use super::*;
     use alloc::string::ToString;
 
@@ -484,7 +299,7 @@ mod tests {
             .max_steps(6.0, 1e-5, 100_000, t)
             .unwrap();
         assert_eq!((b.steps, b.rdp_order), (8563, Some(5)), "the CLI's figure");
-        assert_eq!("hmc".parse::<Sampler>().unwrap(), Sampler::Hmc);
-        assert_eq!(MaxStepsRequest::hmc(1.0, 1.0).sampler(), Sampler::Hmc);
+        assert_eq!("hmc".parse::<PrivateMcmc>().unwrap(), PrivateMcmc::Hmc);
+        assert_eq!(MaxStepsRequest::hmc(1.0, 1.0).sampler(), PrivateMcmc::Hmc);
     }
 }

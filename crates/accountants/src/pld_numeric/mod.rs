@@ -121,7 +121,7 @@ pub enum Direction {
 /// A base mechanism, as the dominating pair of its privacy loss (symmetric but for the
 /// mixture of Gaussians).
 // The mixture's points are stored inline (≤ 16) so that `Mechanism` and `Component` stay
-// `Copy`; a ledger holds one entry per distinct step, so the size does not matter.
+// `Copy`; a `ComponentCounts` holds one entry per distinct step, so the size does not matter.
 #[allow(clippy::large_enum_variant)]
 #[derive(Copy, Clone, Debug, PartialEq)]
 #[non_exhaustive]
@@ -464,12 +464,17 @@ impl Discretisation {
 /// [`Component`]s with their counts (identical steps are merged, so 10⁶ DP-SGD steps are one
 /// entry). Plain Gaussians are kept apart as one exact PLD mean μ.
 #[derive(Clone, Debug, Default, PartialEq)]
-pub struct Ledger {
+pub struct ComponentCounts {
     parts: Vec<(Component, u64)>,
 }
 
-impl Ledger {
-    /// An empty ledger.
+/// The former name of [`ComponentCounts`] (it clashed with the release ledger,
+/// `dpinfer_ledger::Ledger`).
+#[deprecated(note = "renamed to `ComponentCounts`")]
+pub type Ledger = ComponentCounts;
+
+impl ComponentCounts {
+    /// No components.
     #[must_use]
     pub fn new() -> Self {
         Self::default()
@@ -516,9 +521,9 @@ impl Ledger {
         event: &Event<'_>,
         relation: Neighbouring,
         count: u64,
-    ) -> Result<(f64, Ledger), AccountantError> {
+    ) -> Result<(f64, ComponentCounts), AccountantError> {
         let mut mu = NeumaierSum::new();
-        let mut out = Ledger::new();
+        let mut out = ComponentCounts::new();
         collect(event, relation, count, 0, &mut mu, &mut out)?;
         let m = mu.sum();
         if !m.is_finite() {
@@ -531,8 +536,8 @@ impl Ledger {
     /// Appends every component of `other`.
     ///
     /// # Errors
-    /// As [`Ledger::push`]; on error `self` is unchanged.
-    pub fn merge(&mut self, other: &Ledger) -> Result<(), AccountantError> {
+    /// As [`ComponentCounts::push`]; on error `self` is unchanged.
+    pub fn merge(&mut self, other: &ComponentCounts) -> Result<(), AccountantError> {
         let mut next = self.clone();
         for &(c, n) in &other.parts {
             next.push(c, n)?;
@@ -618,7 +623,7 @@ fn collect(
     count: u64,
     depth: usize,
     mu: &mut NeumaierSum,
-    out: &mut Ledger,
+    out: &mut ComponentCounts,
 ) -> Result<(), AccountantError> {
     if depth > MAX_EVENT_DEPTH {
         return Err(AccountantError::TooDeep);
@@ -741,7 +746,7 @@ mod compose_api {
         pub direction: Direction,
     }
 
-    /// The composition of a [`super::Ledger`] (plus an exact Gaussian PLD mean) as discrete
+    /// The composition of a [`super::ComponentCounts`] (plus an exact Gaussian PLD mean) as discrete
     /// PLDs, one per direction, ready for any number of δ(ε) / ε(δ) queries.
     #[derive(Clone, Debug)]
     pub struct ComposedPld {

@@ -206,7 +206,7 @@ fn validation_relation_and_unsupported_accountants() {
         }
         let mut acc = PldAccountant::new(AR);
         assert!(acc.compose(&e).is_err());
-        assert!(acc.ledger().is_empty());
+        assert!(acc.components().is_empty());
     }
     assert!(matches!(
         ok.validate(RO),

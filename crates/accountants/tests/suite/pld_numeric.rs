@@ -193,7 +193,7 @@ fn accountant_uses_numeric_path_for_subsampled_events() {
         acc.epsilon(1e-5).unwrap().conversion,
         Conversion::GaussianPld
     );
-    assert!(acc.ledger().is_empty());
+    assert!(acc.components().is_empty());
 }
 
 fn eps_sub(q: f64, sigma: f64, k: u64, delta: f64) -> f64 {

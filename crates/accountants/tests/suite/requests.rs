@@ -63,3 +63,32 @@ fn requests_are_the_calibration_functions() {
     );
     assert_eq!(h.rdp_order, None);
 }
+
+/// An invalid τ is τ's error, not the exponent's: the overflow screen of `n^a` blamed `a` for a
+/// NaN, zero or negative τ (its product with `n^a` is not finite), which the MCMC budget now
+/// inherits by calling the request.
+#[test]
+fn penalty_request_names_tau_for_an_invalid_tau() {
+    use dpinfer_accountants::AccountantError;
+    for tau in [f64::NAN, -1.0, 0.0, f64::INFINITY] {
+        let e = MaxStepsRequest::penalty(tau)
+            .max_steps(1.0, 1e-6, 1000, ConversionRule::Tightest)
+            .unwrap_err();
+        assert!(
+            matches!(e, AccountantError::InvalidParameter { name: "tau", .. }),
+            "τ = {tau}: {e:?}"
+        );
+    }
+    // An exponent whose n^a overflows a valid τ's noise is still the exponent's fault.
+    let e = MaxStepsRequest::Penalty {
+        tau: 0.5,
+        a: 400.0,
+        method: Method::Pld,
+    }
+    .max_steps(1.0, 1e-6, 1000, ConversionRule::Tightest)
+    .unwrap_err();
+    assert!(
+        matches!(e, AccountantError::InvalidParameter { name: "a", .. }),
+        "{e:?}"
+    );
+}

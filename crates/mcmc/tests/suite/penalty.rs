@@ -171,6 +171,46 @@ fn penalty_k(epsilon: f64) -> u64 {
     .unwrap()
 }
 
+/// The budget is the accountants' `MaxStepsRequest` (one place for "how many iterations fit"),
+/// and an exponent whose `n^α` overflows the noise is named as the exponent, not as τ (the
+/// direct call to the calibration function blamed τ).
+#[test]
+fn dp_penalty_budget_is_the_request_and_names_the_exponent() {
+    use dpinfer_accountants::calibrate::{MaxStepsRequest, Method};
+    use dpinfer_accountants::{ConversionRule, calibrate};
+    let k = MaxStepsRequest::Penalty {
+        tau: 3.0,
+        a: 0.5,
+        method: Method::Pld,
+    }
+    .max_steps(1.0, 1e-6, 100, ConversionRule::Tightest)
+    .unwrap()
+    .steps;
+    assert_eq!(penalty_k(1.0), k);
+    assert_eq!(
+        k,
+        calibrate::dp_penalty_max_steps_pld(1.0, 1e-6, 3.0, 100, 0.5).unwrap()
+    );
+    let e = budget::Mechanism::Penalty {
+        tau: 0.5,
+        n: 100,
+        n_exponent: 400.0,
+        accounting: Accounting::Zcdp,
+    }
+    .iterations(1.0, 1e-6)
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            McmcError::InvalidParameter {
+                name: "n_exponent",
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+}
+
 #[test]
 fn dp_penalty_refuses_to_exceed_budget() {
     let (prior, lik) = toy(100, 1, 2);

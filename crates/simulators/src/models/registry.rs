@@ -698,8 +698,9 @@ impl<U: UserModel> Model<U> {
     }
 
     /// The sensitivity of the clipped weighted L2 distance to the observed summary that a
-    /// declared summary justifies, carrying its neighbouring relation, with its ledger label
-    /// ([`DeclaredSummary::distance_sensitivity`]); `None` when only the clip C bounds it.
+    /// declared summary justifies, carrying its neighbouring relation and whether it is the
+    /// user's word ([`DeclaredSummary::distance_sensitivity`]); `None` when only the clip C
+    /// bounds it.
     ///
     /// # Errors
     /// [`ModelError::Summary`] for invalid weights or clip.
@@ -707,7 +708,7 @@ impl<U: UserModel> Model<U> {
         &self,
         weights: &[f64],
         clip: f64,
-    ) -> Result<Option<(dpinfer_distances::Sensitivity, &'static str)>, ModelError> {
+    ) -> Result<Option<dpinfer_distances::Sensitivity>, ModelError> {
         match self.declared_summary() {
             Some(s) => Ok(s.distance_sensitivity(weights, clip)?),
             None => Ok(None),

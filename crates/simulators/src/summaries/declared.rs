@@ -198,8 +198,9 @@ impl core::error::Error for SummaryError {
 /// let s = DeclaredSummary::new(spec, 50, 1)?;
 /// assert_eq!(s.output_len(), 1);
 /// assert_eq!(s.compute(&[9.0; 50])?, vec![5.0]);
-/// let (delta, label) = s.distance_sensitivity(&[1.0], 1.0)?.unwrap();
-/// assert!((delta.value() - 0.16).abs() < 1e-15 && label == PROVEN_RELATION);
+/// let delta = s.distance_sensitivity(&[1.0], 1.0)?.unwrap();
+/// assert!((delta.value() - 0.16).abs() < 1e-15 && !delta.is_user_declared());
+/// assert_eq!(DeclaredSummary::ledger_label(&delta), PROVEN_RELATION);
 /// assert_eq!(delta.relation(), dpinfer_distances::Neighbouring::ReplaceOne);
 /// # Ok::<(), dpinfer_simulators::summaries::SummaryError>(())
 /// ```
@@ -337,9 +338,10 @@ impl DeclaredSummary {
     /// Δ of the clipped weighted L2 distance `min(C, d_w(s(x), s(y)))` to the observed
     /// summary ([`SummarySensitivity::clipped_weighted_l2`]) as a [`Sensitivity`] that carries
     /// its neighbouring relation (replace-one for a library summary, the declared one for a
-    /// user's), with the ledger's label: [`PROVEN_RELATION`] for a library summary (the larger
-    /// of the proven and a declared Δ₂), [`USER_REPLACE_ONE`] / [`USER_ADD_REMOVE`] for a
-    /// user-declared one; `None` when nothing beyond the clip C bounds it.
+    /// user's) and whether it rests on the user's word ([`Sensitivity::is_user_declared`]: a
+    /// `Simulator` summary's declared Δ₂; a library summary's bound is the larger of the proven
+    /// and a declared Δ₂, checked); [`DeclaredSummary::ledger_label`] says which in words.
+    /// `None` when nothing beyond the clip C bounds it.
     ///
     /// # Errors
     /// [`SummaryError::Summary`] for no, negative or non-finite weights or a clip that is not
@@ -348,33 +350,26 @@ impl DeclaredSummary {
         &self,
         weights: &[f64],
         clip: f64,
-    ) -> Result<Option<(Sensitivity, &'static str)>, SummaryError> {
-        let (l2, relation, label) = match &self.spec {
+    ) -> Result<Option<Sensitivity>, SummaryError> {
+        let (l2, relation, user) = match &self.spec {
             SummarySpec::Clipped { sensitivity, .. } => {
                 let proven = self.proven_l2()?;
                 (
                     sensitivity.unwrap_or(proven).max(proven),
                     Neighbouring::ReplaceOne,
-                    PROVEN_RELATION,
+                    false,
                 )
             }
             SummarySpec::Simulator {
                 declared: Some((v, r)),
-            } => (
-                *v,
-                *r,
-                match r {
-                    Neighbouring::ReplaceOne => USER_REPLACE_ONE,
-                    Neighbouring::AddRemove => USER_ADD_REMOVE,
-                },
-            ),
+            } => (*v, *r, true),
             SummarySpec::Simulator { declared: None } => return Ok(None),
         };
         // Only the L2 bound enters the distance's sensitivity.
         let s = SummarySensitivity {
             l1: f64::INFINITY,
             l2,
-            relation: relation.name(),
+            relation,
         };
         let d = s
             .clipped_weighted_l2(weights, clip)
@@ -386,9 +381,26 @@ impl DeclaredSummary {
             Neighbouring::ReplaceOne => Relations::REPLACE_ONE,
             Neighbouring::AddRemove => Relations::ADD_REMOVE,
         };
-        let d =
-            Sensitivity::declared(d, relations).map_err(|_| SummaryError::InvalidSensitivity(d))?;
-        Ok(Some((d, label)))
+        let d = if user {
+            Sensitivity::user_declared(d, relations)
+        } else {
+            Sensitivity::declared(d, relations)
+        }
+        .map_err(|_| SummaryError::InvalidSensitivity(d))?;
+        Ok(Some(d))
+    }
+
+    /// The release ledger's words for the neighbouring relation of a distance sensitivity
+    /// from [`DeclaredSummary::distance_sensitivity`], read from the value itself:
+    /// [`USER_REPLACE_ONE`] / [`USER_ADD_REMOVE`] (by [`Sensitivity::relation`]) for a
+    /// user-declared one, [`PROVEN_RELATION`] for a proven one.
+    #[must_use]
+    pub fn ledger_label(sensitivity: &Sensitivity) -> &'static str {
+        match (sensitivity.is_user_declared(), sensitivity.relation()) {
+            (false, _) => PROVEN_RELATION,
+            (true, Neighbouring::ReplaceOne) => USER_REPLACE_ONE,
+            (true, Neighbouring::AddRemove) => USER_ADD_REMOVE,
+        }
     }
 }
 
@@ -410,17 +422,17 @@ mod tests {
     #[test]
     fn proven_sensitivity_of_a_mean_and_the_check_of_a_declared_one() {
         let s = DeclaredSummary::new(clipped(OwnedSummaryKind::Mean, None), 50, 1).unwrap();
-        let (d, r) = s.distance_sensitivity(&[4.0], 10.0).unwrap().unwrap();
+        let d = s.distance_sensitivity(&[4.0], 10.0).unwrap().unwrap();
         // √4 · 8/50.
         assert!((d.value() - 0.32).abs() < 1e-15);
-        assert_eq!(r, PROVEN_RELATION);
+        assert!(!d.is_user_declared());
+        assert_eq!(DeclaredSummary::ledger_label(&d), PROVEN_RELATION);
         assert_eq!(d.relations(), Relations::REPLACE_ONE);
         // Capped at the clip.
         assert_eq!(
             s.distance_sensitivity(&[4.0], 0.1)
                 .unwrap()
                 .unwrap()
-                .0
                 .value(),
             0.1
         );
@@ -430,7 +442,6 @@ mod tests {
             s.distance_sensitivity(&[1.0], 10.0)
                 .unwrap()
                 .unwrap()
-                .0
                 .value(),
             0.5
         );
@@ -460,7 +471,9 @@ mod tests {
             .unwrap();
             assert!(!s.summarises_data());
             assert_eq!(s.compute(&[1.0, 2.0, 3.0]).unwrap(), vec![1.0, 2.0, 3.0]);
-            let (d, l) = s.distance_sensitivity(&[1.0; 3], 1.0).unwrap().unwrap();
+            let d = s.distance_sensitivity(&[1.0; 3], 1.0).unwrap().unwrap();
+            assert!(d.is_user_declared());
+            let l = DeclaredSummary::ledger_label(&d);
             assert_eq!((d.value(), d.relation(), l), (0.01, r, label));
             // The value holds for the declared relation only.
             assert!(!d.holds_for(match r {

@@ -46,7 +46,7 @@ fn sensitivities_hold_and_are_tight_where_stated() {
             let s = ClippedSummary::new(kind, lo, hi).unwrap();
             let n = 12;
             let sens = s.sensitivity(n).unwrap();
-            assert_eq!(sens.relation, "replace-one");
+            assert_eq!(sens.relation, dpinfer_distances::Neighbouring::ReplaceOne);
             let mut worst1: f64 = 0.0;
             for trial in 0..4000 {
                 let mut x: Vec<f64> = (0..n)
