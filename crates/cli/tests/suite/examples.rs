@@ -80,6 +80,60 @@ fn an_unmarked_warning_and_a_stale_marker_both_fail() {
     assert_eq!(unmatched(&[], &[]), (vec![], vec![]));
 }
 
+/// The leading comment block of a config text (its header), one string.
+fn header(text: &str) -> String {
+    text.lines()
+        .take_while(|l| l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn every_example_header_states_its_measured_run_time() {
+    // Issue 32 item 3: a user learns from the header how long the shipped run takes (release
+    // build, wall and CPU) and under which load it was measured.
+    let mut missing = Vec::new();
+    for name in example_names() {
+        let h = header(&std::fs::read_to_string(root().join("examples").join(&name)).unwrap())
+            .replace("\n#", "");
+        let ok = h.contains("Run time at these settings (release build")
+            && h.contains(" s wall,")
+            && h.contains(" s CPU,")
+            && h.contains("load average");
+        if !ok {
+            missing.push(name);
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "headers without a measured run time: {missing:?}"
+    );
+}
+
+#[test]
+fn a_companion_config_warns_nothing_and_its_paper_config_names_it() {
+    // `X-useful.toml` is the clean setting of a paper's config `X.toml` that warns: it may
+    // carry no `expect-warning` marker (the shipped-settings test then demands a run without
+    // any warning), `X.toml` must exist and say in its header which companion to use.
+    let names = example_names();
+    let companions: Vec<&String> = names
+        .iter()
+        .filter(|n| n.ends_with("-useful.toml"))
+        .collect();
+    assert!(!companions.is_empty(), "{names:?}");
+    for c in companions {
+        let text = std::fs::read_to_string(root().join("examples").join(c)).unwrap();
+        assert!(markers(&text).is_empty(), "{c} marks an expected warning");
+        let base = c.replace("-useful.toml", ".toml");
+        assert!(names.contains(&base), "{c} has no paper config {base}");
+        let btext = std::fs::read_to_string(root().join("examples").join(&base)).unwrap();
+        assert!(
+            header(&btext).contains(c.as_str()),
+            "{base}'s header does not name its companion {c}"
+        );
+    }
+}
+
 #[test]
 fn every_example_at_its_shipped_settings_warns_only_as_its_header_says() {
     let names = example_names();
