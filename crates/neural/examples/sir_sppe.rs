@@ -144,6 +144,9 @@ fn main() {
         smc.simulations(),
         smc.history().len()
     );
+    println!("| method | β mean ± sd | γ mean ± sd |");
+    println!("|---|---|---|");
+    summary("SMC-ABC", &reference);
 
     let mech = Proportions(BinomialCurve::new(N, M_PSEUDO, K).unwrap());
     let flow = if args.iter().any(|a| a == "--maf") {

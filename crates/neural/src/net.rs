@@ -223,7 +223,8 @@ impl Adam {
                 let gk = (g[k] * scale + 0.0) + (*th * wd + 0.0);
                 m[k] = (m[k] * b1 + 0.0) + (gk * nb1 + 0.0);
                 v[k] = (v[k] * b2 + 0.0) + ((gk * gk) * nb2 + 0.0);
-                let denom = (v[k] * inv_c2 + 0.0).sqrt() * 1.0 + eps;
+                // (the tensor version's affine(1, ε): ·1 is exact)
+                let denom = (v[k] * inv_c2 + 0.0).sqrt() + eps;
                 let update = (m[k] * step + 0.0) / denom;
                 *th -= update;
             }
