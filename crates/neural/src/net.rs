@@ -294,7 +294,7 @@ mod tests {
     }
 
     fn params(rng: &mut SimStream) -> Vec<Var> {
-        [vec![7, 5], vec![5], vec![3]]
+        [vec![7, 5], vec![7], vec![3]]
             .iter()
             .map(|dims| {
                 let n: usize = dims.iter().product();
