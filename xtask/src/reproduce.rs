@@ -16,6 +16,13 @@ pub(crate) const REPRODUCTIONS: &[Reproduction] = &[
         &["-p", "dpinfer-neural", "--example", "sbc_sppe"],
     ),
     (
+        "neural-epoch",
+        "seconds per training epoch on the SIR round-10 shape, the twin of \
+         crates/neural/benches/sbi_epoch.py (crates/neural/examples/epoch_time.rs; \
+         RAYON_NUM_THREADS sets the threads)",
+        &["-p", "dpinfer-neural", "--example", "epoch_time"],
+    ),
+    (
         "neural-sir",
         "the SIR experiment of Xiong, Ju & Zhang App. E.1.1 by SPPE and SPLE against SMC-ABC \
          (crates/neural/examples/sir_sppe.rs; hours at the paper's settings)",

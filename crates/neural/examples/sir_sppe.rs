@@ -11,7 +11,7 @@
 //!
 //! Not run in CI. Run:
 //! `cargo run --release -p dpinfer-neural --example sir_sppe -- [--rounds 10] [--sims 1000]
-//! [--m 8] [--maf] [--max-epochs N] [--abc-tolerance 0.05] [--seed 1]`
+//! [--m 8] [--maf] [--max-epochs N] [--abc-tolerance 0.05] [--seed 1] [--no-sppe] [--no-sple]`
 //! (defaults: the paper's 10 rounds of 1000 simulations and its 8-layer spline flow).
 #![allow(
     clippy::unwrap_used,
@@ -144,6 +144,9 @@ fn main() {
         smc.simulations(),
         smc.history().len()
     );
+    println!("| method | β mean ± sd | γ mean ± sd |");
+    println!("|---|---|---|");
+    summary("SMC-ABC", &reference);
 
     let mech = Proportions(BinomialCurve::new(N, M_PSEUDO, K).unwrap());
     let flow = if args.iter().any(|a| a == "--maf") {
@@ -164,30 +167,47 @@ fn main() {
         ..SequentialSettings::default()
     };
 
-    let t0 = Instant::now();
-    let post = sppe(&prior, &sir, &mech, &S_DP, &settings).unwrap();
-    let sppe_secs = t0.elapsed().as_secs_f64();
-    for r in &post.rounds {
+    let sppe_run = if args.iter().any(|a| a == "--no-sppe") {
+        None
+    } else {
+        let t0 = Instant::now();
+        let post = sppe(&prior, &sir, &mech, &S_DP, &settings).unwrap();
+        let sppe_secs = t0.elapsed().as_secs_f64();
+        for r in &post.rounds {
+            eprintln!(
+                "SPPE round {}: {} epochs, best validation loss {:.4}, proposal {:?}",
+                r.round, r.fit.epochs, r.fit.validation_loss[r.fit.best_epoch], r.proposal
+            );
+        }
+        let (sppe_draws, _) = post
+            .posterior
+            .sample(&prior, 1000, 0.01, &mut SimStream::new(seed, 2))
+            .unwrap();
         eprintln!(
-            "SPPE round {}: {} epochs, best validation loss {:.4}, proposal {:?}",
-            r.round, r.fit.epochs, r.fit.validation_loss[r.fit.best_epoch], r.proposal
+            "SPPE: {sppe_secs:.1} s, MMD to SMC-ABC {:.4}",
+            mmd(&sppe_draws, &reference)
         );
-    }
-    let (sppe_draws, _) = post
-        .posterior
-        .sample(&prior, 1000, 0.01, &mut SimStream::new(seed, 2))
-        .unwrap();
-
-    let t0 = Instant::now();
-    let lik = sple(&prior, &sir, &mech, &S_DP, &settings).unwrap();
-    let sple_secs = t0.elapsed().as_secs_f64();
-    for r in &lik.rounds {
+        Some((sppe_draws, sppe_secs))
+    };
+    let lik = if args.iter().any(|a| a == "--no-sple") {
+        None
+    } else {
+        let t0 = Instant::now();
+        let lik = sple(&prior, &sir, &mech, &S_DP, &settings).unwrap();
+        let sple_secs = t0.elapsed().as_secs_f64();
+        for r in &lik.rounds {
+            eprintln!(
+                "SPLE round {}: {} epochs, best validation loss {:.4}",
+                r.round, r.fit.epochs, r.fit.validation_loss[r.fit.best_epoch]
+            );
+        }
+        eprintln!("SPLE final chains: {:?}", lik.posterior_mcmc);
         eprintln!(
-            "SPLE round {}: {} epochs, best validation loss {:.4}",
-            r.round, r.fit.epochs, r.fit.validation_loss[r.fit.best_epoch]
+            "SPLE: {sple_secs:.1} s, MMD to SMC-ABC {:.4}",
+            mmd(&lik.posterior, &reference)
         );
-    }
-    eprintln!("SPLE final chains: {:?}", lik.posterior_mcmc);
+        Some((lik, sple_secs))
+    };
 
     let sims = settings.rounds * settings.simulations;
     let ts = theta_star();
@@ -199,17 +219,25 @@ fn main() {
     println!("|---|---|---|");
     println!("| truth θ* | {:.4} | {:.4} |", ts[0], ts[1]);
     summary("SMC-ABC", &reference);
-    summary("SPPE", &sppe_draws);
-    summary("SPLE", &lik.posterior);
+    if let Some((sppe_draws, _)) = &sppe_run {
+        summary("SPPE", sppe_draws);
+    }
+    if let Some((lik, _)) = &lik {
+        summary("SPLE", &lik.posterior);
+    }
     println!("\n| method | simulations | wall time (s) | MMD to SMC-ABC |");
     println!("|---|---|---|---|");
     println!("| SMC-ABC | {} | {abc_secs:.1} | — |", smc.simulations());
-    println!(
-        "| SPPE | {sims} | {sppe_secs:.1} | {:.4} |",
-        mmd(&sppe_draws, &reference)
-    );
-    println!(
-        "| SPLE | {sims} | {sple_secs:.1} | {:.4} |",
-        mmd(&lik.posterior, &reference)
-    );
+    if let Some((sppe_draws, sppe_secs)) = &sppe_run {
+        println!(
+            "| SPPE | {sims} | {sppe_secs:.1} | {:.4} |",
+            mmd(sppe_draws, &reference)
+        );
+    }
+    if let Some((lik, sple_secs)) = &lik {
+        println!(
+            "| SPLE | {sims} | {sple_secs:.1} | {:.4} |",
+            mmd(&lik.posterior, &reference)
+        );
+    }
 }
