@@ -116,7 +116,6 @@ pub(crate) fn run_task(meter: &Meter, name: &str) -> Row {
 /// `xtask ci-side [--fail-fast]`: the venv, then the side lane's tasks; rows into
 /// `side.tsv` after each. Exit status 1 when a task failed.
 pub(crate) fn side(fail_fast: bool) -> ExitCode {
-    crate::python::CI_WHEEL.store(true, std::sync::atomic::Ordering::Relaxed);
     let meter = Meter::new();
     let dir = dir();
     let tsv = dir.join("side.tsv");

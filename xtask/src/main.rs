@@ -134,7 +134,6 @@ fn usage() {
 }
 
 fn ci(fail_fast: bool) -> ExitCode {
-    python::CI_WHEEL.store(true, std::sync::atomic::Ordering::Relaxed);
     let meter = usage::Meter::new();
     let start = meter.mark();
     if let Ok(only) = std::env::var("XTASK_ONLY")

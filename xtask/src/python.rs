@@ -14,7 +14,6 @@
 //! Environment: `XTASK_PYTHON` (default `python3`) is the interpreter the venv is made from.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::util::{Cmd, Res, root, target_dir};
 
@@ -48,12 +47,6 @@ const REQUIREMENTS: &[&str] = &[
     "arviz==0.23.4; python_version < '3.12'",
     "matplotlib",
 ];
-/// Set by `cargo xtask ci` (both lanes): the wheel it tests is built with the binding's
-/// `wheel-ci` profile (python/Cargo.toml: release without LTO), which
-/// changes no number and saves the thin-LTO step; `cargo xtask python-wheel` and
-/// `cargo xtask python` on their own build the shipped `--release` wheel (issue 34).
-pub(crate) static CI_WHEEL: AtomicBool = AtomicBool::new(false);
-
 /// Installed with `--no-deps` (opacus' package imports torch; its RDP analysis does not).
 const NO_DEPS: &[&str] = &["opacus==1.6.0"];
 
@@ -138,7 +131,7 @@ pub(crate) fn python() -> Res {
 }
 
 /// The wheel half of [`python`]: the venv, the binding's clippy gate, `maturin build
-/// --release` (`--profile wheel-ci` under `ci`: [`CI_WHEEL`]), the wheel installed into the venv and imported. Uses only `target/python`
+/// --release`, the wheel installed into the venv and imported. Uses only `target/python`
 /// and the venv, none of the workspace build, so `cargo xtask ci` runs it in the side lane
 /// beside the workspace tests. Returns the wheel's path.
 ///
@@ -159,15 +152,11 @@ pub(crate) fn wheel() -> Res<PathBuf> {
             "-m",
             "maturin",
             "build",
+            "--release",
             "--locked",
             "-m",
             "python/Cargo.toml",
         ])
-        .args(if CI_WHEEL.load(Ordering::Relaxed) {
-            ["--profile", "wheel-ci"].as_slice()
-        } else {
-            ["--release"].as_slice()
-        })
         .args(["--out".as_ref(), wheels.as_os_str()])
         .args(["--interpreter".as_ref(), py.as_os_str()])
         .env("CARGO_TARGET_DIR", target_dir().join("python"))
