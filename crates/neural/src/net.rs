@@ -219,13 +219,15 @@ impl Adam {
             let dims = theta.dims().to_vec();
             let mut next = theta.flatten_all()?.to_vec1::<f32>()?;
             let (m, v) = (&mut self.m[i], &mut self.v[i]);
-            for (k, th) in next.iter_mut().enumerate() {
-                let gk = (g[k] * scale + 0.0) + (*th * wd + 0.0);
-                m[k] = (m[k] * b1 + 0.0) + (gk * nb1 + 0.0);
-                v[k] = (v[k] * b2 + 0.0) + ((gk * gk) * nb2 + 0.0);
+            // (a gradient has its parameter's shape: the four buffers have one length)
+            for (((th, &g), mk), vk) in next.iter_mut().zip(&g).zip(m.iter_mut()).zip(v.iter_mut())
+            {
+                let gk = (g * scale + 0.0) + (*th * wd + 0.0);
+                *mk = (*mk * b1 + 0.0) + (gk * nb1 + 0.0);
+                *vk = (*vk * b2 + 0.0) + ((gk * gk) * nb2 + 0.0);
                 // (the tensor version's affine(1, ε): ·1 is exact)
-                let denom = (v[k] * inv_c2 + 0.0).sqrt() + eps;
-                let update = (m[k] * step + 0.0) / denom;
+                let denom = (*vk * inv_c2 + 0.0).sqrt() + eps;
+                let update = (*mk * step + 0.0) / denom;
                 *th -= update;
             }
             var.set(&Tensor::from_vec(next, dims, &Device::Cpu)?)?;
