@@ -153,6 +153,9 @@ impl Prior for CommandModel {
     fn in_support(&self, theta: &[f64]) -> bool {
         self.prior.in_support(theta)
     }
+    fn marginal_ln_density(&self, j: usize, x: f64) -> Option<f64> {
+        self.prior.marginal_ln_density(j, x)
+    }
 }
 
 /// One θ at a time through the pool (row id 0); a rejection is recoverable. On a fatal

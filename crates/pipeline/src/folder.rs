@@ -175,12 +175,18 @@ pub fn write(outcome: &Outcome, dir: &Path, model: &str) -> Result<Vec<String>> 
     let cols = o.columns();
     if !o.samples.is_empty() {
         for (j, name) in o.names.iter().enumerate() {
-            // Parameter j's prior draws; non-finite ones are left out (dpinfer-plots refuses
-            // them).
-            let prior: Option<Vec<f64>> = o.prior_draws.as_ref().map(|p| {
-                let col = p.iter().skip(j).step_by(d).copied();
-                col.filter(|v| v.is_finite()).collect()
-            });
+            // The prior's exact marginal density of parameter j where it has one, else its
+            // draws (non-finite ones left out: dpinfer-plots refuses them) as a KDE; the
+            // legend says which.
+            let density = o.prior_draws.as_ref().and_then(|p| p.marginal_density(j));
+            let prior: Option<Vec<f64>> =
+                o.prior_draws
+                    .as_ref()
+                    .filter(|_| density.is_none())
+                    .map(|p| {
+                        let col = p.draws.iter().skip(j).step_by(d).copied();
+                        col.filter(|v| v.is_finite()).collect()
+                    });
             let mut plot = dpinfer_plots::Marginal::new(name, &cols[j])
                 .title(format!("posterior of {name} ({})", o.sampler))
                 .legend();
@@ -190,7 +196,9 @@ pub fn write(outcome: &Outcome, dir: &Path, model: &str) -> Result<Vec<String>> 
             if let Some(t) = o.truth.as_ref().and_then(|t| t.get(j)) {
                 plot = plot.truth(*t);
             }
-            if let Some(p) = prior.as_deref().filter(|p| !p.is_empty()) {
+            if let Some(f) = &density {
+                plot = plot.prior_density(f);
+            } else if let Some(p) = prior.as_deref().filter(|p| !p.is_empty()) {
                 plot = plot.prior(p);
             }
             let svg = plot.svg()?;

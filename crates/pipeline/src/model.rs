@@ -33,6 +33,29 @@ impl UserModel for CommandModel {
     }
 }
 
+/// The exact marginal log densities of the model's prior
+/// ([`Prior::marginal_ln_density`](dpinfer::simulators::Prior::marginal_ln_density)), owning
+/// only the prior: a command model's declared prior is copied out, so the outcome that keeps
+/// this function does not keep the worker pool alive.
+#[must_use]
+pub fn marginal_ln_density(model: &Model) -> crate::results::MarginalLnDensity {
+    use dpinfer::simulators::Prior as _;
+    match model {
+        registry::Model::User(c) => {
+            let p = c.prior.clone();
+            Arc::new(move |j, x| p.marginal_ln_density(j, x))
+        }
+        registry::Model::WithPrior(b) => {
+            let p = b.1.clone();
+            Arc::new(move |j, x| p.marginal_ln_density(j, x))
+        }
+        builtin => {
+            let m = builtin.clone();
+            Arc::new(move |j, x| ModelPrior(&m).marginal_ln_density(j, x))
+        }
+    }
+}
+
 /// The built-in model's settings of `[model]` (name, n, sigma, prior_mean, prior_sd,
 /// population, tau, obs_times, stream_version).
 impl TryFrom<&ModelConfig> for ModelSpec {

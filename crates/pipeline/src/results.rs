@@ -2,6 +2,8 @@
 //! sampler's facts, diagnostics and the warnings a statistician needs before trusting it.
 //! Front ends write it (the CLI's results folder) or hand it over (Python).
 
+use std::sync::Arc;
+
 use crate::private::Ledger;
 use crate::summary::{Marginal, summarise};
 pub use dpinfer_plots::Chart;
@@ -34,9 +36,52 @@ pub struct Outcome {
     /// Warnings about the posterior (few draws, no convergence, indistinguishable from the
     /// prior, an early stop), printed and stored in `summary.json`.
     pub warnings: Vec<String>,
-    /// Draws of the prior (row-major, set by [`Outcome::diagnose`]), drawn as a dashed grey
-    /// density under each marginal.
-    pub prior_draws: Option<Vec<f64>>,
+    /// The prior (set by [`Outcome::diagnose`]): its draws, which the posterior is compared
+    /// with, and its exact marginal densities, drawn as a dashed grey curve under each
+    /// marginal (a KDE of the draws for a coordinate without a closed form).
+    pub prior_draws: Option<PriorDraws>,
+}
+
+/// A prior's exact marginal log densities: `(j, x) ↦ ln p_j(x)`, `None` for a coordinate
+/// without a closed form ([`Prior::marginal_ln_density`](dpinfer::simulators::Prior::marginal_ln_density)).
+pub type MarginalLnDensity = Arc<dyn Fn(usize, f64) -> Option<f64> + Send + Sync>;
+
+/// The model's prior as a run's outcome keeps it: [`PRIOR_DRAWS`] draws, and the marginal
+/// densities where the prior knows them.
+#[derive(Clone)]
+pub struct PriorDraws {
+    /// Draws of the prior, row-major.
+    pub draws: Vec<f64>,
+    /// The prior's exact marginal log densities (`None`: the prior has none).
+    pub marginal: Option<MarginalLnDensity>,
+}
+
+impl core::fmt::Debug for PriorDraws {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("PriorDraws")
+            .field("draws", &self.draws.len())
+            .field("marginal", &self.marginal.is_some())
+            .finish()
+    }
+}
+
+impl PriorDraws {
+    /// The exact marginal density of coordinate `j` (not its log: `0` outside the support),
+    /// when the prior has a closed form for it; the plots draw it instead of a KDE of the
+    /// draws.
+    #[must_use]
+    pub fn marginal_density(&self, j: usize) -> Option<impl Fn(f64) -> f64 + '_> {
+        let m = self.marginal.as_ref()?;
+        // The closed form exists per coordinate, not per point: one probe says which.
+        m(j, 0.0)?;
+        Some(move |x: f64| {
+            m(j, x)
+                .map(f64::exp)
+                // The trait never returns NaN; a broken implementation draws nothing there.
+                .filter(|p| !p.is_nan())
+                .unwrap_or(0.0)
+        })
+    }
 }
 
 /// Fewer effective draws than this make the 2.5 %/97.5 % quantiles unreliable.
@@ -88,10 +133,12 @@ impl Outcome {
     /// Adds the warnings a statistician needs before trusting the summary: quantiles from
     /// fewer than [`MIN_DRAWS`] effective draws; MCMC that has not converged (split-R̂ above
     /// [`MAX_RHAT`] or bulk ESS below [`MIN_ESS`], read from the sampler's facts); and a
-    /// posterior that a two-sample KS test cannot tell from `prior_draws` (row-major,
-    /// [`PRIOR_DRAWS`] draws of the model's prior) at the 5 % level for every parameter.
-    pub fn diagnose(&mut self, prior_draws: Option<&[f64]>) {
-        self.prior_draws = prior_draws.map(<[f64]>::to_vec);
+    /// posterior that a two-sample KS test cannot tell from the prior's draws (row-major,
+    /// [`PRIOR_DRAWS`] draws of the model's prior) at the 5 % level for every parameter. The
+    /// prior is kept for the plots.
+    pub fn diagnose(&mut self, prior: Option<PriorDraws>) {
+        self.prior_draws = prior;
+        let prior_draws = self.prior_draws.as_ref().map(|p| p.draws.as_slice());
         let n = self.samples.len() / self.names.len().max(1);
         let ne = self.effective_draws();
         if n > 0 && ne < MIN_DRAWS {

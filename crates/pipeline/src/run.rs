@@ -140,7 +140,7 @@ pub fn run_with(
     let handle = model.clone();
     let steps = || -> Result<Finished> {
         let observer: &dyn Observer = &**observer;
-        let prior = prior_draws(&model, cfg.seeds.run);
+        let prior = prior_of(&model, cfg.seeds.run);
         let threads = check_threads(threads)?;
         let t0 = Instant::now();
         // A DP MCMC run's fingerprint, once its once-only ledger is marked started.
@@ -252,7 +252,7 @@ pub fn run_with(
         if kind.uses_pairs() || kind == SamplerKind::SmcAbc {
             record_kernel_version(cfg, &mut outcome.facts)?;
         }
-        outcome.diagnose(prior.as_deref());
+        outcome.diagnose(prior);
         Ok(Finished {
             outcome,
             lock,
@@ -313,6 +313,16 @@ pub(crate) fn prior_draws(model: &Model, seed: u64) -> Option<Vec<f64>> {
         prior.sample(&mut rng, row).ok()?;
     }
     Some(out)
+}
+
+/// The model's prior as the outcome keeps it: [`prior_draws`] and the exact marginal
+/// densities ([`crate::model::marginal_ln_density`]); `None` when the prior cannot be
+/// sampled.
+fn prior_of(model: &Model, seed: u64) -> Option<crate::results::PriorDraws> {
+    Some(crate::results::PriorDraws {
+        draws: prior_draws(model, seed)?,
+        marginal: Some(crate::model::marginal_ln_density(model)),
+    })
 }
 
 /// Records the random-feature map's kernel version (`[distance] kernel_version`, default 1)
@@ -517,7 +527,7 @@ pub fn private_step(cfg: &Config, pairs: &Path, dir: &Path) -> Result<Finished> 
     let (release, reproduced) = crate::private::private_step(cfg, &public, &rows, &obs, &lock)?;
     let mut outcome = release_outcome(cfg, &public, release, reproduced);
     record_kernel_version(cfg, &mut outcome.facts)?;
-    outcome.diagnose(prior_draws(&public.model, cfg.seeds.run).as_deref());
+    outcome.diagnose(prior_of(&public.model, cfg.seeds.run));
     Ok(Finished {
         outcome,
         lock,

@@ -60,6 +60,12 @@ pub enum PlotError {
         /// The number given.
         found: usize,
     },
+    /// A prior density function returned NaN or a negative value (+∞ is allowed: it is
+    /// drawn at the top of the frame).
+    InvalidDensity {
+        /// Position of the grid point (0 to 120 from the left edge of the panel).
+        index: usize,
+    },
 }
 
 impl fmt::Display for PlotError {
@@ -91,6 +97,10 @@ impl fmt::Display for PlotError {
             Self::TooMany { what, max, found } => {
                 write!(f, "{found} {what}, at most {max} can be plotted")
             }
+            Self::InvalidDensity { index } => write!(
+                f,
+                "the prior density is NaN or negative at grid point {index}"
+            ),
         }
     }
 }

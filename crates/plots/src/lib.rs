@@ -13,7 +13,7 @@ pub use axes::CHAR_EM;
 pub use error::PlotError;
 pub use layout::{Problem, layout_problems};
 pub use line::{Chart, Series, line_chart};
-pub use marginal::Marginal;
+pub use marginal::{Marginal, PriorCurve, PriorSource};
 pub use pairs::{Column, MAX_PAIR_COLUMNS, PairPlot};
 pub use stats::{MAX_RESAMPLED, RankHistograms, rank_histograms, resample};
 pub use trace::{rank_plot, trace_plot, trace_rank_plot};

@@ -159,7 +159,7 @@ fn draw(title: &str, names: &[&str], cols: &[&[f64]], truth: Option<&[f64]>) -> 
     #[allow(clippy::cast_precision_loss)]
     let height = 35.0 + cell * d as f64 + 24.0;
     let mut out = header(size, height, title);
-    legend_into(&mut out, size, height - 8.0, false, truth.is_some());
+    legend_into(&mut out, size, height - 8.0, None, truth.is_some());
     let ranges: Vec<(f64, f64)> = cols
         .iter()
         .enumerate()

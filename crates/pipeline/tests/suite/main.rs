@@ -8,4 +8,5 @@ mod config_types;
 mod errors;
 mod folder;
 mod neural;
+mod prior_curve;
 mod steps;

@@ -149,6 +149,23 @@ proptest! {
         check(plot.svg())?;
     }
 
+    /// A prior density that is a step at `cut` to `height` (NaN, ±∞, negative, huge or
+    /// tiny included), beside hostile draws: a typed error or a clean SVG, never a panic.
+    #[test]
+    fn marginal_with_a_density(
+        samples in floats(40),
+        truth in prop::option::of(float()),
+        (cut, height, slope) in (float(), float(), float()),
+    ) {
+        let f = move |x: f64| if x < cut { 0.0 } else { height + slope * (x - cut) };
+        let mut plot = Marginal::new("x", &samples).prior_density(&f).legend();
+        if let Some(t) = truth {
+            plot = plot.truth(t);
+        }
+        let _ = plot.prior_curve();
+        check(plot.svg())?;
+    }
+
     #[test]
     fn pair_plot(
         names in prop::collection::vec(text(), 0..5),

@@ -332,6 +332,9 @@ impl Prior for NoUser {
     fn in_support(&self, _: &[f64]) -> bool {
         match *self {}
     }
+    fn marginal_ln_density(&self, _: usize, _: f64) -> Option<f64> {
+        match *self {}
+    }
 }
 
 impl Simulator for NoUser {
@@ -790,6 +793,13 @@ impl<U: UserModel> Prior for ModelPrior<'_, U> {
     }
     fn in_support(&self, theta: &[f64]) -> bool {
         each_prior!(self.0, p => p.in_support(theta), b => b.1.in_support(theta))
+    }
+    fn marginal_ln_density(&self, j: usize, x: f64) -> Option<f64> {
+        each_prior!(
+            self.0,
+            p => p.marginal_ln_density(j, x),
+            b => b.1.marginal_ln_density(j, x)
+        )
     }
 }
 

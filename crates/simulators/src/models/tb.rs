@@ -758,6 +758,18 @@ impl Prior for TbPrior {
             && th[2] <= c
             && self.accepted(&th)
     }
+    /// β (coordinate 3) is drawn once from N(200, 30) before the truncation acts on the
+    /// others, so its marginal is that normal exactly; the truncated (R₁, t₁, R₂) have no
+    /// closed-form marginal (`None`).
+    fn marginal_ln_density(&self, j: usize, x: f64) -> Option<f64> {
+        (j == 3).then(|| {
+            if !x.is_finite() {
+                return f64::NEG_INFINITY;
+            }
+            let z = (x - self.burden_mean) / self.burden_sd;
+            -0.5 * z * z - libm::log(self.burden_sd) - LN_SQRT_2PI
+        })
+    }
 }
 
 impl TbPrior {

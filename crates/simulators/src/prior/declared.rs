@@ -59,6 +59,9 @@ impl Prior for Marginal {
     fn in_support(&self, theta: &[f64]) -> bool {
         each!(self, p => p.in_support(theta))
     }
+    fn marginal_ln_density(&self, j: usize, x: f64) -> Option<f64> {
+        each!(self, p => p.marginal_ln_density(j, x))
+    }
 }
 
 /// θ = (θ_1, …, θ_m), the concatenation of independent [`Marginal`] blocks drawn in order;
@@ -149,5 +152,17 @@ impl Prior for DeclaredPrior {
             rest = tail;
         }
         true
+    }
+    /// The marginal of the block holding coordinate `j` (blocks are independent).
+    fn marginal_ln_density(&self, j: usize, x: f64) -> Option<f64> {
+        let mut start = 0;
+        for b in &self.blocks {
+            let d = b.dim();
+            if j < start + d {
+                return b.marginal_ln_density(j - start, x);
+            }
+            start += d;
+        }
+        None
     }
 }

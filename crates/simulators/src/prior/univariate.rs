@@ -46,6 +46,9 @@ macro_rules! scalar_prior {
             fn in_support(&self, theta: &[f64]) -> bool {
                 matches!(theta, [x] if self.ln_pdf(*x) > f64::NEG_INFINITY)
             }
+            fn marginal_ln_density(&self, j: usize, x: f64) -> Option<f64> {
+                (j == 0).then(|| self.ln_pdf(x))
+            }
         }
     };
 }

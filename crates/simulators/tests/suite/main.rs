@@ -9,6 +9,7 @@
 mod common;
 
 mod dist_priors;
+mod marginals;
 mod models;
 mod normal_v2;
 mod props;
