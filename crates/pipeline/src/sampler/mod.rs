@@ -45,14 +45,18 @@ pub(crate) use sppe::settings_key as neural_key;
 pub use svt::SvtAbc;
 
 /// Declares [`SamplerConfig`] and [`SamplerKind`] from one list: variant, struct, `kind` name,
-/// `as pass` for a private pass over the pairs table (the struct is a [`PairsPass`]), and for a
+/// its family (`as pass`: a private pass over the pairs table, the struct is a [`PairsPass`];
+/// `as mcmc`: an MCMC chain, the struct is an [`Mcmc`] of a [`McmcKernel`]), and for a
 /// non-private baseline the keys of its private siblings it ignores.
 macro_rules! samplers {
     (@pass $s:ident pass) => { Some($s) };
-    (@pass $s:ident) => { None };
-    (@is pass) => { true };
-    (@is) => { false };
-    ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(as $pass:ident)? $(ignoring $sib:expr)?;)+) => {
+    (@pass $s:ident $($f:ident)?) => { None };
+    (@mcmc $s:ident mcmc) => { Some((&$s.chain, &$s.kernel as &dyn McmcKernel)) };
+    (@mcmc $s:ident $($f:ident)?) => { None };
+    (@is pass pass) => { true };
+    (@is mcmc mcmc) => { true };
+    (@is $want:ident $($f:ident)?) => { false };
+    ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(as $fam:ident)? $(ignoring $sib:expr)?;)+) => {
         /// `[sampler]`, by `kind`.
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #[serde(tag = "kind")]
@@ -75,7 +79,15 @@ macro_rules! samplers {
             #[must_use]
             pub fn is_pass(self) -> bool {
                 match self {
-                    $(Self::$v => samplers!(@is $($pass)?),)+
+                    $(Self::$v => samplers!(@is pass $($fam)?),)+
+                }
+            }
+
+            /// MCMC samplers ([`McmcKernel`]; they need a per-row likelihood).
+            #[must_use]
+            pub fn is_mcmc(self) -> bool {
+                match self {
+                    $(Self::$v => samplers!(@is mcmc $($fam)?),)+
                 }
             }
         }
@@ -101,7 +113,15 @@ macro_rules! samplers {
             #[must_use]
             pub fn pairs_pass(&self) -> Option<&dyn PairsPass> {
                 match self {
-                    $(Self::$v(_s) => samplers!(@pass _s $($pass)?),)+
+                    $(Self::$v(_s) => samplers!(@pass _s $($fam)?),)+
+                }
+            }
+
+            /// The sampler as an MCMC chain, if it is one: its [`Chain`] keys and its kernel.
+            #[must_use]
+            pub fn mcmc(&self) -> Option<(&Chain, &dyn McmcKernel)> {
+                match self {
+                    $(Self::$v(_s) => samplers!(@mcmc _s $($fam)?),)+
                 }
             }
 
@@ -132,13 +152,13 @@ samplers! {
     /// SMC-ABC (non-private, or on privatized data).
     SmcAbc(SmcAbc) = "smc-abc";
     /// Random-walk Metropolis (non-private).
-    Rwmh(Mcmc<Rwmh>) = "rwmh" ignoring rwmh::SIBLING_KEYS;
+    Rwmh(Mcmc<Rwmh>) = "rwmh" as mcmc ignoring rwmh::SIBLING_KEYS;
     /// DP penalty algorithm.
-    DpPenalty(Mcmc<DpPenalty>) = "dp-penalty";
+    DpPenalty(Mcmc<DpPenalty>) = "dp-penalty" as mcmc;
     /// DP Barker.
-    DpBarker(Mcmc<DpBarker>) = "dp-barker";
+    DpBarker(Mcmc<DpBarker>) = "dp-barker" as mcmc;
     /// DP HMC.
-    DpHmc(Mcmc<DpHmc>) = "dp-hmc";
+    DpHmc(Mcmc<DpHmc>) = "dp-hmc" as mcmc;
     /// SPPE: sequential neural posterior estimation on a privatized statistic (Xiong, Ju &
     /// Zhang, Algorithm 1).
     Sppe(Neural) = "sppe";
@@ -152,15 +172,6 @@ impl SamplerKind {
     #[must_use]
     pub fn uses_pairs(self) -> bool {
         self == Self::Rejection || self.is_pass()
-    }
-
-    /// MCMC samplers (need a per-row likelihood).
-    #[must_use]
-    pub fn is_mcmc(self) -> bool {
-        matches!(
-            self,
-            Self::Rwmh | Self::DpPenalty | Self::DpBarker | Self::DpHmc
-        )
     }
 
     /// Samplers that release something computed from private data (SMC-ABC, SPPE and SPLE
@@ -268,23 +279,49 @@ impl SamplerConfig {
             nonzero("pairs", p.pairs())?;
             return p.check(Calibration::nominal(epsilon, delta, p.clip())?);
         }
+        if let Some((chain, kernel)) = self.mcmc() {
+            chain.check()?;
+            return kernel
+                .kernel(dpinfer::mcmc::run::Target { epsilon, delta })
+                .map(|_| ());
+        }
         match self {
             Self::Rejection(s) => nonzero("pairs", s.pairs),
             Self::SmcAbc(s) => s.check(),
-            Self::Rwmh(s) => s.chain.check(),
-            Self::DpPenalty(s) => s
-                .chain
-                .check()
-                .and(accounting(s.kernel.accounting.as_deref()).map(|_| ())),
-            Self::DpBarker(s) => s.chain.check(),
-            Self::DpHmc(s) => s
-                .chain
-                .check()
-                .and(accounting(s.kernel.accounting.as_deref()).map(|_| ())),
             Self::Sppe(s) => s.settings("sppe", 0).map(|_| ()),
             Self::Sple(s) => s.settings("sple", 0).map(|_| ()),
-            // The passes over the pairs table, checked above.
-            Self::SvtAbc(_) | Self::SoftAbc(_) | Self::GaussianAbc(_) => Ok(()),
+            // The passes over the pairs table and the MCMC chains, checked above.
+            Self::SvtAbc(_)
+            | Self::SoftAbc(_)
+            | Self::GaussianAbc(_)
+            | Self::Rwmh(_)
+            | Self::DpPenalty(_)
+            | Self::DpBarker(_)
+            | Self::DpHmc(_) => Ok(()),
+        }
+    }
+
+    /// The counts of `[sampler]` with their bounds (`crate::limits`): key, value, bound.
+    #[must_use]
+    pub fn limits(&self) -> Vec<Limit> {
+        use crate::limits::{MAX_ITERATIONS, MAX_PARTICLES};
+        if let Some(p) = self.pairs_pass() {
+            return p.limits();
+        }
+        if let Some((c, k)) = self.mcmc() {
+            let mut v = vec![
+                ("sampler.iterations", c.iterations, MAX_ITERATIONS),
+                ("sampler.burn_in", c.burn_in, MAX_ITERATIONS),
+            ];
+            v.extend(k.limits());
+            return v;
+        }
+        match self {
+            Self::Rejection(s) => vec![("sampler.accept", as_u64(s.accept), MAX_PARTICLES)],
+            Self::SmcAbc(s) => s.limits(),
+            // The library bounds every count of its settings (`SequentialSettings::check`,
+            // run by `validate`).
+            _ => Vec::new(),
         }
     }
 }
@@ -319,6 +356,33 @@ macro_rules! pairs_pass {
 }
 pub(crate) use pairs_pass;
 
+/// A count of `[sampler]` with its bound (`crate::limits`): key, value (`None`: unset), bound.
+pub type Limit = (&'static str, Option<u64>, u64);
+
+/// A count as the limits' `u64`.
+pub(crate) fn as_u64(v: Option<usize>) -> Option<u64> {
+    v.map(|x| x as u64)
+}
+
+/// An MCMC kernel's `[sampler]` keys (one file in `src/sampler/`, the struct `K` of an
+/// [`Mcmc<K>`] table) as the library's [`Kernel`](dpinfer::mcmc::run::Kernel). The pipeline
+/// checks, bounds, builds and runs every MCMC sampler through this trait and the [`Chain`]
+/// keys beside it; adding one is its library kernel, its config file implementing this trait,
+/// one line `Variant(Mcmc<Struct>) = "kind" as mcmc;` in `samplers!` and its Python binding.
+pub trait McmcKernel {
+    /// Counts bounds of the kernel's own keys (`crate::limits`).
+    fn limits(&self) -> Vec<Limit> {
+        Vec::new()
+    }
+
+    /// The library kernel for the budget `target` (unset keys keep the library's
+    /// defaults). The library checks the rest when the chain is built, before any noise.
+    ///
+    /// # Errors
+    /// A setting the conversion refuses, named by its key.
+    fn kernel(&self, target: dpinfer::mcmc::run::Target) -> Result<dpinfer::mcmc::run::Kernel>;
+}
+
 /// A sampler whose private step is one pass over the public pairs table: its `[sampler]`
 /// table (one file in `src/sampler/`) as the library's
 /// [`PrivatePass`](dpinfer::abc::pass::PrivatePass). The pipeline checks, bounds, builds,
@@ -333,7 +397,7 @@ pub trait PairsPass {
     fn clip(&self) -> Option<f64>;
 
     /// Counts the config bounds (`crate::limits`): key, value, bound.
-    fn limits(&self) -> Vec<(&'static str, Option<u64>, u64)> {
+    fn limits(&self) -> Vec<Limit> {
         Vec::new()
     }
 

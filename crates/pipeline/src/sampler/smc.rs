@@ -150,6 +150,21 @@ impl TryFrom<&SmcAbc> for PmcSettings {
 }
 
 impl SmcAbc {
+    /// The counts with their bounds (`crate::limits`).
+    pub(super) fn limits(&self) -> Vec<super::Limit> {
+        use super::as_u64;
+        use crate::limits::{MAX_GENERATIONS, MAX_PARTICLES, MAX_SIMULATIONS};
+        vec![
+            ("sampler.particles", as_u64(self.particles), MAX_PARTICLES),
+            (
+                "sampler.generations",
+                as_u64(self.generations),
+                MAX_GENERATIONS,
+            ),
+            ("sampler.simulations", self.simulations, MAX_SIMULATIONS),
+        ]
+    }
+
     /// The library's checks of the settings this table selects.
     ///
     /// # Errors
