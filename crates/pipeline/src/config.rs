@@ -627,7 +627,7 @@ impl Config {
                  statistic)"
             );
         }
-        if kind.is_neural() && p.release.is_none() {
+        if kind.needs_release() && p.release.is_none() {
             bail!(
                 "privacy.release is required for {name}: the neural samplers infer from a \
                  privatized statistic and simulate its mechanism (privacy.release = \

@@ -11,11 +11,15 @@
 //! those of `svt-abc`/`soft-abc`/`gaussian-abc`, `rwmh` those of `dp-penalty`/`dp-barker`/
 //! `dp-hmc`.
 //!
-//! Adding a sampler is one new file here — its struct and its conversion into the library's
-//! settings; for a private pass over the pairs table also `impl` [`PairsPass`] (check,
-//! limits, build, the ledger's mechanism text), through which the pipeline checks, runs,
-//! claims and releases every such pass — and one line in the `samplers!` list (`Variant(Struct) =
-//! "kind" as pass;`).
+//! Every kind but `rejection` belongs to a family, a trait through which the pipeline checks,
+//! bounds, builds and runs it: [`PairsPass`] (a private pass over the pairs table: check,
+//! limits, build, the ledger's mechanism text; the pipeline claims and releases through the
+//! library pass), [`McmcKernel`] (an MCMC kernel beside the [`Chain`] keys) and
+//! [`Sequential`] (SMC-ABC, SPPE, SPLE, on the data or a `privacy.release`). Adding a sampler
+//! is one new file here — its struct, its conversion into the library's settings and its
+//! family's `impl` — and one line in the `samplers!` list (`Variant(Struct) = "kind" as
+//! pass, private;`: the family, then the flags `private`, `delta`, `release` that give
+//! [`SamplerKind`]'s lists).
 
 use crate::error::{Result, bail};
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
@@ -53,10 +57,18 @@ macro_rules! samplers {
     (@pass $s:ident $($f:ident)?) => { None };
     (@mcmc $s:ident mcmc) => { Some((&$s.chain, &$s.kernel as &dyn McmcKernel)) };
     (@mcmc $s:ident $($f:ident)?) => { None };
+    (@seq $s:ident sequential) => { Some($s) };
+    (@seq $s:ident $($f:ident)?) => { None };
     (@is pass pass) => { true };
     (@is mcmc mcmc) => { true };
+    (@is sequential sequential) => { true };
     (@is $want:ident $($f:ident)?) => { false };
-    ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(as $fam:ident)? $(ignoring $sib:expr)?;)+) => {
+    (@has $want:ident) => { false };
+    (@has private private $($r:ident)*) => { true };
+    (@has delta delta $($r:ident)*) => { true };
+    (@has release release $($r:ident)*) => { true };
+    (@has $want:ident $f:ident $($r:ident)*) => { samplers!(@has $want $($r)*) };
+    ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(as $fam:ident $(, $flag:ident)*)? $(ignoring $sib:expr)?;)+) => {
         /// `[sampler]`, by `kind`.
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #[serde(tag = "kind")]
@@ -90,6 +102,42 @@ macro_rules! samplers {
                     $(Self::$v => samplers!(@is mcmc $($fam)?),)+
                 }
             }
+
+            /// The sequential samplers ([`Sequential`]): the ones that may take a
+            /// `privacy.release` (inference from a privatized statistic).
+            #[must_use]
+            pub fn takes_release(self) -> bool {
+                match self {
+                    $(Self::$v => samplers!(@is sequential $($fam)?),)+
+                }
+            }
+
+            /// Samplers that release something computed from private data (registered
+            /// `private`; SMC-ABC, SPPE and SPLE post-process an observation or a release
+            /// made before them).
+            #[must_use]
+            pub fn is_private(self) -> bool {
+                match self {
+                    $(Self::$v => samplers!(@has private $($($flag)*)?),)+
+                }
+            }
+
+            /// Samplers with an (ε, δ) guarantee (registered `delta`: δ > 0 required).
+            #[must_use]
+            pub fn needs_delta(self) -> bool {
+                match self {
+                    $(Self::$v => samplers!(@has delta $($($flag)*)?),)+
+                }
+            }
+
+            /// Samplers that infer from a privatized statistic only (registered `release`:
+            /// `privacy.release` required; the neural samplers SPPE and SPLE).
+            #[must_use]
+            pub fn needs_release(self) -> bool {
+                match self {
+                    $(Self::$v => samplers!(@has release $($($flag)*)?),)+
+                }
+            }
         }
 
         impl SamplerConfig {
@@ -114,6 +162,14 @@ macro_rules! samplers {
             pub fn pairs_pass(&self) -> Option<&dyn PairsPass> {
                 match self {
                     $(Self::$v(_s) => samplers!(@pass _s $($fam)?),)+
+                }
+            }
+
+            /// The sampler as a sequential sampler, if it is one.
+            #[must_use]
+            pub fn sequential(&self) -> Option<&dyn Sequential> {
+                match self {
+                    $(Self::$v(_s) => samplers!(@seq _s $($fam)?),)+
                 }
             }
 
@@ -144,27 +200,27 @@ samplers! {
     /// Non-private rejection ABC over the public pairs (nearest `accept`).
     Rejection(Rejection) = "rejection" ignoring rejection::SIBLING_KEYS;
     /// ABCDP: sparse vector over the pairs (Park et al. 2021, Algorithm 1).
-    SvtAbc(SvtAbc) = "svt-abc" as pass;
+    SvtAbc(SvtAbc) = "svt-abc" as pass, private;
     /// Soft ABCDP: Gaussian noisy distances, weights.
-    SoftAbc(SoftAbc) = "soft-abc" as pass;
+    SoftAbc(SoftAbc) = "soft-abc" as pass, private, delta;
     /// Gaussian rejection ABCDP.
-    GaussianAbc(GaussianAbc) = "gaussian-abc" as pass;
+    GaussianAbc(GaussianAbc) = "gaussian-abc" as pass, private;
     /// SMC-ABC (non-private, or on privatized data).
-    SmcAbc(SmcAbc) = "smc-abc";
+    SmcAbc(SmcAbc) = "smc-abc" as sequential;
     /// Random-walk Metropolis (non-private).
     Rwmh(Mcmc<Rwmh>) = "rwmh" as mcmc ignoring rwmh::SIBLING_KEYS;
     /// DP penalty algorithm.
-    DpPenalty(Mcmc<DpPenalty>) = "dp-penalty" as mcmc;
+    DpPenalty(Mcmc<DpPenalty>) = "dp-penalty" as mcmc, private, delta;
     /// DP Barker.
-    DpBarker(Mcmc<DpBarker>) = "dp-barker" as mcmc;
+    DpBarker(Mcmc<DpBarker>) = "dp-barker" as mcmc, private, delta;
     /// DP HMC.
-    DpHmc(Mcmc<DpHmc>) = "dp-hmc" as mcmc;
+    DpHmc(Mcmc<DpHmc>) = "dp-hmc" as mcmc, private, delta;
     /// SPPE: sequential neural posterior estimation on a privatized statistic (Xiong, Ju &
     /// Zhang, Algorithm 1).
-    Sppe(Neural) = "sppe";
+    Sppe(Neural) = "sppe" as sequential, release;
     /// SPLE: sequential neural likelihood estimation on a privatized statistic (Xiong, Ju &
     /// Zhang, Algorithm 2).
-    Sple(Neural) = "sple";
+    Sple(Neural) = "sple" as sequential, release;
 }
 
 impl SamplerKind {
@@ -172,37 +228,6 @@ impl SamplerKind {
     #[must_use]
     pub fn uses_pairs(self) -> bool {
         self == Self::Rejection || self.is_pass()
-    }
-
-    /// Samplers that release something computed from private data (SMC-ABC, SPPE and SPLE
-    /// post-process an observation or a release made before them).
-    #[must_use]
-    pub fn is_private(self) -> bool {
-        !matches!(
-            self,
-            Self::Rejection | Self::Rwmh | Self::SmcAbc | Self::Sppe | Self::Sple
-        )
-    }
-
-    /// The neural samplers (SPPE, SPLE): inference from a privatized statistic only.
-    #[must_use]
-    pub fn is_neural(self) -> bool {
-        matches!(self, Self::Sppe | Self::Sple)
-    }
-
-    /// Samplers that may take a `privacy.release` (inference from a privatized statistic).
-    #[must_use]
-    pub fn takes_release(self) -> bool {
-        self == Self::SmcAbc || self.is_neural()
-    }
-
-    /// Samplers with an (ε, δ) guarantee (δ > 0 required).
-    #[must_use]
-    pub fn needs_delta(self) -> bool {
-        matches!(
-            self,
-            Self::SoftAbc | Self::DpPenalty | Self::DpBarker | Self::DpHmc
-        )
     }
 }
 
@@ -285,19 +310,13 @@ impl SamplerConfig {
                 .kernel(dpinfer::mcmc::run::Target { epsilon, delta })
                 .map(|_| ());
         }
+        if let Some(s) = self.sequential() {
+            return s.check(self.name());
+        }
         match self {
             Self::Rejection(s) => nonzero("pairs", s.pairs),
-            Self::SmcAbc(s) => s.check(),
-            Self::Sppe(s) => s.settings("sppe", 0).map(|_| ()),
-            Self::Sple(s) => s.settings("sple", 0).map(|_| ()),
-            // The passes over the pairs table and the MCMC chains, checked above.
-            Self::SvtAbc(_)
-            | Self::SoftAbc(_)
-            | Self::GaussianAbc(_)
-            | Self::Rwmh(_)
-            | Self::DpPenalty(_)
-            | Self::DpBarker(_)
-            | Self::DpHmc(_) => Ok(()),
+            // Every other kind belongs to a family, checked above.
+            _ => Ok(()),
         }
     }
 
@@ -316,11 +335,12 @@ impl SamplerConfig {
             v.extend(k.limits());
             return v;
         }
+        if let Some(s) = self.sequential() {
+            return s.limits();
+        }
         match self {
             Self::Rejection(s) => vec![("sampler.accept", as_u64(s.accept), MAX_PARTICLES)],
-            Self::SmcAbc(s) => s.limits(),
-            // The library bounds every count of its settings (`SequentialSettings::check`,
-            // run by `validate`).
+            // Every other kind belongs to a family, bounded above.
             _ => Vec::new(),
         }
     }
@@ -381,6 +401,46 @@ pub trait McmcKernel {
     /// # Errors
     /// A setting the conversion refuses, named by its key.
     fn kernel(&self, target: dpinfer::mcmc::run::Target) -> Result<dpinfer::mcmc::run::Kernel>;
+}
+
+/// A sequential sampler's `[sampler]` table (one file in `src/sampler/`): SMC-ABC (and its
+/// sharded PMC), SPPE, SPLE — post-processing of the observed data or of a statistic
+/// released once before it (`privacy.release`, whose mechanism the sampler simulates). The
+/// pipeline checks, bounds and runs every such sampler through this trait; adding one is its
+/// library file, its config file implementing this trait, one line `Variant(Struct) =
+/// "kind" as sequential;` in `samplers!` (`, release` if it needs a `privacy.release`) and
+/// its Python binding.
+pub trait Sequential {
+    /// Counts bounds of the table's keys (`crate::limits`); none where the library bounds
+    /// every count of its settings.
+    fn limits(&self) -> Vec<Limit> {
+        Vec::new()
+    }
+
+    /// The library's checks of the settings for the sampler `kind` (its `kind` name).
+    ///
+    /// # Errors
+    /// The first invalid setting, named by its key.
+    fn check(&self, kind: &str) -> Result<()>;
+
+    /// Runs `cfg`'s sampler on `target` (the observed data, or the statistic released by
+    /// `mech`, the mechanism of `privacy.release`), with `dir` held locked by the caller;
+    /// the outcome's ledger is the caller's when there is a release.
+    ///
+    /// # Errors
+    /// Settings the library refuses, a release the sampler needs and does not have,
+    /// simulator failures, I/O.
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        cfg: &crate::Config,
+        model: &crate::model::Model,
+        target: &[f64],
+        mech: Option<&crate::release::Mech>,
+        dir: &std::path::Path,
+        threads: usize,
+        observer: &dyn crate::observe::Observer,
+    ) -> Result<crate::results::Outcome>;
 }
 
 /// A sampler whose private step is one pass over the public pairs table: its `[sampler]`

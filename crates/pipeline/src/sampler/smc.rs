@@ -149,9 +149,10 @@ impl TryFrom<&SmcAbc> for PmcSettings {
     }
 }
 
-impl SmcAbc {
-    /// The counts with their bounds (`crate::limits`).
-    pub(super) fn limits(&self) -> Vec<super::Limit> {
+/// The adaptive SMC-ABC (`crate::smc`), or with `pairs` set the sharded PMC (`crate::pmc`),
+/// on the observed data or on the released statistic (its replica from the config).
+impl super::Sequential for SmcAbc {
+    fn limits(&self) -> Vec<super::Limit> {
         use super::as_u64;
         use crate::limits::{MAX_GENERATIONS, MAX_PARTICLES, MAX_SIMULATIONS};
         vec![
@@ -165,6 +166,29 @@ impl SmcAbc {
         ]
     }
 
+    fn check(&self, _kind: &str) -> crate::Result<()> {
+        SmcAbc::check(self)
+    }
+
+    fn run(
+        &self,
+        cfg: &crate::Config,
+        model: &crate::model::Model,
+        target: &[f64],
+        _mech: Option<&crate::release::Mech>,
+        dir: &std::path::Path,
+        threads: usize,
+        observer: &dyn crate::observe::Observer,
+    ) -> crate::Result<crate::results::Outcome> {
+        if self.pairs.is_some() {
+            crate::pmc::run(cfg, model, target, dir, threads, observer)
+        } else {
+            crate::smc::run(cfg, model, target, dir, threads, observer)
+        }
+    }
+}
+
+impl SmcAbc {
     /// The library's checks of the settings this table selects.
     ///
     /// # Errors

@@ -159,6 +159,29 @@ impl Neural {
     }
 }
 
+/// SPPE or SPLE (`crate::neural`) on the released statistic, simulating its mechanism. The
+/// library bounds every count of its settings (`SequentialSettings::check`).
+impl super::Sequential for Neural {
+    fn check(&self, kind: &str) -> crate::Result<()> {
+        self.settings(kind, 0).map(|_| ())
+    }
+
+    fn run(
+        &self,
+        cfg: &crate::Config,
+        model: &crate::model::Model,
+        target: &[f64],
+        mech: Option<&crate::release::Mech>,
+        dir: &std::path::Path,
+        threads: usize,
+        observer: &dyn crate::observe::Observer,
+    ) -> crate::Result<crate::results::Outcome> {
+        use crate::error::Context as _;
+        let mech = mech.context("privacy.release is required for sppe and sple")?;
+        crate::neural::run(cfg, model, target, mech, dir, threads, observer)
+    }
+}
+
 /// Names the config key behind a library settings error.
 pub(crate) fn settings_key(e: NeuralError) -> crate::Error {
     let key = |name: &str| -> Option<&'static str> {

@@ -100,6 +100,54 @@ fn the_mcmc_samplers_are_the_kinds_registered_as_mcmc() {
     );
 }
 
+/// The sequential samplers are the kinds registered `as sequential` (the ones that may take
+/// a `privacy.release`), and the registration flags give the same kind lists as before the
+/// families: `private` (a release from private data), `delta` (an (ε, δ) guarantee),
+/// `release` (a privatized statistic required).
+#[test]
+fn the_sequential_samplers_and_the_flags_are_the_registered_ones() {
+    let all: Vec<(&str, &str)> = TABLES
+        .iter()
+        .copied()
+        .chain([("sppe", ""), ("sple", "")])
+        .collect();
+    let (mut seq, mut private, mut delta, mut release) = (vec![], vec![], vec![], vec![]);
+    for (kind, body) in all {
+        let s = sampler(kind, body).unwrap();
+        let k = s.kind();
+        assert_eq!(k.takes_release(), s.sequential().is_some(), "{kind}");
+        assert!(s.check(1.0, 1e-6).is_ok(), "{kind}");
+        for (on, list) in [
+            (s.sequential().is_some(), &mut seq),
+            (k.is_private(), &mut private),
+            (k.needs_delta(), &mut delta),
+            (k.needs_release(), &mut release),
+        ] {
+            if on {
+                list.push(kind);
+            }
+        }
+    }
+    assert_eq!(seq, ["smc-abc", "sppe", "sple"]);
+    let dp = [
+        "svt-abc",
+        "soft-abc",
+        "gaussian-abc",
+        "dp-penalty",
+        "dp-barker",
+        "dp-hmc",
+    ];
+    assert_eq!(private, dp);
+    assert_eq!(delta, ["soft-abc", "dp-penalty", "dp-barker", "dp-hmc"]);
+    assert_eq!(release, ["sppe", "sple"]);
+    // A key of the other neural sampler is refused through the family's check, by name.
+    let e = sampler("sppe", "chains = 2").unwrap().check(1.0, 0.0);
+    assert_eq!(
+        e.unwrap_err().config_key().as_deref(),
+        Some("sampler.chains")
+    );
+}
+
 #[test]
 fn every_kind_reads_and_keeps_its_name() {
     for (kind, body) in TABLES {
