@@ -201,8 +201,15 @@ pub fn run_with(
                 .as_ref()
                 .map_or(obs.as_slice(), |(r, _)| r.s_dp.as_slice());
             let mech = crate::release::mechanism(cfg, &model)?.map(|(m, _)| m);
-            let mut o =
-                sequential.run(cfg, &model, target, mech.as_ref(), dir, threads, observer)?;
+            let mut o = sequential.run(&crate::sampler::SequentialRun {
+                cfg,
+                model: &model,
+                target,
+                mech: mech.as_ref(),
+                dir,
+                threads,
+                observer,
+            })?;
             if let Some((r, reproduced)) = released {
                 o.ledger = r.ledger;
                 o.reproduced = reproduced;

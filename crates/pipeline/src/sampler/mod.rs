@@ -423,24 +423,44 @@ pub trait Sequential {
     /// The first invalid setting, named by its key.
     fn check(&self, kind: &str) -> Result<()>;
 
-    /// Runs `cfg`'s sampler on `target` (the observed data, or the statistic released by
-    /// `mech`, the mechanism of `privacy.release`), with `dir` held locked by the caller;
-    /// the outcome's ledger is the caller's when there is a release.
+    /// Runs the sampler on `on` (the outcome's ledger is the caller's when there is a
+    /// release).
     ///
     /// # Errors
     /// Settings the library refuses, a release the sampler needs and does not have,
     /// simulator failures, I/O.
-    #[allow(clippy::too_many_arguments)]
-    fn run(
-        &self,
-        cfg: &crate::Config,
-        model: &crate::model::Model,
-        target: &[f64],
-        mech: Option<&crate::release::Mech>,
-        dir: &std::path::Path,
-        threads: usize,
-        observer: &dyn crate::observe::Observer,
-    ) -> Result<crate::results::Outcome>;
+    fn run(&self, on: &SequentialRun<'_>) -> Result<crate::results::Outcome>;
+}
+
+/// What a [`Sequential`] sampler runs on.
+#[derive(Clone, Copy)]
+pub struct SequentialRun<'a> {
+    /// The config (its `[sampler]` is the sampler's).
+    pub cfg: &'a crate::Config,
+    /// The model.
+    pub model: &'a crate::model::Model,
+    /// The observed data, or the statistic released by `mech`.
+    pub target: &'a [f64],
+    /// The mechanism of `privacy.release`, if the config has one.
+    pub mech: Option<&'a crate::release::Mech>,
+    /// The results folder, held locked by the caller.
+    pub dir: &'a std::path::Path,
+    /// Simulation threads (0 = all cores).
+    pub threads: usize,
+    /// Progress.
+    pub observer: &'a dyn crate::observe::Observer,
+}
+
+impl core::fmt::Debug for SequentialRun<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SequentialRun")
+            .field("sampler", &self.cfg.sampler.name())
+            .field("target", &self.target)
+            .field("released", &self.mech.is_some())
+            .field("dir", &self.dir)
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A sampler whose private step is one pass over the public pairs table: its `[sampler]`

@@ -170,21 +170,13 @@ impl super::Sequential for SmcAbc {
         SmcAbc::check(self)
     }
 
-    fn run(
-        &self,
-        cfg: &crate::Config,
-        model: &crate::model::Model,
-        target: &[f64],
-        _mech: Option<&crate::release::Mech>,
-        dir: &std::path::Path,
-        threads: usize,
-        observer: &dyn crate::observe::Observer,
-    ) -> crate::Result<crate::results::Outcome> {
-        if self.pairs.is_some() {
-            crate::pmc::run(cfg, model, target, dir, threads, observer)
+    fn run(&self, on: &super::SequentialRun<'_>) -> crate::Result<crate::results::Outcome> {
+        let run = if self.pairs.is_some() {
+            crate::pmc::run
         } else {
-            crate::smc::run(cfg, model, target, dir, threads, observer)
-        }
+            crate::smc::run
+        };
+        run(on.cfg, on.model, on.target, on.dir, on.threads, on.observer)
     }
 }
 

@@ -166,19 +166,13 @@ impl super::Sequential for Neural {
         self.settings(kind, 0).map(|_| ())
     }
 
-    fn run(
-        &self,
-        cfg: &crate::Config,
-        model: &crate::model::Model,
-        target: &[f64],
-        mech: Option<&crate::release::Mech>,
-        dir: &std::path::Path,
-        threads: usize,
-        observer: &dyn crate::observe::Observer,
-    ) -> crate::Result<crate::results::Outcome> {
+    fn run(&self, on: &super::SequentialRun<'_>) -> crate::Result<crate::results::Outcome> {
         use crate::error::Context as _;
-        let mech = mech.context("privacy.release is required for sppe and sple")?;
-        crate::neural::run(cfg, model, target, mech, dir, threads, observer)
+        let mech = on
+            .mech
+            .context("privacy.release is required for sppe and sple")?;
+        let (cfg, model, dir) = (on.cfg, on.model, on.dir);
+        crate::neural::run(cfg, model, on.target, mech, dir, on.threads, on.observer)
     }
 }
 
