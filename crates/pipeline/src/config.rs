@@ -627,7 +627,7 @@ impl Config {
                  statistic)"
             );
         }
-        if kind.is_neural() && p.release.is_none() {
+        if kind.needs_release() && p.release.is_none() {
             bail!(
                 "privacy.release is required for {name}: the neural samplers infer from a \
                  privatized statistic and simulate its mechanism (privacy.release = \
@@ -756,7 +756,7 @@ pub(crate) fn hash_json<T: Serialize>(value: &T) -> u64 {
 /// The first count above its bound, named.
 pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
     use crate::limits::*;
-    let as_u64 = |v: Option<usize>| v.map(|x| x as u64);
+    use crate::sampler::as_u64;
     let mut counts = vec![
         ("sampler.pairs", as_u64(cfg.sampler.pairs()), MAX_PAIRS),
         ("model.n", as_u64(cfg.model.n), MAX_N),
@@ -764,48 +764,7 @@ pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
     if let DistanceConfig::RffMmd(d) = &cfg.distance {
         counts.push(("distance.features", Some(d.features as u64), MAX_FEATURES));
     }
-    let chain = |c: &crate::sampler::Chain| {
-        [
-            ("sampler.iterations", c.iterations, MAX_ITERATIONS),
-            ("sampler.burn_in", c.burn_in, MAX_ITERATIONS),
-        ]
-    };
-    match &cfg.sampler {
-        SamplerConfig::Rejection(s) => {
-            counts.push(("sampler.accept", as_u64(s.accept), MAX_PARTICLES))
-        }
-        SamplerConfig::SmcAbc(s) => counts.extend([
-            ("sampler.particles", as_u64(s.particles), MAX_PARTICLES),
-            (
-                "sampler.generations",
-                as_u64(s.generations),
-                MAX_GENERATIONS,
-            ),
-            ("sampler.simulations", s.simulations, MAX_SIMULATIONS),
-        ]),
-        SamplerConfig::Rwmh(s) => counts.extend(chain(&s.chain)),
-        SamplerConfig::DpPenalty(s) => counts.extend(chain(&s.chain)),
-        SamplerConfig::DpBarker(s) => {
-            counts.extend(chain(&s.chain));
-            counts.push(("sampler.batch", as_u64(s.kernel.batch), MAX_COUNT));
-        }
-        SamplerConfig::DpHmc(s) => {
-            counts.extend(chain(&s.chain));
-            let l = s.kernel.leapfrog_steps.map(u64::from);
-            counts.push(("sampler.leapfrog_steps", l, MAX_LEAPFROG));
-        }
-        // The library bounds every count of its settings (`SequentialSettings::check`, run by
-        // `validate`).
-        SamplerConfig::Sppe(_) | SamplerConfig::Sple(_) => {}
-        SamplerConfig::SvtAbc(_) | SamplerConfig::SoftAbc(_) | SamplerConfig::GaussianAbc(_) => {
-            counts.extend(
-                cfg.sampler
-                    .pairs_pass()
-                    .map(|p| p.limits())
-                    .unwrap_or_default(),
-            );
-        }
-    }
+    counts.extend(cfg.sampler.limits());
     for d in &cfg.model.prior {
         if let Some(k) = d.k {
             counts.push(("model.prior k", Some(k as u64), MAX_PRIOR_PARAMS));

@@ -18,7 +18,7 @@ use crate::model::Model;
 use crate::observe::{McmcProgress, Observer};
 use crate::private::{noise_label, noise_rng};
 use crate::results::Outcome;
-use crate::sampler::{Chain, SamplerConfig, With, mcmc_err};
+use crate::sampler::{Chain, mcmc_err};
 
 /// Runs the configured MCMC sampler on the observed data. A private sampler calls
 /// `before_noise` once its settings are checked and its iteration count fixed, right before
@@ -69,13 +69,10 @@ pub fn run(
 fn kernel(cfg: &Config) -> Result<(Kernel, &Chain)> {
     let (epsilon, delta) = (cfg.privacy.epsilon, cfg.privacy.delta);
     let target = Target { epsilon, delta };
-    Ok(match &cfg.sampler {
-        SamplerConfig::Rwmh(s) => (Kernel::from(&s.kernel), &s.chain),
-        SamplerConfig::DpPenalty(s) => (Kernel::try_from(With(&s.kernel, target))?, &s.chain),
-        SamplerConfig::DpBarker(s) => (Kernel::from(With(&s.kernel, target)), &s.chain),
-        SamplerConfig::DpHmc(s) => (Kernel::try_from(With(&s.kernel, target))?, &s.chain),
-        s => bail!("{} is not an MCMC sampler", s.name()),
-    })
+    let Some((chain, kernel)) = cfg.sampler.mcmc() else {
+        bail!("{} is not an MCMC sampler", cfg.sampler.name());
+    };
+    Ok((kernel.kernel(target)?, chain))
 }
 
 fn drive<P, L>(

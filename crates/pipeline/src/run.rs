@@ -188,8 +188,9 @@ pub fn run_with(
                 shard::write_atomic(&table, &h, &rows, Replace::Owned)?;
             }
             (release_outcome(cfg, &public, release, reproduced), lock)
-        } else if kind == SamplerKind::SmcAbc {
-            // On a privatized statistic: release it once (restart-safe), then post-process.
+        } else if let Some(sequential) = cfg.sampler.sequential() {
+            // On a privatized statistic: release it once (restart-safe; or reproduce it),
+            // then post-process (SPPE/SPLE train on simulations of its mechanism).
             let (released, lock) = if cfg.privacy.release.is_some() {
                 let (r, reproduced, lock) = crate::release::release(cfg, &model, &obs, dir)?;
                 (Some((r, reproduced)), lock)
@@ -199,25 +200,20 @@ pub fn run_with(
             let target = released
                 .as_ref()
                 .map_or(obs.as_slice(), |(r, _)| r.s_dp.as_slice());
-            let mut o = if cfg.sampler.pairs().is_some() {
-                crate::pmc::run(cfg, &model, target, dir, threads, observer)?
-            } else {
-                crate::smc::run(cfg, &model, target, dir, threads, observer)?
-            };
+            let mech = crate::release::mechanism(cfg, &model)?.map(|(m, _)| m);
+            let mut o = sequential.run(&crate::sampler::SequentialRun {
+                cfg,
+                model: &model,
+                target,
+                mech: mech.as_ref(),
+                dir,
+                threads,
+                observer,
+            })?;
             if let Some((r, reproduced)) = released {
                 o.ledger = r.ledger;
                 o.reproduced = reproduced;
             }
-            (o, lock)
-        } else if kind.is_neural() {
-            // Inference from the release's s_dp° (post-processing): release it once
-            // (restart-safe; or reproduce it), then train on simulations of its mechanism.
-            let (r, reproduced, lock) = crate::release::release(cfg, &model, &obs, dir)?;
-            let (mech, _) = crate::release::mechanism(cfg, &model)?
-                .context("privacy.release is required for sppe and sple")?;
-            let mut o = crate::neural::run(cfg, &model, &r.s_dp, &mech, dir, threads, observer)?;
-            o.ledger = r.ledger;
-            o.reproduced = reproduced;
             (o, lock)
         } else {
             // MCMC writes nothing before it finishes: checks fail before the folder exists. A

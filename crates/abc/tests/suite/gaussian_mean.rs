@@ -5,7 +5,8 @@
     clippy::cast_precision_loss,
     clippy::cast_possible_truncation,
     clippy::cast_sign_loss,
-    clippy::cast_lossless
+    clippy::cast_lossless,
+    clippy::unwrap_used
 )]
 
 use crate::common;
@@ -22,28 +23,65 @@ const TAU: f64 = 1.0;
 const N: f64 = 100.0;
 const YBAR: f64 = 0.5;
 
+/// The observed summary ȳ.
+const OBS: [f64; 1] = [YBAR];
+
 /// KS critical value at α = 1e-6: sqrt(−ln(α/2)/2)/√n (asymptotic Kolmogorov distribution).
 fn ks_crit(n: usize) -> f64 {
     (-(1e-6_f64 / 2.0).ln() / 2.0).sqrt() / (n as f64).sqrt()
 }
 
-#[test]
-fn rejection_matches_exact_abc_posterior() {
-    let eps = 0.05;
-    let obs = [YBAR];
+/// Rejection ABC on the toy (prior N(0, τ²), ȳ observed), run with `seed`.
+fn rejection(
+    settings: RejectionSettings,
+    seed: u64,
+) -> RejectionAbc<Normal, GaussianMean, Euclidean<'static>> {
     let mut s = RejectionAbc::new(
         Normal::new(0.0, TAU).unwrap(),
         GaussianMean { n: N },
-        Euclidean::new(&obs).unwrap(),
-        RejectionSettings {
-            rule: Rule::Threshold(eps),
-            budget: 10_000_000,
-            target: 4000,
-        },
+        Euclidean::new(&OBS).unwrap(),
+        settings,
     )
     .unwrap();
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(20261122);
-    s.run(&mut rng).unwrap();
+    s.run(&mut Xoshiro256PlusPlus::seed_from_u64(seed)).unwrap();
+    s
+}
+
+/// SMC-ABC on the toy, run with `seed`, and why it stopped.
+fn smc(
+    settings: SmcSettings,
+    seed: u64,
+) -> (SmcAbc<Normal, GaussianMean, Euclidean<'static>>, StopReason) {
+    let mut s = SmcAbc::new(
+        Normal::new(0.0, TAU).unwrap(),
+        GaussianMean { n: N },
+        Euclidean::new(&OBS).unwrap(),
+        settings,
+    )
+    .unwrap();
+    let reason = s.run(&mut Xoshiro256PlusPlus::seed_from_u64(seed)).unwrap();
+    (s, reason)
+}
+
+/// A sample's mean `m` and sd `sd` within `z` standard errors of the target's (`mean`,
+/// `target_sd`) for `n` effective draws: SE ≈ sd/√n for the mean, sd/√(2n) for the sd.
+fn assert_mean_sd(m: f64, sd: f64, mean: f64, target_sd: f64, n: f64, z: f64) {
+    assert!((m - mean).abs() < z * target_sd / n.sqrt(), "{m} vs {mean}");
+    assert!(
+        (sd - target_sd).abs() < z * target_sd / (2.0 * n).sqrt(),
+        "{sd} vs {target_sd}"
+    );
+}
+
+#[test]
+fn rejection_matches_exact_abc_posterior() {
+    let eps = 0.05;
+    let settings = RejectionSettings {
+        rule: Rule::Threshold(eps),
+        budget: 10_000_000,
+        target: 4000,
+    };
+    let s = rejection(settings, 20261122);
     let th = s.accepted();
     assert_eq!(th.len(), 4000);
     assert!(s.distances().iter().all(|&d| d <= eps));
@@ -52,16 +90,7 @@ fn rejection_matches_exact_abc_posterior() {
     let (m, sd) = weighted_mean_sd(th, &vec![1.0; th.len()]);
     // Independent draws from π_ε: mean within 6 SE (false failure 2e-9), sd within 6 SE of an
     // sd estimate (SE ≈ sd/√(2n)).
-    assert!(
-        (m - post.mean).abs() < 6.0 * post.sd / n.sqrt(),
-        "{m} vs {}",
-        post.mean
-    );
-    assert!(
-        (sd - post.sd).abs() < 6.0 * post.sd / (2.0 * n).sqrt(),
-        "{sd} vs {}",
-        post.sd
-    );
+    assert_mean_sd(m, sd, post.mean, post.sd, n, 6.0);
     let d = post.ks(th);
     assert!(d < ks_crit(th.len()), "KS {d}");
 }
@@ -71,47 +100,27 @@ fn rejection_small_tolerance_matches_exact_posterior() {
     // As ε → 0 the ABC posterior tends to the exact one; at ε = 0.005 (sd of the summary 0.1)
     // the quadrature difference of the means is < 1e-6, far below the MC error.
     let eps = 0.005;
-    let obs = [YBAR];
-    let mut s = RejectionAbc::new(
-        Normal::new(0.0, TAU).unwrap(),
-        GaussianMean { n: N },
-        Euclidean::new(&obs).unwrap(),
-        RejectionSettings {
-            rule: Rule::Threshold(eps),
-            budget: 10_000_000,
-            target: 1500,
-        },
-    )
-    .unwrap();
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(5);
-    s.run(&mut rng).unwrap();
+    let settings = RejectionSettings {
+        rule: Rule::Threshold(eps),
+        budget: 10_000_000,
+        target: 1500,
+    };
+    let s = rejection(settings, 5);
     let (em, es) = exact_posterior(TAU, N, YBAR);
     let th = s.accepted();
     let n = th.len() as f64;
     let (m, sd) = weighted_mean_sd(th, &vec![1.0; th.len()]);
-    assert!((m - em).abs() < 6.0 * es / n.sqrt(), "{m} vs {em}");
-    assert!(
-        (sd - es).abs() < 6.0 * es / (2.0 * n).sqrt(),
-        "{sd} vs {es}"
-    );
+    assert_mean_sd(m, sd, em, es, n, 6.0);
 }
 
 #[test]
 fn rejection_nearest_keeps_k_smallest() {
-    let obs = [YBAR];
-    let mut s = RejectionAbc::new(
-        Normal::new(0.0, TAU).unwrap(),
-        GaussianMean { n: N },
-        Euclidean::new(&obs).unwrap(),
-        RejectionSettings {
-            rule: Rule::Nearest(100),
-            budget: 20_000,
-            target: u64::MAX,
-        },
-    )
-    .unwrap();
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(9);
-    s.run(&mut rng).unwrap();
+    let settings = RejectionSettings {
+        rule: Rule::Nearest(100),
+        budget: 20_000,
+        target: u64::MAX,
+    };
+    let s = rejection(settings, 9);
     assert_eq!(s.simulations(), 20_000);
     assert_eq!(s.accepted().len(), 100);
     assert!(s.distances().windows(2).all(|w| w[0] <= w[1]));
@@ -120,7 +129,6 @@ fn rejection_nearest_keeps_k_smallest() {
 
 #[test]
 fn smc_matches_exact_abc_posterior() {
-    let obs = [YBAR];
     let settings = SmcSettings {
         particles: 1000,
         tolerance: Tolerance::Quantile {
@@ -131,15 +139,7 @@ fn smc_matches_exact_abc_posterior() {
         max_generations: 30,
         ..SmcSettings::default()
     };
-    let mut s = SmcAbc::new(
-        Normal::new(0.0, TAU).unwrap(),
-        GaussianMean { n: N },
-        Euclidean::new(&obs).unwrap(),
-        settings,
-    )
-    .unwrap();
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(77);
-    let reason = s.run(&mut rng).unwrap();
+    let (s, reason) = smc(settings, 77);
     assert_eq!(reason, StopReason::FinalTolerance);
     let last = *s.history().last().unwrap();
     assert!(last.tolerance <= 0.01 + 1e-15);
@@ -150,16 +150,7 @@ fn smc_matches_exact_abc_posterior() {
     // allow 8 SE for the mean and 8 SE (sd/√(2 ESS)) for the sd — a loose check whose nominal
     // false-failure probability is < 1e-14 under the ESS approximation.
     let ess = last.ess.min(1000.0);
-    assert!(
-        (m - post.mean).abs() < 8.0 * post.sd / ess.sqrt(),
-        "{m} vs {}",
-        post.mean
-    );
-    assert!(
-        (sd - post.sd).abs() < 8.0 * post.sd / (2.0 * ess).sqrt(),
-        "{sd} vs {}",
-        post.sd
-    );
+    assert_mean_sd(m, sd, post.mean, post.sd, ess, 8.0);
     // tolerances decrease
     assert!(
         s.history()
@@ -170,7 +161,6 @@ fn smc_matches_exact_abc_posterior() {
 
 #[test]
 fn smc_geometric_schedule_and_budget_stop() {
-    let obs = [YBAR];
     let settings = SmcSettings {
         particles: 200,
         tolerance: Tolerance::Geometric {
@@ -182,15 +172,7 @@ fn smc_geometric_schedule_and_budget_stop() {
         simulation_budget: 20_000,
         ..SmcSettings::default()
     };
-    let mut s = SmcAbc::new(
-        Normal::new(0.0, TAU).unwrap(),
-        GaussianMean { n: N },
-        Euclidean::new(&obs).unwrap(),
-        settings,
-    )
-    .unwrap();
-    let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-    let reason = s.run(&mut rng).unwrap();
+    let (s, reason) = smc(settings, 1);
     assert_eq!(reason, StopReason::Budget);
     assert!(s.simulations() <= 20_000);
     for (g, st) in s.history().iter().enumerate() {

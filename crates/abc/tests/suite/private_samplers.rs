@@ -18,14 +18,7 @@ use dpinfer_accountants::{Accountant, Neighbouring, PureAccountant};
 use dpinfer_distances::{Relations, Sensitivity};
 use rand_core::SeedableRng;
 
-fn pairs(rhos: &[f64]) -> PublicPairs {
-    let th: Vec<f64> = (0..rhos.len()).map(|i| i as f64).collect();
-    PublicPairs::from_parts(1, 1, th, rhos.to_vec()).unwrap()
-}
-
-fn ident(y: &[f64]) -> f64 {
-    y[0]
-}
+use crate::common::{ident, one_d_pairs as pairs};
 
 #[test]
 fn gaussian_rejection_ledger_is_tight_and_matches_accountant() {

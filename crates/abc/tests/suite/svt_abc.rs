@@ -12,23 +12,13 @@ use crate::common;
 use dpinfer_distances::{Relations, Sensitivity};
 
 use chacha20::ChaCha20Rng;
-use common::GaussianMean;
+use common::{GaussianMean, ident, one_d_pairs};
 use dpinfer_abc::analysis::{Resample, g_b, total_epsilon};
 use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings, SvtStep};
 use dpinfer_accountants::{Accountant, Neighbouring, PureAccountant};
 use dpinfer_simulators::prior::Normal;
 use rand_core::SeedableRng;
-
-fn one_d_pairs(rhos: &[f64]) -> PublicPairs {
-    let thetas: Vec<f64> = (0..rhos.len()).map(|i| i as f64).collect();
-    PublicPairs::from_parts(1, 1, thetas, rhos.to_vec()).unwrap()
-}
-
-/// The distance is the stored output itself (lets tests fix ρ_t exactly).
-fn ident(y: &[f64]) -> f64 {
-    y[0]
-}
 
 #[test]
 fn ledger_equals_accountant_and_theorem1() {

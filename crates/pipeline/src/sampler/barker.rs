@@ -4,7 +4,8 @@
 use dpinfer::mcmc::run::{Kernel, Target, WalkKind};
 use serde::{Deserialize, Serialize};
 
-use super::With;
+use super::{Limit, McmcKernel, as_u64};
+use crate::limits::MAX_COUNT;
 
 /// `[sampler] kind = "dp-barker"` (unset keys keep the library's defaults).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -20,12 +21,21 @@ pub struct DpBarker {
     pub batch: Option<usize>,
 }
 
-impl From<With<'_, DpBarker, Target>> for Kernel {
-    fn from(With(s, target): With<'_, DpBarker, Target>) -> Self {
+impl McmcKernel for DpBarker {
+    fn limits(&self) -> Vec<Limit> {
+        vec![("sampler.batch", as_u64(self.batch), MAX_COUNT)]
+    }
+
+    fn kernel(&self, target: Target) -> crate::Result<Kernel> {
         let mut k = dpinfer::mcmc::run::DpBarker::new(target);
-        let scales = s.proposal_scales.as_ref();
-        k.walk = super::walk(WalkKind::Gaussian, s.proposal_scale, scales, s.temperature);
-        k.batch = s.batch.unwrap_or(k.batch);
-        Self::DpBarker(k)
+        let scales = self.proposal_scales.as_ref();
+        k.walk = super::walk(
+            WalkKind::Gaussian,
+            self.proposal_scale,
+            scales,
+            self.temperature,
+        );
+        k.batch = self.batch.unwrap_or(k.batch);
+        Ok(Kernel::DpBarker(k))
     }
 }

@@ -4,7 +4,8 @@
 use dpinfer::mcmc::run::{Kernel, Target};
 use serde::{Deserialize, Serialize};
 
-use super::With;
+use super::{Limit, McmcKernel};
+use crate::limits::MAX_LEAPFROG;
 
 /// `[sampler] kind = "dp-hmc"` (unset keys keep the library's defaults).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -30,10 +31,14 @@ pub struct DpHmc {
     pub accounting: Option<String>,
 }
 
-impl TryFrom<With<'_, DpHmc, Target>> for Kernel {
-    type Error = crate::Error;
+impl McmcKernel for DpHmc {
+    fn limits(&self) -> Vec<Limit> {
+        let l = self.leapfrog_steps.map(u64::from);
+        vec![("sampler.leapfrog_steps", l, MAX_LEAPFROG)]
+    }
 
-    fn try_from(With(s, target): With<'_, DpHmc, Target>) -> crate::Result<Self> {
+    fn kernel(&self, target: Target) -> crate::Result<Kernel> {
+        let s = self;
         let mut k = dpinfer::mcmc::run::DpHmc::new(target);
         k.step_size = s.step_size.unwrap_or(k.step_size);
         k.leapfrog_steps = s.leapfrog_steps.unwrap_or(k.leapfrog_steps);
@@ -46,6 +51,6 @@ impl TryFrom<With<'_, DpHmc, Target>> for Kernel {
         k.tau_l = s.tau_l.unwrap_or(k.tau_l);
         k.tau_g = s.tau_g.unwrap_or(k.tau_g);
         k.accounting = super::accounting(s.accounting.as_deref())?.unwrap_or(k.accounting);
-        Ok(Self::DpHmc(k))
+        Ok(Kernel::DpHmc(k))
     }
 }

@@ -11,11 +11,15 @@
 //! those of `svt-abc`/`soft-abc`/`gaussian-abc`, `rwmh` those of `dp-penalty`/`dp-barker`/
 //! `dp-hmc`.
 //!
-//! Adding a sampler is one new file here — its struct and its conversion into the library's
-//! settings; for a private pass over the pairs table also `impl` [`PairsPass`] (check,
-//! limits, build, the ledger's mechanism text), through which the pipeline checks, runs,
-//! claims and releases every such pass — and one line in the `samplers!` list (`Variant(Struct) =
-//! "kind" as pass;`).
+//! Every kind but `rejection` belongs to a family, a trait through which the pipeline checks,
+//! bounds, builds and runs it: [`PairsPass`] (a private pass over the pairs table: check,
+//! limits, build, the ledger's mechanism text; the pipeline claims and releases through the
+//! library pass), [`McmcKernel`] (an MCMC kernel beside the [`Chain`] keys) and
+//! [`Sequential`] (SMC-ABC, SPPE, SPLE, on the data or a `privacy.release`). Adding a sampler
+//! is one new file here — its struct, its conversion into the library's settings and its
+//! family's `impl` — and one line in the `samplers!` list (`Variant(Struct) = "kind" as
+//! pass, private;`: the family, then the flags `private`, `delta`, `release` that give
+//! [`SamplerKind`]'s lists).
 
 use crate::error::{Result, bail};
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
@@ -45,14 +49,26 @@ pub(crate) use sppe::settings_key as neural_key;
 pub use svt::SvtAbc;
 
 /// Declares [`SamplerConfig`] and [`SamplerKind`] from one list: variant, struct, `kind` name,
-/// `as pass` for a private pass over the pairs table (the struct is a [`PairsPass`]), and for a
+/// its family (`as pass`: a private pass over the pairs table, the struct is a [`PairsPass`];
+/// `as mcmc`: an MCMC chain, the struct is an [`Mcmc`] of a [`McmcKernel`]), and for a
 /// non-private baseline the keys of its private siblings it ignores.
 macro_rules! samplers {
     (@pass $s:ident pass) => { Some($s) };
-    (@pass $s:ident) => { None };
-    (@is pass) => { true };
-    (@is) => { false };
-    ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(as $pass:ident)? $(ignoring $sib:expr)?;)+) => {
+    (@pass $s:ident $($f:ident)?) => { None };
+    (@mcmc $s:ident mcmc) => { Some((&$s.chain, &$s.kernel as &dyn McmcKernel)) };
+    (@mcmc $s:ident $($f:ident)?) => { None };
+    (@seq $s:ident sequential) => { Some($s) };
+    (@seq $s:ident $($f:ident)?) => { None };
+    (@is pass pass) => { true };
+    (@is mcmc mcmc) => { true };
+    (@is sequential sequential) => { true };
+    (@is $want:ident $($f:ident)?) => { false };
+    (@has $want:ident) => { false };
+    (@has private private $($r:ident)*) => { true };
+    (@has delta delta $($r:ident)*) => { true };
+    (@has release release $($r:ident)*) => { true };
+    (@has $want:ident $f:ident $($r:ident)*) => { samplers!(@has $want $($r)*) };
+    ($($(#[$doc:meta])* $v:ident($t:ty) = $name:literal $(as $fam:ident $(, $flag:ident)*)? $(ignoring $sib:expr)?;)+) => {
         /// `[sampler]`, by `kind`.
         #[derive(Debug, Clone, PartialEq, Serialize)]
         #[serde(tag = "kind")]
@@ -75,7 +91,51 @@ macro_rules! samplers {
             #[must_use]
             pub fn is_pass(self) -> bool {
                 match self {
-                    $(Self::$v => samplers!(@is $($pass)?),)+
+                    $(Self::$v => samplers!(@is pass $($fam)?),)+
+                }
+            }
+
+            /// MCMC samplers ([`McmcKernel`]; they need a per-row likelihood).
+            #[must_use]
+            pub fn is_mcmc(self) -> bool {
+                match self {
+                    $(Self::$v => samplers!(@is mcmc $($fam)?),)+
+                }
+            }
+
+            /// The sequential samplers ([`Sequential`]): the ones that may take a
+            /// `privacy.release` (inference from a privatized statistic).
+            #[must_use]
+            pub fn takes_release(self) -> bool {
+                match self {
+                    $(Self::$v => samplers!(@is sequential $($fam)?),)+
+                }
+            }
+
+            /// Samplers that release something computed from private data (registered
+            /// `private`; SMC-ABC, SPPE and SPLE post-process an observation or a release
+            /// made before them).
+            #[must_use]
+            pub fn is_private(self) -> bool {
+                match self {
+                    $(Self::$v => samplers!(@has private $($($flag)*)?),)+
+                }
+            }
+
+            /// Samplers with an (ε, δ) guarantee (registered `delta`: δ > 0 required).
+            #[must_use]
+            pub fn needs_delta(self) -> bool {
+                match self {
+                    $(Self::$v => samplers!(@has delta $($($flag)*)?),)+
+                }
+            }
+
+            /// Samplers that infer from a privatized statistic only (registered `release`:
+            /// `privacy.release` required; the neural samplers SPPE and SPLE).
+            #[must_use]
+            pub fn needs_release(self) -> bool {
+                match self {
+                    $(Self::$v => samplers!(@has release $($($flag)*)?),)+
                 }
             }
         }
@@ -101,7 +161,23 @@ macro_rules! samplers {
             #[must_use]
             pub fn pairs_pass(&self) -> Option<&dyn PairsPass> {
                 match self {
-                    $(Self::$v(_s) => samplers!(@pass _s $($pass)?),)+
+                    $(Self::$v(_s) => samplers!(@pass _s $($fam)?),)+
+                }
+            }
+
+            /// The sampler as a sequential sampler, if it is one.
+            #[must_use]
+            pub fn sequential(&self) -> Option<&dyn Sequential> {
+                match self {
+                    $(Self::$v(_s) => samplers!(@seq _s $($fam)?),)+
+                }
+            }
+
+            /// The sampler as an MCMC chain, if it is one: its [`Chain`] keys and its kernel.
+            #[must_use]
+            pub fn mcmc(&self) -> Option<(&Chain, &dyn McmcKernel)> {
+                match self {
+                    $(Self::$v(_s) => samplers!(@mcmc _s $($fam)?),)+
                 }
             }
 
@@ -124,27 +200,27 @@ samplers! {
     /// Non-private rejection ABC over the public pairs (nearest `accept`).
     Rejection(Rejection) = "rejection" ignoring rejection::SIBLING_KEYS;
     /// ABCDP: sparse vector over the pairs (Park et al. 2021, Algorithm 1).
-    SvtAbc(SvtAbc) = "svt-abc" as pass;
+    SvtAbc(SvtAbc) = "svt-abc" as pass, private;
     /// Soft ABCDP: Gaussian noisy distances, weights.
-    SoftAbc(SoftAbc) = "soft-abc" as pass;
+    SoftAbc(SoftAbc) = "soft-abc" as pass, private, delta;
     /// Gaussian rejection ABCDP.
-    GaussianAbc(GaussianAbc) = "gaussian-abc" as pass;
+    GaussianAbc(GaussianAbc) = "gaussian-abc" as pass, private;
     /// SMC-ABC (non-private, or on privatized data).
-    SmcAbc(SmcAbc) = "smc-abc";
+    SmcAbc(SmcAbc) = "smc-abc" as sequential;
     /// Random-walk Metropolis (non-private).
-    Rwmh(Mcmc<Rwmh>) = "rwmh" ignoring rwmh::SIBLING_KEYS;
+    Rwmh(Mcmc<Rwmh>) = "rwmh" as mcmc ignoring rwmh::SIBLING_KEYS;
     /// DP penalty algorithm.
-    DpPenalty(Mcmc<DpPenalty>) = "dp-penalty";
+    DpPenalty(Mcmc<DpPenalty>) = "dp-penalty" as mcmc, private, delta;
     /// DP Barker.
-    DpBarker(Mcmc<DpBarker>) = "dp-barker";
+    DpBarker(Mcmc<DpBarker>) = "dp-barker" as mcmc, private, delta;
     /// DP HMC.
-    DpHmc(Mcmc<DpHmc>) = "dp-hmc";
+    DpHmc(Mcmc<DpHmc>) = "dp-hmc" as mcmc, private, delta;
     /// SPPE: sequential neural posterior estimation on a privatized statistic (Xiong, Ju &
     /// Zhang, Algorithm 1).
-    Sppe(Neural) = "sppe";
+    Sppe(Neural) = "sppe" as sequential, release;
     /// SPLE: sequential neural likelihood estimation on a privatized statistic (Xiong, Ju &
     /// Zhang, Algorithm 2).
-    Sple(Neural) = "sple";
+    Sple(Neural) = "sple" as sequential, release;
 }
 
 impl SamplerKind {
@@ -152,46 +228,6 @@ impl SamplerKind {
     #[must_use]
     pub fn uses_pairs(self) -> bool {
         self == Self::Rejection || self.is_pass()
-    }
-
-    /// MCMC samplers (need a per-row likelihood).
-    #[must_use]
-    pub fn is_mcmc(self) -> bool {
-        matches!(
-            self,
-            Self::Rwmh | Self::DpPenalty | Self::DpBarker | Self::DpHmc
-        )
-    }
-
-    /// Samplers that release something computed from private data (SMC-ABC, SPPE and SPLE
-    /// post-process an observation or a release made before them).
-    #[must_use]
-    pub fn is_private(self) -> bool {
-        !matches!(
-            self,
-            Self::Rejection | Self::Rwmh | Self::SmcAbc | Self::Sppe | Self::Sple
-        )
-    }
-
-    /// The neural samplers (SPPE, SPLE): inference from a privatized statistic only.
-    #[must_use]
-    pub fn is_neural(self) -> bool {
-        matches!(self, Self::Sppe | Self::Sple)
-    }
-
-    /// Samplers that may take a `privacy.release` (inference from a privatized statistic).
-    #[must_use]
-    pub fn takes_release(self) -> bool {
-        self == Self::SmcAbc || self.is_neural()
-    }
-
-    /// Samplers with an (ε, δ) guarantee (δ > 0 required).
-    #[must_use]
-    pub fn needs_delta(self) -> bool {
-        matches!(
-            self,
-            Self::SoftAbc | Self::DpPenalty | Self::DpBarker | Self::DpHmc
-        )
     }
 }
 
@@ -268,23 +304,44 @@ impl SamplerConfig {
             nonzero("pairs", p.pairs())?;
             return p.check(Calibration::nominal(epsilon, delta, p.clip())?);
         }
+        if let Some((chain, kernel)) = self.mcmc() {
+            chain.check()?;
+            return kernel
+                .kernel(dpinfer::mcmc::run::Target { epsilon, delta })
+                .map(|_| ());
+        }
+        if let Some(s) = self.sequential() {
+            return s.check(self.name());
+        }
         match self {
             Self::Rejection(s) => nonzero("pairs", s.pairs),
-            Self::SmcAbc(s) => s.check(),
-            Self::Rwmh(s) => s.chain.check(),
-            Self::DpPenalty(s) => s
-                .chain
-                .check()
-                .and(accounting(s.kernel.accounting.as_deref()).map(|_| ())),
-            Self::DpBarker(s) => s.chain.check(),
-            Self::DpHmc(s) => s
-                .chain
-                .check()
-                .and(accounting(s.kernel.accounting.as_deref()).map(|_| ())),
-            Self::Sppe(s) => s.settings("sppe", 0).map(|_| ()),
-            Self::Sple(s) => s.settings("sple", 0).map(|_| ()),
-            // The passes over the pairs table, checked above.
-            Self::SvtAbc(_) | Self::SoftAbc(_) | Self::GaussianAbc(_) => Ok(()),
+            // Every other kind belongs to a family, checked above.
+            _ => Ok(()),
+        }
+    }
+
+    /// The counts of `[sampler]` with their bounds (`crate::limits`): key, value, bound.
+    #[must_use]
+    pub fn limits(&self) -> Vec<Limit> {
+        use crate::limits::{MAX_ITERATIONS, MAX_PARTICLES};
+        if let Some(p) = self.pairs_pass() {
+            return p.limits();
+        }
+        if let Some((c, k)) = self.mcmc() {
+            let mut v = vec![
+                ("sampler.iterations", c.iterations, MAX_ITERATIONS),
+                ("sampler.burn_in", c.burn_in, MAX_ITERATIONS),
+            ];
+            v.extend(k.limits());
+            return v;
+        }
+        if let Some(s) = self.sequential() {
+            return s.limits();
+        }
+        match self {
+            Self::Rejection(s) => vec![("sampler.accept", as_u64(s.accept), MAX_PARTICLES)],
+            // Every other kind belongs to a family, bounded above.
+            _ => Vec::new(),
         }
     }
 }
@@ -319,6 +376,93 @@ macro_rules! pairs_pass {
 }
 pub(crate) use pairs_pass;
 
+/// A count of `[sampler]` with its bound (`crate::limits`): key, value (`None`: unset), bound.
+pub type Limit = (&'static str, Option<u64>, u64);
+
+/// A count as the limits' `u64`.
+pub(crate) fn as_u64(v: Option<usize>) -> Option<u64> {
+    v.map(|x| x as u64)
+}
+
+/// An MCMC kernel's `[sampler]` keys (one file in `src/sampler/`, the struct `K` of an
+/// [`Mcmc<K>`] table) as the library's [`Kernel`](dpinfer::mcmc::run::Kernel). The pipeline
+/// checks, bounds, builds and runs every MCMC sampler through this trait and the [`Chain`]
+/// keys beside it; adding one is its library kernel, its config file implementing this trait,
+/// one line `Variant(Mcmc<Struct>) = "kind" as mcmc;` in `samplers!` and its Python binding.
+pub trait McmcKernel {
+    /// Counts bounds of the kernel's own keys (`crate::limits`).
+    fn limits(&self) -> Vec<Limit> {
+        Vec::new()
+    }
+
+    /// The library kernel for the budget `target` (unset keys keep the library's
+    /// defaults). The library checks the rest when the chain is built, before any noise.
+    ///
+    /// # Errors
+    /// A setting the conversion refuses, named by its key.
+    fn kernel(&self, target: dpinfer::mcmc::run::Target) -> Result<dpinfer::mcmc::run::Kernel>;
+}
+
+/// A sequential sampler's `[sampler]` table (one file in `src/sampler/`): SMC-ABC (and its
+/// sharded PMC), SPPE, SPLE — post-processing of the observed data or of a statistic
+/// released once before it (`privacy.release`, whose mechanism the sampler simulates). The
+/// pipeline checks, bounds and runs every such sampler through this trait; adding one is its
+/// library file, its config file implementing this trait, one line `Variant(Struct) =
+/// "kind" as sequential;` in `samplers!` (`, release` if it needs a `privacy.release`) and
+/// its Python binding.
+pub trait Sequential {
+    /// Counts bounds of the table's keys (`crate::limits`); none where the library bounds
+    /// every count of its settings.
+    fn limits(&self) -> Vec<Limit> {
+        Vec::new()
+    }
+
+    /// The library's checks of the settings for the sampler `kind` (its `kind` name).
+    ///
+    /// # Errors
+    /// The first invalid setting, named by its key.
+    fn check(&self, kind: &str) -> Result<()>;
+
+    /// Runs the sampler on `on` (the outcome's ledger is the caller's when there is a
+    /// release).
+    ///
+    /// # Errors
+    /// Settings the library refuses, a release the sampler needs and does not have,
+    /// simulator failures, I/O.
+    fn run(&self, on: &SequentialRun<'_>) -> Result<crate::results::Outcome>;
+}
+
+/// What a [`Sequential`] sampler runs on.
+#[derive(Clone, Copy)]
+pub struct SequentialRun<'a> {
+    /// The config (its `[sampler]` is the sampler's).
+    pub cfg: &'a crate::Config,
+    /// The model.
+    pub model: &'a crate::model::Model,
+    /// The observed data, or the statistic released by `mech`.
+    pub target: &'a [f64],
+    /// The mechanism of `privacy.release`, if the config has one.
+    pub mech: Option<&'a crate::release::Mech>,
+    /// The results folder, held locked by the caller.
+    pub dir: &'a std::path::Path,
+    /// Simulation threads (0 = all cores).
+    pub threads: usize,
+    /// Progress.
+    pub observer: &'a dyn crate::observe::Observer,
+}
+
+impl core::fmt::Debug for SequentialRun<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("SequentialRun")
+            .field("sampler", &self.cfg.sampler.name())
+            .field("target", &self.target)
+            .field("released", &self.mech.is_some())
+            .field("dir", &self.dir)
+            .field("threads", &self.threads)
+            .finish_non_exhaustive()
+    }
+}
+
 /// A sampler whose private step is one pass over the public pairs table: its `[sampler]`
 /// table (one file in `src/sampler/`) as the library's
 /// [`PrivatePass`](dpinfer::abc::pass::PrivatePass). The pipeline checks, bounds, builds,
@@ -333,7 +477,7 @@ pub trait PairsPass {
     fn clip(&self) -> Option<f64>;
 
     /// Counts the config bounds (`crate::limits`): key, value, bound.
-    fn limits(&self) -> Vec<(&'static str, Option<u64>, u64)> {
+    fn limits(&self) -> Vec<Limit> {
         Vec::new()
     }
 

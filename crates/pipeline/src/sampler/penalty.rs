@@ -4,7 +4,7 @@
 use dpinfer::mcmc::run::{Kernel, Target, WalkKind};
 use serde::{Deserialize, Serialize};
 
-use super::With;
+use super::McmcKernel;
 
 /// `[sampler] kind = "dp-penalty"` (unset keys keep the library's defaults).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -24,16 +24,19 @@ pub struct DpPenalty {
     pub accounting: Option<String>,
 }
 
-impl TryFrom<With<'_, DpPenalty, Target>> for Kernel {
-    type Error = crate::Error;
-
-    fn try_from(With(s, target): With<'_, DpPenalty, Target>) -> crate::Result<Self> {
+impl McmcKernel for DpPenalty {
+    fn kernel(&self, target: Target) -> crate::Result<Kernel> {
         let mut k = dpinfer::mcmc::run::DpPenalty::new(target);
-        let scales = s.proposal_scales.as_ref();
-        k.walk = super::walk(WalkKind::Guided, s.proposal_scale, scales, s.temperature);
-        k.clip = s.ratio_clip.unwrap_or(k.clip);
-        k.tau = s.tau.unwrap_or(k.tau);
-        k.accounting = super::accounting(s.accounting.as_deref())?.unwrap_or(k.accounting);
-        Ok(Self::DpPenalty(k))
+        let scales = self.proposal_scales.as_ref();
+        k.walk = super::walk(
+            WalkKind::Guided,
+            self.proposal_scale,
+            scales,
+            self.temperature,
+        );
+        k.clip = self.ratio_clip.unwrap_or(k.clip);
+        k.tau = self.tau.unwrap_or(k.tau);
+        k.accounting = super::accounting(self.accounting.as_deref())?.unwrap_or(k.accounting);
+        Ok(Kernel::DpPenalty(k))
     }
 }

@@ -1,7 +1,9 @@
 //! `kind = "rwmh"`: non-private random-walk Metropolis ([`Kernel::Rwmh`]).
 
-use dpinfer::mcmc::run::{Kernel, WalkKind};
+use dpinfer::mcmc::run::{Kernel, Target, WalkKind};
 use serde::{Deserialize, Serialize};
+
+use super::McmcKernel;
 
 /// Keys of the private MCMC samplers an rwmh table may carry (ignored with a warning).
 pub(super) const SIBLING_KEYS: &[&str] = &[
@@ -29,14 +31,15 @@ pub struct Rwmh {
     pub temperature: Option<f64>,
 }
 
-impl From<&Rwmh> for Kernel {
-    fn from(s: &Rwmh) -> Self {
+/// Non-private: the budget `target` is not used.
+impl McmcKernel for Rwmh {
+    fn kernel(&self, _target: Target) -> crate::Result<Kernel> {
         let walk = super::walk(
             WalkKind::Gaussian,
-            s.proposal_scale,
-            s.proposal_scales.as_ref(),
-            s.temperature,
+            self.proposal_scale,
+            self.proposal_scales.as_ref(),
+            self.temperature,
         );
-        Self::Rwmh(walk)
+        Ok(Kernel::Rwmh(walk))
     }
 }

@@ -149,6 +149,37 @@ impl TryFrom<&SmcAbc> for PmcSettings {
     }
 }
 
+/// The adaptive SMC-ABC (`crate::smc`), or with `pairs` set the sharded PMC (`crate::pmc`),
+/// on the observed data or on the released statistic (its replica from the config).
+impl super::Sequential for SmcAbc {
+    fn limits(&self) -> Vec<super::Limit> {
+        use super::as_u64;
+        use crate::limits::{MAX_GENERATIONS, MAX_PARTICLES, MAX_SIMULATIONS};
+        vec![
+            ("sampler.particles", as_u64(self.particles), MAX_PARTICLES),
+            (
+                "sampler.generations",
+                as_u64(self.generations),
+                MAX_GENERATIONS,
+            ),
+            ("sampler.simulations", self.simulations, MAX_SIMULATIONS),
+        ]
+    }
+
+    fn check(&self, _kind: &str) -> crate::Result<()> {
+        SmcAbc::check(self)
+    }
+
+    fn run(&self, on: &super::SequentialRun<'_>) -> crate::Result<crate::results::Outcome> {
+        let run = if self.pairs.is_some() {
+            crate::pmc::run
+        } else {
+            crate::smc::run
+        };
+        run(on.cfg, on.model, on.target, on.dir, on.threads, on.observer)
+    }
+}
+
 impl SmcAbc {
     /// The library's checks of the settings this table selects.
     ///

@@ -159,6 +159,23 @@ impl Neural {
     }
 }
 
+/// SPPE or SPLE (`crate::neural`) on the released statistic, simulating its mechanism. The
+/// library bounds every count of its settings (`SequentialSettings::check`).
+impl super::Sequential for Neural {
+    fn check(&self, kind: &str) -> crate::Result<()> {
+        self.settings(kind, 0).map(|_| ())
+    }
+
+    fn run(&self, on: &super::SequentialRun<'_>) -> crate::Result<crate::results::Outcome> {
+        use crate::error::Context as _;
+        let mech = on
+            .mech
+            .context("privacy.release is required for sppe and sple")?;
+        let (cfg, model, dir) = (on.cfg, on.model, on.dir);
+        crate::neural::run(cfg, model, on.target, mech, dir, on.threads, on.observer)
+    }
+}
+
 /// Names the config key behind a library settings error.
 pub(crate) fn settings_key(e: NeuralError) -> crate::Error {
     let key = |name: &str| -> Option<&'static str> {

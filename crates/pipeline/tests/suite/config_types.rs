@@ -8,7 +8,9 @@ use dpinfer::abc::svt::SvtAbcSettings;
 use dpinfer::distances::{Relations, Sensitivity};
 
 use dpinfer_pipeline::config::{DistanceConfig, PrivacyConfig, ReleaseConfig};
-use dpinfer_pipeline::sampler::{Calibration, SamplerConfig, SamplerKind, SmcAbc, SvtAbc, With};
+use dpinfer_pipeline::sampler::{
+    Calibration, McmcKernel, SamplerConfig, SamplerKind, SmcAbc, SvtAbc, With,
+};
 
 /// A minimal valid `[sampler]` table of every kind.
 const TABLES: &[(&str, &str)] = &[
@@ -57,6 +59,93 @@ fn the_pairs_passes_are_the_kinds_registered_as_passes() {
         }
     }
     assert_eq!(passes, ["svt-abc", "soft-abc", "gaussian-abc"]);
+}
+
+/// The MCMC samplers are the kinds registered `as mcmc`: each builds its library kernel
+/// through the `McmcKernel` trait (private exactly when the kind is), with the chain keys of
+/// its own table, and its counts are bounded through `SamplerConfig::limits`.
+#[test]
+fn the_mcmc_samplers_are_the_kinds_registered_as_mcmc() {
+    use dpinfer::mcmc::run::Target;
+    let target = Target {
+        epsilon: 1.0,
+        delta: 1e-5,
+    };
+    let mut chains = Vec::new();
+    for (kind, body) in TABLES {
+        let s = sampler(kind, body).unwrap();
+        let k = s.kind();
+        assert_eq!(k.is_mcmc(), s.mcmc().is_some(), "{kind}");
+        if let Some((chain, kernel)) = s.mcmc() {
+            let built = kernel.kernel(target).unwrap();
+            assert_eq!(built.is_private(), k.is_private(), "{kind}");
+            let limits = s.limits();
+            assert_eq!(
+                limits[0],
+                ("sampler.iterations", chain.iterations, 1_000_000_000)
+            );
+            chains.push(*kind);
+        }
+    }
+    assert_eq!(chains, ["rwmh", "dp-penalty", "dp-barker", "dp-hmc"]);
+    let big = sampler("dp-barker", "batch = 1000000001").unwrap();
+    assert!(
+        big.limits()
+            .contains(&("sampler.batch", Some(1_000_000_001), 1_000_000_000))
+    );
+    let big = sampler("dp-hmc", "leapfrog_steps = 100001").unwrap();
+    assert!(
+        big.limits()
+            .contains(&("sampler.leapfrog_steps", Some(100_001), 100_000))
+    );
+}
+
+/// The sequential samplers are the kinds registered `as sequential` (the ones that may take
+/// a `privacy.release`), and the registration flags give the same kind lists as before the
+/// families: `private` (a release from private data), `delta` (an (ε, δ) guarantee),
+/// `release` (a privatized statistic required).
+#[test]
+fn the_sequential_samplers_and_the_flags_are_the_registered_ones() {
+    let all: Vec<(&str, &str)> = TABLES
+        .iter()
+        .copied()
+        .chain([("sppe", ""), ("sple", "")])
+        .collect();
+    let (mut seq, mut private, mut delta, mut release) = (vec![], vec![], vec![], vec![]);
+    for (kind, body) in all {
+        let s = sampler(kind, body).unwrap();
+        let k = s.kind();
+        assert_eq!(k.takes_release(), s.sequential().is_some(), "{kind}");
+        assert!(s.check(1.0, 1e-6).is_ok(), "{kind}");
+        for (on, list) in [
+            (s.sequential().is_some(), &mut seq),
+            (k.is_private(), &mut private),
+            (k.needs_delta(), &mut delta),
+            (k.needs_release(), &mut release),
+        ] {
+            if on {
+                list.push(kind);
+            }
+        }
+    }
+    assert_eq!(seq, ["smc-abc", "sppe", "sple"]);
+    let dp = [
+        "svt-abc",
+        "soft-abc",
+        "gaussian-abc",
+        "dp-penalty",
+        "dp-barker",
+        "dp-hmc",
+    ];
+    assert_eq!(private, dp);
+    assert_eq!(delta, ["soft-abc", "dp-penalty", "dp-barker", "dp-hmc"]);
+    assert_eq!(release, ["sppe", "sple"]);
+    // A key of the other neural sampler is refused through the family's check, by name.
+    let e = sampler("sppe", "chains = 2").unwrap().check(1.0, 0.0);
+    assert_eq!(
+        e.unwrap_err().config_key().as_deref(),
+        Some("sampler.chains")
+    );
 }
 
 #[test]
@@ -207,7 +296,7 @@ fn mcmc_tables_keep_the_librarys_defaults() {
     let SamplerConfig::DpPenalty(p) = sampler("dp-penalty", "").unwrap() else {
         panic!()
     };
-    let k = Kernel::try_from(With(&p.kernel, target)).unwrap();
+    let k = p.kernel.kernel(target).unwrap();
     assert_eq!(
         k,
         Kernel::DpPenalty(dpinfer::mcmc::run::DpPenalty::new(target))
@@ -216,7 +305,7 @@ fn mcmc_tables_keep_the_librarys_defaults() {
     let SamplerConfig::DpHmc(h) = sampler("dp-hmc", "accounting = \"zcdp\"").unwrap() else {
         panic!()
     };
-    let Kernel::DpHmc(k) = Kernel::try_from(With(&h.kernel, target)).unwrap() else {
+    let Kernel::DpHmc(k) = h.kernel.kernel(target).unwrap() else {
         panic!()
     };
     assert_eq!(k.leapfrog_steps, 10);

@@ -148,3 +148,16 @@ pub fn on_threads<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
         .unwrap()
         .install(f)
 }
+
+/// A table of one-dimensional pairs: θ_t = t and the stored output ρ_t (with [`ident`] as
+/// the distance, the tests fix every ρ_t exactly).
+#[cfg(feature = "alloc")]
+pub fn one_d_pairs(rhos: &[f64]) -> dpinfer_abc::pairs::PublicPairs {
+    let thetas: Vec<f64> = (0..rhos.len()).map(|i| i as f64).collect();
+    dpinfer_abc::pairs::PublicPairs::from_parts(1, 1, thetas, rhos.to_vec()).unwrap()
+}
+
+/// The distance that is the stored output itself.
+pub fn ident(y: &[f64]) -> f64 {
+    y[0]
+}
