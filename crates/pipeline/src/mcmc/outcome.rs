@@ -109,6 +109,7 @@ pub(super) fn outcome(
         ),
         table("noise-sd", &["iteration", "noise_sd"], noise.collect()),
     ];
+    let warnings = lowered_burn_in(cfg, &r).into_iter().collect();
     Outcome {
         model: model.name().into(),
         sampler: cfg.sampler.name().into(),
@@ -121,7 +122,29 @@ pub(super) fn outcome(
         diagnostics,
         charts,
         reproduced: false,
-        warnings: Vec::new(),
+        warnings,
         prior_draws: None,
     }
+}
+
+/// The warning for a chain the budget cut short: the library then discards at most half of
+/// the iterations it ran (`dpinfer_mcmc::run`'s plan), which can be less than the configured
+/// (or default) `burn_in`. The summary says so and names the keys, instead of a silent change.
+fn lowered_burn_in(cfg: &Config, r: &RunOutput) -> Option<String> {
+    let (chain, _) = cfg.sampler.mcmc()?;
+    let asked = chain.settings(0);
+    let cut = r
+        .traces
+        .iter()
+        .find(|t| t.burn_in < asked.burn_in() && t.iterations < asked.iterations)?;
+    Some(format!(
+        "the privacy budget allows {} of the {} iterations asked for, so the burn-in was \
+         lowered from {} to {} (half of what ran): set [sampler] iterations to at most {} and \
+         burn_in below it, or raise the budget",
+        cut.iterations,
+        asked.iterations,
+        asked.burn_in(),
+        cut.burn_in,
+        cut.iterations
+    ))
 }

@@ -324,3 +324,69 @@ fn config_warnings_go_to_the_observer() {
         "{lines:?}"
     );
 }
+
+/// A private chain the budget cuts short runs fewer iterations than asked and keeps at most
+/// half of them as burn-in (`dpinfer_mcmc::run`'s plan); the outcome says so and names the
+/// keys instead of lowering the configured burn-in silently. A chain asked for what the budget
+/// allows has no such warning.
+#[test]
+fn a_chain_cut_short_by_its_budget_says_its_burn_in_was_lowered() {
+    let dir = fresh("burn-in");
+    let text = |iterations: u64| {
+        format!(
+            r#"
+        [model]
+        name = "gaussian-mean"
+        n = 500
+        [sampler]
+        kind = "dp-penalty"
+        iterations = {iterations}
+        burn_in = 5000
+        proposal_scale = 0.05
+        tau = 0.5
+        [privacy]
+        epsilon = 1.0
+        delta = 1e-5
+        [seeds]
+        run = 3
+        noise = 5
+    "#
+        )
+    };
+    let cfg = Config::parse(&text(100_000), &dir).unwrap();
+    let o = dpinfer_pipeline::run::run_with(&cfg, &dir.join("cut"), 1, &quiet())
+        .unwrap()
+        .close()
+        .unwrap();
+    let w: Vec<&String> = o
+        .warnings
+        .iter()
+        .filter(|w| w.contains("burn-in was lowered"))
+        .collect();
+    assert_eq!(w.len(), 1, "{:?}", o.warnings);
+    assert!(
+        w[0].contains("of the 100000 iterations asked for")
+            && w[0].contains("lowered from 5000 to")
+            && w[0].contains("[sampler] iterations"),
+        "{}",
+        w[0]
+    );
+    // The cap the warning names runs without it.
+    let cap: u64 = w[0]
+        .split("allows ")
+        .nth(1)
+        .and_then(|s| s.split(' ').next())
+        .and_then(|s| s.parse().ok())
+        .unwrap();
+    assert!(cap > 2 && cap < 100_000, "{cap}");
+    let cfg = Config::parse(&text(cap).replace("burn_in = 5000", "burn_in = 1"), &dir).unwrap();
+    let o = dpinfer_pipeline::run::run_with(&cfg, &dir.join("fits"), 1, &quiet())
+        .unwrap()
+        .close()
+        .unwrap();
+    assert!(
+        !o.warnings.iter().any(|w| w.contains("burn-in was lowered")),
+        "{:?}",
+        o.warnings
+    );
+}
