@@ -208,8 +208,17 @@ impl Calibration {
                 crate::release::claim(m, model.output_len(), cfg.privacy.epsilon)?;
             }
             Box::new(Smc)
-        } else {
+        } else if cfg.sampler.mcmc().is_some() {
             Box::new(Mcmc)
+        } else {
+            // The neural samplers (sppe, sple): a replicate would train a flow for every
+            // simulated data set; their calibration is the neural crate's SBC example.
+            bail!(
+                key = "sampler.kind";
+                "sampler.kind: calibrate does not run {} (each replicate would train a neural \
+                 flow); calibrate the pairs, smc-abc or MCMC samplers",
+                cfg.sampler.name()
+            );
         };
         Ok(Self {
             cfg: cfg.clone(),

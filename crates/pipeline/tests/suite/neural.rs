@@ -168,3 +168,20 @@ fn the_estimator_never_writes_through_a_link_in_the_folder() {
     let _ = std::fs::remove_dir_all(&dir);
     let _ = std::fs::remove_file(&outside);
 }
+
+/// `dpinfer calibrate` on a neural sampler is refused up front, naming the key (it used to
+/// fall through to the MCMC path and fail in the first replicate with "not an MCMC sampler").
+#[test]
+fn calibrate_refuses_the_neural_samplers_by_key() {
+    for kind in ["sppe", "sple"] {
+        let cfg = config(&format!("kind = \"{kind}\"\n{TINY}")).unwrap();
+        let e = dpinfer_pipeline::calibrate::Calibration::new(&cfg, 1, &dpinfer_pipeline::Quiet)
+            .unwrap_err();
+        assert!(e.is_config(), "{e:?}");
+        assert_eq!(e.config_key().as_deref(), Some("sampler.kind"), "{e:?}");
+        assert!(
+            format!("{e:#}").contains(&format!("calibrate does not run {kind}")),
+            "{e:#}"
+        );
+    }
+}
