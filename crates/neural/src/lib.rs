@@ -4,6 +4,7 @@
 mod data;
 mod error;
 mod flow;
+mod fused;
 mod maf;
 mod net;
 mod nsf;
