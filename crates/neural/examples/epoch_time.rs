@@ -1,16 +1,18 @@
 //! Wall time of one training epoch on the SIR round-10 training-set shape: 10 000 pairs,
 //! θ 2-D (the target), s_dp 10-D (the context), minibatches of 100, 5 % held out; the default
 //! spline flow and the default MAF by maximum likelihood, and the spline flow with SPPE's
-//! atomic loss (10 atoms). The twin of `benches/sbi_epoch.py` (sbi, PyTorch) for the speed
+//! atomic loss (10 atoms); `nsf-fused` and `atomic-fused` are the same with
+//! `SplineImpl::Fused` (the spline as one fused operation). The twin of `benches/sbi_epoch.py` (sbi, PyTorch) for the speed
 //! comparison in the crate README. It also prints the bits of the trained flows' losses and of a
 //! log-density, so a change meant to be speed-only can be checked to change no number.
 //!
 //! Not run in CI. Run:
-//! `RAYON_NUM_THREADS=1 cargo run --release -p dpinfer-neural --example epoch_time -- [--epochs 3] [--only nsf|maf|atomic]`
+//! `RAYON_NUM_THREADS=1 cargo run --release -p dpinfer-neural --example epoch_time -- [--epochs 3] [--only nsf|nsf-fused|maf|atomic|atomic-fused]`
 #![allow(clippy::unwrap_used, clippy::print_stdout, clippy::cast_precision_loss)]
 
 use dpinfer_neural::{
-    ConditionalFlow, FlowSettings, MafSettings, NsfSettings, RoundRows, TrainSettings, TrainingSet,
+    ConditionalFlow, FlowSettings, MafSettings, NsfSettings, RoundRows, SplineImpl, TrainSettings,
+    TrainingSet,
 };
 use dpinfer_simulators::SimStream;
 use dpinfer_simulators::dist::ziggurat_normal;
@@ -70,10 +72,16 @@ fn main() {
         patience: epochs + 1,
         ..TrainSettings::default()
     };
+    let fused = FlowSettings::Nsf(NsfSettings {
+        spline: SplineImpl::Fused,
+        ..NsfSettings::default()
+    });
     let cases = [
         ("nsf", FlowSettings::Nsf(NsfSettings::default()), false),
+        ("nsf-fused", fused, false),
         ("maf", FlowSettings::Maf(MafSettings::default()), false),
         ("atomic", FlowSettings::Nsf(NsfSettings::default()), true),
+        ("atomic-fused", fused, true),
     ];
     println!(
         "{PAIRS} pairs ({} training), θ {THETA}-D, s_dp {S_DP}-D, batch {}, {epochs} epochs, RAYON_NUM_THREADS={threads}",

@@ -97,7 +97,8 @@ impl<T: Real> Consts<T> {
 }
 
 /// One element's spline: knots `cum` (K + 1), bin sizes (K), the softmax (K) of both axes and
-/// the knot derivatives `d` (K + 1). Buffers allocated once per operation.
+/// the knot derivatives `d` (K + 1; only those of the element's bin are set). Buffers
+/// allocated once per operation.
 struct Spline<T> {
     bins: usize,
     smw: Vec<T>,
@@ -146,10 +147,21 @@ impl<T: Real> Spline<T> {
             &mut self.cumh,
             &mut self.heights,
         );
-        for (d, &u) in self.d[1..k].iter_mut().zip(&p[2 * k..]) {
-            // softplus(u) + min as the tensor version: relu(u) + ln(exp(−|u|)·1 + 1), then ·1 + min
-            let sp = u.max(T::ZERO) + ((-u.abs()).exp() * T::ONE + T::ONE).ln();
-            *d = sp * T::ONE + c.d_min;
+    }
+
+    /// Sets the knot derivatives `d[b]` and `d[b + 1]` (the others are not read) from the
+    /// unnormalised `p`: `softplus(u) + min` as the tensor version, `relu(u) + ln(exp(−|u|)·1
+    /// + 1)`, then `·1 + min`; the ends are 1.
+    fn set_derivatives(&mut self, p: &[T], b: usize, c: &Consts<T>) {
+        let k = self.bins;
+        for j in b..=b + 1 {
+            self.d[j] = if j == 0 || j == k {
+                T::ONE
+            } else {
+                let u = p[2 * k + j - 1];
+                let sp = u.max(T::ZERO) + ((-u.abs()).exp() * T::ONE + T::ONE).ln();
+                sp * T::ONE + c.d_min
+            };
         }
     }
 
@@ -356,6 +368,7 @@ impl RqSpline {
             let lo = if xi < -c.b { -c.b } else { xi };
             let xc = if lo > c.b { c.b } else { lo };
             let b = s.bin(xc, if self.inverse { &s.cumh } else { &s.cumw });
+            s.set_derivatives(pi, b, &c);
             let (v, l) = eval(&s, xc, b, self.inverse);
             let outside = -inside * T::ONE + T::ONE;
             *y = inside * v + outside * xi;
@@ -388,6 +401,7 @@ impl RqSpline {
             }
             s.set(pi, &c);
             let b = s.bin(xi, &s.cumw);
+            s.set_derivatives(pi, b, &c);
             let bg = eval_grad(&s, xi, b, gys[i], gls[i]);
             gx[i] = bg.x;
             g_cumw.iter_mut().for_each(|v| *v = T::ZERO);
