@@ -61,6 +61,21 @@ fn training_set() -> (TrainingSet, Vec<f64>) {
     (data, log_prior)
 }
 
+/// CPU seconds (user + system, every thread) of this process so far, from `/proc/self/stat`
+/// (Linux; NaN elsewhere): on a shared machine steadier than wall time.
+fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // fields after the command's closing parenthesis; utime and stime are 14 and 15
+            let rest = &s[s.rfind(')')? + 2..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+            Some(ticks / 100.0) // USER_HZ
+        })
+        .unwrap_or(f64::NAN)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let epochs: usize = arg(&args, "--epochs", 3);
@@ -95,6 +110,7 @@ fn main() {
         let mut flow = ConditionalFlow::new(flow_settings, THETA, S_DP, 3).unwrap();
         let mut rng = SimStream::new(5, 0);
         let t0 = Instant::now();
+        let c0 = cpu_seconds();
         let report = if atomic {
             flow.fit_atomic(&data, &log_prior, 10, &settings, &mut rng)
                 .unwrap()
@@ -102,11 +118,13 @@ fn main() {
             flow.fit(&data, &settings, &mut rng).unwrap()
         };
         let secs = t0.elapsed().as_secs_f64();
+        let cpu = cpu_seconds() - c0;
         let mut lp = [0.0];
         flow.log_prob(&[0.3, -0.2], &[0.1; S_DP], &mut lp).unwrap();
         println!(
-            "{name}: {:.3} s per epoch ({} parameters); losses {:?}; check {:016x} {:016x}",
+            "{name}: {:.3} s per epoch, CPU {:.3} s per epoch ({} parameters); losses {:?}; check {:016x} {:016x}",
             secs / report.epochs as f64,
+            cpu / report.epochs as f64,
             flow.parameter_count(),
             report.train_loss,
             report.validation_loss.last().unwrap().to_bits(),

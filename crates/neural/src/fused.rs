@@ -6,6 +6,7 @@
 //! bit-identical to it; the backward is the analytic gradient, which rounds differently from
 //! the tensor library's autodiff (hence [`crate::SplineImpl`]).
 
+use crate::net::with_slice;
 use crate::spline::{MIN_BIN_HEIGHT, MIN_BIN_WIDTH, MIN_DERIVATIVE};
 use candle_core::{CpuStorage, CustomOp2, Layout, Result, Shape, Tensor, bail};
 use core::ops::{Add, Div, Mul, Neg, Sub};
@@ -481,29 +482,23 @@ impl CustomOp2 for RqSpline {
         if self.inverse {
             bail!("rq-spline: the inverse has no backward pass");
         }
+        fn go<T: Real + candle_core::WithDType>(
+            op: &RqSpline,
+            x: &Tensor,
+            p: &Tensor,
+            g: &Tensor,
+        ) -> Result<(Tensor, Tensor)> {
+            let (gx, gp) = with_slice::<T, _>(x, |xs| {
+                with_slice::<T, _>(p, |ps| with_slice::<T, _>(g, |gs| op.backward(xs, ps, gs)))
+            })???;
+            Ok((
+                Tensor::from_vec(gx, x.shape(), x.device())?,
+                Tensor::from_vec(gp, p.shape(), p.device())?,
+            ))
+        }
         let (gx, gp) = match x.dtype() {
-            candle_core::DType::F32 => {
-                let (gx, gp) = self.backward(
-                    &x.flatten_all()?.to_vec1::<f32>()?,
-                    &p.flatten_all()?.to_vec1::<f32>()?,
-                    &g.flatten_all()?.to_vec1::<f32>()?,
-                );
-                (
-                    Tensor::from_vec(gx, x.shape(), x.device())?,
-                    Tensor::from_vec(gp, p.shape(), p.device())?,
-                )
-            }
-            candle_core::DType::F64 => {
-                let (gx, gp) = self.backward(
-                    &x.flatten_all()?.to_vec1::<f64>()?,
-                    &p.flatten_all()?.to_vec1::<f64>()?,
-                    &g.flatten_all()?.to_vec1::<f64>()?,
-                );
-                (
-                    Tensor::from_vec(gx, x.shape(), x.device())?,
-                    Tensor::from_vec(gp, p.shape(), p.device())?,
-                )
-            }
+            candle_core::DType::F32 => go::<f32>(self, x, p, g)?,
+            candle_core::DType::F64 => go::<f64>(self, x, p, g)?,
             other => bail!("rq-spline: unsupported type {other:?}"),
         };
         Ok((Some(gx), Some(gp)))

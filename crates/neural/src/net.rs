@@ -164,12 +164,12 @@ impl candle_core::CustomOp2 for BiasAdd {
         let m = b.elem_count();
         let gb = match g.dtype() {
             DType::F32 => Tensor::from_vec(
-                column_sums(&g.flatten_all()?.to_vec1::<f32>()?, m),
+                with_slice::<f32, _>(g, |g| column_sums(g, m))?,
                 m,
                 g.device(),
             )?,
             DType::F64 => Tensor::from_vec(
-                column_sums(&g.flatten_all()?.to_vec1::<f64>()?, m),
+                with_slice::<f64, _>(g, |g| column_sums(g, m))?,
                 m,
                 g.device(),
             )?,
@@ -177,6 +177,24 @@ impl candle_core::CustomOp2 for BiasAdd {
         };
         Ok((Some(g.clone()), Some(gb)))
     }
+}
+
+/// Runs `f` on the values of `t` (row-major) as a slice of `T`: without a copy for a contiguous
+/// CPU tensor (the storage is read-locked meanwhile: `f` must not write to `t`), else on a copy.
+pub(crate) fn with_slice<T: candle_core::WithDType, R>(
+    t: &Tensor,
+    f: impl FnOnce(&[T]) -> R,
+) -> candle_core::Result<R> {
+    {
+        let (storage, layout) = t.storage_and_layout();
+        if let (candle_core::Storage::Cpu(cpu), Some((a, b))) =
+            (&*storage, layout.contiguous_offsets())
+        {
+            return Ok(f(&cpu.as_slice::<T>()?[a..b]));
+        }
+    }
+    let v = t.flatten_all()?.to_vec1::<T>()?;
+    Ok(f(&v))
 }
 
 fn add_rows<T: Copy + core::ops::Add<Output = T>>(y: &[T], b: &[T]) -> Vec<T> {
@@ -231,38 +249,23 @@ impl candle_core::CustomOp1 for Relu {
     }
 
     fn bwd(&self, x: &Tensor, _res: &Tensor, g: &Tensor) -> candle_core::Result<Option<Tensor>> {
-        fn mask<T: Copy + PartialOrd + Default + core::ops::Mul<Output = T>>(
-            x: &[T],
-            g: &[T],
-            one: T,
-        ) -> Vec<T> {
-            x.iter()
-                .zip(g)
-                .map(|(&x, &g)| g * if x >= T::default() { one } else { T::default() })
-                .collect()
+        fn mask<T: candle_core::WithDType>(x: &Tensor, g: &Tensor) -> candle_core::Result<Tensor> {
+            let (zero, one) = (T::from_f64(0.0), T::from_f64(1.0));
+            let out = with_slice::<T, _>(x, |xs| {
+                with_slice::<T, _>(g, |gs| {
+                    xs.iter()
+                        .zip(gs)
+                        .map(|(&x, &g)| g * if x >= zero { one } else { zero })
+                        .collect::<Vec<T>>()
+                })
+            })??;
+            Tensor::from_vec(out, x.shape(), x.device())
         }
-        let out = match x.dtype() {
-            DType::F32 => Tensor::from_vec(
-                mask(
-                    &x.flatten_all()?.to_vec1::<f32>()?,
-                    &g.flatten_all()?.to_vec1::<f32>()?,
-                    1.0,
-                ),
-                x.shape(),
-                x.device(),
-            )?,
-            DType::F64 => Tensor::from_vec(
-                mask(
-                    &x.flatten_all()?.to_vec1::<f64>()?,
-                    &g.flatten_all()?.to_vec1::<f64>()?,
-                    1.0,
-                ),
-                x.shape(),
-                x.device(),
-            )?,
+        match x.dtype() {
+            DType::F32 => mask::<f32>(x, g).map(Some),
+            DType::F64 => mask::<f64>(x, g).map(Some),
             other => candle_core::bail!("relu: unsupported type {other:?}"),
-        };
-        Ok(Some(out))
+        }
     }
 }
 
