@@ -14,7 +14,8 @@ architecture closest to dpinfer-neural's defaults:
 
 An epoch's time is the difference of two `train` calls (on fresh estimators) of `lo` and `hi`
 epochs divided by `hi - lo` (the setup of a call is not counted: in sbi's favour), after a
-warm-up call. Needs a throw-away venv with
+warm-up call; wall time and the process's CPU time (all threads; on a shared machine the
+steadier of the two). Needs a throw-away venv with
 `sbi` (0.27) and `torch`; not a dependency of the repository.
 
     python sbi_epoch.py [--threads 1] [--only nsf|maf|atomic] [--lo 1] [--hi 4]
@@ -51,7 +52,8 @@ def estimator(kind):
 
 
 def train(inference, epochs):
-    t0 = time.perf_counter()
+    """(wall seconds, CPU seconds of the process: every thread) of one `train` call."""
+    t0, c0 = time.perf_counter(), time.process_time()
     inference.train(
         training_batch_size=100,
         learning_rate=5e-4,
@@ -60,7 +62,7 @@ def train(inference, epochs):
         max_num_epochs=epochs,
         show_train_summary=False,
     )
-    return time.perf_counter() - t0
+    return time.perf_counter() - t0, time.process_time() - c0
 
 
 def run(kind, prior, epochs):
@@ -99,8 +101,12 @@ def main():
         run(kind, prior, a.lo)  # warm-up: the first call pays one-time costs
         t_lo = run(kind, prior, a.lo)
         t_hi = run(kind, prior, a.hi)
-        per = (t_hi - t_lo) / (a.hi - a.lo)
-        print(f"{kind}: {per:.3f} s per epoch ({a.lo} epochs {t_lo:.2f} s, {a.hi} epochs {t_hi:.2f} s)")
+        per = (t_hi[0] - t_lo[0]) / (a.hi - a.lo)
+        cpu = (t_hi[1] - t_lo[1]) / (a.hi - a.lo)
+        print(
+            f"{kind}: {per:.3f} s per epoch, CPU {cpu:.3f} s per epoch "
+            f"({a.lo} epochs {t_lo[0]:.2f} s, {a.hi} epochs {t_hi[0]:.2f} s)"
+        )
 
 
 if __name__ == "__main__":

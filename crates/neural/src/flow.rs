@@ -7,7 +7,8 @@ use crate::maf::Made;
 use crate::net::{Adam, Builder, Source};
 use crate::nsf::Coupling;
 use crate::settings::{
-    FlowSettings, MAX_DIM, MAX_PARAMETERS, MafSettings, NsfSettings, TrainSettings, check_count,
+    FlowSettings, MAX_DIM, MAX_PARAMETERS, MafSettings, NsfSettings, SplineImpl, TrainSettings,
+    check_count,
 };
 use candle_core::{D, DType, Device, Tensor, Var};
 use dpinfer_simulators::SimStream;
@@ -16,8 +17,11 @@ use rand_core::Rng;
 use std::collections::HashMap;
 use std::path::Path;
 
-/// Version of the estimator file layout.
-pub const FILE_VERSION: u32 = 1;
+/// Newest version of the estimator file layout. Version 1: a 9-value header; version 2 adds
+/// a 10th, the spline flow's [`SplineImpl`] number. A flow trained with the tensor spline
+/// (and every MAF) is still written as version 1, byte for byte as before; a fused-spline
+/// flow as version 2. Both are read.
+pub const FILE_VERSION: u32 = 2;
 /// Rows per tensor pass in `log_prob`, `sample` and the validation loss.
 const CHUNK: usize = 8192;
 /// Largest accepted number of atoms of the atomic (APT) loss.
@@ -657,8 +661,12 @@ impl ConditionalFlow {
             FlowSettings::Nsf(s) => (0u32, s.layers, s.hidden, s.blocks, s.bins),
             FlowSettings::Maf(s) => (1u32, s.layers, s.hidden, s.hidden_layers, 0),
         };
-        let header: Vec<u32> = [
-            FILE_VERSION as usize,
+        let spline = match self.settings {
+            FlowSettings::Nsf(s) => s.spline,
+            FlowSettings::Maf(_) => SplineImpl::Tensor,
+        };
+        let mut header = vec![
+            1,
             kind as usize,
             self.target_dim,
             self.context_dim,
@@ -667,10 +675,15 @@ impl ConditionalFlow {
             c,
             d,
             usize::from(self.fitted),
-        ]
-        .iter()
-        .map(|&v| u32::try_from(v).unwrap_or(u32::MAX))
-        .collect();
+        ];
+        if spline != SplineImpl::Tensor {
+            header[0] = 2;
+            header.push(spline.number() as usize);
+        }
+        let header: Vec<u32> = header
+            .iter()
+            .map(|&v| u32::try_from(v).unwrap_or(u32::MAX))
+            .collect();
         let tail = match self.settings {
             FlowSettings::Nsf(s) => s.tail_bound,
             FlowSettings::Maf(_) => 0.0,
@@ -734,9 +747,13 @@ impl ConditionalFlow {
                 .map_err(|e| format(e.to_string()))
         };
         let h = get_u32("header")?;
-        if h.len() != 9 || h[0] != FILE_VERSION {
-            return Err(format(format!("unknown header {h:?}")));
-        }
+        let spline = match (h.first(), h.len()) {
+            (Some(1), 9) => SplineImpl::Tensor,
+            (Some(2), 10) if h[1] == 0 => {
+                SplineImpl::try_from(h[9]).map_err(|e| format(e.to_string()))?
+            }
+            _ => return Err(format(format!("unknown header {h:?}"))),
+        };
         let u = |i: usize| h[i] as usize;
         let tail = get_f64("tail_bound")?;
         let settings = match (h[1], tail.as_slice()) {
@@ -746,6 +763,7 @@ impl ConditionalFlow {
                 blocks: u(6),
                 bins: u(7),
                 tail_bound,
+                spline,
             }),
             (1, &[_]) => FlowSettings::Maf(MafSettings {
                 layers: u(4),

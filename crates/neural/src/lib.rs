@@ -4,6 +4,7 @@
 mod data;
 mod error;
 mod flow;
+mod fused;
 mod maf;
 mod net;
 mod nsf;
@@ -21,5 +22,5 @@ pub use sequential::{
 };
 pub use settings::{
     FlowSettings, MAX_BINS, MAX_BLOCKS, MAX_DIM, MAX_HIDDEN, MAX_LAYERS, MAX_PARAMETERS,
-    MafSettings, NsfSettings, TrainSettings,
+    MafSettings, NsfSettings, SplineImpl, TrainSettings,
 };

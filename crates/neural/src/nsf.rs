@@ -5,8 +5,10 @@
 //! one-dimensional target is transformed by every layer, conditioned on the context only.
 
 use crate::error::{Result, backend};
+use crate::fused::rq_spline_fused;
 use crate::net::{Builder, Linear, relu};
 use crate::settings::NsfSettings;
+use crate::settings::SplineImpl;
 use crate::spline::rq_spline;
 use candle_core::{D, Device, Tensor};
 
@@ -122,7 +124,14 @@ impl Coupling {
         };
         let trans = y.index_select(&self.transformed, 1)?;
         let params = self.spline_params(ident.as_ref(), c)?;
-        let (out, ld) = rq_spline(
+        // The inverse (sampling, never differentiated) is always the fused operation: its
+        // outputs are the tensor version's bits.
+        let spline = if inverse || self.settings.spline == SplineImpl::Fused {
+            rq_spline_fused
+        } else {
+            rq_spline
+        };
+        let (out, ld) = spline(
             &trans,
             &params,
             self.settings.bins,

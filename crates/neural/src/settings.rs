@@ -52,6 +52,72 @@ pub struct NsfSettings {
     /// The spline acts on `[-tail_bound, tail_bound]` of the standardised variable, the
     /// identity outside (paper: 5).
     pub tail_bound: f64,
+    /// How the spline's gradients are computed in training (default
+    /// [`SplineImpl::Tensor`], the version every earlier seeded result was trained with;
+    /// [`SplineImpl::Fused`] is faster). Densities and samples of given weights are the same
+    /// bits with either; trained weights are not.
+    pub spline: SplineImpl,
+}
+
+/// The implementation of the neural spline flow's rational-quadratic spline, a versioned
+/// setting (as `dpinfer_simulators::StreamVersion`): both give bit-identical outputs and
+/// log-determinants for the same weights (the fused forward pass repeats the tensor version's
+/// `f32` operations in order), but their gradients round differently, so **trained weights
+/// differ in the last bits** and then in every later number of a seeded run. The default stays
+/// version 1 so that seeded results trained before version 2 existed reproduce; new work may
+/// choose [`SplineImpl::LATEST`]. Recorded in the estimator file (file version 2 when fused).
+///
+/// ```
+/// use dpinfer_neural::SplineImpl;
+/// assert_eq!(SplineImpl::default(), SplineImpl::Tensor);
+/// assert_eq!(SplineImpl::try_from(2), Ok(SplineImpl::Fused));
+/// assert_eq!(SplineImpl::Fused.number(), 2);
+/// assert!(SplineImpl::try_from(3).is_err());
+/// ```
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SplineImpl {
+    /// Version 1: about 120 elementwise tensor operations per layer, differentiated by the
+    /// tensor library's autodiff.
+    #[default]
+    Tensor,
+    /// Version 2: one fused operation per layer on `f32` buffers with an analytic backward pass
+    /// (one pass per element each way, no intermediate tensors).
+    Fused,
+}
+
+impl SplineImpl {
+    /// The newest version (what new work should use).
+    pub const LATEST: Self = Self::Fused;
+
+    /// The version's number (1, 2), as written in the estimator file.
+    #[must_use]
+    pub const fn number(self) -> u32 {
+        match self {
+            Self::Tensor => 1,
+            Self::Fused => 2,
+        }
+    }
+}
+
+impl TryFrom<u32> for SplineImpl {
+    type Error = NeuralError;
+
+    /// The version numbered `n`.
+    ///
+    /// # Errors
+    /// [`NeuralError::Setting`] (`spline`) for an unknown number.
+    fn try_from(n: u32) -> Result<Self> {
+        match n {
+            1 => Ok(Self::Tensor),
+            2 => Ok(Self::Fused),
+            _ => Err(NeuralError::Setting {
+                name: "spline",
+                value: f64::from(n),
+                expected: "1 (tensor) or 2 (fused)",
+            }),
+        }
+    }
 }
 
 impl Default for NsfSettings {
@@ -62,6 +128,7 @@ impl Default for NsfSettings {
             blocks: 2,
             bins: 10,
             tail_bound: 5.0,
+            spline: SplineImpl::Tensor,
         }
     }
 }
