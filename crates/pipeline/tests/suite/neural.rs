@@ -132,6 +132,8 @@ fn refusals_name_their_key() {
     assert!(key("kind = \"sppe\"\nchains = 2").contains("sampler.chains"));
     assert!(key("kind = \"sple\"\natoms = 5").contains("sampler.atoms"));
     assert!(key("kind = \"sppe\"\nflow = \"maf\"\nbins = 4").contains("sampler.bins"));
+    assert!(key("kind = \"sppe\"\nspline = 3").contains("sampler.spline"));
+    assert!(key("kind = \"sppe\"\nflow = \"maf\"\nspline = 2").contains("sampler.spline"));
     assert!(key("kind = \"sppe\"\nlearning_rate = -1.0").contains("sampler.learning_rate"));
     // without a release there is no s_dp° and no mechanism to simulate
     let text = "[model]\nname = \"linear-regression\"\n[sampler]\nkind = \"sppe\"\n";
@@ -183,5 +185,40 @@ fn calibrate_refuses_the_neural_samplers_by_key() {
             format!("{e:#}").contains(&format!("calibrate does not run {kind}")),
             "{e:#}"
         );
+    }
+}
+
+/// `[sampler] spline = 2` trains SPPE's spline flow with the fused spline (version 2 of
+/// `dpinfer_neural::SplineImpl`): the saved estimator records it, and a config without the key
+/// keeps version 1 and serializes (so fingerprints) exactly as before the key existed.
+#[test]
+fn the_spline_key_selects_the_fused_spline_and_is_absent_from_old_configs() {
+    use dpinfer_neural::{FlowSettings, SplineImpl};
+    let spline_of = |dir: &Path| match ConditionalFlow::load(
+        &dir.join(dpinfer_pipeline::neural::ESTIMATOR_FILE),
+    )
+    .unwrap()
+    .settings()
+    {
+        FlowSettings::Nsf(n) => n.spline,
+        other => panic!("{other:?}"),
+    };
+    let quiet = std::sync::Arc::new(dpinfer_pipeline::Quiet)
+        as std::sync::Arc<dyn dpinfer_pipeline::Observer>;
+    for (extra, want) in [("", SplineImpl::Tensor), ("spline = 2", SplineImpl::Fused)] {
+        let cfg = config(&format!("kind = \"sppe\"\n{TINY}\n{extra}")).unwrap();
+        let json = serde_json::to_string(&cfg.sampler).unwrap();
+        assert_eq!(json.contains("spline"), !extra.is_empty(), "{json}");
+        let dir = scratch(if extra.is_empty() {
+            "spline1"
+        } else {
+            "spline2"
+        });
+        dpinfer_pipeline::run_with(&cfg, &dir, 1, &quiet)
+            .unwrap()
+            .close()
+            .unwrap();
+        assert_eq!(spline_of(&dir), want);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
