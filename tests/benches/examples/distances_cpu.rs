@@ -11,7 +11,9 @@
 //! rayon pools of 1 and 2 threads by wall time (`par <threads> <version> <wall_ms>`).
 //!
 //! Run: `cargo run --release --manifest-path tests/benches/Cargo.toml --example distances_cpu
-//! -- [MIN_CPU_MS] | threads [ROUNDS]`
+//! -- [MIN_CPU_MS [JOB_SUBSTRING [LEVEL [VERSION]]]] | threads [ROUNDS]` (the filters select
+//! one job, level — `portable`, `x86v3`, `x86v4` — or kernel version, for profiling; with a job
+//! filter the clipped-L2 line and the clock are skipped).
 #![allow(
     clippy::unwrap_used,
     clippy::print_stdout,
@@ -125,12 +127,21 @@ fn main() {
     }
 
     let min_cpu_ms: f64 = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(300.0);
+    // Optional filters (for profiling one job): a job-name substring, a level name, a version.
+    let only_job = args.get(2).cloned().unwrap_or_default();
+    let only_level = args.get(3).cloned();
+    let only_version: Option<u32> = args.get(4).and_then(|a| a.parse().ok());
     let cl = ClippedWeightedL2::new(&TUBERCULOSIS_WEIGHTS, TUBERCULOSIS_CLIP).unwrap();
     let (o, s1) = (Rows::new(&obs_s, 8).unwrap(), Rows::new(&bb, 8).unwrap());
     for level in Level::available() {
         for version in [KernelVersion::V1, KernelVersion::V2] {
             let v = version.number();
             let lv = level_name(level);
+            if only_level.as_deref().is_some_and(|l| l != lv)
+                || only_version.is_some_and(|o| o != v)
+            {
+                continue;
+            }
             let g = Gaussian::new(1.0).unwrap().with_kernel_version(version);
             let g5 = Gaussian::new(2.0).unwrap().with_kernel_version(version);
             let f = RandomFourierFeatures::new(&z, 1, 1.0)
@@ -169,12 +180,18 @@ fn main() {
                     }),
                 ];
                 for (name, values, job) in jobs {
+                    if !name.contains(only_job.as_str()) {
+                        continue;
+                    }
                     let (c, w) = time(min_cpu_ms, job);
                     println!("{name} {lv} {v} {c:.5} {w:.5} {values}");
                 }
             })
             .unwrap();
         }
+    }
+    if !only_job.is_empty() {
+        return;
     }
     let (c, w) = time(min_cpu_ms, || {
         cl.mean_distance(black_box(o), black_box(s1)).unwrap()
