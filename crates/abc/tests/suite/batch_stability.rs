@@ -3,7 +3,6 @@
 //! (hashes recorded from the per-θ code before the `BatchSimulator` change), for every batch
 //! size and thread count.
 #![cfg(feature = "alloc")]
-#![allow(clippy::unwrap_used, clippy::cast_precision_loss)]
 
 #[cfg(feature = "parallel")]
 use crate::common::on_threads;

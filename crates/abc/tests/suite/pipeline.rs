@@ -6,12 +6,6 @@
 #![cfg(feature = "alloc")]
 // `imprecise_flops`: distances are recomputed with `Euclidean`'s formula (sqrt of a sum of
 // squares) to compare bit for bit; `reversed_empty_ranges`: a reversed range is an input.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::imprecise_flops,
-    clippy::reversed_empty_ranges
-)]
 
 use crate::common;
 

@@ -4,7 +4,6 @@
 //! posteriors against the exact Gaussian-mean ABC posterior, and the calibration sample
 //! reproduced independently.
 #![cfg(feature = "alloc")]
-#![allow(clippy::float_cmp, clippy::cast_precision_loss)]
 
 use crate::common;
 

@@ -1,14 +1,5 @@
 //! Behavioural tests: formulas against independent closed forms, validation, relations,
 //! atomicity, calibration round trips.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss,
-    clippy::imprecise_flops
-)]
 
 use dpinfer_accountants::{
     Accountant, AccountantError, ApproxAccountant, BinomialBound, BudgetFilter, Conversion, Event,

@@ -1,7 +1,6 @@
 //! Privacy claims as values: `Claim::account` against composing the same events by hand in
 //! each accountant (bit-identical), the owned event tree round trip, serde round trips, the
 //! generated prose, and typed errors.
-#![allow(clippy::unwrap_used, clippy::float_cmp, clippy::panic)]
 
 use dpinfer_accountants::{
     Accountant, AccountantError, AccountantKind, ApproxAccountant, BinomialBound, Claim,

@@ -1,7 +1,6 @@
 //! DP-Barker's event ([`Event::DpBarker`], thesis Theorem 8) against the calibration
 //! function `calibrate::dp_barker_rdp` and an independent 50-digit evaluation of the
 //! theorem (`data/dp_barker_rdp.py` → `data/dp_barker_rdp.csv`).
-#![allow(clippy::unwrap_used, clippy::float_cmp, clippy::panic)]
 
 use dpinfer_accountants::{
     Accountant, AccountantError, AccountantKind, ApproxAccountant, Claim, ConversionRule, Event,

@@ -3,14 +3,6 @@
 //! computations — the Rényi divergences of the bounded-range extreme pairs (two-point loss
 //! laws at the ends of a range of length ε, over a grid of their weight) and of actual
 //! exponential mechanisms on seeded random utilities, by their definitions.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
 use dpinfer_accountants::{
     Accountant, AccountantError, Event, EventBuf, EventSpec, Neighbouring, PldAccountant,

@@ -10,14 +10,6 @@
 //! fail where a larger one succeeded, never the other way round.
 //!
 //! The grids are deterministic, so the cases are exactly the ones listed below.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
 use dpinfer_accountants::{
     AccountantError, AccountantKind, BinomialBound, ConversionRule, Event, Neighbouring,

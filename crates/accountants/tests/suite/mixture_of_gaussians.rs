@@ -3,14 +3,6 @@
 //! orders) and `dp_accounting` 0.6.0's PLD accountant (compositions), from
 //! `tests/data/gen_mixture_of_gaussians.py` → `tests/data/mixture_of_gaussians.txt`; and
 //! against the special cases it contains (the Poisson-subsampled Gaussian, the Gaussian).
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
 use dpinfer_accountants::{
     Accountant, AccountantError, ApproxAccountant, Event, EventBuf, Neighbouring, PldAccountant,

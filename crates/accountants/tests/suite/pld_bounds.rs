@@ -2,12 +2,6 @@
 //! below every independent value of the exact ε (the analytic Gaussian PLD for q = 1,
 //! prv-accountant's certified upper bound from `tests/data/pld_golden.txt`, exact
 //! enumeration in `tests/suite/pld_discrete.rs`), and be `O(h√N)` wide.
-#![allow(
-    clippy::unwrap_used,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss
-)]
 
 use dpinfer_accountants::Neighbouring;
 use dpinfer_accountants::pld;

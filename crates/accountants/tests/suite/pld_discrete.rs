@@ -3,14 +3,6 @@
 //! directions) and without replacement, against exact enumeration in 40-digit arithmetic
 //! (`tests/data/gen_pld_discrete.py` → `tests/data/pld_discrete.txt`), against the
 //! continuous mechanisms as the lattice becomes fine, and against RDP.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
 use dpinfer_accountants::pld_numeric::{Component, ComposedPld, Discretisation, Mechanism};
 use dpinfer_accountants::{

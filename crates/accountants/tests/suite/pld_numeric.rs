@@ -6,14 +6,6 @@
 //!   never below prv-accountant's certified lower bound.
 //! * q = 1 equals the exact Gaussian PLD (to the discretisation error, never below it).
 //! * Monotone in steps, q and σ; PLD ε ≤ RDP ε; the budget filter and the calibrations.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
 use dpinfer_accountants::pld_numeric::{
     Component, ComposedPld, Direction, Discretisation, Mechanism, poisson_gaussian_max_steps,

@@ -2,14 +2,6 @@
 //! RDP accountant: the remove direction against a 40-digit partition enumeration (Feldman &
 //! Shenfeld 2025, Cor. 6.2) and both directions against a seeded Monte Carlo estimate
 //! (`tests/data/gen_random_allocation.py` → `tests/data/random_allocation.txt`).
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
 use dpinfer_accountants::{
     Accountant, AccountantError, Event, EventBuf, EventSpec, Neighbouring, PldAccountant,

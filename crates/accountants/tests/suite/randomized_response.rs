@@ -2,14 +2,6 @@
 //! mpmath (Rényi divergence by its definition; δ(ε) and ε(δ) of n-fold composition by exact
 //! enumeration of the multinomial) and against `dp_accounting` 0.6.0 (RDP, PLD), from
 //! `tests/data/gen_randomized_response.py` → `tests/data/randomized_response.txt`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
 use dpinfer_accountants::pld_numeric::ComposedPld;
 use dpinfer_accountants::{

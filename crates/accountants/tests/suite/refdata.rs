@@ -1,6 +1,5 @@
 //! Reading the committed reference files under `tests/data/` (written by the generator scripts
 //! beside them): comma-separated rows whose first field names the case kind, `#` comments.
-#![allow(clippy::unwrap_used)]
 
 /// The rows of `data` whose first field is `kind`, split at commas.
 pub(crate) fn rows<'a>(

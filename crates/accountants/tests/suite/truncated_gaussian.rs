@@ -3,14 +3,6 @@
 //! analysed mixture pair, with the binomial weights from the incomplete beta function) and
 //! `dp_accounting` 0.6.0's PLD accountant (compositions), from
 //! `tests/data/gen_truncated_gaussian.py` → `tests/data/truncated_gaussian.txt`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
 use dpinfer_accountants::{
     Accountant, AccountantError, Event, EventBuf, EventSpec, Neighbouring, PldAccountant,

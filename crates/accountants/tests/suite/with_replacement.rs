@@ -4,14 +4,6 @@
 //! convexity and group privacy) for one release, and an instance of the mechanism (a
 //! certified lower bound on its δ). `dp_accounting` 0.6.0 has the event but accounts it in
 //! neither accountant.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
 use dpinfer_accountants::{
     Accountant, AccountantError, Event, EventBuf, EventSpec, Neighbouring, ParseEventError,

@@ -1,7 +1,6 @@
 //! `dpinfer account` end to end, against independent values: the accountants README figure,
 //! closed forms (pure composition, Gaussian zCDP), the MCMC budget counts quoted in the mcmc
 //! README, and σ calibration round trips.
-#![allow(clippy::unwrap_used)]
 
 use crate::common;
 

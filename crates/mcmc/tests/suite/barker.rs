@@ -1,14 +1,5 @@
 #![cfg(feature = "alloc")] // uses the crate's alloc API
 //! Barker, DP Barker and subsampled penalty on the conjugate toy.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    missing_docs
-)]
 use crate::common;
 
 use common::*;

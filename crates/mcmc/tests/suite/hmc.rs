@@ -1,14 +1,5 @@
 #![cfg(feature = "alloc")] // uses the crate's alloc API
 //! HMC / DP HMC against the exact conjugate posterior.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    missing_docs
-)]
 use crate::common;
 
 use common::*;
