@@ -7,6 +7,8 @@
 
 // Lints the test modules of this binary may break (asserted exact values, casts of small
 // counts, unwraps and panics as test failures): listed once here for every module.
+// `imprecise_flops`: `pipeline` recomputes distances with `Euclidean`'s formula (sqrt of a sum
+// of squares) to compare bit for bit; `reversed_empty_ranges`: a reversed range is an input.
 #![allow(
     clippy::cast_lossless,
     clippy::cast_possible_truncation,
