@@ -4,7 +4,7 @@ use dpinfer_accountants::Event;
 
 use crate::MechanismError;
 use crate::error::positive;
-use crate::grid::{Bridge, Grid, LAPLACE_PRECISION_BITS};
+use crate::grid::{Bridge, Grid, LAPLACE_PRECISION_BITS, release_all_or_nothing};
 use crate::rng::NoiseRng;
 use crate::sampling::discrete_laplace;
 
@@ -172,12 +172,7 @@ impl Laplace {
         x: f64,
         rng: &mut R,
     ) -> Result<f64, MechanismError> {
-        if self.dim != 1 {
-            return Err(MechanismError::LengthMismatch {
-                expected: self.dim,
-                found: 1,
-            });
-        }
+        check_len(self.dim, 1)?;
         let v = self.bridge.to_grid(x);
         let z = discrete_laplace(rng, self.noise_t, self.noise_s)?;
         Ok(self.bridge.release(v, z))
@@ -199,18 +194,11 @@ impl Laplace {
     ) -> Result<(), MechanismError> {
         check_len(self.dim, x.len())?;
         check_len(self.dim, out.len())?;
-        // Draw all noise first (stored bit-exactly as integers in `out`), so that an RNG
-        // failure leaves no partially released vector behind.
-        for o in out.iter_mut() {
-            let z = discrete_laplace(rng, self.noise_t, self.noise_s)?;
-            // Store the integer noise bit-exactly in the f64's bits.
-            *o = f64::from_bits(z.cast_unsigned());
-        }
-        for (o, &xi) in out.iter_mut().zip(x) {
-            let z = o.to_bits().cast_signed();
-            *o = self.bridge.release(self.bridge.to_grid(xi), z);
-        }
-        Ok(())
+        release_all_or_nothing(
+            out,
+            || discrete_laplace(rng, self.noise_t, self.noise_s),
+            |e, z| Ok(self.bridge.release(self.bridge.to_grid(x[e]), z)),
+        )
     }
 
     /// The requested noise scale `b`.

@@ -4,7 +4,9 @@ use dpinfer_accountants::{Event, Neighbouring};
 
 use crate::MechanismError;
 use crate::error::positive;
-use crate::grid::{Grid, LAPLACE_PRECISION_BITS, check_bounds, clamp_private};
+use crate::grid::{
+    Grid, LAPLACE_PRECISION_BITS, check_bounds, clamp_private, release_all_or_nothing,
+};
 use crate::laplace::{check_len, pure_epsilon};
 use crate::rng::NoiseRng;
 use crate::sampling::discrete_laplace;
@@ -271,20 +273,18 @@ impl<'a> RegressionStats<'a> {
         rng: &mut R,
     ) -> Result<(), MechanismError> {
         self.check(x, y, out)?;
-        for o in out.iter_mut() {
-            let z = discrete_laplace(rng, self.t, self.s)?;
-            *o = f64::from_bits(z.cast_unsigned());
-        }
-        for (e, o) in out.iter_mut().enumerate() {
-            let z = o.to_bits().cast_signed();
-            let v = round_ratio(
-                self.entry_sum(x, y, e),
-                self.n,
-                2 * QUANT_BITS + self.grid.exponent(),
-            )?;
-            *o = self.grid.to_f64(v.saturating_add(z));
-        }
-        Ok(())
+        release_all_or_nothing(
+            out,
+            || discrete_laplace(rng, self.t, self.s),
+            |e, z| {
+                let v = round_ratio(
+                    self.entry_sum(x, y, e),
+                    self.n,
+                    2 * QUANT_BITS + self.grid.exponent(),
+                )?;
+                Ok(self.grid.to_f64(v.saturating_add(z)))
+            },
+        )
     }
 }
 
