@@ -300,6 +300,35 @@ pub(crate) fn pure_epsilon(units: u64, t: u64, s: u64) -> f64 {
     (u * s).next_up() / t
 }
 
+/// The scale of a pure ε-DP discrete Laplace release with ℓ₁ sensitivity `sens_units` grid
+/// steps: from `Δ′/ε` rounded up, the first of at most 64 `next_up` steps whose grid units
+/// `(t, s)` certify `pure_epsilon(sens_units, t, s) ≤ ε`; returned with `(t, s)`.
+///
+/// # Errors
+///
+/// [`MechanismError::OutOfRange`] (`epsilon`) when no step certifies ε, or when the scale is
+/// more than 2⁵⁰ grid steps (for ε below ~2⁻⁴⁰ the grid step exceeds Δ and the noise would
+/// risk `i64` overflow at release); grid errors.
+pub(crate) fn certified_scale(
+    grid: Grid,
+    sens_units: u64,
+    epsilon: f64,
+) -> Result<(f64, u64, u64), MechanismError> {
+    let inflated = units_to_f64(grid, sens_units)?;
+    let mut scale = positive("scale", (inflated / epsilon).next_up())?;
+    for _ in 0..64 {
+        let (t, s) = grid.dyadic_units(scale)?;
+        if u128::from(t) > u128::from(s) << 50 {
+            return Err(MechanismError::OutOfRange { param: "epsilon" });
+        }
+        if pure_epsilon(sens_units, t, s) <= epsilon {
+            return Ok((scale, t, s));
+        }
+        scale = scale.next_up();
+    }
+    Err(MechanismError::OutOfRange { param: "epsilon" })
+}
+
 pub(crate) fn check_len(expected: usize, found: usize) -> Result<(), MechanismError> {
     if expected == found {
         Ok(())
