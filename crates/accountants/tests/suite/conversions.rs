@@ -2,13 +2,11 @@
 //! budget filter and calibration with the classic conversions, the Laplace scale helpers,
 //! the direct Poisson-subsampled Gaussian max-steps call and sparse vector with `c = 0`.
 
+use crate::relations::AR;
 use dpinfer_accountants::{
     Accountant, AccountantError, BudgetFilter, Conversion, ConversionRule, DEFAULT_ORDERS, Event,
-    Neighbouring, PureAccountant, RdpAccountant, RdpAccountantVec, ZcdpAccountant, calibrate,
-    convert, curves,
+    PureAccountant, RdpAccountant, RdpAccountantVec, ZcdpAccountant, calibrate, convert, curves,
 };
-
-const AR: Neighbouring = Neighbouring::AddRemove;
 
 /// Upper bound within `tol` relative of a closed form.
 fn close_above(ours: f64, exact: f64, tol: f64) -> bool {

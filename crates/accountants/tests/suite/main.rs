@@ -36,6 +36,7 @@ mod properties;
 mod random_allocation;
 mod randomized_response;
 mod refdata;
+mod relations;
 mod repeat_and_select;
 mod requests;
 mod tree_aggregation;

@@ -4,13 +4,12 @@
 //! `tests/data/gen_mixture_of_gaussians.py` → `tests/data/mixture_of_gaussians.txt`; and
 //! against the special cases it contains (the Poisson-subsampled Gaussian, the Gaussian).
 
+use crate::relations::{AR, RO};
 use dpinfer_accountants::{
-    Accountant, AccountantError, ApproxAccountant, Event, EventBuf, Neighbouring, PldAccountant,
-    PureAccountant, RdpAccountant, ZcdpAccountant,
+    Accountant, AccountantError, ApproxAccountant, Event, EventBuf, PldAccountant, PureAccountant,
+    RdpAccountant, ZcdpAccountant,
 };
 
-const AR: Neighbouring = Neighbouring::AddRemove;
-const RO: Neighbouring = Neighbouring::ReplaceOne;
 const DATA: &str = include_str!("../data/mixture_of_gaussians.txt");
 use crate::refdata::num;
 

@@ -3,11 +3,10 @@
 //! prv-accountant's certified upper bound from `tests/data/pld_golden.txt`, exact
 //! enumeration in `tests/suite/pld_discrete.rs`), and be `O(h√N)` wide.
 
-use dpinfer_accountants::Neighbouring;
+use crate::relations::AR;
 use dpinfer_accountants::pld;
 use dpinfer_accountants::pld_numeric::{Component, ComposedPld, Discretisation, Mechanism};
 
-const AR: Neighbouring = Neighbouring::AddRemove;
 const GOLDEN: &str = include_str!("../data/pld_golden.txt");
 
 /// q = 1: the exact ε (closed form) lies in `[lower, upper]`, and δ likewise.

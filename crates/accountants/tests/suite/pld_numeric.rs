@@ -7,6 +7,7 @@
 //! * q = 1 equals the exact Gaussian PLD (to the discretisation error, never below it).
 //! * Monotone in steps, q and σ; PLD ε ≤ RDP ε; the budget filter and the calibrations.
 
+use crate::relations::AR;
 use dpinfer_accountants::pld_numeric::{
     Component, ComposedPld, Direction, Discretisation, Mechanism, poisson_gaussian_max_steps,
     poisson_gaussian_sigma,
@@ -16,7 +17,6 @@ use dpinfer_accountants::{
     RdpAccountant, pld,
 };
 
-const AR: Neighbouring = Neighbouring::AddRemove;
 const GOLDEN: &str = include_str!("../data/pld_golden.txt");
 
 struct Part {

@@ -3,12 +3,12 @@
 //! Shenfeld 2025, Cor. 6.2) and both directions against a seeded Monte Carlo estimate
 //! (`tests/data/gen_random_allocation.py` → `tests/data/random_allocation.txt`).
 
+use crate::relations::AR;
 use dpinfer_accountants::{
     Accountant, AccountantError, Event, EventBuf, EventSpec, Neighbouring, PldAccountant,
     RdpAccountant, curves,
 };
 
-const AR: Neighbouring = Neighbouring::AddRemove;
 const DATA: &str = include_str!("../data/random_allocation.txt");
 use crate::refdata::num;
 

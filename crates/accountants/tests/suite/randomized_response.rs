@@ -3,14 +3,13 @@
 //! enumeration of the multinomial) and against `dp_accounting` 0.6.0 (RDP, PLD), from
 //! `tests/data/gen_randomized_response.py` → `tests/data/randomized_response.txt`.
 
+use crate::relations::{AR, RO};
 use dpinfer_accountants::pld_numeric::ComposedPld;
 use dpinfer_accountants::{
-    Accountant, AccountantError, ApproxAccountant, Event, EventBuf, EventSpec, Neighbouring,
-    PldAccountant, PureAccountant, RdpAccountant, ZcdpAccountant, curves,
+    Accountant, AccountantError, ApproxAccountant, Event, EventBuf, EventSpec, PldAccountant,
+    PureAccountant, RdpAccountant, ZcdpAccountant, curves,
 };
 
-const RO: Neighbouring = Neighbouring::ReplaceOne;
-const AR: Neighbouring = Neighbouring::AddRemove;
 const DATA: &str = include_str!("../data/randomized_response.txt");
 use crate::refdata::num;
 

@@ -2,12 +2,12 @@
 //! accountant, against `dp_accounting` 0.6.0's RdpAccountant on the same 34 orders
 //! (`tests/data/gen_repeat_and_select.py` → `tests/data/repeat_and_select.txt`).
 
+use crate::relations::AR;
 use dpinfer_accountants::{
-    Accountant, AccountantError, DEFAULT_ORDERS, Event, EventBuf, Neighbouring, PldAccountant,
-    RdpAccountant, ZcdpAccountant, curves,
+    Accountant, AccountantError, DEFAULT_ORDERS, Event, EventBuf, PldAccountant, RdpAccountant,
+    ZcdpAccountant, curves,
 };
 
-const AR: Neighbouring = Neighbouring::AddRemove;
 const DATA: &str = include_str!("../data/repeat_and_select.txt");
 
 fn num(s: &str) -> f64 {

@@ -3,13 +3,12 @@
 //! `tests/data/tree_aggregation.txt`) and against an independent count of the released tree
 //! nodes a leaf is in (complete dyadic blocks of `[1, T]`, enumerated).
 
+use crate::relations::{AR, RO};
 use dpinfer_accountants::{
-    Accountant, AccountantError, Event, EventBuf, EventSpec, Neighbouring, PldAccountant,
-    PureAccountant, RdpAccountant, RdpAccountantVec, ZcdpAccountant, curves,
+    Accountant, AccountantError, Event, EventBuf, EventSpec, PldAccountant, PureAccountant,
+    RdpAccountant, RdpAccountantVec, ZcdpAccountant, curves,
 };
 
-const RO: Neighbouring = Neighbouring::ReplaceOne;
-const AR: Neighbouring = Neighbouring::AddRemove;
 const DATA: &str = include_str!("../data/tree_aggregation.txt");
 
 fn tree(sigma: f64, sensitivity: f64, steps: u64) -> Event<'static> {

@@ -4,13 +4,12 @@
 //! `dp_accounting` 0.6.0's PLD accountant (compositions), from
 //! `tests/data/gen_truncated_gaussian.py` → `tests/data/truncated_gaussian.txt`.
 
+use crate::relations::{AR, RO};
 use dpinfer_accountants::{
-    Accountant, AccountantError, Event, EventBuf, EventSpec, Neighbouring, PldAccountant,
-    PureAccountant, RdpAccountant, ZcdpAccountant,
+    Accountant, AccountantError, Event, EventBuf, EventSpec, PldAccountant, PureAccountant,
+    RdpAccountant, ZcdpAccountant,
 };
 
-const AR: Neighbouring = Neighbouring::AddRemove;
-const RO: Neighbouring = Neighbouring::ReplaceOne;
 const DATA: &str = include_str!("../data/truncated_gaussian.txt");
 use crate::refdata::{int, num};
 

@@ -5,13 +5,12 @@
 //! certified lower bound on its δ). `dp_accounting` 0.6.0 has the event but accounts it in
 //! neither accountant.
 
+use crate::relations::{AR, RO};
 use dpinfer_accountants::{
-    Accountant, AccountantError, Event, EventBuf, EventSpec, Neighbouring, ParseEventError,
-    PldAccountant, RdpAccountant, Sampling,
+    Accountant, AccountantError, Event, EventBuf, EventSpec, ParseEventError, PldAccountant,
+    RdpAccountant, Sampling,
 };
 
-const AR: Neighbouring = Neighbouring::AddRemove;
-const RO: Neighbouring = Neighbouring::ReplaceOne;
 const DATA: &str = include_str!("../data/with_replacement.txt");
 use crate::refdata::{int, num};
 
