@@ -7,12 +7,6 @@ use dpinfer_simulators::dist;
 use dpinfer_simulators::prior::{Dirichlet, IidNormal, LogNormal, Normal, Product, Uniform};
 use dpinfer_simulators::{Prior, SimError};
 use proptest::prelude::*;
-use rand::SeedableRng;
-use rand::rngs::Xoshiro256PlusPlus;
-
-fn rng(seed: u64) -> Xoshiro256PlusPlus {
-    Xoshiro256PlusPlus::seed_from_u64(seed)
-}
 
 #[test]
 fn std_normal_ks() {

@@ -17,12 +17,7 @@ use dpinfer_simulators::models::sir::{Sir, SirSettings, SirTauLeap, paper_prior,
 use dpinfer_simulators::{
     IncrementalSimulator, Prior, RowGradient, RowLikelihood, RunEnd, SimError, SimStream, Simulator,
 };
-use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-
-fn rng(seed: u64) -> Xoshiro256PlusPlus {
-    Xoshiro256PlusPlus::seed_from_u64(seed)
-}
 
 // ---------------------------------------------------------------- Gaussian mean toy
 
