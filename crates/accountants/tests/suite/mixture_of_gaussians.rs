@@ -11,7 +11,7 @@ use dpinfer_accountants::{
 };
 
 const DATA: &str = include_str!("../data/mixture_of_gaussians.txt");
-use crate::refdata::num;
+use crate::refdata::{Composed, num};
 
 fn rows(kind: &str) -> impl Iterator<Item = Vec<&'static str>> + '_ {
     crate::refdata::rows(DATA, kind)
@@ -42,15 +42,12 @@ fn pld(sigma: f64, c: &[f64], p: &[f64], count: u64) -> PldAccountant {
 fn one_release_matches_mpmath() {
     let mut n = 0;
     // One composition per mixture, queried at each ε.
-    let mut cache: Vec<(String, dpinfer_accountants::pld_numeric::ComposedPld)> = Vec::new();
+    let mut cache = Composed::default();
     for f in rows("exact") {
         let (sigma, c, p, eps, exact) = (num(f[1]), list(f[2]), list(f[3]), num(f[4]), num(f[5]));
-        let key = f[1..4].join(",");
-        if !cache.iter().any(|(k, _)| *k == key) {
-            let composed = pld(sigma, &c, &p, 1).composed(false).unwrap();
-            cache.push((key.clone(), composed));
-        }
-        let composed = &cache.iter().find(|(k, _)| *k == key).unwrap().1;
+        let composed = cache.get(&f[1..4].join(","), || {
+            pld(sigma, &c, &p, 1).composed(false).unwrap()
+        });
         let ours = composed.delta(eps).unwrap();
         let d = ours.delta;
         assert!(d >= exact, "{f:?}: ours {d} < exact {exact}");

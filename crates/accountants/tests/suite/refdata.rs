@@ -21,3 +21,26 @@ pub(crate) fn num(s: &str) -> f64 {
 pub(crate) fn int(s: &str) -> u64 {
     s.parse().unwrap()
 }
+
+/// Compositions built once per case key and reused: the reference files query one
+/// composition at several ε or δ.
+#[derive(Default)]
+pub(crate) struct Composed(Vec<(String, dpinfer_accountants::pld_numeric::ComposedPld)>);
+
+impl Composed {
+    /// The composition of case `key`, built by `build` the first time the key is asked for.
+    pub(crate) fn get(
+        &mut self,
+        key: &str,
+        build: impl FnOnce() -> dpinfer_accountants::pld_numeric::ComposedPld,
+    ) -> &dpinfer_accountants::pld_numeric::ComposedPld {
+        let i = match self.0.iter().position(|(k, _)| k == key) {
+            Some(i) => i,
+            None => {
+                self.0.push((key.to_owned(), build()));
+                self.0.len() - 1
+            }
+        };
+        &self.0[i].1
+    }
+}

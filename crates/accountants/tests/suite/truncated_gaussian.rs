@@ -11,7 +11,7 @@ use dpinfer_accountants::{
 };
 
 const DATA: &str = include_str!("../data/truncated_gaussian.txt");
-use crate::refdata::{int, num};
+use crate::refdata::{Composed, int, num};
 
 fn rows(kind: &str) -> impl Iterator<Item = Vec<&'static str>> + '_ {
     crate::refdata::rows(DATA, kind)
@@ -39,16 +39,13 @@ fn pld(e: &Event<'_>, count: u64) -> PldAccountant {
 #[test]
 fn one_release_matches_mpmath() {
     let mut n = 0;
-    let mut cache: Vec<(String, dpinfer_accountants::pld_numeric::ComposedPld)> = Vec::new();
+    let mut cache = Composed::default();
     for f in rows("exact") {
         let (pop, q, b, sigma) = (int(f[1]), num(f[2]), int(f[3]), num(f[4]));
         let (eps, exact) = (num(f[5]), num(f[6]));
-        let key = f[1..5].join(",");
-        if !cache.iter().any(|(k, _)| *k == key) {
-            let composed = pld(&event(pop, q, b, sigma), 1).composed(false).unwrap();
-            cache.push((key.clone(), composed));
-        }
-        let composed = &cache.iter().find(|(k, _)| *k == key).unwrap().1;
+        let composed = cache.get(&f[1..5].join(","), || {
+            pld(&event(pop, q, b, sigma), 1).composed(false).unwrap()
+        });
         let d = composed.delta(eps).unwrap().delta;
         assert!(d >= exact, "{f:?}: ours {d} < exact {exact}");
         assert!(d <= exact * (1.0 + 1e-4) + 1e-10, "{f:?}: ours {d}");
