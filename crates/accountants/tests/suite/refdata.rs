@@ -44,3 +44,16 @@ impl Composed {
         &self.0[i].1
     }
 }
+
+/// δ(ε) of one release at `h = 10⁻⁴` against the exact value of case `case`: never below it
+/// and at most 10⁻⁴ relative + 10⁻¹⁰ above it.
+pub(crate) fn check_one_release(
+    composed: &dpinfer_accountants::pld_numeric::ComposedPld,
+    eps: f64,
+    exact: f64,
+    case: &[&str],
+) {
+    let d = composed.delta(eps).unwrap().delta;
+    assert!(d >= exact, "{case:?}: ours {d} < exact {exact}");
+    assert!(d <= exact * (1.0 + 1e-4) + 1e-10, "{case:?}: ours {d}");
+}
