@@ -278,11 +278,6 @@ pub fn error_probability_bound(
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation
-)]
 mod tests {
     use super::*;
     use crate::rng::u01_open;

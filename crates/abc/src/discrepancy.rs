@@ -398,11 +398,6 @@ pub(crate) fn sanitize(d: f64) -> f64 {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation
-)]
 mod tests {
     use super::*;
 

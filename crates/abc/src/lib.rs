@@ -1,5 +1,14 @@
 #![no_std]
 #![doc = include_str!("../README.md")]
+// The unit-test modules compare exact floats and cast small counts: allowed once for all of them.
+#![cfg_attr(
+    test,
+    allow(
+        clippy::float_cmp,
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation
+    )
+)]
 
 #[cfg(any(feature = "alloc", test))]
 extern crate alloc;

@@ -24,11 +24,6 @@ pub(crate) fn standard_normal<R: Rng + ?Sized>(rng: &mut R) -> f64 {
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation
-)]
 mod tests {
     use super::*;
     use rand::SeedableRng;

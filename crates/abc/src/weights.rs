@@ -376,11 +376,6 @@ pub fn weighted_quantile(values: &[f64], weights: &[f64], alpha: f64) -> Result<
 }
 
 #[cfg(test)]
-#[allow(
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation
-)]
 mod tests {
     use super::*;
 

@@ -73,42 +73,15 @@ pub fn rdp_to_approx_with(
     rule: ConversionRule,
 ) -> Result<Report, AccountantError> {
     let delta = open_unit("delta", delta)?;
-    if orders.len() != values.len() || orders.is_empty() {
-        return Err(AccountantError::InvalidGrid);
-    }
     let ln_delta = libm::log(delta);
-    let mut best = f64::INFINITY;
-    let mut conv = Conversion::Pure;
-    for (&a, &r) in orders.iter().zip(values) {
-        if a.is_nan() || a <= 1.0 {
-            return Err(AccountantError::InvalidParameter {
-                name: "order",
-                value: a,
-            });
-        }
-        if r.is_nan() || r < 0.0 {
-            return Err(AccountantError::InvalidParameter {
-                name: "rdp",
-                value: r,
-            });
-        }
-        if !r.is_finite() || !a.is_finite() {
-            continue;
-        }
-        let m = mironov_eps(a, r, ln_delta);
-        if m < best {
-            best = m;
-            conv = Conversion::Mironov { order: a };
-        }
-        if rule == ConversionRule::Classic {
-            continue;
-        }
-        let b = balle_eps(a, r, ln_delta);
-        if b < best {
-            best = b;
-            conv = Conversion::BalleCks { order: a };
-        }
-    }
+    let (best, conv) = best_conversion(
+        orders,
+        values,
+        rule,
+        f64::INFINITY,
+        |a, r| mironov_eps(a, r, ln_delta),
+        |a, r| balle_eps(a, r, ln_delta),
+    )?;
     if !best.is_finite() {
         return Err(AccountantError::NumericalFailure {
             what: "every RDP order is infinite",
@@ -147,10 +120,48 @@ pub fn rdp_to_delta_with(
     rule: ConversionRule,
 ) -> Result<Report, AccountantError> {
     let eps = non_negative("epsilon", epsilon)?;
+    // ln δ ≤ 0 always (δ = 1 is trivially true)
+    let (best, conv) = best_conversion(
+        orders,
+        values,
+        rule,
+        0.0,
+        |a, r| (a - 1.0) * (r - eps),
+        |a, r| (a - 1.0) * (r - eps + libm::log1p(-1.0 / a)) - libm::log(a),
+    )?;
+    let delta = if best >= 0.0 {
+        1.0
+    } else {
+        round_up(libm::exp(best)).min(1.0)
+    };
+    Ok(Report {
+        epsilon: eps,
+        delta,
+        conversion: conv,
+    })
+}
+
+/// The smallest of `start` and, over the finite points `(α, r)` of an RDP curve, Mironov's
+/// bound `mironov(α, r)` and (unless [`ConversionRule::Classic`]) Balle/CKS's `balle(α, r)`,
+/// with the conversion that gave it ([`Conversion::Pure`] if none beat `start`): the one
+/// scan behind [`rdp_to_approx_with`] (bounds on ε) and [`rdp_to_delta_with`] (on ln δ).
+///
+/// # Errors
+/// [`AccountantError::InvalidGrid`] for mismatched or empty slices;
+/// [`AccountantError::InvalidParameter`] for an order that is NaN or `≤ 1` (`order`) or a
+/// value that is NaN or negative (`rdp`). Points with an infinite order or value are skipped.
+fn best_conversion(
+    orders: &[f64],
+    values: &[f64],
+    rule: ConversionRule,
+    start: f64,
+    mironov: impl Fn(f64, f64) -> f64,
+    balle: impl Fn(f64, f64) -> f64,
+) -> Result<(f64, Conversion), AccountantError> {
     if orders.len() != values.len() || orders.is_empty() {
         return Err(AccountantError::InvalidGrid);
     }
-    let mut best = 0.0_f64; // ln δ ≤ 0 always (δ = 1 is trivially true)
+    let mut best = start;
     let mut conv = Conversion::Pure;
     for (&a, &r) in orders.iter().zip(values) {
         if a.is_nan() || a <= 1.0 {
@@ -168,7 +179,7 @@ pub fn rdp_to_delta_with(
         if !r.is_finite() || !a.is_finite() {
             continue;
         }
-        let m = (a - 1.0) * (r - eps);
+        let m = mironov(a, r);
         if m < best {
             best = m;
             conv = Conversion::Mironov { order: a };
@@ -176,22 +187,13 @@ pub fn rdp_to_delta_with(
         if rule == ConversionRule::Classic {
             continue;
         }
-        let b = (a - 1.0) * (r - eps + libm::log1p(-1.0 / a)) - libm::log(a);
+        let b = balle(a, r);
         if b < best {
             best = b;
             conv = Conversion::BalleCks { order: a };
         }
     }
-    let delta = if best >= 0.0 {
-        1.0
-    } else {
-        round_up(libm::exp(best)).min(1.0)
-    };
-    Ok(Report {
-        epsilon: eps,
-        delta,
-        conversion: conv,
-    })
+    Ok((best, conv))
 }
 
 /// Minimises a unimodal function of `t` on `[lo, hi]` by golden-section search; returns the

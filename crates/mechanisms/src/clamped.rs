@@ -5,7 +5,7 @@ use dpinfer_accountants::{Event, Neighbouring};
 use crate::MechanismError;
 use crate::error::positive;
 use crate::grid::{Grid, LAPLACE_PRECISION_BITS, ceil_log2, check_bounds, clamp_private};
-use crate::laplace::pure_epsilon;
+use crate::laplace::{certified_scale, pure_epsilon};
 use crate::rng::NoiseRng;
 use crate::sampling::discrete_laplace;
 use crate::suffstats::{ceil_div_pow2, round_ratio};
@@ -154,31 +154,20 @@ impl ClampedStat {
         let grid = Grid::for_scale(b0, out_lo, out_hi, LAPLACE_PRECISION_BITS)?;
         let rel = grid.exponent() - data_grid.exponent();
         let sens_units = ceil_div_pow2(d_units, divisor, rel)?.max(1);
-        let inflated = crate::laplace::units_to_f64(grid, sens_units)?;
-        let mut scale = positive("scale", (inflated / epsilon).next_up())?;
-        for _ in 0..64 {
-            let (t, s) = grid.dyadic_units(scale)?;
-            if u128::from(t) > u128::from(s) << 50 {
-                return Err(MechanismError::OutOfRange { param: "epsilon" });
-            }
-            if pure_epsilon(sens_units, t, s) <= epsilon {
-                return Ok(Self {
-                    kind,
-                    relation,
-                    lo,
-                    hi,
-                    max_records,
-                    data_grid,
-                    grid,
-                    sens_units,
-                    t,
-                    s,
-                    scale,
-                });
-            }
-            scale = scale.next_up();
-        }
-        Err(MechanismError::OutOfRange { param: "epsilon" })
+        let (scale, t, s) = certified_scale(grid, sens_units, epsilon)?;
+        Ok(Self {
+            kind,
+            relation,
+            lo,
+            hi,
+            max_records,
+            data_grid,
+            grid,
+            sens_units,
+            t,
+            s,
+            scale,
+        })
     }
 
     /// The exact clamped, quantised statistic of `x` (noiseless; for public or simulated

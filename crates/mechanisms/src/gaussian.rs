@@ -4,7 +4,7 @@ use dpinfer_accountants::Event;
 
 use crate::MechanismError;
 use crate::error::positive;
-use crate::grid::{Bridge, GAUSSIAN_PRECISION_BITS, Grid};
+use crate::grid::{Bridge, GAUSSIAN_PRECISION_BITS, Grid, release_all_or_nothing};
 use crate::laplace::check_len;
 use crate::rng::NoiseRng;
 use crate::sampling::discrete_gaussian;
@@ -239,15 +239,11 @@ impl Gaussian {
         check_len(self.dim, x.len())?;
         check_len(self.dim, out.len())?;
         let var = self.sigma_units * self.sigma_units;
-        for o in out.iter_mut() {
-            let y = discrete_gaussian(rng, var, 1)?;
-            *o = f64::from_bits(y.cast_unsigned());
-        }
-        for (o, &xi) in out.iter_mut().zip(x) {
-            let y = o.to_bits().cast_signed();
-            *o = self.bridge.release(self.bridge.to_grid(xi), y);
-        }
-        Ok(())
+        release_all_or_nothing(
+            out,
+            || discrete_gaussian(rng, var, 1),
+            |e, y| Ok(self.bridge.release(self.bridge.to_grid(x[e]), y)),
+        )
     }
 
     /// The requested σ.

@@ -298,9 +298,70 @@ impl Bridge {
     }
 }
 
+/// Releases `out.len()` noisy values all or nothing: every integer noise draw (`noise()`) is
+/// made first and stored bit-exactly in `out`, and only then is each entry replaced by
+/// `release(e, z_e)`; so a failing noise RNG leaves no released value behind. The draws are
+/// made in index order, once each, as the mechanisms' pinned outputs expect.
+pub(crate) fn release_all_or_nothing(
+    out: &mut [f64],
+    mut noise: impl FnMut() -> Result<i64, MechanismError>,
+    mut release: impl FnMut(usize, i64) -> Result<f64, MechanismError>,
+) -> Result<(), MechanismError> {
+    for o in out.iter_mut() {
+        *o = f64::from_bits(noise()?.cast_unsigned());
+    }
+    for (e, o) in out.iter_mut().enumerate() {
+        *o = release(e, o.to_bits().cast_signed())?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A noise RNG failing at the third draw leaves `out` with no released value: `release`
+    /// is never called; with every draw made, each entry is released from its own draw.
+    #[test]
+    fn release_all_or_nothing_draws_every_noise_first() {
+        let mut out = [7.0; 4];
+        let mut draws = 0;
+        let mut released = 0;
+        let r = release_all_or_nothing(
+            &mut out,
+            || {
+                draws += 1;
+                if draws == 3 {
+                    Err(MechanismError::Entropy)
+                } else {
+                    Ok(draws)
+                }
+            },
+            |_, z| {
+                released += 1;
+                Ok(f64::from(i32::try_from(z).unwrap()))
+            },
+        );
+        assert_eq!(r, Err(MechanismError::Entropy));
+        assert_eq!(released, 0);
+        let mut next = 10;
+        release_all_or_nothing(
+            &mut out,
+            || {
+                next -= 1;
+                Ok(next)
+            },
+            |e, z| {
+                Ok(f64::from(u32::try_from(e).unwrap()) * 100.0
+                    + f64::from(i32::try_from(z).unwrap()))
+            },
+        )
+        .unwrap();
+        assert_eq!(
+            out.map(f64::to_bits),
+            [9.0, 108.0, 207.0, 306.0].map(f64::to_bits)
+        );
+    }
 
     #[test]
     fn ceil_log2_exact() {

@@ -4,7 +4,7 @@ use dpinfer_accountants::Event;
 
 use crate::MechanismError;
 use crate::error::positive;
-use crate::grid::{Bridge, Grid, LAPLACE_PRECISION_BITS};
+use crate::grid::{Bridge, Grid, LAPLACE_PRECISION_BITS, release_all_or_nothing};
 use crate::rng::NoiseRng;
 use crate::sampling::discrete_laplace;
 
@@ -172,12 +172,7 @@ impl Laplace {
         x: f64,
         rng: &mut R,
     ) -> Result<f64, MechanismError> {
-        if self.dim != 1 {
-            return Err(MechanismError::LengthMismatch {
-                expected: self.dim,
-                found: 1,
-            });
-        }
+        check_len(self.dim, 1)?;
         let v = self.bridge.to_grid(x);
         let z = discrete_laplace(rng, self.noise_t, self.noise_s)?;
         Ok(self.bridge.release(v, z))
@@ -199,18 +194,11 @@ impl Laplace {
     ) -> Result<(), MechanismError> {
         check_len(self.dim, x.len())?;
         check_len(self.dim, out.len())?;
-        // Draw all noise first (stored bit-exactly as integers in `out`), so that an RNG
-        // failure leaves no partially released vector behind.
-        for o in out.iter_mut() {
-            let z = discrete_laplace(rng, self.noise_t, self.noise_s)?;
-            // Store the integer noise bit-exactly in the f64's bits.
-            *o = f64::from_bits(z.cast_unsigned());
-        }
-        for (o, &xi) in out.iter_mut().zip(x) {
-            let z = o.to_bits().cast_signed();
-            *o = self.bridge.release(self.bridge.to_grid(xi), z);
-        }
-        Ok(())
+        release_all_or_nothing(
+            out,
+            || discrete_laplace(rng, self.noise_t, self.noise_s),
+            |e, z| Ok(self.bridge.release(self.bridge.to_grid(x[e]), z)),
+        )
     }
 
     /// The requested noise scale `b`.
@@ -310,6 +298,35 @@ pub(crate) fn pure_epsilon(units: u64, t: u64, s: u64) -> f64 {
     // Conversions of integers > 2^53 may round down: nudge those up too.
     let (u, s, t) = (u.next_up(), s.next_up(), t.next_down());
     (u * s).next_up() / t
+}
+
+/// The scale of a pure ε-DP discrete Laplace release with ℓ₁ sensitivity `sens_units` grid
+/// steps: from `Δ′/ε` rounded up, the first of at most 64 `next_up` steps whose grid units
+/// `(t, s)` certify `pure_epsilon(sens_units, t, s) ≤ ε`; returned with `(t, s)`.
+///
+/// # Errors
+///
+/// [`MechanismError::OutOfRange`] (`epsilon`) when no step certifies ε, or when the scale is
+/// more than 2⁵⁰ grid steps (for ε below ~2⁻⁴⁰ the grid step exceeds Δ and the noise would
+/// risk `i64` overflow at release); grid errors.
+pub(crate) fn certified_scale(
+    grid: Grid,
+    sens_units: u64,
+    epsilon: f64,
+) -> Result<(f64, u64, u64), MechanismError> {
+    let inflated = units_to_f64(grid, sens_units)?;
+    let mut scale = positive("scale", (inflated / epsilon).next_up())?;
+    for _ in 0..64 {
+        let (t, s) = grid.dyadic_units(scale)?;
+        if u128::from(t) > u128::from(s) << 50 {
+            return Err(MechanismError::OutOfRange { param: "epsilon" });
+        }
+        if pure_epsilon(sens_units, t, s) <= epsilon {
+            return Ok((scale, t, s));
+        }
+        scale = scale.next_up();
+    }
+    Err(MechanismError::OutOfRange { param: "epsilon" })
 }
 
 pub(crate) fn check_len(expected: usize, found: usize) -> Result<(), MechanismError> {

@@ -4,8 +4,10 @@ use dpinfer_accountants::{Event, Neighbouring};
 
 use crate::MechanismError;
 use crate::error::positive;
-use crate::grid::{Grid, LAPLACE_PRECISION_BITS, check_bounds, clamp_private};
-use crate::laplace::{check_len, pure_epsilon};
+use crate::grid::{
+    Grid, LAPLACE_PRECISION_BITS, check_bounds, clamp_private, release_all_or_nothing,
+};
+use crate::laplace::{certified_scale, check_len, pure_epsilon};
 use crate::rng::NoiseRng;
 use crate::sampling::discrete_laplace;
 
@@ -115,30 +117,17 @@ impl<'a> RegressionStats<'a> {
         let sens_units = ceil_div_pow2(big_p, n, grid.exponent())?
             .checked_add(d - 1)
             .ok_or(MechanismError::Overflow)?;
-        let inflated = crate::laplace::units_to_f64(grid, sens_units)?;
-        let mut scale = positive("scale", (inflated / epsilon).next_up())?;
-        for _ in 0..64 {
-            let (t, s) = grid.dyadic_units(scale)?;
-            // For ε below ~2⁻⁴⁰ the grid step exceeds Δ₁ and the inflated noise would be
-            // more than 2⁵⁰ grid steps (risking `i64` overflow at release): refuse.
-            if u128::from(t) > u128::from(s) << 50 {
-                return Err(MechanismError::OutOfRange { param: "epsilon" });
-            }
-            if pure_epsilon(sens_units, t, s) <= epsilon {
-                return Ok(Self {
-                    x_bounds,
-                    y_bounds,
-                    n,
-                    grid,
-                    sens_units,
-                    t,
-                    s,
-                    scale,
-                });
-            }
-            scale = scale.next_up();
-        }
-        Err(MechanismError::OutOfRange { param: "epsilon" })
+        let (scale, t, s) = certified_scale(grid, sens_units, epsilon)?;
+        Ok(Self {
+            x_bounds,
+            y_bounds,
+            n,
+            grid,
+            sens_units,
+            t,
+            s,
+            scale,
+        })
     }
 
     /// Number of predictors `p`.
@@ -271,20 +260,18 @@ impl<'a> RegressionStats<'a> {
         rng: &mut R,
     ) -> Result<(), MechanismError> {
         self.check(x, y, out)?;
-        for o in out.iter_mut() {
-            let z = discrete_laplace(rng, self.t, self.s)?;
-            *o = f64::from_bits(z.cast_unsigned());
-        }
-        for (e, o) in out.iter_mut().enumerate() {
-            let z = o.to_bits().cast_signed();
-            let v = round_ratio(
-                self.entry_sum(x, y, e),
-                self.n,
-                2 * QUANT_BITS + self.grid.exponent(),
-            )?;
-            *o = self.grid.to_f64(v.saturating_add(z));
-        }
-        Ok(())
+        release_all_or_nothing(
+            out,
+            || discrete_laplace(rng, self.t, self.s),
+            |e, z| {
+                let v = round_ratio(
+                    self.entry_sum(x, y, e),
+                    self.n,
+                    2 * QUANT_BITS + self.grid.exponent(),
+                )?;
+                Ok(self.grid.to_f64(v.saturating_add(z)))
+            },
+        )
     }
 }
 

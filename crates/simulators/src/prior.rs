@@ -49,43 +49,37 @@ pub trait Prior {
     }
 }
 
-impl<P: Prior + ?Sized> Prior for &P {
-    fn dim(&self) -> usize {
-        (**self).dim()
-    }
-    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
-        (**self).sample(rng, out)
-    }
-    fn ln_density(&self, theta: &[f64]) -> f64 {
-        (**self).ln_density(theta)
-    }
-    fn in_support(&self, theta: &[f64]) -> bool {
-        (**self).in_support(theta)
-    }
-    fn marginal_ln_density(&self, j: usize, x: f64) -> Option<f64> {
-        (**self).marginal_ln_density(j, x)
-    }
+/// `Prior` for a pointer to a prior `P` (`&P`, `Arc<P>`): every method forwards to the
+/// pointee (a macro: one impl body for several pointer types).
+macro_rules! forward_prior {
+    ($(#[$attr:meta])* $ptr:ty) => {
+        $(#[$attr])*
+        impl<P: Prior + ?Sized> Prior for $ptr {
+            fn dim(&self) -> usize {
+                (**self).dim()
+            }
+            fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
+                (**self).sample(rng, out)
+            }
+            fn ln_density(&self, theta: &[f64]) -> f64 {
+                (**self).ln_density(theta)
+            }
+            fn in_support(&self, theta: &[f64]) -> bool {
+                (**self).in_support(theta)
+            }
+            fn marginal_ln_density(&self, j: usize, x: f64) -> Option<f64> {
+                (**self).marginal_ln_density(j, x)
+            }
+        }
+    };
 }
 
-/// A shared prior (`alloc`, on targets with pointer-sized atomics) is a prior.
-#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
-impl<P: Prior + ?Sized> Prior for alloc::sync::Arc<P> {
-    fn dim(&self) -> usize {
-        (**self).dim()
-    }
-    fn sample<R: Rng + ?Sized>(&self, rng: &mut R, out: &mut [f64]) -> Result<(), SimError> {
-        (**self).sample(rng, out)
-    }
-    fn ln_density(&self, theta: &[f64]) -> f64 {
-        (**self).ln_density(theta)
-    }
-    fn in_support(&self, theta: &[f64]) -> bool {
-        (**self).in_support(theta)
-    }
-    fn marginal_ln_density(&self, j: usize, x: f64) -> Option<f64> {
-        (**self).marginal_ln_density(j, x)
-    }
-}
+forward_prior!(&P);
+forward_prior!(
+    /// A shared prior (`alloc`, on targets with pointer-sized atomics) is a prior.
+    #[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
+    alloc::sync::Arc<P>
+);
 
 /// One-dimensional normal prior N(mean, sd²). The density is normalised.
 #[derive(Copy, Clone, Debug, PartialEq)]

@@ -29,41 +29,36 @@ pub trait Simulator {
     ) -> Result<(), SimError>;
 }
 
-impl<S: Simulator + ?Sized> Simulator for &S {
-    fn param_dim(&self) -> usize {
-        (**self).param_dim()
-    }
-    fn output_dim(&self) -> usize {
-        (**self).output_dim()
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        (**self).simulate(theta, rng, out)
-    }
+/// `Simulator` for a pointer to a simulator `S` (`&S`, `Arc<S>`): every method forwards to
+/// the pointee (a macro: one impl body for several pointer types).
+macro_rules! forward_simulator {
+    ($(#[$attr:meta])* $ptr:ty) => {
+        $(#[$attr])*
+        impl<S: Simulator + ?Sized> Simulator for $ptr {
+            fn param_dim(&self) -> usize {
+                (**self).param_dim()
+            }
+            fn output_dim(&self) -> usize {
+                (**self).output_dim()
+            }
+            fn simulate<R: Rng + ?Sized>(
+                &self,
+                theta: &[f64],
+                rng: &mut R,
+                out: &mut [f64],
+            ) -> Result<(), SimError> {
+                (**self).simulate(theta, rng, out)
+            }
+        }
+    };
 }
 
-/// A shared simulator (`alloc`, on targets with pointer-sized atomics) is a simulator.
-#[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
-impl<S: Simulator + ?Sized> Simulator for alloc::sync::Arc<S> {
-    fn param_dim(&self) -> usize {
-        (**self).param_dim()
-    }
-    fn output_dim(&self) -> usize {
-        (**self).output_dim()
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        (**self).simulate(theta, rng, out)
-    }
-}
+forward_simulator!(&S);
+forward_simulator!(
+    /// A shared simulator (`alloc`, on targets with pointer-sized atomics) is a simulator.
+    #[cfg(all(feature = "alloc", target_has_atomic = "ptr"))]
+    alloc::sync::Arc<S>
+);
 
 /// How an incremental run ended.
 #[derive(Copy, Clone, Debug, PartialEq, Eq)]

@@ -4,7 +4,6 @@
 //!
 //! Every run is seeded (noise included: the fixed ChaCha20 seed stands in for the secret
 //! one), so a failure is a regression, never bad luck.
-#![allow(clippy::unwrap_used, clippy::float_cmp, clippy::cast_precision_loss)]
 
 use chacha20::ChaCha20Rng;
 use dpinfer::abc::analysis::Resample;

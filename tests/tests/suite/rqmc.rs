@@ -22,12 +22,6 @@
 //! tolerance below is at least 4 such deviations from the measured values (a normal-approximation
 //! false-failure rate below 1e-4 per check). Seeded, so deterministic: a failure is a
 //! regression, never bad luck. Run with `--nocapture` to print the RMSEs.
-#![allow(
-    clippy::unwrap_used,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss
-)]
 
 use dpinfer::mechanisms::{BinomialCurve, Laplace, MechanismError, NoiseMap};
 use dpinfer::simulators::models::linreg::{BETA_STAR, LinRegSettings, LinearRegression};

@@ -3,7 +3,6 @@
 //! (hashes recorded from the per-θ code before the `BatchSimulator` change), for every batch
 //! size and thread count.
 #![cfg(feature = "alloc")]
-#![allow(clippy::unwrap_used, clippy::cast_precision_loss)]
 
 #[cfg(feature = "parallel")]
 use crate::common::on_threads;
@@ -11,60 +10,46 @@ use dpinfer_abc::discrepancy::Euclidean;
 use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::rejection::{RejectionAbc, RejectionSettings, Rule};
 use dpinfer_abc::smc::{SmcAbc, SmcSettings, Tolerance};
+use dpinfer_math::Fnv1a;
 use dpinfer_simulators::prior::Normal;
-use dpinfer_simulators::{SimError, Simulator, dist};
+use dpinfer_simulators::{FnSimulator, SimError, Simulator, dist};
 use rand_core::Rng;
 
 /// y = (θ + N(0, 0.1²), N(0, 1)); a recoverable failure when the first uniform is < 0.2, so
 /// the redraw/failed-row paths are exercised.
-#[derive(Clone, Copy, Debug)]
-struct Flaky;
-
-impl Simulator for Flaky {
-    fn param_dim(&self) -> usize {
-        1
+fn flaky_model(theta: &[f64], rng: &mut dyn Rng, out: &mut [f64]) -> Result<(), SimError> {
+    if dist::uniform01(rng) < 0.2 {
+        return Err(SimError::Degenerate { what: "flaky" });
     }
-    fn output_dim(&self) -> usize {
-        2
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        if dist::uniform01(rng) < 0.2 {
-            return Err(SimError::Degenerate { what: "flaky" });
-        }
-        out[0] = theta[0] + 0.1 * dist::std_normal(rng);
-        out[1] = dist::std_normal(rng);
-        Ok(())
-    }
+    out[0] = theta[0] + 0.1 * dist::std_normal(rng);
+    out[1] = dist::std_normal(rng);
+    Ok(())
 }
 
-/// FNV-1a over the bits of a sequence of floats.
+type Flaky = FnSimulator<fn(&[f64], &mut dyn Rng, &mut [f64]) -> Result<(), SimError>>;
+
+fn flaky() -> Flaky {
+    FnSimulator::new(1, 2, flaky_model as _).unwrap()
+}
+
+/// The workspace's fingerprint hash (FNV-1a) over the bits of a sequence of floats.
 fn hash(xs: &[f64]) -> u64 {
-    let mut h = 0xcbf2_9ce4_8422_2325_u64;
-    for x in xs {
-        for b in x.to_bits().to_le_bytes() {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-    }
-    h
+    let mut h = Fnv1a::new();
+    h.write_f64s(xs);
+    h.finish()
 }
 
 const OBS: [f64; 2] = [0.5, 0.0];
 
 fn pairs_hash() -> (u64, u64) {
-    let p = PublicPairs::generate(&Normal::new(0.0, 1.0).unwrap(), &Flaky, 3000, 9).unwrap();
+    let p = PublicPairs::generate(&Normal::new(0.0, 1.0).unwrap(), &flaky(), 3000, 9).unwrap();
     (hash(p.thetas()), hash(p.outputs()))
 }
 
 fn rejection() -> RejectionAbc<Normal, Flaky, Euclidean<'static>> {
     RejectionAbc::new(
         Normal::new(0.0, 1.0).unwrap(),
-        Flaky,
+        flaky(),
         Euclidean::new(&OBS).unwrap(),
         RejectionSettings {
             rule: Rule::Threshold(1.2),
@@ -82,7 +67,7 @@ fn rejection_hash(r: &RejectionAbc<Normal, Flaky, Euclidean<'static>>) -> (u64, 
 fn smc() -> SmcAbc<Normal, Flaky, Euclidean<'static>> {
     SmcAbc::new(
         Normal::new(0.0, 1.0).unwrap(),
-        Flaky,
+        flaky(),
         Euclidean::new(&OBS).unwrap(),
         SmcSettings {
             particles: 300,
@@ -129,14 +114,14 @@ fn pairs_rows_equal_the_per_row_loop() {
     let prior = Normal::new(0.0, 1.0).unwrap();
     // more rows than one block, so block boundaries are crossed
     let t = dpinfer_abc::pairs::PAIRS_BLOCK + 77;
-    let p = PublicPairs::generate(&prior, &Flaky, t, 4).unwrap();
+    let p = PublicPairs::generate(&prior, &flaky(), t, 4).unwrap();
     for i in (0..t).step_by(97).chain([t - 1]) {
         let mut rng = SimStream::with_domain(4, PAIRS_DOMAIN, i as u64);
         let mut th = [0.0];
         let mut y = [0.0; 2];
         loop {
             prior.sample(&mut rng, &mut th).unwrap();
-            if Flaky.simulate(&th, &mut rng, &mut y).is_ok() {
+            if flaky().simulate(&th, &mut rng, &mut y).is_ok() {
                 break;
             }
         }
@@ -172,7 +157,7 @@ fn parallel_paths_are_pinned_for_1_2_and_7_threads() {
     for threads in [1, 2, 7] {
         let (pairs, rej, smc_) = on_threads(threads, || {
             let p =
-                PublicPairs::generate_parallel(&Normal::new(0.0, 1.0).unwrap(), &Flaky, 3000, 9)
+                PublicPairs::generate_parallel(&Normal::new(0.0, 1.0).unwrap(), &flaky(), 3000, 9)
                     .unwrap();
             let mut r = rejection();
             r.run_parallel(11).unwrap();

@@ -3,12 +3,6 @@
 //! the private passes that read them a block ahead release exactly what the per-pair closure
 //! gives.
 #![cfg(feature = "std")]
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation
-)]
 
 use chacha20::ChaCha20Rng;
 use dpinfer_abc::analysis::Resample;

@@ -1,11 +1,5 @@
 //! Early rejection with incremental simulators and bit-identical parallel rejection ABC.
 #![cfg(feature = "alloc")]
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation
-)]
 
 use dpinfer_abc::discrepancy::Euclidean;
 use dpinfer_abc::rejection::{RejectionAbc, RejectionSettings, RejectionStep, Rule};

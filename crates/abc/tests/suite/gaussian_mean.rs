@@ -1,13 +1,5 @@
 //! Rejection ABC and SMC-ABC on the Gaussian-mean toy against exact (ABC) posteriors.
 #![cfg(feature = "alloc")]
-#![allow(
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    clippy::unwrap_used
-)]
 
 use crate::common;
 

@@ -4,18 +4,10 @@
 //! independent computation; the nearest-`k` pass; the public replicas. Every parallel path is
 //! bit-identical for 1, 2 and 7 threads.
 #![cfg(feature = "alloc")]
-// `imprecise_flops`: distances are recomputed with `Euclidean`'s formula (sqrt of a sum of
-// squares) to compare bit for bit; `reversed_empty_ranges`: a reversed range is an input.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::imprecise_flops,
-    clippy::reversed_empty_ranges
-)]
 
 use crate::common;
 
-use common::GaussianMean;
+use common::{GaussianMean, noisy2};
 use dpinfer_abc::AbcError;
 use dpinfer_abc::discrepancy::Euclidean;
 use dpinfer_abc::pairs::{PAIRS_DOMAIN, Proposal, PublicPairs, pairs_domain};
@@ -119,30 +111,6 @@ fn population() -> Population {
     }
 }
 
-/// Two independent coordinates: θ₁ + noise, θ₂ + noise.
-#[derive(Clone, Copy, Debug)]
-struct Pair2;
-
-impl Simulator for Pair2 {
-    fn param_dim(&self) -> usize {
-        2
-    }
-    fn output_dim(&self) -> usize {
-        2
-    }
-    fn simulate<R: rand_core::Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), dpinfer_simulators::SimError> {
-        for (o, t) in out.iter_mut().zip(theta) {
-            *o = t + 0.1 * dpinfer_simulators::dist::std_normal(rng);
-        }
-        Ok(())
-    }
-}
-
 /// Independent prior: θ₁, θ₂ iid Uniform(−5, 5).
 #[derive(Clone, Copy, Debug)]
 struct Box2;
@@ -206,7 +174,7 @@ fn pmc_generation_selects_the_nearest_and_weights_as_beaumont() {
         kernel: &kernel,
     };
     assert_eq!(proposal.generation(), 4);
-    let pairs = PublicPairs::simulate(&proposal, &Rowless(&Pair2), 9, 0..2000).unwrap();
+    let pairs = PublicPairs::simulate(&proposal, &Rowless(&noisy2()), 9, 0..2000).unwrap();
     assert!((0..pairs.len()).all(|i| prior.in_support(pairs.theta(i))));
     // Row j of generation 4 is the row's stream in generation 4's domain.
     let mut rng = SimStream::with_domain(9, pairs_domain(4), 1234);
@@ -276,7 +244,8 @@ fn pmc_generation_selects_the_nearest_and_weights_as_beaumont() {
         assert!(((y[0] - obs[0]).powi(2) + (y[1] - obs[1]).powi(2)).sqrt() <= p.tolerance);
     }
     // Generation 0: prior draws, uniform weights.
-    let g0 = PublicPairs::simulate(&Proposal::Prior(&prior), &Rowless(&Pair2), 9, 0..500).unwrap();
+    let g0 =
+        PublicPairs::simulate(&Proposal::Prior(&prior), &Rowless(&noisy2()), 9, 0..500).unwrap();
     let p0 = pmc::select(&prior, None, &g0, Euclidean::new(&obs).unwrap(), 50).unwrap();
     assert_eq!(p0.generation, 0);
     assert!(p0.weights.iter().all(|&w| w == 1.0 / 50.0));
@@ -412,23 +381,24 @@ fn parallel_tables_and_pmc_generations_do_not_depend_on_the_thread_count() {
     let pop = population();
     let kernel = PmcKernel::new(&pop).unwrap();
     let seq0 =
-        PublicPairs::simulate(&Proposal::Prior(&prior), &Rowless(&Pair2), 2, 100..3100).unwrap();
+        PublicPairs::simulate(&Proposal::Prior(&prior), &Rowless(&noisy2()), 2, 100..3100).unwrap();
     let proposal = Proposal::Kernel {
         prior: &prior,
         kernel: &kernel,
     };
-    let seq4 = PublicPairs::simulate(&proposal, &Rowless(&Pair2), 2, 100..3100).unwrap();
+    let seq4 = PublicPairs::simulate(&proposal, &Rowless(&noisy2()), 2, 100..3100).unwrap();
     for threads in [1, 2, 7] {
         let (p0, p4) = common::on_threads(threads, || {
             (
                 PublicPairs::simulate_parallel(
                     &Proposal::Prior(&prior),
-                    &Rowless(&Pair2),
+                    &Rowless(&noisy2()),
                     2,
                     100..3100,
                 )
                 .unwrap(),
-                PublicPairs::simulate_parallel(&proposal, &Rowless(&Pair2), 2, 100..3100).unwrap(),
+                PublicPairs::simulate_parallel(&proposal, &Rowless(&noisy2()), 2, 100..3100)
+                    .unwrap(),
             )
         });
         assert_eq!(bits(p0.thetas()), bits(seq0.thetas()), "{threads} threads");
@@ -444,7 +414,7 @@ fn parallel_tables_and_pmc_generations_do_not_depend_on_the_thread_count() {
             "{threads} threads"
         );
         let r = common::on_threads(threads, || {
-            PublicPairs::generate_range_parallel(&prior, &Pair2, 2, 100..3100).unwrap()
+            PublicPairs::generate_range_parallel(&prior, &noisy2(), 2, 100..3100).unwrap()
         });
         assert_eq!(r, seq0, "{threads} threads");
     }

@@ -1,12 +1,6 @@
 //! Gaussian rejection ABCDP and soft-ABCDP: ledgers against the accountants crate and the
 //! papers' closed forms, and noise behaviour against Monte Carlo.
 #![cfg(feature = "alloc")]
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation
-)]
 
 use chacha20::ChaCha20Rng;
 use dpinfer_abc::gaussian::{

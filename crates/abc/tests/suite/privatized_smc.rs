@@ -3,13 +3,6 @@
 //! posterior is computed independently by quadrature; the naive plug-in posterior (treating
 //! s_dp as the confidential mean) is shown to be wrong.
 #![cfg(feature = "alloc")]
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_lossless
-)]
 
 use crate::common;
 

@@ -1,7 +1,6 @@
 //! "No panic on any input": every public entry point returns `Ok` with finite values or a
 //! typed `Err` for arbitrary f64 (NaN, ±0, ±∞, subnormals) and arbitrary counts.
 #![cfg(feature = "alloc")]
-#![allow(clippy::unwrap_used, clippy::float_cmp, clippy::cast_precision_loss)]
 
 use dpinfer_abc::analysis::{
     Resample, error_probability_bound, expected_error_bound, flip_probability, g_b,

@@ -1,7 +1,6 @@
 //! Defaults and checks of the settings types (the `dpinfer` command reads its config into
 //! these; the library owns the defaults and the validation), and the serde form of a PMC
 //! population.
-#![allow(clippy::unwrap_used, clippy::float_cmp)]
 
 use dpinfer_abc::AbcError;
 use dpinfer_abc::analysis::Resample;

@@ -4,43 +4,19 @@
 //! posteriors against the exact Gaussian-mean ABC posterior, and the calibration sample
 //! reproduced independently.
 #![cfg(feature = "alloc")]
-#![allow(clippy::float_cmp, clippy::cast_precision_loss)]
 
 use crate::common;
 
-use common::{AbcPosterior, GaussianMean, weighted_mean_sd};
+use common::{AbcPosterior, GaussianMean, noisy2, weighted_mean_sd};
 use dpinfer_abc::discrepancy::{Discrepancy, Euclidean};
 use dpinfer_abc::smc::{
     Perturbation, SMC_CALIBRATION_DOMAIN, SmcAbc, SmcSettings, StopReason, Tolerance,
 };
 use dpinfer_abc::weights::weighted_quantile;
 use dpinfer_simulators::prior::{Normal, Product, Uniform};
-use dpinfer_simulators::{Prior, SimError, SimStream, Simulator};
+use dpinfer_simulators::{Prior, SimStream, Simulator};
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-use rand_core::Rng;
-
-/// θ ∈ ℝ² → θ + N(0, 0.1²) per coordinate.
-struct Noisy2;
-impl Simulator for Noisy2 {
-    fn param_dim(&self) -> usize {
-        2
-    }
-    fn output_dim(&self) -> usize {
-        2
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        for (o, t) in out.iter_mut().zip(theta) {
-            *o = t + 0.1 * dpinfer_simulators::dist::std_normal(rng);
-        }
-        Ok(())
-    }
-}
 
 fn settings(particles: usize, tolerance: Tolerance, kernel: Perturbation) -> SmcSettings {
     SmcSettings {
@@ -86,7 +62,7 @@ fn every_kernel_weights_recover_prior_expectations() {
                 kernel,
             )
         };
-        let mut smc = SmcAbc::new(prior, Noisy2, Euclidean::new(&obs).unwrap(), s)
+        let mut smc = SmcAbc::new(prior, noisy2(), Euclidean::new(&obs).unwrap(), s)
             .unwrap()
             .with_perturbation(kernel);
         assert_eq!(smc.perturbation(), kernel);
@@ -191,7 +167,7 @@ fn prior_quantile_first_tolerance_is_the_calibration_median() {
             Perturbation::Covariance,
         )
     };
-    let mut smc = SmcAbc::new(prior, Noisy2, dist, s).unwrap();
+    let mut smc = SmcAbc::new(prior, noisy2(), dist, s).unwrap();
     smc.step_batched(seed, 64).unwrap();
     let g0 = smc.history()[0];
     let mut d = vec![0.0; n];
@@ -199,7 +175,7 @@ fn prior_quantile_first_tolerance_is_the_calibration_median() {
         let mut st = SimStream::with_domain(seed, SMC_CALIBRATION_DOMAIN, i as u64);
         let (mut th, mut out) = ([0.0; 2], [0.0; 2]);
         prior.sample(&mut st, &mut th).unwrap();
-        Noisy2.simulate(&th, &mut st, &mut out).unwrap();
+        noisy2().simulate(&th, &mut st, &mut out).unwrap();
         *di = dist.distance(&out);
     }
     let median = weighted_quantile(&d, &vec![1.0 / n as f64; n], 0.5).unwrap();
@@ -212,7 +188,7 @@ fn prior_quantile_first_tolerance_is_the_calibration_median() {
     // the default schedule's generation 0 is the prior at ε = ∞ with N simulations
     let mut plain = SmcAbc::new(
         prior,
-        Noisy2,
+        noisy2(),
         dist,
         SmcSettings {
             max_generations: 1,
@@ -316,7 +292,7 @@ fn new_kernels_are_bit_identical_across_blocks_and_threads() {
         let mk = || {
             SmcAbc::new(
                 prior,
-                Noisy2,
+                noisy2(),
                 Euclidean::new(&obs).unwrap(),
                 SmcSettings {
                     max_generations: 4,

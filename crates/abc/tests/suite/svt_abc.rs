@@ -1,12 +1,6 @@
 //! SVT-ABC private pass: ledger, Proposition 1 flip probability, stopping, and agreement with
 //! rejection ABC at a huge budget.
 #![cfg(feature = "alloc")]
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation
-)]
 
 use crate::common;
 use dpinfer_distances::{Relations, Sensitivity};

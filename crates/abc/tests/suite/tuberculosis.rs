@@ -3,12 +3,6 @@
 //! most ε_total with that bound, and at a huge budget the private pass reproduces rejection
 //! ABC on real TB simulations.
 #![cfg(feature = "alloc")]
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation
-)]
 
 use chacha20::ChaCha20Rng;
 use dpinfer_abc::analysis::Resample;

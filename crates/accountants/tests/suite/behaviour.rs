@@ -1,23 +1,12 @@
 //! Behavioural tests: formulas against independent closed forms, validation, relations,
 //! atomicity, calibration round trips.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss,
-    clippy::imprecise_flops
-)]
 
+use crate::relations::{AR, RO};
 use dpinfer_accountants::{
     Accountant, AccountantError, ApproxAccountant, BinomialBound, BudgetFilter, Conversion, Event,
-    Neighbouring, PldAccountant, PureAccountant, RdpAccountant, RdpCurve, ZcdpAccountant,
-    calibrate, convert, curves, pld,
+    PldAccountant, PureAccountant, RdpAccountant, RdpCurve, ZcdpAccountant, calibrate, convert,
+    curves, pld,
 };
-
-const AR: Neighbouring = Neighbouring::AddRemove;
-const RO: Neighbouring = Neighbouring::ReplaceOne;
 
 fn rel(a: f64, b: f64) -> f64 {
     (a - b).abs() / b.abs()

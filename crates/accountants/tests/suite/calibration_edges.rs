@@ -1,5 +1,4 @@
 //! Edge cases of the calibrations and of the error texts (defects found in review).
-#![allow(clippy::unwrap_used, clippy::panic)]
 
 use core::time::Duration;
 use std::time::Instant;

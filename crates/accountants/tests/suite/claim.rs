@@ -1,17 +1,14 @@
 //! Privacy claims as values: `Claim::account` against composing the same events by hand in
 //! each accountant (bit-identical), the owned event tree round trip, serde round trips, the
 //! generated prose, and typed errors.
-#![allow(clippy::unwrap_used, clippy::float_cmp, clippy::panic)]
 
+use crate::relations::{AR, RO};
 use dpinfer_accountants::{
     Accountant, AccountantError, AccountantKind, ApproxAccountant, BinomialBound, Claim,
     Conversion, ConversionRule, Event, EventBuf, Neighbouring, PldAccountant, PureAccountant,
     Query, RdpAccountant, Report, ZcdpAccountant,
 };
 use proptest::prelude::*;
-
-const AR: Neighbouring = Neighbouring::AddRemove;
-const RO: Neighbouring = Neighbouring::ReplaceOne;
 
 /// Composes `events` by hand in `acc` and reports ε at `delta`.
 fn by_hand(acc: &mut dyn Accountant, events: &[(Event<'_>, u64)], delta: f64) -> Report {

@@ -1,21 +1,12 @@
 //! Issue 13 items 5–7: selectable conversions (`ConversionRule`) against closed forms, the
 //! budget filter and calibration with the classic conversions, the Laplace scale helpers,
 //! the direct Poisson-subsampled Gaussian max-steps call and sparse vector with `c = 0`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
+use crate::relations::AR;
 use dpinfer_accountants::{
     Accountant, AccountantError, BudgetFilter, Conversion, ConversionRule, DEFAULT_ORDERS, Event,
-    Neighbouring, PureAccountant, RdpAccountant, RdpAccountantVec, ZcdpAccountant, calibrate,
-    convert, curves,
+    PureAccountant, RdpAccountant, RdpAccountantVec, ZcdpAccountant, calibrate, convert, curves,
 };
-
-const AR: Neighbouring = Neighbouring::AddRemove;
 
 /// Upper bound within `tol` relative of a closed form.
 fn close_above(ours: f64, exact: f64, tol: f64) -> bool {

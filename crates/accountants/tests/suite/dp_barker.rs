@@ -1,15 +1,14 @@
 //! DP-Barker's event ([`Event::DpBarker`], thesis Theorem 8) against the calibration
 //! function `calibrate::dp_barker_rdp` and an independent 50-digit evaluation of the
 //! theorem (`data/dp_barker_rdp.py` → `data/dp_barker_rdp.csv`).
-#![allow(clippy::unwrap_used, clippy::float_cmp, clippy::panic)]
 
+use crate::relations::RO;
 use dpinfer_accountants::{
     Accountant, AccountantError, AccountantKind, ApproxAccountant, Claim, ConversionRule, Event,
     EventBuf, Neighbouring, PldAccountant, PureAccountant, RdpAccountant, RdpAccountantVec,
     ZcdpAccountant, calibrate, curves,
 };
 
-const RO: Neighbouring = Neighbouring::ReplaceOne;
 const REFERENCE: &str = include_str!("../data/dp_barker_rdp.csv");
 
 fn reference() -> Vec<(u64, u64, u64, f64)> {

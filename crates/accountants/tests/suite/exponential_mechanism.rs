@@ -3,22 +3,13 @@
 //! computations — the Rényi divergences of the bounded-range extreme pairs (two-point loss
 //! laws at the ends of a range of length ε, over a grid of their weight) and of actual
 //! exponential mechanisms on seeded random utilities, by their definitions.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
+use crate::relations::{AR, RO};
 use dpinfer_accountants::{
-    Accountant, AccountantError, Event, EventBuf, EventSpec, Neighbouring, PldAccountant,
-    PureAccountant, RdpAccountantVec, ZcdpAccountant, curves,
+    Accountant, AccountantError, Event, EventBuf, EventSpec, PldAccountant, PureAccountant,
+    RdpAccountantVec, ZcdpAccountant, curves,
 };
 
-const AR: Neighbouring = Neighbouring::AddRemove;
-const RO: Neighbouring = Neighbouring::ReplaceOne;
 const ORDERS: [f64; 8] = [1.01, 1.5, 2.0, 3.0, 8.0, 32.0, 256.0, 4096.0];
 
 fn em(epsilon: f64) -> Event<'static> {

@@ -10,22 +10,13 @@
 //! fail where a larger one succeeded, never the other way round.
 //!
 //! The grids are deterministic, so the cases are exactly the ones listed below.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
+use crate::relations::{AR, RO};
 use dpinfer_accountants::{
     AccountantError, AccountantKind, BinomialBound, ConversionRule, Event, Neighbouring,
 };
 
 const DELTA: f64 = 1e-5;
-const AR: Neighbouring = Neighbouring::AddRemove;
-const RO: Neighbouring = Neighbouring::ReplaceOne;
 
 /// Noise scales / costs: the smallest subnormal, then every 20th decade from 1e-320 to 1e300,
 /// plus the points where `1/x²` and `k(k−1)/(2x²)` leave the f64 range.

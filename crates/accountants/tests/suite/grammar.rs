@@ -1,12 +1,6 @@
 //! The event grammar and the rounded-up printing, as properties: `Display` → `FromStr`
 //! round trips bit for bit, hostile strings never panic, a printed budget never parses below
 //! the value and is its decimal ceiling.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_precision_loss
-)]
 
 use dpinfer_accountants::{
     AccountantError, BinomialBound, ConversionRule, EventBuf, EventSpec, Neighbouring,

@@ -5,6 +5,18 @@
 //! Property-test regressions live in `tests/proptest-regressions/<module>.txt` (proptest's
 //! `SourceParallel` rule for a module next to `main.rs`).
 
+// Lints the test modules of this binary may break (asserted exact values, casts of small
+// counts, unwraps and panics as test failures): listed once here for every module.
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_precision_loss,
+    clippy::cast_sign_loss,
+    clippy::float_cmp,
+    clippy::imprecise_flops,
+    clippy::panic,
+    clippy::unwrap_used
+)]
+
 mod behaviour;
 mod calibration_edges;
 mod claim;
@@ -24,6 +36,7 @@ mod properties;
 mod random_allocation;
 mod randomized_response;
 mod refdata;
+mod relations;
 mod repeat_and_select;
 mod requests;
 mod tree_aggregation;

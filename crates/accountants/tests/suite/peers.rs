@@ -2,15 +2,6 @@
 //! dp_accounting 0.6.0, opacus 1.x's numpy RDP module, autodp 0.2.3.1, prv-accountant 0.2.0 and
 //! opendp 0.16.0). Documents where peers are right (we agree to ≤ 1e-9) and where they are
 //! wrong (we match the 50-digit mpmath value instead).
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss,
-    clippy::imprecise_flops
-)]
 
 use dpinfer_accountants::{convert, curves, pld};
 

@@ -2,18 +2,11 @@
 //! below every independent value of the exact ε (the analytic Gaussian PLD for q = 1,
 //! prv-accountant's certified upper bound from `tests/data/pld_golden.txt`, exact
 //! enumeration in `tests/suite/pld_discrete.rs`), and be `O(h√N)` wide.
-#![allow(
-    clippy::unwrap_used,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss
-)]
 
-use dpinfer_accountants::Neighbouring;
+use crate::relations::AR;
 use dpinfer_accountants::pld;
 use dpinfer_accountants::pld_numeric::{Component, ComposedPld, Discretisation, Mechanism};
 
-const AR: Neighbouring = Neighbouring::AddRemove;
 const GOLDEN: &str = include_str!("../data/pld_golden.txt");
 
 /// q = 1: the exact ε (closed form) lies in `[lower, upper]`, and δ likewise.

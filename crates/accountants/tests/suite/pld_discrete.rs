@@ -3,22 +3,13 @@
 //! directions) and without replacement, against exact enumeration in 40-digit arithmetic
 //! (`tests/data/gen_pld_discrete.py` → `tests/data/pld_discrete.txt`), against the
 //! continuous mechanisms as the lattice becomes fine, and against RDP.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
+use crate::relations::{AR, RO};
 use dpinfer_accountants::pld_numeric::{Component, ComposedPld, Discretisation, Mechanism};
 use dpinfer_accountants::{
-    Accountant, AccountantError, Conversion, Event, Neighbouring, PldAccountant, RdpAccountant,
+    Accountant, AccountantError, Conversion, Event, PldAccountant, RdpAccountant,
 };
 
-const AR: Neighbouring = Neighbouring::AddRemove;
-const RO: Neighbouring = Neighbouring::ReplaceOne;
 const DATA: &str = include_str!("../data/pld_discrete.txt");
 
 /// Allowed excess of our (pessimistic) δ over the exact δ (h = 10⁻⁴): `REL·δ + ABS` for

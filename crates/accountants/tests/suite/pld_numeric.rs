@@ -6,15 +6,8 @@
 //!   never below prv-accountant's certified lower bound.
 //! * q = 1 equals the exact Gaussian PLD (to the discretisation error, never below it).
 //! * Monotone in steps, q and σ; PLD ε ≤ RDP ε; the budget filter and the calibrations.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
+use crate::relations::AR;
 use dpinfer_accountants::pld_numeric::{
     Component, ComposedPld, Direction, Discretisation, Mechanism, poisson_gaussian_max_steps,
     poisson_gaussian_sigma,
@@ -24,7 +17,6 @@ use dpinfer_accountants::{
     RdpAccountant, pld,
 };
 
-const AR: Neighbouring = Neighbouring::AddRemove;
 const GOLDEN: &str = include_str!("../data/pld_golden.txt");
 
 struct Part {

@@ -7,7 +7,6 @@
 //! window too large" or `DeltaTooSmall`), is at most 0.5 % above dp_accounting's pessimistic
 //! PLD, never below its optimistic estimate nor (q = 1) the exact Gaussian PLD, and its
 //! certified lower bound is never above dp_accounting's pessimistic value.
-#![allow(clippy::unwrap_used, clippy::float_cmp, clippy::panic)]
 
 use dpinfer_accountants::{Accountant, Event, Neighbouring, PldAccountant, pld};
 

@@ -1,15 +1,7 @@
 //! Property tests: the `testkit` checks for every accountant, and "no panic, no NaN inside
 //! `Ok`" for every public entry point over all f64 special values (STYLE E17).
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss,
-    clippy::imprecise_flops
-)]
 
+use crate::relations::AR;
 use dpinfer_accountants::calibrate::{MaxStepsRequest, SigmaRequest};
 use dpinfer_accountants::{
     Accountant, AccountantError, ApproxAccountant, BinomialBound, BudgetFilter, ConversionRule,
@@ -18,8 +10,6 @@ use dpinfer_accountants::{
     testkit,
 };
 use proptest::prelude::*;
-
-const AR: Neighbouring = Neighbouring::AddRemove;
 
 fn rdp() -> RdpAccountant<{ dpinfer_accountants::DEFAULT_ORDER_COUNT }> {
     RdpAccountant::new(AR)

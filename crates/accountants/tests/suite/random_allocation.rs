@@ -2,21 +2,13 @@
 //! RDP accountant: the remove direction against a 40-digit partition enumeration (Feldman &
 //! Shenfeld 2025, Cor. 6.2) and both directions against a seeded Monte Carlo estimate
 //! (`tests/data/gen_random_allocation.py` → `tests/data/random_allocation.txt`).
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
+use crate::relations::AR;
 use dpinfer_accountants::{
     Accountant, AccountantError, Event, EventBuf, EventSpec, Neighbouring, PldAccountant,
     RdpAccountant, curves,
 };
 
-const AR: Neighbouring = Neighbouring::AddRemove;
 const DATA: &str = include_str!("../data/random_allocation.txt");
 use crate::refdata::num;
 

@@ -2,25 +2,15 @@
 //! mpmath (Rényi divergence by its definition; δ(ε) and ε(δ) of n-fold composition by exact
 //! enumeration of the multinomial) and against `dp_accounting` 0.6.0 (RDP, PLD), from
 //! `tests/data/gen_randomized_response.py` → `tests/data/randomized_response.txt`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
-use dpinfer_accountants::pld_numeric::ComposedPld;
+use crate::relations::{AR, RO};
 use dpinfer_accountants::{
-    Accountant, AccountantError, ApproxAccountant, Event, EventBuf, EventSpec, Neighbouring,
-    PldAccountant, PureAccountant, RdpAccountant, ZcdpAccountant, curves,
+    Accountant, AccountantError, ApproxAccountant, Event, EventBuf, EventSpec, PldAccountant,
+    PureAccountant, RdpAccountant, ZcdpAccountant, curves,
 };
 
-const RO: Neighbouring = Neighbouring::ReplaceOne;
-const AR: Neighbouring = Neighbouring::AddRemove;
 const DATA: &str = include_str!("../data/randomized_response.txt");
-use crate::refdata::num;
+use crate::refdata::{Composed, num};
 
 fn rows(kind: &str) -> impl Iterator<Item = Vec<&'static str>> + '_ {
     crate::refdata::rows(DATA, kind)
@@ -69,7 +59,7 @@ fn rdp_matches_mpmath_and_dp_accounting() {
 #[test]
 fn pld_matches_exact_enumeration_and_dp_accounting() {
     let (mut n, mut refused) = (0, 0);
-    let mut cache: Vec<(String, ComposedPld)> = Vec::new();
+    let mut cache = Composed::default();
     for f in rows("delta").chain(rows("eps")) {
         let (p, k, count, x) = (
             num(f[1]),
@@ -79,13 +69,11 @@ fn pld_matches_exact_enumeration_and_dp_accounting() {
         );
         let (exact, peer) = (num(f[5]), num(f[6]));
         // One composition per (p, k, n), queried for every ε and δ of the case.
-        let key = f[1..4].join(",");
-        if !cache.iter().any(|(c, _)| *c == key) {
+        let acc = cache.get(&f[1..4].join(","), || {
             let mut acc = PldAccountant::new(RO);
             acc.compose_n(&rr(p, k), count).unwrap();
-            cache.push((key.clone(), acc.composed(false).unwrap()));
-        }
-        let acc = &cache.iter().find(|(c, _)| *c == key).unwrap().1;
+            acc.composed(false).unwrap()
+        });
         if f[0] == "delta" {
             let ours = acc.delta(x).unwrap().delta;
             assert!(ours >= exact, "{f:?}: ours {ours} < exact {exact}");

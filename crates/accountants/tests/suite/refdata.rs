@@ -1,6 +1,5 @@
 //! Reading the committed reference files under `tests/data/` (written by the generator scripts
 //! beside them): comma-separated rows whose first field names the case kind, `#` comments.
-#![allow(clippy::unwrap_used)]
 
 /// The rows of `data` whose first field is `kind`, split at commas.
 pub(crate) fn rows<'a>(
@@ -21,4 +20,40 @@ pub(crate) fn num(s: &str) -> f64 {
 /// An integer field.
 pub(crate) fn int(s: &str) -> u64 {
     s.parse().unwrap()
+}
+
+/// Compositions built once per case key and reused: the reference files query one
+/// composition at several ε or δ.
+#[derive(Default)]
+pub(crate) struct Composed(Vec<(String, dpinfer_accountants::pld_numeric::ComposedPld)>);
+
+impl Composed {
+    /// The composition of case `key`, built by `build` the first time the key is asked for.
+    pub(crate) fn get(
+        &mut self,
+        key: &str,
+        build: impl FnOnce() -> dpinfer_accountants::pld_numeric::ComposedPld,
+    ) -> &dpinfer_accountants::pld_numeric::ComposedPld {
+        let i = match self.0.iter().position(|(k, _)| k == key) {
+            Some(i) => i,
+            None => {
+                self.0.push((key.to_owned(), build()));
+                self.0.len() - 1
+            }
+        };
+        &self.0[i].1
+    }
+}
+
+/// δ(ε) of one release at `h = 10⁻⁴` against the exact value of case `case`: never below it
+/// and at most 10⁻⁴ relative + 10⁻¹⁰ above it.
+pub(crate) fn check_one_release(
+    composed: &dpinfer_accountants::pld_numeric::ComposedPld,
+    eps: f64,
+    exact: f64,
+    case: &[&str],
+) {
+    let d = composed.delta(eps).unwrap().delta;
+    assert!(d >= exact, "{case:?}: ours {d} < exact {exact}");
+    assert!(d <= exact * (1.0 + 1e-4) + 1e-10, "{case:?}: ours {d}");
 }

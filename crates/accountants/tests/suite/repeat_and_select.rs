@@ -1,21 +1,13 @@
 //! Repeat-and-select ([`Event::RepeatAndSelect`]; Papernot & Steinke 2022) through the RDP
 //! accountant, against `dp_accounting` 0.6.0's RdpAccountant on the same 34 orders
 //! (`tests/data/gen_repeat_and_select.py` → `tests/data/repeat_and_select.txt`).
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
+use crate::relations::AR;
 use dpinfer_accountants::{
-    Accountant, AccountantError, DEFAULT_ORDERS, Event, EventBuf, Neighbouring, PldAccountant,
-    RdpAccountant, ZcdpAccountant, curves,
+    Accountant, AccountantError, DEFAULT_ORDERS, Event, EventBuf, PldAccountant, RdpAccountant,
+    ZcdpAccountant, curves,
 };
 
-const AR: Neighbouring = Neighbouring::AddRemove;
 const DATA: &str = include_str!("../data/repeat_and_select.txt");
 
 fn num(s: &str) -> f64 {

@@ -1,7 +1,6 @@
 //! The calibration requests for front ends (`calibrate::{SigmaRequest, MaxStepsRequest}`):
 //! a calibrated σ meets its budget when the accountant recomputes it, and the requests are
 //! the calibration functions (their special-value properties are in `properties.rs`).
-#![allow(clippy::unwrap_used, clippy::float_cmp)]
 
 use dpinfer_accountants::calibrate::{self, MaxStepsRequest, Method, SigmaRequest};
 use dpinfer_accountants::{

@@ -2,22 +2,13 @@
 //! `dp_accounting` 0.6.0 (`tests/data/gen_tree_aggregation.py` →
 //! `tests/data/tree_aggregation.txt`) and against an independent count of the released tree
 //! nodes a leaf is in (complete dyadic blocks of `[1, T]`, enumerated).
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
+use crate::relations::{AR, RO};
 use dpinfer_accountants::{
-    Accountant, AccountantError, Event, EventBuf, EventSpec, Neighbouring, PldAccountant,
-    PureAccountant, RdpAccountant, RdpAccountantVec, ZcdpAccountant, curves,
+    Accountant, AccountantError, Event, EventBuf, EventSpec, PldAccountant, PureAccountant,
+    RdpAccountant, RdpAccountantVec, ZcdpAccountant, curves,
 };
 
-const RO: Neighbouring = Neighbouring::ReplaceOne;
-const AR: Neighbouring = Neighbouring::AddRemove;
 const DATA: &str = include_str!("../data/tree_aggregation.txt");
 
 fn tree(sigma: f64, sensitivity: f64, steps: u64) -> Event<'static> {

@@ -4,24 +4,15 @@
 //! convexity and group privacy) for one release, and an instance of the mechanism (a
 //! certified lower bound on its δ). `dp_accounting` 0.6.0 has the event but accounts it in
 //! neither accountant.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss
-)]
 
+use crate::relations::{AR, RO};
 use dpinfer_accountants::{
-    Accountant, AccountantError, Event, EventBuf, EventSpec, Neighbouring, ParseEventError,
-    PldAccountant, RdpAccountant, Sampling,
+    Accountant, AccountantError, Event, EventBuf, EventSpec, ParseEventError, PldAccountant,
+    RdpAccountant, Sampling,
 };
 
-const AR: Neighbouring = Neighbouring::AddRemove;
-const RO: Neighbouring = Neighbouring::ReplaceOne;
 const DATA: &str = include_str!("../data/with_replacement.txt");
-use crate::refdata::{int, num};
+use crate::refdata::{Composed, int, num};
 
 fn rows(kind: &str) -> impl Iterator<Item = Vec<&'static str>> + '_ {
     crate::refdata::rows(DATA, kind)
@@ -48,7 +39,7 @@ fn pld(e: &Event<'_>, count: u64) -> PldAccountant {
 /// never below the δ of an instance of the mechanism (2 ε each). Returns the rows checked.
 fn check_one_release(settings: &[&str]) -> usize {
     let mut n = 0;
-    let mut cache: Vec<(String, dpinfer_accountants::pld_numeric::ComposedPld)> = Vec::new();
+    let mut cache = Composed::default();
     for kind in ["bound", "instance"] {
         for f in rows(kind) {
             let key = f[1..4].join(",");
@@ -57,7 +48,7 @@ fn check_one_release(settings: &[&str]) -> usize {
             }
             let (m, pop, sigma, eps, reference) =
                 (int(f[1]), int(f[2]), num(f[3]), num(f[4]), num(f[5]));
-            if !cache.iter().any(|(k, _)| *k == key) {
+            let composed = cache.get(&key, || {
                 let g = Event::Gaussian {
                     sigma,
                     sensitivity: 1.0,
@@ -67,9 +58,8 @@ fn check_one_release(settings: &[&str]) -> usize {
                     population: pop,
                     event: &g,
                 };
-                cache.push((key.clone(), pld(&e, 1).composed(false).unwrap()));
-            }
-            let composed = &cache.iter().find(|(k, _)| *k == key).unwrap().1;
+                pld(&e, 1).composed(false).unwrap()
+            });
             let d = composed.delta(eps).unwrap().delta;
             assert!(d >= reference, "{f:?}: ours {d} < {reference}");
             if kind == "bound" {

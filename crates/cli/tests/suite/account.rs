@@ -1,11 +1,11 @@
 //! `dpinfer account` end to end, against independent values: the accountants README figure,
 //! closed forms (pure composition, Gaussian zCDP), the MCMC budget counts quoted in the mcmc
 //! README, and σ calibration round trips.
-#![allow(clippy::unwrap_used)]
 
 use crate::common;
 
 use common::{dpinfer, root, show};
+use std::process::Output;
 
 fn json(args: &[&str]) -> serde_json::Value {
     let mut a = vec!["account", "--json"];
@@ -13,6 +13,20 @@ fn json(args: &[&str]) -> serde_json::Value {
     let o = dpinfer(&a, &root());
     assert!(o.status.success(), "{}", show(&o));
     serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// Runs `dpinfer args` and checks it fails with exit code 2 and one `error: ` line on stderr,
+/// without a panic; returns the output.
+fn one_error_line(args: &[&str]) -> Output {
+    let o = dpinfer(args, &root());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{args:?}: {}", show(&o));
+    assert!(
+        err.starts_with("error: ") && err.trim_end().lines().count() == 1,
+        "{err}"
+    );
+    assert!(!err.contains("panicked"));
+    o
 }
 
 #[test]
@@ -282,14 +296,7 @@ fn bad_input_is_one_error_line() {
             "gaussian:sigma=1,wor=10/100",
         ],
     ] {
-        let o = dpinfer(&args, &root());
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", show(&o));
-        assert!(
-            err.starts_with("error: ") && err.trim_end().lines().count() == 1,
-            "{err}"
-        );
-        assert!(!err.contains("panicked"));
+        one_error_line(&args);
     }
 }
 
@@ -523,14 +530,7 @@ fn options_that_do_not_apply_are_errors_not_ignored() {
             "gaussian:sigma=1,count=-3",
         ],
     ] {
-        let o = dpinfer(&args, &root());
-        let err = String::from_utf8_lossy(&o.stderr);
-        assert_eq!(o.status.code(), Some(2), "{args:?}: {}", show(&o));
-        assert!(
-            err.starts_with("error: ") && err.trim_end().lines().count() == 1,
-            "{err}"
-        );
-        assert!(!err.contains("panicked"));
+        let o = one_error_line(&args);
         assert!(o.stdout.is_empty(), "{args:?}");
     }
 }

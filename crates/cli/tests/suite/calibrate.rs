@@ -1,7 +1,6 @@
 //! `dpinfer calibrate`: simulation-based calibration of a config's sampler with its mechanism
 //! in the loop — shards and resumed runs bit-identical to one uninterrupted run, a
 //! calibrated sampler passes and an over-confident one is flagged, bad options refused.
-#![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use crate::common;
 

@@ -1,7 +1,6 @@
 //! End-to-end: a misspelt key in `[sampler]` (every sampler kind), `[distance]` or
 //! `[privacy]` is one error line naming the key and the section, exit code 2, nothing
 //! written; every example config still loads.
-#![allow(clippy::unwrap_used)]
 
 use crate::common;
 

@@ -1,7 +1,6 @@
 //! End-to-end tests of the `dpinfer` binary: every example config (shrunk), bad configs,
 //! restart safety of the private step, shards (bit-identical merge, damage detection) and the
 //! plots.
-#![allow(clippy::unwrap_used, clippy::float_cmp)]
 
 use crate::common;
 

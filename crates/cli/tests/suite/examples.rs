@@ -5,7 +5,6 @@
 //! with a line `# expect-warning: TEXT` (TEXT a substring of the warning), and every marker
 //! still matches a warning of the run, so a stale marker fails as well as an unmarked warning
 //! (issue 32 item 3: the examples convince, or say in their header why they warn).
-#![allow(clippy::unwrap_used)]
 
 use crate::common;
 

@@ -6,12 +6,6 @@
 //! Python comes from `DPINFER_TEST_PYTHON`, else `target/python-venv/bin/python` (created by
 //! `cargo xtask ci`). Without either the tests are skipped with a message — except under
 //! `CI=true`, where they fail.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::print_stderr
-)]
 
 use crate::common;
 use common::{dpinfer, fresh_dir, root, show, write_config};

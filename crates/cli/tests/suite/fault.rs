@@ -2,13 +2,6 @@
 //! random; `verify` finds exactly the lost shards, re-running them completes the folder, and
 //! the merged table equals the single-process table byte for byte.
 #![cfg(target_os = "linux")]
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::std_instead_of_core,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss
-)]
 
 use crate::common;
 

@@ -6,12 +6,6 @@
 //! `verify`), exactly one `error:` line — the last — on failure, and nothing outside the
 //! command's `--out` changed.
 #![cfg(unix)]
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::std_instead_of_core,
-    clippy::std_instead_of_alloc
-)]
 
 use crate::common;
 

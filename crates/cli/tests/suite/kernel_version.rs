@@ -5,7 +5,6 @@
 //! and a version other than 1 in the ledger's mechanism line), it enters the shard
 //! fingerprint and the private step's input only when not 1 (a folder released under one
 //! version refuses the other), and an unknown number is a clear config error naming the key.
-#![allow(clippy::unwrap_used, clippy::std_instead_of_core)]
 
 use std::path::{Path, PathBuf};
 

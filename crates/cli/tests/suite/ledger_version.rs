@@ -2,7 +2,6 @@
 //! reproduces from it, and a folder whose ledger an earlier dpinfer wrote (version 1: no
 //! `version` field, a 16-hex-digit FNV-1a fingerprint) is refused with one clear error line
 //! naming the version, without drawing noise.
-#![allow(clippy::unwrap_used, clippy::std_instead_of_core)]
 
 use crate::common;
 

@@ -1,7 +1,6 @@
 //! The CLI's public step is the library's: `dpinfer simulate` writes, for the same seed, the
 //! pairs table `dpinfer_abc::pairs::PublicPairs` computes (one stream domain), whatever the
 //! sharding and the thread count.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::float_cmp)]
 
 use crate::common;
 

@@ -5,6 +5,20 @@
 //! 'test(/^<module>::/)'`). `tests/external.rs` stays a binary of its own: CI builds it a second
 //! time with the `parquet` feature, and that build should not recompile the other modules.
 
+// Lints the test modules of this binary may break (asserted exact values, casts of small
+// counts, unwraps and panics as test failures): listed once here for every module.
+#![allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::expect_used,
+    clippy::float_cmp,
+    clippy::panic,
+    clippy::print_stderr,
+    clippy::std_instead_of_alloc,
+    clippy::std_instead_of_core,
+    clippy::unwrap_used
+)]
+
 #[path = "../common/mod.rs"]
 mod common;
 

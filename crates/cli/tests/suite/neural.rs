@@ -5,7 +5,6 @@
 //! simulations of that mechanism. The ledger holds the release's claim (labelled
 //! user-declared) and no other cost; the results folder holds the per-round table and the
 //! trained estimator.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use crate::common;
 use crate::external_python::python;

@@ -2,13 +2,6 @@
 //! panics on input or environment, ledgers that must match the config, shards and
 //! populations that cannot lie, bounded resources. Real processes throughout.
 #![cfg(unix)]
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::std_instead_of_core,
-    clippy::float_cmp,
-    clippy::panic
-)]
 
 use crate::common;
 

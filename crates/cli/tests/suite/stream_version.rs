@@ -1,7 +1,6 @@
 //! `[model] stream_version`: version 2 (ziggurat normals) runs and changes the public
 //! simulations, version 1 is the default (old seeded outputs unchanged), anything else is a
 //! clear config error naming the key.
-#![allow(clippy::unwrap_used)]
 
 use crate::common;
 

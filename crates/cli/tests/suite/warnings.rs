@@ -1,7 +1,6 @@
 //! End-to-end tests of the warnings a run prints and stores in `summary.json`: a posterior on
 //! few draws, an MCMC chain that has not converged, a posterior indistinguishable from the
 //! prior, and the summary's named quantile levels.
-#![allow(clippy::unwrap_used)]
 
 use crate::common;
 

@@ -4,12 +4,6 @@
 //! The tempered banana posterior is `Ban(μ, Σ, a, b, m)` (thesis Theorem 5), so under the map
 //! `(θ₁, u = θ₂ + a(θ₁ − m)² + b)` it is an independent Gaussian with known moments: the
 //! chains are checked on `(θ₁, u)` with `check_moments` (false-failure ≈ 1.4e-5 per call).
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    missing_docs
-)]
 use crate::common;
 
 use common::check_moments;

@@ -1,7 +1,6 @@
 //! The RDP mechanisms' privacy claims (`Budget::claim`: DP-Barker, thesis Theorem 8;
 //! subsampled DP penalty, Theorem 9) against their budgets.
 #![cfg(feature = "alloc")]
-#![allow(clippy::unwrap_used, clippy::float_cmp, clippy::panic)]
 
 use dpinfer_accountants::{AccountantKind, ConversionRule, EventBuf, Neighbouring};
 use dpinfer_mcmc::budget::{Budget, Mechanism};

@@ -8,13 +8,6 @@
 //! Regression for issue 13 defect 1: with `GradientCharging::Reuse` every DP HMC chain
 //! releases its own start gradient, so `m` chains release `kL + m` gradients; the old ledger
 //! split the single-chain count `k` (budgeted for `kL + 1`) and overran δ.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    missing_docs
-)]
 use crate::common;
 
 use common::toy;

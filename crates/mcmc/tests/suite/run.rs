@@ -2,7 +2,6 @@
 //! The library run (`dpinfer_mcmc::run`): one chain reproduces the hand-driven sampler bit for
 //! bit, several chains stay within one budget, the parallel run is bit-identical for 1, 2 and
 //! 7 threads, the observer hears every iteration, and bad settings are refused by name.
-#![allow(clippy::unwrap_used, clippy::float_cmp, missing_docs)]
 use crate::common;
 
 use core::sync::atomic::{AtomicU64, Ordering};

@@ -5,7 +5,6 @@
 //! with gradients; gradient kernels are refused by name. The Python front end's parity
 //! golden file (`tests/data/python_parity.txt`, read by `python/tests/test_mcmc.py`) is what
 //! the library's run produces.
-#![allow(clippy::unwrap_used, clippy::panic, clippy::float_cmp, missing_docs)]
 use crate::common;
 
 use common::toy;

@@ -3,7 +3,6 @@
 //! pinned digests of their draws, noise σ's, iteration limits and ε spent, bit for bit.
 //! The digests were recorded before the budget refactor of issue 20 (one `Budget` struct
 //! for the four private samplers); a change here means a number changed.
-#![allow(clippy::unwrap_used, clippy::float_cmp, missing_docs)]
 use crate::common;
 
 use common::toy;

@@ -1,15 +1,5 @@
 #![cfg(feature = "alloc")] // uses the crate's alloc API
 //! V_corr tables, budget integers and diagnostics against independent computations.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_possible_wrap,
-    missing_docs,
-    clippy::imprecise_flops
-)]
 
 use dpinfer_accountants::ConversionRule;
 use dpinfer_mcmc::McmcError;

@@ -7,11 +7,6 @@
 //! `h = √(ln(2/1e-6)/(2N))`, so `ε ≥ ln((p̂₁ − h)/(p̂₀ + h))`. A correct mechanism fails
 //! its audit with probability below 1e-6. Each audit is also run on a deliberately
 //! mis-calibrated mechanism to show that the audit has power: it must flag it.
-#![allow(
-    clippy::cast_precision_loss,
-    clippy::cast_lossless,
-    clippy::unwrap_used
-)]
 
 use crate::common;
 

@@ -2,7 +2,6 @@
 //! recomputes its cost: the sparse-vector session of `SparseVector::from_epsilon(ε)` composes
 //! to at most ε in the pure-ε accountant (its cost `kΔ′/b` rounded up exactly, not by a
 //! margin — with a margin, SVT at ε = 1 was claimed as 1 + 4.3e-14 and printed above budget).
-#![allow(clippy::cast_precision_loss, clippy::unwrap_used, clippy::float_cmp)]
 
 use dpinfer_accountants::curves::sparse_vector_epsilon;
 use dpinfer_accountants::{Accountant, Neighbouring, PureAccountant};

@@ -3,12 +3,6 @@
 //! (ε, δ) is never above the pure-ε / zCDP-converted cost of the same release.
 //! (The numerical PLD needs `alloc`.)
 #![cfg(feature = "alloc")]
-#![allow(
-    clippy::cast_precision_loss,
-    clippy::float_cmp,
-    clippy::unwrap_used,
-    clippy::panic
-)]
 
 use dpinfer_accountants::convert::zcdp_to_approx;
 use dpinfer_accountants::pld_numeric::Discretisation;

@@ -1,15 +1,6 @@
 //! Behaviour, cost and statistical tests of the mechanisms (seeded ChaCha20).
 //!
 //! z-tests reject at |z| > 4.8916 (two-sided α = 1e-6), χ² tests at α = 1e-6.
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_wrap,
-    clippy::float_cmp,
-    clippy::unwrap_used
-)]
 
 use crate::common;
 

@@ -9,14 +9,6 @@
 //! Kolmogorov distribution; conservative for the discrete laws, whose ties only lower `D`); the
 //! χ² homogeneity check rejects above the χ²(df) quantile at α = 1e-6. Eight checks: a
 //! file-wide false-failure rate below 8e-6.
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss,
-    clippy::cast_lossless,
-    clippy::float_cmp,
-    clippy::unwrap_used
-)]
 
 use crate::common::{chi2_critical, rng};
 use dpinfer_mechanisms::idealized::{IdealizedGaussian, IdealizedLaplace};

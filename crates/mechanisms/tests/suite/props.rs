@@ -1,7 +1,6 @@
 //! Property tests: every constructor on arbitrary f64 bit patterns returns `Ok` with finite
 //! costs or a typed error (never panics); costs are monotone in sensitivity and noise; the
 //! grid bridge is exact.
-#![allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
 
 use crate::common;
 

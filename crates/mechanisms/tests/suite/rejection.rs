@@ -1,5 +1,4 @@
 //! Tests of the Gaussian one-step rejection mechanism (Park & Jitkrittum Thm 3.1).
-#![allow(clippy::unwrap_used)]
 
 use crate::common;
 

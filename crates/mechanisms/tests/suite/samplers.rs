@@ -4,13 +4,6 @@
 //! each z-test at |z| > 4.8916 (two-sided α = 1e-6). Over the ~25 checks in this file the
 //! probability that a *correct* sampler fails at a random seed is below 3e-5; the seeds are
 //! fixed, so the outcome is deterministic.
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_lossless,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_wrap
-)]
 
 use crate::common;
 

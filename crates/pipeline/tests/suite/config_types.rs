@@ -1,6 +1,5 @@
 //! Reading `[sampler]`, `[distance]`, `[privacy]` tables: every kind, unknown keys named with
 //! their section, the conversions into the library's settings.
-#![allow(clippy::float_cmp, clippy::unwrap_used, clippy::panic)]
 
 use dpinfer::abc::pmc::PmcSettings;
 use dpinfer::abc::smc::SmcSettings;

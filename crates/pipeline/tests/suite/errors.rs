@@ -1,7 +1,6 @@
 //! The typed error: for each cause a caller acts on, a real failure of the pipeline gives the
 //! variant (under any context layers, [`Error::root`]) and the message the CLI prints; and
 //! the observer hears a run's notes, warnings and progress instead of stderr.
-#![allow(clippy::unwrap_used, clippy::panic, clippy::std_instead_of_alloc)]
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

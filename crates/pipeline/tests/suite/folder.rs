@@ -2,8 +2,6 @@
 //! samples (CSV, Arrow, and Parquet with the `parquet` feature), `summary.json` and plots, and
 //! each table reads back to the outcome's samples bit for bit.
 
-#![allow(clippy::unwrap_used, clippy::std_instead_of_alloc)]
-
 use std::path::{Path, PathBuf};
 
 use std::sync::Arc;

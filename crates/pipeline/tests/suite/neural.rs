@@ -2,8 +2,6 @@
 //! claim is the run's ledger, the estimator in the results folder loads back and samples the
 //! run's draws bit for bit, and settings the library refuses are named by their config key.
 
-#![allow(clippy::unwrap_used, clippy::std_instead_of_alloc)]
-
 use std::path::{Path, PathBuf};
 
 use dpinfer::simulators::SimStream;

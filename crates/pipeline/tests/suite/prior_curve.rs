@@ -4,8 +4,6 @@
 //! 0 (a KDE of prior draws was biased there: 1.6 in the issue), and a declared uniform prior
 //! is flat (a KDE was wavy); the legend says "prior density".
 
-#![allow(clippy::unwrap_used, clippy::std_instead_of_alloc, clippy::panic)]
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 

@@ -2,8 +2,6 @@
 //! `private_step`) give exactly the release of one whole `run`, through the library alone; the
 //! restart-safe ledger reproduces a release and refuses a changed input.
 
-#![allow(clippy::unwrap_used, clippy::std_instead_of_alloc)]
-
 use std::path::{Path, PathBuf};
 
 use dpinfer_ledger::files::Replace;

@@ -1,16 +1,4 @@
 //! Samplers of `dist` and the priors, against closed forms (seeded; false-alarm rates stated).
-#![allow(
-    clippy::cast_lossless,
-    clippy::neg_cmp_op_on_partial_ord,
-    clippy::imprecise_flops,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::cast_possible_truncation,
-    clippy::cast_precision_loss,
-    clippy::cast_sign_loss,
-    clippy::float_cmp,
-    clippy::panic
-)]
 
 use crate::common;
 use common::*;
@@ -19,12 +7,6 @@ use dpinfer_simulators::dist;
 use dpinfer_simulators::prior::{Dirichlet, IidNormal, LogNormal, Normal, Product, Uniform};
 use dpinfer_simulators::{Prior, SimError};
 use proptest::prelude::*;
-use rand::SeedableRng;
-use rand::rngs::Xoshiro256PlusPlus;
-
-fn rng(seed: u64) -> Xoshiro256PlusPlus {
-    Xoshiro256PlusPlus::seed_from_u64(seed)
-}
 
 #[test]
 fn std_normal_ks() {

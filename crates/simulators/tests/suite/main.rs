@@ -6,6 +6,22 @@
 //! `tests/proptest-regressions/<module>.txt` (proptest's `SourceParallel` rule for a module
 //! next to `main.rs`).
 
+// Lints the test modules of this binary may break (asserted exact values, casts of small
+// counts, unwraps and panics as test failures): listed once here for every module.
+#![allow(
+    clippy::cast_lossless,
+    clippy::cast_possible_truncation,
+    clippy::cast_precision_loss,
+    clippy::cast_sign_loss,
+    clippy::expect_used,
+    clippy::float_cmp,
+    clippy::imprecise_flops,
+    clippy::needless_range_loop,
+    clippy::neg_cmp_op_on_partial_ord,
+    clippy::panic,
+    clippy::unwrap_used
+)]
+
 mod common;
 
 mod dist_priors;

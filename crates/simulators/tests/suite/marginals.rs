@@ -4,7 +4,6 @@
 //! evaluated by hand, or the joint density integrated numerically over the other coordinates —
 //! and every marginal integrates to one by quadrature; bad coordinates and arguments are
 //! `None` / −∞, never a panic or a NaN.
-#![allow(clippy::unwrap_used, clippy::float_cmp, clippy::cast_precision_loss)]
 
 use dpinfer_simulators::Prior;
 use dpinfer_simulators::models::banana::{Banana, BananaSettings};

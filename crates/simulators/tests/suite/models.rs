@@ -1,19 +1,6 @@
 #![cfg(feature = "alloc")] // uses the crate's alloc API
 //! The papers' models against independent values (closed forms, numerical integration,
 //! finite differences, exact small-population probabilities). Seeded; false-alarm rates stated.
-#![allow(
-    clippy::cast_lossless,
-    clippy::neg_cmp_op_on_partial_ord,
-    clippy::imprecise_flops,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::cast_possible_truncation,
-    clippy::cast_precision_loss,
-    clippy::cast_sign_loss,
-    clippy::float_cmp,
-    clippy::panic,
-    clippy::needless_range_loop
-)]
 
 use crate::common;
 use common::*;
@@ -30,12 +17,7 @@ use dpinfer_simulators::models::sir::{Sir, SirSettings, SirTauLeap, paper_prior,
 use dpinfer_simulators::{
     IncrementalSimulator, Prior, RowGradient, RowLikelihood, RunEnd, SimError, SimStream, Simulator,
 };
-use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
-
-fn rng(seed: u64) -> Xoshiro256PlusPlus {
-    Xoshiro256PlusPlus::seed_from_u64(seed)
-}
 
 // ---------------------------------------------------------------- Gaussian mean toy
 

@@ -3,13 +3,6 @@
 //!
 //! Each statistical check is seeded and has false-alarm probability ≤ 1e-6 (stated per check);
 //! the file's four statistical checks together fail by chance with probability < 4e-6.
-#![allow(
-    clippy::unwrap_used,
-    clippy::cast_precision_loss,
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::float_cmp
-)]
 
 use crate::common;
 use common::*;

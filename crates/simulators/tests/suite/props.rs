@@ -1,14 +1,5 @@
 //! "No panic on any input": every public entry point returns `Ok` with finite values or a
 //! typed `Err` for arbitrary f64 (NaN, ±0, ±∞, subnormals, huge).
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::cast_possible_truncation,
-    clippy::cast_precision_loss,
-    clippy::cast_sign_loss,
-    clippy::float_cmp,
-    clippy::panic
-)]
 
 use dpinfer_simulators::likelihood::{affine_clip_sum, clip_sum};
 use dpinfer_simulators::models::banana::{Banana, BananaSettings};

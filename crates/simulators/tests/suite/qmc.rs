@@ -5,13 +5,6 @@
 //! Statistical checks (seeded streams), each at α = 1e-6: KS of scrambled coordinates over
 //! independent scrambles (3 checks), z-tests of the mean over scrambles (2 checks); file-wide
 //! false-failure rate below 5e-6. The net property and the range (0, 1) are exact.
-#![allow(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    clippy::cast_precision_loss,
-    clippy::float_cmp,
-    clippy::unwrap_used
-)]
 
 use crate::common::{Z2_1E6, ks_crit_1e6, ks_stat, mean_var};
 use dpinfer_simulators::qmc::{InnerIntegral, MAX_DIM, Sampling, Sobol};

@@ -3,12 +3,6 @@
 //! table (equal densities, samples against the table's closed-form marginal CDFs), prior
 //! densities that integrate to one, settings validation and the embedded data sets.
 //! Seeded; false-alarm rates stated.
-#![allow(
-    clippy::unwrap_used,
-    clippy::float_cmp,
-    clippy::cast_precision_loss,
-    clippy::panic
-)]
 
 use crate::common;
 use common::{Z2_1E6, ks_crit_1e6, ks_stat};

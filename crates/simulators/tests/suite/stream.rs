@@ -1,16 +1,4 @@
 //! Value stability and partition-invariance of the reproducible streams.
-#![allow(
-    clippy::cast_lossless,
-    clippy::neg_cmp_op_on_partial_ord,
-    clippy::imprecise_flops,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::cast_possible_truncation,
-    clippy::cast_precision_loss,
-    clippy::cast_sign_loss,
-    clippy::float_cmp,
-    clippy::panic
-)]
 
 use dpinfer_simulators::models::sir::{Sir, SirSettings};
 use dpinfer_simulators::{SimStream, Simulator};

@@ -1,7 +1,6 @@
 //! Clipped summaries: values against hand-computed ones, and the stated replace-one
 //! sensitivities against brute force (random data sets, random and extreme replacements:
 //! the bound is never exceeded, and it is attained where it is tight).
-#![allow(clippy::unwrap_used, clippy::float_cmp, clippy::cast_precision_loss)]
 
 use dpinfer_simulators::SimError;
 use dpinfer_simulators::summaries::{ClippedSummary, SummaryKind};

@@ -1,18 +1,6 @@
 //! Tuberculosis birth–death model: summaries on hand-built data, equilibrium expectations of
 //! the process, and the truncated prior.
 #![cfg(feature = "alloc")]
-#![allow(
-    clippy::cast_lossless,
-    clippy::neg_cmp_op_on_partial_ord,
-    clippy::imprecise_flops,
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::cast_possible_truncation,
-    clippy::cast_precision_loss,
-    clippy::cast_sign_loss,
-    clippy::float_cmp,
-    clippy::panic
-)]
 
 use crate::common;
 use common::*;

@@ -1,13 +1,6 @@
 //! Truncated normal, gamma, beta and exponential priors: log densities against 50-digit mpmath
 //! values (`data/univariate_priors.py`), samplers by seeded KS tests against closed-form CDFs,
 //! each at false-failure probability 1e-6 (asymptotic Kolmogorov bound), and validation.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::cast_precision_loss,
-    clippy::float_cmp,
-    clippy::panic
-)]
 
 use crate::common;
 use common::{ks_crit_1e6, ks_stat, mean_var};

@@ -1,6 +1,5 @@
 //! Value stability (E15): the first outputs of the samplers and models for fixed streams are
 //! pinned, so any change to the numbers a seed produces is a deliberate, visible change.
-#![allow(clippy::unwrap_used, clippy::float_cmp)]
 
 use dpinfer_simulators::dist;
 use dpinfer_simulators::models::mixture::{THETA_STAR, UniformMixture};

@@ -9,7 +9,7 @@
 )]
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
-use dpinfer_simulators::{SimError, Simulator};
+use dpinfer_simulators::{FnSimulator, SimError, Simulator};
 use rand_core::Rng;
 
 /// y_i ~ N(θ, 1), i = 1..n; the summary is the sample mean ~ N(θ, 1/n), drawn directly.
@@ -34,6 +34,17 @@ impl Simulator for GaussianMean {
         out[0] = theta[0] + dpinfer_simulators::dist::std_normal(rng) / self.n.sqrt();
         Ok(())
     }
+}
+
+/// θ ∈ ℝ² → θ + N(0, 0.1²) per coordinate.
+pub fn noisy2() -> impl Simulator + Copy + core::fmt::Debug + Send + Sync {
+    FnSimulator::new(2, 2, |theta, rng, out| {
+        for (o, t) in out.iter_mut().zip(theta) {
+            *o = t + 0.1 * dpinfer_simulators::dist::std_normal(rng);
+        }
+        Ok(())
+    })
+    .unwrap()
 }
 
 /// Exact posterior N(m, s²) for prior N(0, tau²), observed mean `ybar`, n obs of variance 1.

@@ -4,6 +4,7 @@
 
 use dpinfer_mcmc::diagnostics::ess;
 use dpinfer_mcmc::model::{GaussianMean, GaussianPrior};
+use dpinfer_mcmc::{Budgeted, McmcError};
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand_distr::{Distribution, Normal};
@@ -55,5 +56,18 @@ pub(crate) fn check_moments(draws: &[f64], mu: f64, v: f64, what: &str) {
     assert!(
         (var - v).abs() <= 4.5 * se_v,
         "{what}: var {var} vs {v} (se {se_v})"
+    );
+}
+
+/// Runs a private chain through the whole budget it reports, `k` iterations (checked), on the
+/// proposal stream seeded `seed`, and checks that one step more is refused with
+/// `BudgetExhausted { allowed: k }`.
+pub(crate) fn run_out_budget<C: Budgeted>(s: &mut C, k: u64, seed: u64) {
+    assert_eq!(s.limit(), Some(k));
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(seed);
+    s.run(k, &mut rng, &mut ()).unwrap();
+    assert_eq!(
+        s.step(&mut rng).unwrap_err(),
+        McmcError::BudgetExhausted { allowed: k }
     );
 }

@@ -1,6 +1,14 @@
 //! Shared statistical helpers for the integration tests (included with `mod common;`).
 #![allow(dead_code)]
 
+use rand::SeedableRng;
+use rand::rngs::Xoshiro256PlusPlus;
+
+/// The tests' seeded RNG (Xoshiro256++).
+pub(crate) fn rng(seed: u64) -> Xoshiro256PlusPlus {
+    Xoshiro256PlusPlus::seed_from_u64(seed)
+}
+
 /// One-sided standard-normal quantile for α = 1e-6 (z such that P(Z > z) = 1e-6).
 pub(crate) const Z_1E6: f64 = 4.753424308822899;
 
