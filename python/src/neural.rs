@@ -8,6 +8,7 @@ use std::cell::RefCell;
 use dpinfer_mechanisms::NoiseMap;
 use dpinfer_neural::{
     ChainSettings, ConditionalFlow, FlowSettings, MafSettings, NeuralError, NsfSettings,
+    SplineImpl,
     ProposalReport, RoundReport, SequentialSettings, TrainSettings,
 };
 use dpinfer_simulators::qmc::Sampling;
@@ -107,6 +108,7 @@ fn settings(
     flow: &str,
     layers: Option<usize>,
     hidden: Option<usize>,
+    spline: Option<u32>,
     max_epochs: Option<usize>,
     samples: Option<usize>,
     seed: u64,
@@ -126,11 +128,23 @@ fn settings(
     let flow = match flow {
         "nsf" => {
             let n = NsfSettings::default();
+            let spline = match spline {
+                None => n.spline,
+                Some(v) => SplineImpl::try_from(v).map_err(neural_err)?,
+            };
             FlowSettings::Nsf(NsfSettings {
                 layers: layers.unwrap_or(n.layers),
                 hidden: hidden.unwrap_or(n.hidden),
+                spline,
                 ..n
             })
+        }
+        "maf" if spline.is_some() => {
+            return Err(invalid(
+                "spline",
+                None,
+                "spline belongs to the spline flow (flow='nsf')".into(),
+            ));
         }
         "maf" => {
             let m = MafSettings::default();
@@ -219,7 +233,7 @@ fn save(flow: &ConditionalFlow, path: Option<&str>) -> PyResult<()> {
 /// SPPE or SPLE (`kind`) with a Python batch simulator `simulator(theta, seeds)` of the
 /// confidential statistic, on the released `observed` of `mechanism`.
 #[pyfunction]
-#[pyo3(signature = (kind, prior, simulator, observed, mechanism, *, rounds = None, simulations = None, noise_draws = None, sampling = "rqmc", flow = "nsf", layers = None, hidden = None, max_epochs = None, samples = None, seed = 0, estimator_path = None))]
+#[pyo3(signature = (kind, prior, simulator, observed, mechanism, *, rounds = None, simulations = None, noise_draws = None, sampling = "rqmc", flow = "nsf", layers = None, hidden = None, spline = None, max_epochs = None, samples = None, seed = 0, estimator_path = None))]
 #[allow(clippy::too_many_arguments)]
 fn neural_run<'py>(
     py: Python<'py>,
@@ -235,6 +249,7 @@ fn neural_run<'py>(
     flow: &str,
     layers: Option<usize>,
     hidden: Option<usize>,
+    spline: Option<u32>,
     max_epochs: Option<usize>,
     samples: Option<usize>,
     seed: u64,
@@ -251,6 +266,7 @@ fn neural_run<'py>(
         flow,
         layers,
         hidden,
+        spline,
         max_epochs,
         samples,
         seed,
