@@ -8,8 +8,7 @@ use std::cell::RefCell;
 use dpinfer_mechanisms::NoiseMap;
 use dpinfer_neural::{
     ChainSettings, ConditionalFlow, FlowSettings, MafSettings, NeuralError, NsfSettings,
-    SplineImpl,
-    ProposalReport, RoundReport, SequentialSettings, TrainSettings,
+    ProposalReport, RoundReport, SequentialSettings, SplineImpl, TrainSettings,
 };
 use dpinfer_simulators::qmc::Sampling;
 use dpinfer_simulators::{Prior, SimStream};
