@@ -211,11 +211,20 @@ pub fn write(outcome: &Outcome, dir: &Path, model: &str) -> Result<Vec<String>> 
             )?;
         }
         if d > 1 {
+            // The diagonal draws the prior's exact marginal density where it has one, as the
+            // marginal plots do (no KDE of prior draws there: the diagonal stays uncluttered).
+            let densities: Vec<_> = (0..d)
+                .map(|j| o.prior_draws.as_ref().and_then(|p| p.marginal_density(j)))
+                .collect();
             let columns: Vec<Column<'_>> = o
                 .names
                 .iter()
                 .zip(&cols)
-                .map(|(n, c)| Column::new(n, c))
+                .zip(&densities)
+                .map(|((n, c), f)| match f {
+                    Some(f) => Column::new(n, c).prior_density(f),
+                    None => Column::new(n, c),
+                })
                 .collect();
             // Red marks the true θ only where the model has one.
             let mut plot = PairPlot::new(&columns).title(format!(

@@ -43,7 +43,7 @@ pub struct Marginal<'a> {
 
 /// A borrowed prior density function (its own type so that [`Marginal`] stays `Debug`).
 #[derive(Clone, Copy)]
-struct Density<'a>(&'a dyn Fn(f64) -> f64);
+pub(crate) struct Density<'a>(pub(crate) &'a dyn Fn(f64) -> f64);
 
 impl core::fmt::Debug for Density<'_> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
@@ -289,13 +289,13 @@ fn grid_over((lo, hi): (f64, f64)) -> Vec<f64> {
 }
 
 /// [`grid_over`] the [`panel_range`].
-fn panel_grid(vals: &[f64], truth: Option<f64>, pad: f64) -> Option<Vec<f64>> {
+pub(crate) fn panel_grid(vals: &[f64], truth: Option<f64>, pad: f64) -> Option<Vec<f64>> {
     panel_range(vals, truth, pad).map(grid_over)
 }
 
 /// The pieces of the density `f` over `grid`, with the edges of its support found by
 /// bisection between grid points (see [`PriorCurve`]).
-fn density_curve(f: &dyn Fn(f64) -> f64, grid: &[f64]) -> Result<PriorCurve, PlotError> {
+pub(crate) fn density_curve(f: &dyn Fn(f64) -> f64, grid: &[f64]) -> Result<PriorCurve, PlotError> {
     let eval = |x: f64, index: usize| {
         let v = f(x);
         if v.is_nan() || v < 0.0 {

@@ -4,7 +4,9 @@ use core::fmt::Write as _;
 
 use crate::axes::{Frame, Scale, TickLabels, finite_range, header};
 use crate::error::{self, PlotError};
-use crate::marginal::{histogram_into, legend_into};
+use crate::marginal::{
+    Density, PriorCurve, PriorSource, density_curve, histogram_into, legend_into, panel_grid,
+};
 use crate::stats::resample_indices;
 
 /// At most this many parameters in one pair plot (beyond that the panels are too small to
@@ -18,13 +20,29 @@ pub struct Column<'a> {
     pub name: &'a str,
     /// Its draws, one per posterior sample.
     pub values: &'a [f64],
+    density: Option<Density<'a>>,
 }
 
 impl<'a> Column<'a> {
     /// A named column.
     #[must_use]
     pub fn new(name: &'a str, values: &'a [f64]) -> Self {
-        Self { name, values }
+        Self {
+            name,
+            values,
+            density: None,
+        }
+    }
+
+    /// The prior's exact marginal density of this parameter (a density, not its log: `0`
+    /// outside the support, `+∞` allowed at a singular point, never NaN or negative), drawn
+    /// on the pair plot's diagonal as [`Marginal::prior_density`](crate::Marginal::prior_density)
+    /// draws it: a dashed grey curve with the support's edges as steps, cut at four times the
+    /// posterior's height, and "prior density" in the legend.
+    #[must_use]
+    pub fn prior_density(mut self, density: &'a dyn Fn(f64) -> f64) -> Self {
+        self.density = Some(Density(density));
+        self
     }
 }
 
@@ -35,8 +53,8 @@ impl<'a> Column<'a> {
 /// points per panel when there are more), large and opaque for a few points, small and translucent for many. The true θ, when
 /// given, is a red dot in each scatter and a dashed red line on the diagonal. Each axis spans
 /// its column's range padded by 5 % on each side, so no point is clipped at a panel's edge;
-/// a legend line under the panels names the histogram, the KDE and (when given) the true
-/// value.
+/// a legend line under the panels names the histogram, the KDE and (when given) the prior
+/// density ([`Column::prior_density`]) and the true value.
 ///
 /// Weighted draws are resampled once for all parameters ([`resample`](crate::resample)'s
 /// positions), so each drawn point is one posterior sample.
@@ -98,7 +116,8 @@ impl<'a> PairPlot<'a> {
     /// [`PlotError::Empty`] without columns or draws, [`PlotError::TooMany`] for more than
     /// [`MAX_PAIR_COLUMNS`] columns, [`PlotError::LengthMismatch`] when the columns differ in
     /// length or the truth has not one value per column, [`PlotError::NonFinite`] or
-    /// [`PlotError::TooLarge`] for a draw or true value, and the weight errors of
+    /// [`PlotError::TooLarge`] for a draw or true value, [`PlotError::InvalidDensity`] for a
+    /// column's prior density that returns NaN or a negative value, and the weight errors of
     /// [`resample`](crate::resample).
     pub fn svg(&self) -> Result<String, PlotError> {
         let cols = self.columns;
@@ -140,7 +159,23 @@ impl<'a> PairPlot<'a> {
         } else {
             resampled.iter().map(Vec::as_slice).collect()
         };
-        Ok(draw(&self.title, &names, &values, self.truth))
+        // Each diagonal panel's prior curve over that panel's own grid (the histogram's
+        // range: the column's draws and true value, padded as the panel is).
+        let priors = cols
+            .iter()
+            .zip(&values)
+            .enumerate()
+            .map(|(i, (c, v))| {
+                let Some(Density(f)) = c.density else {
+                    return Ok(None);
+                };
+                let truth = self.truth.and_then(|t| t.get(i).copied());
+                panel_grid(v, truth, PAD)
+                    .map(|grid| density_curve(f, &grid))
+                    .transpose()
+            })
+            .collect::<Result<Vec<Option<PriorCurve>>, PlotError>>()?;
+        Ok(draw(&self.title, &names, &values, self.truth, &priors))
     }
 }
 
@@ -149,7 +184,13 @@ impl<'a> PairPlot<'a> {
 const PAD: f64 = 0.05;
 
 /// Draws the pair plot of validated, equally long columns.
-fn draw(title: &str, names: &[&str], cols: &[&[f64]], truth: Option<&[f64]>) -> String {
+fn draw(
+    title: &str,
+    names: &[&str],
+    cols: &[&[f64]],
+    truth: Option<&[f64]>,
+    priors: &[Option<PriorCurve>],
+) -> String {
     let d = cols.len().max(1);
     let cell = if d <= 3 { 180.0 } else { 130.0 };
     #[allow(clippy::cast_precision_loss)]
@@ -159,7 +200,11 @@ fn draw(title: &str, names: &[&str], cols: &[&[f64]], truth: Option<&[f64]>) -> 
     #[allow(clippy::cast_precision_loss)]
     let height = 35.0 + cell * d as f64 + 24.0;
     let mut out = header(size, height, title);
-    legend_into(&mut out, size, height - 8.0, None, truth.is_some());
+    let prior = priors
+        .iter()
+        .any(Option::is_some)
+        .then_some(PriorSource::Density);
+    legend_into(&mut out, size, height - 8.0, prior, truth.is_some());
     let ranges: Vec<(f64, f64)> = cols
         .iter()
         .enumerate()
@@ -197,7 +242,7 @@ fn draw(title: &str, names: &[&str], cols: &[&[f64]], truth: Option<&[f64]>) -> 
                     bx,
                     cols[i],
                     truth.and_then(|t| t.get(i).copied()),
-                    None,
+                    priors.get(i).and_then(Option::as_ref),
                     xl,
                     TickLabels {
                         x: i + 1 == d,
@@ -350,6 +395,57 @@ mod tests {
             .svg()
             .unwrap();
         assert_eq!(weighted, plain);
+    }
+
+    /// The diagonal draws a column's prior density where one is given (issue 32's "draw the
+    /// prior's density", which the marginal plots already did), the legend names it, and a
+    /// plot without densities is byte for byte the one before the option existed (the golden
+    /// `pairs.svg` checks that).
+    #[test]
+    fn the_diagonal_draws_a_given_prior_density() {
+        let a: Vec<f64> = (0..200)
+            .map(|i| -2.0 + 4.0 * f64::from(i) / 199.0)
+            .collect();
+        let b: Vec<f64> = (0..200).map(|i| f64::from(i).sin()).collect();
+        let flat = |x: f64| {
+            if (-3.0..=3.0).contains(&x) {
+                1.0 / 6.0
+            } else {
+                0.0
+            }
+        };
+        let cols = [
+            Column::new("a", &a).prior_density(&flat),
+            Column::new("b", &b),
+        ];
+        // Two small panels with every legend entry: the legend still fits.
+        let s = PairPlot::new(&cols).truth(&[0.5, 0.1]).svg().unwrap();
+        assert_eq!(s.matches(r#"class="prior""#).count(), 1);
+        assert!(s.contains(">prior density<") && s.contains(">true value<"));
+        assert_eq!(layout_problems(&s), Vec::new());
+        // The curve is the density on the panel: flat, so every point has one y coordinate.
+        let d = s.split(r#"class="prior" d=""#).nth(1).unwrap();
+        let d = &d[..d.find('"').unwrap()];
+        let ys: Vec<&str> = d
+            .split_whitespace()
+            .map(|pt| pt.trim_start_matches(['M', 'L']).split(',').nth(1).unwrap())
+            .collect();
+        assert!(ys.len() > 100 && ys.iter().all(|y| *y == ys[0]), "{d}");
+        // Without a density: no curve, no legend entry, the same picture as before.
+        let plain = PairPlot::new(&[Column::new("a", &a), Column::new("b", &b)])
+            .svg()
+            .unwrap();
+        assert!(!plain.contains("class=\"prior\"") && !plain.contains("prior density"));
+        // A density that is NaN or negative is a typed error, as for the marginal plot.
+        let nan = |_: f64| f64::NAN;
+        let bad = [
+            Column::new("a", &a).prior_density(&nan),
+            Column::new("b", &b),
+        ];
+        assert!(matches!(
+            PairPlot::new(&bad).svg(),
+            Err(PlotError::InvalidDensity { .. })
+        ));
     }
 
     #[test]

@@ -2,7 +2,8 @@
 //! here from the SVG (the prior path's pixels mapped to data units through the axes' tick
 //! labels). A Dirichlet(1) weight of the ABCDP toy starts at its full height 4 at the bound
 //! 0 (a KDE of prior draws was biased there: 1.6 in the issue), and a declared uniform prior
-//! is flat (a KDE was wavy); the legend says "prior density".
+//! is flat (a KDE was wavy); the legend says "prior density". The pair plot's diagonal draws
+//! the same densities.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -140,6 +141,11 @@ fn the_dirichlet_weights_prior_curve_is_its_exact_density() {
         }
     }
     assert!(steps > 0, "no panel reaches the bound 0");
+    // The pair plot's diagonal draws the same densities (one curve per weight), named in
+    // its legend.
+    let pairs = std::fs::read_to_string(dir.join("pairs.svg")).unwrap();
+    assert_eq!(pairs.matches(r#"class="prior""#).count(), 5, "{pairs}");
+    assert!(pairs.contains(">prior density<") && !pairs.contains("KDE of draws"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
