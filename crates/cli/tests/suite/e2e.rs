@@ -162,7 +162,9 @@ fn the_readme_main_job_config_runs_as_written() {
     const CONFIG: &str = "examples/abcdp-toy-useful.toml";
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     assert!(
-        readme.contains(&format!("cargo run --release -p dpinfer-cli -- run {CONFIG}")),
+        readme.contains(&format!(
+            "cargo run --release -p dpinfer-cli -- run {CONFIG}"
+        )),
         "README lost its main-job command"
     );
     let text = std::fs::read_to_string(root().join(CONFIG)).unwrap();
@@ -172,12 +174,7 @@ fn the_readme_main_job_config_runs_as_written() {
     );
     let dir = fresh_dir("readme");
     let o = dpinfer(
-        &[
-            "run",
-            CONFIG,
-            "--out",
-            dir.join("r").to_str().unwrap(),
-        ],
+        &["run", CONFIG, "--out", dir.join("r").to_str().unwrap()],
         &root(),
     );
     assert!(o.status.success(), "{}", show(&o));

@@ -194,7 +194,9 @@ fn the_readmes_list_exactly_the_examples_that_warn() {
         });
         let row = cli.lines().any(|l| l.starts_with(&format!("| `{stem}` |")));
         if warns && !bullet {
-            wrong.push(format!("{name} warns but README.md has no bullet \"- `{stem}`\""));
+            wrong.push(format!(
+                "{name} warns but README.md has no bullet \"- `{stem}`\""
+            ));
         }
         if warns != row {
             wrong.push(format!(
