@@ -153,28 +153,35 @@ fn every_example_config_runs_and_writes_a_results_folder() {
 
 #[test]
 fn the_readme_main_job_config_runs_as_written() {
-    // README: `cargo run --release -p dpinfer-cli -- run examples/abcdp-toy.toml`; here the
-    // same binary and config from the workspace root, into a temporary results folder.
+    // README: `cargo run --release -p dpinfer-cli -- run examples/abcdp-toy-useful.toml`;
+    // here the same binary and config from the workspace root, into a temporary results
+    // folder. Issue 32: a new user's first run needs no apology, so the main job is a config
+    // whose header marks no expected warning (`examples::every_example_at_its_shipped_settings_
+    // warns_only_as_its_header_says` then demands a run without any warning at the pinned
+    // noise seed; this run draws OS noise).
+    const CONFIG: &str = "examples/abcdp-toy-useful.toml";
     let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
     assert!(
-        readme.contains("cargo run --release -p dpinfer-cli -- run examples/abcdp-toy.toml"),
+        readme.contains(&format!(
+            "cargo run --release -p dpinfer-cli -- run {CONFIG}"
+        )),
         "README lost its main-job command"
+    );
+    let text = std::fs::read_to_string(root().join(CONFIG)).unwrap();
+    assert!(
+        !text.contains("# expect-warning:"),
+        "the README's main job {CONFIG} marks an expected warning"
     );
     let dir = fresh_dir("readme");
     let o = dpinfer(
-        &[
-            "run",
-            "examples/abcdp-toy.toml",
-            "--out",
-            dir.join("r").to_str().unwrap(),
-        ],
+        &["run", CONFIG, "--out", dir.join("r").to_str().unwrap()],
         &root(),
     );
     assert!(o.status.success(), "{}", show(&o));
     let s = json(&dir.join("r/summary.json"));
-    // ε = 1 claimed by the accountant: the session's exact cost rounded up, within budget.
+    // ε = 10 claimed by the accountant: the session's exact cost rounded up, within budget.
     let e = s["privacy"]["epsilon"].as_f64().unwrap();
-    assert!(e > 0.99 && e <= 1.0, "{e}");
+    assert!(e > 9.9 && e <= 10.0, "{e}");
     // The claim's prose prints the ε of the `privacy:` line, rounded up, never below the
     // claim (issue 32: `claim: (ε = 0.9999999999999992, …` under `privacy: ε = 1`).
     let stdout = String::from_utf8_lossy(&o.stdout);
@@ -190,10 +197,10 @@ fn the_readme_main_job_config_runs_as_written() {
     assert_eq!(line, claim, "{stdout}");
     assert!(claim.parse::<f64>().unwrap() >= e, "{claim} < {e}");
     assert_file_count(&stdout, &dir.join("r"));
-    // OS noise: the count varies run to run, but SVT never releases more than c = 10.
+    // OS noise: the count varies run to run, but SVT never releases more than c = 40.
     assert!(
-        s["samples"].as_u64().unwrap() <= 10,
-        "at most c = 10 accepted"
+        s["samples"].as_u64().unwrap() <= 40,
+        "at most c = 40 accepted"
     );
     assert!(
         s["privacy"]["noise"]

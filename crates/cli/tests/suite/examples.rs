@@ -173,3 +173,47 @@ fn every_example_at_its_shipped_settings_warns_only_as_its_header_says() {
     eprintln!("shipped example runs: {}", times.join(", "));
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+#[test]
+fn the_readmes_list_exactly_the_examples_that_warn() {
+    // README.md lists each warning example in a bullet "- `stem`: why" (or "- `a`, `b`: why") and
+    // the CLI README has one table row "| `stem` |" per warning example: both stay true when an
+    // example stops warning or starts to (its `expect-warning` markers decide).
+    let readme = std::fs::read_to_string(root().join("README.md")).unwrap();
+    let cli = std::fs::read_to_string(root().join("crates/cli/README.md")).unwrap();
+    // the CLI README's warning table: its header line and the table lines after it
+    let table: Vec<&str> = cli
+        .lines()
+        .skip_while(|l| !l.starts_with("| example | warns |"))
+        .take_while(|l| l.starts_with('|'))
+        .collect();
+    assert!(table.len() > 2, "the CLI README lost its warning table");
+    let mut wrong = Vec::new();
+    for name in example_names() {
+        let text = std::fs::read_to_string(root().join("examples").join(&name)).unwrap();
+        let stem = name.trim_end_matches(".toml");
+        let warns = !markers(&text).is_empty();
+        // a bullet names one or more examples before its colon: "- `a`, `b`: why"
+        let bullet = readme.lines().any(|l| {
+            l.strip_prefix("- `")
+                .and_then(|l| l.split_once(':'))
+                .is_some_and(|(names, _)| format!("`{names}").contains(&format!("`{stem}`")))
+        });
+        let row = table
+            .iter()
+            .any(|l| l.starts_with(&format!("| `{stem}` |")));
+        if warns && !bullet {
+            wrong.push(format!(
+                "{name} warns but README.md has no bullet \"- `{stem}`\""
+            ));
+        }
+        if warns != row {
+            wrong.push(format!(
+                "{name}: warns = {warns}, but the CLI README's warning table row \"| `{stem}` |\" \
+                 is {}",
+                if row { "present" } else { "missing" }
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
