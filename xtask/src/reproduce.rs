@@ -28,6 +28,53 @@ pub(crate) const REPRODUCTIONS: &[Reproduction] = &[
          (crates/neural/examples/sir_sppe.rs; hours at the paper's settings)",
         &["-p", "dpinfer-neural", "--example", "sir_sppe"],
     ),
+    (
+        "neural-curve",
+        "the MMD-against-simulations curves of Xiong, Ju & Zhang Fig. 1B (SPPE and SPLE per \
+         round, SMC-ABC per generation) in the shortened settings of the README \
+         (crates/neural/examples/sir_sppe.rs; add --epsilon 1 or 0.1 for Fig. 8)",
+        &[
+            "-p",
+            "dpinfer-neural",
+            "--example",
+            "sir_sppe",
+            "--",
+            "--maf",
+            "--m",
+            "2",
+            "--rounds",
+            "5",
+            "--sims",
+            "500",
+            "--max-epochs",
+            "20",
+            "--abc-tolerance",
+            "0.035",
+            "--abc-curve",
+        ],
+    ),
+    (
+        "neural-regression",
+        "the linear regression of Xiong, Ju & Zhang App. E.2 at ε = 10, 1, 0.1: SPPE, SPLE and \
+         SMC-ABC credible intervals, in the shortened settings of the README \
+         (crates/neural/examples/regression_sppe.rs; without the flags, the paper's defaults)",
+        &[
+            "-p",
+            "dpinfer-neural",
+            "--example",
+            "regression_sppe",
+            "--",
+            "--maf",
+            "--m",
+            "2",
+            "--rounds",
+            "5",
+            "--sims",
+            "500",
+            "--max-epochs",
+            "30",
+        ],
+    ),
 ];
 
 /// Runs the reproduction `name` (or every one whose name starts with `name-`).

@@ -18,7 +18,8 @@ pub use flow::{ConditionalFlow, FILE_VERSION, FitReport, MAX_ATOMS};
 pub use sequential::{
     ChainSettings, MAX_CHAINS, MAX_NOISE_DRAWS, MAX_ROUNDS, MAX_SIMULATIONS, MAX_VALUES,
     MCMC_DOMAIN, McmcReport, NOISE_DOMAIN, NeuralPosterior, PROPOSAL_DOMAIN, ProposalReport,
-    RoundReport, SIMULATION_DOMAIN, SequentialSettings, Sple, Sppe, TRAIN_DOMAIN, sple, sppe,
+    RoundObserver, RoundReport, SIMULATION_DOMAIN, SequentialSettings, Sple, Sppe, TRAIN_DOMAIN,
+    sple, sple_observed, sppe, sppe_observed,
 };
 pub use settings::{
     FlowSettings, MAX_BINS, MAX_BLOCKS, MAX_DIM, MAX_HIDDEN, MAX_LAYERS, MAX_PARAMETERS,

@@ -266,6 +266,26 @@ pub struct Sple {
     pub rounds: Vec<RoundReport>,
 }
 
+/// Sees every round of [`sppe_observed`] and [`sple_observed`] as it ends, with the estimate
+/// so far: the accuracy-against-simulations curves of Xiong, Ju & Zhang's Fig. 1B and Fig. 8
+/// are the posterior after each round. Observing changes no number of the run: the observer
+/// gets shared references only, and if it samples it draws from its own streams. `()`
+/// observes nothing ([`sppe`] and [`sple`] use it).
+pub trait RoundObserver {
+    /// SPPE: after round `report.round`'s training, the posterior estimate `q(θ | s_dp°)` so
+    /// far (sample it with [`NeuralPosterior::sample`] and a stream of the observer's own).
+    fn sppe_round(&mut self, _report: &RoundReport, _posterior: &NeuralPosterior) {}
+
+    /// SPLE: after round `report.round`'s training and MCMC, the row-major draws of
+    /// `π(θ)·q(s_dp° | θ)` under that round's likelihood estimate — the next round's proposal
+    /// (`simulations` draws), or after the last round the final posterior (`posterior_draws`
+    /// draws) — and their chains' diagnostics. No extra MCMC is run for the observer.
+    fn sple_round(&mut self, _report: &RoundReport, _posterior: &[f64], _mcmc: &McmcReport) {}
+}
+
+/// Observes nothing.
+impl RoundObserver for () {}
+
 /// A trained posterior estimator `q(θ | s_dp)` and the observation `s_dp°` it is evaluated at.
 #[derive(Debug)]
 pub struct NeuralPosterior {
@@ -597,6 +617,28 @@ where
     S: BatchSimulator + ?Sized,
     N: NoiseMap + ?Sized,
 {
+    sppe_observed(prior, simulator, mechanism, observed, settings, &mut ())
+}
+
+/// [`sppe`], calling `observer` after every round ([`RoundObserver::sppe_round`]) with the
+/// round's report and the posterior estimate so far; the run's numbers are those of [`sppe`].
+///
+/// # Errors
+/// As [`sppe`].
+pub fn sppe_observed<P, S, N, O>(
+    prior: &P,
+    simulator: &S,
+    mechanism: &N,
+    observed: &[f64],
+    settings: &SequentialSettings,
+    observer: &mut O,
+) -> Result<Sppe>
+where
+    P: Prior + ?Sized,
+    S: BatchSimulator + ?Sized,
+    N: NoiseMap + ?Sized,
+    O: RoundObserver + ?Sized,
+{
     let (d, k, inner) = check_problem(prior, simulator, mechanism, observed, settings)?;
     let m = settings.noise_draws;
     let flow = ConditionalFlow::new(settings.flow, d, k, settings.seed)?;
@@ -666,6 +708,9 @@ where
             rows: data.len(),
             fit,
         });
+        if let Some(report) = rounds.last() {
+            observer.sppe_round(report, &posterior);
+        }
     }
     Ok(Sppe { posterior, rounds })
 }
@@ -692,6 +737,29 @@ where
     P: Prior + ?Sized,
     S: BatchSimulator + ?Sized,
     N: NoiseMap + ?Sized,
+{
+    sple_observed(prior, simulator, mechanism, observed, settings, &mut ())
+}
+
+/// [`sple`], calling `observer` after every round ([`RoundObserver::sple_round`]) with the
+/// round's report and the MCMC draws the run makes anyway (the next round's proposal, after
+/// the last round the final posterior); the run's numbers are those of [`sple`].
+///
+/// # Errors
+/// As [`sple`].
+pub fn sple_observed<P, S, N, O>(
+    prior: &P,
+    simulator: &S,
+    mechanism: &N,
+    observed: &[f64],
+    settings: &SequentialSettings,
+    observer: &mut O,
+) -> Result<Sple>
+where
+    P: Prior + ?Sized,
+    S: BatchSimulator + ?Sized,
+    N: NoiseMap + ?Sized,
+    O: RoundObserver + ?Sized,
 {
     let (d, k, inner) = check_problem(prior, simulator, mechanism, observed, settings)?;
     let m = settings.noise_draws;
@@ -752,6 +820,9 @@ where
                 settings.seed,
                 round + 1,
             )?;
+            if let Some(last) = rounds.last() {
+                observer.sple_round(last, &t, &report);
+            }
             thetas = t;
             proposal = ProposalReport::Mcmc(report);
         }
@@ -766,6 +837,9 @@ where
         settings.seed,
         settings.rounds + 1,
     )?;
+    if let Some(last) = rounds.last() {
+        observer.sple_round(last, &posterior, &posterior_mcmc);
+    }
     Ok(Sple {
         likelihood: flow,
         posterior,

@@ -7,8 +7,9 @@
 
 use dpinfer_mechanisms::idealized::{IdealizedGaussian, IdealizedLaplace};
 use dpinfer_neural::{
-    ChainSettings, ConditionalFlow, FlowSettings, MafSettings, NeuralError, NeuralPosterior,
-    ProposalReport, SequentialSettings, TrainSettings, sple, sppe,
+    ChainSettings, ConditionalFlow, FlowSettings, MafSettings, McmcReport, NeuralError,
+    NeuralPosterior, ProposalReport, RoundObserver, RoundReport, SequentialSettings, TrainSettings,
+    sple, sple_observed, sppe, sppe_observed,
 };
 use dpinfer_simulators::dist::ziggurat_normal;
 use dpinfer_simulators::prior::{Normal, Uniform};
@@ -79,7 +80,7 @@ fn laplace_posterior(b: f64) -> (f64, f64) {
 
 /// Small, fast settings: a 3-layer MAF of 20 units, rounds of 400 simulations with `M = 4`
 /// noise draws each, at most 60 epochs per round.
-fn small(seed: u64) -> SequentialSettings {
+pub(crate) fn small(seed: u64) -> SequentialSettings {
     SequentialSettings {
         rounds: 2,
         simulations: 400,
@@ -296,6 +297,82 @@ fn bounded_priors_truncate_and_runs_are_reproducible() {
 /// No panic and no NaN on bad input: every setting out of range, dimensions that disagree, a
 /// bad observation, a simulator that fails or rejects everything, a mechanism that refuses
 /// the statistic.
+/// Records what a [`RoundObserver`] is shown: each round's report and posterior draws (SPPE:
+/// 300 draws from a stream of the observer's own).
+#[derive(Default)]
+struct Recorder {
+    rounds: Vec<RoundReport>,
+    draws: Vec<Vec<f64>>,
+}
+
+impl RoundObserver for Recorder {
+    fn sppe_round(&mut self, report: &RoundReport, posterior: &NeuralPosterior) {
+        let prior = Normal::new(0.0, 1.0).unwrap();
+        let mut rng = SimStream::new(77, report.round as u64);
+        self.draws
+            .push(posterior.sample(&prior, 300, 0.01, &mut rng).unwrap().0);
+        self.rounds.push(report.clone());
+    }
+    fn sple_round(&mut self, report: &RoundReport, posterior: &[f64], _mcmc: &McmcReport) {
+        self.draws.push(posterior.to_vec());
+        self.rounds.push(report.clone());
+    }
+}
+
+/// The round observers (the per-round curves of Fig. 1B / Fig. 8) see every round once, in
+/// order, with the run's own reports, and change no number: `sppe_observed` / `sple_observed`
+/// give the bits of `sppe` / `sple`; SPPE's last observed posterior is the returned one, and
+/// SPLE's observed draws are the next round's proposal (`simulations` of them) and, after
+/// the last round, the returned posterior.
+#[test]
+fn observers_see_every_round_and_change_no_number() {
+    let prior = Normal::new(0.0, 1.0).unwrap();
+    let mech = IdealizedGaussian::new(0.5).unwrap();
+    let settings = SequentialSettings {
+        rounds: 3,
+        simulations: 100,
+        train: TrainSettings {
+            max_epochs: 3,
+            learning_rate: 5e-3,
+            ..TrainSettings::default()
+        },
+        chains: ChainSettings {
+            chains: 2,
+            warmup: 40,
+            thin: 1,
+        },
+        posterior_draws: 150,
+        ..small(8)
+    };
+    let sim = mean_of_normals();
+    let plain = sppe(&prior, &sim, &mech, &[OBSERVED], &settings).unwrap();
+    let mut seen = Recorder::default();
+    let observed = sppe_observed(&prior, &sim, &mech, &[OBSERVED], &settings, &mut seen).unwrap();
+    assert_eq!(plain.rounds, observed.rounds);
+    assert_eq!(seen.rounds, plain.rounds);
+    let draw = |p: &NeuralPosterior| {
+        let mut rng = SimStream::new(77, 3);
+        p.sample(&prior, 300, 0.01, &mut rng).unwrap().0
+    };
+    assert_eq!(draw(&plain.posterior), draw(&observed.posterior));
+    assert_eq!(seen.draws.last(), Some(&draw(&plain.posterior)));
+
+    let plain = sple(&prior, &sim, &mech, &[OBSERVED], &settings).unwrap();
+    let mut seen = Recorder::default();
+    let observed = sple_observed(&prior, &sim, &mech, &[OBSERVED], &settings, &mut seen).unwrap();
+    assert_eq!(plain.rounds, observed.rounds);
+    assert_eq!(plain.posterior, observed.posterior);
+    assert_eq!(seen.rounds, plain.rounds);
+    assert_eq!(seen.draws.len(), 3);
+    assert_eq!(seen.draws[0].len(), 100);
+    assert_eq!(seen.draws[2], plain.posterior);
+    // round 2's proposal report is the chains that drew what the observer saw after round 1
+    let ProposalReport::Mcmc(report) = &plain.rounds[1].proposal else {
+        panic!("SPLE's round 2 is drawn by MCMC")
+    };
+    assert_eq!(report.chains, 2);
+}
+
 #[test]
 fn invalid_settings_and_models_are_typed_errors() {
     let prior = Normal::new(0.0, 1.0).unwrap();
