@@ -43,29 +43,37 @@ pub(crate) fn cross_sum<K: Kernel + ?Sized>(k: &K, x: Rows<'_>, y: Rows<'_>) -> 
 /// [`self_sums`] compiled into the caller (no dispatch).
 #[inline(always)]
 fn self_sums_here<K: Kernel + ?Sized>(k: &K, x: Rows<'_>) -> (f64, f64) {
-    let d = x.dim();
-    let data = x.as_slice();
-    let finite = all_finite(data);
-    let mut off = NeumaierSum::new();
     let mut diag = NeumaierSum::new();
-    for (i, xi) in x.iter().enumerate() {
+    for xi in x.iter() {
         diag.add(k.eval(xi, xi));
-        let rest = data.get((i + 1) * d..).unwrap_or(&[]);
-        if !rest.is_empty() {
-            off.add(if finite {
-                k.row_sum_finite(xi, rest)
-            } else {
-                k.row_sum(xi, rest)
-            });
-        }
     }
     let diag = diag.sum();
-    (diag + 2.0 * off.sum(), diag)
+    let off = k.upper_gram_sum(x).unwrap_or_else(|| {
+        let d = x.dim();
+        let data = x.as_slice();
+        let finite = all_finite(data);
+        let mut off = NeumaierSum::new();
+        for (i, xi) in x.iter().enumerate() {
+            let rest = data.get((i + 1) * d..).unwrap_or(&[]);
+            if !rest.is_empty() {
+                off.add(if finite {
+                    k.row_sum_finite(xi, rest)
+                } else {
+                    k.row_sum(xi, rest)
+                });
+            }
+        }
+        off.sum()
+    });
+    (diag + 2.0 * off, diag)
 }
 
 /// [`cross_sum`] compiled into the caller (no dispatch).
 #[inline(always)]
 fn cross_sum_here<K: Kernel + ?Sized>(k: &K, x: Rows<'_>, y: Rows<'_>) -> f64 {
+    if let Some(v) = k.cross_gram_sum(x, y) {
+        return v;
+    }
     let ys = y.as_slice();
     let finite = all_finite(x.as_slice()) && all_finite(ys);
     let mut s = NeumaierSum::new();
