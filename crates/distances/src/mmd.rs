@@ -44,28 +44,30 @@ pub(crate) fn cross_sum<K: Kernel + ?Sized>(k: &K, x: Rows<'_>, y: Rows<'_>) -> 
 #[inline(always)]
 fn self_sums_here<K: Kernel + ?Sized>(k: &K, x: Rows<'_>) -> (f64, f64) {
     let mut diag = NeumaierSum::new();
-    for xi in x.iter() {
+    if let Some(off) = k.upper_gram_sum(x) {
+        for xi in x.iter() {
+            diag.add(k.eval(xi, xi));
+        }
+        let diag = diag.sum();
+        return (diag + 2.0 * off, diag);
+    }
+    let d = x.dim();
+    let data = x.as_slice();
+    let finite = all_finite(data);
+    let mut off = NeumaierSum::new();
+    for (i, xi) in x.iter().enumerate() {
         diag.add(k.eval(xi, xi));
+        let rest = data.get((i + 1) * d..).unwrap_or(&[]);
+        if !rest.is_empty() {
+            off.add(if finite {
+                k.row_sum_finite(xi, rest)
+            } else {
+                k.row_sum(xi, rest)
+            });
+        }
     }
     let diag = diag.sum();
-    let off = k.upper_gram_sum(x).unwrap_or_else(|| {
-        let d = x.dim();
-        let data = x.as_slice();
-        let finite = all_finite(data);
-        let mut off = NeumaierSum::new();
-        for (i, xi) in x.iter().enumerate() {
-            let rest = data.get((i + 1) * d..).unwrap_or(&[]);
-            if !rest.is_empty() {
-                off.add(if finite {
-                    k.row_sum_finite(xi, rest)
-                } else {
-                    k.row_sum(xi, rest)
-                });
-            }
-        }
-        off.sum()
-    });
-    (diag + 2.0 * off, diag)
+    (diag + 2.0 * off.sum(), diag)
 }
 
 /// [`cross_sum`] compiled into the caller (no dispatch).
