@@ -189,10 +189,17 @@ mod tests {
         #[cfg(feature = "std")]
         for level in crate::simd::Level::available() {
             let (s, c) = crate::simd::with_level(level, || {
-                (crate::mmd::self_sums(k, xr), crate::mmd::cross_sum(k, xr, yr))
+                (
+                    crate::mmd::self_sums(k, xr),
+                    crate::mmd::cross_sum(k, xr, yr),
+                )
             })
             .unwrap();
-            assert_eq!(s.0.to_bits(), (s.1 + 2.0 * up).to_bits(), "{name} {level:?}");
+            assert_eq!(
+                s.0.to_bits(),
+                (s.1 + 2.0 * up).to_bits(),
+                "{name} {level:?}"
+            );
             assert_eq!(c.to_bits(), cross.to_bits(), "{name} {level:?}");
         }
     }

@@ -1,9 +1,9 @@
 //! Kernels: the [`Kernel`] trait, the sealed [`BoundedKernel`] trait that carries `B_k`, and
 //! the Gaussian (RBF), Laplace and Matérn-3/2 kernels.
 
+use crate::gram;
 use crate::rows::sanitize;
 use crate::version::{Transcendentals, V1, V2, kernel_version_api};
-use crate::gram;
 use crate::{DistanceError, KernelVersion, Rows};
 
 /// `exp(x)` for `x ≤ 0` by `version`'s function (one value; the row sums match the version
