@@ -1,9 +1,10 @@
 //! Kernels: the [`Kernel`] trait, the sealed [`BoundedKernel`] trait that carries `B_k`, and
 //! the Gaussian (RBF), Laplace and Matérn-3/2 kernels.
 
+use crate::gram;
 use crate::rows::sanitize;
 use crate::version::{Transcendentals, V1, V2, kernel_version_api};
-use crate::{DistanceError, KernelVersion};
+use crate::{DistanceError, KernelVersion, Rows};
 
 /// `exp(x)` for `x ≤ 0` by `version`'s function (one value; the row sums match the version
 /// once, outside their loops).
@@ -55,6 +56,46 @@ pub trait Kernel {
     fn row_sum_finite(&self, x: &[f64], ys: &[f64]) -> f64 {
         self.row_sum(x, ys)
     }
+
+    /// `Σ_{i<j} k(x_i, x_j)` as the Gram sums add it (the row sums `row_sum(x_i, x_{i+1..})`,
+    /// Neumaier-added in row order), if the kernel has a faster loop giving the same bits for
+    /// these rows; `None` otherwise (the default). The crate's kernels serve `2 ≤ d ≤ 16`.
+    #[doc(hidden)]
+    fn upper_gram_sum(&self, _x: Rows<'_>) -> Option<f64> {
+        None
+    }
+
+    /// `Σ_{i,j} k(x_i, y_j)` as the Gram sums add it (the row sums `row_sum(x_i, y)`,
+    /// Neumaier-added in row order), if the kernel has a faster loop giving the same bits;
+    /// `None` otherwise (the default).
+    #[doc(hidden)]
+    fn cross_gram_sum(&self, _x: Rows<'_>, _y: Rows<'_>) -> Option<f64> {
+        None
+    }
+}
+
+/// The crate's kernels' [`Kernel::upper_gram_sum`] and [`Kernel::cross_gram_sum`]: the
+/// coordinate-major tiled loop of `gram.rs` with the kernel's function of the squared
+/// distance (`self.gram_with::<T, UPPER>`), the version matched once per call.
+macro_rules! tiled_gram_sums {
+    () => {
+        #[inline(always)]
+        fn upper_gram_sum(&self, x: Rows<'_>) -> Option<f64> {
+            let (s, d) = (x.as_slice(), x.dim());
+            match self.version {
+                KernelVersion::V1 => self.gram_with::<V1, true>(s, s, d),
+                KernelVersion::V2 => self.gram_with::<V2, true>(s, s, d),
+            }
+        }
+        #[inline(always)]
+        fn cross_gram_sum(&self, x: Rows<'_>, y: Rows<'_>) -> Option<f64> {
+            let (xs, ys, d) = (x.as_slice(), y.as_slice(), x.dim());
+            match self.version {
+                KernelVersion::V1 => self.gram_with::<V1, false>(xs, ys, d),
+                KernelVersion::V2 => self.gram_with::<V2, false>(xs, ys, d),
+            }
+        }
+    };
 }
 
 pub(crate) mod sealed {
@@ -288,6 +329,17 @@ impl Gaussian {
         let neg_c = self.neg_c;
         radial_row_sum::<S>(x, ys, |d2| T::exp_nonpos(d2 * neg_c))
     }
+
+    #[inline(always)]
+    fn gram_with<T: Transcendentals, const UPPER: bool>(
+        &self,
+        x: &[f64],
+        y: &[f64],
+        dim: usize,
+    ) -> Option<f64> {
+        let neg_c = self.neg_c;
+        gram::tiled::<UPPER>(x, y, dim, |d2| T::exp_nonpos(d2 * neg_c))
+    }
 }
 kernel_version_api!(Gaussian, "kernel", "`exp`");
 
@@ -310,6 +362,7 @@ impl Kernel for Gaussian {
             KernelVersion::V2 => self.row_sum_with::<V2, false>(x, ys),
         }
     }
+    tiled_gram_sums!();
 }
 impl sealed::Sealed for Gaussian {}
 impl BoundedKernel for Gaussian {
@@ -363,6 +416,17 @@ impl Laplace {
         let n = self.neg_inv;
         radial_row_sum::<S>(x, ys, |d2| T::exp_nonpos(libm::sqrt(d2) * n))
     }
+
+    #[inline(always)]
+    fn gram_with<T: Transcendentals, const UPPER: bool>(
+        &self,
+        x: &[f64],
+        y: &[f64],
+        dim: usize,
+    ) -> Option<f64> {
+        let n = self.neg_inv;
+        gram::tiled::<UPPER>(x, y, dim, |d2| T::exp_nonpos(libm::sqrt(d2) * n))
+    }
 }
 kernel_version_api!(Laplace, "kernel", "`exp`");
 
@@ -385,6 +449,7 @@ impl Kernel for Laplace {
             KernelVersion::V2 => self.row_sum_with::<V2, false>(x, ys),
         }
     }
+    tiled_gram_sums!();
 }
 impl sealed::Sealed for Laplace {}
 impl BoundedKernel for Laplace {
@@ -444,6 +509,17 @@ impl Matern32 {
         let s = self.sqrt3_inv;
         radial_row_sum::<S>(x, ys, |d2| Self::of_sq_dist::<T>(s, d2))
     }
+
+    #[inline(always)]
+    fn gram_with<T: Transcendentals, const UPPER: bool>(
+        &self,
+        x: &[f64],
+        y: &[f64],
+        dim: usize,
+    ) -> Option<f64> {
+        let s = self.sqrt3_inv;
+        gram::tiled::<UPPER>(x, y, dim, |d2| Self::of_sq_dist::<T>(s, d2))
+    }
 }
 kernel_version_api!(Matern32, "kernel", "`exp`");
 
@@ -470,6 +546,7 @@ impl Kernel for Matern32 {
             KernelVersion::V2 => self.row_sum_with::<V2, false>(x, ys),
         }
     }
+    tiled_gram_sums!();
 }
 impl sealed::Sealed for Matern32 {}
 impl BoundedKernel for Matern32 {

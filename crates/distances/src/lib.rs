@@ -9,6 +9,7 @@ extern crate std;
 mod error;
 mod fastexp;
 mod fastsincos;
+mod gram;
 mod kernel;
 mod ks;
 #[cfg(feature = "parallel")]

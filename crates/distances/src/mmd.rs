@@ -43,11 +43,18 @@ pub(crate) fn cross_sum<K: Kernel + ?Sized>(k: &K, x: Rows<'_>, y: Rows<'_>) -> 
 /// [`self_sums`] compiled into the caller (no dispatch).
 #[inline(always)]
 fn self_sums_here<K: Kernel + ?Sized>(k: &K, x: Rows<'_>) -> (f64, f64) {
+    let mut diag = NeumaierSum::new();
+    if let Some(off) = k.upper_gram_sum(x) {
+        for xi in x.iter() {
+            diag.add(k.eval(xi, xi));
+        }
+        let diag = diag.sum();
+        return (diag + 2.0 * off, diag);
+    }
     let d = x.dim();
     let data = x.as_slice();
     let finite = all_finite(data);
     let mut off = NeumaierSum::new();
-    let mut diag = NeumaierSum::new();
     for (i, xi) in x.iter().enumerate() {
         diag.add(k.eval(xi, xi));
         let rest = data.get((i + 1) * d..).unwrap_or(&[]);
@@ -66,6 +73,9 @@ fn self_sums_here<K: Kernel + ?Sized>(k: &K, x: Rows<'_>) -> (f64, f64) {
 /// [`cross_sum`] compiled into the caller (no dispatch).
 #[inline(always)]
 fn cross_sum_here<K: Kernel + ?Sized>(k: &K, x: Rows<'_>, y: Rows<'_>) -> f64 {
+    if let Some(v) = k.cross_gram_sum(x, y) {
+        return v;
+    }
     let ys = y.as_slice();
     let finite = all_finite(x.as_slice()) && all_finite(ys);
     let mut s = NeumaierSum::new();
