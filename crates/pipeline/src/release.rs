@@ -107,7 +107,7 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
         ReleaseConfig::BinomialCurve(r) => {
             let Model::Sir(..) = model.base() else {
                 bail!(
-                    "privacy.release = \"binomial-curve\" needs the sir model (infection counts)"
+                    key = "privacy.release"; "privacy.release = \"binomial-curve\" needs the sir model (infection counts)"
                 );
             };
             let k = cfg
@@ -140,14 +140,14 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
             };
             let sens = match (r.release_sensitivity, proven) {
                 (Some(s), Some(min)) if s.is_nan() || s < min => bail!(
-                    "privacy.release_sensitivity = {s} is below the regression statistic's \
+                    key = "privacy.release_sensitivity"; "privacy.release_sensitivity = {s} is below the regression statistic's \
                      replace-one L1 sensitivity (p² + 3p + 3)/n = {min} (Xiong et al. §4.2): \
                      it would under-report ε; leave it out to use {min}"
                 ),
                 (Some(s), _) => s,
                 (None, Some(min)) => min,
                 (None, None) => bail!(
-                    "privacy.release = \"laplace\" needs privacy.release_sensitivity (the L1 sensitivity of the statistic)"
+                    key = "privacy.release"; "privacy.release = \"laplace\" needs privacy.release_sensitivity (the L1 sensitivity of the statistic)"
                 ),
             };
             let (lo, hi) = (r.release_lo, r.release_hi);

@@ -4,7 +4,7 @@
 use dpinfer::abc::gaussian::GaussianRejectionSettings;
 use serde::{Deserialize, Serialize};
 
-use super::{Calibration, PairsPass, With, abc_key};
+use super::{Calibration, PairsPass, With, setting_error};
 use crate::error::Result;
 
 /// `[sampler] kind = "gaussian-abc"`.
@@ -29,7 +29,7 @@ impl TryFrom<With<'_, GaussianAbc, Calibration>> for GaussianRejectionSettings {
             sensitivity: cal.sensitivity,
             bound: cal.clip,
         };
-        settings.validate().map_err(abc_key)?;
+        settings.validate().map_err(|e| setting_error(&e, s))?;
         cal.threshold(s.epsilon_abc)?;
         Ok(settings)
     }

@@ -45,7 +45,6 @@ pub use rwmh::Rwmh;
 pub use smc::SmcAbc;
 pub use soft::SoftAbc;
 pub use sppe::Neural;
-pub(crate) use sppe::settings_key as neural_key;
 pub use svt::SvtAbc;
 
 /// Declares [`SamplerConfig`] and [`SamplerKind`] from one list: variant, struct, `kind` name,
@@ -294,6 +293,7 @@ impl SamplerConfig {
         let nonzero = |name: &str, v: usize| {
             if v == 0 {
                 bail!(
+                    key = format!("sampler.{name}");
                     "sampler.{name} must be a positive integer for {}",
                     self.name()
                 );
@@ -548,7 +548,7 @@ impl Calibration {
     fn threshold(&self, epsilon_abc: f64) -> Result<()> {
         if epsilon_abc >= self.clip {
             bail!(
-                "sampler.epsilon_abc = {epsilon_abc:?} must be below the distance's clipping \
+                key = "sampler.epsilon_abc"; "sampler.epsilon_abc = {epsilon_abc:?} must be below the distance's clipping \
                  bound {:?}: every pair would pass",
                 self.clip
             );
@@ -557,28 +557,146 @@ impl Calibration {
     }
 }
 
-/// Names the config key behind a library settings error of an ABC sampler.
-fn abc_key(e: dpinfer::abc::AbcError) -> crate::Error {
-    use dpinfer::abc::AbcError::{InvalidCount, InvalidParameter};
-    let key = |name: &str| match name {
-        "epsilon_total" => "privacy.epsilon".to_string(),
-        "delta_total" => "privacy.delta".to_string(),
-        "max_generations" => "sampler.generations".to_string(),
-        "simulation_budget" => "sampler.simulations".to_string(),
-        "bound" => "sampler.clip".to_string(),
-        "sensitivity" => "the distance's sensitivity".to_string(),
-        n => format!("sampler.{n}"),
+/// A library error that may be about one of the library's settings, the setting's name as
+/// data (the libraries' `InvalidParameter { name, .. }`), read by [`setting_error`].
+pub(crate) trait SettingError: core::fmt::Display {
+    /// The prefix of a message about anything else (`sampler: …`, `mcmc: …`).
+    const FAMILY: &'static str;
+
+    /// The library's name of the setting the error is about, if it is about one.
+    fn setting(&self) -> Option<&'static str>;
+
+    /// The message about the setting under its config name `key`.
+    fn about(&self, key: &str) -> String;
+}
+
+impl SettingError for dpinfer::abc::AbcError {
+    const FAMILY: &'static str = "sampler";
+
+    fn setting(&self) -> Option<&'static str> {
+        match *self {
+            Self::InvalidParameter { name, .. } | Self::InvalidCount { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+
+    fn about(&self, key: &str) -> String {
+        match self {
+            Self::InvalidParameter { value, .. } => format!("{key} = {value:?} is invalid"),
+            Self::InvalidCount { value, .. } => format!("{key} = {value} is invalid"),
+            e => format!("{key}: {e}"),
+        }
+    }
+}
+
+impl SettingError for dpinfer::mcmc::McmcError {
+    const FAMILY: &'static str = "mcmc";
+
+    fn setting(&self) -> Option<&'static str> {
+        match *self {
+            Self::InvalidParameter { name, .. }
+            | Self::InvalidSize { name, .. }
+            | Self::WrongLength { name, .. } => Some(name),
+            // The iteration count the budget allows: about the budget.
+            Self::BudgetExhausted { .. } => Some("epsilon"),
+            _ => None,
+        }
+    }
+
+    fn about(&self, key: &str) -> String {
+        match self {
+            Self::InvalidSize {
+                name: "iterations" | "burn_in",
+                value,
+            } => format!("{key} = {value} must be positive and burn_in < iterations"),
+            Self::InvalidSize { value, .. } => format!("{key} = {value} is invalid"),
+            Self::InvalidParameter { value, .. } => format!("{key} = {value:?} is invalid"),
+            Self::BudgetExhausted { allowed } => format!(
+                "the privacy budget allows only {allowed} iterations; increase {key} or the \
+                 noise multiplier"
+            ),
+            // The library's text names the setting: `init has 3 values, θ has 2`.
+            e => format!("{}{e}", key.trim_end_matches(|c| c != '.')),
+        }
+    }
+}
+
+impl SettingError for dpinfer_neural::NeuralError {
+    const FAMILY: &'static str = "sampler";
+
+    fn setting(&self) -> Option<&'static str> {
+        match *self {
+            // A name may be followed by words (`hidden units`).
+            Self::Dimension { name, .. } | Self::Setting { name, .. } => {
+                name.split(' ').next()
+            }
+            Self::TooFewPairs { .. } => Some("simulations"),
+            _ => None,
+        }
+    }
+
+    fn about(&self, key: &str) -> String {
+        format!("{key}: {self}")
+    }
+}
+
+/// Library setting names that differ from their `[sampler]` key: the library's name, the
+/// key's (`bound` of the soft and Gaussian passes is `sampler.clip`, the penalty kernel's
+/// `clip` is `sampler.ratio_clip`, SMC's `max_generations`/`simulation_budget` are
+/// `sampler.generations`/`sampler.simulations`, the neural samplers' `posterior_draws` (`n`)
+/// is `sampler.samples`). Looked up only when the sampler's table has no key of the
+/// library's name.
+const RENAMED: &[(&str, &str)] = &[
+    ("bound", "clip"),
+    ("clip", "ratio_clip"),
+    ("leapfrog", "leapfrog_steps"),
+    ("max_generations", "generations"),
+    ("simulation_budget", "simulations"),
+    ("posterior_draws", "samples"),
+    ("n", "samples"),
+];
+
+/// A library error `e` raised while checking, building or running the sampler of table
+/// `table` as a config error about its key, when it is about a setting: the budget
+/// (`epsilon`, `delta`, their `_total`) is `privacy.epsilon`/`privacy.delta`; a key of
+/// `table`'s serde form (or its [`RENAMED`] key) is `sampler.<key>`; the distance's
+/// sensitivity is a calibration, named in words without a key; anything else keeps the
+/// library's text after [`SettingError::FAMILY`]. The one map from library errors to config
+/// keys: the key is data from the library's error and the table's own field names.
+pub(crate) fn setting_error<E: SettingError, T: Serialize + ?Sized>(
+    e: &E,
+    table: &T,
+) -> crate::Error {
+    use crate::error::err;
+    let other = || err!("{}: {e}", E::FAMILY);
+    let Some(name) = e.setting() else {
+        return other();
     };
-    match e {
-        InvalidParameter { name, value } => {
-            let key = key(name);
-            crate::error::err!(key = key.clone(); "{key} = {value:?} is invalid")
+    match name {
+        "epsilon" | "epsilon_total" => return err!(key = "privacy.epsilon"; "{}", e.about("privacy.epsilon")),
+        "delta" | "delta_total" => return err!(key = "privacy.delta"; "{}", e.about("privacy.delta")),
+        "sensitivity" => {
+            return crate::Error::Config {
+                key: None,
+                message: e.about("the distance's sensitivity"),
+            };
         }
-        InvalidCount { name, value } => {
-            let key = key(name);
-            crate::error::err!(key = key.clone(); "{key} = {value} is invalid")
+        _ => {}
+    }
+    let Ok(serde_json::Value::Object(keys)) = serde_json::to_value(table) else {
+        return other();
+    };
+    let renamed = RENAMED.iter().find(|(from, _)| *from == name).map(|r| r.1);
+    match [Some(name), renamed]
+        .into_iter()
+        .flatten()
+        .find(|k| keys.contains_key(*k))
+    {
+        Some(k) => {
+            let key = format!("sampler.{k}");
+            err!(key = key.clone(); "{}", e.about(&key))
         }
-        e => crate::error::err!("sampler: {e}"),
+        None => other(),
     }
 }
 
@@ -758,41 +876,8 @@ impl Chain {
     /// # Errors
     /// `iterations` of 0, `burn_in ≥ iterations`.
     pub fn check(&self) -> Result<()> {
-        self.settings(0).validate().map_err(mcmc_err)
+        self.settings(0).validate().map_err(|e| setting_error(&e, self))
     }
-}
-
-/// Names the config key behind a library error (the library checks every setting).
-pub(crate) fn mcmc_err(e: dpinfer::mcmc::McmcError) -> crate::Error {
-    let (name, value) = match &e {
-        dpinfer::mcmc::McmcError::InvalidSize { name, value } => (*name, value.to_string()),
-        dpinfer::mcmc::McmcError::InvalidParameter { name, value } => (*name, format!("{value:?}")),
-        dpinfer::mcmc::McmcError::WrongLength { .. } => return crate::error::err!("sampler.{e}"),
-        dpinfer::mcmc::McmcError::BudgetExhausted { allowed } => {
-            return crate::error::err!(
-                key = "privacy.epsilon";
-                "the privacy budget allows only {allowed} iterations; increase \
-                 privacy.epsilon or the noise multiplier"
-            );
-        }
-        _ => return crate::error::err!("mcmc: {e}"),
-    };
-    let key = match name {
-        "iterations" | "burn_in" => {
-            return crate::error::err!(
-                "sampler.{name} = {value} must be positive and burn_in < iterations"
-            );
-        }
-        "epsilon" | "delta" => {
-            return crate::error::err!(key = format!("privacy.{name}"); "privacy.{name} = {value} is invalid");
-        }
-        "leapfrog" => "leapfrog_steps",
-        "clip" => "ratio_clip",
-        "step_size" | "tau" | "tau_l" | "tau_g" | "ratio_clip" | "grad_clip" | "inv_mass"
-        | "temperature" | "batch" | "leapfrog_steps" => name,
-        _ => return crate::error::err!("mcmc: {e}"),
-    };
-    crate::error::err!(key = format!("sampler.{key}"); "sampler.{key} = {value} is invalid")
 }
 
 /// A library walk from the proposal keys (unset keys keep [`Walk::new`]'s defaults).
@@ -822,7 +907,7 @@ fn walk(
 fn accounting(name: Option<&str>) -> Result<Option<dpinfer::mcmc::budget::Accounting>> {
     name.map(|a| {
         dpinfer::mcmc::budget::Accounting::from_name(a).ok_or_else(|| {
-            crate::error::err!("sampler.accounting must be \"pld\" or \"zcdp\", got {a:?}")
+            crate::error::err!(key = "sampler.accounting"; "sampler.accounting must be \"pld\" or \"zcdp\", got {a:?}")
         })
     })
     .transpose()

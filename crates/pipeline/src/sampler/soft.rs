@@ -4,7 +4,7 @@
 use dpinfer::abc::soft::SoftAbcdpSettings;
 use serde::{Deserialize, Serialize};
 
-use super::{Calibration, PairsPass, With, abc_key};
+use super::{Calibration, PairsPass, With, setting_error};
 use crate::error::Result;
 
 /// `[sampler] kind = "soft-abc"`.
@@ -31,7 +31,7 @@ impl TryFrom<With<'_, SoftAbc, Calibration>> for SoftAbcdpSettings {
             bound: cal.clip,
             floor: Self::FLOOR,
         };
-        settings.validate().map_err(abc_key)?;
+        settings.validate().map_err(|e| setting_error(&e, s))?;
         cal.threshold(s.epsilon_abc)?;
         Ok(settings)
     }

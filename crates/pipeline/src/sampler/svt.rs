@@ -5,7 +5,7 @@ use dpinfer::abc::analysis::Resample;
 use dpinfer::abc::svt::SvtAbcSettings;
 use serde::{Deserialize, Serialize};
 
-use super::{Calibration, PairsPass, With, abc_key};
+use super::{Calibration, PairsPass, With, setting_error};
 use crate::error::Result;
 
 /// `[sampler] kind = "svt-abc"`.
@@ -41,7 +41,7 @@ impl TryFrom<With<'_, SvtAbc, Calibration>> for SvtAbcSettings {
                 Resample::Never
             },
         };
-        settings.validate().map_err(abc_key)?;
+        settings.validate().map_err(|e| setting_error(&e, s))?;
         cal.threshold(s.epsilon_abc)?;
         Ok(settings)
     }
