@@ -605,7 +605,10 @@ mod tests {
             section_key("[sampler] (kind = \"dp-hmc\"): accounting must be \"pld\""),
             Some("sampler.accounting".into())
         );
-        assert_eq!(section_key("[sampler] (kind = \"x\"): missing field `c`"), None);
+        assert_eq!(
+            section_key("[sampler] (kind = \"x\"): missing field `c`"),
+            None
+        );
         assert_eq!(section_key("[sampler]: two words must be"), None);
         assert!(config(1).is_ok());
         assert!(matches!(data(), Err(Error::Data(m)) if m == "data file x.csv: no values"));

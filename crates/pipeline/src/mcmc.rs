@@ -39,7 +39,8 @@ pub fn run(
     match model {
         Model::GaussianMean(m) => {
             let p = m.prior();
-            let prior = GaussianPrior::new(1, p.mean(), p.sd()).map_err(|e| setting_error(&e, &cfg.sampler))?;
+            let prior = GaussianPrior::new(1, p.mean(), p.sd())
+                .map_err(|e| setting_error(&e, &cfg.sampler))?;
             let lik = m.likelihood(obs).map_err(data)?;
             drive(cfg, model, prior, lik, &[p.mean()], before_noise, observer)
         }
@@ -98,7 +99,8 @@ where
     };
     let n = lik.n_rows() as f64;
     let init = chain.init.as_deref().unwrap_or(init);
-    let run = Run::new(prior, lik, init, &kernel, &settings, noise).map_err(|e| setting_error(&e, &cfg.sampler))?;
+    let run = Run::new(prior, lik, init, &kernel, &settings, noise)
+        .map_err(|e| setting_error(&e, &cfg.sampler))?;
     if private {
         before_noise()?;
     }

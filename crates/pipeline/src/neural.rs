@@ -174,9 +174,23 @@ pub fn run(
         // Every worker starts now (a Python worker imports numpy and pyarrow), together.
         m.sim.pool().start(workers)?;
         // each round is one call: the pool splits it into `[model] batch` requests
-        fit(&cfg.sampler, &prior, &m.sim.on(workers), &noise, s_dp, &settings)?
+        fit(
+            &cfg.sampler,
+            &prior,
+            &m.sim.on(workers),
+            &noise,
+            s_dp,
+            &settings,
+        )?
     } else {
-        fit(&cfg.sampler, &prior, &ModelSim(model), &noise, s_dp, &settings)?
+        fit(
+            &cfg.sampler,
+            &prior,
+            &ModelSim(model),
+            &noise,
+            s_dp,
+            &settings,
+        )?
     };
     observer.note(&format!(
         "{kind}: {} rounds of {} simulations (M = {}) in {:.1} s",

@@ -1,5 +1,10 @@
-//! `[sampler]`: one config struct per sampler kind, each in its own file with its conversion
-//! into the library's settings (`TryFrom`) — the library owns the defaults and the checks.
+//! `[sampler]`: one config type per sampler kind, each in its own file — the library's own
+//! user settings where they are a type of their own (the MCMC kernels' `…Options` of
+//! `dpinfer::mcmc::run`, serde behind the library's `serde` feature), else a struct with its
+//! conversion into the library's settings (`TryFrom`: the ABC passes, whose library settings
+//! also hold the calibration; SMC-ABC, one table for two library structs; SPPE/SPLE, flat
+//! where the library nests). The library owns the defaults and the checks, and
+//! [`setting_error`] turns its errors into config errors naming the key.
 //!
 //! The table is an internally tagged enum (`kind = "svt-abc"`, …). [`SamplerConfig`]'s
 //! `Deserialize` reads the table, picks the struct by `kind` and reads the other keys into it
@@ -16,10 +21,10 @@
 //! limits, build, the ledger's mechanism text; the pipeline claims and releases through the
 //! library pass), [`McmcKernel`] (an MCMC kernel beside the [`Chain`] keys) and
 //! [`Sequential`] (SMC-ABC, SPPE, SPLE, on the data or a `privacy.release`). Adding a sampler
-//! is one new file here — its struct, its conversion into the library's settings and its
-//! family's `impl` — and one line in the `samplers!` list (`Variant(Struct) = "kind" as
-//! pass, private;`: the family, then the flags `private`, `delta`, `release` that give
-//! [`SamplerKind`]'s lists).
+//! is one new file here — its family's `impl` for the library's settings type (or its struct
+//! and its conversion into the library's settings) — and one line in the `samplers!` list
+//! (`Variant(Struct) = "kind" as pass, private;`: the family, then the flags `private`,
+//! `delta`, `release` that give [`SamplerKind`]'s lists).
 
 use crate::error::{Result, bail};
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
@@ -36,12 +41,9 @@ mod soft;
 mod sppe;
 mod svt;
 
-pub use barker::DpBarker;
+pub use dpinfer::mcmc::run::{DpBarkerOptions, DpHmcOptions, DpPenaltyOptions, RwmhOptions};
 pub use gaussian::GaussianAbc;
-pub use hmc::DpHmc;
-pub use penalty::DpPenalty;
 pub use rejection::Rejection;
-pub use rwmh::Rwmh;
 pub use smc::SmcAbc;
 pub use soft::SoftAbc;
 pub use sppe::Neural;
@@ -207,13 +209,13 @@ samplers! {
     /// SMC-ABC (non-private, or on privatized data).
     SmcAbc(SmcAbc) = "smc-abc" as sequential;
     /// Random-walk Metropolis (non-private).
-    Rwmh(Mcmc<Rwmh>) = "rwmh" as mcmc ignoring rwmh::SIBLING_KEYS;
+    Rwmh(Mcmc<RwmhOptions>) = "rwmh" as mcmc ignoring rwmh::SIBLING_KEYS;
     /// DP penalty algorithm.
-    DpPenalty(Mcmc<DpPenalty>) = "dp-penalty" as mcmc, private, delta;
+    DpPenalty(Mcmc<DpPenaltyOptions>) = "dp-penalty" as mcmc, private, delta;
     /// DP Barker.
-    DpBarker(Mcmc<DpBarker>) = "dp-barker" as mcmc, private, delta;
+    DpBarker(Mcmc<DpBarkerOptions>) = "dp-barker" as mcmc, private, delta;
     /// DP HMC.
-    DpHmc(Mcmc<DpHmc>) = "dp-hmc" as mcmc, private, delta;
+    DpHmc(Mcmc<DpHmcOptions>) = "dp-hmc" as mcmc, private, delta;
     /// SPPE: sequential neural posterior estimation on a privatized statistic (Xiong, Ju &
     /// Zhang, Algorithm 1).
     Sppe(Neural) = "sppe" as sequential, release;
@@ -627,9 +629,7 @@ impl SettingError for dpinfer_neural::NeuralError {
     fn setting(&self) -> Option<&'static str> {
         match *self {
             // A name may be followed by words (`hidden units`).
-            Self::Dimension { name, .. } | Self::Setting { name, .. } => {
-                name.split(' ').next()
-            }
+            Self::Dimension { name, .. } | Self::Setting { name, .. } => name.split(' ').next(),
             Self::TooFewPairs { .. } => Some("simulations"),
             _ => None,
         }
@@ -673,8 +673,12 @@ pub(crate) fn setting_error<E: SettingError, T: Serialize + ?Sized>(
         return other();
     };
     match name {
-        "epsilon" | "epsilon_total" => return err!(key = "privacy.epsilon"; "{}", e.about("privacy.epsilon")),
-        "delta" | "delta_total" => return err!(key = "privacy.delta"; "{}", e.about("privacy.delta")),
+        "epsilon" | "epsilon_total" => {
+            return err!(key = "privacy.epsilon"; "{}", e.about("privacy.epsilon"));
+        }
+        "delta" | "delta_total" => {
+            return err!(key = "privacy.delta"; "{}", e.about("privacy.delta"));
+        }
         "sensitivity" => {
             return crate::Error::Config {
                 key: None,
@@ -876,39 +880,8 @@ impl Chain {
     /// # Errors
     /// `iterations` of 0, `burn_in ≥ iterations`.
     pub fn check(&self) -> Result<()> {
-        self.settings(0).validate().map_err(|e| setting_error(&e, self))
+        self.settings(0)
+            .validate()
+            .map_err(|e| setting_error(&e, self))
     }
-}
-
-/// A library walk from the proposal keys (unset keys keep [`Walk::new`]'s defaults).
-///
-/// [`Walk::new`]: dpinfer::mcmc::run::Walk::new
-fn walk(
-    kind: dpinfer::mcmc::run::WalkKind,
-    scale: Option<f64>,
-    scales: Option<&Vec<f64>>,
-    temperature: Option<f64>,
-) -> dpinfer::mcmc::run::Walk {
-    use dpinfer::mcmc::run::Scale;
-    let mut w = dpinfer::mcmc::run::Walk::new(kind);
-    if let Some(s) = scales {
-        w.scale = Scale::PerCoordinate(s.clone());
-    } else if let Some(s) = scale {
-        w.scale = Scale::Uniform(s);
-    }
-    w.temperature = temperature.unwrap_or(w.temperature);
-    w
-}
-
-/// `sampler.accounting` as the library's [`Accounting`](dpinfer::mcmc::budget::Accounting).
-///
-/// # Errors
-/// A name other than `pld` or `zcdp`.
-fn accounting(name: Option<&str>) -> Result<Option<dpinfer::mcmc::budget::Accounting>> {
-    name.map(|a| {
-        dpinfer::mcmc::budget::Accounting::from_name(a).ok_or_else(|| {
-            crate::error::err!(key = "sampler.accounting"; "sampler.accounting must be \"pld\" or \"zcdp\", got {a:?}")
-        })
-    })
-    .transpose()
 }

@@ -5,8 +5,8 @@
 
 use dpinfer::simulators::qmc::Sampling;
 use dpinfer_neural::{
-    ChainSettings, FlowSettings, MafSettings, NsfSettings, SequentialSettings,
-    SplineImpl, TrainSettings,
+    ChainSettings, FlowSettings, MafSettings, NsfSettings, SequentialSettings, SplineImpl,
+    TrainSettings,
 };
 use serde::{Deserialize, Serialize};
 
@@ -177,7 +177,9 @@ impl Neural {
             seed,
             ..d
         };
-        settings.check().map_err(|e| super::setting_error(&e, self))?;
+        settings
+            .check()
+            .map_err(|e| super::setting_error(&e, self))?;
         Ok(settings)
     }
 }

@@ -154,5 +154,9 @@ fn the_serialized_sampler_tables_are_the_pinned_ones() {
     for w in &want {
         assert!(got.iter().any(|g| g == w), "changed or gone: {w}");
     }
-    assert_eq!(got.len(), want.len(), "a new table: bless it and review the diff");
+    assert_eq!(
+        got.len(),
+        want.len(),
+        "a new table: bless it and review the diff"
+    );
 }
