@@ -1,9 +1,9 @@
 //! `[sampler]`: one config type per sampler kind, each in its own file — the library's own
 //! user settings where they are a type of their own (the MCMC kernels' `…Options` of
-//! `dpinfer::mcmc::run`, serde behind the library's `serde` feature), else a struct with its
-//! conversion into the library's settings (`TryFrom`: the ABC passes, whose library settings
-//! also hold the calibration; SMC-ABC, one table for two library structs; SPPE/SPLE, flat
-//! where the library nests). The library owns the defaults and the checks, and
+//! `dpinfer::mcmc::run` in [`Mcmc`], the private passes' `…Options` of `dpinfer::abc::pass`
+//! in [`Pass`]; serde behind the libraries' `serde` features), else a struct with its
+//! conversion into the library's settings (`TryFrom`: rejection, which has no settings type;
+//! SMC-ABC, one table for two library structs; SPPE/SPLE, flat where the library nests). The library owns the defaults and the checks, and
 //! [`setting_error`] turns its errors into config errors naming the key.
 //!
 //! The table is an internally tagged enum (`kind = "svt-abc"`, …). [`SamplerConfig`]'s
@@ -41,6 +41,7 @@ mod soft;
 mod sppe;
 mod svt;
 
+pub use dpinfer::abc::pass::{GaussianAbcOptions, SoftAbcOptions, SvtAbcOptions};
 pub use dpinfer::mcmc::run::{DpBarkerOptions, DpHmcOptions, DpPenaltyOptions, RwmhOptions};
 pub use gaussian::GaussianAbc;
 pub use rejection::Rejection;
@@ -832,20 +833,65 @@ pub struct Mcmc<K> {
 /// Reads an MCMC table: the [`Chain`] keys, then the kernel's (unknown keys refused).
 impl<'de, K: DeserializeOwned> Deserialize<'de> for Mcmc<K> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut t = toml::Table::deserialize(d)?;
-        let mut c = toml::Table::new();
-        for k in ["iterations", "burn_in", "init"] {
-            if let Some(v) = t.remove(k) {
-                c.insert(k.into(), v);
-            }
+        let t = toml::Table::deserialize(d)?;
+        let (chain, kernel) = split::<D, _, _>(t, &["iterations", "burn_in", "init"])?;
+        Ok(Self { chain, kernel })
+    }
+}
+
+/// Table `t` as the shared keys `keys` (read as `A`) and the rest (read as `B`), each with
+/// unknown keys refused; an unknown key's message lists `keys` too.
+fn split<'de, D: Deserializer<'de>, A: DeserializeOwned, B: DeserializeOwned>(
+    mut t: toml::Table,
+    keys: &[&str],
+) -> Result<(A, B), D::Error> {
+    let mut shared = toml::Table::new();
+    for k in keys {
+        if let Some(v) = t.remove(*k) {
+            shared.insert((*k).into(), v);
         }
-        let err = |e: toml::de::Error| {
-            let also = ", expected iterations, burn_in, init or one of";
-            D::Error::custom(e.message().replacen(", expected one of", also, 1))
-        };
+    }
+    let also = format!(", expected {} or one of", keys.join(", "));
+    let err =
+        |e: toml::de::Error| D::Error::custom(e.message().replacen(", expected one of", &also, 1));
+    Ok((
+        toml::Value::Table(shared).try_into().map_err(err)?,
+        toml::Value::Table(t).try_into().map_err(err)?,
+    ))
+}
+
+/// A private pass's `[sampler]` table: the pairs, the library's options of the pass (`O`:
+/// `dpinfer::abc::pass::{SvtAbcOptions, SoftAbcOptions, GaussianAbcOptions}`) and the clip,
+/// serialized in that order (the keys of the earlier flat structs, in their order).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pass<O> {
+    /// Public (θ, simulation) pairs T.
+    pub pairs: usize,
+    /// The pass's own keys.
+    #[serde(flatten)]
+    pub options: O,
+    /// Clipping bound of the distance (default: the distance's own bound).
+    pub clip: Option<f64>,
+}
+
+/// The keys every pass's table has besides the library's options.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PassKeys {
+    pairs: usize,
+    clip: Option<f64>,
+}
+
+/// Reads a pass's table: `pairs` and `clip`, then the library's options (unknown keys
+/// refused).
+impl<'de, O: DeserializeOwned> Deserialize<'de> for Pass<O> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let t = toml::Table::deserialize(d)?;
+        let (PassKeys { pairs, clip }, options) = split::<D, _, _>(t, &["pairs", "clip"])?;
         Ok(Self {
-            chain: toml::Value::Table(c).try_into().map_err(err)?,
-            kernel: toml::Value::Table(t).try_into().map_err(err)?,
+            pairs,
+            options,
+            clip,
         })
     }
 }

@@ -7,7 +7,9 @@ use dpinfer::abc::svt::SvtAbcSettings;
 use dpinfer::distances::{Relations, Sensitivity};
 
 use dpinfer_pipeline::config::{DistanceConfig, PrivacyConfig, ReleaseConfig};
-use dpinfer_pipeline::sampler::{Calibration, SamplerConfig, SamplerKind, SmcAbc, SvtAbc, With};
+use dpinfer_pipeline::sampler::{
+    Calibration, SamplerConfig, SamplerKind, SmcAbc, SvtAbc, SvtAbcOptions, With,
+};
 
 /// A minimal valid `[sampler]` table of every kind.
 const TABLES: &[(&str, &str)] = &[
@@ -236,19 +238,25 @@ fn svt_converts_into_the_library_settings_which_check_them() {
     assert_eq!(lib.epsilon_abc, 0.1);
     assert_eq!(lib.clip, 0.5);
     assert_eq!(lib.resample, dpinfer::abc::analysis::Resample::AfterAccept);
-    let zero = SvtAbc { c: 0, ..s.clone() };
-    let e = SvtAbcSettings::try_from(With(&zero, cal())).unwrap_err();
-    assert!(e.to_string().contains("sampler.c = 0"), "{e}");
-    let high = SvtAbc {
-        epsilon_abc: 0.5,
+    // The table is `pairs`, the library's `SvtAbcOptions`, `clip`.
+    let with = |options: SvtAbcOptions| SvtAbc {
+        options,
         ..s.clone()
     };
+    let zero = with(SvtAbcOptions { c: 0, ..s.options });
+    let e = SvtAbcSettings::try_from(With(&zero, cal())).unwrap_err();
+    assert!(e.to_string().contains("sampler.c = 0"), "{e}");
+    assert_eq!(e.config_key().as_deref(), Some("sampler.c"));
+    let high = with(SvtAbcOptions {
+        epsilon_abc: 0.5,
+        ..s.options
+    });
     let e = SvtAbcSettings::try_from(With(&high, cal())).unwrap_err();
     assert!(e.to_string().contains("every pair would pass"), "{e}");
-    let neg = SvtAbc {
+    let neg = with(SvtAbcOptions {
         epsilon_abc: -0.1,
-        ..s
-    };
+        ..s.options
+    });
     let e = SvtAbcSettings::try_from(With(&neg, cal())).unwrap_err();
     assert!(e.to_string().contains("sampler.epsilon_abc"), "{e}");
 }
