@@ -16,7 +16,7 @@
 //! The release is restart-safe exactly like the pairs-based private step
 //! ([`crate::private::guarded`]).
 
-use crate::error::{Context, Result, bail, ensure};
+use crate::error::{Result, bail, ensure};
 use dpinfer::abc::smc::{BinomialReplicate, LaplaceReplicate, Replicate};
 use dpinfer::accountants::{AccountantKind, Claim, ConversionRule, Event, EventBuf, Neighbouring};
 use dpinfer::mechanisms::{BinomialCurve, Laplace};
@@ -196,7 +196,8 @@ pub fn release(
         fingerprint(&c, &[], obs)?
     };
     let budget = p.epsilon;
-    let (mech, replica) = mechanism(cfg, model)?.context("privacy.release is not set")?;
+    let (mech, replica) = mechanism(cfg, model)?
+        .ok_or_else(|| crate::error::err!(key = "privacy.release"; "privacy.release is not set"))?;
     match mech {
         Mech::Binomial(mech, n, mm, k) => {
             let l = obs.len() as u64;

@@ -192,10 +192,11 @@ impl super::Sequential for Neural {
     }
 
     fn run(&self, on: &super::SequentialRun<'_>) -> crate::Result<crate::results::Outcome> {
-        use crate::error::Context as _;
         let mech = on
             .mech
-            .context("privacy.release is required for sppe and sple")?;
+            .ok_or_else(|| {
+                crate::error::err!(key = "privacy.release"; "privacy.release is required for sppe and sple")
+            })?;
         let (cfg, model, dir) = (on.cfg, on.model, on.dir);
         crate::neural::run(cfg, model, on.target, mech, dir, on.threads, on.observer)
     }
