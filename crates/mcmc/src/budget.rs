@@ -264,13 +264,41 @@ pub enum GradientCharging {
     Reuse,
 }
 
-/// Which bound converts a DP penalty / DP HMC budget into iterations.
+/// Which bound converts a DP penalty / DP HMC budget into iterations (with the `serde`
+/// feature: `"zcdp"` or `"pld"`, as [`Accounting::from_name`] reads them; any other name is
+/// refused with a message naming both).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
 pub enum Accounting {
     /// zCDP (thesis Theorem 6; Bun & Steinke 2016): closed form, looser.
     Zcdp,
     /// Exact Gaussian privacy-loss distribution (thesis Theorem 7; SMM19): tighter.
     Pld,
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Accounting {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        /// Reads a name through [`Accounting::from_name`].
+        struct Name;
+        impl serde::de::Visitor<'_> for Name {
+            type Value = Accounting;
+
+            fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+                f.write_str("\"pld\" or \"zcdp\"")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Accounting, E> {
+                Accounting::from_name(s).ok_or_else(|| {
+                    E::custom(format_args!(
+                        "accounting must be \"pld\" or \"zcdp\", got {s:?}"
+                    ))
+                })
+            }
+        }
+        d.deserialize_str(Name)
+    }
 }
 
 impl Accounting {

@@ -46,8 +46,10 @@
 //! [`Run::new`] on the same model.
 
 mod gradient;
+mod options;
 
 pub use gradient::{NO_GRADIENT, NoGradient};
+pub use options::{DpBarkerOptions, DpHmcOptions, DpPenaltyOptions, RwmhOptions};
 
 use alloc::vec;
 use alloc::vec::Vec;

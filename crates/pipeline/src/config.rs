@@ -152,7 +152,7 @@ impl RffMmd {
     /// A number that names no version.
     pub fn kernel_version(&self) -> Result<dpinfer::distances::KernelVersion> {
         dpinfer::distances::KernelVersion::try_from(self.kernel_version.unwrap_or(1))
-            .map_err(|_| crate::error::err!("distance.kernel_version must be 1 or 2"))
+            .map_err(|_| crate::error::err!(key = "distance.kernel_version"; "distance.kernel_version must be 1 or 2"))
     }
 }
 
@@ -236,7 +236,7 @@ impl DistanceConfig {
                 Ok(())
             }
             Self::L2(_) => bail!(
-                "distance.kernel_version applies to kind = \"rff-mmd\" (the l2 distance has \
+                key = "distance.kernel_version"; "distance.kernel_version applies to kind = \"rff-mmd\" (the l2 distance has \
                  no random features)"
             ),
         }
@@ -252,7 +252,7 @@ impl DistanceConfig {
                 d.kernel_version()?;
                 if d.features < 2 || !d.features.is_multiple_of(2) {
                     bail!(
-                        "distance.features must be an even number ≥ 2, got {}",
+                        key = "distance.features"; "distance.features must be an even number ≥ 2, got {}",
                         d.features
                     );
                 }
@@ -264,7 +264,7 @@ impl DistanceConfig {
                 if let Some(w) = &d.weights
                     && w.iter().any(|x| !(x.is_finite() && *x >= 0.0))
                 {
-                    bail!("distance.weights must be finite and non-negative");
+                    bail!(key = "distance.weights"; "distance.weights must be finite and non-negative");
                 }
             }
         }
@@ -623,28 +623,28 @@ impl Config {
         let p = &self.privacy;
         if p.release.is_some() && !kind.takes_release() {
             bail!(
-                "privacy.release belongs to smc-abc, sppe and sple (inference from a privatized \
+                key = "privacy.release"; "privacy.release belongs to smc-abc, sppe and sple (inference from a privatized \
                  statistic)"
             );
         }
         if kind.needs_release() && p.release.is_none() {
             bail!(
-                "privacy.release is required for {name}: the neural samplers infer from a \
+                key = "privacy.release"; "privacy.release is required for {name}: the neural samplers infer from a \
                  privatized statistic and simulate its mechanism (privacy.release = \
                  \"binomial-curve\" or \"laplace\")"
             );
         }
         if kind.is_private() || p.release.is_some() {
             if p.epsilon.is_nan() {
-                bail!("privacy.epsilon is required for the private sampler {name}");
+                bail!(key = "privacy.epsilon"; "privacy.epsilon is required for the private sampler {name}");
             }
             finite_pos("privacy.epsilon", p.epsilon)?;
         }
         if !(p.delta.is_finite() && (0.0..1.0).contains(&p.delta)) {
-            bail!("privacy.delta must be in [0, 1), got {:?}", p.delta);
+            bail!(key = "privacy.delta"; "privacy.delta must be in [0, 1), got {:?}", p.delta);
         }
         if kind.needs_delta() && p.delta <= 0.0 {
-            bail!("privacy.delta must be > 0 for {name} (an (ε, δ) sampler)");
+            bail!(key = "privacy.delta"; "privacy.delta must be > 0 for {name} (an (ε, δ) sampler)");
         }
         self.sampler.check(p.epsilon, p.delta)?;
         self.distance.check()?;
@@ -659,7 +659,7 @@ impl Config {
         }
         match &p.release {
             Some(ReleaseConfig::BinomialCurve(r)) if r.release_n == 0 || r.release_m == 0 => {
-                bail!("privacy.release_n and privacy.release_m must be positive");
+                bail!(key = "privacy.release_n"; "privacy.release_n and privacy.release_m must be positive");
             }
             Some(ReleaseConfig::Laplace(r)) => {
                 if let Some(s) = r.release_sensitivity {
@@ -668,7 +668,7 @@ impl Config {
                 if !(r.release_lo.is_finite() && r.release_hi.is_finite())
                     || r.release_lo >= r.release_hi
                 {
-                    bail!("privacy.release_lo must be below privacy.release_hi");
+                    bail!(key = "privacy.release_lo"; "privacy.release_lo must be below privacy.release_hi");
                 }
             }
             _ => {}
@@ -676,14 +676,14 @@ impl Config {
         if let Some(m) = self.model.prior_mean
             && !m.is_finite()
         {
-            bail!("model.prior_mean must be finite, got {m:?}");
+            bail!(key = "model.prior_mean"; "model.prior_mean must be finite, got {m:?}");
         }
         if let DistanceConfig::L2(d) = &self.distance
             && kind.is_private()
             && kind.uses_pairs()
             && d.clip.is_none()
         {
-            bail!("distance.clip is required for the l2 distance of a private sampler");
+            bail!(key = "distance.clip"; "distance.clip is required for the l2 distance of a private sampler");
         }
         Ok(())
     }
@@ -799,12 +799,12 @@ pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
         if let Some(v) = v
             && v > max
         {
-            bail!("{name} = {v} is above the supported maximum of {max}");
+            bail!(key = name; "{name} = {v} is above the supported maximum of {max}");
         }
     }
     if cfg.output.threads > MAX_THREADS {
         bail!(
-            "output.threads = {} is above the maximum of {}",
+            key = "output.threads"; "output.threads = {} is above the maximum of {}",
             cfg.output.threads,
             MAX_THREADS
         );

@@ -169,8 +169,12 @@ impl Error {
         }
     }
 
-    /// A config error; its key is the `section.key` the message starts with (the crate's
-    /// convention: `privacy.delta must be …`, `sampler.c = 0 is invalid`), else none.
+    /// A config error whose key is read back from its text: the `section.key` the message
+    /// starts with (`model.summary.lags: …`), else none. The model-declaration checks
+    /// (`model.rs`, `declared.rs`, `summary_decl.rs`, `prior_decl.rs`) and a missing value
+    /// (`Option::context`) still come here; every other config error names its key as data
+    /// ([`Error::config_at`], `err!(key = …; …)`), or has none (`err!(…)` on a message about
+    /// no one key).
     #[must_use]
     pub fn config(message: impl Into<String>) -> Self {
         let message = message.into();
@@ -201,9 +205,9 @@ impl Error {
                 let m = e.message();
                 m.split_once("unknown field `")
                     .and_then(|(_, rest)| rest.split_once('`'))
-                    .map(|(k, _)| k)
-                    .or_else(|| leading_key(m))
-                    .map(str::to_owned)
+                    .map(|(k, _)| k.to_owned())
+                    .or_else(|| leading_key(m).map(str::to_owned))
+                    .or_else(|| section_key(m))
             }
             _ => None,
         }
@@ -330,6 +334,17 @@ fn leading_key(message: &str) -> Option<&str> {
         .iter()
         .any(|s| word.starts_with(s) && word.len() > s.len())
         .then_some(word)
+}
+
+/// The key of a value a table refused, from the text the config reader gives a TOML error
+/// (`[sampler] (kind = "dp-hmc"): accounting must be "pld" or "zcdp", got "rdp"` is
+/// `sampler.accounting`): the section in brackets and the word before ` must be `.
+fn section_key(message: &str) -> Option<String> {
+    let (section, rest) = message.strip_prefix('[')?.split_once(']')?;
+    let (_, rest) = rest.split_once(": ")?;
+    let (word, _) = rest.split_once(" must be ")?;
+    let is_key = !word.is_empty() && word.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    is_key.then(|| format!("{section}.{word}"))
 }
 
 /// Every variant without its own message is transparent; kept total without a panic.
@@ -586,6 +601,15 @@ mod tests {
             leading_key("unknown sampler.kind \"svt\""),
             Some("sampler.kind")
         );
+        assert_eq!(
+            section_key("[sampler] (kind = \"dp-hmc\"): accounting must be \"pld\""),
+            Some("sampler.accounting".into())
+        );
+        assert_eq!(
+            section_key("[sampler] (kind = \"x\"): missing field `c`"),
+            None
+        );
+        assert_eq!(section_key("[sampler]: two words must be"), None);
         assert!(config(1).is_ok());
         assert!(matches!(data(), Err(Error::Data(m)) if m == "data file x.csv: no values"));
         assert!(matches!(err!(Internal, "bug {}", 1), Error::Internal(m) if m == "bug 1"));

@@ -18,7 +18,7 @@ use crate::model::Model;
 use crate::observe::{McmcProgress, Observer};
 use crate::private::{noise_label, noise_rng};
 use crate::results::Outcome;
-use crate::sampler::{Chain, mcmc_err};
+use crate::sampler::{Chain, setting_error};
 
 /// Runs the configured MCMC sampler on the observed data. A private sampler calls
 /// `before_noise` once its settings are checked and its iteration count fixed, right before
@@ -39,7 +39,8 @@ pub fn run(
     match model {
         Model::GaussianMean(m) => {
             let p = m.prior();
-            let prior = GaussianPrior::new(1, p.mean(), p.sd()).map_err(mcmc_err)?;
+            let prior = GaussianPrior::new(1, p.mean(), p.sd())
+                .map_err(|e| setting_error(&e, &cfg.sampler))?;
             let lik = m.likelihood(obs).map_err(data)?;
             drive(cfg, model, prior, lik, &[p.mean()], before_noise, observer)
         }
@@ -98,14 +99,15 @@ where
     };
     let n = lik.n_rows() as f64;
     let init = chain.init.as_deref().unwrap_or(init);
-    let run = Run::new(prior, lik, init, &kernel, &settings, noise).map_err(mcmc_err)?;
+    let run = Run::new(prior, lik, init, &kernel, &settings, noise)
+        .map_err(|e| setting_error(&e, &cfg.sampler))?;
     if private {
         before_noise()?;
     }
     observer.start("sampling", run.iterations().iter().sum());
     let out = run.run(&McmcProgress(observer));
     observer.finish();
-    let out = out.map_err(mcmc_err)?;
+    let out = out.map_err(|e| setting_error(&e, &cfg.sampler))?;
     let ledger = outcome::ledger(&out, noise_label(cfg.seeds.noise));
     let facts = match out.budget {
         Some(_) => vec![

@@ -20,7 +20,7 @@ use crate::observe::Observer;
 use crate::private::Ledger;
 use crate::release::Mech;
 use crate::results::{Chart, Diagnostic, Outcome};
-use crate::sampler::{SamplerConfig, neural_key};
+use crate::sampler::{SamplerConfig, setting_error};
 use dpinfer::mechanisms::{MechanismError, NoiseMap};
 use dpinfer::simulators::{BatchSimulator, SimStream};
 use dpinfer_neural::{
@@ -91,11 +91,12 @@ struct Fitted {
 }
 
 /// A library error in the config's words: settings errors name their `sampler.` key.
-fn neural_err(kind: &str, e: NeuralError) -> crate::Error {
+fn neural_err(sampler: &SamplerConfig, e: NeuralError) -> crate::Error {
+    let kind = sampler.name();
     match e {
         NeuralError::Dimension { .. }
         | NeuralError::Setting { .. }
-        | NeuralError::TooFewPairs { .. } => neural_key(e),
+        | NeuralError::TooFewPairs { .. } => setting_error(&e, sampler),
         NeuralError::Length { .. } | NeuralError::Mechanism { .. } => crate::error::err!(
             key = "privacy.release";
             "{kind}: the release's mechanism does not fit the model's statistic: {e}"
@@ -106,15 +107,15 @@ fn neural_err(kind: &str, e: NeuralError) -> crate::Error {
 
 /// Runs the sampler on `sim`.
 fn fit<S: BatchSimulator + ?Sized>(
-    kind: &str,
+    sampler: &SamplerConfig,
     prior: &ModelPrior<'_, std::sync::Arc<crate::declared::CommandModel>>,
     sim: &S,
     noise: &ReleaseNoise<'_>,
     s_dp: &[f64],
     settings: &SequentialSettings,
 ) -> Result<Fitted> {
-    let e = |e| neural_err(kind, e);
-    if kind == "sppe" {
+    let e = |e| neural_err(sampler, e);
+    if sampler.name() == "sppe" {
         let r = dpinfer_neural::sppe(prior, sim, noise, s_dp, settings).map_err(e)?;
         let mut rng = SimStream::with_domain(settings.seed, SAMPLE_DOMAIN, 0);
         let (samples, _) = r
@@ -173,9 +174,23 @@ pub fn run(
         // Every worker starts now (a Python worker imports numpy and pyarrow), together.
         m.sim.pool().start(workers)?;
         // each round is one call: the pool splits it into `[model] batch` requests
-        fit(kind, &prior, &m.sim.on(workers), &noise, s_dp, &settings)?
+        fit(
+            &cfg.sampler,
+            &prior,
+            &m.sim.on(workers),
+            &noise,
+            s_dp,
+            &settings,
+        )?
     } else {
-        fit(kind, &prior, &ModelSim(model), &noise, s_dp, &settings)?
+        fit(
+            &cfg.sampler,
+            &prior,
+            &ModelSim(model),
+            &noise,
+            s_dp,
+            &settings,
+        )?
     };
     observer.note(&format!(
         "{kind}: {} rounds of {} simulations (M = {}) in {:.1} s",

@@ -226,7 +226,7 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
                 .map_or_else(|| vec![1.0; dim], <[f64]>::to_vec);
             if w.len() != dim {
                 bail!(
-                    "distance.weights has {} entries, the summary has {dim}",
+                    key = "distance.weights"; "distance.weights has {} entries, the summary has {dim}",
                     w.len()
                 );
             }

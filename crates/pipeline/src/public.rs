@@ -66,7 +66,10 @@ impl Public {
     /// # Errors
     /// Invalid sizes or simulator failures.
     pub fn new(cfg: &Config, model: Model) -> Result<Self> {
-        let total = cfg.sampler.pairs().context("sampler.pairs is required")? as u64;
+        let total =
+            cfg.sampler.pairs().ok_or_else(
+                || crate::error::err!(key = "sampler.pairs"; "sampler.pairs is required"),
+            )? as u64;
         let summary = match &cfg.distance {
             DistanceConfig::L2(_) => Summary::Raw,
             DistanceConfig::RffMmd(d) => {

@@ -16,7 +16,7 @@
 //! The release is restart-safe exactly like the pairs-based private step
 //! ([`crate::private::guarded`]).
 
-use crate::error::{Context, Result, bail, ensure};
+use crate::error::{Result, bail, ensure};
 use dpinfer::abc::smc::{BinomialReplicate, LaplaceReplicate, Replicate};
 use dpinfer::accountants::{AccountantKind, Claim, ConversionRule, Event, EventBuf, Neighbouring};
 use dpinfer::mechanisms::{BinomialCurve, Laplace};
@@ -107,7 +107,7 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
         ReleaseConfig::BinomialCurve(r) => {
             let Model::Sir(..) = model.base() else {
                 bail!(
-                    "privacy.release = \"binomial-curve\" needs the sir model (infection counts)"
+                    key = "privacy.release"; "privacy.release = \"binomial-curve\" needs the sir model (infection counts)"
                 );
             };
             let k = cfg
@@ -140,14 +140,14 @@ pub fn mechanism(cfg: &Config, model: &Model) -> Result<Option<(Mech, Replica)>>
             };
             let sens = match (r.release_sensitivity, proven) {
                 (Some(s), Some(min)) if s.is_nan() || s < min => bail!(
-                    "privacy.release_sensitivity = {s} is below the regression statistic's \
+                    key = "privacy.release_sensitivity"; "privacy.release_sensitivity = {s} is below the regression statistic's \
                      replace-one L1 sensitivity (p² + 3p + 3)/n = {min} (Xiong et al. §4.2): \
                      it would under-report ε; leave it out to use {min}"
                 ),
                 (Some(s), _) => s,
                 (None, Some(min)) => min,
                 (None, None) => bail!(
-                    "privacy.release = \"laplace\" needs privacy.release_sensitivity (the L1 sensitivity of the statistic)"
+                    key = "privacy.release"; "privacy.release = \"laplace\" needs privacy.release_sensitivity (the L1 sensitivity of the statistic)"
                 ),
             };
             let (lo, hi) = (r.release_lo, r.release_hi);
@@ -196,7 +196,8 @@ pub fn release(
         fingerprint(&c, &[], obs)?
     };
     let budget = p.epsilon;
-    let (mech, replica) = mechanism(cfg, model)?.context("privacy.release is not set")?;
+    let (mech, replica) = mechanism(cfg, model)?
+        .ok_or_else(|| crate::error::err!(key = "privacy.release"; "privacy.release is not set"))?;
     match mech {
         Mech::Binomial(mech, n, mm, k) => {
             let l = obs.len() as u64;

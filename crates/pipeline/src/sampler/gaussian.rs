@@ -1,36 +1,23 @@
 //! `kind = "gaussian-abc"`: Gaussian rejection ABCDP (Park & Jitkrittum, Algorithm 1), as
-//! [`dpinfer::abc::gaussian::GaussianRejectionAbcdp`].
+//! [`dpinfer::abc::gaussian::GaussianRejectionAbcdp`]; the table is the library's
+//! [`GaussianAbcOptions`] between `pairs` and `clip`.
 
 use dpinfer::abc::gaussian::GaussianRejectionSettings;
-use serde::{Deserialize, Serialize};
+use dpinfer::abc::pass::GaussianAbcOptions;
 
-use super::{Calibration, PairsPass, With, abc_key};
+use super::{Calibration, PairsPass, Pass, With, setting_error};
 use crate::error::Result;
 
 /// `[sampler] kind = "gaussian-abc"`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct GaussianAbc {
-    /// Public (θ, simulation) pairs T.
-    pub pairs: usize,
-    /// ABC threshold ε_abc, below the clipping bound.
-    pub epsilon_abc: f64,
-    /// Clipping bound of the distance (default: the distance's own bound).
-    pub clip: Option<f64>,
-}
+pub type GaussianAbc = Pass<GaussianAbcOptions>;
 
 impl TryFrom<With<'_, GaussianAbc, Calibration>> for GaussianRejectionSettings {
     type Error = crate::Error;
 
     fn try_from(With(s, cal): With<'_, GaussianAbc, Calibration>) -> Result<Self> {
-        let settings = Self {
-            epsilon_abc: s.epsilon_abc,
-            epsilon_total: cal.epsilon,
-            sensitivity: cal.sensitivity,
-            bound: cal.clip,
-        };
-        settings.validate().map_err(abc_key)?;
-        cal.threshold(s.epsilon_abc)?;
+        let settings = s.options.settings(cal.epsilon, cal.sensitivity, cal.clip);
+        settings.validate().map_err(|e| setting_error(&e, s))?;
+        cal.threshold(s.options.epsilon_abc)?;
         Ok(settings)
     }
 }

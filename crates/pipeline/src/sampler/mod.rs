@@ -1,5 +1,10 @@
-//! `[sampler]`: one config struct per sampler kind, each in its own file with its conversion
-//! into the library's settings (`TryFrom`) — the library owns the defaults and the checks.
+//! `[sampler]`: one config type per sampler kind, each in its own file — the library's own
+//! user settings where they are a type of their own (the MCMC kernels' `…Options` of
+//! `dpinfer::mcmc::run` in [`Mcmc`], the private passes' `…Options` of `dpinfer::abc::pass`
+//! in [`Pass`]; serde behind the libraries' `serde` features), else a struct with its
+//! conversion into the library's settings (`TryFrom`: rejection, which has no settings type;
+//! SMC-ABC, one table for two library structs; SPPE/SPLE, flat where the library nests). The library owns the defaults and the checks, and
+//! [`setting_error`] turns its errors into config errors naming the key.
 //!
 //! The table is an internally tagged enum (`kind = "svt-abc"`, …). [`SamplerConfig`]'s
 //! `Deserialize` reads the table, picks the struct by `kind` and reads the other keys into it
@@ -16,10 +21,10 @@
 //! limits, build, the ledger's mechanism text; the pipeline claims and releases through the
 //! library pass), [`McmcKernel`] (an MCMC kernel beside the [`Chain`] keys) and
 //! [`Sequential`] (SMC-ABC, SPPE, SPLE, on the data or a `privacy.release`). Adding a sampler
-//! is one new file here — its struct, its conversion into the library's settings and its
-//! family's `impl` — and one line in the `samplers!` list (`Variant(Struct) = "kind" as
-//! pass, private;`: the family, then the flags `private`, `delta`, `release` that give
-//! [`SamplerKind`]'s lists).
+//! is one new file here — its family's `impl` for the library's settings type (or its struct
+//! and its conversion into the library's settings) — and one line in the `samplers!` list
+//! (`Variant(Struct) = "kind" as pass, private;`: the family, then the flags `private`,
+//! `delta`, `release` that give [`SamplerKind`]'s lists).
 
 use crate::error::{Result, bail};
 use serde::de::{DeserializeOwned, Deserializer, Error as _};
@@ -36,16 +41,13 @@ mod soft;
 mod sppe;
 mod svt;
 
-pub use barker::DpBarker;
+pub use dpinfer::abc::pass::{GaussianAbcOptions, SoftAbcOptions, SvtAbcOptions};
+pub use dpinfer::mcmc::run::{DpBarkerOptions, DpHmcOptions, DpPenaltyOptions, RwmhOptions};
 pub use gaussian::GaussianAbc;
-pub use hmc::DpHmc;
-pub use penalty::DpPenalty;
 pub use rejection::Rejection;
-pub use rwmh::Rwmh;
 pub use smc::SmcAbc;
 pub use soft::SoftAbc;
 pub use sppe::Neural;
-pub(crate) use sppe::settings_key as neural_key;
 pub use svt::SvtAbc;
 
 /// Declares [`SamplerConfig`] and [`SamplerKind`] from one list: variant, struct, `kind` name,
@@ -208,13 +210,13 @@ samplers! {
     /// SMC-ABC (non-private, or on privatized data).
     SmcAbc(SmcAbc) = "smc-abc" as sequential;
     /// Random-walk Metropolis (non-private).
-    Rwmh(Mcmc<Rwmh>) = "rwmh" as mcmc ignoring rwmh::SIBLING_KEYS;
+    Rwmh(Mcmc<RwmhOptions>) = "rwmh" as mcmc ignoring rwmh::SIBLING_KEYS;
     /// DP penalty algorithm.
-    DpPenalty(Mcmc<DpPenalty>) = "dp-penalty" as mcmc, private, delta;
+    DpPenalty(Mcmc<DpPenaltyOptions>) = "dp-penalty" as mcmc, private, delta;
     /// DP Barker.
-    DpBarker(Mcmc<DpBarker>) = "dp-barker" as mcmc, private, delta;
+    DpBarker(Mcmc<DpBarkerOptions>) = "dp-barker" as mcmc, private, delta;
     /// DP HMC.
-    DpHmc(Mcmc<DpHmc>) = "dp-hmc" as mcmc, private, delta;
+    DpHmc(Mcmc<DpHmcOptions>) = "dp-hmc" as mcmc, private, delta;
     /// SPPE: sequential neural posterior estimation on a privatized statistic (Xiong, Ju &
     /// Zhang, Algorithm 1).
     Sppe(Neural) = "sppe" as sequential, release;
@@ -294,6 +296,7 @@ impl SamplerConfig {
         let nonzero = |name: &str, v: usize| {
             if v == 0 {
                 bail!(
+                    key = format!("sampler.{name}");
                     "sampler.{name} must be a positive integer for {}",
                     self.name()
                 );
@@ -548,7 +551,7 @@ impl Calibration {
     fn threshold(&self, epsilon_abc: f64) -> Result<()> {
         if epsilon_abc >= self.clip {
             bail!(
-                "sampler.epsilon_abc = {epsilon_abc:?} must be below the distance's clipping \
+                key = "sampler.epsilon_abc"; "sampler.epsilon_abc = {epsilon_abc:?} must be below the distance's clipping \
                  bound {:?}: every pair would pass",
                 self.clip
             );
@@ -557,28 +560,148 @@ impl Calibration {
     }
 }
 
-/// Names the config key behind a library settings error of an ABC sampler.
-fn abc_key(e: dpinfer::abc::AbcError) -> crate::Error {
-    use dpinfer::abc::AbcError::{InvalidCount, InvalidParameter};
-    let key = |name: &str| match name {
-        "epsilon_total" => "privacy.epsilon".to_string(),
-        "delta_total" => "privacy.delta".to_string(),
-        "max_generations" => "sampler.generations".to_string(),
-        "simulation_budget" => "sampler.simulations".to_string(),
-        "bound" => "sampler.clip".to_string(),
-        "sensitivity" => "the distance's sensitivity".to_string(),
-        n => format!("sampler.{n}"),
+/// A library error that may be about one of the library's settings, the setting's name as
+/// data (the libraries' `InvalidParameter { name, .. }`), read by [`setting_error`].
+pub(crate) trait SettingError: core::fmt::Display {
+    /// The prefix of a message about anything else (`sampler: …`, `mcmc: …`).
+    const FAMILY: &'static str;
+
+    /// The library's name of the setting the error is about, if it is about one.
+    fn setting(&self) -> Option<&'static str>;
+
+    /// The message about the setting under its config name `key`.
+    fn about(&self, key: &str) -> String;
+}
+
+impl SettingError for dpinfer::abc::AbcError {
+    const FAMILY: &'static str = "sampler";
+
+    fn setting(&self) -> Option<&'static str> {
+        match *self {
+            Self::InvalidParameter { name, .. } | Self::InvalidCount { name, .. } => Some(name),
+            _ => None,
+        }
+    }
+
+    fn about(&self, key: &str) -> String {
+        match self {
+            Self::InvalidParameter { value, .. } => format!("{key} = {value:?} is invalid"),
+            Self::InvalidCount { value, .. } => format!("{key} = {value} is invalid"),
+            e => format!("{key}: {e}"),
+        }
+    }
+}
+
+impl SettingError for dpinfer::mcmc::McmcError {
+    const FAMILY: &'static str = "mcmc";
+
+    fn setting(&self) -> Option<&'static str> {
+        match *self {
+            Self::InvalidParameter { name, .. }
+            | Self::InvalidSize { name, .. }
+            | Self::WrongLength { name, .. } => Some(name),
+            // The iteration count the budget allows: about the budget.
+            Self::BudgetExhausted { .. } => Some("epsilon"),
+            _ => None,
+        }
+    }
+
+    fn about(&self, key: &str) -> String {
+        match self {
+            Self::InvalidSize {
+                name: "iterations" | "burn_in",
+                value,
+            } => format!("{key} = {value} must be positive and burn_in < iterations"),
+            Self::InvalidSize { value, .. } => format!("{key} = {value} is invalid"),
+            Self::InvalidParameter { value, .. } => format!("{key} = {value:?} is invalid"),
+            Self::BudgetExhausted { allowed } => format!(
+                "the privacy budget allows only {allowed} iterations; increase {key} or the \
+                 noise multiplier"
+            ),
+            // The library's text names the setting: `init has 3 values, θ has 2`.
+            e => format!("{}{e}", key.trim_end_matches(|c| c != '.')),
+        }
+    }
+}
+
+impl SettingError for dpinfer_neural::NeuralError {
+    const FAMILY: &'static str = "sampler";
+
+    fn setting(&self) -> Option<&'static str> {
+        match *self {
+            // A name may be followed by words (`hidden units`).
+            Self::Dimension { name, .. } | Self::Setting { name, .. } => name.split(' ').next(),
+            Self::TooFewPairs { .. } => Some("simulations"),
+            _ => None,
+        }
+    }
+
+    fn about(&self, key: &str) -> String {
+        format!("{key}: {self}")
+    }
+}
+
+/// Library setting names that differ from their `[sampler]` key: the library's name, the
+/// key's (`bound` of the soft and Gaussian passes is `sampler.clip`, the penalty kernel's
+/// `clip` is `sampler.ratio_clip`, SMC's `max_generations`/`simulation_budget` are
+/// `sampler.generations`/`sampler.simulations`, the neural samplers' `posterior_draws` (`n`)
+/// is `sampler.samples`). Looked up only when the sampler's table has no key of the
+/// library's name.
+const RENAMED: &[(&str, &str)] = &[
+    ("bound", "clip"),
+    ("clip", "ratio_clip"),
+    ("leapfrog", "leapfrog_steps"),
+    ("max_generations", "generations"),
+    ("simulation_budget", "simulations"),
+    ("posterior_draws", "samples"),
+    ("n", "samples"),
+];
+
+/// A library error `e` raised while checking, building or running the sampler of table
+/// `table` as a config error about its key, when it is about a setting: the budget
+/// (`epsilon`, `delta`, their `_total`) is `privacy.epsilon`/`privacy.delta`; a key of
+/// `table`'s serde form (or its [`RENAMED`] key) is `sampler.<key>`; the distance's
+/// sensitivity is a calibration, named in words without a key; anything else keeps the
+/// library's text after [`SettingError::FAMILY`]. The one map from library errors to config
+/// keys: the key is data from the library's error and the table's own field names.
+pub(crate) fn setting_error<E: SettingError, T: Serialize + ?Sized>(
+    e: &E,
+    table: &T,
+) -> crate::Error {
+    use crate::error::err;
+    let other = || err!("{}: {e}", E::FAMILY);
+    let Some(name) = e.setting() else {
+        return other();
     };
-    match e {
-        InvalidParameter { name, value } => {
-            let key = key(name);
-            crate::error::err!(key = key.clone(); "{key} = {value:?} is invalid")
+    match name {
+        "epsilon" | "epsilon_total" => {
+            return err!(key = "privacy.epsilon"; "{}", e.about("privacy.epsilon"));
         }
-        InvalidCount { name, value } => {
-            let key = key(name);
-            crate::error::err!(key = key.clone(); "{key} = {value} is invalid")
+        "delta" | "delta_total" => {
+            return err!(key = "privacy.delta"; "{}", e.about("privacy.delta"));
         }
-        e => crate::error::err!("sampler: {e}"),
+        "sensitivity" => {
+            return crate::Error::Config {
+                key: None,
+                message: e.about("the distance's sensitivity"),
+            };
+        }
+        _ => {}
+    }
+    let Ok(serde_json::Value::Object(keys)) = serde_json::to_value(table) else {
+        return other();
+    };
+    let renamed = RENAMED.iter().find(|(from, _)| *from == name).map(|r| r.1);
+    match [Some(name), renamed]
+        .into_iter()
+        .flatten()
+        .find(|k| keys.contains_key(*k))
+    {
+        Some(k) => {
+            let key = format!("sampler.{k}");
+            err!(key = key.clone(); "{}", e.about(&key))
+        }
+        None => other(),
     }
 }
 
@@ -710,20 +833,65 @@ pub struct Mcmc<K> {
 /// Reads an MCMC table: the [`Chain`] keys, then the kernel's (unknown keys refused).
 impl<'de, K: DeserializeOwned> Deserialize<'de> for Mcmc<K> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let mut t = toml::Table::deserialize(d)?;
-        let mut c = toml::Table::new();
-        for k in ["iterations", "burn_in", "init"] {
-            if let Some(v) = t.remove(k) {
-                c.insert(k.into(), v);
-            }
+        let t = toml::Table::deserialize(d)?;
+        let (chain, kernel) = split::<D, _, _>(t, &["iterations", "burn_in", "init"])?;
+        Ok(Self { chain, kernel })
+    }
+}
+
+/// Table `t` as the shared keys `keys` (read as `A`) and the rest (read as `B`), each with
+/// unknown keys refused; an unknown key's message lists `keys` too.
+fn split<'de, D: Deserializer<'de>, A: DeserializeOwned, B: DeserializeOwned>(
+    mut t: toml::Table,
+    keys: &[&str],
+) -> Result<(A, B), D::Error> {
+    let mut shared = toml::Table::new();
+    for k in keys {
+        if let Some(v) = t.remove(*k) {
+            shared.insert((*k).into(), v);
         }
-        let err = |e: toml::de::Error| {
-            let also = ", expected iterations, burn_in, init or one of";
-            D::Error::custom(e.message().replacen(", expected one of", also, 1))
-        };
+    }
+    let also = format!(", expected {} or one of", keys.join(", "));
+    let err =
+        |e: toml::de::Error| D::Error::custom(e.message().replacen(", expected one of", &also, 1));
+    Ok((
+        toml::Value::Table(shared).try_into().map_err(err)?,
+        toml::Value::Table(t).try_into().map_err(err)?,
+    ))
+}
+
+/// A private pass's `[sampler]` table: the pairs, the library's options of the pass (`O`:
+/// `dpinfer::abc::pass::{SvtAbcOptions, SoftAbcOptions, GaussianAbcOptions}`) and the clip,
+/// serialized in that order (the keys of the earlier flat structs, in their order).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Pass<O> {
+    /// Public (θ, simulation) pairs T.
+    pub pairs: usize,
+    /// The pass's own keys.
+    #[serde(flatten)]
+    pub options: O,
+    /// Clipping bound of the distance (default: the distance's own bound).
+    pub clip: Option<f64>,
+}
+
+/// The keys every pass's table has besides the library's options.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PassKeys {
+    pairs: usize,
+    clip: Option<f64>,
+}
+
+/// Reads a pass's table: `pairs` and `clip`, then the library's options (unknown keys
+/// refused).
+impl<'de, O: DeserializeOwned> Deserialize<'de> for Pass<O> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let t = toml::Table::deserialize(d)?;
+        let (PassKeys { pairs, clip }, options) = split::<D, _, _>(t, &["pairs", "clip"])?;
         Ok(Self {
-            chain: toml::Value::Table(c).try_into().map_err(err)?,
-            kernel: toml::Value::Table(t).try_into().map_err(err)?,
+            pairs,
+            options,
+            clip,
         })
     }
 }
@@ -758,72 +926,8 @@ impl Chain {
     /// # Errors
     /// `iterations` of 0, `burn_in ≥ iterations`.
     pub fn check(&self) -> Result<()> {
-        self.settings(0).validate().map_err(mcmc_err)
+        self.settings(0)
+            .validate()
+            .map_err(|e| setting_error(&e, self))
     }
-}
-
-/// Names the config key behind a library error (the library checks every setting).
-pub(crate) fn mcmc_err(e: dpinfer::mcmc::McmcError) -> crate::Error {
-    let (name, value) = match &e {
-        dpinfer::mcmc::McmcError::InvalidSize { name, value } => (*name, value.to_string()),
-        dpinfer::mcmc::McmcError::InvalidParameter { name, value } => (*name, format!("{value:?}")),
-        dpinfer::mcmc::McmcError::WrongLength { .. } => return crate::error::err!("sampler.{e}"),
-        dpinfer::mcmc::McmcError::BudgetExhausted { allowed } => {
-            return crate::error::err!(
-                key = "privacy.epsilon";
-                "the privacy budget allows only {allowed} iterations; increase \
-                 privacy.epsilon or the noise multiplier"
-            );
-        }
-        _ => return crate::error::err!("mcmc: {e}"),
-    };
-    let key = match name {
-        "iterations" | "burn_in" => {
-            return crate::error::err!(
-                "sampler.{name} = {value} must be positive and burn_in < iterations"
-            );
-        }
-        "epsilon" | "delta" => {
-            return crate::error::err!(key = format!("privacy.{name}"); "privacy.{name} = {value} is invalid");
-        }
-        "leapfrog" => "leapfrog_steps",
-        "clip" => "ratio_clip",
-        "step_size" | "tau" | "tau_l" | "tau_g" | "ratio_clip" | "grad_clip" | "inv_mass"
-        | "temperature" | "batch" | "leapfrog_steps" => name,
-        _ => return crate::error::err!("mcmc: {e}"),
-    };
-    crate::error::err!(key = format!("sampler.{key}"); "sampler.{key} = {value} is invalid")
-}
-
-/// A library walk from the proposal keys (unset keys keep [`Walk::new`]'s defaults).
-///
-/// [`Walk::new`]: dpinfer::mcmc::run::Walk::new
-fn walk(
-    kind: dpinfer::mcmc::run::WalkKind,
-    scale: Option<f64>,
-    scales: Option<&Vec<f64>>,
-    temperature: Option<f64>,
-) -> dpinfer::mcmc::run::Walk {
-    use dpinfer::mcmc::run::Scale;
-    let mut w = dpinfer::mcmc::run::Walk::new(kind);
-    if let Some(s) = scales {
-        w.scale = Scale::PerCoordinate(s.clone());
-    } else if let Some(s) = scale {
-        w.scale = Scale::Uniform(s);
-    }
-    w.temperature = temperature.unwrap_or(w.temperature);
-    w
-}
-
-/// `sampler.accounting` as the library's [`Accounting`](dpinfer::mcmc::budget::Accounting).
-///
-/// # Errors
-/// A name other than `pld` or `zcdp`.
-fn accounting(name: Option<&str>) -> Result<Option<dpinfer::mcmc::budget::Accounting>> {
-    name.map(|a| {
-        dpinfer::mcmc::budget::Accounting::from_name(a).ok_or_else(|| {
-            crate::error::err!("sampler.accounting must be \"pld\" or \"zcdp\", got {a:?}")
-        })
-    })
-    .transpose()
 }

@@ -29,7 +29,7 @@ impl Rejection {
             .unwrap_or_else(|| dpinfer::abc::rejection::default_k(t))
             .min(t);
         if k == 0 {
-            bail!("sampler.accept must be at least 1");
+            bail!(key = "sampler.accept"; "sampler.accept must be at least 1");
         }
         Ok(k)
     }

@@ -1,7 +1,7 @@
-//! `kind = "rwmh"`: non-private random-walk Metropolis ([`Kernel::Rwmh`]).
+//! `kind = "rwmh"`: non-private random-walk Metropolis ([`Kernel::Rwmh`]); the table is the
+//! library's [`RwmhOptions`] beside the [`Chain`](super::Chain) keys.
 
-use dpinfer::mcmc::run::{Kernel, Target, WalkKind};
-use serde::{Deserialize, Serialize};
+use dpinfer::mcmc::run::{Kernel, RwmhOptions, Target};
 
 use super::McmcKernel;
 
@@ -19,27 +19,9 @@ pub(super) const SIBLING_KEYS: &[&str] = &[
     "tau_g",
 ];
 
-/// `[sampler] kind = "rwmh"` (unset keys keep the library's defaults).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Rwmh {
-    /// Random-walk proposal scale.
-    pub proposal_scale: Option<f64>,
-    /// Per-coordinate proposal scales (overrides `proposal_scale`).
-    pub proposal_scales: Option<Vec<f64>>,
-    /// Temperature of the target π(θ)·L(θ)^temperature.
-    pub temperature: Option<f64>,
-}
-
 /// Non-private: the budget `target` is not used.
-impl McmcKernel for Rwmh {
+impl McmcKernel for RwmhOptions {
     fn kernel(&self, _target: Target) -> crate::Result<Kernel> {
-        let walk = super::walk(
-            WalkKind::Gaussian,
-            self.proposal_scale,
-            self.proposal_scales.as_ref(),
-            self.temperature,
-        );
-        Ok(Kernel::Rwmh(walk))
+        Ok(Self::kernel(self))
     }
 }

@@ -8,7 +8,7 @@ use dpinfer::abc::pmc::PmcSettings;
 use dpinfer::abc::smc::{Perturbation, SmcSettings, Tolerance};
 use serde::{Deserialize, Serialize};
 
-use super::abc_key;
+use super::setting_error;
 
 /// `[sampler] kind = "smc-abc"` (unset keys keep the library's defaults).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -106,7 +106,7 @@ impl TryFrom<&SmcAbc> for SmcSettings {
             simulation_budget: s.simulations.unwrap_or(d.simulation_budget),
             ..d
         };
-        settings.validate().map_err(abc_key)?;
+        settings.validate().map_err(|e| setting_error(&e, s))?;
         Ok(settings)
     }
 }
@@ -123,6 +123,7 @@ impl TryFrom<&SmcAbc> for PmcSettings {
         ] {
             crate::error::ensure!(
                 !set,
+                key = format!("sampler.{key}");
                 "sampler.{key} applies to the adaptive SMC-ABC: the PMC with sampler.pairs \
                  uses the twice-covariance kernel and the prior as generation 0"
             );
@@ -134,7 +135,7 @@ impl TryFrom<&SmcAbc> for PmcSettings {
             generations: s
                 .generations
                 .map_or(Ok(d.generations), u32::try_from)
-                .map_err(|e| crate::error::err!("{e}"))
+                .map_err(|e| crate::error::err!(key = "sampler.generations"; "{e}"))
                 .context("sampler.generations is too large")?,
             final_tolerance: s.final_tolerance.unwrap_or(d.final_tolerance),
         };

@@ -1,38 +1,25 @@
 //! `kind = "soft-abc"`: soft ABCDP, Gaussian noisy scaled distances and weights (Park &
-//! Jitkrittum, Algorithm 2), as [`dpinfer::abc::soft::SoftAbcdp`].
+//! Jitkrittum, Algorithm 2), as [`dpinfer::abc::soft::SoftAbcdp`]; the table is the
+//! library's [`SoftAbcOptions`] between `pairs` and `clip`.
 
+use dpinfer::abc::pass::SoftAbcOptions;
 use dpinfer::abc::soft::SoftAbcdpSettings;
-use serde::{Deserialize, Serialize};
 
-use super::{Calibration, PairsPass, With, abc_key};
+use super::{Calibration, PairsPass, Pass, With, setting_error};
 use crate::error::Result;
 
 /// `[sampler] kind = "soft-abc"`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SoftAbc {
-    /// Public (θ, simulation) pairs T.
-    pub pairs: usize,
-    /// Soft threshold ε_abc of the kernel `exp(−ρ/ε_abc)`.
-    pub epsilon_abc: f64,
-    /// Clipping bound of the distance (default: the distance's own bound).
-    pub clip: Option<f64>,
-}
+pub type SoftAbc = Pass<SoftAbcOptions>;
 
 impl TryFrom<With<'_, SoftAbc, Calibration>> for SoftAbcdpSettings {
     type Error = crate::Error;
 
     fn try_from(With(s, cal): With<'_, SoftAbc, Calibration>) -> Result<Self> {
-        let settings = Self {
-            epsilon_abc: s.epsilon_abc,
-            epsilon_total: cal.epsilon,
-            delta_total: cal.delta,
-            sensitivity: cal.sensitivity,
-            bound: cal.clip,
-            floor: Self::FLOOR,
-        };
-        settings.validate().map_err(abc_key)?;
-        cal.threshold(s.epsilon_abc)?;
+        let settings = s
+            .options
+            .settings(cal.epsilon, cal.delta, cal.sensitivity, cal.clip);
+        settings.validate().map_err(|e| setting_error(&e, s))?;
+        cal.threshold(s.options.epsilon_abc)?;
         Ok(settings)
     }
 }

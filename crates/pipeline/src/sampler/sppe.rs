@@ -5,8 +5,8 @@
 
 use dpinfer::simulators::qmc::Sampling;
 use dpinfer_neural::{
-    ChainSettings, FlowSettings, MafSettings, NeuralError, NsfSettings, SequentialSettings,
-    SplineImpl, TrainSettings,
+    ChainSettings, FlowSettings, MafSettings, NsfSettings, SequentialSettings, SplineImpl,
+    TrainSettings,
 };
 use serde::{Deserialize, Serialize};
 
@@ -177,7 +177,9 @@ impl Neural {
             seed,
             ..d
         };
-        settings.check().map_err(settings_key)?;
+        settings
+            .check()
+            .map_err(|e| super::setting_error(&e, self))?;
         Ok(settings)
     }
 }
@@ -190,46 +192,12 @@ impl super::Sequential for Neural {
     }
 
     fn run(&self, on: &super::SequentialRun<'_>) -> crate::Result<crate::results::Outcome> {
-        use crate::error::Context as _;
         let mech = on
             .mech
-            .context("privacy.release is required for sppe and sple")?;
+            .ok_or_else(|| {
+                crate::error::err!(key = "privacy.release"; "privacy.release is required for sppe and sple")
+            })?;
         let (cfg, model, dir) = (on.cfg, on.model, on.dir);
         crate::neural::run(cfg, model, on.target, mech, dir, on.threads, on.observer)
-    }
-}
-
-/// Names the config key behind a library settings error.
-pub(crate) fn settings_key(e: NeuralError) -> crate::Error {
-    let key = |name: &str| -> Option<&'static str> {
-        let name = name.split(' ').next().unwrap_or(name);
-        Some(match name {
-            "rounds" => "sampler.rounds",
-            "simulations" => "sampler.simulations",
-            "noise_draws" => "sampler.noise_draws",
-            "atoms" => "sampler.atoms",
-            "posterior_draws" | "n" => "sampler.samples",
-            "chains" => "sampler.chains",
-            "warmup" => "sampler.warmup",
-            "thin" => "sampler.thin",
-            "layers" => "sampler.layers",
-            "hidden" => "sampler.hidden",
-            "bins" => "sampler.bins",
-            "spline" => "sampler.spline",
-            "batch_size" => "sampler.batch_size",
-            "learning_rate" => "sampler.learning_rate",
-            "patience" => "sampler.patience",
-            "max_epochs" => "sampler.max_epochs",
-            _ => return None,
-        })
-    };
-    let named = match &e {
-        NeuralError::Dimension { name, .. } | NeuralError::Setting { name, .. } => key(name),
-        NeuralError::TooFewPairs { .. } => Some("sampler.simulations"),
-        _ => None,
-    };
-    match named {
-        Some(k) => crate::error::err!(key = k; "{k}: {e}"),
-        None => crate::error::err!("sampler: {e}"),
     }
 }

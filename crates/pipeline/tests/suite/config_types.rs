@@ -8,7 +8,7 @@ use dpinfer::distances::{Relations, Sensitivity};
 
 use dpinfer_pipeline::config::{DistanceConfig, PrivacyConfig, ReleaseConfig};
 use dpinfer_pipeline::sampler::{
-    Calibration, McmcKernel, SamplerConfig, SamplerKind, SmcAbc, SvtAbc, With,
+    Calibration, SamplerConfig, SamplerKind, SmcAbc, SvtAbc, SvtAbcOptions, With,
 };
 
 /// A minimal valid `[sampler]` table of every kind.
@@ -238,19 +238,25 @@ fn svt_converts_into_the_library_settings_which_check_them() {
     assert_eq!(lib.epsilon_abc, 0.1);
     assert_eq!(lib.clip, 0.5);
     assert_eq!(lib.resample, dpinfer::abc::analysis::Resample::AfterAccept);
-    let zero = SvtAbc { c: 0, ..s.clone() };
-    let e = SvtAbcSettings::try_from(With(&zero, cal())).unwrap_err();
-    assert!(e.to_string().contains("sampler.c = 0"), "{e}");
-    let high = SvtAbc {
-        epsilon_abc: 0.5,
+    // The table is `pairs`, the library's `SvtAbcOptions`, `clip`.
+    let with = |options: SvtAbcOptions| SvtAbc {
+        options,
         ..s.clone()
     };
+    let zero = with(SvtAbcOptions { c: 0, ..s.options });
+    let e = SvtAbcSettings::try_from(With(&zero, cal())).unwrap_err();
+    assert!(e.to_string().contains("sampler.c = 0"), "{e}");
+    assert_eq!(e.config_key().as_deref(), Some("sampler.c"));
+    let high = with(SvtAbcOptions {
+        epsilon_abc: 0.5,
+        ..s.options
+    });
     let e = SvtAbcSettings::try_from(With(&high, cal())).unwrap_err();
     assert!(e.to_string().contains("every pair would pass"), "{e}");
-    let neg = SvtAbc {
+    let neg = with(SvtAbcOptions {
         epsilon_abc: -0.1,
-        ..s
-    };
+        ..s.options
+    });
     let e = SvtAbcSettings::try_from(With(&neg, cal())).unwrap_err();
     assert!(e.to_string().contains("sampler.epsilon_abc"), "{e}");
 }
@@ -295,7 +301,7 @@ fn mcmc_tables_keep_the_librarys_defaults() {
     let SamplerConfig::DpPenalty(p) = sampler("dp-penalty", "").unwrap() else {
         panic!()
     };
-    let k = p.kernel.kernel(target).unwrap();
+    let k = p.kernel.kernel(target);
     assert_eq!(
         k,
         Kernel::DpPenalty(dpinfer::mcmc::run::DpPenalty::new(target))
@@ -304,17 +310,27 @@ fn mcmc_tables_keep_the_librarys_defaults() {
     let SamplerConfig::DpHmc(h) = sampler("dp-hmc", "accounting = \"zcdp\"").unwrap() else {
         panic!()
     };
-    let Kernel::DpHmc(k) = h.kernel.kernel(target).unwrap() else {
+    let Kernel::DpHmc(k) = h.kernel.kernel(target) else {
         panic!()
     };
     assert_eq!(k.leapfrog_steps, 10);
     assert_eq!(k.accounting, dpinfer::mcmc::budget::Accounting::Zcdp);
-    let bad = sampler("dp-hmc", "accounting = \"rdp\"").unwrap();
+    // The table is the library's `DpHmcOptions`: an unknown accounting is refused when the
+    // table is read (it was refused by the check before), in the library's words.
+    let bad = sampler("dp-hmc", "accounting = \"rdp\"").unwrap_err();
     assert!(
-        bad.check(1.0, 1e-6)
-            .unwrap_err()
-            .to_string()
-            .contains("sampler.accounting")
+        bad.contains(
+            "[sampler] (kind = \"dp-hmc\"): accounting must be \"pld\" or \"zcdp\", got \"rdp\""
+        ),
+        "{bad}"
+    );
+    let text = "[model]\nname = \"gaussian-mean\"\n[sampler]\nkind = \"dp-penalty\"\naccounting = \"rdp\"\n";
+    let e = dpinfer_pipeline::Config::parse(text, std::path::Path::new(".")).unwrap_err();
+    assert!(e.is_config(), "{e:?}");
+    assert_eq!(
+        e.config_key().as_deref(),
+        Some("sampler.accounting"),
+        "{e:#}"
     );
     let bad = sampler("rwmh", "iterations = 10\nburn_in = 10").unwrap();
     assert!(

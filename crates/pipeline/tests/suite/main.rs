@@ -18,4 +18,5 @@ mod errors;
 mod folder;
 mod neural;
 mod prior_curve;
+mod sampler_json;
 mod steps;

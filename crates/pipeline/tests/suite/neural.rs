@@ -9,6 +9,13 @@ use dpinfer_neural::{ConditionalFlow, NeuralPosterior};
 use dpinfer_pipeline::Config;
 use dpinfer_pipeline::model::ModelPrior;
 
+/// Runs `cfg` into `dir` on one thread, quietly, and closes the results folder.
+fn run(cfg: &Config, dir: &Path) -> dpinfer_pipeline::Result<dpinfer_pipeline::Outcome> {
+    let quiet = std::sync::Arc::new(dpinfer_pipeline::Quiet)
+        as std::sync::Arc<dyn dpinfer_pipeline::Observer>;
+    dpinfer_pipeline::run_with(cfg, dir, 1, &quiet)?.close()
+}
+
 fn scratch(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!(
         "dpinfer-pipeline-neural-{name}-{}",
@@ -49,16 +56,7 @@ const TINY: &str = "rounds = 2\nsimulations = 64\nnoise_draws = 2\nlayers = 2\nh
 fn sppe_keeps_the_release_claim_and_its_estimator_samples_the_same_draws() {
     let cfg = config(&format!("kind = \"sppe\"\n{TINY}")).unwrap();
     let dir = scratch("sppe");
-    let out = dpinfer_pipeline::run_with(
-        &cfg,
-        &dir,
-        1,
-        &(std::sync::Arc::new(dpinfer_pipeline::Quiet)
-            as std::sync::Arc<dyn dpinfer_pipeline::Observer>),
-    )
-    .unwrap()
-    .close()
-    .unwrap();
+    let out = run(&cfg, &dir).unwrap();
     assert_eq!(out.sampler, "sppe");
     assert_eq!(out.samples.len(), 100 * out.names.len());
     // the ledger is the release's: a Laplace claim of at most privacy.epsilon, not "not private"
@@ -92,16 +90,7 @@ fn sppe_keeps_the_release_claim_and_its_estimator_samples_the_same_draws() {
 fn sple_reports_split_rhat_and_ess_per_parameter() {
     let cfg = config(&format!("kind = \"sple\"\n{TINY}\nchains = 2\nwarmup = 40")).unwrap();
     let dir = scratch("sple");
-    let out = dpinfer_pipeline::run_with(
-        &cfg,
-        &dir,
-        1,
-        &(std::sync::Arc::new(dpinfer_pipeline::Quiet)
-            as std::sync::Arc<dyn dpinfer_pipeline::Observer>),
-    )
-    .unwrap()
-    .close()
-    .unwrap();
+    let out = run(&cfg, &dir).unwrap();
     for name in &out.names {
         assert!(
             out.facts
@@ -155,14 +144,7 @@ fn the_estimator_never_writes_through_a_link_in_the_folder() {
     let outside = scratch("link-target");
     std::fs::write(&outside, b"not yours").unwrap();
     std::os::unix::fs::symlink(&outside, dir.join("estimator.safetensors")).unwrap();
-    let run = dpinfer_pipeline::run_with(
-        &cfg,
-        &dir,
-        1,
-        &(std::sync::Arc::new(dpinfer_pipeline::Quiet)
-            as std::sync::Arc<dyn dpinfer_pipeline::Observer>),
-    );
-    let err = run.err().unwrap().to_string();
+    let err = run(&cfg, &dir).err().unwrap().to_string();
     assert!(err.contains("estimator.safetensors"), "{err}");
     assert_eq!(std::fs::read(&outside).unwrap(), b"not yours");
     let _ = std::fs::remove_dir_all(&dir);
@@ -201,8 +183,6 @@ fn the_spline_key_selects_the_fused_spline_and_is_absent_from_old_configs() {
         FlowSettings::Nsf(n) => n.spline,
         other => panic!("{other:?}"),
     };
-    let quiet = std::sync::Arc::new(dpinfer_pipeline::Quiet)
-        as std::sync::Arc<dyn dpinfer_pipeline::Observer>;
     for (extra, want) in [("", SplineImpl::Tensor), ("spline = 2", SplineImpl::Fused)] {
         let cfg = config(&format!("kind = \"sppe\"\n{TINY}\n{extra}")).unwrap();
         let json = serde_json::to_string(&cfg.sampler).unwrap();
@@ -212,10 +192,7 @@ fn the_spline_key_selects_the_fused_spline_and_is_absent_from_old_configs() {
         } else {
             "spline2"
         });
-        dpinfer_pipeline::run_with(&cfg, &dir, 1, &quiet)
-            .unwrap()
-            .close()
-            .unwrap();
+        run(&cfg, &dir).unwrap();
         assert_eq!(spline_of(&dir), want);
         let _ = std::fs::remove_dir_all(&dir);
     }
