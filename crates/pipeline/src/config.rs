@@ -524,12 +524,21 @@ impl Default for OutputConfig {
 /// degenerate (its reciprocal overflows).
 ///
 /// # Errors
-/// Any other value, named by `name`.
+/// Any other value: a config error about key `name` (`privacy.epsilon`), named by it.
 pub(crate) fn finite_pos(name: &str, v: f64) -> Result<f64> {
+    finite_pos_at(name, name, v)
+}
+
+/// [`finite_pos`] for a value named in words (`model.prior "mu" (normal): `sd``) that
+/// belongs to config key `key` (`model.prior`).
+///
+/// # Errors
+/// Any other value: a config error about `key`, named by `name`.
+pub(crate) fn finite_pos_at(key: &str, name: &str, v: f64) -> Result<f64> {
     if v.is_normal() && v > 0.0 {
         Ok(v)
     } else {
-        bail!("{name} must be a finite, normal (not subnormal) number > 0, got {v:?}")
+        bail!(key = key; "{name} must be a finite, normal (not subnormal) number > 0, got {v:?}")
     }
 }
 

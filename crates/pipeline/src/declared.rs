@@ -6,7 +6,7 @@
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crate::error::{Context, Result, bail};
+use crate::error::{Context, Result, bail, err};
 use dpinfer::simulators::prior::DeclaredPrior;
 use dpinfer::simulators::{Prior, SimError, Simulator};
 use dpinfer_workers::{CommandSimulator, Pool, PoolSettings};
@@ -74,15 +74,22 @@ impl CommandModel {
     /// # Errors
     /// Missing or invalid keys, named.
     pub fn build(c: &ModelConfig) -> Result<Self> {
-        let command = c.command.clone().context(
-            "model.command is required for kind = \"command\" (e.g. [\"python3\", \"sim.py\"])",
-        )?;
-        let outputs = c
-            .outputs
-            .context("model.outputs (values per simulation) is required for kind = \"command\"")?;
+        let command = c.command.clone().ok_or_else(|| {
+            err!(
+                key = "model.command";
+                "model.command is required for kind = \"command\" (e.g. [\"python3\", \"sim.py\"])"
+            )
+        })?;
+        let outputs = c.outputs.ok_or_else(|| {
+            err!(
+                key = "model.outputs";
+                "model.outputs (values per simulation) is required for kind = \"command\""
+            )
+        })?;
         let row_dim = c.row_dim.unwrap_or(1);
         if row_dim == 0 || outputs == 0 || !outputs.is_multiple_of(row_dim) {
             bail!(
+                key = "model.outputs";
                 "model.outputs = {outputs} must be a positive multiple of model.row_dim = {row_dim}"
             );
         }
@@ -95,12 +102,15 @@ impl CommandModel {
             ("tau", c.tau.is_some()),
         ] {
             if v {
-                bail!("model.{key} belongs to a built-in model, not to kind = \"command\"");
+                bail!(
+                    key = format!("model.{key}");
+                    "model.{key} belongs to a built-in model, not to kind = \"command\""
+                );
             }
         }
         let timeout = c.timeout.unwrap_or(60.0);
         if !(timeout.is_finite() && timeout > 0.0 && timeout <= 86_400.0) {
-            bail!("model.timeout must be in (0, 86400] seconds, got {timeout:?}");
+            bail!(key = "model.timeout"; "model.timeout must be in (0, 86400] seconds, got {timeout:?}");
         }
         let (prior, names) = build_prior(&c.prior)?;
         let summary = c

@@ -19,9 +19,11 @@
 //! text the `dpinfer` command prints.
 //!
 //! Inside the crate, the [`Context`] extension trait adds `.context(..)` and
-//! `.with_context(..)` to results (and to options: a missing value is a required key left
-//! out, [`Error::Config`]), and `bail!`, `ensure!` and `err!` build messages (`bail!("…")` is
-//! an [`Error::Config`] error, `bail!(Data, "…")` names the variant).
+//! `.with_context(..)` to results (and to options: a missing value is an [`Error::Config`]
+//! about no one key; a required key left out names it, `ok_or_else(|| err!(key = …; …))`),
+//! and `bail!`, `ensure!` and `err!` build messages (`bail!(key = k; "…")` is an
+//! [`Error::Config`] error about key `k`, `bail!("…")` one about no one key, `bail!(Data, "…")`
+//! names the variant).
 
 use core::fmt;
 use std::path::PathBuf;
@@ -60,9 +62,9 @@ pub enum Error {
     /// An invalid config key or setting (or command-line setting such as a thread or shard
     /// count); the message names the key.
     Config {
-        /// The config key at fault (`privacy.delta`, `sampler.c`), when the error is about
-        /// one: given by the code that raised it, or the `section.key` the message starts
-        /// with ([`Error::config`]).
+        /// The config key at fault (`privacy.delta`, `sampler.c`, `model.prior`), when the
+        /// error is about one: always given by the code that raised it
+        /// ([`Error::config_at`]), never read back from the message.
         key: Option<String>,
         /// The message.
         message: String,
@@ -169,17 +171,16 @@ impl Error {
         }
     }
 
-    /// A config error whose key is read back from its text: the `section.key` the message
-    /// starts with (`model.summary.lags: …`), else none. The model-declaration checks
-    /// (`model.rs`, `declared.rs`, `summary_decl.rs`, `prior_decl.rs`) and a missing value
-    /// (`Option::context`) still come here; every other config error names its key as data
-    /// ([`Error::config_at`], `err!(key = …; …)`), or has none (`err!(…)` on a message about
-    /// no one key).
+    /// A config error about no one key (`--threads 9999 is above …`, `sampler rejection is
+    /// not a pairs-based sampler`): its key is `None`, whatever the text says. An error
+    /// about a key names it as data ([`Error::config_at`], `err!(key = …; …)`); the key is
+    /// never read back from a message.
     #[must_use]
     pub fn config(message: impl Into<String>) -> Self {
-        let message = message.into();
-        let key = leading_key(&message).map(str::to_owned);
-        Self::Config { key, message }
+        Self::Config {
+            key: None,
+            message: message.into(),
+        }
     }
 
     /// The config key the error is about, under the context layers: an
@@ -187,8 +188,8 @@ impl Error {
     /// `model.<setting>`, `model.n`, `model.prior`); the unknown field a TOML table refused
     /// (`` unknown field `x` ``, its name as the parser gives it) or the key a `[sampler]`
     /// table's own message starts with (`unknown sampler.kind …`): TOML errors carry only
-    /// text, so this is the one place a key is read from a message. `None` when the error is
-    /// not about one key.
+    /// text, so this is the one place a key is read from a message ([`Error::Config`]
+    /// carries its key as data). `None` when the error is not about one key.
     #[must_use]
     pub fn config_key(&self) -> Option<String> {
         use dpinfer::simulators::models::registry::ModelError as M;
@@ -322,8 +323,10 @@ const SECTIONS: [&str; 8] = [
     "release.",
 ];
 
-/// The `section.key` (letters, digits, `_`, `.`) `message` starts with, after an optional
-/// `unknown ` (`unknown sampler.kind "x"`), if any.
+/// The `section.key` (letters, digits, `_`, `.`) a TOML parser message starts with, after an
+/// optional `unknown ` (`unknown sampler.kind "x"`, the text a `[sampler]` table's own
+/// deserializer gives), if any. Only [`Error::config_key`] on an [`Error::Toml`] reads it:
+/// an [`Error::Config`] carries its key as data.
 fn leading_key(message: &str) -> Option<&str> {
     let message = message.strip_prefix("unknown ").unwrap_or(message);
     let end = message
@@ -427,8 +430,9 @@ impl<T, E: Into<Error>> Context<T> for core::result::Result<T, E> {
     }
 }
 
-/// `.context(..)` on a missing value is an [`Error::Config`] error: in the pipeline a
-/// missing value is a required key left out.
+/// `.context(..)` on a missing value is an [`Error::Config`] error about no one key (`pairs
+/// table size overflows`); a required key left out names its key as data instead:
+/// `ok_or_else(|| err!(key = "sampler.pairs"; "sampler.pairs is required"))`.
 impl<T> Context<T> for Option<T> {
     fn context<C: fmt::Display>(self, context: C) -> Result<T> {
         self.ok_or_else(|| Error::config(context.to_string()))
@@ -439,9 +443,10 @@ impl<T> Context<T> for Option<T> {
     }
 }
 
-/// An [`Error`] from a format string: `err!("…", …)` is an [`Error::Config`] error (its key
-/// the `section.key` the message starts with, [`Error::config`]), `err!(key = k; "…", …)` one
-/// about key `k`, `err!(Data, "…", …)` an [`Error::Data`] one (any message variant by name).
+/// An [`Error`] from a format string: `err!(key = k; "…", …)` is an [`Error::Config`] error
+/// about key `k` ([`Error::config_at`]), `err!("…", …)` one about no one key
+/// ([`Error::config`]), `err!(Data, "…", …)` an [`Error::Data`] one (any message variant by
+/// name).
 macro_rules! err {
     (key = $key:expr; $($arg:tt)+) => {
         $crate::error::Error::config_at($key, ::std::format!($($arg)+))
@@ -569,11 +574,11 @@ mod tests {
         assert_eq!(format!("{e:#}"), chain(&e));
         assert!(matches!(e.root(), Error::Ledger(_)));
         assert!(e.ledger().is_some() && !e.is_refused_release() && !e.is_config());
-        // A missing value is a required key left out.
+        // A missing value is a config error; its key is never read from its text.
         let none: Option<u8> = None;
         let e = none.context("sampler.pairs is required").unwrap_err();
         assert!(matches!(&e, Error::Config { message: m, .. } if m == "sampler.pairs is required"));
-        assert_eq!(e.config_key().as_deref(), Some("sampler.pairs"));
+        assert_eq!(e.config_key(), None);
     }
 
     #[test]
@@ -585,13 +590,21 @@ mod tests {
         fn data() -> Result<()> {
             bail!(Data, "data file {}: no values", "x.csv")
         }
+        // A message that starts with a key is still about no one key unless it names it.
         assert!(
-            matches!(config(0), Err(Error::Config { key: Some(k), message: m }) if m == "sampler.k = 0 is invalid" && k == "sampler.k")
+            matches!(config(0), Err(Error::Config { key: None, message: m }) if m == "sampler.k = 0 is invalid")
         );
         let e = err!(key = "privacy.epsilon"; "the budget is spent");
         assert_eq!(e.config_key().as_deref(), Some("privacy.epsilon"));
         assert_eq!(e.to_string(), "the budget is spent");
         assert_eq!(Error::config("no key here").config_key(), None);
+        // TOML parser text is the one place a key is read from a message.
+        let toml_err =
+            <toml::de::Error as serde::de::Error>::custom("unknown sampler.kind \"svt\"");
+        assert_eq!(
+            Error::Toml(toml_err).config_key().as_deref(),
+            Some("sampler.kind")
+        );
         assert_eq!(
             leading_key("model.summary.lags: lag 4"),
             Some("model.summary.lags")

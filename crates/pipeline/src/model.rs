@@ -63,13 +63,16 @@ impl TryFrom<&ModelConfig> for ModelSpec {
     fn try_from(c: &ModelConfig) -> Result<Self> {
         let name: ModelName = c.name.parse().map_err(|_| {
             crate::error::err!(
+                key = "model.name";
                 "unknown model.name {:?} (expected gaussian-mean, uniform-mixture, \
                  cubic-outbreak, sir, linear-regression, tuberculosis, banana)",
                 c.name
             )
         })?;
         let stream_version = StreamVersion::try_from(c.stream_version.unwrap_or(1))
-            .map_err(|_| crate::error::err!("model.stream_version must be 1 or 2"))?;
+            .map_err(|_| {
+                crate::error::err!(key = "model.stream_version"; "model.stream_version must be 1 or 2")
+            })?;
         Ok(Self {
             name,
             n: c.n,
@@ -89,11 +92,13 @@ fn config_error(e: ModelError) -> crate::Error {
     match e {
         ModelError::Size { model, n, expected } => match (model, expected) {
             (ModelName::Sir, Some(e)) => {
-                crate::error::err!("model.n = {n} but model.obs_times has {e} times")
+                crate::error::err!(key = "model.n"; "model.n = {n} but model.obs_times has {e} times")
             }
-            (_, Some(e)) => crate::error::err!("model.n = {n}: the {model} curve has {e} points"),
+            (_, Some(e)) => {
+                crate::error::err!(key = "model.n"; "model.n = {n}: the {model} curve has {e} points")
+            }
             (_, None) => {
-                crate::error::err!("model.n: the {model} model's summaries have a fixed size")
+                crate::error::err!(key = "model.n"; "model.n: the {model} model's summaries have a fixed size")
             }
         },
         ModelError::PriorNames {
@@ -101,9 +106,11 @@ fn config_error(e: ModelError) -> crate::Error {
             declared,
             expected,
         } => crate::error::err!(
+            key = "model.prior";
             "model.prior declares the parameters {declared:?}; the {model} model's θ is \
              {expected:?} (one [[model.prior]] table per parameter, in this order)"
         ),
+        // about the model as a whole, no one key
         e => crate::error::err!("model: {e}"),
     }
 }
@@ -153,6 +160,7 @@ impl BuildModel for Model {
                 // version of the built-in models has no meaning there.
                 if c.stream_version.is_some() {
                     bail!(
+                        key = "model.stream_version";
                         "model.stream_version applies to the built-in models only; an external \
                          simulator (model.kind = \"command\") draws from its row seeds itself"
                     );
@@ -160,7 +168,10 @@ impl BuildModel for Model {
                 return Ok(Self::User(Arc::new(CommandModel::build(c)?)));
             }
             None | Some("builtin") => {}
-            Some(other) => bail!("unknown model.kind {other:?} (expected \"command\" or none)"),
+            Some(other) => bail!(
+                key = "model.kind";
+                "unknown model.kind {other:?} (expected \"command\" or none)"
+            ),
         }
         for (key, set) in [
             ("command", c.command.is_some()),
@@ -172,7 +183,7 @@ impl BuildModel for Model {
             ("summary", c.summary.is_some()),
         ] {
             if set {
-                bail!("model.{key} belongs to kind = \"command\"");
+                bail!(key = format!("model.{key}"); "model.{key} belongs to kind = \"command\"");
             }
         }
         let mut spec = ModelSpec::try_from(c)?;
@@ -204,6 +215,7 @@ impl BuildModel for Model {
     fn observe(&self, data: Vec<f64>, distance_kind: &str) -> Result<Vec<f64>> {
         if self.declared_summary().is_some() && distance_kind != "l2" {
             bail!(
+                key = "model.summary";
                 "model.summary needs distance.kind = \"l2\" (got {distance_kind:?}): its \
                  sensitivity is derived for the clipped weighted L2 distance"
             );

@@ -2,8 +2,8 @@
 //! into the library's declared prior (`dpinfer::simulators::prior`: `Marginal` blocks of a
 //! `DeclaredPrior`).
 
-use crate::config::finite_pos;
-use crate::error::{Context, Result, bail};
+use crate::config::finite_pos_at;
+use crate::error::{Result, bail, err};
 use dpinfer::simulators::SimError;
 use dpinfer::simulators::prior::{
     Beta, DeclaredPrior, Dirichlet, Exponential, Gamma, LogNormal, Marginal, Normal,
@@ -60,10 +60,12 @@ pub struct PriorDecl {
 
 impl PriorDecl {
     fn need(&self, key: &str, v: Option<f64>) -> Result<f64> {
-        v.with_context(|| {
-            format!(
+        v.ok_or_else(|| {
+            err!(
+                key = "model.prior";
                 "model.prior {:?} ({}): `{key}` is required",
-                self.name, self.dist
+                self.name,
+                self.dist
             )
         })
     }
@@ -87,6 +89,7 @@ impl PriorDecl {
         for (key, set) in given {
             if set && !allowed.contains(&key) {
                 bail!(
+                    key = "model.prior";
                     "model.prior {:?}: `{key}` does not apply to dist = {:?} (keys: {})",
                     self.name,
                     self.dist,
@@ -98,11 +101,12 @@ impl PriorDecl {
     }
 
     /// A scale of the table (`sd`, `sigma`, `shape`, `rate`, `scale`, `a`, `b`): required,
-    /// and checked by the config's one rule for scales ([`finite_pos`]: finite, normal,
+    /// and checked by the config's one rule for scales ([`finite_pos_at`]: finite, normal,
     /// > 0), the rule `model.prior_sd` obeys.
     fn scale_key(&self, key: &str, v: Option<f64>) -> Result<f64> {
         let v = self.need(key, v)?;
-        finite_pos(
+        finite_pos_at(
+            "model.prior",
             &format!("model.prior {:?} ({}): `{key}`", self.name, self.dist),
             v,
         )
@@ -113,9 +117,14 @@ impl PriorDecl {
             (Some(r), None) => self.scale_key("rate", Some(r)),
             (None, Some(s)) => {
                 let r = 1.0 / self.scale_key("scale", Some(s))?;
-                finite_pos(&format!("model.prior {:?}: 1/`scale`", self.name), r)
+                finite_pos_at(
+                    "model.prior",
+                    &format!("model.prior {:?}: 1/`scale`", self.name),
+                    r,
+                )
             }
             _ => bail!(
+                key = "model.prior";
                 "model.prior {:?} ({}): give exactly one of `rate` and `scale`",
                 self.name,
                 self.dist
@@ -139,14 +148,16 @@ impl PriorDecl {
 impl TryFrom<&PriorDecl> for Marginal {
     type Error = crate::Error;
     fn try_from(d: &PriorDecl) -> Result<Self> {
-        let e = |err: SimError| crate::error::err!("model.prior {:?} ({}): {err}", d.name, d.dist);
+        let e =
+            |e: SimError| err!(key = "model.prior"; "model.prior {:?} ({}): {e}", d.name, d.dist);
         Ok(match d.dist.as_str() {
             "uniform" => {
                 d.check_keys(&["lo", "hi"])?;
                 let (lo, hi) = (d.need("lo", d.lo)?, d.need("hi", d.hi)?);
                 if hi > lo {
                     // The width is the uniform's scale: the density is its reciprocal.
-                    finite_pos(
+                    finite_pos_at(
+                        "model.prior",
                         &format!(
                             "model.prior {:?} (uniform): the width `hi` - `lo` = {hi:?} - {lo:?}",
                             d.name
@@ -195,14 +206,15 @@ impl TryFrom<&PriorDecl> for Marginal {
             }
             "dirichlet" => {
                 d.check_keys(&["k", "a"])?;
-                let k = d.k.with_context(|| {
-                    format!("model.prior {:?} (dirichlet): `k` is required", d.name)
+                let k = d.k.ok_or_else(|| {
+                    err!(key = "model.prior"; "model.prior {:?} (dirichlet): `k` is required", d.name)
                 })?;
                 Self::Dirichlet(
                     Dirichlet::new(k, d.scale_key("a", Some(d.a.unwrap_or(1.0)))?).map_err(e)?,
                 )
             }
             other => bail!(
+                key = "model.prior";
                 "model.prior {:?}: unknown dist {other:?} (expected uniform, normal, \
                  truncated-normal, log-normal, gamma, beta, exponential, dirichlet)",
                 d.name
@@ -217,6 +229,7 @@ impl TryFrom<&PriorDecl> for Marginal {
 /// No tables, invalid tables, repeated names.
 pub fn build_prior(decls: &[PriorDecl]) -> Result<(DeclaredPrior, Vec<String>)> {
     if decls.is_empty() {
+        // (keyless as it has always been: `config_key()` of this error is `None`)
         bail!("a command model needs its prior: one [[model.prior]] table per parameter");
     }
     let mut blocks = Vec::new();
@@ -230,6 +243,7 @@ pub fn build_prior(decls: &[PriorDecl]) -> Result<(DeclaredPrior, Vec<String>)> 
                 .all(|c| c.is_ascii_alphanumeric() || c == '_')
         {
             bail!(
+                key = "model.prior";
                 "model.prior name {:?}: use letters, digits and _ only",
                 d.name
             );
@@ -237,12 +251,13 @@ pub fn build_prior(decls: &[PriorDecl]) -> Result<(DeclaredPrior, Vec<String>)> 
         let (b, n) = (Marginal::try_from(d)?, d.names());
         for x in &n {
             if !seen.insert(x.clone()) || x == "row" || x == "seed" {
-                bail!("model.prior name {x:?} is repeated or reserved");
+                bail!(key = "model.prior"; "model.prior name {x:?} is repeated or reserved");
             }
         }
         blocks.push(b);
         names.extend(n);
     }
-    let p = DeclaredPrior::new(blocks).map_err(|e| crate::error::err!("model.prior: {e}"))?;
+    let p =
+        DeclaredPrior::new(blocks).map_err(|e| err!(key = "model.prior"; "model.prior: {e}"))?;
     Ok((p, names))
 }

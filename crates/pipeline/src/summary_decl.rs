@@ -3,12 +3,12 @@
 //! (`dpinfer::simulators::summaries`), which proves the sensitivity of library summaries and
 //! labels a user-declared one.
 
-use crate::error::{Context, Result, bail};
+use crate::error::{Result, bail, err};
 use dpinfer::distances::Neighbouring;
 pub use dpinfer::simulators::summaries::{
     DeclaredSummary, PROVEN_RELATION, USER_ADD_REMOVE, USER_REPLACE_ONE,
 };
-use dpinfer::simulators::summaries::{OwnedSummaryKind, SummarySpec};
+use dpinfer::simulators::summaries::{OwnedSummaryKind, SummaryError, SummarySpec};
 use serde::{Deserialize, Serialize};
 
 /// `[model.summary]` of a command model: the summary statistics the `l2` distance compares.
@@ -72,7 +72,7 @@ impl TryFrom<&SummaryDecl> for SummarySpec {
         let k = decl.kind.as_str();
         let given = |key: &str, set: bool| -> Result<()> {
             if set {
-                bail!("model.summary: `{key}` does not apply to kind = {k:?}");
+                bail!(key = "model.summary"; "model.summary: `{key}` does not apply to kind = {k:?}");
             }
             Ok(())
         };
@@ -84,6 +84,7 @@ impl TryFrom<&SummaryDecl> for SummarySpec {
             match decl.observed.as_deref() {
                 None | Some("raw" | "summary") => {}
                 Some(o) => bail!(
+                    key = "model.summary.observed";
                     "model.summary.observed = {o:?} (expected \"raw\": the worker summarises \
                      the data file, or \"summary\": the data file holds the summary)"
                 ),
@@ -93,13 +94,18 @@ impl TryFrom<&SummaryDecl> for SummarySpec {
                 (Some(v), Some("replace-one")) => Some((v, Neighbouring::ReplaceOne)),
                 (Some(v), Some("add-remove")) => Some((v, Neighbouring::AddRemove)),
                 (Some(_), None) => bail!(
+                    key = "model.summary.sensitivity";
                     "model.summary.sensitivity is user-declared: say under which neighbouring \
                      relation it holds, relation = \"replace-one\" or \"add-remove\""
                 ),
                 (None, Some(_)) => {
-                    bail!("model.summary.relation belongs with a declared sensitivity")
+                    bail!(
+                        key = "model.summary.relation";
+                        "model.summary.relation belongs with a declared sensitivity"
+                    )
                 }
                 (Some(_), Some(r)) => bail!(
+                    key = "model.summary.relation";
                     "model.summary.relation = {r:?} (expected \"replace-one\" or \"add-remove\")"
                 ),
             };
@@ -114,28 +120,29 @@ impl TryFrom<&SummaryDecl> for SummarySpec {
             "identity" => OwnedSummaryKind::Identity,
             "mean" => OwnedSummaryKind::Mean,
             "quantiles" => OwnedSummaryKind::Quantiles(
-                decl.levels
-                    .clone()
-                    .context("model.summary: `levels` is required for quantiles")?,
+                decl.levels.clone().ok_or_else(|| {
+                    err!(key = "model.summary"; "model.summary: `levels` is required for quantiles")
+                })?,
             ),
             "lag-products" => OwnedSummaryKind::LagProducts(
-                decl.lags
-                    .clone()
-                    .context("model.summary: `lags` is required for lag-products")?,
+                decl.lags.clone().ok_or_else(|| {
+                    err!(key = "model.summary"; "model.summary: `lags` is required for lag-products")
+                })?,
             ),
             other => bail!(
+                key = "model.summary.kind";
                 "model.summary.kind {other:?}: expected identity, mean, quantiles, \
                  lag-products (library summaries with a proven sensitivity) or simulator"
             ),
         };
         Ok(Self::Clipped {
             kind,
-            lo: decl
-                .lo
-                .context("model.summary: `lo` (clip of each observation) is required")?,
-            hi: decl
-                .hi
-                .context("model.summary: `hi` (clip of each observation) is required")?,
+            lo: decl.lo.ok_or_else(|| {
+                err!(key = "model.summary"; "model.summary: `lo` (clip of each observation) is required")
+            })?,
+            hi: decl.hi.ok_or_else(|| {
+                err!(key = "model.summary"; "model.summary: `hi` (clip of each observation) is required")
+            })?,
             sensitivity: decl.sensitivity,
         })
     }
@@ -154,12 +161,23 @@ pub fn build(decl: &SummaryDecl, raw_len: usize, row_dim: usize) -> Result<Decla
         && h >= raw_len
     {
         bail!(
+            key = "model.summary.lags";
             "model.summary.lags: lag {h} is not below the {raw_len} observations of a \
              simulation (model.outputs = {raw_len}); every lag must be at most {}",
             raw_len.saturating_sub(1)
         );
     }
-    DeclaredSummary::new(spec, raw_len, row_dim).map_err(|e| crate::error::err!("model.{e}"))
+    DeclaredSummary::new(spec, raw_len, row_dim).map_err(|e| {
+        // The key is the one the library's error is about: a declared sensitivity, or the
+        // summary table as a whole (its kind and clip, the model's row dimension).
+        let key = match e {
+            SummaryError::InvalidSensitivity(_) | SummaryError::BelowProven { .. } => {
+                "model.summary.sensitivity"
+            }
+            _ => "model.summary",
+        };
+        err!(key = key; "model.{e}")
+    })
 }
 
 #[cfg(test)]

@@ -389,3 +389,109 @@ fn a_chain_cut_short_by_its_budget_says_its_burn_in_was_lowered() {
         o.warnings
     );
 }
+
+/// The error of building the model of a command-model (or built-in) config whose `[model]`
+/// table is `model` (the config parser's checks first, then the model's own).
+fn model_error(model: &str) -> Error {
+    let text = format!(
+        "[model]\n{model}\n[distance]\nkind = \"l2\"\n[sampler]\nkind = \"rejection\"\n\
+         pairs = 20\naccept = 5\n[seeds]\nrun = 1\n"
+    );
+    let cfg = match Config::parse(&text, Path::new(".")) {
+        Ok(cfg) => cfg,
+        Err(e) => return e,
+    };
+    match <dpinfer_pipeline::model::Model as dpinfer_pipeline::model::BuildModel>::build(
+        &cfg.model, None,
+    ) {
+        Ok(_) => panic!("the model was built: {model}"),
+        Err(e) => e,
+    }
+}
+
+#[test]
+fn model_declaration_errors_carry_their_key_as_data() {
+    const CMD: &str = "name = \"mine\"\nkind = \"command\"\ncommand = [\"/bin/true\"]\noutputs = 5";
+    const MU: &str = "[[model.prior]]\nname = \"mu\"\ndist = \"uniform\"\nlo = -1.0\nhi = 1.0";
+    let lags = format!(
+        "{CMD}\n{MU}\n[model.summary]\nkind = \"lag-products\"\nlags = [5]\nlo = 0.0\nhi = 1.0"
+    );
+    // (the `[model]` table, the key the error is about, its message byte for byte)
+    let cases: [(String, Option<&str>, &str); 9] = [
+        (
+            format!(
+                "{CMD}\n[[model.prior]]\nname = \"mu\"\ndist = \"normal\"\nmean = 0.0\nsd = 0.0"
+            ),
+            Some("model.prior"),
+            "model.prior \"mu\" (normal): `sd` must be a finite, normal (not subnormal) number > 0, got 0.0",
+        ),
+        (
+            format!("{CMD}\n[[model.prior]]\nname = \"mu\"\ndist = \"uniform\"\nlo = 0.0"),
+            Some("model.prior"),
+            "model.prior \"mu\" (uniform): `hi` is required",
+        ),
+        (
+            lags,
+            Some("model.summary.lags"),
+            "model.summary.lags: lag 5 is not below the 5 observations of a simulation \
+             (model.outputs = 5); every lag must be at most 4",
+        ),
+        (
+            format!("{CMD}\n{MU}\n[model.summary]\nkind = \"mean\"\nlo = 0.0"),
+            Some("model.summary"),
+            "model.summary: `hi` (clip of each observation) is required",
+        ),
+        (
+            format!("{CMD}\nsigma = 1.0\n{MU}"),
+            Some("model.sigma"),
+            "model.sigma belongs to a built-in model, not to kind = \"command\"",
+        ),
+        (
+            "name = \"gaussian-mean\"\noutputs = 5".into(),
+            Some("model.outputs"),
+            "model.outputs belongs to kind = \"command\"",
+        ),
+        (
+            "name = \"mine\"\nkind = \"command\"\ncommand = [\"/bin/true\"]".into(),
+            Some("model.outputs"),
+            "model.outputs (values per simulation) is required for kind = \"command\"",
+        ),
+        (
+            "name = \"nope\"".into(),
+            Some("model.name"),
+            "unknown model.name \"nope\" (expected gaussian-mean, uniform-mixture, \
+             cubic-outbreak, sir, linear-regression, tuberculosis, banana)",
+        ),
+        // About the declaration as a whole: no one key, as before.
+        (
+            CMD.into(),
+            None,
+            "a command model needs its prior: one [[model.prior]] table per parameter",
+        ),
+    ];
+    for (model, key, message) in cases {
+        let e = model_error(&model);
+        match e.root() {
+            Error::Config { key: k, message: m } => {
+                assert_eq!(m, message, "{model}");
+                assert_eq!(k.as_deref(), key, "{model}");
+            }
+            other => panic!("not a config error: {other:?}\n{model}"),
+        }
+        assert_eq!(e.config_key().as_deref(), key, "{model}");
+    }
+    // A library refusal of the declared summary keeps its text; the key is its setting.
+    let e = model_error(&format!(
+        "{CMD}\n{MU}\n[model.summary]\nkind = \"mean\"\nlo = 0.0\nhi = 1.0\nsensitivity = 1e-9"
+    ));
+    assert_eq!(
+        e.config_key().as_deref(),
+        Some("model.summary.sensitivity"),
+        "{e:#}"
+    );
+    assert!(
+        e.to_string()
+            .starts_with("model.summary.sensitivity = 1e-9 is below"),
+        "{e:#}"
+    );
+}
