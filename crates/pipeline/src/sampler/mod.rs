@@ -4,7 +4,7 @@
 //! in [`Pass`]; serde behind the libraries' `serde` features), else a struct with its
 //! conversion into the library's settings (`TryFrom`: rejection, which has no settings type;
 //! SMC-ABC, one table for two library structs; SPPE/SPLE, flat where the library nests). The library owns the defaults and the checks, and
-//! [`setting_error`] turns its errors into config errors naming the key.
+//! `setting_error` turns its errors into config errors naming the key.
 //!
 //! The table is an internally tagged enum (`kind = "svt-abc"`, …). [`SamplerConfig`]'s
 //! `Deserialize` reads the table, picks the struct by `kind` and reads the other keys into it
