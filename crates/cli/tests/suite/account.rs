@@ -181,36 +181,25 @@ fn sigma_calibration_round_trips() {
 fn mcmc_budgets_match_the_samplers() {
     // The mcmc crate's README: DP penalty ε = 6, δ = 1e-6, τ = 0.1, n = 1e5 → 1431 (PLD);
     // zCDP must allow fewer (thesis Theorem 6 vs 7).
-    let pld = json(&[
-        "max-steps",
-        "--sampler",
-        "penalty",
-        "--epsilon",
-        "6",
-        "--delta",
-        "1e-6",
-        "--tau",
-        "0.1",
-        "--n",
-        "100000",
-    ]);
-    assert_eq!(pld["max_steps"], 1431);
-    let z = json(&[
-        "max-steps",
-        "--sampler",
-        "penalty",
-        "--epsilon",
-        "6",
-        "--delta",
-        "1e-6",
-        "--tau",
-        "0.1",
-        "--n",
-        "100000",
-        "--method",
-        "zcdp",
-    ]);
-    assert!(z["max_steps"].as_u64().unwrap() < 1431);
+    let penalty = |extra: &[&str]| {
+        let mut a = vec![
+            "max-steps",
+            "--sampler",
+            "penalty",
+            "--epsilon",
+            "6",
+            "--delta",
+            "1e-6",
+            "--tau",
+            "0.1",
+            "--n",
+            "100000",
+        ];
+        a.extend_from_slice(extra);
+        json(&a)["max_steps"].as_u64().unwrap()
+    };
+    assert_eq!(penalty(&[]), 1431);
+    assert!(penalty(&["--method", "zcdp"]) < 1431);
     let b = json(&[
         "max-steps",
         "--sampler",
