@@ -194,13 +194,7 @@ impl<'a> ClippedL2<'a> {
     /// [`AbcError::NonFiniteValue`] for a non-finite observed value.
     pub fn new(l2: ClippedWeightedL2<'a>, observed: &'a [f64]) -> Result<Self, AbcError> {
         let k = l2.weighted_l2().len();
-        if observed.len() != k {
-            return Err(AbcError::LengthMismatch {
-                name: "observed",
-                expected: k,
-                found: observed.len(),
-            });
-        }
+        crate::error::check_len("observed", k, observed.len())?;
         if observed.iter().any(|x| !x.is_finite()) {
             return Err(AbcError::NonFiniteValue { name: "observed" });
         }

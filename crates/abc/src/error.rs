@@ -183,3 +183,30 @@ pub(crate) fn non_negative(name: &'static str, x: f64) -> Result<f64, AbcError> 
 pub(crate) fn finite(name: &'static str, x: f64) -> Result<f64, AbcError> {
     Ok(dpinfer_math::check::finite(name, x)?)
 }
+
+/// Checks a length: [`AbcError::LengthMismatch`] naming `name` unless `found == expected`.
+pub(crate) fn check_len(name: &'static str, expected: usize, found: usize) -> Result<(), AbcError> {
+    if found == expected {
+        Ok(())
+    } else {
+        Err(AbcError::LengthMismatch {
+            name,
+            expected,
+            found,
+        })
+    }
+}
+
+/// The θ dimension a sampler runs at: the prior's, which must be non-zero
+/// ([`AbcError::InvalidCount`]) and equal the simulator's `param_dim`
+/// ([`AbcError::LengthMismatch`]).
+pub(crate) fn model_dim(prior_dim: usize, sim_param_dim: usize) -> Result<usize, AbcError> {
+    if prior_dim == 0 {
+        return Err(AbcError::InvalidCount {
+            name: "dim",
+            value: 0,
+        });
+    }
+    check_len("simulator param_dim", prior_dim, sim_param_dim)?;
+    Ok(prior_dim)
+}

@@ -156,13 +156,7 @@ impl GaussianKernel {
     ) -> Result<(), AbcError> {
         let dim = self.dim;
         let n = weights.len();
-        if distances.len() != n {
-            return Err(AbcError::LengthMismatch {
-                name: "distances",
-                expected: n,
-                found: distances.len(),
-            });
-        }
+        crate::error::check_len("distances", n, distances.len())?;
         let near = |k: usize| weights[k] > 0.0 && distances[k] <= eps;
         let count = (0..n).filter(|&k| near(k)).count();
         let (sub_p, sub_w): (Vec<f64>, Vec<f64>) = if count > dim {

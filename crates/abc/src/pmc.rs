@@ -157,13 +157,11 @@ impl Population {
         if self.dim == 0 || n == 0 {
             return Err(AbcError::Empty { name: "population" });
         }
-        if self.particles.len() != self.dim.saturating_mul(n) {
-            return Err(AbcError::LengthMismatch {
-                name: "particles",
-                expected: self.dim.saturating_mul(n),
-                found: self.particles.len(),
-            });
-        }
+        crate::error::check_len(
+            "particles",
+            self.dim.saturating_mul(n),
+            self.particles.len(),
+        )?;
         if self.particles.iter().any(|v| !v.is_finite()) {
             return Err(AbcError::NonFiniteValue { name: "particles" });
         }

@@ -218,20 +218,7 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy> RejectionAbc<P, S, D> {
     /// dimension.
     pub fn new(prior: P, sim: S, dist: D, settings: RejectionSettings) -> Result<Self, AbcError> {
         settings.validate()?;
-        let dim = prior.dim();
-        if dim == 0 {
-            return Err(AbcError::InvalidCount {
-                name: "dim",
-                value: 0,
-            });
-        }
-        if sim.batch_param_dim() != dim {
-            return Err(AbcError::LengthMismatch {
-                name: "simulator param_dim",
-                expected: dim,
-                found: sim.batch_param_dim(),
-            });
-        }
+        let dim = crate::error::model_dim(prior.dim(), sim.batch_param_dim())?;
         let out_dim = sim.batch_output_dim();
         let tolerance = match settings.rule {
             Rule::Threshold(e) => e,

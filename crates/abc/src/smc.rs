@@ -444,20 +444,7 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D
         observer: O,
     ) -> Result<Self, AbcError> {
         settings.validate()?;
-        let dim = prior.dim();
-        if dim == 0 {
-            return Err(AbcError::InvalidCount {
-                name: "dim",
-                value: 0,
-            });
-        }
-        if sim.batch_param_dim() != dim {
-            return Err(AbcError::LengthMismatch {
-                name: "simulator param_dim",
-                expected: dim,
-                found: sim.batch_param_dim(),
-            });
-        }
+        let dim = crate::error::model_dim(prior.dim(), sim.batch_param_dim())?;
         let n = settings.particles;
         let epsilon = match &settings.tolerance {
             Tolerance::List(v) => v[0],

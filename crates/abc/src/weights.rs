@@ -29,13 +29,7 @@ pub fn normalize_log_weights(log_w: &[f64], out: &mut [f64]) -> Result<f64, AbcE
     if log_w.is_empty() {
         return Err(AbcError::Empty { name: "log_w" });
     }
-    if out.len() != log_w.len() {
-        return Err(AbcError::LengthMismatch {
-            name: "out",
-            expected: log_w.len(),
-            found: out.len(),
-        });
-    }
+    crate::error::check_len("out", log_w.len(), out.len())?;
     let mut max = f64::NEG_INFINITY;
     for &l in log_w {
         if l.is_nan() || l == f64::INFINITY {
@@ -125,13 +119,7 @@ pub fn weighted_mean(
     mean: &mut [f64],
 ) -> Result<(), AbcError> {
     check_points(points, dim, w)?;
-    if mean.len() != dim {
-        return Err(AbcError::LengthMismatch {
-            name: "mean",
-            expected: dim,
-            found: mean.len(),
-        });
-    }
+    crate::error::check_len("mean", dim, mean.len())?;
     let total: f64 = w.iter().sum();
     if !(total.is_finite() && total > 0.0) {
         return Err(AbcError::ZeroTotalWeight);
@@ -165,20 +153,8 @@ pub fn weighted_covariance(
     cov: &mut [f64],
 ) -> Result<(), AbcError> {
     check_points(points, dim, w)?;
-    if mean.len() != dim {
-        return Err(AbcError::LengthMismatch {
-            name: "mean",
-            expected: dim,
-            found: mean.len(),
-        });
-    }
-    if cov.len() != dim * dim {
-        return Err(AbcError::LengthMismatch {
-            name: "cov",
-            expected: dim * dim,
-            found: cov.len(),
-        });
-    }
+    crate::error::check_len("mean", dim, mean.len())?;
+    crate::error::check_len("cov", dim * dim, cov.len())?;
     let total: f64 = w.iter().sum();
     if !(total.is_finite() && total > 0.0) {
         return Err(AbcError::ZeroTotalWeight);

@@ -240,6 +240,28 @@ fn binomial_quantile(n: u64, p: f64, u: f64) -> u64 {
     }
 }
 
+/// `out_i = s_i + noise(u_i)` per coordinate, for an `s` of any non-empty length with finite
+/// entries: the `tau` of the idealized (continuous, simulation-only) noise maps below.
+///
+/// # Errors
+///
+/// As [`NoiseMap::tau`]; [`MechanismError::NonFinite`] (`"s"`) for a NaN or infinite `s_i`.
+fn add_per_coordinate(
+    u: &[f64],
+    s: &[f64],
+    out: &mut [f64],
+    noise: impl Fn(f64) -> f64,
+) -> Result<(), MechanismError> {
+    check_inputs(any_len(s.len())?, u, s, out)?;
+    for &si in s {
+        finite("s", si)?;
+    }
+    for ((o, &ui), &si) in out.iter_mut().zip(u).zip(s) {
+        *o = si + noise(ui);
+    }
+    Ok(())
+}
+
 /// Continuous Laplace `s_i − b·sgn(u_i − ½)·ln(1 − 2|u_i − ½|)` per coordinate, the paper's
 /// §3.4 formula (scale `b = Δ/ε`): exactly `Lap(b)` up to the rounding of `ln`. Simulation only,
 /// like the type.
@@ -253,15 +275,8 @@ impl NoiseMap for IdealizedLaplace {
     ///
     /// As [`NoiseMap::tau`]; [`MechanismError::NonFinite`] (`"s"`) for a NaN or infinite `s_i`.
     fn tau(&self, u: &[f64], s: &[f64], out: &mut [f64]) -> Result<(), MechanismError> {
-        check_inputs(any_len(s.len())?, u, s, out)?;
-        for &si in s {
-            finite("s", si)?;
-        }
         let b = self.scale();
-        for ((o, &ui), &si) in out.iter_mut().zip(u).zip(s) {
-            *o = si + b * laplace_quantile(ui);
-        }
-        Ok(())
+        add_per_coordinate(u, s, out, |ui| b * laplace_quantile(ui))
     }
 }
 
@@ -277,15 +292,8 @@ impl NoiseMap for IdealizedGaussian {
     ///
     /// As [`NoiseMap::tau`]; [`MechanismError::NonFinite`] (`"s"`) for a NaN or infinite `s_i`.
     fn tau(&self, u: &[f64], s: &[f64], out: &mut [f64]) -> Result<(), MechanismError> {
-        check_inputs(any_len(s.len())?, u, s, out)?;
-        for &si in s {
-            finite("s", si)?;
-        }
         let sigma = self.sigma();
-        for ((o, &ui), &si) in out.iter_mut().zip(u).zip(s) {
-            *o = si + sigma * norm_quantile(ui);
-        }
-        Ok(())
+        add_per_coordinate(u, s, out, |ui| sigma * norm_quantile(ui))
     }
 }
 

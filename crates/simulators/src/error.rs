@@ -186,6 +186,25 @@ pub(crate) fn finite_theta(theta: &[f64]) -> Result<(), SimError> {
     }
 }
 
+/// θ of length `dim`, all finite: [`check_len`] then [`finite_theta`].
+pub(crate) fn finite_theta_of(dim: usize, theta: &[f64]) -> Result<(), SimError> {
+    check_len("theta", dim, theta.len())?;
+    finite_theta(theta)
+}
+
+/// θ and θ′ of length `dim`, all finite: both lengths first (θ, then θ′), then both values,
+/// the order the likelihood-ratio methods report errors in.
+pub(crate) fn finite_theta_pair(
+    dim: usize,
+    theta: &[f64],
+    theta_new: &[f64],
+) -> Result<(), SimError> {
+    check_len("theta", dim, theta.len())?;
+    check_len("theta_new", dim, theta_new.len())?;
+    finite_theta(theta)?;
+    finite_theta(theta_new)
+}
+
 /// Validates a finite, strictly positive parameter ([`check::positive`]).
 pub(crate) fn positive(name: &'static str, value: f64) -> Result<f64, SimError> {
     Ok(check::positive(name, value)?)

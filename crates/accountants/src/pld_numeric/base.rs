@@ -57,6 +57,24 @@ pub(crate) const GL4: [(f64, f64); 4] = [
     (0.861_136_311_594_052_6, 0.347_854_845_137_453_9),
 ];
 
+/// Composite 4-point Gauss–Legendre ([`GL4`]) over `[lo, lo + d]`: `ceil(16 d)` equal pieces
+/// (clamped to `1..=2^16`), `f(z, weight)` called at each piece's nodes in order; returns the
+/// half piece width, the factor that turns the weighted sum of `f`'s values into the integral.
+pub(crate) fn gl4_pieces(lo: f64, d: f64, mut f: impl FnMut(f64, f64)) -> f64 {
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let pieces = (libm::ceil(d * 16.0) as usize).clamp(1, 1 << 16);
+    #[allow(clippy::cast_precision_loss)]
+    let w = d / pieces as f64;
+    for p in 0..pieces {
+        #[allow(clippy::cast_precision_loss)]
+        let c = lo + (p as f64 + 0.5) * w;
+        for &(node, weight) in &GL4 {
+            f(c + 0.5 * w * node, weight);
+        }
+    }
+    0.5 * w
+}
+
 /// `Q`-integrals over one interval `(x, y)` of the loss: `m0 = Q(I)`,
 /// `m_lo = ∫_I (e^ℓ − e^x) dQ`, `m_hi = ∫_I (e^y − e^ℓ) dQ` (all ≥ 0, each evaluated without
 /// cancellation).
@@ -126,37 +144,17 @@ impl Mechanism {
             Self::Gaussian { mu } => norm_cdf((t + mu) / libm::sqrt(2.0 * mu)),
             Self::MixtureOfGaussians(m) => norm_cdf(m.inverse(t)),
             Self::Laplace { epsilon: e } => {
-                if t < -e {
-                    0.0
-                } else if t < e {
-                    1.0 - 0.5 * libm::exp(-(t + e) / 2.0)
-                } else {
-                    1.0
-                }
+                on_span(t, e, 0.0, || 1.0 - 0.5 * libm::exp(-(t + e) / 2.0), 1.0)
             }
             Self::RandomizedResponse { epsilon: e } => {
-                if t < -e {
-                    0.0
-                } else if t < e {
-                    1.0 / (1.0 + libm::exp(-e))
-                } else {
-                    1.0
-                }
+                on_span(t, e, 0.0, || 1.0 / (1.0 + libm::exp(-e)), 1.0)
             }
             Self::KaryRandomizedResponse {
                 epsilon: e,
                 neutral: r,
             } => {
                 let (lo, hi) = kary_masses(e, r);
-                if t < -e {
-                    0.0
-                } else if t < 0.0 {
-                    lo
-                } else if t < e {
-                    1.0 - hi
-                } else {
-                    1.0
-                }
+                on_span(t, e, 0.0, || if t < 0.0 { lo } else { 1.0 - hi }, 1.0)
             }
         }
     }
@@ -169,37 +167,17 @@ impl Mechanism {
             Self::Gaussian { mu } => norm_cdf(-(t + mu) / libm::sqrt(2.0 * mu)),
             Self::MixtureOfGaussians(m) => norm_cdf(-m.inverse(t)),
             Self::Laplace { epsilon: e } => {
-                if t < -e {
-                    1.0
-                } else if t < e {
-                    0.5 * libm::exp(-(t + e) / 2.0)
-                } else {
-                    0.0
-                }
+                on_span(t, e, 1.0, || 0.5 * libm::exp(-(t + e) / 2.0), 0.0)
             }
             Self::RandomizedResponse { epsilon: e } => {
-                if t < -e {
-                    1.0
-                } else if t < e {
-                    1.0 / (1.0 + libm::exp(e))
-                } else {
-                    0.0
-                }
+                on_span(t, e, 1.0, || 1.0 / (1.0 + libm::exp(e)), 0.0)
             }
             Self::KaryRandomizedResponse {
                 epsilon: e,
                 neutral: r,
             } => {
                 let (lo, hi) = kary_masses(e, r);
-                if t < -e {
-                    1.0
-                } else if t < 0.0 {
-                    1.0 - lo
-                } else if t < e {
-                    hi
-                } else {
-                    0.0
-                }
+                on_span(t, e, 1.0, || if t < 0.0 { 1.0 - lo } else { hi }, 0.0)
             }
         }
     }
@@ -212,22 +190,10 @@ impl Mechanism {
             Self::Gaussian { mu } => norm_cdf((t - mu) / libm::sqrt(2.0 * mu)),
             Self::MixtureOfGaussians(m) => m.p_le(m.inverse(t)),
             Self::Laplace { epsilon: e } => {
-                if t < -e {
-                    0.0
-                } else if t < e {
-                    0.5 * libm::exp(-(e - t) / 2.0)
-                } else {
-                    1.0
-                }
+                on_span(t, e, 0.0, || 0.5 * libm::exp(-(e - t) / 2.0), 1.0)
             }
             Self::RandomizedResponse { epsilon: e } => {
-                if t < -e {
-                    0.0
-                } else if t < e {
-                    1.0 / (1.0 + libm::exp(e))
-                } else {
-                    1.0
-                }
+                on_span(t, e, 0.0, || 1.0 / (1.0 + libm::exp(e)), 1.0)
             }
             Self::KaryRandomizedResponse {
                 epsilon: e,
@@ -235,15 +201,7 @@ impl Mechanism {
             } => {
                 // P(ℓ) = e^ℓ Q(ℓ): P(−ε) = Q(+ε), P(0) = r, P(+ε) = Q(−ε).
                 let (lo, hi) = kary_masses(e, r);
-                if t < -e {
-                    0.0
-                } else if t < 0.0 {
-                    hi
-                } else if t < e {
-                    1.0 - lo
-                } else {
-                    1.0
-                }
+                on_span(t, e, 0.0, || if t < 0.0 { hi } else { 1.0 - lo }, 1.0)
             }
         }
     }
@@ -256,37 +214,17 @@ impl Mechanism {
             Self::Gaussian { mu } => norm_cdf((mu - t) / libm::sqrt(2.0 * mu)),
             Self::MixtureOfGaussians(m) => m.p_gt(m.inverse(t)),
             Self::Laplace { epsilon: e } => {
-                if t < -e {
-                    1.0
-                } else if t < e {
-                    1.0 - 0.5 * libm::exp(-(e - t) / 2.0)
-                } else {
-                    0.0
-                }
+                on_span(t, e, 1.0, || 1.0 - 0.5 * libm::exp(-(e - t) / 2.0), 0.0)
             }
             Self::RandomizedResponse { epsilon: e } => {
-                if t < -e {
-                    1.0
-                } else if t < e {
-                    1.0 / (1.0 + libm::exp(-e))
-                } else {
-                    0.0
-                }
+                on_span(t, e, 1.0, || 1.0 / (1.0 + libm::exp(-e)), 0.0)
             }
             Self::KaryRandomizedResponse {
                 epsilon: e,
                 neutral: r,
             } => {
                 let (lo, hi) = kary_masses(e, r);
-                if t < -e {
-                    1.0
-                } else if t < 0.0 {
-                    1.0 - hi
-                } else if t < e {
-                    lo
-                } else {
-                    0.0
-                }
+                on_span(t, e, 1.0, || if t < 0.0 { 1.0 - hi } else { lo }, 0.0)
             }
         }
     }
@@ -491,6 +429,21 @@ impl Mechanism {
             }
         }
         out
+    }
+}
+
+/// A distribution function of a loss whose law lies on `[−ε, ε]`, read at `t`: `below` for
+/// `t < −ε`, `inside()` for `−ε ≤ t < ε`, `above` otherwise (`t ≥ ε`, and NaN). The one
+/// three-way split of [`Mechanism::q_le`], `q_gt`, `p_le` and `p_gt` for the Laplace and
+/// (k-ary) randomized-response losses.
+#[inline]
+fn on_span(t: f64, e: f64, below: f64, inside: impl FnOnce() -> f64, above: f64) -> f64 {
+    if t < -e {
+        below
+    } else if t < e {
+        inside()
+    } else {
+        above
     }
 }
 

@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use dpinfer_math::norm_cdf;
 
 use super::Direction;
-use super::base::{CONSTRUCTION_SLACK, GL4, Pmf, grid};
+use super::base::{CONSTRUCTION_SLACK, Pmf, gl4_pieces, grid};
 use crate::AccountantError;
 use crate::event::{MAX_MIXTURE_ATOMS, check_mixture};
 
@@ -285,27 +285,17 @@ pub(crate) fn discretise(
             start = z_cut;
         }
         if start < zb {
-            let d = zb - start;
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let pieces = (libm::ceil(d * 16.0) as usize).clamp(1, 1 << 16);
-            #[allow(clippy::cast_precision_loss)]
-            let w = d / pieces as f64;
             let (mut qb, mut qa) = (0.0, 0.0);
-            for p in 0..pieces {
-                #[allow(clippy::cast_precision_loss)]
-                let c = start + (p as f64 + 0.5) * w;
-                for &(node, weight) in &GL4 {
-                    let z = c + 0.5 * w * node;
-                    let l = m.loss(z).0;
-                    let lv = ln_v(z, l);
-                    let big_l = sign * l;
-                    // e^{ε_a}(e^{L − ε_a} − 1) and e^{ε_b}(1 − e^{L − ε_b}), both ≥ 0 inside.
-                    qb += weight * libm::exp(lv + ea) * libm::expm1(big_l - ea).max(0.0);
-                    qa += weight * libm::exp(lv + eb) * (-libm::expm1(big_l - eb)).max(0.0);
-                }
-            }
-            b += 0.5 * w * qb;
-            a += 0.5 * w * qa;
+            let half_w = gl4_pieces(start, zb - start, |z, weight| {
+                let l = m.loss(z).0;
+                let lv = ln_v(z, l);
+                let big_l = sign * l;
+                // e^{ε_a}(e^{L − ε_a} − 1) and e^{ε_b}(1 − e^{L − ε_b}), both ≥ 0 inside.
+                qb += weight * libm::exp(lv + ea) * libm::expm1(big_l - ea).max(0.0);
+                qa += weight * libm::exp(lv + eb) * (-libm::expm1(big_l - eb)).max(0.0);
+            });
+            b += half_w * qb;
+            a += half_w * qa;
         }
         mu[j] += b / one_m;
         mu[j - 1] += a / em1h;

@@ -20,7 +20,7 @@ use alloc::vec::Vec;
 
 use dpinfer_math::{NeumaierSum, ln_binomial_int, norm_cdf};
 
-use super::base::{CONSTRUCTION_SLACK, GL4, Pmf, expm1_fast, grid};
+use super::base::{CONSTRUCTION_SLACK, Pmf, expm1_fast, gl4_pieces, grid};
 use crate::AccountantError;
 
 /// `ln √(2π)`.
@@ -322,27 +322,17 @@ pub(crate) fn discretise_replace(
         if za >= zb || za.is_nan() || zb.is_nan() {
             continue;
         }
-        let d = zb - za;
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let pieces = (libm::ceil(d * 16.0) as usize).clamp(1, 1 << 16);
-        #[allow(clippy::cast_precision_loss)]
-        let width = d / pieces as f64;
         let (mut qb, mut qa) = (0.0, 0.0);
-        for p in 0..pieces {
-            #[allow(clippy::cast_precision_loss)]
-            let c = za + (p as f64 + 0.5) * width;
-            for &(node, weight) in &GL4 {
-                let z = c + 0.5 * width * node;
-                let (l, _, g) = pair.loss_g(z);
-                // e^{ε_a}·q(z), and e^{ε_b}·q(z) = e^h·e^{ε_a}·q(z); L − ε_a, L − ε_b ∈ [−h, h]
-                // inside the interval (series exp-minus-one).
-                let base = weight * libm::exp(ReplacePair::ln_q(z, g) + ea);
-                qb += base * expm1_fast(l - ea).max(0.0);
-                qa += base * eh * (-expm1_fast(l - eb)).max(0.0);
-            }
-        }
-        mu[j] += 0.5 * width * qb / one_m;
-        mu[j - 1] += 0.5 * width * qa / em1h;
+        let half_w = gl4_pieces(za, zb - za, |z, weight| {
+            let (l, _, g) = pair.loss_g(z);
+            // e^{ε_a}·q(z), and e^{ε_b}·q(z) = e^h·e^{ε_a}·q(z); L − ε_a, L − ε_b ∈ [−h, h]
+            // inside the interval (series exp-minus-one).
+            let base = weight * libm::exp(ReplacePair::ln_q(z, g) + ea);
+            qb += base * expm1_fast(l - ea).max(0.0);
+            qa += base * eh * (-expm1_fast(l - eb)).max(0.0);
+        });
+        mu[j] += half_w * qb / one_m;
+        mu[j - 1] += half_w * qa / em1h;
     }
     mu[0] += pair.p_gt(zs[0]);
     let inf = pair.p_lt(zs[k]);

@@ -17,6 +17,18 @@
     clippy::unwrap_used
 )]
 
+use dpinfer_accountants::AccountantError;
+
+/// Asserts that `r` is [`AccountantError::Unsupported`] (the typed refusal of an event an
+/// accountant cannot analyse), showing `r` otherwise.
+#[track_caller]
+fn unsupported<T: core::fmt::Debug>(r: &Result<T, AccountantError>) {
+    assert!(
+        matches!(r, Err(AccountantError::Unsupported { .. })),
+        "expected Unsupported, got {r:?}"
+    );
+}
+
 mod behaviour;
 mod calibration_edges;
 mod claim;

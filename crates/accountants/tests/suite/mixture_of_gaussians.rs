@@ -12,6 +12,7 @@ use dpinfer_accountants::{
 
 const DATA: &str = include_str!("../data/mixture_of_gaussians.txt");
 use crate::refdata::{Composed, check_one_release, num};
+use crate::unsupported;
 
 fn rows(kind: &str) -> impl Iterator<Item = Vec<&'static str>> + '_ {
     crate::refdata::rows(DATA, kind)
@@ -199,26 +200,17 @@ fn validation_relation_and_unsupported_accountants() {
     ));
     assert!(PldAccountant::new(RO).compose(&ok).is_err());
     // No RDP / zCDP / pure / approx bound is claimed for it (typed refusal).
-    assert!(matches!(
-        RdpAccountant::new(AR).compose(&ok),
-        Err(AccountantError::Unsupported { .. })
-    ));
+    unsupported(&RdpAccountant::new(AR).compose(&ok));
     for r in [
         ZcdpAccountant::new(AR).compose(&ok),
         PureAccountant::new(AR).compose(&ok),
         ApproxAccountant::new(AR).compose(&ok),
     ] {
-        assert!(
-            matches!(r, Err(AccountantError::Unsupported { .. })),
-            "{r:?}"
-        );
+        unsupported(&r);
     }
     // Subsampling or sampling a mixture is not accounted (dp_accounting has neither).
     let sub = Event::PoissonSampled { q: 0.5, event: &ok };
-    assert!(matches!(
-        PldAccountant::new(AR).compose(&sub),
-        Err(AccountantError::Unsupported { .. })
-    ));
+    unsupported(&PldAccountant::new(AR).compose(&sub));
     // A round trip through the owned mirror keeps the event.
     let buf = EventBuf::from(&ok);
     buf.with_event(|e| assert_eq!(*e, ok));

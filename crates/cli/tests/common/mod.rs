@@ -56,6 +56,15 @@ pub(crate) fn no_panic(o: Output) -> Output {
     o
 }
 
+/// Runs `dpinfer args` in `cwd` and asserts it was refused with exit code 2 (a usage, input
+/// or consistency error); returns the output for further checks.
+#[track_caller]
+pub(crate) fn refused(args: &[&str], cwd: &Path) -> Output {
+    let o = dpinfer(args, cwd);
+    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    o
+}
+
 /// stdout and stderr of a run, for assertion messages.
 pub(crate) fn show(o: &Output) -> String {
     format!(

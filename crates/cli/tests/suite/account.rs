@@ -15,6 +15,21 @@ fn json(args: &[&str]) -> serde_json::Value {
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
+/// ε at `delta` of `event` (the `--event` grammar) by `accountant`: `account epsilon --json`.
+fn epsilon_of(accountant: &str, delta: &str, event: &str) -> f64 {
+    json(&[
+        "epsilon",
+        "--delta",
+        delta,
+        "--accountant",
+        accountant,
+        "--event",
+        event,
+    ])["epsilon"]
+        .as_f64()
+        .unwrap()
+}
+
 /// Runs `dpinfer args` and checks it fails with exit code 2 and one `error: ` line on stderr,
 /// without a panic; returns the output.
 fn one_error_line(args: &[&str]) -> Output {
@@ -120,17 +135,7 @@ fn sigma_calibration_round_trips() {
         ]);
         let s = v["sigma"].as_f64().unwrap();
         let ev = format!("gaussian:sigma={s},count=1000");
-        let e = json(&[
-            "epsilon",
-            "--delta",
-            "1e-5",
-            "--accountant",
-            method,
-            "--event",
-            &ev,
-        ])["epsilon"]
-            .as_f64()
-            .unwrap();
+        let e = epsilon_of(method, "1e-5", &ev);
         // PLD calibrates with the accountant's own exact inversion (tight); zCDP calibrates
         // with the closed-form ρ(ε, δ), which the accountant's tighter conversion beats.
         let floor = if method == "pld" { 0.999_999 } else { 0.7 };
@@ -149,17 +154,7 @@ fn sigma_calibration_round_trips() {
     ]);
     let s = v["sigma"].as_f64().unwrap();
     let ev = format!("gaussian:sigma={s},poisson=0.01,count=5000");
-    let e = json(&[
-        "epsilon",
-        "--delta",
-        "1e-5",
-        "--accountant",
-        "rdp",
-        "--event",
-        &ev,
-    ])["epsilon"]
-        .as_f64()
-        .unwrap();
+    let e = epsilon_of("rdp", "1e-5", &ev);
     assert!(e <= 2.0 && e > 1.9, "σ {s} gives ε {e}");
     // The numerical PLD calibrates tighter: a smaller σ whose PLD ε is just within budget.
     let v = json(&[
@@ -178,17 +173,7 @@ fn sigma_calibration_round_trips() {
     let s_pld = v["sigma"].as_f64().unwrap();
     assert!(s_pld < s, "pld σ {s_pld} vs rdp σ {s}");
     let ev = format!("gaussian:sigma={s_pld},poisson=0.01,count=5000");
-    let e = json(&[
-        "epsilon",
-        "--delta",
-        "1e-5",
-        "--accountant",
-        "pld",
-        "--event",
-        &ev,
-    ])["epsilon"]
-        .as_f64()
-        .unwrap();
+    let e = epsilon_of("pld", "1e-5", &ev);
     assert!(e <= 2.0 && e > 1.98, "pld σ {s_pld} gives ε {e}");
 }
 
@@ -196,36 +181,25 @@ fn sigma_calibration_round_trips() {
 fn mcmc_budgets_match_the_samplers() {
     // The mcmc crate's README: DP penalty ε = 6, δ = 1e-6, τ = 0.1, n = 1e5 → 1431 (PLD);
     // zCDP must allow fewer (thesis Theorem 6 vs 7).
-    let pld = json(&[
-        "max-steps",
-        "--sampler",
-        "penalty",
-        "--epsilon",
-        "6",
-        "--delta",
-        "1e-6",
-        "--tau",
-        "0.1",
-        "--n",
-        "100000",
-    ]);
-    assert_eq!(pld["max_steps"], 1431);
-    let z = json(&[
-        "max-steps",
-        "--sampler",
-        "penalty",
-        "--epsilon",
-        "6",
-        "--delta",
-        "1e-6",
-        "--tau",
-        "0.1",
-        "--n",
-        "100000",
-        "--method",
-        "zcdp",
-    ]);
-    assert!(z["max_steps"].as_u64().unwrap() < 1431);
+    let penalty = |extra: &[&str]| {
+        let mut a = vec![
+            "max-steps",
+            "--sampler",
+            "penalty",
+            "--epsilon",
+            "6",
+            "--delta",
+            "1e-6",
+            "--tau",
+            "0.1",
+            "--n",
+            "100000",
+        ];
+        a.extend_from_slice(extra);
+        json(&a)["max_steps"].as_u64().unwrap()
+    };
+    assert_eq!(penalty(&[]), 1431);
+    assert!(penalty(&["--method", "zcdp"]) < 1431);
     let b = json(&[
         "max-steps",
         "--sampler",
@@ -587,17 +561,7 @@ fn printed_sigma_stays_within_the_budget() {
             .and_then(|r| r.split(' ').next())
             .unwrap();
         let ev = format!("gaussian:sigma={s},count={steps}");
-        let e = json(&[
-            "epsilon",
-            "--delta",
-            "1e-6",
-            "--accountant",
-            "pld",
-            "--event",
-            &ev,
-        ])["epsilon"]
-            .as_f64()
-            .unwrap();
+        let e = epsilon_of("pld", "1e-6", &ev);
         assert!(
             e <= eps && e > 0.999 * eps,
             "printed σ {s}: ε {e} vs budget {eps}"
@@ -941,19 +905,7 @@ fn exponential_mechanism_composes_as_bounded_range() {
     // 100 exponential mechanisms at ε = 0.1: zCDP ρ = 100 · 0.1²/8 = 0.125, against
     // ρ = 0.5 for 100 generic 0.1-DP releases; the best answer at δ = 1e-6 is below both
     // the pure bound (10) and what the same count of `pure:eps=0.1` gets.
-    let zcdp_eps = |ev: &str| {
-        json(&[
-            "epsilon",
-            "--delta",
-            "1e-6",
-            "--accountant",
-            "zcdp",
-            "--event",
-            ev,
-        ])["epsilon"]
-            .as_f64()
-            .unwrap()
-    };
+    let zcdp_eps = |ev: &str| epsilon_of("zcdp", "1e-6", ev);
     let (e_em, e_pure) = (
         zcdp_eps("em:eps=0.1,count=100"),
         zcdp_eps("pure:eps=0.1,count=100"),
@@ -976,19 +928,7 @@ fn exponential_mechanism_composes_as_bounded_range() {
 fn tree_aggregation_is_the_gaussian_with_sensitivity_root_depth() {
     // One DP-FTRL epoch over 1000 steps: a leaf is in ⌈log₂ 1001⌉ = 10 nodes, so 7 epochs of
     // σ = 3, Δ = 0.5 per node cost what 7 Gaussians with Δ = 0.5·√10 cost (exact PLD).
-    let eps = |ev: &str| {
-        json(&[
-            "epsilon",
-            "--delta",
-            "1e-6",
-            "--accountant",
-            "pld",
-            "--event",
-            ev,
-        ])["epsilon"]
-            .as_f64()
-            .unwrap()
-    };
+    let eps = |ev: &str| epsilon_of("pld", "1e-6", ev);
     let d = 0.5 * 10f64.sqrt();
     let (a, b) = (
         eps("tree:sigma=3,steps=1000,sens=0.5,count=7"),
@@ -1001,19 +941,7 @@ fn tree_aggregation_is_the_gaussian_with_sensitivity_root_depth() {
 fn mixture_of_gaussians_is_accounted_by_the_numerical_pld() {
     // c = (0, 1), p = (0.9, 0.1) is the Poisson-subsampled Gaussian: the mixture's own
     // discretisation and the subsampled Gaussian's agree to 1e-3; RDP refuses the mixture.
-    let eps = |ev: &str| {
-        json(&[
-            "epsilon",
-            "--delta",
-            "1e-5",
-            "--accountant",
-            "pld",
-            "--event",
-            ev,
-        ])["epsilon"]
-            .as_f64()
-            .unwrap()
-    };
+    let eps = |ev: &str| epsilon_of("pld", "1e-5", ev);
     let (a, b) = (
         eps("mog:sigma=2,c=0|1,p=0.9|0.1,count=20"),
         eps("gaussian:sigma=2,poisson=0.1,count=20"),

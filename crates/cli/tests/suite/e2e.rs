@@ -5,7 +5,8 @@
 use crate::common;
 
 use common::{
-    assert_file_count, assert_svg, dpinfer, example, fresh_dir, root, set, show, write_config,
+    assert_file_count, assert_svg, dpinfer, example, fresh_dir, refused, root, set, show,
+    write_config,
 };
 use std::path::Path;
 
@@ -405,7 +406,7 @@ fn private_step_reproduces_or_refuses_and_never_redraws_noise() {
     );
     // A different input (another ε) into the same folder is refused.
     let other = write_config(&dir, "other.toml", &set(&text, "privacy", "epsilon", "2.0"));
-    let o = dpinfer(
+    let o = refused(
         &[
             "private-step",
             other.to_str().unwrap(),
@@ -414,17 +415,15 @@ fn private_step_reproduces_or_refuses_and_never_redraws_noise() {
         ],
         &dir,
     );
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("different input"));
     // A crash after the ledger said "started" (noise possibly drawn): refuse.
     let ledger = out.join("private-step.json");
     let l = std::fs::read_to_string(&ledger).unwrap();
     std::fs::write(&ledger, l.replace("\"released\"", "\"started\"")).unwrap();
-    let o = dpinfer(
+    let o = refused(
         &["private-step", c, "--pairs", merged.to_str().unwrap()],
         &dir,
     );
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("did not finish"));
     // A tampered release is refused too.
     std::fs::write(&ledger, l).unwrap();
@@ -432,15 +431,14 @@ fn private_step_reproduces_or_refuses_and_never_redraws_noise() {
     let last = r.len() - 3;
     r[last] ^= 1;
     std::fs::write(out.join("release.json"), r).unwrap();
-    let o = dpinfer(
+    let o = refused(
         &["private-step", c, "--pairs", merged.to_str().unwrap()],
         &dir,
     );
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("checksum"));
     // A single shard is not the merged table.
     let one = shards.join("gen000-shard00001-of00003.dpshard");
-    let o = dpinfer(
+    refused(
         &[
             "private-step",
             c,
@@ -451,7 +449,6 @@ fn private_step_reproduces_or_refuses_and_never_redraws_noise() {
         ],
         &dir,
     );
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(!dir.join("x").exists());
 }
 
@@ -525,7 +522,7 @@ fn any_sharding_merges_bit_identical_and_verify_finds_damage() {
         "{rep}"
     );
     assert!(rep.contains("gen000-shard00005-of00007.dpshard"), "{rep}");
-    let o = dpinfer(
+    refused(
         &[
             "merge",
             sd.to_str().unwrap(),
@@ -534,7 +531,6 @@ fn any_sharding_merges_bit_identical_and_verify_finds_damage() {
         ],
         &dir,
     );
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(!dir.join("bad.dpshard").exists());
     // Re-running exactly the broken shards repairs the folder.
     for i in [2, 4, 5] {
@@ -571,8 +567,7 @@ fn any_sharding_merges_bit_identical_and_verify_finds_damage() {
         let mut a = vec!["simulate", c];
         a.extend_from_slice(&args);
         a.extend_from_slice(&["--out", sd.to_str().unwrap()]);
-        let o = dpinfer(&a, &dir);
-        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+        refused(&a, &dir);
     }
     // Shards of another config are not mixed in.
     let other = write_config(&dir, "o.toml", &set(&text, "seeds", "run", "99"));
@@ -662,7 +657,7 @@ fn pairs_export_to_arrow_with_the_shard_values_and_refuse_damage() {
     let bad = dir.join("bad.dpshard");
     std::fs::write(&bad, &bytes).unwrap();
     let bad_out = dir.join("bad.arrow");
-    let o = dpinfer(
+    refused(
         &[
             "export",
             bad.to_str().unwrap(),
@@ -671,11 +666,10 @@ fn pairs_export_to_arrow_with_the_shard_values_and_refuse_damage() {
         ],
         &dir,
     );
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(!bad_out.exists());
     let other = write_config(&dir, "o.toml", &set(&text, "seeds", "run", "7"));
     let o2 = dir.join("o.arrow");
-    let o = dpinfer(
+    let o = refused(
         &[
             "export",
             m.to_str().unwrap(),
@@ -686,7 +680,6 @@ fn pairs_export_to_arrow_with_the_shard_values_and_refuse_damage() {
         ],
         &dir,
     );
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(
         String::from_utf8_lossy(&o.stderr)
             .contains("simulated for another public step: run seed 2021 (this config: 7)"),
@@ -803,7 +796,7 @@ fn smc_generations_shard_and_match_the_single_process_run() {
         );
     }
     // Generation 1 without its population, or with the wrong one, is refused.
-    let o = dpinfer(
+    refused(
         &[
             "simulate",
             c,
@@ -818,8 +811,7 @@ fn smc_generations_shard_and_match_the_single_process_run() {
         ],
         &dir,
     );
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
-    let o = dpinfer(
+    refused(
         &[
             "simulate",
             c,
@@ -836,7 +828,6 @@ fn smc_generations_shard_and_match_the_single_process_run() {
         ],
         &dir,
     );
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(!dir.join("x").exists());
 }
 
@@ -891,7 +882,7 @@ fn a_privatized_statistic_is_released_once_and_smc_post_processes_it() {
     );
     // A budget below the mechanism's cost is refused before anything is written.
     let low = write_config(&dir, "low.toml", &set(&text, "privacy", "epsilon", "5.0"));
-    let o = dpinfer(
+    let o = refused(
         &[
             "run",
             low.to_str().unwrap(),
@@ -900,7 +891,6 @@ fn a_privatized_statistic_is_released_once_and_smc_post_processes_it() {
         ],
         &dir,
     );
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(String::from_utf8_lossy(&o.stderr).contains("costs ε"));
     assert!(!dir.join("low").exists());
     // release belongs to smc-abc.
@@ -910,8 +900,7 @@ fn a_privatized_statistic_is_released_once_and_smc_post_processes_it() {
         "bad.toml",
         &set(&bad, "privacy", "release", "\"laplace\""),
     );
-    let o = dpinfer(&["run", bad.to_str().unwrap()], &dir);
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    refused(&["run", bad.to_str().unwrap()], &dir);
 }
 
 /// A non-private run has no sensitivity: it printed `sensitivity = 1.79769e308` (the unclipped

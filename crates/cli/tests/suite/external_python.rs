@@ -8,7 +8,7 @@
 //! `CI=true`, where they fail.
 
 use crate::common;
-use common::{dpinfer, fresh_dir, root, show, write_config};
+use common::{dpinfer, fresh_dir, refused, root, show, write_config};
 
 use std::path::{Path, PathBuf};
 
@@ -275,8 +275,7 @@ fn a_worker_summarises_the_observed_raw_data_by_its_own_function() {
         .unwrap()
         .replace("normal_summary_worker.py", "gaussian_worker.py");
     let bad = write_config(&dir, "bad.toml", &text);
-    let o = dpinfer(&["run", bad.to_str().unwrap(), "--out", "b"], &dir);
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let o = refused(&["run", bad.to_str().unwrap(), "--out", "b"], &dir);
     let e = String::from_utf8_lossy(&o.stderr);
     assert!(
         e.contains("summarising the observed data with the worker"),

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::common;
 
-use common::{dpinfer, example, fresh_dir, set, show, write_config};
+use common::{dpinfer, example, fresh_dir, refused, set, show, write_config};
 use dpinfer_ledger::shard;
 
 /// The ABCDP toy, 300 pairs of 1 000 observations, fixed (non-private) noise seed.
@@ -97,8 +97,7 @@ fn version_2_changes_only_the_embeddings_last_bits_and_is_recorded() {
     // nothing drawn; the same version reproduces.
     for (i, v) in [(0, "2"), (2, "1")] {
         let c = config(&dir, &format!("x{i}.toml"), &runs[i].0, Some(v));
-        let o = dpinfer(&["run", c.to_str().unwrap()], &dir);
-        assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+        let o = refused(&["run", c.to_str().unwrap()], &dir);
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains("different input"), "{}", show(&o));
     }
@@ -112,8 +111,7 @@ fn version_2_changes_only_the_embeddings_last_bits_and_is_recorded() {
 fn unknown_kernel_version_and_l2_are_clear_errors() {
     let dir = fresh_dir("kv-bad");
     let c = config(&dir, "c.toml", &dir.join("R"), Some("3"));
-    let o = dpinfer(&["run", c.to_str().unwrap()], &dir);
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let o = refused(&["run", c.to_str().unwrap()], &dir);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
         err.contains("distance.kernel_version must be 1 or 2"),

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{dpinfer, example, fresh_dir, set, show, write_config};
+use common::{dpinfer, example, fresh_dir, refused, set, show, write_config};
 
 #[test]
 fn a_version_1_ledger_is_refused_with_a_clear_message() {
@@ -31,8 +31,7 @@ fn a_version_1_ledger_is_refused_with_a_clear_message() {
     old.as_object_mut().unwrap().remove("version");
     old["fingerprint"] = "0123456789abcdef".into();
     std::fs::write(&path, serde_json::to_vec_pretty(&old).unwrap()).unwrap();
-    let o = dpinfer(&["run", c], &dir);
-    assert_eq!(o.status.code(), Some(2), "{}", show(&o));
+    let o = refused(&["run", c], &dir);
     let err = String::from_utf8_lossy(&o.stderr);
     let last = err.trim_end().lines().last().unwrap_or("");
     assert!(

@@ -461,8 +461,7 @@ impl RowLikelihood for BananaData<'_> {
     }
     fn row_log_lik(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
         let d = self.model.s.dim;
-        check_len("theta", d, theta.len())?;
-        crate::error::finite_theta(theta)?;
+        crate::error::finite_theta_of(d, theta)?;
         check_range(first, out.len(), self.n)?;
         let mut c = 0.0;
         for k in 0..d {
@@ -497,10 +496,7 @@ impl RowLikelihood for BananaData<'_> {
         b: f64,
     ) -> Result<ClipSum, SimError> {
         let d = self.model.s.dim;
-        check_len("theta", d, theta.len())?;
-        check_len("theta_new", d, theta_new.len())?;
-        crate::error::finite_theta(theta)?;
-        crate::error::finite_theta(theta_new)?;
+        crate::error::finite_theta_pair(d, theta, theta_new)?;
         check_range(first, count, self.n)?;
         if d > MAX_DIM {
             return generic_clip(self, theta, theta_new, first, count, b);
@@ -524,10 +520,7 @@ impl RowLikelihood for BananaData<'_> {
         b: f64,
     ) -> Result<BatchClipSum, SimError> {
         let d = self.model.s.dim;
-        check_len("theta", d, theta.len())?;
-        check_len("theta_new", d, theta_new.len())?;
-        crate::error::finite_theta(theta)?;
-        crate::error::finite_theta(theta_new)?;
+        crate::error::finite_theta_pair(d, theta, theta_new)?;
         let b = crate::error::clip_bound(b)?;
         if d > MAX_DIM {
             return batch_by_rows(rows, |j| generic_clip(self, theta, theta_new, j, 1, b));
@@ -593,8 +586,7 @@ impl RowGradient for BananaData<'_> {
         out: &mut [f64],
     ) -> Result<usize, SimError> {
         let d = self.model.s.dim;
-        check_len("theta", d, theta.len())?;
-        crate::error::finite_theta(theta)?;
+        crate::error::finite_theta_of(d, theta)?;
         check_len("out", d, out.len())?;
         check_range(first, count, self.n)?;
         let b = crate::error::clip_bound(b)?;
@@ -653,8 +645,7 @@ impl RowGradient for BananaData<'_> {
     /// ∂ℓ/∂θ_k = τ_k(x_k − θ_k), with u = θ₂ + a(θ₁ − m)² + b.
     fn row_grad(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
         let d = self.model.s.dim;
-        check_len("theta", d, theta.len())?;
-        crate::error::finite_theta(theta)?;
+        crate::error::finite_theta_of(d, theta)?;
         if !out.len().is_multiple_of(d) {
             return Err(SimError::DimensionMismatch {
                 what: "out",

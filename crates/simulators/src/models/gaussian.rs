@@ -203,8 +203,7 @@ impl RowLikelihood for GaussianMeanData<'_> {
         self.x.len()
     }
     fn row_log_lik(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
-        check_len("theta", 1, theta.len())?;
-        crate::error::finite_theta(theta)?;
+        crate::error::finite_theta_of(1, theta)?;
         check_range(first, out.len(), self.x.len())?;
         let c = -libm::log(self.sigma) - LN_SQRT_2PI;
         let inv = 1.0 / self.sigma;
@@ -223,10 +222,7 @@ impl RowLikelihood for GaussianMeanData<'_> {
         count: usize,
         b: f64,
     ) -> Result<ClipSum, SimError> {
-        check_len("theta", 1, theta.len())?;
-        check_len("theta_new", 1, theta_new.len())?;
-        crate::error::finite_theta(theta)?;
-        crate::error::finite_theta(theta_new)?;
+        crate::error::finite_theta_pair(1, theta, theta_new)?;
         check_range(first, count, self.x.len())?;
         let s2 = self.sigma * self.sigma;
         let alpha = (theta_new[0] - theta[0]) / s2;
@@ -237,8 +233,7 @@ impl RowLikelihood for GaussianMeanData<'_> {
 
 impl RowGradient for GaussianMeanData<'_> {
     fn row_grad(&self, theta: &[f64], first: usize, out: &mut [f64]) -> Result<(), SimError> {
-        check_len("theta", 1, theta.len())?;
-        crate::error::finite_theta(theta)?;
+        crate::error::finite_theta_of(1, theta)?;
         check_range(first, out.len(), self.x.len())?;
         let s2 = self.sigma * self.sigma;
         for (o, &x) in out.iter_mut().zip(&self.x[first..]) {

@@ -310,12 +310,8 @@ macro_rules! sir_simulator {
                 rng: &mut R,
                 out: &mut [f64],
             ) -> Result<(), SimError> {
-                check_len("out", self.s.n_obs, out.len())?;
-                let mut run = self.begin(theta)?;
-                for o in out.chunks_exact_mut(1) {
-                    self.next_block(&mut run, rng, o)?;
-                }
-                Ok(())
+                // One block per observation, never stopped: the block-by-block run itself.
+                self.simulate_until(theta, rng, out, |_, _| false).map(drop)
             }
         }
 

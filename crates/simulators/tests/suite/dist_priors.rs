@@ -267,20 +267,6 @@ fn constructors_reject_bad_parameters() {
     assert!(IidNormal::new(0, 0.0, 1.0).is_err());
 }
 
-fn any_f64() -> impl Strategy<Value = f64> {
-    prop_oneof![
-        Just(f64::NAN),
-        Just(f64::INFINITY),
-        Just(f64::NEG_INFINITY),
-        Just(0.0),
-        Just(-0.0),
-        Just(f64::MIN_POSITIVE / 4.0),
-        Just(f64::MAX),
-        any::<f64>(),
-        -10.0..10.0f64,
-    ]
-}
-
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
     #[test]

@@ -1,6 +1,7 @@
 //! "No panic on any input": every public entry point returns `Ok` with finite values or a
 //! typed `Err` for arbitrary f64 (NaN, ±0, ±∞, subnormals, huge).
 
+use crate::common::any_f64;
 use dpinfer_simulators::likelihood::{affine_clip_sum, clip_sum};
 use dpinfer_simulators::models::banana::{Banana, BananaSettings};
 use dpinfer_simulators::models::cubic::CubicOutbreak;
@@ -10,22 +11,6 @@ use dpinfer_simulators::models::mixture::UniformMixture;
 use dpinfer_simulators::models::sir::{Sir, SirSettings, SirTauLeap};
 use dpinfer_simulators::{RowGradient, RowLikelihood, SimStream, Simulator};
 use proptest::prelude::*;
-
-fn any_f64() -> impl Strategy<Value = f64> {
-    prop_oneof![
-        Just(f64::NAN),
-        Just(f64::INFINITY),
-        Just(f64::NEG_INFINITY),
-        Just(0.0),
-        Just(-0.0),
-        Just(5e-324),
-        Just(f64::MAX),
-        Just(-f64::MAX),
-        any::<f64>(),
-        -5.0..5.0f64,
-        0.0..1.0f64,
-    ]
-}
 
 fn finite_or_err(
     r: Result<(), dpinfer_simulators::SimError>,

@@ -58,3 +58,23 @@ pub(crate) fn chi2(obs: &[f64], exp: &[f64]) -> f64 {
         .map(|(o, e)| (o - e) * (o - e) / e)
         .sum()
 }
+
+/// Any f64 for the "no panic on any input" properties, the special values heavily
+/// represented: NaN, ±∞, ±0, subnormals, ±f64::MAX, any bit pattern, and ordinary values.
+pub(crate) fn any_f64() -> impl proptest::strategy::Strategy<Value = f64> {
+    use proptest::prelude::*;
+    prop_oneof![
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(f64::NEG_INFINITY),
+        Just(0.0),
+        Just(-0.0),
+        Just(5e-324),
+        Just(f64::MIN_POSITIVE / 4.0),
+        Just(f64::MAX),
+        Just(-f64::MAX),
+        any::<f64>(),
+        -10.0..10.0f64,
+        0.0..1.0f64,
+    ]
+}
