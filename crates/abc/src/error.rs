@@ -199,7 +199,8 @@ pub(crate) fn check_len(name: &'static str, expected: usize, found: usize) -> Re
 
 /// The θ dimension a sampler runs at: the prior's, which must be non-zero
 /// ([`AbcError::InvalidCount`]) and equal the simulator's `param_dim`
-/// ([`AbcError::LengthMismatch`]).
+/// ([`AbcError::LengthMismatch`]). (Only the `alloc` samplers, rejection and SMC-ABC, use it.)
+#[cfg(feature = "alloc")]
 pub(crate) fn model_dim(prior_dim: usize, sim_param_dim: usize) -> Result<usize, AbcError> {
     if prior_dim == 0 {
         return Err(AbcError::InvalidCount {
