@@ -10,8 +10,8 @@ use crate::convert::{
 use crate::curves::{Approx, GaussianMu, Pure, Rdp, Zcdp, count_up, fold};
 use crate::error::{finite, non_negative, open_unit};
 use crate::{
-    Accountant, AccountantError, ApproxDp, Conversion, ConversionRule, Event, Neighbouring, Report,
-    round_up,
+    Accountant, AccountantError, ApproxDp, Conversion, ConversionRule, Event, Neighbouring,
+    POSITIVE_FLOOR, Report, round_up, round_up_positive,
 };
 
 fn add_scaled(s: &mut NeumaierSum, count: u64, x: f64) -> Result<(), AccountantError> {
@@ -117,7 +117,8 @@ impl Accountant for PureAccountant {
         } else {
             // −expm1(ε − ε_T) · e^{ε_T}/(1 + e^{ε_T})
             let sig = 1.0 / (1.0 + libm::exp(-t));
-            round_up(-libm::expm1(eps - t) * sig).min(1.0)
+            // ε < ε_T: the exact δ is positive, never reported as an underflowed 0.
+            round_up_positive(-libm::expm1(eps - t) * sig, true).min(1.0)
         };
         Ok(Report {
             epsilon: eps,
@@ -454,6 +455,9 @@ impl PldAccountant {
                 value: bad,
             });
         }
+        // A positive square below the floor is the floor (as `round_up_positive`): the
+        // sum's relative rounding margin does not cover a subnormal underflow.
+        let floor = if d > 0.0 { POSITIVE_FLOOR } else { 0.0 };
         let mut total = self.mu;
         for block in sigmas.chunks(256) {
             let mut lanes = [0.0_f64; 8];
@@ -461,12 +465,12 @@ impl PldAccountant {
             for c in &mut chunks {
                 for (l, &s) in lanes.iter_mut().zip(c) {
                     let r = d / s;
-                    *l += r * r;
+                    *l += (r * r).max(floor);
                 }
             }
             for (l, &s) in lanes.iter_mut().zip(chunks.remainder()) {
                 let r = d / s;
-                *l += r * r;
+                *l += (r * r).max(floor);
             }
             let block_sum = ((lanes[0] + lanes[1]) + (lanes[2] + lanes[3]))
                 + ((lanes[4] + lanes[5]) + (lanes[6] + lanes[7]));
@@ -506,7 +510,13 @@ impl Accountant for PldAccountant {
         {
             let r = sensitivity / sigma;
             let mut t = self.mu;
-            t.add(0.5 * r * r);
+            // A positive term below the floor is the floor (as `round_up_positive`).
+            let floor = if sensitivity > 0.0 {
+                POSITIVE_FLOOR
+            } else {
+                0.0
+            };
+            t.add((0.5 * r * r).max(floor));
             if t.sum().is_finite() {
                 self.mu = t;
                 return Ok(());

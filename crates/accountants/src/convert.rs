@@ -9,7 +9,7 @@
 //! * M. Bun, T. Steinke, "Concentrated differential privacy", TCC 2016, Proposition 1.3.
 
 use crate::error::{AccountantError, non_negative, open_unit};
-use crate::{Conversion, ConversionRule, Report, round_up};
+use crate::{Conversion, ConversionRule, Report, round_up, round_up_positive};
 
 /// `ε` of the Balle et al. / CKS conversion at order α for RDP value `r` (unrounded):
 /// `r + ln(1 − 1/α) − (ln δ + ln α)/(α − 1)`.
@@ -132,7 +132,7 @@ pub fn rdp_to_delta_with(
     let delta = if best >= 0.0 {
         1.0
     } else {
-        round_up(libm::exp(best)).min(1.0)
+        round_up_positive(libm::exp(best), true).min(1.0)
     };
     Ok(Report {
         epsilon: eps,
@@ -347,7 +347,7 @@ pub fn zcdp_to_delta_with(
         let delta = if bs >= 0.0 {
             1.0
         } else {
-            round_up(libm::exp(bs)).min(1.0)
+            round_up_positive(libm::exp(bs), true).min(1.0)
         };
         return Ok(Report {
             epsilon: eps,
@@ -375,7 +375,7 @@ pub fn zcdp_to_delta_with(
     let delta = if ln_d >= 0.0 {
         1.0
     } else {
-        round_up(libm::exp(ln_d)).min(1.0)
+        round_up_positive(libm::exp(ln_d), true).min(1.0)
     };
     Ok(Report {
         epsilon: eps,

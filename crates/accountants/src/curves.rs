@@ -18,7 +18,7 @@ use dpinfer_math::{NeumaierSum, ln_norm_cdf, log_add_exp, log1mexp, logsumexp_it
 
 use crate::error::{AccountantError, finite, non_negative, positive, rate};
 use crate::event::{BinomialBound, Event, MAX_EVENT_DEPTH};
-use crate::{Neighbouring, round_up};
+use crate::{Neighbouring, round_up, round_up_positive};
 
 /// `n` as f64, rounded **up** when `n > 2⁵³` is not representable (so counts never shrink).
 #[must_use]
@@ -46,7 +46,15 @@ pub fn mul_div_up(k: f64, d: f64, b: f64) -> f64 {
         .iter()
         .all(|x| x.is_normal() && *x > 0.0);
     if !normal {
-        return round_up(q);
+        let positive = k > 0.0 && d > 0.0 && b.is_finite();
+        let scaled = d * TWO_600;
+        if positive && k * d < f64::MIN_POSITIVE && scaled.is_finite() {
+            // k·d underflowed (a subnormal product keeps only an absolute accuracy): the
+            // same quotient with d scaled up by 2⁶⁰⁰, then scaled back, exactly where the
+            // result is normal and to the floor where it is not.
+            return round_up_positive(mul_div_up(k, scaled, b) * TWO_MINUS_600, true);
+        }
+        return round_up_positive(q, positive);
     }
     // q = fl(fl(k·d)/b) is within two ulps of the quotient: step to the smallest q with
     // q·b ≥ k·d (at most a few steps; the margin is the fallback).
@@ -62,6 +70,10 @@ pub fn mul_div_up(k: f64, d: f64, b: f64) -> f64 {
     }
     round_up(k * d / b)
 }
+
+/// `2⁶⁰⁰` and `2⁻⁶⁰⁰`, exact powers of two for [`mul_div_up`]'s rescaling.
+const TWO_600: f64 = 4.149_515_568_880_993e180;
+const TWO_MINUS_600: f64 = 2.409_919_865_102_884e-181;
 
 /// `x = m·2^e` with the 53-bit integer significand `m` of a positive normal `x`.
 fn significand(x: f64) -> (u128, i32) {
@@ -99,7 +111,10 @@ pub fn gaussian_mu(sigma: f64, sensitivity: f64) -> Result<f64, AccountantError>
     let s = positive("sigma", sigma)?;
     let d = non_negative("sensitivity", sensitivity)?;
     let r = d / s;
-    finite("gaussian mu overflow", round_up(0.5 * r * r))
+    finite(
+        "gaussian mu overflow",
+        round_up_positive(0.5 * r * r, d > 0.0),
+    )
 }
 
 /// The number of released nodes a record's leaf is in, at most, in one epoch of tree
@@ -575,7 +590,12 @@ pub fn amplify_pure(q: f64, epsilon: f64) -> Result<f64, AccountantError> {
     } else {
         log_add_exp(libm::log1p(-q), libm::log(q) + e)
     };
-    finite("amplified epsilon", round_up(v.min(e)))
+    // Never above ε itself (the unamplified bound, already an upper bound), so the floor of
+    // an underflowed positive value cannot exceed what q = 1 reports.
+    finite(
+        "amplified epsilon",
+        round_up_positive(v.min(e), q > 0.0 && e > 0.0).min(round_up(e)),
+    )
 }
 
 /// `ln(e^x − 1)` for `x > 0` without overflow.
@@ -661,7 +681,10 @@ pub fn randomized_response_rdp(
 /// [`AccountantError::InvalidParameter`] for ε < 0 or non-finite.
 pub fn bounded_range_rho(epsilon: f64) -> Result<f64, AccountantError> {
     let e = non_negative("epsilon", epsilon)?;
-    finite("bounded range rho", round_up(0.125 * e * e))
+    finite(
+        "bounded range rho",
+        round_up_positive(0.125 * e * e, e > 0.0),
+    )
 }
 
 /// RDP at order α of the Poisson-subsampled Gaussian mechanism (rate q, noise multiplier
@@ -1208,7 +1231,7 @@ impl Notion for Pure {
                 let b = positive("scale", scale)?;
                 finite(
                     "discrete laplace epsilon",
-                    round_up(count_up(sensitivity) / b),
+                    round_up_positive(count_up(sensitivity) / b, sensitivity > 0),
                 )
             }
             Event::DiscreteGaussian {
@@ -1295,7 +1318,10 @@ impl Notion for Zcdp {
             Event::DiscreteGaussian { sigma, sensitivity } => {
                 let s = positive("sigma", sigma)?;
                 let r = count_up(sensitivity) / s;
-                finite("discrete gaussian rho", round_up(0.5 * r * r))
+                finite(
+                    "discrete gaussian rho",
+                    round_up_positive(0.5 * r * r, sensitivity > 0),
+                )
             }
             Event::BinomialCurve {
                 n,
@@ -1304,14 +1330,14 @@ impl Notion for Zcdp {
                 bound,
             } => {
                 let (l, e) = binomial_releases(n, m, releases, bound)?;
-                finite("binomial zcdp", round_up(l * 0.5 * e * e))
+                finite("binomial zcdp", round_up_positive(l * 0.5 * e * e, e > 0.0))
             }
             Event::PoissonSampled { .. } | Event::SampledWithoutReplacement { .. } => {
                 refuse(ev, relation, "zCDP")
             }
             _ => {
                 let e = via_pure(ev, relation, depth, "zCDP")?;
-                finite("zcdp of pure", round_up(0.5 * e * e))
+                finite("zcdp of pure", round_up_positive(0.5 * e * e, e > 0.0))
             }
         }
     }
@@ -1558,5 +1584,24 @@ mod exact_rounding {
         // Zero and the non-normal range fall back to the margin.
         assert_eq!(mul_div_up(1.0, 0.0, 2.0).to_bits(), 0.0f64.to_bits());
         assert!(mul_div_up(1.0, f64::MIN_POSITIVE, 3.0) > f64::MIN_POSITIVE / 3.0);
+        assert_eq!(super::TWO_600.to_bits(), libm::pow(2.0, 600.0).to_bits());
+        assert_eq!(
+            super::TWO_MINUS_600.to_bits(),
+            libm::pow(2.0, -600.0).to_bits()
+        );
+        // A quotient that underflows is the floor, never 0; a product k·d that rounds in
+        // the subnormal range (1.5 × 3 ulp = 4.5 ulp, rounded to 4) with a normal quotient is
+        // still rounded up: 4.5 × 2⁻¹⁰⁷⁴ / 10⁻³⁰⁰ ≈ 2.2232e-23.
+        assert_eq!(
+            mul_div_up(1.0, 1e-300, 1e300).to_bits(),
+            crate::POSITIVE_FLOOR.to_bits()
+        );
+        let ulp = f64::from_bits(1);
+        let q = mul_div_up(1.5, 3.0 * ulp, 1e-300);
+        let exact = 4.5 * 4.940_656_458_412_465_4 * 1e-24;
+        assert!(
+            q >= exact && q <= exact * (1.0 + 1e-13),
+            "{q:e} vs {exact:e}"
+        );
     }
 }

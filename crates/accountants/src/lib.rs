@@ -72,8 +72,8 @@ pub use filter::{BudgetFilter, FilterEpsilon};
 #[cfg(feature = "alloc")]
 pub use notions::RdpCurveVec;
 pub use notions::{
-    ApproxDp, Conversion, ConversionRule, GaussianPld, Neighbouring, PureDp, ROUNDING_MARGIN,
-    RdpCurve, Report, Zcdp, round_up,
+    ApproxDp, Conversion, ConversionRule, GaussianPld, Neighbouring, POSITIVE_FLOOR, PureDp,
+    ROUNDING_MARGIN, RdpCurve, Report, Zcdp, round_up, round_up_positive,
 };
 #[cfg(feature = "alloc")]
 pub use spec::{EventSpec, ParseEventError, Sampling, Select};

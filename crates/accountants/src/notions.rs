@@ -26,6 +26,30 @@ pub fn round_up(x: f64) -> f64 {
     (x + x.abs() * ROUNDING_MARGIN).next_up()
 }
 
+/// The smallest value [`round_up_positive`] reports for a positive quantity: twice the
+/// smallest normal f64 (`4.5·10⁻³⁰⁸`).
+pub const POSITIVE_FLOOR: f64 = 2.0 * f64::MIN_POSITIVE;
+
+/// [`round_up`] for a quantity whose exact value is known to be positive (`exact_positive`:
+/// a positive sensitivity, ε or ρ went into it): a result below [`POSITIVE_FLOOR`] is
+/// reported as that floor.
+///
+/// Below the smallest normal f64 a product or quotient keeps only an absolute accuracy
+/// (half the smallest subnormal per operation), so the relative [`ROUNDING_MARGIN`] no longer
+/// covers it, and a positive ρ = Δ²/(2σ²), ε²/2 or amplified ε can underflow to exactly 0,
+/// which every accountant reads as "no privacy loss": `σ = 10²⁰⁰` reported δ(0) = 0 where the
+/// exact value is about `4·10⁻²⁰¹`. The formulas this is used for have at most two such
+/// operations after their last normal intermediate, so the exact value is below the floor
+/// whenever the computed one is.
+#[inline]
+#[must_use]
+pub fn round_up_positive(x: f64, exact_positive: bool) -> f64 {
+    if exact_positive && x < POSITIVE_FLOOR {
+        return POSITIVE_FLOOR;
+    }
+    round_up(x)
+}
+
 /// The neighbouring relation a guarantee is stated for (thesis Definition 2).
 ///
 /// * `AddRemove`: datasets differ by adding or removing one row (unbounded DP). Poisson

@@ -613,3 +613,95 @@ fn calibrated_sigma_meets_its_budget_at_extreme_budgets() {
     }
     assert!(bad.is_empty(), "{bad:#?}");
 }
+
+/// δ at each of `epsilons`, or `None` when the accountant cannot express the event or gives
+/// no bound.
+fn deltas_at(
+    kind: AccountantKind,
+    relation: Neighbouring,
+    ev: &Event<'_>,
+    count: u64,
+    epsilons: &[f64],
+) -> Option<Vec<f64>> {
+    let mut acc = kind.boxed(relation, ConversionRule::Tightest).unwrap();
+    acc.compose_n(ev, count).ok()?;
+    epsilons
+        .iter()
+        .map(|&e| acc.delta(e).ok().map(|r| r.delta))
+        .collect()
+}
+
+/// Whether the event's privacy loss is unbounded (Gaussian noise, on the reals or the
+/// integers), so that its exact δ(ε) is positive at every finite ε.
+fn unbounded_loss(kind: Kind) -> bool {
+    matches!(
+        kind,
+        Kind::Gaussian
+            | Kind::Zcdp
+            | Kind::DiscreteGaussian
+            | Kind::ComposedPair
+            | Kind::SelfComposed
+    )
+}
+
+#[test]
+fn no_release_that_reveals_something_is_reported_free() {
+    // A mechanism whose noise has full support and whose sensitivity (or cost) is positive
+    // has a positive δ at ε = 0 (the total variation between the neighbours' output laws),
+    // however small, and one with Gaussian noise a positive δ at every finite ε (its
+    // privacy loss is unbounded). A reported δ = 0 there is an under-report: it happened
+    // when a positive ρ = Δ²/(2σ²), ε²/2 or Δ/b underflowed to 0 and was then read as "no
+    // privacy loss" (σ = 1e200: δ(0) ≈ 4e-201 exactly, reported 0). Every accountant, every
+    // event kind, both relations, the whole scale grid, with and without subsampling.
+    let xs = scales();
+    let mut bad = Vec::new();
+    for acc in [
+        AccountantKind::Pure,
+        AccountantKind::Approx,
+        AccountantKind::Zcdp,
+        AccountantKind::Rdp,
+        AccountantKind::Pld,
+    ] {
+        for kind in Kind::ALL {
+            // The numerical PLD (every kind but the Gaussian's closed form) costs
+            // milliseconds per composition: a few points of the grid.
+            let numeric =
+                acc == AccountantKind::Pld && !matches!(kind, Kind::Gaussian | Kind::SelfComposed);
+            for relation in [AR, RO] {
+                let ss = samplings(relation);
+                let ss = [ss[0], ss[1], ss[ss.len() - 2]];
+                for s in ss {
+                    for n in [1, u64::MAX] {
+                        for &x in &xs {
+                            if numeric && !matches!(x, 5e-324 | 1e-200 | 1e200 | 1e300) {
+                                continue;
+                            }
+                            let eps: &[f64] = if unbounded_loss(kind) {
+                                &[0.0, 1.0, 30.0, 1e3, 1e6]
+                            } else {
+                                &[0.0]
+                            };
+                            let Some(ds) =
+                                with_event(kind, x, s, |ev| deltas_at(acc, relation, ev, n, eps))
+                            else {
+                                continue;
+                            };
+                            for (e, d) in eps.iter().zip(ds) {
+                                if d.is_nan() || d <= 0.0 {
+                                    bad.push(format!(
+                                        "{acc:?} {kind:?} {relation:?} {s:?} n={n} x={x:e}: \
+                                         δ({e}) = {d}"
+                                    ));
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for b in &bad {
+        eprintln!("{b}");
+    }
+    assert!(bad.is_empty(), "{} under-reports", bad.len());
+}
