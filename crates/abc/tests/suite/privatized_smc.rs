@@ -6,7 +6,7 @@
 
 use crate::common;
 
-use common::{GaussianMean, exact_posterior, weighted_mean_sd};
+use common::{exact_posterior, gaussian_mean, weighted_mean_sd};
 use dpinfer_abc::discrepancy::Euclidean;
 use dpinfer_abc::smc::{LaplaceReplicate, Privatized, SmcAbc, SmcSettings, StopReason, Tolerance};
 use dpinfer_simulators::prior::Normal;
@@ -47,7 +47,7 @@ fn private_posterior() -> (f64, f64) {
 #[test]
 fn smc_targets_private_data_posterior_and_naive_is_wrong() {
     let obs = [S_DP];
-    let sim = Privatized::new(GaussianMean { n: N }, LaplaceReplicate::new(B).unwrap());
+    let sim = Privatized::new(gaussian_mean(N), LaplaceReplicate::new(B).unwrap());
     let settings = SmcSettings {
         particles: 1000,
         tolerance: Tolerance::Quantile {

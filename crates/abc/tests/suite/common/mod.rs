@@ -9,31 +9,15 @@
 )]
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
-use dpinfer_simulators::{FnSimulator, SimError, Simulator};
-use rand_core::Rng;
+use dpinfer_simulators::{FnSimulator, Simulator};
 
 /// y_i ~ N(θ, 1), i = 1..n; the summary is the sample mean ~ N(θ, 1/n), drawn directly.
-#[derive(Clone, Copy, Debug)]
-pub struct GaussianMean {
-    pub n: f64,
-}
-
-impl Simulator for GaussianMean {
-    fn param_dim(&self) -> usize {
-        1
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        out[0] = theta[0] + dpinfer_simulators::dist::std_normal(rng) / self.n.sqrt();
+pub fn gaussian_mean(n: f64) -> impl Simulator + Copy + core::fmt::Debug + Send + Sync {
+    FnSimulator::new(1, 1, move |theta, rng, out| {
+        out[0] = theta[0] + dpinfer_simulators::dist::std_normal(rng) / n.sqrt();
         Ok(())
-    }
+    })
+    .unwrap()
 }
 
 /// θ ∈ ℝ² → θ + N(0, 0.1²) per coordinate.
