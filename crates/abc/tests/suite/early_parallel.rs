@@ -124,22 +124,14 @@ fn parallel_is_bit_identical_for_any_thread_count() {
 #[test]
 fn parallel_smc_is_bit_identical_and_correct() {
     use crate::common::{AbcPosterior, gaussian_mean, on_threads, weighted_mean_sd};
-    use dpinfer_abc::smc::{SmcAbc, SmcSettings, StopReason, Tolerance};
+    use dpinfer_abc::smc::{SmcAbc, SmcSettings, StopReason};
     let obs = [0.5];
     let run = |threads| {
         let mut s = SmcAbc::new(
             Normal::new(0.0, 1.0).unwrap(),
             gaussian_mean(100.0),
             Euclidean::new(&obs).unwrap(),
-            SmcSettings {
-                particles: 500,
-                tolerance: Tolerance::Quantile {
-                    initial: f64::INFINITY,
-                    alpha: 0.5,
-                },
-                final_tolerance: 0.02,
-                ..SmcSettings::default()
-            },
+            crate::common::median_smc(500, 0.02),
         )
         .unwrap();
         let r = on_threads(threads, || s.run_parallel(17)).unwrap();

@@ -126,14 +126,8 @@ fn rejection_nearest_keeps_k_smallest() {
 #[test]
 fn smc_matches_exact_abc_posterior() {
     let settings = SmcSettings {
-        particles: 1000,
-        tolerance: Tolerance::Quantile {
-            initial: f64::INFINITY,
-            alpha: 0.5,
-        },
-        final_tolerance: 0.01,
         max_generations: 30,
-        ..SmcSettings::default()
+        ..common::median_smc(1000, 0.01)
     };
     let (s, reason) = smc(settings, 77);
     assert_eq!(reason, StopReason::FinalTolerance);

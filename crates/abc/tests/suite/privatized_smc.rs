@@ -8,7 +8,7 @@ use crate::common;
 
 use common::{exact_posterior, gaussian_mean, weighted_mean_sd};
 use dpinfer_abc::discrepancy::Euclidean;
-use dpinfer_abc::smc::{LaplaceReplicate, Privatized, SmcAbc, SmcSettings, StopReason, Tolerance};
+use dpinfer_abc::smc::{LaplaceReplicate, Privatized, SmcAbc, SmcSettings, StopReason};
 use dpinfer_simulators::prior::Normal;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -49,14 +49,8 @@ fn smc_targets_private_data_posterior_and_naive_is_wrong() {
     let obs = [S_DP];
     let sim = Privatized::new(gaussian_mean(N), LaplaceReplicate::new(B).unwrap());
     let settings = SmcSettings {
-        particles: 1000,
-        tolerance: Tolerance::Quantile {
-            initial: f64::INFINITY,
-            alpha: 0.5,
-        },
-        final_tolerance: 0.01,
         max_generations: 40,
-        ..SmcSettings::default()
+        ..common::median_smc(1000, 0.01)
     };
     let mut s = SmcAbc::new(
         Normal::new(0.0, 1.0).unwrap(),

@@ -9,6 +9,7 @@
 )]
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
+use dpinfer_abc::smc::{SmcSettings, Tolerance};
 use dpinfer_simulators::{FnSimulator, Simulator};
 
 /// y_i ~ N(θ, 1), i = 1..n; the summary is the sample mean ~ N(θ, 1/n), drawn directly.
@@ -29,6 +30,20 @@ pub fn noisy2() -> impl Simulator + Copy + core::fmt::Debug + Send + Sync {
         Ok(())
     })
     .unwrap()
+}
+
+/// SMC-ABC with `particles` particles, each tolerance the median of the previous
+/// generation's distances (the first ∞), down to `final_tolerance`; other settings default.
+pub fn median_smc(particles: usize, final_tolerance: f64) -> SmcSettings {
+    SmcSettings {
+        particles,
+        tolerance: Tolerance::Quantile {
+            initial: f64::INFINITY,
+            alpha: 0.5,
+        },
+        final_tolerance,
+        ..SmcSettings::default()
+    }
 }
 
 /// Exact posterior N(m, s²) for prior N(0, tau²), observed mean `ybar`, n obs of variance 1.
