@@ -146,43 +146,45 @@ fn broadcast(name: &str, a: &[f64], b: &[f64]) -> PyResult<usize> {
     Ok(a.len())
 }
 
+/// Independent coordinates `make(a[i], b[i])` from two parameter lists of equal length.
+fn per_coord(
+    name: &str,
+    a: &[f64],
+    b: &[f64],
+    make: impl Fn(f64, f64) -> Result<Coord, SimError>,
+) -> PyResult<PyPrior> {
+    broadcast(name, a, b)?;
+    let coords = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| make(x, y))
+        .collect::<Result<_, _>>()
+        .map_err(sim_err)?;
+    Ok(PyPrior { coords })
+}
+
 #[pymethods]
 impl PyPrior {
     /// Independent U(lo[i], hi[i]) coordinates.
     #[staticmethod]
     fn uniform(lo: Vec<f64>, hi: Vec<f64>) -> PyResult<Self> {
-        broadcast("uniform", &lo, &hi)?;
-        let coords = lo
-            .iter()
-            .zip(&hi)
-            .map(|(&l, &h)| Uniform::new(l, h).map(Coord::Uniform))
-            .collect::<Result<_, _>>()
-            .map_err(sim_err)?;
-        Ok(Self { coords })
+        per_coord("uniform", &lo, &hi, |l, h| {
+            Uniform::new(l, h).map(Coord::Uniform)
+        })
     }
     /// Independent N(mean[i], sd[i]²) coordinates.
     #[staticmethod]
     fn normal(mean: Vec<f64>, sd: Vec<f64>) -> PyResult<Self> {
-        broadcast("normal", &mean, &sd)?;
-        let coords = mean
-            .iter()
-            .zip(&sd)
-            .map(|(&m, &s)| Normal::new(m, s).map(Coord::Normal))
-            .collect::<Result<_, _>>()
-            .map_err(sim_err)?;
-        Ok(Self { coords })
+        per_coord("normal", &mean, &sd, |m, s| {
+            Normal::new(m, s).map(Coord::Normal)
+        })
     }
     /// Independent LogNormal(mu[i], sigma[i]) coordinates.
     #[staticmethod]
     fn lognormal(mu: Vec<f64>, sigma: Vec<f64>) -> PyResult<Self> {
-        broadcast("lognormal", &mu, &sigma)?;
-        let coords = mu
-            .iter()
-            .zip(&sigma)
-            .map(|(&m, &s)| LogNormal::new(m, s).map(Coord::LogNormal))
-            .collect::<Result<_, _>>()
-            .map_err(sim_err)?;
-        Ok(Self { coords })
+        per_coord("lognormal", &mu, &sigma, |m, s| {
+            LogNormal::new(m, s).map(Coord::LogNormal)
+        })
     }
     /// The concatenation of several independent priors.
     #[staticmethod]

@@ -885,6 +885,18 @@ fn parse_method(s: &str) -> PyResult<Method> {
     }
 }
 
+/// The MCMC budgets' accountant: the names of [`parse_method`], PLD or zCDP only.
+fn pld_or_zcdp(accountant: &str) -> PyResult<Method> {
+    match parse_method(accountant)? {
+        m @ (Method::Pld | Method::Zcdp) => Ok(m),
+        _ => Err(invalid(
+            "accountant",
+            None,
+            "accountant must be 'pld' or 'zcdp'".into(),
+        )),
+    }
+}
+
 /// σ for `steps` Gaussian releases of sensitivity Δ (no subsampling) to meet (ε, δ).
 #[pyfunction]
 #[pyo3(signature = (epsilon, delta, steps, sensitivity = 1.0, accountant = "pld"))]
@@ -955,16 +967,10 @@ fn dp_penalty_max_steps(
     a: f64,
     accountant: &str,
 ) -> PyResult<u64> {
-    match parse_method(accountant)? {
-        Method::Zcdp => calibrate::dp_penalty_max_steps_zcdp(epsilon, delta, tau, n, a),
-        Method::Pld => calibrate::dp_penalty_max_steps_pld(epsilon, delta, tau, n, a),
-        _ => {
-            return Err(invalid(
-                "accountant",
-                None,
-                "accountant must be 'pld' or 'zcdp'".into(),
-            ));
-        }
+    if pld_or_zcdp(accountant)? == Method::Zcdp {
+        calibrate::dp_penalty_max_steps_zcdp(epsilon, delta, tau, n, a)
+    } else {
+        calibrate::dp_penalty_max_steps_pld(epsilon, delta, tau, n, a)
     }
     .map_err(acc)
 }
@@ -983,16 +989,10 @@ fn dp_hmc_max_steps(
     leapfrog: u64,
     accountant: &str,
 ) -> PyResult<u64> {
-    match parse_method(accountant)? {
-        Method::Zcdp => calibrate::dp_hmc_max_steps_zcdp(epsilon, delta, tau_l, tau_g, n, leapfrog),
-        Method::Pld => calibrate::dp_hmc_max_steps_pld(epsilon, delta, tau_l, tau_g, n, leapfrog),
-        _ => {
-            return Err(invalid(
-                "accountant",
-                None,
-                "accountant must be 'pld' or 'zcdp'".into(),
-            ));
-        }
+    if pld_or_zcdp(accountant)? == Method::Zcdp {
+        calibrate::dp_hmc_max_steps_zcdp(epsilon, delta, tau_l, tau_g, n, leapfrog)
+    } else {
+        calibrate::dp_hmc_max_steps_pld(epsilon, delta, tau_l, tau_g, n, leapfrog)
     }
     .map_err(acc)
 }

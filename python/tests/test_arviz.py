@@ -17,31 +17,11 @@ import pytest
 
 import dpinfer
 
+from test_run import soft_mixture
+
 xr = pytest.importorskip("xarray")
 
-WEIGHTED = """
-[model]
-name = "uniform-mixture"
-n = 300
-
-[distance]
-kind = "rff-mmd"
-features = 30
-
-[sampler]
-kind = "soft-abc"
-pairs = 300
-epsilon_abc = 0.05
-clip = 0.3
-
-[privacy]
-epsilon = 2.0
-delta = 1e-6
-
-[seeds]
-run = 11
-noise = 4242
-"""
+WEIGHTED = soft_mixture(n=300, features=30, pairs=300)
 
 NON_PRIVATE = """
 [model]

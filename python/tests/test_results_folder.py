@@ -21,59 +21,16 @@ import pytest
 
 import dpinfer
 
-from test_run import cli
+from test_run import cli, soft_mixture, svt
 
 # Not compared: the lock file names the process holding it.
 EXCLUDED = {".dpinfer.lock"}
 
 CONFIGS = {
     # one parameter, a true θ, unweighted samples (fixed noise seed: a test setting)
-    "svt-gaussian-mean": """
-[model]
-name = "gaussian-mean"
-n = 100
-
-[distance]
-kind = "rff-mmd"
-features = 50
-
-[sampler]
-kind = "svt-abc"
-pairs = 2000
-epsilon_abc = 0.1
-c = 20
-
-[privacy]
-epsilon = 5.0
-
-[seeds]
-run = 5
-noise = 777
-""",
+    "svt-gaussian-mean": svt(),
     # five parameters (pair plot), weighted samples, a soft-ABC weights table
-    "soft-uniform-mixture": """
-[model]
-name = "uniform-mixture"
-n = 500
-
-[distance]
-kind = "rff-mmd"
-features = 50
-
-[sampler]
-kind = "soft-abc"
-pairs = 1000
-epsilon_abc = 0.05
-clip = 0.3
-
-[privacy]
-epsilon = 2.0
-delta = 1e-6
-
-[seeds]
-run = 11
-noise = 4242
-""",
+    "soft-uniform-mixture": soft_mixture(n=500, features=50, pairs=1000),
 }
 
 

@@ -63,6 +63,37 @@ def svt(eps: float = 5.0) -> str:
     return SVT.format(eps=eps)
 
 
+# The five-weight uniform mixture, RFF-MMD, soft-ABC at (2, 1e-6), FIXED noise seed (a test
+# setting): weighted samples.
+SOFT_MIXTURE = """
+[model]
+name = "uniform-mixture"
+n = {n}
+
+[distance]
+kind = "rff-mmd"
+features = {features}
+
+[sampler]
+kind = "soft-abc"
+pairs = {pairs}
+epsilon_abc = 0.05
+clip = 0.3
+
+[privacy]
+epsilon = 2.0
+delta = 1e-6
+
+[seeds]
+run = 11
+noise = 4242
+"""
+
+
+def soft_mixture(n: int, features: int, pairs: int) -> str:
+    return SOFT_MIXTURE.format(n=n, features=features, pairs=pairs)
+
+
 def cli() -> pathlib.Path:
     exe = os.environ.get("DPINFER_BIN")
     if not exe:

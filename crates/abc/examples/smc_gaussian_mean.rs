@@ -9,34 +9,19 @@ use std::time::Instant;
 use dpinfer_abc::discrepancy::Euclidean;
 use dpinfer_abc::smc::{SmcAbc, SmcSettings, Tolerance};
 use dpinfer_simulators::prior::Normal;
-use dpinfer_simulators::{SimError, Simulator};
+use dpinfer_simulators::{FnSimulator, SimError};
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
 use rand_core::Rng;
 
 /// 100 draws y_i ~ N(θ, 1), summary = their mean.
-struct MeanOf100;
-
-impl Simulator for MeanOf100 {
-    fn param_dim(&self) -> usize {
-        1
+fn mean_of_100(th: &[f64], rng: &mut dyn Rng, out: &mut [f64]) -> Result<(), SimError> {
+    let mut s = 0.0;
+    for _ in 0..100 {
+        s += dpinfer_simulators::dist::std_normal(rng);
     }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        th: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        let mut s = 0.0;
-        for _ in 0..100 {
-            s += dpinfer_simulators::dist::std_normal(rng);
-        }
-        out[0] = th[0] + s / 100.0;
-        Ok(())
-    }
+    out[0] = th[0] + s / 100.0;
+    Ok(())
 }
 
 fn main() {
@@ -58,7 +43,7 @@ fn main() {
     };
     let mut s = SmcAbc::new(
         Normal::new(0.0, 1.0).unwrap(),
-        MeanOf100,
+        FnSimulator::new(1, 1, mean_of_100).unwrap(),
         Euclidean::new(&obs).unwrap(),
         settings,
     )

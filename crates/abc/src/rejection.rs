@@ -288,15 +288,21 @@ impl<P: Prior, S: BatchSimulator, D: Discrepancy> RejectionAbc<P, S, D> {
         r
     }
 
-    fn pre_step(&mut self) -> bool {
+    /// Starts a proposal: `false` once finished (the simulation budget used up), else draws
+    /// θ ~ π into `theta` and counts its simulation.
+    fn propose<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<bool, AbcError> {
         if self.finished {
-            return true;
+            return Ok(false);
         }
         if self.simulations >= self.settings.budget {
             self.finish();
-            return true;
+            return Ok(false);
         }
-        false
+        self.prior
+            .sample(rng, &mut self.theta)
+            .map_err(AbcError::Model)?;
+        self.simulations += 1;
+        Ok(true)
     }
 
     fn record(&mut self, d: f64) -> RejectionStep {
@@ -454,13 +460,9 @@ impl<P: Prior, S: Simulator, D: Discrepancy> RejectionAbc<P, S, D> {
     /// [`AbcError::Model`] if the prior or simulator fails fatally (recoverable simulator
     /// failures give [`RejectionStep::Failed`]).
     pub fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<RejectionStep, AbcError> {
-        if self.pre_step() {
+        if !self.propose(rng)? {
             return Ok(RejectionStep::Done);
         }
-        self.prior
-            .sample(rng, &mut self.theta)
-            .map_err(AbcError::Model)?;
-        self.simulations += 1;
         let r = match self.sim.simulate(&self.theta, rng, &mut self.out) {
             Ok(()) => {
                 let d = self.dist.distance(&self.out);
@@ -497,13 +499,9 @@ impl<P: Prior, S: IncrementalSimulator, D: PrefixDiscrepancy> RejectionAbc<P, S,
         let Rule::Threshold(eps) = self.settings.rule else {
             return self.step(rng);
         };
-        if self.pre_step() {
+        if !self.propose(rng)? {
             return Ok(RejectionStep::Done);
         }
-        self.prior
-            .sample(rng, &mut self.theta)
-            .map_err(AbcError::Model)?;
-        self.simulations += 1;
         let dist = &self.dist;
         let r = match self
             .sim

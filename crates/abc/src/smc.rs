@@ -933,6 +933,31 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
     /// One accepted particle: proposes, simulates and compares until `ρ ≤ eps`. Returns the
     /// number of simulations, or `None` once `cap` simulations (or `MAX_MISSES` consecutive
     /// out-of-support proposals) are used up.
+    /// Fills the generation's `N` slots in order at tolerance `eps`, each particle under what
+    /// is left of the simulation budget (`sims` counts this generation's simulations so far),
+    /// with `keep(i, d, θ)` for slot `i`; `Ok(false)` when the budget runs out first.
+    fn accept_round<R: Rng + ?Sized>(
+        &self,
+        rng: &mut R,
+        eps: f64,
+        sims: &mut u64,
+        (theta, z, out): (&mut [f64], &mut [f64], &mut [f64]),
+        mut keep: impl FnMut(usize, f64, &[f64]),
+    ) -> Result<bool, AbcError> {
+        for i in 0..self.settings.particles {
+            let cap = self
+                .settings
+                .simulation_budget
+                .saturating_sub(self.total_sims + *sims);
+            let Some((d, k)) = self.accept_one(rng, eps, cap, theta, z, out)? else {
+                return Ok(false);
+            };
+            *sims += k;
+            keep(i, d, theta);
+        }
+        Ok(true)
+    }
+
     fn accept_one<R: Rng + ?Sized>(
         &self,
         rng: &mut R,
@@ -980,67 +1005,36 @@ impl<P: Prior, S: Simulator, D: Discrepancy, O: SmcObserver> SmcAbc<P, S, D, O> 
         if let Some(s) = self.begin_generation()? {
             return Ok(s);
         }
-        let n = self.settings.particles;
         let dim = self.dim;
         let mut theta = core::mem::take(&mut self.theta);
         let mut z = core::mem::take(&mut self.scratch);
         let mut out = core::mem::take(&mut self.out);
         let mut sims = 0u64;
+        let mut dists = core::mem::take(&mut self.new_distances);
+        let mut particles = core::mem::take(&mut self.new_particles);
         let mut res = Ok(true);
         if self.calibrating() {
             // the prior-predictive calibration sample: N simulations accepted at ε = ∞
-            for i in 0..n {
-                let cap = self
-                    .settings
-                    .simulation_budget
-                    .saturating_sub(self.total_sims + sims);
-                match self.accept_one(rng, f64::INFINITY, cap, &mut theta, &mut z, &mut out) {
-                    Ok(Some((d, k))) => {
-                        sims += k;
-                        self.new_distances[i] = d;
-                    }
-                    Ok(None) => {
-                        res = Ok(false);
-                        break;
-                    }
-                    Err(e) => {
-                        res = Err(e);
-                        break;
-                    }
-                }
-            }
+            let bufs = (&mut theta[..], &mut z[..], &mut out[..]);
+            let eps = f64::INFINITY;
+            res = self.accept_round(rng, eps, &mut sims, bufs, |i, d, _| dists[i] = d);
             if matches!(res, Ok(true)) {
-                match self.calibrated_tolerance(&self.new_distances) {
+                match self.calibrated_tolerance(&dists) {
                     Ok(e) => self.epsilon = e,
                     Err(e) => res = Err(e),
                 }
             }
         }
         let eps = self.epsilon;
-        for i in 0..n {
-            if !matches!(res, Ok(true)) {
-                break;
-            }
-            let cap = self
-                .settings
-                .simulation_budget
-                .saturating_sub(self.total_sims + sims);
-            match self.accept_one(rng, eps, cap, &mut theta, &mut z, &mut out) {
-                Ok(Some((d, k))) => {
-                    sims += k;
-                    self.new_particles[i * dim..(i + 1) * dim].copy_from_slice(&theta);
-                    self.new_distances[i] = d;
-                }
-                Ok(None) => {
-                    res = Ok(false);
-                    break;
-                }
-                Err(e) => {
-                    res = Err(e);
-                    break;
-                }
-            }
+        if matches!(res, Ok(true)) {
+            let bufs = (&mut theta[..], &mut z[..], &mut out[..]);
+            res = self.accept_round(rng, eps, &mut sims, bufs, |i, d, th| {
+                particles[i * dim..(i + 1) * dim].copy_from_slice(th);
+                dists[i] = d;
+            });
         }
+        self.new_distances = dists;
+        self.new_particles = particles;
         self.theta = theta;
         self.scratch = z;
         self.out = out;

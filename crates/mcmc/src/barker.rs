@@ -9,7 +9,7 @@ use crate::batch::Batcher;
 use crate::budget::{Budget, Mechanism};
 use crate::model::log_ratio_sum;
 use crate::noise::PrivacyNoise;
-use crate::proposal::{Proposal, Walker};
+use crate::proposal::{Proposal, Proposed, Walker};
 use crate::rng::{NoNoise, logistic};
 use crate::sampler::{Counts, MarkovChain, Meter, Step};
 use crate::vcorr::VCorr;
@@ -143,8 +143,6 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Barker<P, L, N> {
     }
 }
 
-crate::chains::metered!(Barker);
-
 impl<P, L, N> Barker<P, L, N> {
     /// Batch variance σ_b² of the last private step.
     ///
@@ -157,16 +155,12 @@ impl<P, L, N> Barker<P, L, N> {
     }
 }
 
-impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> MarkovChain for Barker<P, L, N> {
-    fn dim(&self) -> usize {
-        self.walk.theta.len()
-    }
-    fn position(&self) -> &[f64] {
-        &self.walk.theta
-    }
-    fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
-        self.meter.begin()?;
-        let (_, lp_new) = self.walk.propose(rng, &self.prior);
+crate::chains::walk_chain!(Barker, PrivacyNoise + Rng);
+
+impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> Barker<P, L, N> {
+    /// The (DP) Barker test of the proposal (its distance is not used).
+    fn accept<R: Rng + ?Sized>(&mut self, rng: &mut R, new: Proposed) -> Result<Counts, McmcError> {
+        let lp_new = new.log_prior;
         let mut evaluated = 0;
         let mut clipped = 0;
         let mut noise_sd = 0.0;
@@ -182,16 +176,8 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> MarkovChain for Barker<P
                 }
                 Some(p) => {
                     let rows = p.batcher.draw(rng);
-                    let dpinfer_simulators::BatchClipSum {
-                        sum: s,
-                        sum_sq: s2,
-                        clipped: c,
-                    } = self.lik.clipped_log_ratio_rows(
-                        &self.walk.theta,
-                        &self.walk.proposed,
-                        rows,
-                        p.bound,
-                    )?;
+                    let batch = self.walk.clipped_rows(&self.lik, rows, p.bound)?;
+                    let (s, s2, c) = (batch.sum, batch.sum_sq, batch.clipped);
                     evaluated = rows.len();
                     clipped = c;
                     #[allow(clippy::cast_precision_loss)]
@@ -220,15 +206,6 @@ impl<P: Prior, L: RowLikelihood, N: PrivacyNoise + Rng> MarkovChain for Barker<P
         } else {
             false
         };
-        self.walk.decide(accepted, lp_new);
-        Ok(self.meter.step(
-            &self.walk.theta,
-            Counts {
-                accepted,
-                ratios: (evaluated, clipped),
-                noise_sd,
-                ..Counts::default()
-            },
-        ))
+        Ok(Counts::walk(accepted, (evaluated, clipped), noise_sd))
     }
 }

@@ -146,6 +146,34 @@ macro_rules! metered {
 }
 pub(crate) use metered;
 
+/// [`MarkovChain`] for a random-walk kernel (DP penalty, subsampled DP penalty, Barker) that
+/// embeds a `walk: Walker`, a `prior` and a `meter`: one place runs the iteration — refuse a
+/// step past the budget, propose θ′, ask the kernel's own acceptance test
+/// `accept(rng, Proposed) -> Result<Counts, McmcError>`, move and assemble the step record.
+/// `$noise` bounds the noise source `N`. Includes [`metered!`]'s budget accessors.
+macro_rules! walk_chain {
+    ($t:ident, $($noise:tt)+) => {
+        crate::chains::metered!($t);
+
+        impl<P: Prior, L: RowLikelihood, N: $($noise)+> MarkovChain for $t<P, L, N> {
+            fn dim(&self) -> usize {
+                self.walk.theta.len()
+            }
+            fn position(&self) -> &[f64] {
+                &self.walk.theta
+            }
+            fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
+                self.meter.begin()?;
+                let proposed = self.walk.propose(rng, &self.prior);
+                let counts = self.accept(rng, proposed)?;
+                self.walk.decide(counts.accepted, proposed.log_prior);
+                Ok(self.meter.step(&self.walk.theta, counts))
+            }
+        }
+    };
+}
+pub(crate) use walk_chain;
+
 /// `chains` as a `u64`, refusing 0.
 pub(crate) fn check_chains(chains: u64) -> Result<u64, McmcError> {
     if chains == 0 {

@@ -9,7 +9,7 @@ use crate::budget::{Accounting, Budget, Mechanism, penalty_multiplier};
 use crate::error::positive;
 use crate::model::log_ratio_sum;
 use crate::noise::PrivacyNoise;
-use crate::proposal::{Proposal, Walker};
+use crate::proposal::{Proposal, Proposed, Walker};
 use crate::rng::{NoNoise, log_uniform};
 use crate::sampler::{Counts, MarkovChain, Meter, Step};
 
@@ -191,75 +191,49 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> Penalty<P, L, N> {
     }
 }
 
-crate::chains::metered!(Penalty);
+crate::chains::walk_chain!(Penalty, PrivacyNoise);
 
-impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> MarkovChain for Penalty<P, L, N> {
-    fn dim(&self) -> usize {
-        self.walk.theta.len()
-    }
-    fn position(&self) -> &[f64] {
-        &self.walk.theta
-    }
-    fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
-        self.meter.begin()?;
-        let (dist, lp_new) = self.walk.propose(rng, &self.prior);
+impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> Penalty<P, L, N> {
+    /// The (DP) penalty test of the proposal.
+    fn accept<R: Rng + ?Sized>(&mut self, rng: &mut R, new: Proposed) -> Result<Counts, McmcError> {
+        if let Some(accepted) = Walker::data_free_decision(new, self.clip) {
+            return Ok(Counts::walk(accepted, (0, 0), 0.0));
+        }
+        let (dist, lp_new) = (new.dist, new.log_prior);
         let n = self.lik.n_rows();
-        let mut evaluated = 0;
         let mut clipped = 0;
         let mut noise_sd = 0.0;
-        let accepted = if !lp_new.is_finite() || !(dist.is_finite()) {
-            false
-        } else if dist == 0.0 {
-            true
-        } else if self
-            .clip
-            .is_some_and(|l| crate::model::usable_bound(l * dist).is_none())
-        {
-            false
-        } else {
-            let sum = match self.clip {
-                Some(l) => {
-                    let cs = self.lik.clipped_log_ratio_sum(
-                        &self.walk.theta,
-                        &self.walk.proposed,
-                        0,
-                        n,
-                        l * dist,
-                    )?;
-                    clipped = cs.clipped;
-                    cs.sum
-                }
-                None => log_ratio_sum(&self.lik, &self.walk.theta, &self.walk.proposed, 0, n)?,
-            };
-            evaluated = n;
-            let mut sum = sum;
-            let mut penalty = 0.0;
-            if let Some(p) = self.private {
-                // Sensitivity of the clipped sum c = 2L‖θ'−θ‖, noise sd τ n^α c (Theorem 6);
-                // |sum| ≤ n L ‖θ'−θ‖ is the public range. Tempering is post-processing.
-                let c = 2.0 * p.clip * dist;
-                #[allow(clippy::cast_precision_loss)]
-                let bound = n as f64 * p.clip * dist;
-                let (noisy, sd_eff) = self.noise.release(sum, p.multiplier * c, c, bound)?;
-                self.meter.released.gaussian += 1;
-                self.meter.released.gaussian_rho += c * c / (2.0 * sd_eff * sd_eff);
-                sum = noisy;
-                noise_sd = self.temperature * sd_eff;
-                penalty = 0.5 * noise_sd * noise_sd;
+        let mut sum = match self.clip {
+            Some(l) => {
+                let cs = self.lik.clipped_log_ratio_sum(
+                    &self.walk.theta,
+                    &self.walk.proposed,
+                    0,
+                    n,
+                    l * dist,
+                )?;
+                clipped = cs.clipped;
+                cs.sum
             }
-            let lambda = self.temperature * sum + lp_new - self.walk.log_prior;
-            // NaN λ (exact kernel with a NaN row) rejects.
-            log_uniform(rng) < lambda - penalty
+            None => log_ratio_sum(&self.lik, &self.walk.theta, &self.walk.proposed, 0, n)?,
         };
-        self.walk.decide(accepted, lp_new);
-        Ok(self.meter.step(
-            &self.walk.theta,
-            Counts {
-                accepted,
-                ratios: (evaluated, clipped),
-                noise_sd,
-                ..Counts::default()
-            },
-        ))
+        let mut penalty = 0.0;
+        if let Some(p) = self.private {
+            // Sensitivity of the clipped sum c = 2L‖θ'−θ‖, noise sd τ n^α c (Theorem 6);
+            // |sum| ≤ n L ‖θ'−θ‖ is the public range. Tempering is post-processing.
+            let c = 2.0 * p.clip * dist;
+            #[allow(clippy::cast_precision_loss)]
+            let bound = n as f64 * p.clip * dist;
+            let (noisy, sd_eff) = self.noise.release(sum, p.multiplier * c, c, bound)?;
+            self.meter.released.gaussian += 1;
+            self.meter.released.gaussian_rho += c * c / (2.0 * sd_eff * sd_eff);
+            sum = noisy;
+            noise_sd = self.temperature * sd_eff;
+            penalty = 0.5 * noise_sd * noise_sd;
+        }
+        let lambda = self.temperature * sum + lp_new - self.walk.log_prior;
+        // NaN λ (exact kernel with a NaN row) rejects.
+        let accepted = log_uniform(rng) < lambda - penalty;
+        Ok(Counts::walk(accepted, (n, clipped), noise_sd))
     }
 }

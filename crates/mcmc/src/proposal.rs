@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 use rand_core::Rng;
 
-use dpinfer_simulators::{Prior, RowLikelihood};
+use dpinfer_simulators::{BatchClipSum, Prior, RowLikelihood};
 
 use crate::McmcError;
 use crate::rng::{below, std_normal};
@@ -115,6 +115,13 @@ impl ProposalState {
     }
 }
 
+/// A proposal θ′ (held in [`Walker::proposed`]): its distance `‖θ′ − θ‖₂` and `ln p(θ′)`.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Proposed {
+    pub(crate) dist: f64,
+    pub(crate) log_prior: f64,
+}
+
 /// The state of a random-walk chain (DP penalty, subsampled penalty, Barker): position, the
 /// proposal buffer, `ln p(θ)` and the proposal state. One place proposes and moves.
 #[derive(Clone, Debug)]
@@ -144,14 +151,45 @@ impl Walker {
         })
     }
 
-    /// Proposes θ' into `proposed`; returns `(‖θ' − θ‖₂, ln p(θ'))`.
+    /// Proposes θ' into `proposed`.
     pub(crate) fn propose<R: Rng + ?Sized, P: Prior>(
         &mut self,
         rng: &mut R,
         prior: &P,
-    ) -> (f64, f64) {
+    ) -> Proposed {
         let dist = self.state.propose(rng, &self.theta, &mut self.proposed);
-        (dist, prior.ln_density(&self.proposed))
+        Proposed {
+            dist,
+            log_prior: prior.ln_density(&self.proposed),
+        }
+    }
+
+    /// The ratios `r_j(θ, θ′)` of the listed rows (a minibatch) against the proposal, clipped
+    /// to `±b` ([`RowLikelihood::clipped_log_ratio_rows`]): Σ, Σ² and the clipped count.
+    pub(crate) fn clipped_rows<L: RowLikelihood>(
+        &self,
+        lik: &L,
+        rows: &[usize],
+        b: f64,
+    ) -> Result<BatchClipSum, McmcError> {
+        Ok(lik.clipped_log_ratio_rows(&self.theta, &self.proposed, rows, b)?)
+    }
+
+    /// The decision that needs no data (DP penalty, subsampled DP penalty): reject θ′ with a
+    /// non-finite log prior or distance, accept θ′ = θ (every ratio is 0), reject when the
+    /// per-row bound `clip · ‖θ′−θ‖₂` is not usable ([`crate::model::usable_bound`]); `None`
+    /// when the data must decide.
+    pub(crate) fn data_free_decision(p: Proposed, clip: Option<f64>) -> Option<bool> {
+        let Proposed { dist, log_prior } = p;
+        if !log_prior.is_finite() || !dist.is_finite() {
+            Some(false)
+        } else if dist == 0.0 {
+            Some(true)
+        } else if clip.is_some_and(|l| crate::model::usable_bound(l * dist).is_none()) {
+            Some(false)
+        } else {
+            None
+        }
     }
 
     /// Moves to θ' if `accepted` (with its log prior `lp_new`) and updates the proposal.

@@ -130,6 +130,22 @@ impl Walk {
         }
     }
 
+    /// The random-walk kernels' settings for dimension `d`.
+    fn penalty_settings(&self, d: usize) -> Result<PenaltySettings, McmcError> {
+        Ok(PenaltySettings {
+            proposal: self.proposal(d)?,
+            temperature: self.temperature,
+        })
+    }
+
+    /// As [`Walk::penalty_settings`], for Barker.
+    fn barker_settings(&self, d: usize) -> Result<BarkerSettings, McmcError> {
+        Ok(BarkerSettings {
+            proposal: self.proposal(d)?,
+            temperature: self.temperature,
+        })
+    }
+
     fn proposal(&self, d: usize) -> Result<Proposal, McmcError> {
         let scale = self.scale.resolve(d)?;
         Ok(match self.kind {
@@ -284,6 +300,13 @@ fn hmc_settings(
         },
         temperature,
     })
+}
+
+/// The chains `c` builds, as one [`MultiChain`]; the first construction error otherwise.
+fn chains_of<C: Budgeted>(
+    c: impl Iterator<Item = Result<C, McmcError>>,
+) -> Result<MultiChain<C>, McmcError> {
+    MultiChain::new(c.collect::<Result<_, _>>()?)
 }
 
 /// The sampler of a run.
@@ -504,30 +527,21 @@ where
         let m = settings.chains;
         let chains = match kernel {
             Kernel::Rwmh(w) => {
-                let s = PenaltySettings {
-                    proposal: w.proposal(d)?,
-                    temperature: w.temperature,
-                };
+                let s = w.penalty_settings(d)?;
                 let c = (0..m).map(|_| Penalty::exact(prior.clone(), lik.clone(), s.clone(), init));
-                Chains::Exact(MultiChain::new(c.collect::<Result<_, _>>()?)?)
+                Chains::Exact(chains_of(c)?)
             }
             Kernel::ClippedRwmh { walk, clip } => {
-                let s = PenaltySettings {
-                    proposal: walk.proposal(d)?,
-                    temperature: walk.temperature,
-                };
+                let s = walk.penalty_settings(d)?;
                 let c = (0..m).map(|_| {
                     Penalty::exact(prior.clone(), lik.clone(), s.clone(), init)?.with_clip(*clip)
                 });
-                Chains::Exact(MultiChain::new(c.collect::<Result<_, _>>()?)?)
+                Chains::Exact(chains_of(c)?)
             }
             Kernel::Barker(w) => {
-                let s = BarkerSettings {
-                    proposal: w.proposal(d)?,
-                    temperature: w.temperature,
-                };
+                let s = w.barker_settings(d)?;
                 let c = (0..m).map(|_| Barker::exact(prior.clone(), lik.clone(), s.clone(), init));
-                Chains::ExactBarker(MultiChain::new(c.collect::<Result<_, _>>()?)?)
+                Chains::ExactBarker(chains_of(c)?)
             }
             Kernel::Hmc(h) => {
                 let s = hmc_settings(
@@ -538,13 +552,10 @@ where
                     d,
                 )?;
                 let c = (0..m).map(|_| Hmc::exact(prior.clone(), lik.clone(), s.clone(), init));
-                Chains::ExactHmc(MultiChain::new(c.collect::<Result<_, _>>()?)?)
+                Chains::ExactHmc(chains_of(c)?)
             }
             Kernel::DpPenalty(k) => {
-                let s = PenaltySettings {
-                    proposal: k.walk.proposal(d)?,
-                    temperature: k.walk.temperature,
-                };
+                let s = k.walk.penalty_settings(d)?;
                 let p = PenaltyPrivacy {
                     clip: k.clip,
                     tau: k.tau,
@@ -556,13 +567,10 @@ where
                 let c = noise
                     .into_iter()
                     .map(|r| Penalty::private(prior.clone(), lik.clone(), s.clone(), p, init, r));
-                Chains::Penalty(MultiChain::new(c.collect::<Result<_, _>>()?)?)
+                Chains::Penalty(chains_of(c)?)
             }
             Kernel::DpBarker(k) => {
-                let s = BarkerSettings {
-                    proposal: k.walk.proposal(d)?,
-                    temperature: k.walk.temperature,
-                };
+                let s = k.walk.barker_settings(d)?;
                 let p = BarkerPrivacy {
                     batch: k.batch,
                     epsilon: k.target.epsilon,
@@ -571,7 +579,7 @@ where
                 let c = noise
                     .into_iter()
                     .map(|r| Barker::private(prior.clone(), lik.clone(), s.clone(), p, init, r));
-                Chains::Barker(MultiChain::new(c.collect::<Result<_, _>>()?)?)
+                Chains::Barker(chains_of(c)?)
             }
             Kernel::DpHmc(k) => {
                 let s = hmc_settings(
@@ -594,7 +602,7 @@ where
                 let c = noise
                     .into_iter()
                     .map(|r| Hmc::private(prior.clone(), lik.clone(), s.clone(), p, init, r));
-                Chains::Hmc(MultiChain::new(c.collect::<Result<_, _>>()?)?)
+                Chains::Hmc(chains_of(c)?)
             }
         };
         let Plan {

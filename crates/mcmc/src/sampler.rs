@@ -50,6 +50,18 @@ pub(crate) struct Counts {
     pub(crate) noise_sd: f64,
 }
 
+impl Counts {
+    /// A random-walk step (no gradients): `accepted`, ratios evaluated / clipped, noise sd.
+    pub(crate) fn walk(accepted: bool, ratios: (usize, usize), noise_sd: f64) -> Self {
+        Self {
+            accepted,
+            ratios,
+            noise_sd,
+            ..Self::default()
+        }
+    }
+}
+
 /// The iteration counter, the privacy budget (`None` for exact kernels) and the release
 /// audit every sampler embeds: it refuses a step beyond the budget and assembles [`Step`].
 #[derive(Clone, Copy, Debug, Default)]

@@ -8,7 +8,7 @@ use crate::batch::Batcher;
 use crate::budget::{Budget, Mechanism};
 use crate::error::positive;
 use crate::noise::PrivacyNoise;
-use crate::proposal::{Proposal, Walker};
+use crate::proposal::{Proposal, Proposed, Walker};
 use crate::rng::{NoNoise, log_uniform};
 use crate::sampler::{Counts, MarkovChain, Meter, Step};
 
@@ -157,71 +157,40 @@ impl<P: Prior, L: RowLikelihood, N: CryptoRng> SubsampledPenalty<P, L, N> {
     }
 }
 
-crate::chains::metered!(SubsampledPenalty);
+crate::chains::walk_chain!(SubsampledPenalty, PrivacyNoise);
 
-impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> MarkovChain for SubsampledPenalty<P, L, N> {
-    fn dim(&self) -> usize {
-        self.walk.theta.len()
-    }
-    fn position(&self) -> &[f64] {
-        &self.walk.theta
-    }
-    fn step<R: Rng + ?Sized>(&mut self, rng: &mut R) -> Result<Step<'_>, McmcError> {
-        self.meter.begin()?;
-        let (dist, lp_new) = self.walk.propose(rng, &self.prior);
-        let n = self.lik.n_rows();
-        let b = self.s.batch;
-        let (mut evaluated, mut clipped, mut noise_sd) = (0, 0, 0.0);
-        let accepted = if !lp_new.is_finite() || !dist.is_finite() {
-            false
-        } else if dist == 0.0 {
-            true
-        } else if crate::model::usable_bound(self.s.clip * dist).is_none() {
-            false
-        } else {
-            let rows = self.batcher.draw(rng);
-            let dpinfer_simulators::BatchClipSum {
-                sum: s,
-                sum_sq: s2,
-                clipped: c,
-            } = self.lik.clipped_log_ratio_rows(
-                &self.walk.theta,
-                &self.walk.proposed,
-                rows,
-                self.s.clip * dist,
-            )?;
-            evaluated = b;
-            clipped = c;
-            #[allow(clippy::cast_precision_loss)]
-            let (nf, bf) = (n as f64, b as f64);
-            let k = nf * self.s.temperature / bf;
-            // σ_b² = (nT/b)² (Σ r² − R²/b)
-            let sb2 = (k * k * (s2 - s * s / bf)).max(0.0);
-            // The data-dependent part λ*_data − σ_b²/2 is what is released (Theorem 9).
-            let mut data = k * s - 0.5 * sb2;
-            let mut var = 0.0;
-            if let Some(p) = self.private {
-                let c = subsampled_sensitivity(n, b, self.s.temperature, self.s.clip, dist);
-                let r = self.s.clip * dist;
-                let bound = nf * self.s.temperature * r + k * k * bf * r * r;
-                let (noisy, sd_eff) = self.noise.release(data, libm::sqrt(p.tau) * c, c, bound)?;
-                self.meter.released.subsampled += 1;
-                data = noisy;
-                noise_sd = sd_eff;
-                var = sd_eff * sd_eff;
-            }
-            let released = data + lp_new - self.walk.log_prior;
-            log_uniform(rng) < released - 0.5 * var
-        };
-        self.walk.decide(accepted, lp_new);
-        Ok(self.meter.step(
-            &self.walk.theta,
-            Counts {
-                accepted,
-                ratios: (evaluated, clipped),
-                noise_sd,
-                ..Counts::default()
-            },
-        ))
+impl<P: Prior, L: RowLikelihood, N: PrivacyNoise> SubsampledPenalty<P, L, N> {
+    /// The subsampled (DP) penalty test of the proposal.
+    fn accept<R: Rng + ?Sized>(&mut self, rng: &mut R, new: Proposed) -> Result<Counts, McmcError> {
+        let (n, b, clip) = (self.lik.n_rows(), self.s.batch, self.s.clip);
+        if let Some(accepted) = Walker::data_free_decision(new, Some(clip)) {
+            return Ok(Counts::walk(accepted, (0, 0), 0.0));
+        }
+        let (dist, lp_new) = (new.dist, new.log_prior);
+        let mut noise_sd = 0.0;
+        let rows = self.batcher.draw(rng);
+        let batch = self.walk.clipped_rows(&self.lik, rows, clip * dist)?;
+        let (s, s2) = (batch.sum, batch.sum_sq);
+        #[allow(clippy::cast_precision_loss)]
+        let (nf, bf) = (n as f64, b as f64);
+        let k = nf * self.s.temperature / bf;
+        // σ_b² = (nT/b)² (Σ r² − R²/b)
+        let sb2 = (k * k * (s2 - s * s / bf)).max(0.0);
+        // The data-dependent part λ*_data − σ_b²/2 is what is released (Theorem 9).
+        let mut data = k * s - 0.5 * sb2;
+        let mut var = 0.0;
+        if let Some(p) = self.private {
+            let c = subsampled_sensitivity(n, b, self.s.temperature, clip, dist);
+            let r = clip * dist;
+            let bound = nf * self.s.temperature * r + k * k * bf * r * r;
+            let (noisy, sd_eff) = self.noise.release(data, libm::sqrt(p.tau) * c, c, bound)?;
+            self.meter.released.subsampled += 1;
+            data = noisy;
+            noise_sd = sd_eff;
+            var = sd_eff * sd_eff;
+        }
+        let released = data + lp_new - self.walk.log_prior;
+        let accepted = log_uniform(rng) < released - 0.5 * var;
+        Ok(Counts::walk(accepted, (b, batch.clipped), noise_sd))
     }
 }

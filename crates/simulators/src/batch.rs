@@ -158,22 +158,8 @@ mod tests {
     use alloc::vec::Vec;
 
     /// y = θ + U(0, 1); θ < 0 is a recoverable failure after one draw.
-    struct Toy;
-    impl Simulator for Toy {
-        fn param_dim(&self) -> usize {
-            1
-        }
-        fn output_dim(&self) -> usize {
-            2
-        }
-        fn simulate<R: Rng + ?Sized>(
-            &self,
-            theta: &[f64],
-            rng: &mut R,
-            out: &mut [f64],
-        ) -> Result<(), SimError> {
-            check_len("theta", 1, theta.len())?;
-            check_len("out", 2, out.len())?;
+    fn toy() -> Result<impl Simulator, SimError> {
+        crate::FnSimulator::new(1, 2, |theta: &[f64], rng: &mut dyn Rng, out: &mut [f64]| {
             let u = crate::dist::uniform01(rng);
             if theta[0] < 0.0 {
                 return Err(SimError::OutsideSupport { index: 0 });
@@ -181,7 +167,7 @@ mod tests {
             out[0] = theta[0] + u;
             out[1] = crate::dist::uniform01(rng);
             Ok(())
-        }
+        })
     }
 
     #[test]
@@ -191,12 +177,14 @@ mod tests {
         let mut streams: Vec<SimStream> = (0..n).map(|i| SimStream::new(5, u64::from(i))).collect();
         let mut out = alloc::vec![0.0; 2 * thetas.len()];
         let mut ok = alloc::vec![false; thetas.len()];
-        Toy.simulate_batch(&thetas, &mut streams, &mut out, &mut ok)
+        toy()
+            .unwrap()
+            .simulate_batch(&thetas, &mut streams, &mut out, &mut ok)
             .unwrap();
         for (i, th) in thetas.iter().enumerate() {
             let mut rng = SimStream::new(5, i as u64);
             let mut y = [0.0; 2];
-            let r = Toy.simulate(&[*th], &mut rng, &mut y);
+            let r = toy().unwrap().simulate(&[*th], &mut rng, &mut y);
             assert_eq!(r.is_ok(), ok[i], "row {i}");
             if r.is_ok() {
                 assert_eq!(y[0].to_bits(), out[2 * i].to_bits());
@@ -210,7 +198,7 @@ mod tests {
 
     #[test]
     fn shapes_are_checked() {
-        let m = Toy;
+        let m = toy().unwrap();
         let mut streams = [SimStream::new(1, 0), SimStream::new(1, 1)];
         let mut ok = [false; 2];
         assert!(matches!(

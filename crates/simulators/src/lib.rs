@@ -3,8 +3,6 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
-#[cfg(feature = "std")]
-extern crate std;
 
 /// `with_stream_version` and `stream_version` for a model whose `version: StreamVersion` field
 /// selects its normal sampler; the doc lines given first describe what the version changes.

@@ -155,23 +155,7 @@ pub trait RowLikelihood {
         b: f64,
     ) -> Result<ClipSum, SimError> {
         check_range(first, count, self.n_rows())?;
-        crate::error::clip_bound(b)?;
-        let mut buf = [0.0; CHUNK];
-        let mut acc = ClipSum {
-            sum: 0.0,
-            clipped: 0,
-        };
-        let mut start = first;
-        let end = first + count;
-        while start < end {
-            let m = (end - start).min(CHUNK);
-            self.row_log_ratio(theta, theta_new, start, &mut buf[..m])?;
-            let part = clip_sum(&buf[..m], b)?;
-            acc.sum += part.sum;
-            acc.clipped += part.clipped;
-            start += m;
-        }
-        Ok(acc)
+        chunked_clip_sum(self, theta, theta_new, first..first + count, b)
     }
 
     /// Clip-and-sum over the listed rows (a minibatch, in the given order):
@@ -311,6 +295,34 @@ pub fn accumulate_clipped_row(row: &[f64], b: f64, acc: &mut [f64]) -> bool {
 }
 
 /// Σ c_j, Σ c_j² and the clipped count over `rows`, each c_j from a one-row pass `one(j)`.
+/// The default [`RowLikelihood::clipped_log_ratio_sum`] pass over `rows` (after the range
+/// check): [`RowLikelihood::row_log_ratio`] in chunks of [`CHUNK`], each clipped and summed by
+/// [`clip_sum`]. Models whose fast path does not apply fall back to it.
+pub(crate) fn chunked_clip_sum<L: RowLikelihood + ?Sized>(
+    lik: &L,
+    theta: &[f64],
+    theta_new: &[f64],
+    rows: core::ops::Range<usize>,
+    b: f64,
+) -> Result<ClipSum, SimError> {
+    crate::error::clip_bound(b)?;
+    let mut buf = [0.0; CHUNK];
+    let mut acc = ClipSum {
+        sum: 0.0,
+        clipped: 0,
+    };
+    let mut start = rows.start;
+    while start < rows.end {
+        let m = (rows.end - start).min(CHUNK);
+        lik.row_log_ratio(theta, theta_new, start, &mut buf[..m])?;
+        let part = clip_sum(&buf[..m], b)?;
+        acc.sum += part.sum;
+        acc.clipped += part.clipped;
+        start += m;
+    }
+    Ok(acc)
+}
+
 pub(crate) fn batch_by_rows(
     rows: &[usize],
     mut one: impl FnMut(usize) -> Result<ClipSum, SimError>,

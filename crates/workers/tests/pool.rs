@@ -18,8 +18,8 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use dpinfer_simulators::prior::Uniform;
+use dpinfer_simulators::{FnSimulator, SimError, SimStream, Simulator, dist};
 use dpinfer_simulators::{Prior, RowSimulator, Rowless};
-use dpinfer_simulators::{SimError, SimStream, Simulator, dist};
 use dpinfer_workers::{
     CommandSimulator, FAILED_CODE, FaultKind, Pool, PoolSettings, REJECT_CODE, WorkerError,
 };
@@ -98,26 +98,15 @@ fn table(s: PoolSettings, workers: usize) -> Result<Block, SimError> {
 
 /// The reference worker's model in-process: seed = the row stream's next u64, then
 /// y_i = μ + z_i from `SimStream::new(seed, 0)`.
-struct InProcess;
-impl Simulator for InProcess {
-    fn param_dim(&self) -> usize {
-        1
-    }
-    fn output_dim(&self) -> usize {
-        OUTPUTS
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
+fn in_process() -> impl Simulator {
+    let model = |theta: &[f64], rng: &mut dyn Rng, out: &mut [f64]| {
         let mut r = SimStream::new(rng.next_u64(), 0);
         for y in out.iter_mut() {
             *y = theta[0] + dist::std_normal(&mut r);
         }
         Ok(())
-    }
+    };
+    FnSimulator::new(1, OUTPUTS, model).unwrap()
 }
 
 fn bits(t: &Block) -> Vec<u64> {
@@ -127,7 +116,7 @@ fn bits(t: &Block) -> Vec<u64> {
 #[test]
 fn one_and_four_workers_any_batch_size_and_pipelining_give_the_same_table_bit_for_bit() {
     let prior = Uniform::new(-3.0, 3.0).unwrap();
-    let reference = block(&prior, &Rowless(&InProcess), 0..ROWS).unwrap();
+    let reference = block(&prior, &Rowless(&in_process()), 0..ROWS).unwrap();
     assert!(reference.ok.iter().all(|&ok| ok));
     for (batch, in_flight, workers) in [(64, 1, 1), (7, 2, 4), (1, 2, 2), (1000, 2, 1)] {
         let t = table(settings(batch, in_flight, &[]), workers).unwrap();
@@ -268,7 +257,7 @@ fn one_theta_at_a_time_through_the_simulator_trait() {
     let mut twin = rng.clone();
     sim.simulate(&[1.5], &mut rng, &mut out).unwrap();
     let mut want = vec![0.0; OUTPUTS];
-    InProcess.simulate(&[1.5], &mut twin, &mut want).unwrap();
+    in_process().simulate(&[1.5], &mut twin, &mut want).unwrap();
     assert!(out == want);
     assert_eq!(
         sim.simulate(&[-1.0], &mut rng, &mut out),
@@ -304,7 +293,7 @@ fn a_block_of_thetas_goes_to_the_workers_in_batches_with_the_per_row_seeds() {
     let mut want = vec![0.0; OUTPUTS * n as usize];
     let mut st = streams();
     for (i, th) in thetas.iter().enumerate() {
-        InProcess
+        in_process()
             .simulate(
                 &[*th],
                 &mut st[i],
@@ -474,7 +463,7 @@ fn started_workers_are_used_and_the_output_map_names_the_row_it_refuses() {
         "the started workers were not reused"
     );
     // Row by row equal to the in-process model's mean.
-    let full = block(&prior, &Rowless(&InProcess), 0..ROWS).unwrap();
+    let full = block(&prior, &Rowless(&in_process()), 0..ROWS).unwrap();
     assert_eq!(t.thetas, full.thetas);
     for (&m, f) in t.out.iter().zip(full.out.chunks_exact(OUTPUTS)) {
         let want = f.iter().sum::<f64>() / OUTPUTS as f64;

@@ -82,8 +82,27 @@ impl Simulator for Null {
     }
 }
 
-fn rejection(c: &mut Criterion) {
+/// Rejection ABC of `sim` against the observation 0.5 at threshold 0.05 for `budget`
+/// simulations (seed 1); the number accepted.
+fn rejection_run<S: Simulator>(sim: S, budget: u64) -> usize {
     let obs = [0.5];
+    let mut s = RejectionAbc::new(
+        Normal::new(0.0, 1.0).unwrap(),
+        sim,
+        Euclidean::new(&obs).unwrap(),
+        RejectionSettings {
+            rule: Rule::Threshold(0.05),
+            budget,
+            target: u64::MAX,
+        },
+    )
+    .unwrap();
+    let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
+    s.run(&mut rng).unwrap();
+    s.accepted().len()
+}
+
+fn rejection(c: &mut Criterion) {
     let n = 100_000u64;
     let mut g = c.benchmark_group("abc/rejection");
     g.throughput(Throughput::Elements(n));
@@ -94,41 +113,11 @@ fn rejection(c: &mut Criterion) {
         ("gaussian_mean_100obs_stream_v2_1e5_sims", Normals::StreamV2),
     ] {
         g.bench_function(name, |b| {
-            b.iter(|| {
-                let mut s = RejectionAbc::new(
-                    Normal::new(0.0, 1.0).unwrap(),
-                    MeanOf100(normals),
-                    Euclidean::new(&obs).unwrap(),
-                    RejectionSettings {
-                        rule: Rule::Threshold(0.05),
-                        budget: n,
-                        target: u64::MAX,
-                    },
-                )
-                .unwrap();
-                let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-                s.run(&mut rng).unwrap();
-                black_box(s.accepted().len())
-            });
+            b.iter(|| black_box(rejection_run(MeanOf100(normals), n)))
         });
     }
     g.bench_function("null_simulator_overhead_1e5_steps", |b| {
-        b.iter(|| {
-            let mut s = RejectionAbc::new(
-                Normal::new(0.0, 1.0).unwrap(),
-                Null,
-                Euclidean::new(&obs).unwrap(),
-                RejectionSettings {
-                    rule: Rule::Threshold(0.05),
-                    budget: n,
-                    target: u64::MAX,
-                },
-            )
-            .unwrap();
-            let mut rng = Xoshiro256PlusPlus::seed_from_u64(1);
-            s.run(&mut rng).unwrap();
-            black_box(s.accepted().len())
-        });
+        b.iter(|| black_box(rejection_run(Null, n)));
     });
     g.finish();
 }
@@ -150,7 +139,7 @@ fn smc(c: &mut Criterion) {
         max_generations: 50,
         ..SmcSettings::default()
     };
-    {
+    let run = || {
         let mut s = SmcAbc::new(
             Normal::new(0.0, 1.0).unwrap(),
             MeanOf100(Normals::RandDistr),
@@ -159,24 +148,16 @@ fn smc(c: &mut Criterion) {
         )
         .unwrap();
         s.run(&mut Xoshiro256PlusPlus::seed_from_u64(2)).unwrap();
-        eprintln!(
-            "smc: {} simulations, {} generations to tolerance 0.01",
-            s.simulations(),
-            s.history().len()
-        );
-    }
+        s
+    };
+    let s = run();
+    eprintln!(
+        "smc: {} simulations, {} generations to tolerance 0.01",
+        s.simulations(),
+        s.history().len()
+    );
     g.bench_function("gaussian_mean_1000_particles_to_0.01", |b| {
-        b.iter(|| {
-            let mut s = SmcAbc::new(
-                Normal::new(0.0, 1.0).unwrap(),
-                MeanOf100(Normals::RandDistr),
-                Euclidean::new(&obs).unwrap(),
-                settings.clone(),
-            )
-            .unwrap();
-            s.run(&mut Xoshiro256PlusPlus::seed_from_u64(2)).unwrap();
-            black_box(s.simulations())
-        });
+        b.iter(|| black_box(run().simulations()));
     });
     g.finish();
     smc_batched_mmd(c);
@@ -243,49 +224,34 @@ fn smc_batched_mmd(c: &mut Criterion) {
 }
 
 fn svt(c: &mut Criterion) {
-    let t = 100_000usize;
     let prior = Normal::new(0.0, 1.0).unwrap();
-    let pairs = PublicPairs::generate(&prior, &Null, t, 3).unwrap();
     let obs = 0.5;
     let mut g = c.benchmark_group("abc/svt_private_pass");
-    g.throughput(Throughput::Elements(t as u64));
     g.sample_size(10);
-    g.bench_function("1e5_pairs_abs_distance", |b| {
-        let mut noise = ChaCha20Rng::seed_from_u64(4);
-        b.iter(|| {
-            // c larger than T: the pass visits every pair (worst case)
-            let s = SvtAbcSettings {
-                epsilon_abc: 0.001,
-                epsilon_total: 1.0,
-                c: 1_000_000,
-                sensitivity: Sensitivity::declared(1e-4, Relations::REPLACE_ONE).unwrap(),
-                clip: 4.0,
-                resample: Resample::Never,
-            };
-            let mut p = SvtAbc::new(&pairs, |y: &[f64]| (y[0] - obs).abs(), s).unwrap();
-            p.run(&mut noise).unwrap();
-            black_box(p.indicators().len())
+    for (name, t, pairs_seed, noise_seed) in [
+        ("1e5_pairs_abs_distance", 100_000usize, 3, 4),
+        ("1e6_pairs_abs_distance", 1_000_000, 5, 6),
+    ] {
+        let pairs = PublicPairs::generate(&prior, &Null, t, pairs_seed).unwrap();
+        g.throughput(Throughput::Elements(t as u64));
+        g.bench_function(name, |b| {
+            let mut noise = ChaCha20Rng::seed_from_u64(noise_seed);
+            b.iter(|| {
+                // c larger than T: the pass visits every pair (worst case)
+                let s = SvtAbcSettings {
+                    epsilon_abc: 0.001,
+                    epsilon_total: 1.0,
+                    c: 10 * t as u64,
+                    sensitivity: Sensitivity::declared(1e-4, Relations::REPLACE_ONE).unwrap(),
+                    clip: 4.0,
+                    resample: Resample::Never,
+                };
+                let mut p = SvtAbc::new(&pairs, |y: &[f64]| (y[0] - obs).abs(), s).unwrap();
+                p.run(&mut noise).unwrap();
+                black_box(p.indicators().len())
+            });
         });
-    });
-    let t6 = 1_000_000usize;
-    let pairs6 = PublicPairs::generate(&prior, &Null, t6, 5).unwrap();
-    g.throughput(Throughput::Elements(t6 as u64));
-    g.bench_function("1e6_pairs_abs_distance", |b| {
-        let mut noise = ChaCha20Rng::seed_from_u64(6);
-        b.iter(|| {
-            let s = SvtAbcSettings {
-                epsilon_abc: 0.001,
-                epsilon_total: 1.0,
-                c: 10_000_000,
-                sensitivity: Sensitivity::declared(1e-4, Relations::REPLACE_ONE).unwrap(),
-                clip: 4.0,
-                resample: Resample::Never,
-            };
-            let mut p = SvtAbc::new(&pairs6, |y: &[f64]| (y[0] - obs).abs(), s).unwrap();
-            p.run(&mut noise).unwrap();
-            black_box(p.indicators().len())
-        });
-    });
+    }
     g.finish();
 }
 

@@ -14,17 +14,16 @@ Usage (from the repository root, numpy in the interpreter):
     python3 tests/benches/scripts/abcdp_toy_side_by_side.py [ROUNDS] [SETS]
 """
 import os
-
-for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[v] = "1"
-
-import resource
 import statistics
 import subprocess
 import sys
 import time
 
-import numpy as np
+from side_by_side import arg, child_cpu, load_average, pin_numpy_threads
+
+pin_numpy_threads()
+
+import numpy as np  # noqa: E402 (after the thread pinning)
 
 EXE = "tests/benches/target/release/examples/abcdp_toy_once"
 N = 5000
@@ -71,11 +70,6 @@ def numpy_toy(sets, seed=1, batch=16):
     return examined, acc
 
 
-def child_cpu():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
-
-
 def ours(threads, sets):
     c0, t0 = child_cpu(), time.perf_counter()
     out = subprocess.run([EXE, str(threads), str(sets)], check=True, capture_output=True,
@@ -91,12 +85,12 @@ def peer(sets):
 
 
 def main():
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    sets = int(sys.argv[2]) if len(sys.argv) > 2 else 10_000
+    rounds = arg(1, 3)
+    sets = arg(2, 10_000)
     rows = {k: [] for k in ("numpy", "ours1", "ours2")}
     loads = []
     for r in range(rounds):
-        loads.append(float(open("/proc/loadavg").read().split()[0]))
+        loads.append(load_average())
         rows["numpy"].append(peer(sets))
         w, cpu, _ = ours(1, sets)
         rows["ours1"].append((w, cpu))
@@ -105,7 +99,7 @@ def main():
         print(f"round {r + 1}/{rounds}: " + ", ".join(
             f"{k} {v[-1][0]:.2f} s wall / {v[-1][1]:.2f} s cpu" for k, v in rows.items()),
             file=sys.stderr)
-    loads.append(float(open("/proc/loadavg").read().split()[0]))
+    loads.append(load_average())
     med = lambda k, i: statistics.median(x[i] for x in rows[k])
     print(f"ABCDP toy, {sets} sets x {N} points, D = {2 * FREQS}; {rounds} alternating rounds; "
           f"1-min load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} cores")

@@ -9,19 +9,15 @@ Usage (from the repository root):
     python3 tests/benches/scripts/gillespie_side_by_side.py [ROUNDS] [REPS]
 """
 import os
-import resource
 import statistics
 import subprocess
 import sys
 
+from side_by_side import arg, child_cpu, load_average
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OURS = "tests/benches/target/release/examples/sir_once"
 PEER = "tests/benches/target/sir_gillespie_c"
-
-
-def child_cpu():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def timed(cmd):
@@ -33,18 +29,18 @@ def timed(cmd):
 
 
 def main():
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 5
-    reps = sys.argv[2] if len(sys.argv) > 2 else "20"
+    rounds = arg(1, 5)
+    reps = arg(2, "20", str)
     subprocess.run(["gcc", "-O2", "-o", PEER, os.path.join(HERE, "sir_gillespie.c"), "-lm"],
                    check=True)
     res = {"ours": [], "c": []}
     loads = []
     for r in range(rounds):
-        loads.append(float(open("/proc/loadavg").read().split()[0]))
+        loads.append(load_average())
         res["ours"].append(timed([OURS, reps]))
         res["c"].append(timed([PEER, reps]))
         print(f"round {r + 1}: ours {res['ours'][-1]}, C {res['c'][-1]}", file=sys.stderr)
-    loads.append(float(open("/proc/loadavg").read().split()[0]))
+    loads.append(load_average())
     print(f"Gillespie SIR K = 1e6 at theta*, {reps} trajectories per run, {rounds} alternating "
           f"rounds; 1-min load average {min(loads):.1f}-{max(loads):.1f} on {os.cpu_count()} "
           "cores")

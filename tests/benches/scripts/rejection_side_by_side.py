@@ -12,17 +12,16 @@ Usage (from the repository root, numpy in the interpreter):
     python3 tests/benches/scripts/rejection_side_by_side.py [ROUNDS] [SIMS]
 """
 import os
-
-for v in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
-    os.environ[v] = "1"
-
-import resource
 import statistics
 import subprocess
 import sys
 import time
 
-import numpy as np
+from side_by_side import arg, child_cpu, load_average, pin_numpy_threads
+
+pin_numpy_threads()
+
+import numpy as np  # noqa: E402 (after the thread pinning)
 
 EXE = "tests/benches/target/release/examples/rejection_once"
 
@@ -36,11 +35,6 @@ def numpy_rejection(sims, seed=1, block=100_000):
         s = theta + rng.normal(0.0, 1.0, (n, 100)).mean(axis=1)
         acc += int((np.abs(s - 0.5) <= 0.05).sum())
     return acc
-
-
-def child_cpu():
-    r = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return r.ru_utime + r.ru_stime
 
 
 def ours(threads, sims, version):
@@ -57,8 +51,8 @@ def peer(sims):
 
 
 def main():
-    rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 3
-    sims = int(sys.argv[2]) if len(sys.argv) > 2 else 1_000_000
+    rounds = arg(1, 3)
+    sims = arg(2, 1_000_000)
     runs = {"numpy": lambda: peer(sims)}
     for v in (1, 2):
         for t in (1, 2):
@@ -66,11 +60,11 @@ def main():
     res = {k: [] for k in runs}
     loads = []
     for r in range(rounds):
-        loads.append(float(open("/proc/loadavg").read().split()[0]))
+        loads.append(load_average())
         for k, f in runs.items():
             res[k].append(f())
         print(f"round {r + 1}/{rounds}", file=sys.stderr)
-    loads.append(float(open("/proc/loadavg").read().split()[0]))
+    loads.append(load_average())
     names = {"numpy": "numpy batched, 1 thread", "v1 1t": "dpinfer, polar normals (v1), 1 thread",
              "v1 2t": "dpinfer, v1, 2 threads", "v2 1t": "dpinfer, ziggurat (v2), 1 thread",
              "v2 2t": "dpinfer, v2, 2 threads"}

@@ -9,7 +9,7 @@ use crate::common::on_threads;
 use dpinfer_abc::discrepancy::Euclidean;
 use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::rejection::{RejectionAbc, RejectionSettings, Rule};
-use dpinfer_abc::smc::{SmcAbc, SmcSettings, Tolerance};
+use dpinfer_abc::smc::{SmcAbc, SmcSettings};
 use dpinfer_math::Fnv1a;
 use dpinfer_simulators::prior::Normal;
 use dpinfer_simulators::{FnSimulator, SimError, Simulator, dist};
@@ -70,14 +70,8 @@ fn smc() -> SmcAbc<Normal, Flaky, Euclidean<'static>> {
         flaky(),
         Euclidean::new(&OBS).unwrap(),
         SmcSettings {
-            particles: 300,
-            tolerance: Tolerance::Quantile {
-                initial: f64::INFINITY,
-                alpha: 0.5,
-            },
-            final_tolerance: 1.05,
             max_generations: 6,
-            ..SmcSettings::default()
+            ..crate::common::median_smc(300, 1.05)
         },
     )
     .unwrap()

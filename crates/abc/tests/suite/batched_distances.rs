@@ -184,7 +184,7 @@ fn private_passes_release_the_same_with_batched_distances() {
 /// subset of the block.
 #[test]
 fn smc_with_batched_distances_equals_the_one_row_distance() {
-    use dpinfer_abc::smc::{SmcAbc, SmcSettings, Tolerance};
+    use dpinfer_abc::smc::{SmcAbc, SmcSettings};
     use dpinfer_simulators::models::gaussian::GaussianMean;
     use dpinfer_simulators::{FnSimulator, SimError, Simulator};
     let model = GaussianMean::new(40, 1.0, 0.0, 1.0).unwrap();
@@ -208,15 +208,9 @@ fn smc_with_batched_distances_equals_the_one_row_distance() {
     let rho = RffMmd::new(reference).unwrap();
     let one_row = |y: &[f64]| rho.distance(y);
     let settings = SmcSettings {
-        particles: 150,
-        tolerance: Tolerance::Quantile {
-            initial: f64::INFINITY,
-            alpha: 0.5,
-        },
-        final_tolerance: 0.0,
         max_generations: 4,
         simulation_budget: 1_000_000,
-        ..SmcSettings::default()
+        ..crate::common::median_smc(150, 0.0)
     };
     type Run = (Vec<u64>, Vec<u64>, Vec<u64>, Vec<u64>, u64);
     fn state<D: Discrepancy, S: dpinfer_simulators::BatchSimulator>(

@@ -93,12 +93,12 @@ fn early_rejection_gives_identical_decisions() {
 #[cfg(feature = "parallel")]
 #[test]
 fn parallel_is_bit_identical_for_any_thread_count() {
-    use crate::common::{GaussianMean, on_threads};
+    use crate::common::{gaussian_mean, on_threads};
     let obs = [0.5];
     let run = |threads| {
         let mut s = RejectionAbc::new(
             Normal::new(0.0, 1.0).unwrap(),
-            GaussianMean { n: 100.0 },
+            gaussian_mean(100.0),
             Euclidean::new(&obs).unwrap(),
             RejectionSettings {
                 rule: Rule::Threshold(0.05),
@@ -123,23 +123,15 @@ fn parallel_is_bit_identical_for_any_thread_count() {
 #[cfg(feature = "parallel")]
 #[test]
 fn parallel_smc_is_bit_identical_and_correct() {
-    use crate::common::{AbcPosterior, GaussianMean, on_threads, weighted_mean_sd};
-    use dpinfer_abc::smc::{SmcAbc, SmcSettings, StopReason, Tolerance};
+    use crate::common::{AbcPosterior, gaussian_mean, on_threads, weighted_mean_sd};
+    use dpinfer_abc::smc::{SmcAbc, SmcSettings, StopReason};
     let obs = [0.5];
     let run = |threads| {
         let mut s = SmcAbc::new(
             Normal::new(0.0, 1.0).unwrap(),
-            GaussianMean { n: 100.0 },
+            gaussian_mean(100.0),
             Euclidean::new(&obs).unwrap(),
-            SmcSettings {
-                particles: 500,
-                tolerance: Tolerance::Quantile {
-                    initial: f64::INFINITY,
-                    alpha: 0.5,
-                },
-                final_tolerance: 0.02,
-                ..SmcSettings::default()
-            },
+            crate::common::median_smc(500, 0.02),
         )
         .unwrap();
         let r = on_threads(threads, || s.run_parallel(17)).unwrap();

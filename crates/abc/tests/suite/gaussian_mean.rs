@@ -3,10 +3,11 @@
 
 use crate::common;
 
-use common::{AbcPosterior, GaussianMean, exact_posterior, weighted_mean_sd};
+use common::{AbcPosterior, exact_posterior, gaussian_mean, weighted_mean_sd};
 use dpinfer_abc::discrepancy::Euclidean;
 use dpinfer_abc::rejection::{RejectionAbc, RejectionSettings, Rule};
 use dpinfer_abc::smc::{SmcAbc, SmcSettings, StopReason, Tolerance};
+use dpinfer_simulators::Simulator;
 use dpinfer_simulators::prior::Normal;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -27,10 +28,10 @@ fn ks_crit(n: usize) -> f64 {
 fn rejection(
     settings: RejectionSettings,
     seed: u64,
-) -> RejectionAbc<Normal, GaussianMean, Euclidean<'static>> {
+) -> RejectionAbc<Normal, impl Simulator, Euclidean<'static>> {
     let mut s = RejectionAbc::new(
         Normal::new(0.0, TAU).unwrap(),
-        GaussianMean { n: N },
+        gaussian_mean(N),
         Euclidean::new(&OBS).unwrap(),
         settings,
     )
@@ -43,10 +44,13 @@ fn rejection(
 fn smc(
     settings: SmcSettings,
     seed: u64,
-) -> (SmcAbc<Normal, GaussianMean, Euclidean<'static>>, StopReason) {
+) -> (
+    SmcAbc<Normal, impl Simulator, Euclidean<'static>>,
+    StopReason,
+) {
     let mut s = SmcAbc::new(
         Normal::new(0.0, TAU).unwrap(),
-        GaussianMean { n: N },
+        gaussian_mean(N),
         Euclidean::new(&OBS).unwrap(),
         settings,
     )
@@ -122,14 +126,8 @@ fn rejection_nearest_keeps_k_smallest() {
 #[test]
 fn smc_matches_exact_abc_posterior() {
     let settings = SmcSettings {
-        particles: 1000,
-        tolerance: Tolerance::Quantile {
-            initial: f64::INFINITY,
-            alpha: 0.5,
-        },
-        final_tolerance: 0.01,
         max_generations: 30,
-        ..SmcSettings::default()
+        ..common::median_smc(1000, 0.01)
     };
     let (s, reason) = smc(settings, 77);
     assert_eq!(reason, StopReason::FinalTolerance);

@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{GaussianMean, noisy2};
+use common::{gaussian_mean, noisy2};
 use dpinfer_abc::AbcError;
 use dpinfer_abc::discrepancy::Euclidean;
 use dpinfer_abc::pairs::{PAIRS_DOMAIN, Proposal, PublicPairs, pairs_domain};
@@ -28,7 +28,7 @@ fn bits(v: &[f64]) -> Vec<u64> {
 #[test]
 fn shards_concatenate_to_the_whole_table() {
     let prior = Normal::new(0.0, 2.0).unwrap();
-    let sim = GaussianMean { n: 50.0 };
+    let sim = gaussian_mean(50.0);
     let whole = PublicPairs::generate(&prior, &sim, 10_000, 5).unwrap();
     // Uneven shards, one crossing a 4096-row block boundary.
     let cuts = [0u64, 1, 4000, 4097, 9999, 10_000];
@@ -56,7 +56,7 @@ fn shards_concatenate_to_the_whole_table() {
 #[test]
 fn bad_ranges_and_tables_are_typed_errors() {
     let prior = Normal::new(0.0, 1.0).unwrap();
-    let sim = GaussianMean { n: 4.0 };
+    let sim = gaussian_mean(4.0);
     assert!(matches!(
         PublicPairs::generate_range(&prior, &sim, 1, 5..5),
         Err(AbcError::InvalidCount { .. })
@@ -360,13 +360,13 @@ fn replicas_are_one_type_and_validated() {
     // 5 sd: false failure < 6e-7.
     assert!((sum / f64::from(draws) - p).abs() < 5.0 * sd_mean);
     // Privatized = model, then the replica, from the same stream.
-    let sim = Privatized::new(GaussianMean { n: 25.0 }, Some(Replicate::Laplace(lap)));
+    let sim = Privatized::new(gaussian_mean(25.0), Some(Replicate::Laplace(lap)));
     let mut x = [0.0];
     sim.simulate(&[1.0], &mut SimStream::new(4, 4), &mut x)
         .unwrap();
     let mut rng = SimStream::new(4, 4);
     let mut y = [0.0];
-    GaussianMean { n: 25.0 }
+    gaussian_mean(25.0)
         .simulate(&[1.0], &mut rng, &mut y)
         .unwrap();
     let mut z = [0.0];

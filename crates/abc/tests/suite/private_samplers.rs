@@ -3,26 +3,57 @@
 #![cfg(feature = "alloc")]
 
 use chacha20::ChaCha20Rng;
+use dpinfer_abc::analysis::Resample;
 use dpinfer_abc::gaussian::{
     GaussianRejectionAbcdp, GaussianRejectionSettings, acceptance_probability, theorem31_epsilon,
 };
 use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::soft::{SoftAbcdp, SoftAbcdpSettings};
+use dpinfer_abc::svt::SvtAbcSettings;
 use dpinfer_accountants::{Accountant, Neighbouring, PureAccountant};
 use dpinfer_distances::{Relations, Sensitivity};
 use rand_core::SeedableRng;
 
 use crate::common::{ident, one_d_pairs as pairs};
 
+/// Gaussian rejection ABCDP at ε_abc = 0.2, ε_total = 50, bound 1.
+fn gaussian_settings(sensitivity: Sensitivity) -> GaussianRejectionSettings {
+    GaussianRejectionSettings {
+        epsilon_abc: 0.2,
+        epsilon_total: 50.0,
+        sensitivity,
+        bound: 1.0,
+    }
+}
+
+/// Soft-ABCDP at ε_abc = 0.2, (ε, δ)_total = (2, 1e-6), bound 1, floor 1e-12.
+fn soft_settings(sensitivity: Sensitivity) -> SoftAbcdpSettings {
+    SoftAbcdpSettings {
+        epsilon_abc: 0.2,
+        epsilon_total: 2.0,
+        delta_total: 1e-6,
+        sensitivity,
+        bound: 1.0,
+        floor: 1e-12,
+    }
+}
+
+/// SVT-ABC at ε_abc = 0.2, ε_total = 1 with `c` positives, clip 1, no resampling.
+fn svt_settings(c: u64, sensitivity: Sensitivity) -> SvtAbcSettings {
+    SvtAbcSettings {
+        epsilon_abc: 0.2,
+        epsilon_total: 1.0,
+        c,
+        sensitivity,
+        clip: 1.0,
+        resample: Resample::Never,
+    }
+}
+
 #[test]
 fn gaussian_rejection_ledger_is_tight_and_matches_accountant() {
     let p = pairs(&[0.5; 100]);
-    let s = GaussianRejectionSettings {
-        epsilon_abc: 0.2,
-        epsilon_total: 50.0,
-        sensitivity: Sensitivity::declared(2.0 / 1000.0, Relations::REPLACE_ONE).unwrap(),
-        bound: 1.0,
-    };
+    let s = gaussian_settings(Sensitivity::declared(2.0 / 1000.0, Relations::REPLACE_ONE).unwrap());
     let g = GaussianRejectionAbcdp::new(&p, ident, s).unwrap();
     let eps = g.epsilon();
     assert!(eps <= 50.0 && eps > 50.0 * 0.99, "{eps}");
@@ -153,24 +184,12 @@ fn soft_floor_projects_negative_values() {
 
 #[test]
 fn every_private_pass_states_its_claim_as_a_value() {
-    use dpinfer_abc::analysis::Resample;
-    use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
+    use dpinfer_abc::svt::SvtAbc;
     use dpinfer_accountants::{AccountantKind, ZcdpAccountant};
     let p = pairs(&[0.5; 200]);
     // SVT-ABC: one SparseVector event in the pure accountant, ε = Theorem 1's (1e-12).
-    let svt = SvtAbc::new(
-        &p,
-        ident,
-        SvtAbcSettings {
-            epsilon_abc: 0.2,
-            epsilon_total: 1.0,
-            c: 5,
-            sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
-            clip: 1.0,
-            resample: Resample::Never,
-        },
-    )
-    .unwrap();
+    let sensitivity = Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap();
+    let svt = SvtAbc::new(&p, ident, svt_settings(5, sensitivity)).unwrap();
     let c = svt.claim().unwrap();
     assert_eq!(c.accountant, AccountantKind::Pure);
     assert_eq!(c.relation, Neighbouring::ReplaceOne);
@@ -185,35 +204,15 @@ fn every_private_pass_states_its_claim_as_a_value() {
         c.epsilon()
     );
     // Gaussian rejection: T decisions' pure ε, exactly the pass's ledger.
-    let g = GaussianRejectionAbcdp::new(
-        &p,
-        ident,
-        GaussianRejectionSettings {
-            epsilon_abc: 0.2,
-            epsilon_total: 50.0,
-            sensitivity: Sensitivity::declared(0.002, Relations::ADD_REMOVE).unwrap(),
-            bound: 1.0,
-        },
-    )
-    .unwrap();
+    let sensitivity = Sensitivity::declared(0.002, Relations::ADD_REMOVE).unwrap();
+    let g = GaussianRejectionAbcdp::new(&p, ident, gaussian_settings(sensitivity)).unwrap();
     let c = g.claim().unwrap();
     assert_eq!(c.relation, Neighbouring::AddRemove);
     assert!(c.epsilon() >= g.epsilon() && c.epsilon() <= g.epsilon() * (1.0 + 1e-12));
     // Soft-ABCDP: T zCDP events at δ_total, the pass's own ε, and an independent zCDP
     // accountant composing them one by one.
-    let s = SoftAbcdp::new(
-        &p,
-        ident,
-        SoftAbcdpSettings {
-            epsilon_abc: 0.2,
-            epsilon_total: 2.0,
-            delta_total: 1e-6,
-            sensitivity: Sensitivity::declared(0.002, Relations::REPLACE_ONE).unwrap(),
-            bound: 1.0,
-            floor: 1e-12,
-        },
-    )
-    .unwrap();
+    let sensitivity = Sensitivity::declared(0.002, Relations::REPLACE_ONE).unwrap();
+    let s = SoftAbcdp::new(&p, ident, soft_settings(sensitivity)).unwrap();
     let c = s.claim().unwrap();
     assert_eq!(c.relation, Neighbouring::ReplaceOne);
     assert_eq!(c.accountant, AccountantKind::Zcdp);
@@ -241,8 +240,7 @@ fn every_private_pass_states_its_claim_as_a_value() {
 /// claimed under replace-one, a relation it does not hold for.
 #[test]
 fn every_pass_claims_under_the_relation_of_its_sensitivity() {
-    use dpinfer_abc::analysis::Resample;
-    use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings};
+    use dpinfer_abc::svt::SvtAbc;
     let p = PublicPairs::from_parts(1, 1, (0..50).map(f64::from).collect(), vec![0.3; 50]).unwrap();
     let ident = |y: &[f64]| y[0];
     for (relations, want) in [
@@ -251,43 +249,9 @@ fn every_pass_claims_under_the_relation_of_its_sensitivity() {
         (Relations::ANY_PAIR, Neighbouring::ReplaceOne),
     ] {
         let sensitivity = Sensitivity::declared(0.01, relations).unwrap();
-        let svt = SvtAbc::new(
-            &p,
-            ident,
-            SvtAbcSettings {
-                epsilon_abc: 0.2,
-                epsilon_total: 1.0,
-                c: 3,
-                sensitivity,
-                clip: 1.0,
-                resample: Resample::Never,
-            },
-        )
-        .unwrap();
-        let soft = SoftAbcdp::new(
-            &p,
-            ident,
-            SoftAbcdpSettings {
-                epsilon_abc: 0.2,
-                epsilon_total: 2.0,
-                delta_total: 1e-6,
-                sensitivity,
-                bound: 1.0,
-                floor: 1e-12,
-            },
-        )
-        .unwrap();
-        let gauss = GaussianRejectionAbcdp::new(
-            &p,
-            ident,
-            GaussianRejectionSettings {
-                epsilon_abc: 0.2,
-                epsilon_total: 50.0,
-                sensitivity,
-                bound: 1.0,
-            },
-        )
-        .unwrap();
+        let svt = SvtAbc::new(&p, ident, svt_settings(3, sensitivity)).unwrap();
+        let soft = SoftAbcdp::new(&p, ident, soft_settings(sensitivity)).unwrap();
+        let gauss = GaussianRejectionAbcdp::new(&p, ident, gaussian_settings(sensitivity)).unwrap();
         for c in [svt.claim(), soft.claim(), gauss.claim()] {
             assert_eq!(c.unwrap().relation, want, "{relations}");
         }

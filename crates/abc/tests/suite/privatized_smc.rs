@@ -6,9 +6,9 @@
 
 use crate::common;
 
-use common::{GaussianMean, exact_posterior, weighted_mean_sd};
+use common::{exact_posterior, gaussian_mean, weighted_mean_sd};
 use dpinfer_abc::discrepancy::Euclidean;
-use dpinfer_abc::smc::{LaplaceReplicate, Privatized, SmcAbc, SmcSettings, StopReason, Tolerance};
+use dpinfer_abc::smc::{LaplaceReplicate, Privatized, SmcAbc, SmcSettings, StopReason};
 use dpinfer_simulators::prior::Normal;
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -47,16 +47,10 @@ fn private_posterior() -> (f64, f64) {
 #[test]
 fn smc_targets_private_data_posterior_and_naive_is_wrong() {
     let obs = [S_DP];
-    let sim = Privatized::new(GaussianMean { n: N }, LaplaceReplicate::new(B).unwrap());
+    let sim = Privatized::new(gaussian_mean(N), LaplaceReplicate::new(B).unwrap());
     let settings = SmcSettings {
-        particles: 1000,
-        tolerance: Tolerance::Quantile {
-            initial: f64::INFINITY,
-            alpha: 0.5,
-        },
-        final_tolerance: 0.01,
         max_generations: 40,
-        ..SmcSettings::default()
+        ..common::median_smc(1000, 0.01)
     };
     let mut s = SmcAbc::new(
         Normal::new(0.0, 1.0).unwrap(),

@@ -7,7 +7,7 @@
 
 use crate::common;
 
-use common::{AbcPosterior, GaussianMean, noisy2, weighted_mean_sd};
+use common::{AbcPosterior, gaussian_mean, noisy2, weighted_mean_sd};
 use dpinfer_abc::discrepancy::{Discrepancy, Euclidean};
 use dpinfer_abc::smc::{
     Perturbation, SMC_CALIBRATION_DOMAIN, SmcAbc, SmcSettings, StopReason, Tolerance,
@@ -116,7 +116,7 @@ fn every_kernel_matches_the_exact_abc_posterior() {
             };
             let mut smc = SmcAbc::new(
                 Normal::new(0.0, tau).unwrap(),
-                GaussianMean { n },
+                gaussian_mean(n),
                 Euclidean::new(&obs).unwrap(),
                 s,
             )
@@ -216,7 +216,7 @@ fn prior_quantile_sequential_and_budget() {
     let mk = |budget| {
         SmcAbc::new(
             Normal::new(0.0, 1.0).unwrap(),
-            GaussianMean { n: 100.0 },
+            gaussian_mean(100.0),
             Euclidean::new(&obs).unwrap(),
             SmcSettings {
                 max_generations: 1,

@@ -6,7 +6,7 @@ use crate::common;
 use dpinfer_distances::{Relations, Sensitivity};
 
 use chacha20::ChaCha20Rng;
-use common::{GaussianMean, ident, one_d_pairs};
+use common::{gaussian_mean, ident, one_d_pairs};
 use dpinfer_abc::analysis::{Resample, g_b, total_epsilon};
 use dpinfer_abc::pairs::PublicPairs;
 use dpinfer_abc::svt::{SvtAbc, SvtAbcSettings, SvtStep};
@@ -114,7 +114,7 @@ fn huge_budget_reproduces_rejection_abc() {
     // With ε_total = 1e6 and Δ = 1e-4 the noise scale is ~1e-9: ABCDP's decisions equal plain
     // rejection ABC's except for pairs within ~1e-7 of the threshold (none here w.p. ≈ 1).
     let prior = Normal::new(0.0, 1.0).unwrap();
-    let pairs = PublicPairs::generate(&prior, &GaussianMean { n: 100.0 }, 20_000, 42).unwrap();
+    let pairs = PublicPairs::generate(&prior, &gaussian_mean(100.0), 20_000, 42).unwrap();
     let obs = 0.5;
     let eps_abc = 0.05;
     let dist = |y: &[f64]| (y[0] - obs).abs();
@@ -135,6 +135,6 @@ fn huge_budget_reproduces_rejection_abc() {
         .collect();
     assert_eq!(pass.accepted_indices(), exact.as_slice());
     // regeneration is bit-identical
-    let again = PublicPairs::generate(&prior, &GaussianMean { n: 100.0 }, 20_000, 42).unwrap();
+    let again = PublicPairs::generate(&prior, &gaussian_mean(100.0), 20_000, 42).unwrap();
     assert_eq!(again, pairs);
 }

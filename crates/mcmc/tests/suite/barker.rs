@@ -5,6 +5,7 @@ use crate::common;
 use common::*;
 use dpinfer_accountants::ConversionRule;
 use dpinfer_mcmc::budget;
+use dpinfer_mcmc::model::{GaussianMean, GaussianPrior};
 use dpinfer_mcmc::{
     Barker, BarkerPrivacy, BarkerSettings, MarkovChain, Proposal, SubsampledPenalty,
     SubsampledPenaltyPrivacy, SubsampledPenaltySettings, Trace,
@@ -31,31 +32,35 @@ fn exact_barker_matches_posterior() {
     }
 }
 
+/// DP Barker on `toy(2000, 1, 5)` from 0.9 with a Gaussian walk of step `step` at
+/// temperature `t`, noise from ChaCha20 seeded with `noise_seed`.
+fn dp_barker(
+    step: f64,
+    t: f64,
+    privacy: BarkerPrivacy,
+    noise_seed: u64,
+) -> Barker<GaussianPrior, GaussianMean, ChaCha20Rng> {
+    let (prior, lik) = toy(2000, 1, 5);
+    let settings = BarkerSettings {
+        proposal: Proposal::Gaussian { scale: vec![step] },
+        temperature: t,
+    };
+    let noise = ChaCha20Rng::seed_from_u64(noise_seed);
+    Barker::private(prior, lik, settings, privacy, &[0.9], noise).unwrap()
+}
+
 /// DP Barker on a tempered toy with little clipping (≈3 %, below the thesis §7.2 10 % rule): targets the tempered posterior up to
 /// the CLT and V_corr (sup-CDF 6e-4) approximations; tolerance as in `check_moments`.
 #[test]
 fn dp_barker_targets_tempered_posterior() {
-    let (prior, lik) = toy(2000, 1, 5);
     let t = 100.0 / 2000.0; // n0 = 100
-    let post = lik.posterior(PRIOR_MEAN, PRIOR_SD, t);
-    let settings = BarkerSettings {
-        proposal: Proposal::Gaussian { scale: vec![0.12] },
-        temperature: t,
-    };
+    let post = toy(2000, 1, 5).1.posterior(PRIOR_MEAN, PRIOR_SD, t);
     let privacy = BarkerPrivacy {
         batch: 1000,
         epsilon: 3.0e4,
         delta: 1e-6,
     };
-    let mut s = Barker::private(
-        prior,
-        lik,
-        settings,
-        privacy,
-        &[0.9],
-        ChaCha20Rng::seed_from_u64(52),
-    )
-    .unwrap();
+    let mut s = dp_barker(0.12, t, privacy, 52);
     eprintln!("dp-barker k = {}", s.max_iterations().unwrap());
     assert!(s.max_iterations().unwrap() >= 30_000);
     let mut rng = Xoshiro256PlusPlus::seed_from_u64(53);
@@ -72,7 +77,6 @@ fn dp_barker_targets_tempered_posterior() {
 
 #[test]
 fn dp_barker_budget_enforced() {
-    let (prior, lik) = toy(2000, 1, 5);
     let k = budget::Mechanism::Barker {
         n: 2000,
         batch: 100,
@@ -81,24 +85,12 @@ fn dp_barker_budget_enforced() {
     .iterations(1.0, 1e-5)
     .unwrap();
     assert!(k > 0);
-    let settings = BarkerSettings {
-        proposal: Proposal::Gaussian { scale: vec![0.1] },
-        temperature: 0.05,
-    };
     let privacy = BarkerPrivacy {
         batch: 100,
         epsilon: 1.0,
         delta: 1e-5,
     };
-    let mut s = Barker::private(
-        prior,
-        lik,
-        settings,
-        privacy,
-        &[0.9],
-        ChaCha20Rng::seed_from_u64(1),
-    )
-    .unwrap();
+    let mut s = dp_barker(0.1, 0.05, privacy, 1);
     run_out_budget(&mut s, k, 2);
     assert!(s.last_batch_variance() <= 1.0 + 1e-12);
     let (eps, _) = s.epsilon_spent().unwrap().unwrap();

@@ -4,6 +4,7 @@ use crate::common;
 
 use common::*;
 use dpinfer_mcmc::budget::{self, Accounting};
+use dpinfer_mcmc::model::{GaussianMean, GaussianPrior};
 use dpinfer_mcmc::{
     MarkovChain, McmcError, Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Trace,
 };
@@ -89,6 +90,45 @@ fn private_settings(accounting: Accounting) -> PenaltyPrivacy {
         delta: 1e-6,
         accounting,
     }
+}
+
+/// [`private_settings`] with one field changed by `f`.
+fn private_with(f: impl FnOnce(&mut PenaltyPrivacy)) -> PenaltyPrivacy {
+    let mut p = private_settings(Accounting::Pld);
+    f(&mut p);
+    p
+}
+
+/// τ = 3 (clip 10, α = 0.5, δ = 1e-6): a budget of a few hundred iterations at ε ≈ 1.
+fn tight_privacy(epsilon: f64, accounting: Accounting) -> PenaltyPrivacy {
+    PenaltyPrivacy {
+        clip: 10.0,
+        tau: 3.0,
+        n_exponent: 0.5,
+        epsilon,
+        delta: 1e-6,
+        accounting,
+    }
+}
+
+/// A DP penalty chain on `toy(n, d, data_seed)` with a Gaussian walk of step `step` (T = 1)
+/// from `init`, noise from ChaCha20 seeded with `noise_seed`.
+fn private_chain(
+    (n, data_seed): (usize, u64),
+    privacy: PenaltyPrivacy,
+    step: f64,
+    init: &[f64],
+    noise_seed: u64,
+) -> Penalty<GaussianPrior, GaussianMean, ChaCha20Rng> {
+    let (prior, lik) = toy(n, init.len(), data_seed);
+    let settings = PenaltySettings {
+        proposal: Proposal::Gaussian {
+            scale: vec![step; init.len()],
+        },
+        temperature: 1.0,
+    };
+    let noise = ChaCha20Rng::seed_from_u64(noise_seed);
+    Penalty::private(prior, lik, settings, privacy, init, noise).unwrap()
 }
 
 /// With the clip inactive, the penalty correction makes DP penalty target the exact
@@ -204,29 +244,14 @@ fn dp_penalty_budget_is_the_request_and_names_the_exponent() {
 
 #[test]
 fn dp_penalty_refuses_to_exceed_budget() {
-    let (prior, lik) = toy(100, 1, 2);
-    let privacy = PenaltyPrivacy {
-        clip: 10.0,
-        tau: 3.0,
-        n_exponent: 0.5,
-        epsilon: 1.0,
-        delta: 1e-6,
-        accounting: Accounting::Pld,
-    };
     let k = penalty_k(1.0);
-    let settings = PenaltySettings {
-        proposal: Proposal::Gaussian { scale: vec![0.1] },
-        temperature: 1.0,
-    };
-    let mut s = Penalty::private(
-        prior,
-        lik,
-        settings,
-        privacy,
+    let mut s = private_chain(
+        (100, 2),
+        tight_privacy(1.0, Accounting::Pld),
+        0.1,
         &[0.5],
-        ChaCha20Rng::seed_from_u64(3),
-    )
-    .unwrap();
+        3,
+    );
     run_out_budget(&mut s, k, 4);
     let (eps, delta) = s.epsilon_spent().unwrap().unwrap();
     assert!(eps <= 1.0 && delta == 1e-6, "{eps}");
@@ -271,30 +296,12 @@ fn constructors_validate() {
     assert!(Penalty::exact(prior, lik.clone(), ok.clone(), &[f64::NAN, 0.0]).is_err());
     assert!(Penalty::exact(prior, lik.clone(), ok.clone(), &[0.0]).is_err());
     for p in [
-        PenaltyPrivacy {
-            epsilon: -1.0,
-            ..private_settings(Accounting::Pld)
-        },
-        PenaltyPrivacy {
-            delta: 1.0,
-            ..private_settings(Accounting::Pld)
-        },
-        PenaltyPrivacy {
-            clip: f64::INFINITY,
-            ..private_settings(Accounting::Pld)
-        },
-        PenaltyPrivacy {
-            tau: 0.0,
-            ..private_settings(Accounting::Pld)
-        },
-        PenaltyPrivacy {
-            n_exponent: f64::NAN,
-            ..private_settings(Accounting::Pld)
-        },
-        PenaltyPrivacy {
-            epsilon: 1e-9,
-            ..private_settings(Accounting::Pld)
-        },
+        private_with(|p| p.epsilon = -1.0),
+        private_with(|p| p.delta = 1.0),
+        private_with(|p| p.clip = f64::INFINITY),
+        private_with(|p| p.tau = 0.0),
+        private_with(|p| p.n_exponent = f64::NAN),
+        private_with(|p| p.epsilon = 1e-9),
     ] {
         assert!(
             Penalty::private(
@@ -315,32 +322,10 @@ fn constructors_validate() {
 #[test]
 fn multichain_splits_budget_and_chains_agree() {
     use dpinfer_mcmc::{ChainShares, MultiChain};
-    let privacy = PenaltyPrivacy {
-        clip: 10.0,
-        tau: 3.0,
-        n_exponent: 0.5,
-        epsilon: 2.0,
-        delta: 1e-6,
-        accounting: Accounting::Pld,
-    };
+    let privacy = tight_privacy(2.0, Accounting::Pld);
     let k = penalty_k(2.0);
     let chains: Vec<_> = (0..3)
-        .map(|i| {
-            let (prior, lik) = toy(100, 1, 2);
-            let settings = PenaltySettings {
-                proposal: Proposal::Gaussian { scale: vec![0.1] },
-                temperature: 1.0,
-            };
-            Penalty::private(
-                prior,
-                lik,
-                settings,
-                privacy,
-                &[0.5],
-                ChaCha20Rng::seed_from_u64(100 + i),
-            )
-            .unwrap()
-        })
+        .map(|i| private_chain((100, 2), privacy, 0.1, &[0.5], 100 + i))
         .collect();
     let mut mc = MultiChain::new(chains).unwrap();
     assert_eq!(mc.shares().unwrap(), &ChainShares::split(k, 3).unwrap());

@@ -9,8 +9,8 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use common::toy;
 use dpinfer_mcmc::budget::Accounting;
 use dpinfer_mcmc::run::{
-    CHAIN_DOMAIN, DpBarker, DpHmc, DpPenalty, Kernel, Run, RunOutput, RunSettings, Scale, Target,
-    Walk, WalkKind,
+    CHAIN_DOMAIN, DpHmc, DpPenalty, Kernel, Run, RunOutput, RunSettings, Scale, Target, Walk,
+    WalkKind,
 };
 use dpinfer_mcmc::{
     MarkovChain, McmcError, Penalty, PenaltyPrivacy, PenaltySettings, Progress, Proposal, Trace,
@@ -31,12 +31,7 @@ fn noise(m: usize) -> Vec<ChaCha20Rng> {
 }
 
 fn settings(iterations: u64, chains: usize) -> RunSettings {
-    RunSettings {
-        iterations,
-        chains,
-        seed: 9,
-        ..RunSettings::default()
-    }
+    common::run_settings(iterations, chains, 9)
 }
 
 fn run(kernel: &Kernel, s: &RunSettings) -> RunOutput {
@@ -53,25 +48,15 @@ fn run(kernel: &Kernel, s: &RunSettings) -> RunOutput {
 }
 
 fn kernels() -> Vec<Kernel> {
-    let mut hmc = DpHmc::new(Target {
+    let hmc_target = Target {
         epsilon: 6.0,
         delta: 1e-6,
-    });
-    hmc.step_size = 0.02;
-    hmc.leapfrog_steps = 3;
-    hmc.tau_l = 2.0;
-    hmc.tau_g = 2.0;
-    let mut barker = DpBarker::new(Target {
-        epsilon: 20.0,
-        delta: 1e-6,
-    });
-    barker.batch = 50;
-    barker.walk.temperature = 0.1;
+    };
     vec![
         Kernel::Rwmh(Walk::new(WalkKind::Gaussian)),
         Kernel::DpPenalty(DpPenalty::new(TARGET)),
-        Kernel::DpBarker(barker),
-        Kernel::DpHmc(hmc),
+        Kernel::DpBarker(common::tempered_dp_barker()),
+        Kernel::DpHmc(common::dp_hmc(hmc_target, 0.02, 3)),
     ]
 }
 

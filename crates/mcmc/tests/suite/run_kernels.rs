@@ -10,8 +10,8 @@ use crate::common;
 use common::toy;
 use dpinfer_mcmc::model::PriorGradient;
 use dpinfer_mcmc::run::{
-    CHAIN_DOMAIN, DpBarker, DpHmc, DpPenalty, Kernel, Leapfrog, NO_GRADIENT, NoGradient, Run,
-    RunOutput, RunSettings, Scale, Target, Walk, WalkKind,
+    CHAIN_DOMAIN, DpHmc, DpPenalty, Kernel, Leapfrog, NO_GRADIENT, NoGradient, Run, RunOutput,
+    RunSettings, Scale, Target, Walk, WalkKind,
 };
 use dpinfer_mcmc::{
     Barker, BarkerSettings, Hmc, HmcSettings, MarkovChain, McmcError, Penalty, PenaltySettings,
@@ -23,12 +23,7 @@ use rand::SeedableRng;
 use rand::rngs::ChaCha20Rng;
 
 fn settings(iterations: u64, chains: usize) -> RunSettings {
-    RunSettings {
-        iterations,
-        chains,
-        seed: 11,
-        ..RunSettings::default()
-    }
+    common::run_settings(iterations, chains, 11)
 }
 
 fn noise(kernel: &Kernel, m: usize) -> Vec<ChaCha20Rng> {
@@ -174,12 +169,6 @@ fn burn_in_is_capped_only_for_chains_cut_short() {
 }
 
 fn gradient_free_kernels() -> Vec<Kernel> {
-    let mut barker = DpBarker::new(Target {
-        epsilon: 20.0,
-        delta: 1e-6,
-    });
-    barker.batch = 50;
-    barker.walk.temperature = 0.1;
     vec![
         Kernel::Rwmh(walk(WalkKind::Gaussian)),
         Kernel::ClippedRwmh {
@@ -191,7 +180,7 @@ fn gradient_free_kernels() -> Vec<Kernel> {
             epsilon: 3.0,
             delta: 1e-6,
         })),
-        Kernel::DpBarker(barker),
+        Kernel::DpBarker(common::tempered_dp_barker()),
     ]
 }
 
@@ -340,16 +329,13 @@ fn parity_run() -> RunOutput {
 /// `priors.Normal` with one mean and sd becomes the library's `GaussianPrior` with its
 /// gradient; PLD, Algorithm 3's gradient reuse.
 fn parity_hmc_run() -> RunOutput {
-    let mut k = DpHmc::new(Target {
+    let target = Target {
         epsilon: 4.0,
         delta: 1e-5,
-    });
-    k.step_size = 0.005;
-    k.leapfrog_steps = 2;
+    };
+    let mut k = common::dp_hmc(target, 0.005, 2);
     k.ratio_clip = 3.0;
     k.grad_clip = 2.0;
-    k.tau_l = 2.0;
-    k.tau_g = 2.0;
     let prior = dpinfer_mcmc::model::GaussianPrior::new(1, 0.0, 10.0).unwrap();
     let noise = vec![ChaCha20Rng::seed_from_u64(1)];
     let s = parity_settings();

@@ -16,7 +16,7 @@ use crate::dist;
 use crate::error::{SimError, check_len, finite, positive};
 use crate::likelihood::{
     BatchClipSum, ClipSum, RowGradient, RowLikelihood, accumulate_clipped_row, affine_clip_sum,
-    batch_by_rows, check_range, clip,
+    batch_by_rows, check_range, chunked_clip_sum, clip,
 };
 use crate::prior::{LN_SQRT_2PI, Prior};
 use crate::simulator::Simulator;
@@ -499,7 +499,7 @@ impl RowLikelihood for BananaData<'_> {
         crate::error::finite_theta_pair(d, theta, theta_new)?;
         check_range(first, count, self.n)?;
         if d > MAX_DIM {
-            return generic_clip(self, theta, theta_new, first, count, b);
+            return chunked_clip_sum(self, theta, theta_new, first..first + count, b);
         }
         let (alpha, c) = self.affine_ratio(theta, theta_new);
         let mut cols: [&[f64]; MAX_DIM] = [&[]; MAX_DIM];
@@ -523,7 +523,9 @@ impl RowLikelihood for BananaData<'_> {
         crate::error::finite_theta_pair(d, theta, theta_new)?;
         let b = crate::error::clip_bound(b)?;
         if d > MAX_DIM {
-            return batch_by_rows(rows, |j| generic_clip(self, theta, theta_new, j, 1, b));
+            return batch_by_rows(rows, |j| {
+                chunked_clip_sum(self, theta, theta_new, j..j + 1, b)
+            });
         }
         let (alpha, c) = self.affine_ratio(theta, theta_new);
         let (mut s, mut s2, mut clipped) = (0.0, 0.0, 0usize);
@@ -544,33 +546,6 @@ impl RowLikelihood for BananaData<'_> {
             clipped,
         })
     }
-}
-
-/// The trait's default chunked implementation, callable from an override.
-fn generic_clip(
-    data: &BananaData<'_>,
-    theta: &[f64],
-    theta_new: &[f64],
-    first: usize,
-    count: usize,
-    b: f64,
-) -> Result<ClipSum, SimError> {
-    crate::error::clip_bound(b)?;
-    let mut buf = [0.0; crate::likelihood::CHUNK];
-    let mut acc = ClipSum {
-        sum: 0.0,
-        clipped: 0,
-    };
-    let mut start = first;
-    while start < first + count {
-        let m = (first + count - start).min(crate::likelihood::CHUNK);
-        data.row_log_ratio(theta, theta_new, start, &mut buf[..m])?;
-        let p = crate::likelihood::clip_sum(&buf[..m], b)?;
-        acc.sum += p.sum;
-        acc.clipped += p.clipped;
-        start += m;
-    }
-    Ok(acc)
 }
 
 impl RowGradient for BananaData<'_> {

@@ -145,21 +145,17 @@ impl IncrementalSimulator for CubicOutbreak {
         rng: &mut R,
         out: &mut [f64],
     ) -> Result<(), SimError> {
-        check_len("out", 1, out.len())?;
-        if run.done >= self.n {
-            return Err(SimError::Exhausted);
-        }
-        let mut y = self.curve(&run.theta, run.done);
-        if self.noise_sd > 0.0 {
-            y += self.noise_sd * self.version.std_normal(rng);
-        }
-        if !y.is_finite() {
-            return Err(SimError::Degenerate {
-                what: "curve overflow",
-            });
-        }
-        out[0] = y;
-        run.done += 1;
-        Ok(())
+        super::one_value_block(&mut run.done, self.n, out, |i| {
+            let mut y = self.curve(&run.theta, i);
+            if self.noise_sd > 0.0 {
+                y += self.noise_sd * self.version.std_normal(rng);
+            }
+            if !y.is_finite() {
+                return Err(SimError::Degenerate {
+                    what: "curve overflow",
+                });
+            }
+            Ok(y)
+        })
     }
 }

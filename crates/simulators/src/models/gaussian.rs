@@ -169,19 +169,15 @@ impl IncrementalSimulator for GaussianMean {
         rng: &mut R,
         out: &mut [f64],
     ) -> Result<(), SimError> {
-        check_len("out", 1, out.len())?;
-        if run.done >= self.n {
-            return Err(SimError::Exhausted);
-        }
-        let y = run.mu + self.sigma * self.version.std_normal(rng);
-        if !y.is_finite() {
-            return Err(SimError::Degenerate {
-                what: "gaussian data overflow",
-            });
-        }
-        out[0] = y;
-        run.done += 1;
-        Ok(())
+        super::one_value_block(&mut run.done, self.n, out, |_| {
+            let y = run.mu + self.sigma * self.version.std_normal(rng);
+            if !y.is_finite() {
+                return Err(SimError::Degenerate {
+                    what: "gaussian data overflow",
+                });
+            }
+            Ok(y)
+        })
     }
 }
 

@@ -165,13 +165,9 @@ impl IncrementalSimulator for UniformMixture {
         rng: &mut R,
         out: &mut [f64],
     ) -> Result<(), SimError> {
-        check_len("out", 1, out.len())?;
-        if run.done >= self.n {
-            return Err(SimError::Exhausted);
-        }
-        out[0] = self.draw(&run.cum[..self.k], rng);
-        run.done += 1;
-        Ok(())
+        super::one_value_block(&mut run.done, self.n, out, |_| {
+            Ok(self.draw(&run.cum[..self.k], rng))
+        })
     }
 }
 

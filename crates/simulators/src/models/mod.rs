@@ -25,3 +25,22 @@ pub mod registry;
 pub mod sir;
 #[cfg(feature = "alloc")]
 pub mod tb;
+
+/// The block step of the models that emit one observation per block (cubic outbreak, Gaussian
+/// mean, uniform mixture): `out` must hold one value and the run must have a block left
+/// (`*done < n`, else [`SimError::Exhausted`](crate::SimError::Exhausted)); then
+/// `out[0] = next(*done)?` and the block is counted.
+pub(crate) fn one_value_block(
+    done: &mut usize,
+    n: usize,
+    out: &mut [f64],
+    next: impl FnOnce(usize) -> Result<f64, crate::SimError>,
+) -> Result<(), crate::SimError> {
+    crate::error::check_len("out", 1, out.len())?;
+    if *done >= n {
+        return Err(crate::SimError::Exhausted);
+    }
+    out[0] = next(*done)?;
+    *done += 1;
+    Ok(())
+}

@@ -9,31 +9,16 @@
 )]
 #![allow(dead_code, unreachable_pub, missing_docs)]
 
-use dpinfer_simulators::{FnSimulator, SimError, Simulator};
-use rand_core::Rng;
+use dpinfer_abc::smc::{SmcSettings, Tolerance};
+use dpinfer_simulators::{FnSimulator, Simulator};
 
 /// y_i ~ N(θ, 1), i = 1..n; the summary is the sample mean ~ N(θ, 1/n), drawn directly.
-#[derive(Clone, Copy, Debug)]
-pub struct GaussianMean {
-    pub n: f64,
-}
-
-impl Simulator for GaussianMean {
-    fn param_dim(&self) -> usize {
-        1
-    }
-    fn output_dim(&self) -> usize {
-        1
-    }
-    fn simulate<R: Rng + ?Sized>(
-        &self,
-        theta: &[f64],
-        rng: &mut R,
-        out: &mut [f64],
-    ) -> Result<(), SimError> {
-        out[0] = theta[0] + dpinfer_simulators::dist::std_normal(rng) / self.n.sqrt();
+pub fn gaussian_mean(n: f64) -> impl Simulator + Copy + core::fmt::Debug + Send + Sync {
+    FnSimulator::new(1, 1, move |theta, rng, out| {
+        out[0] = theta[0] + dpinfer_simulators::dist::std_normal(rng) / n.sqrt();
         Ok(())
-    }
+    })
+    .unwrap()
 }
 
 /// θ ∈ ℝ² → θ + N(0, 0.1²) per coordinate.
@@ -45,6 +30,20 @@ pub fn noisy2() -> impl Simulator + Copy + core::fmt::Debug + Send + Sync {
         Ok(())
     })
     .unwrap()
+}
+
+/// SMC-ABC with `particles` particles, each tolerance the median of the previous
+/// generation's distances (the first ∞), down to `final_tolerance`; other settings default.
+pub fn median_smc(particles: usize, final_tolerance: f64) -> SmcSettings {
+    SmcSettings {
+        particles,
+        tolerance: Tolerance::Quantile {
+            initial: f64::INFINITY,
+            alpha: 0.5,
+        },
+        final_tolerance,
+        ..SmcSettings::default()
+    }
 }
 
 /// Exact posterior N(m, s²) for prior N(0, tau²), observed mean `ybar`, n obs of variance 1.

@@ -4,6 +4,7 @@
 
 use dpinfer_mcmc::diagnostics::ess;
 use dpinfer_mcmc::model::{GaussianMean, GaussianPrior};
+use dpinfer_mcmc::run::{DpBarker, DpHmc, RunSettings, Target};
 use dpinfer_mcmc::{Budgeted, McmcError};
 use rand::SeedableRng;
 use rand::rngs::Xoshiro256PlusPlus;
@@ -70,4 +71,35 @@ pub(crate) fn run_out_budget<C: Budgeted>(s: &mut C, k: u64, seed: u64) {
         s.step(&mut rng).unwrap_err(),
         McmcError::BudgetExhausted { allowed: k }
     );
+}
+
+/// Run settings: `iterations` per chain, `chains` chains, run seed `seed`.
+pub(crate) fn run_settings(iterations: u64, chains: usize, seed: u64) -> RunSettings {
+    RunSettings {
+        iterations,
+        chains,
+        seed,
+        ..RunSettings::default()
+    }
+}
+
+/// DP Barker at ε = 20 (δ = 1e-6) with batches of 50 at temperature 0.1.
+pub(crate) fn tempered_dp_barker() -> DpBarker {
+    let mut barker = DpBarker::new(Target {
+        epsilon: 20.0,
+        delta: 1e-6,
+    });
+    barker.batch = 50;
+    barker.walk.temperature = 0.1;
+    barker
+}
+
+/// DP HMC for `target` with `leapfrog_steps` steps of `step_size` and τ_l = τ_g = 2.
+pub(crate) fn dp_hmc(target: Target, step_size: f64, leapfrog_steps: u32) -> DpHmc {
+    let mut hmc = DpHmc::new(target);
+    hmc.step_size = step_size;
+    hmc.leapfrog_steps = leapfrog_steps;
+    hmc.tau_l = 2.0;
+    hmc.tau_g = 2.0;
+    hmc
 }
