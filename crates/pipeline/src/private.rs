@@ -23,7 +23,9 @@ use crate::error::{Context, Result, bail};
 use dpinfer::abc::discrepancy::{ClippedL2, Discrepancy, Euclidean};
 use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::abc::rejection::nearest;
-use dpinfer::distances::{ClippedWeightedL2, KernelVersion, RffReference, Rows, Sensitivity};
+use dpinfer::distances::{
+    AllowanceVersion, ClippedWeightedL2, KernelVersion, RffReference, Rows, Sensitivity,
+};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
@@ -148,6 +150,9 @@ pub struct Observed {
     /// The random-feature map's kernel version (`None` for l2); a version other than 1 is
     /// named in the ledger's mechanism line.
     pub kernel_version: Option<KernelVersion>,
+    /// The version of the rounding allowance in [`Observed::sensitivity`] (`None` for l2); a
+    /// version other than 1 is named in the ledger's mechanism line.
+    pub allowance_version: Option<AllowanceVersion>,
 }
 
 impl Observed {
@@ -201,7 +206,11 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
     match public.features()? {
         Some(f) => {
             let rd = public.model.row_dim();
-            let r = RffReference::new(f, Rows::new(obs, rd)?)?;
+            let allowance = match &cfg.distance {
+                crate::config::DistanceConfig::RffMmd(d) => d.allowance_version()?,
+                crate::config::DistanceConfig::L2(_) => AllowanceVersion::V1,
+            };
+            let r = RffReference::new(f, Rows::new(obs, rd)?)?.with_allowance_version(allowance);
             Ok(Observed {
                 summary: r.embedding().to_vec(),
                 sensitivity: r.sensitivity_for(public.pseudo_rows()),
@@ -209,6 +218,7 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
                 weights: None,
                 scope: "RFF MMD, one observation of Y* replaced (Lemma 1)",
                 kernel_version: Some(f.kernel_version()),
+                allowance_version: Some(allowance),
             })
         }
         None => {
@@ -250,6 +260,7 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
                 weights: Some(w),
                 scope,
                 kernel_version: None,
+                allowance_version: None,
             })
         }
     }
@@ -368,6 +379,12 @@ impl<'a> Pass<'a> {
                 if let Some(v) = o.kernel_version.filter(|v| *v != KernelVersion::V1) {
                     mechanism.push_str(&format!(
                         "; random features of kernel version {}",
+                        v.number()
+                    ));
+                }
+                if let Some(v) = o.allowance_version.filter(|v| *v != AllowanceVersion::V1) {
+                    mechanism.push_str(&format!(
+                        "; rounding allowance version {} (Δ = 2/n + a bound linear in u·n)",
                         v.number()
                     ));
                 }
@@ -535,6 +552,7 @@ mod tests {
                     weights: Some(vec![1.0]),
                     scope: "test",
                     kernel_version: None,
+                    allowance_version: None,
                 };
                 let pass = Pass::new(&cfg, &pp, o.discrepancy().unwrap(), &o).unwrap();
                 let ledger = pass.ledger(&cfg).unwrap();
@@ -565,6 +583,7 @@ mod tests {
                 weights: Some(vec![1.0]),
                 scope,
                 kernel_version: None,
+                allowance_version: None,
             };
             let pass = Pass::new(&cfg, &pp, o.discrepancy().unwrap(), &o).unwrap();
             pass.ledger(&cfg).unwrap().neighbouring
