@@ -84,8 +84,8 @@ impl TryFrom<u32> for KernelVersion {
 ///
 /// | version | allowance | `N = m = 5 000` | `N = m = 500 000` (`Δ = 4e-6`) |
 /// |---|---|---|---|
-/// | 1 (default) | [`crate::sensitivity::rounding_slack`]: `2√η`, the exact MMD²'s bound carried over (square root of an error linear in `u·n`) | `3.2e-6` | `3.0e-5` |
-/// | 2 | [`crate::sensitivity::rff_rounding_allowance`]: `2η_RFF`, linear in `u·n/8` for 1-D rows, derived for the feature means the code computes | `≈ 3e-13` | `≈ 2.8e-11` |
+/// | 1 (default) | [`crate::sensitivity::rounding_slack`]: `2√η`, the exact MMD²'s bound carried over (square root of an error linear in `u·n`) | `3.0e-6` | `3.0e-5` |
+/// | 2 | [`crate::sensitivity::rff_rounding_allowance`]: `2η_RFF`, linear in `u·n/8` for 1-D rows, derived for the feature means the code computes | `3.3e-13` | `2.8e-11` |
 ///
 /// Version 1 is the default: every seeded private release made before version 2 existed
 /// calibrated its noise to it, so changing the default would move every pinned RFF release.
