@@ -519,6 +519,41 @@ pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// The rounding-allowance version that sized the sensitivity is named on the ledger's
+    /// mechanism line when it is not 1 (version 1 leaves the line as before, so stored claims
+    /// still match), next to a kernel version other than 1.
+    #[test]
+    fn the_ledger_names_an_allowance_version_other_than_1() {
+        use dpinfer::distances::Relations;
+        let pp =
+            PublicPairs::from_parts(1, 1, (0..50).map(f64::from).collect(), vec![0.3; 50]).unwrap();
+        let text = "[model]\nname = \"gaussian-mean\"\n[sampler]\nkind = \"gaussian-abc\"\n\
+                    epsilon_abc = 0.1\nclip = 0.3\npairs = 50\n[privacy]\nepsilon = 1.0\n";
+        let cfg = Config::parse(text, std::path::Path::new(".")).unwrap();
+        let mechanism = |kernel, allowance| {
+            let o = Observed {
+                summary: vec![0.0],
+                sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
+                bound: 1.0,
+                weights: None,
+                scope: "test",
+                kernel_version: Some(kernel),
+                allowance_version: Some(allowance),
+            };
+            let pass = Pass::new(&cfg, &pp, o.discrepancy().unwrap(), &o).unwrap();
+            pass.ledger(&cfg).unwrap().mechanism
+        };
+        let v1 = mechanism(KernelVersion::V1, AllowanceVersion::V1);
+        assert!(!v1.contains("version"), "{v1}");
+        let v2 = mechanism(KernelVersion::V1, AllowanceVersion::V2);
+        assert!(v2.starts_with(&v1) && v2.contains("rounding allowance version 2"), "{v2}");
+        let both = mechanism(KernelVersion::V2, AllowanceVersion::V2);
+        assert!(
+            both.contains("kernel version 2") && both.contains("rounding allowance version 2"),
+            "{both}"
+        );
+    }
+
     /// A private pass claims under the relation its distance sensitivity holds for. Before
     /// issue 27 the soft-ABC pass was built under a hard-coded replace-one, so a summary
     /// sensitivity declared for add/remove only (`[model.summary] relation = "add-remove"`)
