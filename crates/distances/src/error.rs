@@ -153,7 +153,10 @@ impl fmt::Display for DistanceError {
                 write!(f, "kernel version {number} does not exist (1 or 2)")
             }
             Self::UnknownAllowanceVersion { number } => {
-                write!(f, "rounding-allowance version {number} does not exist (1 or 2)")
+                write!(
+                    f,
+                    "rounding-allowance version {number} does not exist (1 or 2)"
+                )
             }
         }
     }

@@ -564,20 +564,15 @@ impl<'f, E: AsRef<[f64]>> RffReference<'f, E> {
     pub fn sensitivity_for(&self, sim_rows: usize) -> Sensitivity {
         let f = self.features;
         let slack = match self.allowance {
-            AllowanceVersion::V1 => sensitivity::rounding_slack(
-                1.0,
-                self.n,
-                sim_rows,
-                f.num_features().max(f.dim()),
-            ),
-            AllowanceVersion::V2 => {
-                sensitivity::rff_rounding_allowance(
-                    self.n,
-                    sim_rows.max(1),
-                    f.dim(),
-                    f.num_features(),
-                )
+            AllowanceVersion::V1 => {
+                sensitivity::rounding_slack(1.0, self.n, sim_rows, f.num_features().max(f.dim()))
             }
+            AllowanceVersion::V2 => sensitivity::rff_rounding_allowance(
+                self.n,
+                sim_rows.max(1),
+                f.dim(),
+                f.num_features(),
+            ),
         };
         match (sensitivity::rff_mmd(self.n), slack) {
             (Ok(s), Ok(slack)) => s.plus(slack),
@@ -931,7 +926,10 @@ mod allowance_tests {
         // The reference object reports the same allowance (`2η`) on top of `2/N`.
         let s = r.sensitivity_for(yr.rows()).value();
         let want = rff_mmd(xr.rows()).unwrap().value() + 2.0 * eta;
-        assert!(s >= want && s <= want * (1.0 + 1e-15), "{what}: {s} vs {want}");
+        assert!(
+            s >= want && s <= want * (1.0 + 1e-15),
+            "{what}: {s} vs {want}"
+        );
         let mut worst = 0.0f64;
         for c in computed {
             let err = libm::fabs(exact.add(Dd(-c, 0.0)).0);
@@ -990,7 +988,10 @@ mod allowance_tests {
         check(&z[..1], 1, 1.0, &[0.5], &[-2.0], "one row each");
         // The bound is not vacuous where it matters: equal rows reach a visible fraction of
         // it (the sum of n equal values errs by ~ n u / 2 of their size at worst).
-        assert!(worst_equal > 1e-3 && worst_seq > 1e-3, "{worst_equal} {worst_seq}");
+        assert!(
+            worst_equal > 1e-3 && worst_seq > 1e-3,
+            "{worst_equal} {worst_seq}"
+        );
     }
 
     /// Version 1 is the earlier sensitivity bit for bit; version 2 is smaller, above `2/N`,

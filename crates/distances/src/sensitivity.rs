@@ -578,8 +578,9 @@ pub fn rff_rounding_allowance(
     let u = f64::EPSILON / 2.0;
     let e = up(rff_embedding_error(n, d)? + rff_embedding_error(m, d)?);
     let g = gamma(features.saturating_add(2))?;
-    let eta = up(up(up(e * (1.0 + u).next_up()) + 2.0 * u)
-        + up(up(g * (1.0 + u).next_up()) * up(2.0 + e)));
+    let eta =
+        up(up(up(e * (1.0 + u).next_up()) + 2.0 * u)
+            + up(up(g * (1.0 + u).next_up()) * up(2.0 + e)));
     let v = up(2.0 * eta);
     if v.is_finite() {
         Ok(v)

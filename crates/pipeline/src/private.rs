@@ -546,7 +546,10 @@ mod tests {
         let v1 = mechanism(KernelVersion::V1, AllowanceVersion::V1);
         assert!(!v1.contains("version"), "{v1}");
         let v2 = mechanism(KernelVersion::V1, AllowanceVersion::V2);
-        assert!(v2.starts_with(&v1) && v2.contains("rounding allowance version 2"), "{v2}");
+        assert!(
+            v2.starts_with(&v1) && v2.contains("rounding allowance version 2"),
+            "{v2}"
+        );
         let both = mechanism(KernelVersion::V2, AllowanceVersion::V2);
         assert!(
             both.contains("kernel version 2") && both.contains("rounding allowance version 2"),
