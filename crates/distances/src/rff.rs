@@ -795,7 +795,7 @@ mod allowance_tests {
     use crate::sensitivity::{rff_mmd, rff_rounding_allowance, rounding_slack};
     use crate::{AllowanceVersion, Rows};
 
-    /// A double-double `hi + lo` (Dekker; `libm::fma` for the exact product).
+    /// A double-double `hi + lo` (Dekker; `dpinfer_math::two_product` for the exact product).
     #[derive(Clone, Copy, Debug)]
     struct Dd(f64, f64);
 
@@ -819,8 +819,7 @@ mod allowance_tests {
             Dd(-self.0, -self.1)
         }
         fn mul(self, y: Self) -> Self {
-            let p = self.0 * y.0;
-            let e = libm::fma(self.0, y.0, -p);
+            let (p, e) = dpinfer_math::two_product(self.0, y.0);
             fast(p, e + self.0 * y.1 + self.1 * y.0)
         }
         fn div(self, y: Self) -> Self {
