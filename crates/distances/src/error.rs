@@ -94,6 +94,11 @@ pub enum DistanceError {
         /// The number given.
         number: u32,
     },
+    /// A rounding-allowance version number that names no [`crate::AllowanceVersion`].
+    UnknownAllowanceVersion {
+        /// The number given.
+        number: u32,
+    },
 }
 
 impl fmt::Display for DistanceError {
@@ -146,6 +151,12 @@ impl fmt::Display for DistanceError {
             Self::InvalidSensitivity => f.write_str("sensitivity must be finite and positive"),
             Self::UnknownKernelVersion { number } => {
                 write!(f, "kernel version {number} does not exist (1 or 2)")
+            }
+            Self::UnknownAllowanceVersion { number } => {
+                write!(
+                    f,
+                    "rounding-allowance version {number} does not exist (1 or 2)"
+                )
             }
         }
     }

@@ -36,4 +36,4 @@ pub use rff::{RandomFourierFeatures, RffReference};
 pub use rows::{Rows, sanitize};
 pub use sensitivity::{Neighbouring, Relations, Sensitivity};
 pub use summary::{ClippedWeightedL2, TUBERCULOSIS_CLIP, TUBERCULOSIS_WEIGHTS, WeightedL2};
-pub use version::KernelVersion;
+pub use version::{AllowanceVersion, KernelVersion};

@@ -6,7 +6,7 @@ use crate::rows::{all_finite, sanitize};
 use crate::sensitivity::{self, Sensitivity};
 use crate::simd::{Job, dispatch};
 use crate::version::{Transcendentals, V1, V2, kernel_version_api};
-use crate::{DistanceError, KernelVersion, Rows};
+use crate::{AllowanceVersion, DistanceError, KernelVersion, Rows};
 
 /// Random Fourier features for the Gaussian kernel `exp(−‖x − y‖²/(2l²))` (Rahimi & Recht
 /// 2008; Park & Jitkrittum, Appendix C), in the cos/sin form: with `D/2` frequencies
@@ -445,7 +445,8 @@ impl Mmd2<'_, '_, '_, '_> {
 /// without `alloc`, via [`RffReference::new_in`]; a `Vec<f64>` via [`RffReference::new`]).
 ///
 /// # Privacy
-/// `ρ = ‖μ̂(Y*) − μ̂(Y_t)‖` has sensitivity `2/N` (plus rounding slack) under
+/// `ρ = ‖μ̂(Y*) − μ̂(Y_t)‖` has sensitivity `2/N` (plus a rounding allowance chosen by
+/// [`AllowanceVersion`], [`RffReference::with_allowance_version`]) under
 /// [`crate::Neighbouring::ReplaceOne`] on `Y*` and lies in `[0, 2]`.
 ///
 /// ```
@@ -464,6 +465,7 @@ pub struct RffReference<'f, E> {
     features: RandomFourierFeatures<'f>,
     emb: E,
     n: usize,
+    allowance: AllowanceVersion,
 }
 
 impl<'f, E: AsRef<[f64]> + AsMut<[f64]>> RffReference<'f, E> {
@@ -481,6 +483,7 @@ impl<'f, E: AsRef<[f64]> + AsMut<[f64]>> RffReference<'f, E> {
             features,
             emb: buf,
             n: obs.rows(),
+            allowance: AllowanceVersion::V1,
         })
     }
 }
@@ -531,8 +534,23 @@ impl<'f, E: AsRef<[f64]>> RffReference<'f, E> {
         Ok(libm::sqrt(self.mmd2(sim)?).clamp(0.0, 2.0))
     }
 
-    /// Sensitivity of [`RffReference::mmd`]: `2/N` plus [`sensitivity::rounding_slack`] for
-    /// simulated sets of up to `N` rows.
+    /// The same reference with its sensitivity's rounding allowance of `version`
+    /// ([`AllowanceVersion`]; the default is [`AllowanceVersion::V1`]). No distance changes.
+    #[must_use]
+    pub fn with_allowance_version(mut self, version: AllowanceVersion) -> Self {
+        self.allowance = version;
+        self
+    }
+
+    /// The [`AllowanceVersion`] of [`RffReference::sensitivity`].
+    #[must_use]
+    pub fn allowance_version(&self) -> AllowanceVersion {
+        self.allowance
+    }
+
+    /// Sensitivity of [`RffReference::mmd`]: `2/N` plus the rounding allowance of
+    /// [`RffReference::allowance_version`] for simulated sets of up to `N` rows — version 1
+    /// [`sensitivity::rounding_slack`], version 2 [`sensitivity::rff_rounding_allowance`].
     ///
     /// # Privacy
     /// [`crate::Neighbouring::ReplaceOne`] on `Y*`.
@@ -544,11 +562,19 @@ impl<'f, E: AsRef<[f64]>> RffReference<'f, E> {
     /// As [`RffReference::sensitivity`] for simulated sets of up to `sim_rows` rows.
     #[must_use]
     pub fn sensitivity_for(&self, sim_rows: usize) -> Sensitivity {
-        let dims = self.features.num_features().max(self.features.dim());
-        match (
-            sensitivity::rff_mmd(self.n),
-            sensitivity::rounding_slack(1.0, self.n, sim_rows, dims),
-        ) {
+        let f = self.features;
+        let slack = match self.allowance {
+            AllowanceVersion::V1 => {
+                sensitivity::rounding_slack(1.0, self.n, sim_rows, f.num_features().max(f.dim()))
+            }
+            AllowanceVersion::V2 => sensitivity::rff_rounding_allowance(
+                self.n,
+                sim_rows.max(1),
+                f.dim(),
+                f.num_features(),
+            ),
+        };
+        match (sensitivity::rff_mmd(self.n), slack) {
             (Ok(s), Ok(slack)) => s.plus(slack),
             _ => Sensitivity::new(f64::MAX, crate::Relations::ANY_PAIR),
         }
@@ -753,6 +779,240 @@ mod tests {
                         }
                     }
                 }
+            }
+        }
+    }
+}
+
+/// [`crate::sensitivity::rff_rounding_allowance`] against double-double references.
+#[cfg(all(test, feature = "alloc"))]
+#[allow(clippy::unwrap_used, clippy::cast_precision_loss)]
+mod allowance_tests {
+    use alloc::vec::Vec;
+
+    use super::{RandomFourierFeatures, RffReference};
+    use crate::rows::sanitize;
+    use crate::sensitivity::{rff_mmd, rff_rounding_allowance, rounding_slack};
+    use crate::{AllowanceVersion, Rows};
+
+    /// A double-double `hi + lo` (Dekker; `dpinfer_math::two_product` for the exact product).
+    #[derive(Clone, Copy, Debug)]
+    struct Dd(f64, f64);
+
+    fn two_sum(a: f64, b: f64) -> Dd {
+        let s = a + b;
+        let bb = s - a;
+        Dd(s, (a - (s - bb)) + (b - bb))
+    }
+
+    fn fast(s: f64, e: f64) -> Dd {
+        let h = s + e;
+        Dd(h, e - (h - s))
+    }
+
+    impl Dd {
+        fn add(self, y: Self) -> Self {
+            let Dd(s, e) = two_sum(self.0, y.0);
+            fast(s, e + self.1 + y.1)
+        }
+        fn neg(self) -> Self {
+            Dd(-self.0, -self.1)
+        }
+        fn mul(self, y: Self) -> Self {
+            let (p, e) = dpinfer_math::two_product(self.0, y.0);
+            fast(p, e + self.0 * y.1 + self.1 * y.0)
+        }
+        fn div(self, y: Self) -> Self {
+            let q1 = self.0 / y.0;
+            let r = self.add(y.mul(Dd(q1, 0.0)).neg());
+            let q2 = r.0 / y.0;
+            let r = r.add(y.mul(Dd(q2, 0.0)).neg());
+            let q3 = r.0 / y.0;
+            fast(q1, q2).add(Dd(q3, 0.0))
+        }
+        fn sqrt(self) -> Self {
+            if self.0 <= 0.0 {
+                return Dd(0.0, 0.0);
+            }
+            let s = libm::sqrt(self.0);
+            let r = self.add(Dd(s, 0.0).mul(Dd(s, 0.0)).neg());
+            fast(s, r.0 / (2.0 * s))
+        }
+    }
+
+    /// The exact mean embedding of the computed phases (step 0 of the derivation): `libm`'s
+    /// `sincos` (within one ulp), sums, scale and mean in double-double.
+    fn reference_embedding(f: &RandomFourierFeatures<'_>, x: Rows<'_>) -> Vec<Dd> {
+        let d = f.dim;
+        let scale = Dd(2.0, 0.0)
+            .div(Dd(f.num_features() as f64, 0.0))
+            .sqrt()
+            .div(Dd(x.rows() as f64, 0.0));
+        let mut out = Vec::new();
+        for zj in f.z.chunks_exact(d) {
+            let (mut c, mut s) = (Dd(0.0, 0.0), Dd(0.0, 0.0));
+            let w = zj[0] * f.inv_l;
+            for row in x.as_slice().chunks_exact(d) {
+                // The phase exactly as the summing loops compute it.
+                let t = if d == 1 {
+                    let u = w * sanitize(row[0]);
+                    if u.is_finite() { u } else { 0.0 }
+                } else {
+                    f.phase(zj, row)
+                };
+                let (sv, cv) = libm::sincos(t);
+                c = c.add(Dd(cv, 0.0));
+                s = s.add(Dd(sv, 0.0));
+            }
+            out.push(c.mul(scale));
+            out.push(s.mul(scale));
+        }
+        out
+    }
+
+    /// Error the references themselves may have: `libm::sincos` within one ulp
+    /// (`≤ 2.3e-16`) per value moves each side's embedding by `≤ √2 · 2.3e-16` in norm; the
+    /// double-double arithmetic adds `O(n u²)`.
+    const REFERENCE_ERROR: f64 = 1e-15;
+
+    fn xorshift(state: &mut u64) -> f64 {
+        *state ^= *state << 13;
+        *state ^= *state >> 7;
+        *state ^= *state << 17;
+        (*state >> 11) as f64 / (1u64 << 53) as f64
+    }
+
+    /// Approximately standard normal (sum of 12 uniforms − 6): the frequencies and data.
+    fn normals(len: usize, seed: u64) -> Vec<f64> {
+        let mut s = seed | 1;
+        (0..len)
+            .map(|_| (0..12).map(|_| xorshift(&mut s)).sum::<f64>() - 6.0)
+            .collect()
+    }
+
+    /// Checks the three computed forms of `ρ` (the reference object, the buffer-free `mmd2`,
+    /// and the Euclidean distance between two `mean_embedding`s summed in order, as the
+    /// pipeline computes it) against the reference, and returns the largest error over the
+    /// bound's half `η`.
+    fn check(z: &[f64], d: usize, l: f64, x: &[f64], y: &[f64], what: &str) -> f64 {
+        let f = RandomFourierFeatures::new(z, d, l).unwrap();
+        let (xr, yr) = (Rows::new(x, d).unwrap(), Rows::new(y, d).unwrap());
+        let (a, b) = (reference_embedding(&f, xr), reference_embedding(&f, yr));
+        let mut sq = Dd(0.0, 0.0);
+        for (p, q) in a.iter().zip(&b) {
+            let diff = p.add(q.neg());
+            sq = sq.add(diff.mul(diff));
+        }
+        let exact = sq.sqrt();
+        let r = RffReference::new(f, xr)
+            .unwrap()
+            .with_allowance_version(AllowanceVersion::V2);
+        let mut ex = alloc::vec![0.0; f.num_features()];
+        let mut ey = alloc::vec![0.0; f.num_features()];
+        f.mean_embedding(xr, &mut ex).unwrap();
+        f.mean_embedding(yr, &mut ey).unwrap();
+        let mut acc = 0.0;
+        for (p, q) in ex.iter().zip(&ey) {
+            let diff = p - q;
+            acc += diff * diff;
+        }
+        let computed = [
+            r.mmd(yr).unwrap(),
+            libm::sqrt(f.mmd2(xr, yr).unwrap()),
+            libm::sqrt(acc),
+        ];
+        let eta = rff_rounding_allowance(xr.rows(), yr.rows(), d, f.num_features()).unwrap() / 2.0;
+        // The reference object reports the same allowance (`2η`) on top of `2/N`.
+        let s = r.sensitivity_for(yr.rows()).value();
+        let want = rff_mmd(xr.rows()).unwrap().value() + 2.0 * eta;
+        assert!(
+            s >= want && s <= want * (1.0 + 1e-15),
+            "{what}: {s} vs {want}"
+        );
+        let mut worst = 0.0f64;
+        for c in computed {
+            let err = libm::fabs(exact.add(Dd(-c, 0.0)).0);
+            assert!(
+                err + REFERENCE_ERROR <= eta,
+                "{what}: |ρ̃ − ρ| = {err:e} + {REFERENCE_ERROR:e} exceeds η = {eta:e}"
+            );
+            worst = worst.max(err / eta);
+        }
+        std::eprintln!("{what}: worst |ρ̃ − ρ| / η = {worst:.3e} (η = {eta:.3e})");
+        worst
+    }
+
+    /// Adversarial inputs: the observed error stays under `η` with room for the references'
+    /// own error (`REFERENCE_ERROR = 1e-15`). Equal rows make every lane add the same value
+    /// `n/8` times (the sums' rounding errors all of one sign); values at the clip (±MAX,
+    /// ±∞, NaN) and beyond the fast range exercise the non-finite phase map and `libm`'s
+    /// `sincos`; 3-D rows the one-accumulator sum (`h = n − 1`).
+    #[test]
+    fn the_allowance_bounds_the_error_on_adversarial_inputs() {
+        // A million equal 1-D rows on each side, 10 frequencies; several bandwidths so the
+        // equal cos/sin values differ.
+        let z = normals(10, 1);
+        let x = alloc::vec![0.7; 1_000_000];
+        let y = alloc::vec![-0.3; 1_000_000];
+        let mut worst_equal = 0.0f64;
+        for l in [0.37, 3.1] {
+            worst_equal = worst_equal.max(check(&z, 1, l, &x, &y, "1e6 equal rows"));
+        }
+        // Values at the clip and beyond the fast range, among normal data; 100 features.
+        let z = normals(50, 2);
+        let mut x = normals(200_000, 3);
+        for (i, v) in x.iter_mut().enumerate() {
+            *v = match i % 11 {
+                0 => f64::MAX,
+                1 => -f64::MAX,
+                2 => f64::NAN,
+                3 => f64::INFINITY,
+                4 => 3e6,
+                5 => -1.234_567e5,
+                _ => *v,
+            };
+        }
+        let y = normals(50_000, 4);
+        check(&z, 1, 1.0, &x, &y, "clip values, 1-D");
+        check(&z, 1, 1e-3, &x, &y, "clip values, phases beyond 8e5");
+        // 3-D rows: 1 000 features; one frequency over 300 000 equal rows.
+        let z3 = normals(3 * 500, 5);
+        let x3 = normals(3 * 20_000, 6);
+        let y3 = normals(3 * 5_000, 7);
+        check(&z3, 3, 1.5, &x3, &y3, "3-D, 1000 features");
+        let x3 = [0.4, -1.1, 2.5].repeat(300_000);
+        let y3 = [1.0, 0.0, -0.5].repeat(300_000);
+        let worst_seq = check(&z3[..3], 3, 1.0, &x3, &y3, "3-D, 3e5 equal rows");
+        // Tiny sets: one row each, 2 features.
+        check(&z[..1], 1, 1.0, &[0.5], &[-2.0], "one row each");
+        // The bound is not vacuous where it matters: equal rows reach a visible fraction of
+        // it (the sum of n equal values errs by ~ n u / 2 of their size at worst).
+        assert!(
+            worst_equal > 1e-3 && worst_seq > 1e-3,
+            "{worst_equal} {worst_seq}"
+        );
+    }
+
+    /// Version 1 is the earlier sensitivity bit for bit; version 2 is smaller, above `2/N`,
+    /// and at `N = 500 000` within `1e-5` of it relatively.
+    #[test]
+    fn version_1_is_the_earlier_sensitivity_and_version_2_is_tighter() {
+        let z = normals(50, 9);
+        let f = RandomFourierFeatures::new(&z, 1, 1.0).unwrap();
+        for n in [1usize, 7, 5_000, 500_000] {
+            let x = alloc::vec![0.25; n];
+            let r = RffReference::new(f, Rows::one_dim(&x).unwrap()).unwrap();
+            assert_eq!(r.allowance_version(), AllowanceVersion::V1);
+            let old = rff_mmd(n)
+                .unwrap()
+                .plus(rounding_slack(1.0, n, n, 100).unwrap());
+            assert_eq!(r.sensitivity().value().to_bits(), old.value().to_bits());
+            let r2 = r.with_allowance_version(AllowanceVersion::V2);
+            let (v1, v2) = (old.value(), r2.sensitivity().value());
+            let delta = 2.0 / n as f64;
+            assert!(delta < v2 && v2 < v1, "n {n}: {v2} vs {v1}");
+            if n == 500_000 {
+                assert!(v2 < delta * (1.0 + 1e-5) && v1 > 8.0 * delta, "{v1} {v2}");
             }
         }
     }

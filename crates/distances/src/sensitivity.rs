@@ -450,3 +450,141 @@ pub fn rounding_slack(b_k: f64, n: usize, m: usize, d: usize) -> Result<f64, Dis
         Err(DistanceError::InvalidKernelBound)
     }
 }
+
+/// The absolute error allowed per computed `sin` or `cos` value of a random feature: both
+/// [`crate::KernelVersion`]s' branch-free `sincos` are within `4e-16` (tested against a
+/// 50-digit table, `src/fastsincos.rs`), and `libm::sincos` (phases beyond `8e5`) within one
+/// ulp (`≤ 2.3e-16` for values in `[−1, 1]`).
+const SINCOS_ERROR: f64 = 1e-15;
+
+/// `γ_k = k u / (1 − k u)` (Higham, *Accuracy and Stability of Numerical Algorithms*, 2nd ed.,
+/// Lemma 3.1), computed upwards.
+///
+/// # Errors
+/// [`DistanceError::InvalidSize`] if `k u ≥ 1/2` (no data set is that large).
+fn gamma(k: usize) -> Result<f64, DistanceError> {
+    let ku = up(as_f64(k) * (f64::EPSILON / 2.0));
+    if ku < 0.5 {
+        Ok(up(ku / (1.0 - ku).next_down()))
+    } else {
+        Err(DistanceError::InvalidSize)
+    }
+}
+
+/// `E_side`: a bound on `‖ã − a‖`, the Euclidean error of a computed random-feature mean
+/// embedding `ã` of `n` rows of dimension `d` against the exact mean of the features of the
+/// computed phases (see [`rff_rounding_allowance`], steps 1–3).
+fn rff_embedding_error(n: usize, d: usize) -> Result<f64, DistanceError> {
+    // Additions a term passes through on its way into the sum (step 2).
+    let h = if d == 1 {
+        n.div_ceil(8) + 2
+    } else {
+        n.saturating_sub(1)
+    };
+    let (gh, g4) = (gamma(h)?, gamma(4)?);
+    let e = up(core::f64::consts::SQRT_2 * SINCOS_ERROR);
+    // √2 ε + (1 + √2 ε)(γ_h + γ_4 + γ_h γ_4)
+    Ok(up(e + up(up(1.0 + e) * up(up(gh + g4) + up(gh * g4)))))
+}
+
+/// A bound `η` on `|ρ̃ − ρ|` for the random-feature MMD `ρ = ‖μ̂(Y*) − μ̂(Y)‖`
+/// ([`crate::RffReference::mmd`], and the Euclidean distance between two
+/// [`crate::RandomFourierFeatures::mean_embedding`]s summed in order), with `n` observed and at
+/// most `m` simulated rows of dimension `d` and `D = features` features, returned as
+/// `2η` — the allowance [`crate::RffReference::sensitivity`] adds to `Δ = 2/N` under
+/// [`crate::AllowanceVersion::V2`]. Linear in `u·n` (`u = 2⁻⁵³`), `u·n/8` for 1-D rows: about
+/// `2.8e-11` for `n = m = 500 000`, `d = 1`, `D = 100`, against `Δ = 4e-6`
+/// (version 1's [`rounding_slack`] is `3.0e-5` there).
+///
+/// # Derivation
+///
+/// **0. What is compared.** Let `t̃(x)` be the phase the code computes for a row `x` and
+/// frequency `j` (sanitised coordinates, products `z_jk x_k` summed in coordinate order from 0,
+/// times the rounded `1/l`; `0` if not finite): a deterministic function of the row alone,
+/// the same on every SIMD level and in every batch. Let `φ(x) = s (cos t̃_j(x), sin t̃_j(x))_j`
+/// with the exact `s = √(2/D)` and exact `sin`, `cos`: `‖φ(x)‖ = 1` for every `x`, so Lemma 1
+/// of Park, Vinaroz & Jitkrittum (2021) holds for `ρ = ‖(1/N)Σφ(y*_i) − (1/m)Σφ(y_i)‖` as for
+/// any unit-norm feature map: `|ρ(D) − ρ(D′)| ≤ 2/N` for neighbouring `D, D′`. (Rounding of
+/// the phase therefore costs nothing: it is part of the feature map.) The computed `ρ̃`
+/// satisfies `|ρ̃(D) − ρ̃(D′)| ≤ 2/N + 2η` if `|ρ̃ − ρ| ≤ η` for every data set.
+///
+/// **1. Features.** Each computed `ĉ_i`, `ŝ_i` is within `ε = 1e-15` of `cos t̃`, `sin t̃`
+/// (both kernel versions' `sincos` are within `4e-16`, `libm::sincos` beyond `|t| = 8e5`
+/// within one ulp), so `‖(ĉ_i, ŝ_i)‖ ≤ 1 + √2 ε`, and over the `n` rows the feature errors
+/// add at most `√2 ε` to each frequency's mean pair.
+///
+/// **2. Sums.** The code sums with no compensation: 1-D rows in eight lanes (row `i` into lane
+/// `i mod 8` in row order, from `0`), the lanes then added pairwise
+/// `((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7))`; rows of `d ≥ 2` in one sum in row order from `0`.
+/// A term passes through at most `h` rounded additions — `h = ⌈n/8⌉ − 1 + 3` for `d = 1`,
+/// `h = n − 1` otherwise — so the computed sum is `Σ ĉ_i (1 + θ_i)` with `|θ_i| ≤ γ_h`
+/// (Higham 2002, Lemma 3.1 and §4.2) and the pair of sums of frequency `j` is off by at most
+/// `γ_h Σ_i ‖(ĉ_i, ŝ_i)‖ ≤ γ_h n (1 + √2 ε)` (triangle inequality on the pairs).
+///
+/// **3. Scaling and the norm over frequencies.** A component is `fl(fl(s̃/n) · C̃)` with
+/// `s̃ = fl(√fl(2/D))`: four roundings (`√(1+δ) ≤ 1+u`), a relative error `≤ γ_4` of a
+/// pair of norm `≤ (s/n)·n(1 + √2ε)(1 + γ_h)`. Each frequency's pair is thus off by at most
+/// `s[√2 ε + (1 + √2 ε)(γ_h + γ_4 + γ_h γ_4)]`, and over the `D/2` frequencies the Euclidean
+/// error is that times `√(D/2)`, where `s √(D/2) = 1`:
+/// `E(n) = √2 ε + (1 + √2 ε)(γ_h + γ_4 + γ_h γ_4)`, independent of `D`.
+///
+/// **4. Difference.** Each difference is rounded once: `d̃ = (ã − b̃)(1 + δ)`, so
+/// `‖d̃ − (a − b)‖ ≤ E(n) + E(m) + u(2 + E(n) + E(m))` (`‖a − b‖ ≤ 2`).
+///
+/// **5. Norm.** The squares (one rounding each) are summed in order — per frequency
+/// `c² + s²` then into one accumulator (`RffReference`), or one accumulator over the `D`
+/// components (a Euclidean distance on embeddings) — all terms non-negative, so the computed
+/// sum is `‖d̃‖²(1 + θ)` with `|θ| ≤ γ_{D+1}`; the correctly rounded square root adds one
+/// rounding: `ρ̃ = ‖d̃‖(1 + θ′)`, `|θ′| ≤ γ_{D+2}` (`|√(1+θ) − 1| ≤ |θ|`). The clamps to
+/// `[0, 4]` before and `[0, 2]` after the root project onto intervals holding the exact value
+/// (`fl(√4) = 2`, the root is monotone), so they never move `ρ̃` away from `ρ`.
+///
+/// **Total.** By the reverse triangle inequality,
+/// `η = (E(n) + E(m))(1 + u) + 2u + γ_{D+2}(1 + u)(2 + E(n) + E(m))`, and this function returns
+/// `2η`, every operation rounded upwards.
+///
+/// The unit tests of `rff.rs` check it against double-double references (features of the same
+/// computed phases by `libm`, sums and the norm in double-double) on adversarial data — a
+/// million equal rows, values at the clip (`±f64::MAX`, NaN, phases beyond the fast range),
+/// 2 and 1 000 features, 3-D rows.
+///
+/// Exact or compensated summation would make `h` a constant; the code does not use it here
+/// (it would change every embedding's bits), and at `u·n/8` the allowance is already `10⁻⁵` of
+/// `Δ` at `n = 500 000`.
+///
+/// # Errors
+/// [`DistanceError::InvalidSize`] if `n`, `m` or `features` is 0 or a size is so large that
+/// `γ` does not exist; [`DistanceError::ZeroDimension`] if `d = 0`.
+///
+/// ```
+/// use dpinfer_distances::sensitivity::{rff_rounding_allowance, rounding_slack};
+/// let a = rff_rounding_allowance(500_000, 500_000, 1, 100)?;
+/// assert!(a > 2.0 * 2.0 * 62_502.0 * f64::EPSILON / 2.0 && a < 3e-11);
+/// assert!(rounding_slack(1.0, 500_000, 500_000, 100)? > 1e6 * a);
+/// # Ok::<(), dpinfer_distances::DistanceError>(())
+/// ```
+pub fn rff_rounding_allowance(
+    n: usize,
+    m: usize,
+    d: usize,
+    features: usize,
+) -> Result<f64, DistanceError> {
+    if d == 0 {
+        return Err(DistanceError::ZeroDimension);
+    }
+    check_n(n, 1)?;
+    check_n(m, 1)?;
+    check_n(features, 1)?;
+    let u = f64::EPSILON / 2.0;
+    let e = up(rff_embedding_error(n, d)? + rff_embedding_error(m, d)?);
+    let g = gamma(features.saturating_add(2))?;
+    let eta =
+        up(up(up(e * (1.0 + u).next_up()) + 2.0 * u)
+            + up(up(g * (1.0 + u).next_up()) * up(2.0 + e)));
+    let v = up(2.0 * eta);
+    if v.is_finite() {
+        Ok(v)
+    } else {
+        Err(DistanceError::InvalidSize)
+    }
+}

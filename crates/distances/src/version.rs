@@ -1,4 +1,5 @@
-//! The version of the crate's transcendental kernels ([`KernelVersion`]).
+//! The version of the crate's transcendental kernels ([`KernelVersion`]) and of the random-feature
+//! distance's rounding allowance ([`AllowanceVersion`]).
 
 use crate::DistanceError;
 
@@ -72,6 +73,77 @@ impl TryFrom<u32> for KernelVersion {
             1 => Ok(Self::V1),
             2 => Ok(Self::V2),
             _ => Err(DistanceError::UnknownKernelVersion { number }),
+        }
+    }
+}
+
+/// Version of the floating-point rounding allowance that [`crate::RffReference::sensitivity`]
+/// adds to the random-feature MMD's `Δ = 2/N`: which bound on `|ρ̃ − ρ|` (computed against
+/// exact distance) is used. It changes no distance, only the reported sensitivity, and so
+/// the noise a mechanism calibrates to it.
+///
+/// | version | allowance | `N = m = 5 000` | `N = m = 500 000` (`Δ = 4e-6`) |
+/// |---|---|---|---|
+/// | 1 (default) | [`crate::sensitivity::rounding_slack`]: `2√η`, the exact MMD²'s bound carried over (square root of an error linear in `u·n`) | `3.0e-6` | `3.0e-5` |
+/// | 2 | [`crate::sensitivity::rff_rounding_allowance`]: `2η_RFF`, linear in `u·n/8` for 1-D rows, derived for the feature means the code computes | `3.3e-13` | `2.8e-11` |
+///
+/// Version 1 is the default: every seeded private release made before version 2 existed
+/// calibrated its noise to it, so changing the default would move every pinned RFF release.
+/// Version 2 is what a large `N` needs (with version 1 `Δ` stops near `3e-5` whatever `N`).
+/// Both are upper bounds, so both are private; version 2 is the tighter. Record
+/// [`AllowanceVersion::number`] with a release.
+///
+/// ```
+/// use dpinfer_distances::{AllowanceVersion, RandomFourierFeatures, RffReference, Rows};
+/// let z = [0.3, -1.2, 0.7];
+/// let f = RandomFourierFeatures::new(&z, 1, 1.0)?;
+/// let obs = [0.5; 1000];
+/// let r1 = RffReference::new_in(f, Rows::one_dim(&obs)?, [0.0; 6])?;
+/// assert_eq!(r1.allowance_version(), AllowanceVersion::V1); // the default
+/// let r2 = r1.clone().with_allowance_version(AllowanceVersion::V2);
+/// let (s1, s2) = (r1.sensitivity().value(), r2.sensitivity().value());
+/// assert!(2.0 / 1000.0 < s2 && s2 < s1);
+/// assert!(s2 < 2.0 / 1000.0 * (1.0 + 1e-9));
+/// assert_eq!(AllowanceVersion::try_from(2)?, AllowanceVersion::V2);
+/// assert!(AllowanceVersion::try_from(3).is_err());
+/// # Ok::<(), dpinfer_distances::DistanceError>(())
+/// ```
+#[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum AllowanceVersion {
+    /// Version 1: [`crate::sensitivity::rounding_slack`] (every release before version 2).
+    #[default]
+    V1,
+    /// Version 2: [`crate::sensitivity::rff_rounding_allowance`].
+    V2,
+}
+
+impl AllowanceVersion {
+    /// The newest version (what new work should use).
+    pub const LATEST: Self = Self::V2;
+
+    /// The version's number (1, 2, …), as a config or ledger records it.
+    #[must_use]
+    pub const fn number(self) -> u32 {
+        match self {
+            Self::V1 => 1,
+            Self::V2 => 2,
+        }
+    }
+}
+
+impl TryFrom<u32> for AllowanceVersion {
+    type Error = DistanceError;
+
+    /// The version with this number.
+    ///
+    /// # Errors
+    /// [`DistanceError::UnknownAllowanceVersion`] for a number that names no version.
+    fn try_from(number: u32) -> Result<Self, DistanceError> {
+        match number {
+            1 => Ok(Self::V1),
+            2 => Ok(Self::V2),
+            _ => Err(DistanceError::UnknownAllowanceVersion { number }),
         }
     }
 }

@@ -139,6 +139,12 @@ pub struct RffMmd {
     /// Part of the shard fingerprint and the private step's input unless 1, so configs
     /// without the key keep their fingerprints.
     pub kernel_version: Option<u32>,
+    /// Version of the rounding allowance on top of the distance's sensitivity `2/n`
+    /// (`dpinfer_distances::AllowanceVersion`): 1 (default; every earlier release's noise
+    /// scale) or 2 (a bound linear in `u·n`, needed at large `n`). It changes no distance,
+    /// only the private step's calibration: part of the private step's input unless 1, never
+    /// of the shard fingerprint.
+    pub allowance_version: Option<u32>,
 }
 
 impl RffMmd {
@@ -153,6 +159,15 @@ impl RffMmd {
     pub fn kernel_version(&self) -> Result<dpinfer::distances::KernelVersion> {
         dpinfer::distances::KernelVersion::try_from(self.kernel_version.unwrap_or(1))
             .map_err(|_| crate::error::err!(key = "distance.kernel_version"; "distance.kernel_version must be 1 or 2"))
+    }
+
+    /// The rounding-allowance version (absent: version 1).
+    ///
+    /// # Errors
+    /// A number that names no version.
+    pub fn allowance_version(&self) -> Result<dpinfer::distances::AllowanceVersion> {
+        dpinfer::distances::AllowanceVersion::try_from(self.allowance_version.unwrap_or(1))
+            .map_err(|_| crate::error::err!(key = "distance.allowance_version"; "distance.allowance_version must be 1 or 2"))
     }
 }
 
@@ -172,6 +187,7 @@ impl Default for DistanceConfig {
             features: RffMmd::default_features(),
             bandwidth: None,
             kernel_version: None,
+            allowance_version: None,
         })
     }
 }
@@ -250,6 +266,7 @@ impl DistanceConfig {
                     finite_pos("distance.bandwidth", b)?;
                 }
                 d.kernel_version()?;
+                d.allowance_version()?;
                 if d.features < 2 || !d.features.is_multiple_of(2) {
                     bail!(
                         key = "distance.features"; "distance.features must be an even number ≥ 2, got {}",
@@ -285,14 +302,18 @@ impl Serialize for DistanceConfig {
             /// Only when not 1: configs of version 1 keep their hashes and fingerprints.
             #[serde(skip_serializing_if = "Option::is_none")]
             kernel_version: Option<u32>,
+            /// Only when not 1, likewise.
+            #[serde(skip_serializing_if = "Option::is_none")]
+            allowance_version: Option<u32>,
         }
-        let (features, bandwidth, kernel_version) = match self {
+        let (features, bandwidth, kernel_version, allowance_version) = match self {
             Self::RffMmd(d) => (
                 d.features,
                 d.bandwidth,
                 d.kernel_version.filter(|&v| v != 1),
+                d.allowance_version.filter(|&v| v != 1),
             ),
-            Self::L2(_) => (RffMmd::default_features(), None, None),
+            Self::L2(_) => (RffMmd::default_features(), None, None, None),
         };
         let (kind, weights, clip) = (self.kind(), self.weights(), self.clip());
         let flat = Flat {
@@ -302,6 +323,7 @@ impl Serialize for DistanceConfig {
             weights,
             clip,
             kernel_version,
+            allowance_version,
         };
         flat.serialize(s)
     }
@@ -700,7 +722,8 @@ impl Config {
     /// A stable hash of what determines the public pairs table, and nothing else: the model
     /// (its built-in settings, `stream_version` unless 1, a command model's program, outputs,
     /// row dimension, declared prior, and the declared summary's kind, clip, levels and lags),
-    /// the distance's summary map (`rff-mmd`: features, bandwidth, `kernel_version` unless 1;
+    /// the distance's summary map (`rff-mmd`: features, bandwidth, `kernel_version` unless 1,
+    /// never `allowance_version`;
     /// `l2`: none — its rows are the simulator's outputs), the pair count and the run seed.
     /// Shards of different tables never mix, and a table is reusable by every config that
     /// would simulate it: the settings of the private step — the `l2` weights and clip, a
@@ -733,7 +756,11 @@ impl Config {
             // The l2 rows are θ and the raw simulator output: weights and clip are the
             // private step's.
             DistanceConfig::L2(_) => DistanceConfig::L2(L2::default()),
-            d @ DistanceConfig::RffMmd(_) => d.clone(),
+            // The rounding allowance sizes the private step's noise, not the table.
+            DistanceConfig::RffMmd(d) => DistanceConfig::RffMmd(RffMmd {
+                allowance_version: None,
+                ..d.clone()
+            }),
         };
         hash_json(&(&model, &distance, self.sampler.pairs(), self.seeds.run))
     }

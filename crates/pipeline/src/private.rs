@@ -23,7 +23,9 @@ use crate::error::{Context, Result, bail};
 use dpinfer::abc::discrepancy::{ClippedL2, Discrepancy, Euclidean};
 use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::abc::rejection::nearest;
-use dpinfer::distances::{ClippedWeightedL2, KernelVersion, RffReference, Rows, Sensitivity};
+use dpinfer::distances::{
+    AllowanceVersion, ClippedWeightedL2, KernelVersion, RffReference, Rows, Sensitivity,
+};
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
@@ -148,6 +150,9 @@ pub struct Observed {
     /// The random-feature map's kernel version (`None` for l2); a version other than 1 is
     /// named in the ledger's mechanism line.
     pub kernel_version: Option<KernelVersion>,
+    /// The version of the rounding allowance in [`Observed::sensitivity`] (`None` for l2); a
+    /// version other than 1 is named in the ledger's mechanism line.
+    pub allowance_version: Option<AllowanceVersion>,
 }
 
 impl Observed {
@@ -201,7 +206,11 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
     match public.features()? {
         Some(f) => {
             let rd = public.model.row_dim();
-            let r = RffReference::new(f, Rows::new(obs, rd)?)?;
+            let allowance = match &cfg.distance {
+                crate::config::DistanceConfig::RffMmd(d) => d.allowance_version()?,
+                crate::config::DistanceConfig::L2(_) => AllowanceVersion::V1,
+            };
+            let r = RffReference::new(f, Rows::new(obs, rd)?)?.with_allowance_version(allowance);
             Ok(Observed {
                 summary: r.embedding().to_vec(),
                 sensitivity: r.sensitivity_for(public.pseudo_rows()),
@@ -209,6 +218,7 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
                 weights: None,
                 scope: "RFF MMD, one observation of Y* replaced (Lemma 1)",
                 kernel_version: Some(f.kernel_version()),
+                allowance_version: Some(allowance),
             })
         }
         None => {
@@ -250,6 +260,7 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
                 weights: Some(w),
                 scope,
                 kernel_version: None,
+                allowance_version: None,
             })
         }
     }
@@ -368,6 +379,12 @@ impl<'a> Pass<'a> {
                 if let Some(v) = o.kernel_version.filter(|v| *v != KernelVersion::V1) {
                     mechanism.push_str(&format!(
                         "; random features of kernel version {}",
+                        v.number()
+                    ));
+                }
+                if let Some(v) = o.allowance_version.filter(|v| *v != AllowanceVersion::V1) {
+                    mechanism.push_str(&format!(
+                        "; rounding allowance version {} (Δ = 2/n + a bound linear in u·n)",
                         v.number()
                     ));
                 }
@@ -502,6 +519,44 @@ pub fn check(cfg: &Config, public: &Public, obs: &[f64]) -> Result<()> {
 mod tests {
     use super::*;
 
+    /// The rounding-allowance version that sized the sensitivity is named on the ledger's
+    /// mechanism line when it is not 1 (version 1 leaves the line as before, so stored claims
+    /// still match), next to a kernel version other than 1.
+    #[test]
+    fn the_ledger_names_an_allowance_version_other_than_1() {
+        use dpinfer::distances::Relations;
+        let pp =
+            PublicPairs::from_parts(1, 1, (0..50).map(f64::from).collect(), vec![0.3; 50]).unwrap();
+        let text = "[model]\nname = \"gaussian-mean\"\n[sampler]\nkind = \"gaussian-abc\"\n\
+                    epsilon_abc = 0.1\nclip = 0.3\npairs = 50\n[privacy]\nepsilon = 1.0\n";
+        let cfg = Config::parse(text, std::path::Path::new(".")).unwrap();
+        let mechanism = |kernel, allowance| {
+            let o = Observed {
+                summary: vec![0.0],
+                sensitivity: Sensitivity::declared(0.01, Relations::REPLACE_ONE).unwrap(),
+                bound: 1.0,
+                weights: None,
+                scope: "test",
+                kernel_version: Some(kernel),
+                allowance_version: Some(allowance),
+            };
+            let pass = Pass::new(&cfg, &pp, o.discrepancy().unwrap(), &o).unwrap();
+            pass.ledger(&cfg).unwrap().mechanism
+        };
+        let v1 = mechanism(KernelVersion::V1, AllowanceVersion::V1);
+        assert!(!v1.contains("version"), "{v1}");
+        let v2 = mechanism(KernelVersion::V1, AllowanceVersion::V2);
+        assert!(
+            v2.starts_with(&v1) && v2.contains("rounding allowance version 2"),
+            "{v2}"
+        );
+        let both = mechanism(KernelVersion::V2, AllowanceVersion::V2);
+        assert!(
+            both.contains("kernel version 2") && both.contains("rounding allowance version 2"),
+            "{both}"
+        );
+    }
+
     /// A private pass claims under the relation its distance sensitivity holds for. Before
     /// issue 27 the soft-ABC pass was built under a hard-coded replace-one, so a summary
     /// sensitivity declared for add/remove only (`[model.summary] relation = "add-remove"`)
@@ -535,6 +590,7 @@ mod tests {
                     weights: Some(vec![1.0]),
                     scope: "test",
                     kernel_version: None,
+                    allowance_version: None,
                 };
                 let pass = Pass::new(&cfg, &pp, o.discrepancy().unwrap(), &o).unwrap();
                 let ledger = pass.ledger(&cfg).unwrap();
@@ -565,6 +621,7 @@ mod tests {
                 weights: Some(vec![1.0]),
                 scope,
                 kernel_version: None,
+                allowance_version: None,
             };
             let pass = Pass::new(&cfg, &pp, o.discrepancy().unwrap(), &o).unwrap();
             pass.ledger(&cfg).unwrap().neighbouring

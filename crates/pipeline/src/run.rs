@@ -323,7 +323,10 @@ fn prior_of(model: &Model, seed: u64) -> Option<crate::results::PriorDraws> {
 
 /// Records the random-feature map's kernel version (`[distance] kernel_version`, default 1)
 /// as the fact `kernel_version` of a run whose distance is `rff-mmd` (printed, in
-/// `summary.json`): with the seeds, it is what reproduces the distances.
+/// `summary.json`): with the seeds, it is what reproduces the distances. A rounding-allowance
+/// version other than 1 (`[distance] allowance_version`, which sized the sensitivity and so
+/// the noise) is recorded as the fact `allowance_version`; runs of version 1 print and store
+/// the facts they always did.
 ///
 /// # Errors
 /// A version number that names no version (refused by the config's checks before).
@@ -333,6 +336,10 @@ fn record_kernel_version(cfg: &Config, facts: &mut Vec<(String, f64)>) -> Result
             "kernel_version".into(),
             f64::from(d.kernel_version()?.number()),
         ));
+        let allowance = d.allowance_version()?;
+        if allowance != dpinfer::distances::AllowanceVersion::V1 {
+            facts.push(("allowance_version".into(), f64::from(allowance.number())));
+        }
     }
     Ok(())
 }

@@ -424,6 +424,56 @@ fn kernel_version_hashes_only_when_not_1() {
     assert!(format!("{e:#}").contains("kernel_version"), "{e:#}");
 }
 
+/// `allowance_version` (the RFF sensitivity's rounding allowance): 1 serializes as the
+/// table without the key (earlier private-step inputs kept), 2 adds it to `[distance]` — the
+/// private step's input — but never to the shard fingerprint (`Config::public_hash`: the
+/// pairs table does not depend on it); other numbers, and the key on `l2`, are refused.
+#[test]
+fn allowance_version_enters_the_private_input_only_when_2_and_never_the_fingerprint() {
+    let flat = |t: &str| serde_json::to_string(&sections(t).unwrap().distance).unwrap();
+    assert_eq!(
+        flat("[distance]\nallowance_version = 1"),
+        serde_json::to_string(&DistanceConfig::default()).unwrap()
+    );
+    assert_eq!(
+        flat("[distance]\nkernel_version = 2\nallowance_version = 2"),
+        r#"{"kind":"rff-mmd","features":100,"bandwidth":null,"weights":null,"clip":null,"kernel_version":2,"allowance_version":2}"#
+    );
+    let base = "[model]\nname = \"gaussian-mean\"\nn = 100\n[sampler]\nkind = \"gaussian-abc\"\n\
+                pairs = 50\nepsilon_abc = 0.1\nclip = 0.3\n[privacy]\nepsilon = 1.0\n[distance]\n";
+    let cfg = |extra: &str| {
+        dpinfer_pipeline::Config::parse(&format!("{base}{extra}"), std::path::Path::new("."))
+            .unwrap()
+    };
+    let (none, one, two) = (
+        cfg(""),
+        cfg("allowance_version = 1"),
+        cfg("allowance_version = 2"),
+    );
+    assert_eq!(none.public_hash(), one.public_hash());
+    assert_eq!(none.public_hash(), two.public_hash());
+    let DistanceConfig::RffMmd(d) = &two.distance else {
+        panic!("rff-mmd expected")
+    };
+    assert_eq!(
+        d.allowance_version().unwrap(),
+        dpinfer::distances::AllowanceVersion::V2
+    );
+    for bad in ["0", "3"] {
+        let e = dpinfer_pipeline::Config::parse(
+            &format!("{base}allowance_version = {bad}"),
+            std::path::Path::new("."),
+        )
+        .unwrap_err();
+        assert!(
+            format!("{e:#}").contains("distance.allowance_version must be 1 or 2"),
+            "{e:#}"
+        );
+    }
+    let e = sections("[distance]\nkind = \"l2\"\nallowance_version = 2").unwrap_err();
+    assert!(format!("{e:#}").contains("allowance_version"), "{e:#}");
+}
+
 #[test]
 fn privacy_tables_by_release() {
     let p = sections("[privacy]\nepsilon = 1.0").unwrap().privacy;
