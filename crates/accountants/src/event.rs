@@ -516,18 +516,7 @@ impl Event<'_> {
                 event.validate_at(relation, depth + 1)?;
             }
             Self::RepeatAndSelect { event, mean, shape } => {
-                if !(mean.is_finite() && mean >= 1.0) {
-                    return Err(AccountantError::InvalidParameter {
-                        name: "mean",
-                        value: mean,
-                    });
-                }
-                if shape.is_nan() || shape < 0.0 {
-                    return Err(AccountantError::InvalidParameter {
-                        name: "shape",
-                        value: shape,
-                    });
-                }
+                crate::curves::check_repeat_and_select(mean, shape)?;
                 event.validate_at(relation, depth + 1)?;
             }
             Self::RandomAllocation {
