@@ -17,7 +17,7 @@
 //! ```
 
 use crate::Neighbouring;
-use crate::error::{AccountantError, non_negative, positive, rate};
+use crate::error::{AccountantError, count_in, non_negative, positive, rate};
 
 /// Maximum nesting depth of an event tree (deeper trees give [`AccountantError::TooDeep`]).
 pub const MAX_EVENT_DEPTH: usize = 32;
@@ -441,18 +441,8 @@ impl Event<'_> {
                 non_negative("sensitivity", sensitivity)?;
             }
             Self::BinomialCurve { n, m, releases, .. } => {
-                if n == 0 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "n",
-                        value: n,
-                    });
-                }
-                if releases == 0 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "releases",
-                        value: releases,
-                    });
-                }
+                count_in("n", n, 1..)?;
+                count_in("releases", releases, 1..)?;
                 positive("m", m)?;
             }
             Self::PoissonSampled { q, event } => {
@@ -470,18 +460,8 @@ impl Event<'_> {
                 population,
                 event,
             } => {
-                if population == 0 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "population",
-                        value: population,
-                    });
-                }
-                if batch == 0 || batch > population {
-                    return Err(AccountantError::InvalidCount {
-                        name: "batch",
-                        value: batch,
-                    });
-                }
+                count_in("population", population, 1..)?;
+                count_in("batch", batch, 1..=population)?;
                 if relation != Neighbouring::ReplaceOne {
                     return Err(AccountantError::IncompatibleRelation {
                         event: "SampledWithoutReplacement",
@@ -495,18 +475,8 @@ impl Event<'_> {
                 population,
                 event,
             } => {
-                if population == 0 || population > 1 << 53 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "population",
-                        value: population,
-                    });
-                }
-                if batch == 0 || batch > 1 << 53 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "batch",
-                        value: batch,
-                    });
-                }
+                count_in("population", population, 1..=(1 << 53))?;
+                count_in("batch", batch, 1..=(1 << 53))?;
                 if relation != Neighbouring::ReplaceOne {
                     return Err(AccountantError::IncompatibleRelation {
                         event: "SampledWithReplacement",
@@ -527,18 +497,8 @@ impl Event<'_> {
             } => {
                 positive("sigma", sigma)?;
                 non_negative("sensitivity", sensitivity)?;
-                if steps == 0 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "steps",
-                        value: steps,
-                    });
-                }
-                if selected == 0 || selected > steps {
-                    return Err(AccountantError::InvalidCount {
-                        name: "selected",
-                        value: selected,
-                    });
-                }
+                count_in("steps", steps, 1..)?;
+                count_in("selected", selected, 1..=steps)?;
                 if relation != Neighbouring::AddRemove {
                     return Err(AccountantError::IncompatibleRelation {
                         event: "RandomAllocation",
@@ -621,18 +581,8 @@ pub(crate) const DP_BARKER_MIN_BATCH: u64 = 11;
 
 /// The parameter checks of [`Event::DpBarker`]: `n ≥ 1` and `11 ≤ |B| ≤ n`.
 pub(crate) fn check_dp_barker(batch: u64, population: u64) -> Result<(), AccountantError> {
-    if population == 0 {
-        return Err(AccountantError::InvalidCount {
-            name: "population",
-            value: population,
-        });
-    }
-    if batch < DP_BARKER_MIN_BATCH || batch > population {
-        return Err(AccountantError::InvalidCount {
-            name: "batch",
-            value: batch,
-        });
-    }
+    count_in("population", population, 1..)?;
+    count_in("batch", batch, DP_BARKER_MIN_BATCH..=population)?;
     Ok(())
 }
 
@@ -648,30 +598,15 @@ pub(crate) fn check_truncated(
     positive("sigma", sigma)?;
     non_negative("sensitivity", sensitivity)?;
     rate("q", q)?;
-    if population == 0 || population > 1 << 53 {
-        return Err(AccountantError::InvalidCount {
-            name: "population",
-            value: population,
-        });
-    }
-    if batch == 0 {
-        return Err(AccountantError::InvalidCount {
-            name: "batch",
-            value: batch,
-        });
-    }
+    count_in("population", population, 1..=(1 << 53))?;
+    count_in("batch", batch, 1..)?;
     Ok(())
 }
 
 /// The parameter checks of [`Event::RandomizedResponse`]: `p ∈ (0, 1]`, `k ≥ 1`.
 pub(crate) fn check_randomized_response(noise: f64, buckets: u64) -> Result<(), AccountantError> {
     rate("noise", noise)?;
-    if buckets == 0 {
-        return Err(AccountantError::InvalidCount {
-            name: "buckets",
-            value: buckets,
-        });
-    }
+    count_in("buckets", buckets, 1..)?;
     Ok(())
 }
 
