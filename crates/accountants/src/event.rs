@@ -447,12 +447,7 @@ impl Event<'_> {
             }
             Self::PoissonSampled { q, event } => {
                 rate("q", q)?;
-                if relation != Neighbouring::AddRemove {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "PoissonSampled",
-                        relation,
-                    });
-                }
+                only_under("PoissonSampled", Neighbouring::AddRemove, relation)?;
                 event.validate_at(relation, depth + 1)?;
             }
             Self::SampledWithoutReplacement {
@@ -462,12 +457,7 @@ impl Event<'_> {
             } => {
                 count_in("population", population, 1..)?;
                 count_in("batch", batch, 1..=population)?;
-                if relation != Neighbouring::ReplaceOne {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "SampledWithoutReplacement",
-                        relation,
-                    });
-                }
+                only_under("SampledWithoutReplacement", Neighbouring::ReplaceOne, relation)?;
                 event.validate_at(relation, depth + 1)?;
             }
             Self::SampledWithReplacement {
@@ -477,12 +467,7 @@ impl Event<'_> {
             } => {
                 count_in("population", population, 1..=(1 << 53))?;
                 count_in("batch", batch, 1..=(1 << 53))?;
-                if relation != Neighbouring::ReplaceOne {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "SampledWithReplacement",
-                        relation,
-                    });
-                }
+                only_under("SampledWithReplacement", Neighbouring::ReplaceOne, relation)?;
                 event.validate_at(relation, depth + 1)?;
             }
             Self::RepeatAndSelect { event, mean, shape } => {
@@ -499,12 +484,7 @@ impl Event<'_> {
                 non_negative("sensitivity", sensitivity)?;
                 count_in("steps", steps, 1..)?;
                 count_in("selected", selected, 1..=steps)?;
-                if relation != Neighbouring::AddRemove {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "RandomAllocation",
-                        relation,
-                    });
-                }
+                only_under("RandomAllocation", Neighbouring::AddRemove, relation)?;
             }
             Self::SelfComposed { event, .. } => event.validate_at(relation, depth + 1)?,
             Self::Composed(events) => {
@@ -520,12 +500,7 @@ impl Event<'_> {
             }
             Self::DpBarker { batch, population } => {
                 check_dp_barker(batch, population)?;
-                if relation != Neighbouring::ReplaceOne {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "DpBarker",
-                        relation,
-                    });
-                }
+                only_under("DpBarker", Neighbouring::ReplaceOne, relation)?;
             }
             Self::TreeAggregation {
                 sigma,
@@ -540,12 +515,7 @@ impl Event<'_> {
                 probs,
             } => {
                 check_mixture(sigma, sensitivities, probs)?;
-                if relation != Neighbouring::AddRemove {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "MixtureOfGaussians",
-                        relation,
-                    });
-                }
+                only_under("MixtureOfGaussians", Neighbouring::AddRemove, relation)?;
             }
             Self::TruncatedSubsampledGaussian {
                 sigma,
@@ -555,21 +525,11 @@ impl Event<'_> {
                 population,
             } => {
                 check_truncated(sigma, sensitivity, q, batch, population)?;
-                if relation != Neighbouring::AddRemove {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "TruncatedSubsampledGaussian",
-                        relation,
-                    });
-                }
+                only_under("TruncatedSubsampledGaussian", Neighbouring::AddRemove, relation)?;
             }
             Self::RandomizedResponse { noise, buckets } => {
                 check_randomized_response(noise, buckets)?;
-                if relation != Neighbouring::ReplaceOne {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "RandomizedResponse",
-                        relation,
-                    });
-                }
+                only_under("RandomizedResponse", Neighbouring::ReplaceOne, relation)?;
             }
         }
         Ok(())
@@ -578,6 +538,20 @@ impl Event<'_> {
 
 /// Smallest DP-Barker batch with an admissible order (`2 ≤ α < |B|/5`, thesis Theorem 8).
 pub(crate) const DP_BARKER_MIN_BATCH: u64 = 11;
+
+/// Refuses `event`, analysed under the `only` neighbouring relation alone, under any other
+/// ([`AccountantError::IncompatibleRelation`]).
+fn only_under(
+    event: &'static str,
+    only: Neighbouring,
+    relation: Neighbouring,
+) -> Result<(), AccountantError> {
+    if relation == only {
+        Ok(())
+    } else {
+        Err(AccountantError::IncompatibleRelation { event, relation })
+    }
+}
 
 /// The parameter checks of [`Event::DpBarker`]: `n ≥ 1` and `11 ≤ |B| ≤ n`.
 pub(crate) fn check_dp_barker(batch: u64, population: u64) -> Result<(), AccountantError> {
