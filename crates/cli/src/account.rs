@@ -341,9 +341,10 @@ fn sampler_name(s: SamplerArg) -> &'static str {
     }
 }
 
-/// Fails if an option that `sampler` does not use was given (it would be silently ignored).
-fn reject(sampler: SamplerArg, given: &[(&str, bool)]) -> Result<()> {
-    if let Some((opt, _)) = given.iter().find(|(_, g)| *g) {
+/// Fails if an option of `given` that `sampler` does not use (not in `takes`) was given (it
+/// would be silently ignored): the first such one is named.
+fn reject(sampler: SamplerArg, given: &[(&str, bool)], takes: &[&str]) -> Result<()> {
+    if let Some((opt, _)) = given.iter().find(|(o, g)| *g && !takes.contains(o)) {
         bail!(
             "--{opt} does not apply to the {} sampler",
             sampler_name(sampler)
@@ -467,17 +468,19 @@ pub fn run(args: &AccountArgs) -> Result<()> {
             method: m,
         } => {
             let s = *sampler;
+            // The sampler-specific flags; the first given one the sampler does not take is
+            // refused.
+            let given = [
+                ("tau", tau.is_some()),
+                ("tau-g", tau_g.is_some()),
+                ("a", a.is_some()),
+                ("leapfrog", leapfrog.is_some()),
+                ("batch", batch.is_some()),
+                ("max-order", max_order.is_some()),
+            ];
             let request = match s {
                 SamplerArg::Penalty => {
-                    reject(
-                        s,
-                        &[
-                            ("tau-g", tau_g.is_some()),
-                            ("leapfrog", leapfrog.is_some()),
-                            ("batch", batch.is_some()),
-                            ("max-order", max_order.is_some()),
-                        ],
-                    )?;
+                    reject(s, &given, &["tau", "a"])?;
                     MaxStepsRequest::Penalty {
                         tau: tau.context("--tau is required for the penalty sampler")?,
                         a: a.unwrap_or(MaxStepsRequest::DEFAULT_A),
@@ -485,14 +488,7 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                     }
                 }
                 SamplerArg::Hmc => {
-                    reject(
-                        s,
-                        &[
-                            ("a", a.is_some()),
-                            ("batch", batch.is_some()),
-                            ("max-order", max_order.is_some()),
-                        ],
-                    )?;
+                    reject(s, &given, &["tau", "tau-g", "leapfrog"])?;
                     MaxStepsRequest::Hmc {
                         tau_l: tau.context("--tau (τ_l) is required for HMC")?,
                         tau_g: tau_g.context("--tau-g is required for HMC")?,
@@ -501,15 +497,7 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                     }
                 }
                 SamplerArg::Barker => {
-                    reject(
-                        s,
-                        &[
-                            ("tau", tau.is_some()),
-                            ("tau-g", tau_g.is_some()),
-                            ("a", a.is_some()),
-                            ("leapfrog", leapfrog.is_some()),
-                        ],
-                    )?;
+                    reject(s, &given, &["batch", "max-order"])?;
                     if matches!(m, Some(Method::Zcdp | Method::Pld)) {
                         bail!("the Barker budget is rdp only");
                     }
