@@ -263,78 +263,57 @@ fn bad_configs_fail_with_one_clear_line_and_write_nothing() {
     let dir = fresh_dir("bad");
     let out = dir.join("results");
     let good = shrink(&example("abcdp-toy.toml", &out));
-    assert_clean_failure(
-        &dir,
-        &set(&good, "model", "name", "\"no-such-model\""),
-        "unknown model.name",
-    );
-    assert_clean_failure(
-        &dir,
-        &set(&good, "privacy", "epsilon", "-1.0"),
-        "privacy.epsilon",
-    );
     // A Laplace release below the regression statistic's proven sensitivity would
     // under-report ε: refused before anything is written.
     let lr = shrink(&example("linear-regression-private.toml", &out));
-    assert_clean_failure(
-        &dir,
-        &set(&lr, "privacy", "release_sensitivity", "0.05"),
-        "would under-report ε",
-    );
-    assert_clean_failure(
-        &dir,
-        &set(&good, "privacy", "epsilon", "nan"),
-        "privacy.epsilon",
-    );
-    assert_clean_failure(
-        &dir,
-        &set(&good, "sampler", "kind", "\"svt\""),
-        "unknown sampler.kind",
-    );
-    assert_clean_failure(
-        &dir,
-        &set(&good, "sampler", "typo_key", "1"),
-        "unknown field",
-    );
-    assert_clean_failure(
-        &dir,
-        &set(&good, "data", "path", "\"missing.csv\""),
-        "cannot read data file",
-    );
-    std::fs::write(dir.join("nan.csv"), "0.5\n1.5\nNaN\n2.5\n").unwrap();
-    assert_clean_failure(
-        &dir,
-        &set(&good, "data", "path", "\"nan.csv\""),
-        "non-finite value",
-    );
-    std::fs::write(dir.join("ragged.csv"), "0.5\n1.5,2.5\n").unwrap();
-    assert_clean_failure(
-        &dir,
-        &set(&good, "data", "path", "\"ragged.csv\""),
-        "rows have dimension 1",
-    );
     // Mismatched dimensions: a 3-value curve for the 18-point cubic model; banana rows of 3.
     let cubic = shrink(&example("cubic-outbreak.toml", &out));
-    std::fs::write(dir.join("short.csv"), "1\n2\n3\n").unwrap();
-    assert_clean_failure(
-        &dir,
-        &set(&cubic, "data", "path", "\"short.csv\""),
-        "observes 18",
-    );
     let banana = example("dp-barker-banana.toml", &out);
-    std::fs::write(dir.join("rows3.csv"), "1,2,3\n4,5,6\n").unwrap();
-    assert_clean_failure(
-        &dir,
-        &set(&banana, "data", "path", "\"rows3.csv\""),
-        "dimension 2",
-    );
-    let init3 = set(&banana, "sampler", "init", "[0.0, 1.0, 2.0]");
-    assert_clean_failure(&dir, &init3, "sampler.init has 3 values");
-    assert_clean_failure(
-        &dir,
-        &set(&good, "sampler", "epsilon_abc", "3.0"),
-        "epsilon_abc",
-    );
+    for (name, rows) in [
+        ("nan.csv", "0.5\n1.5\nNaN\n2.5\n"),
+        ("ragged.csv", "0.5\n1.5,2.5\n"),
+        ("short.csv", "1\n2\n3\n"),
+        ("rows3.csv", "1,2,3\n4,5,6\n"),
+    ] {
+        std::fs::write(dir.join(name), rows).unwrap();
+    }
+    // Each config with one `table.key = value` changed, and what the one error line says.
+    let cases = [
+        (
+            &good,
+            "model.name = \"no-such-model\"",
+            "unknown model.name",
+        ),
+        (&good, "privacy.epsilon = -1.0", "privacy.epsilon"),
+        (
+            &lr,
+            "privacy.release_sensitivity = 0.05",
+            "would under-report ε",
+        ),
+        (&good, "privacy.epsilon = nan", "privacy.epsilon"),
+        (&good, "sampler.kind = \"svt\"", "unknown sampler.kind"),
+        (&good, "sampler.typo_key = 1", "unknown field"),
+        (
+            &good,
+            "data.path = \"missing.csv\"",
+            "cannot read data file",
+        ),
+        (&good, "data.path = \"nan.csv\"", "non-finite value"),
+        (&good, "data.path = \"ragged.csv\"", "rows have dimension 1"),
+        (&cubic, "data.path = \"short.csv\"", "observes 18"),
+        (&banana, "data.path = \"rows3.csv\"", "dimension 2"),
+        (
+            &banana,
+            "sampler.init = [0.0, 1.0, 2.0]",
+            "sampler.init has 3 values",
+        ),
+        (&good, "sampler.epsilon_abc = 3.0", "epsilon_abc"),
+    ];
+    for (text, change, expect) in cases {
+        let (at, value) = change.split_once(" = ").unwrap();
+        let (table, key) = at.split_once('.').unwrap();
+        assert_clean_failure(&dir, &set(text, table, key, value), expect);
+    }
     assert_clean_failure(&dir, "this is not toml", "invalid config");
     // A missing config file.
     let o = dpinfer(&["run", "nope.toml"], &dir);
