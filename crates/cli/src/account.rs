@@ -68,6 +68,29 @@ impl std::str::FromStr for Which {
     }
 }
 
+// The arguments `epsilon` and `delta` share: what is composed, and how it is accounted.
+// (A `//` comment: clap would take a doc comment of a flattened struct as the subcommand's
+// about text.)
+#[derive(Debug, Args)]
+struct Composition {
+    /// Events, `kind:key=value,…` (repeatable).
+    #[arg(long = "event", required = true, long_help = event_help())]
+    events: Vec<String>,
+    /// Neighbouring relation: add-remove (also add/remove) or replace-one.
+    #[arg(long, default_value = "add-remove")]
+    neighbouring: Neighbouring,
+    /// Accountant: all (every one that can express the events; the smallest bound is
+    /// the answer), pure, approx (optimal composition), zcdp, rdp (default order grid) or
+    /// pld (exact for Gaussians, numerical FFT for subsampled Gaussian/Laplace/pure-ε).
+    #[arg(long, default_value = "all")]
+    accountant: Which,
+    /// Grid interval of the numerical PLD, 1e-7 to 1 (default 1e-4, as dp_accounting): a
+    /// smaller one is a finer, tighter (slower) grid. Whatever is asked, the grid is
+    /// coarsened automatically when the composed loss needs more than 2^22 points.
+    #[arg(long, value_name = "H")]
+    pld_interval: Option<f64>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum SamplerArg {
     /// DP penalty (thesis Theorems 6-7).
@@ -85,44 +108,16 @@ enum AccountCmd {
         /// Target δ (0 is allowed for pure events with the pure accountant).
         #[arg(long)]
         delta: f64,
-        /// Events, `kind:key=value,…` (repeatable).
-        #[arg(long = "event", required = true, long_help = event_help())]
-        events: Vec<String>,
-        /// Neighbouring relation: add-remove (also add/remove) or replace-one.
-        #[arg(long, default_value = "add-remove")]
-        neighbouring: Neighbouring,
-        /// Accountant: all (every one that can express the events; the smallest bound is
-        /// the answer), pure, approx (optimal composition), zcdp, rdp (default order grid) or
-        /// pld (exact for Gaussians, numerical FFT for subsampled Gaussian/Laplace/pure-ε).
-        #[arg(long, default_value = "all")]
-        accountant: Which,
-        /// Grid interval of the numerical PLD, 1e-7 to 1 (default 1e-4, as dp_accounting): a
-        /// smaller one is a finer, tighter (slower) grid. Whatever is asked, the grid is
-        /// coarsened automatically when the composed loss needs more than 2^22 points.
-        #[arg(long, value_name = "H")]
-        pld_interval: Option<f64>,
+        #[command(flatten)]
+        of: Composition,
     },
     /// δ of a composition at a given ε.
     Delta {
         /// Target ε.
         #[arg(long)]
         epsilon: f64,
-        /// Events, `kind:key=value,…` (repeatable).
-        #[arg(long = "event", required = true, long_help = event_help())]
-        events: Vec<String>,
-        /// Neighbouring relation: add-remove (also add/remove) or replace-one.
-        #[arg(long, default_value = "add-remove")]
-        neighbouring: Neighbouring,
-        /// Accountant: all (every one that can express the events; the smallest bound is
-        /// the answer), pure, approx (optimal composition), zcdp, rdp (default order grid) or
-        /// pld (exact for Gaussians, numerical FFT for subsampled Gaussian/Laplace/pure-ε).
-        #[arg(long, default_value = "all")]
-        accountant: Which,
-        /// Grid interval of the numerical PLD, 1e-7 to 1 (default 1e-4, as dp_accounting): a
-        /// smaller one is a finer, tighter (slower) grid. Whatever is asked, the grid is
-        /// coarsened automatically when the composed loss needs more than 2^22 points.
-        #[arg(long, value_name = "H")]
-        pld_interval: Option<f64>,
+        #[command(flatten)]
+        of: Composition,
     },
     /// The smallest Gaussian σ for `steps` releases within (ε, δ).
     Sigma {
@@ -217,12 +212,16 @@ fn pair(what: &str, r: &Report) -> String {
 fn composition(
     json_out: bool,
     (what, target): (&str, f64),
-    events: &[String],
-    rel: Neighbouring,
-    which: Which,
+    of: &Composition,
     rule: ConversionRule,
-    pld_interval: Option<f64>,
 ) -> Result<()> {
+    let Composition {
+        events,
+        neighbouring: rel,
+        accountant: which,
+        pld_interval,
+    } = of;
+    let (rel, which, pld_interval) = (*rel, *which, *pld_interval);
     if !target.is_finite() || target < 0.0 {
         bail!(
             "--{} {target} must be finite and non-negative",
@@ -405,36 +404,8 @@ pub fn run(args: &AccountArgs) -> Result<()> {
     let j = args.json;
     let rule = args.conversion;
     match &args.cmd {
-        AccountCmd::Epsilon {
-            delta,
-            events,
-            neighbouring,
-            accountant,
-            pld_interval,
-        } => composition(
-            j,
-            ("epsilon", *delta),
-            events,
-            *neighbouring,
-            *accountant,
-            rule,
-            *pld_interval,
-        ),
-        AccountCmd::Delta {
-            epsilon,
-            events,
-            neighbouring,
-            accountant,
-            pld_interval,
-        } => composition(
-            j,
-            ("delta", *epsilon),
-            events,
-            *neighbouring,
-            *accountant,
-            rule,
-            *pld_interval,
-        ),
+        AccountCmd::Epsilon { delta, of } => composition(j, ("epsilon", *delta), of, rule),
+        AccountCmd::Delta { epsilon, of } => composition(j, ("delta", *epsilon), of, rule),
         AccountCmd::Sigma {
             epsilon,
             delta,
