@@ -504,7 +504,11 @@ impl Pmf {
     ///
     /// # Errors
     /// [`AccountantError::NumericalFailure`] if the discretisation lost mass.
-    pub(crate) fn from_masses(offset: i64, probs: Vec<f64>, inf: f64) -> Result<Self, AccountantError> {
+    pub(crate) fn from_masses(
+        offset: i64,
+        probs: Vec<f64>,
+        inf: f64,
+    ) -> Result<Self, AccountantError> {
         let total: f64 = dpinfer_math::NeumaierSum::sum_iter(probs.iter().copied()) + inf;
         if !total.is_finite()
             || (total - 1.0).abs() > 1e-9

@@ -474,6 +474,21 @@ impl ComponentCounts {
         }
         Ok(())
     }
+    /// Records `count` repetitions of the component `make` builds from the leaf mechanism of
+    /// `ev` ([`leaf`]); a leaf without privacy loss records nothing.
+    fn push_leaf(
+        &mut self,
+        ev: &Event<'_>,
+        relation: Neighbouring,
+        depth: usize,
+        count: u64,
+        make: impl FnOnce(Mechanism) -> Result<Component, AccountantError>,
+    ) -> Result<(), AccountantError> {
+        match leaf(ev, relation, depth)? {
+            None => Ok(()),
+            Some(mech) => self.push(make(mech)?, count),
+        }
+    }
     /// Splits `count` repetitions of `event` into an exact Gaussian PLD mean (plain Gaussian
     /// leaves, μ adds) and numerical components, without recording anything; the event must
     /// already be validated for `relation`.
@@ -655,25 +670,17 @@ fn collect(
             batch,
             population,
             event,
-        } => match leaf(event, relation, depth + 1)? {
-            None => Ok(()),
-            Some(mech) => out.push(Component::with_replacement(mech, batch, population)?, count),
-        },
+        } => out.push_leaf(event, relation, depth + 1, count, |mech| {
+            Component::with_replacement(mech, batch, population)
+        }),
         Event::SampledWithoutReplacement {
             batch,
             population,
             event,
-        } => match leaf(event, relation, depth + 1)? {
-            None => Ok(()),
-            Some(mech) => out.push(
-                Component::without_replacement(mech, batch, population)?,
-                count,
-            ),
-        },
-        _ => match leaf(ev, relation, depth)? {
-            None => Ok(()),
-            Some(mech) => out.push(Component::new(mech, 1.0)?, count),
-        },
+        } => out.push_leaf(event, relation, depth + 1, count, |mech| {
+            Component::without_replacement(mech, batch, population)
+        }),
+        _ => out.push_leaf(ev, relation, depth, count, |mech| Component::new(mech, 1.0)),
     }
 }
 
