@@ -5,8 +5,8 @@
 use crate::common;
 
 use common::{
-    assert_file_count, assert_svg, dpinfer, example, fresh_dir, refused, root, set, show,
-    write_config,
+    assert_file_count, assert_refused, assert_svg, dpinfer, example, fresh_dir, refused, root, set,
+    show, simulate, write_config,
 };
 use std::path::Path;
 
@@ -215,19 +215,7 @@ fn the_readme_main_job_config_runs_as_written() {
 /// into `merged`; each step must succeed.
 fn simulate_and_merge(dir: &Path, cfg: &str, dir_shards: &Path, shards: u32, merged: &Path) {
     for i in 0..shards {
-        let o = dpinfer(
-            &[
-                "simulate",
-                cfg,
-                "--shard",
-                &i.to_string(),
-                "--shards",
-                &shards.to_string(),
-                "--out",
-                dir_shards.to_str().unwrap(),
-            ],
-            dir,
-        );
+        let o = simulate(dir, cfg, (i, shards), dir_shards, &[]);
         assert!(o.status.success(), "{}", show(&o));
     }
     let o = dpinfer(
@@ -442,21 +430,7 @@ fn any_sharding_merges_bit_identical_and_verify_finds_damage() {
     for n in [1_u32, 4, 7] {
         let sd = dir.join(format!("s{n}"));
         for i in (0..n).rev() {
-            let o = dpinfer(
-                &[
-                    "simulate",
-                    c,
-                    "--shard",
-                    &i.to_string(),
-                    "--shards",
-                    &n.to_string(),
-                    "--out",
-                    sd.to_str().unwrap(),
-                    "--threads",
-                    "2",
-                ],
-                &dir,
-            );
+            let o = simulate(&dir, c, (i, n), &sd, &["--threads", "2"]);
             assert!(o.status.success(), "{}", show(&o));
         }
         let o = dpinfer(&["verify", sd.to_str().unwrap()], &dir);
@@ -513,19 +487,7 @@ fn any_sharding_merges_bit_identical_and_verify_finds_damage() {
     assert!(!dir.join("bad.dpshard").exists());
     // Re-running exactly the broken shards repairs the folder.
     for i in [2, 4, 5] {
-        let o = dpinfer(
-            &[
-                "simulate",
-                c,
-                "--shard",
-                &i.to_string(),
-                "--shards",
-                "7",
-                "--out",
-                sd.to_str().unwrap(),
-            ],
-            &dir,
-        );
+        let o = simulate(&dir, c, (i, 7), &sd, &[]);
         assert!(o.status.success(), "{}", show(&o));
     }
     let m = dir.join("again.dpshard");
@@ -539,30 +501,12 @@ fn any_sharding_merges_bit_identical_and_verify_finds_damage() {
         "repaired merge differs"
     );
     // Bad shard arguments.
-    for args in [
-        ["--shard", "7", "--shards", "7"],
-        ["--shard", "0", "--shards", "0"],
-    ] {
-        let mut a = vec!["simulate", c];
-        a.extend_from_slice(&args);
-        a.extend_from_slice(&["--out", sd.to_str().unwrap()]);
-        refused(&a, &dir);
+    for shards in [(7, 7), (0, 0)] {
+        assert_refused(simulate(&dir, c, shards, &sd, &[]));
     }
     // Shards of another config are not mixed in.
     let other = write_config(&dir, "o.toml", &set(&text, "seeds", "run", "99"));
-    let o = dpinfer(
-        &[
-            "simulate",
-            other.to_str().unwrap(),
-            "--shard",
-            "3",
-            "--shards",
-            "7",
-            "--out",
-            sd.to_str().unwrap(),
-        ],
-        &dir,
-    );
+    let o = simulate(&dir, &other, (3, 7), &sd, &[]);
     assert!(o.status.success());
     let o = dpinfer(&["verify", sd.to_str().unwrap()], &dir);
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
@@ -775,38 +719,25 @@ fn smc_generations_shard_and_match_the_single_process_run() {
         );
     }
     // Generation 1 without its population, or with the wrong one, is refused.
-    refused(
-        &[
-            "simulate",
-            c,
-            "--shard",
-            "0",
-            "--shards",
-            "4",
-            "--generation",
-            "1",
-            "--out",
-            dir.join("x").to_str().unwrap(),
-        ],
+    assert_refused(simulate(
         &dir,
-    );
-    refused(
+        c,
+        (0, 4),
+        dir.join("x"),
+        &["--generation", "1"],
+    ));
+    assert_refused(simulate(
+        &dir,
+        c,
+        (0, 4),
+        dir.join("x"),
         &[
-            "simulate",
-            c,
-            "--shard",
-            "0",
-            "--shards",
-            "4",
             "--generation",
             "1",
             "--population",
             pops.join("population-gen001.json").to_str().unwrap(),
-            "--out",
-            dir.join("x").to_str().unwrap(),
         ],
-        &dir,
-    );
+    ));
     assert!(!dir.join("x").exists());
 }
 

@@ -5,7 +5,9 @@
 
 use crate::common;
 
-use common::{dpinfer, dpinfer_env, example, fresh_dir, no_panic, set, show, write_config};
+use common::{
+    dpinfer, dpinfer_env, example, fresh_dir, no_panic, set, show, simulate, write_config,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -207,19 +209,7 @@ fn shards(dir: &Path) -> PathBuf {
     let c = toy(dir, &dir.join("R"));
     let s = dir.join("shards");
     for i in 0..3 {
-        let o = dpinfer(
-            &[
-                "simulate",
-                c.to_str().unwrap(),
-                "--shard",
-                &i.to_string(),
-                "--shards",
-                "3",
-                "--out",
-                s.to_str().unwrap(),
-            ],
-            dir,
-        );
+        let o = simulate(dir, &c, (i, 3), &s, &[]);
         assert!(o.status.success(), "{}", show(&o));
     }
     s
@@ -323,21 +313,7 @@ fn thread_counts_beyond_the_system_are_clean_errors() {
     let c = c.to_str().unwrap();
     let o = dpinfer(&["run", c, "--threads", "50000"], &dir);
     refused(&o, "threads");
-    let o = dpinfer(
-        &[
-            "simulate",
-            c,
-            "--shard",
-            "0",
-            "--shards",
-            "1",
-            "--out",
-            "s",
-            "--threads",
-            "50000",
-        ],
-        &dir,
-    );
+    let o = simulate(&dir, c, (0, 1), "s", &["--threads", "50000"]);
     refused(&o, "threads");
     assert!(!dir.join("R").exists());
 }
@@ -565,19 +541,7 @@ fn forged_shard_headers_and_values_are_caught() {
     std::fs::copy(&s0, s.join("gen000-shard00000-of00004.dpshard")).unwrap();
     refused(&dpinfer(&["verify", sd], &dir), "different splits");
     // A shard count beyond the limit in a name.
-    let o = dpinfer(
-        &[
-            "simulate",
-            "c.toml",
-            "--shard",
-            "0",
-            "--shards",
-            "4294967295",
-            "--out",
-            "x",
-        ],
-        &dir,
-    );
+    let o = simulate(&dir, "c.toml", (0, 4_294_967_295_u64), "x", &[]);
     refused(&o, "--shards");
 }
 
@@ -604,22 +568,12 @@ fn populations_are_checked() {
     let c = smc(&dir);
     let c = c.to_str().unwrap();
     let sim = |g: &str, pop: &str| {
-        dpinfer(
-            &[
-                "simulate",
-                c,
-                "--shard",
-                "0",
-                "--shards",
-                "1",
-                "--generation",
-                g,
-                "--population",
-                pop,
-                "--out",
-                "s",
-            ],
+        simulate(
             &dir,
+            c,
+            (0, 1),
+            "s",
+            &["--generation", g, "--population", pop],
         )
     };
     // 20 copies of one particle: a kernel of width 0 is refused.
