@@ -457,7 +457,11 @@ impl Event<'_> {
             } => {
                 count_in("population", population, 1..)?;
                 count_in("batch", batch, 1..=population)?;
-                only_under("SampledWithoutReplacement", Neighbouring::ReplaceOne, relation)?;
+                only_under(
+                    "SampledWithoutReplacement",
+                    Neighbouring::ReplaceOne,
+                    relation,
+                )?;
                 event.validate_at(relation, depth + 1)?;
             }
             Self::SampledWithReplacement {
@@ -525,7 +529,11 @@ impl Event<'_> {
                 population,
             } => {
                 check_truncated(sigma, sensitivity, q, batch, population)?;
-                only_under("TruncatedSubsampledGaussian", Neighbouring::AddRemove, relation)?;
+                only_under(
+                    "TruncatedSubsampledGaussian",
+                    Neighbouring::AddRemove,
+                    relation,
+                )?;
             }
             Self::RandomizedResponse { noise, buckets } => {
                 check_randomized_response(noise, buckets)?;
