@@ -35,6 +35,12 @@ pub(crate) fn dpinfer(args: &[&str], cwd: &Path) -> Output {
     dpinfer_env(args, cwd, &[])
 }
 
+/// [`dpinfer`] with the arguments written as one command line, split at spaces (for
+/// arguments without spaces: subcommands, flags, numbers, event specs).
+pub(crate) fn dpinfer_line(line: &str, cwd: &Path) -> Output {
+    dpinfer(&line.split_whitespace().collect::<Vec<_>>(), cwd)
+}
+
 /// [`dpinfer`] with extra environment variables.
 pub(crate) fn dpinfer_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_dpinfer"));

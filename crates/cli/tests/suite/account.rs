@@ -4,13 +4,12 @@
 
 use crate::common;
 
-use common::{dpinfer, root, show};
+use common::{dpinfer_line, root, show};
 use std::process::Output;
 
-/// The tests write each call as the command line a user types: `line`'s words are the
-/// arguments (no argument of these tests holds a space).
+/// The tests write each call as the command line a user types ([`common::dpinfer_line`]).
 fn run(line: &str) -> Output {
-    dpinfer(&line.split_whitespace().collect::<Vec<_>>(), &root())
+    dpinfer_line(line, &root())
 }
 
 /// `dpinfer account --json line`, which must succeed, as JSON.
@@ -524,10 +523,8 @@ fn exponential_mechanism_composes_as_bounded_range() {
     // ρ = 0.5 for 100 generic 0.1-DP releases; the best answer at δ = 1e-6 is below both
     // the pure bound (10) and what the same count of `pure:eps=0.1` gets.
     let zcdp_eps = |ev: &str| epsilon_of("zcdp", "1e-6", ev);
-    let (e_em, e_pure) = (
-        zcdp_eps("em:eps=0.1,count=100"),
-        zcdp_eps("pure:eps=0.1,count=100"),
-    );
+    let e_em = zcdp_eps("em:eps=0.1,count=100");
+    let e_pure = zcdp_eps("pure:eps=0.1,count=100");
     // Within Bun–Steinke's ε = ρ + 2√(ρ ln(1/δ)) at ρ = 0.125 (the default conversion is tighter).
     let bs = |r: f64| r + 2.0 * (r * 1e6_f64.ln()).sqrt();
     assert!(e_em > 0.125 && e_em <= bs(0.125), "{e_em}");
@@ -552,10 +549,8 @@ fn mixture_of_gaussians_is_accounted_by_the_numerical_pld() {
     // c = (0, 1), p = (0.9, 0.1) is the Poisson-subsampled Gaussian: the mixture's own
     // discretisation and the subsampled Gaussian's agree to 1e-3; RDP refuses the mixture.
     let eps = |ev: &str| epsilon_of("pld", "1e-5", ev);
-    let (a, b) = (
-        eps("mog:sigma=2,c=0|1,p=0.9|0.1,count=20"),
-        eps("gaussian:sigma=2,poisson=0.1,count=20"),
-    );
+    let a = eps("mog:sigma=2,c=0|1,p=0.9|0.1,count=20");
+    let b = eps("gaussian:sigma=2,poisson=0.1,count=20");
     assert!((a / b - 1.0).abs() <= 1e-3, "{a} vs {b}");
     let out =
         run("account epsilon --delta 1e-5 --accountant rdp --event mog:sigma=2,c=0|1,p=0.9|0.1");

@@ -6,7 +6,8 @@
 use crate::common;
 
 use common::{
-    dpinfer, dpinfer_env, example, fresh_dir, no_panic, set, show, simulate, write_config,
+    dpinfer, dpinfer_env, dpinfer_line, example, fresh_dir, no_panic, set, show, simulate,
+    write_config,
 };
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
@@ -666,58 +667,22 @@ fn counts_and_inputs_are_bounded() {
 #[test]
 fn messages_name_the_culprit_and_numbers_stay_readable() {
     let dir = fresh_dir("msgs");
-    let acc = |args: &[&str]| {
-        let mut a = vec!["account"];
-        a.extend_from_slice(args);
-        dpinfer(&a, &dir)
-    };
+    let acc = |line: &str| dpinfer_line(&format!("account {line}"), &dir);
     // An exponent that overflows the penalty noise is blamed on --a, not on τ.
-    let o = acc(&[
-        "max-steps",
-        "--sampler",
-        "penalty",
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-6",
-        "--n",
-        "1000",
-        "--tau",
-        "0.1",
-        "--a",
-        "1e308",
-    ]);
+    let o =
+        acc("max-steps --sampler penalty --epsilon 1 --delta 1e-6 --n 1000 --tau 0.1 --a 1e308");
     refused(&o, "--a");
     // HMC needs at least one leapfrog step.
-    let o = acc(&[
-        "max-steps",
-        "--sampler",
-        "hmc",
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-6",
-        "--n",
-        "1000",
-        "--tau",
-        "0.1",
-        "--tau-g",
-        "0.1",
-        "--leapfrog",
-        "0",
-    ]);
+    let o = acc(
+        "max-steps --sampler hmc --epsilon 1 --delta 1e-6 --n 1000 --tau 0.1 --tau-g 0.1 \
+         --leapfrog 0",
+    );
     refused(&o, "--leapfrog");
     // ε ≤ 0 is an error for sigma, as the README says; a negative value parses as a value.
-    refused(
-        &acc(&["sigma", "--epsilon", "0", "--delta", "1e-5"]),
-        "--epsilon",
-    );
-    refused(
-        &acc(&["sigma", "--epsilon", "-1", "--delta", "1e-5"]),
-        "--epsilon",
-    );
+    refused(&acc("sigma --epsilon 0 --delta 1e-5"), "--epsilon");
+    refused(&acc("sigma --epsilon -1 --delta 1e-5"), "--epsilon");
     // A huge budget prints in scientific notation, not as a 300-digit decimal.
-    let o = acc(&["sigma", "--epsilon", "1e300", "--delta", "1e-5"]);
+    let o = acc("sigma --epsilon 1e300 --delta 1e-5");
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.len() < 200, "{}", show(&o));
     // A subnormal prior sd is refused.
