@@ -28,14 +28,20 @@ pub(crate) struct Crate {
 
 /// Reads `name = "…"` from the `[package]` table of a manifest.
 pub(crate) fn package_name(manifest: &str) -> Option<String> {
-    let mut in_package = false;
+    toml_string(manifest, "[package]", "name")
+}
+
+/// Reads `key = "…"` (quotes stripped) from the `table` header (`"[package]"`) of a manifest:
+/// a line scan, enough for the workspace's own manifests.
+pub(crate) fn toml_string(manifest: &str, table: &str, key: &str) -> Option<String> {
+    let mut in_table = false;
     for line in manifest.lines() {
         let line = line.trim();
         if line.starts_with('[') {
-            in_package = line == "[package]";
-        } else if in_package
-            && let Some(rest) = line.strip_prefix("name")
-            && let Some(value) = rest.trim_start().strip_prefix('=')
+            in_table = line == table;
+        } else if in_table
+            && let Some((k, value)) = line.split_once('=')
+            && k.trim() == key
         {
             return Some(value.trim().trim_matches('"').to_owned());
         }
@@ -300,7 +306,7 @@ pub(crate) fn feature_args(features: &[String]) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{Package, dev_dependency_enables_std, package_name, parse_metadata};
+    use super::{Package, dev_dependency_enables_std, package_name, parse_metadata, toml_string};
     use std::collections::BTreeMap;
 
     fn pkg(features: &[(&str, &[&str])]) -> Package {
@@ -385,5 +391,10 @@ mod tests {
         let m = "[workspace]\nname = \"no\"\n[package]\nversion = \"1\"\nname = \"yes\"\n";
         assert_eq!(package_name(m).as_deref(), Some("yes"));
         assert_eq!(package_name("[lib]\nname = \"x\"\n"), None);
+        // The key must match whole (not `namespace`); the value's quotes are stripped.
+        let w = "[package]\nnamespace = \"n\"\n[workspace.package]\nrust-version = \"1.85\"\n";
+        assert_eq!(package_name(w), None);
+        let msrv = toml_string(w, "[workspace.package]", "rust-version");
+        assert_eq!(msrv.as_deref(), Some("1.85"));
     }
 }

@@ -308,19 +308,8 @@ pub(crate) fn parse_version(v: &str) -> Option<(u64, u64, u64)> {
 fn workspace_msrv() -> Res<String> {
     let path = root().join("Cargo.toml");
     let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
-    let mut in_table = false;
-    for line in text.lines() {
-        let line = line.trim();
-        if line.starts_with('[') {
-            in_table = line == "[workspace.package]";
-        } else if in_table
-            && let Some((key, value)) = line.split_once('=')
-            && key.trim() == "rust-version"
-        {
-            return Ok(value.trim().trim_matches('"').to_owned());
-        }
-    }
-    Err("root Cargo.toml: no rust-version in [workspace.package]".to_owned())
+    meta::toml_string(&text, "[workspace.package]", "rust-version")
+        .ok_or_else(|| "root Cargo.toml: no rust-version in [workspace.package]".to_owned())
 }
 
 /// MSRV violations among `packages` against `msrv` (pure, for testing).

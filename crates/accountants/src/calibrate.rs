@@ -8,7 +8,7 @@
 
 use crate::convert::{rdp_to_approx_with, rho_for_approx, round_down};
 use crate::curves::{count_up, poisson_gaussian_rdp, wor_rdp};
-use crate::error::{AccountantError, non_negative, open_unit, positive, rate};
+use crate::error::{AccountantError, count_in, non_negative, open_unit, positive, rate};
 use crate::pld::{delta_for_epsilon, epsilon_for_delta};
 use crate::{ConversionRule, round_up};
 
@@ -59,10 +59,7 @@ impl Method {
 display_and_parse_by_name!(Method, "calibration method", "zcdp, pld, rdp");
 
 fn positive_count(name: &'static str, k: u64) -> Result<f64, AccountantError> {
-    if k == 0 {
-        return Err(AccountantError::InvalidCount { name, value: k });
-    }
-    Ok(count_up(k))
+    Ok(count_up(count_in(name, k, 1..)?))
 }
 
 /// The largest total PLD mean μ with `δ(ε; μ) ≤ delta` (bisection on μ, returning the

@@ -10,7 +10,7 @@
 use dpinfer_math::{NeumaierSum, log_add_exp, log_sub_exp, softplus};
 
 use crate::curves::count_up;
-use crate::error::{AccountantError, non_negative, open_unit};
+use crate::error::{AccountantError, count_in, non_negative, open_unit};
 use crate::{ApproxDp, Conversion, Report, round_up};
 
 /// Advanced composition: `k` adaptive (ε₀, δ₀)-DP mechanisms are
@@ -122,12 +122,7 @@ pub fn optimal(each: ApproxDp, k: u64, delta_total: f64) -> Result<Report, Accou
 
 fn optimal_at(each: ApproxDp, k: u64, delta_total: f64) -> Result<Report, AccountantError> {
     let dt = open_unit("delta", delta_total)?;
-    if k > KOV_MAX_K {
-        return Err(AccountantError::InvalidCount {
-            name: "k",
-            value: k,
-        });
-    }
+    count_in("k", k, ..=KOV_MAX_K)?;
     let e0 = each.epsilon();
     let ln_keep = count_up(k) * libm::log1p(-each.delta()); // ln (1−δ₀)^k
     let mut best: Option<u64> = None;
@@ -176,12 +171,7 @@ fn optimal_at(each: ApproxDp, k: u64, delta_total: f64) -> Result<Report, Accoun
 /// As [`optimal`], with `ε ≥ 0` finite.
 pub fn optimal_delta(each: ApproxDp, k: u64, epsilon: f64) -> Result<Report, AccountantError> {
     let eps = non_negative("epsilon", epsilon)?;
-    if k > KOV_MAX_K {
-        return Err(AccountantError::InvalidCount {
-            name: "k",
-            value: k,
-        });
-    }
+    count_in("k", k, ..=KOV_MAX_K)?;
     let e0 = each.epsilon();
     let ln_keep = count_up(k) * libm::log1p(-each.delta());
     let kf = count_up(k);

@@ -226,6 +226,27 @@ pub fn truncated_negative_binomial_gamma(shape: f64, mean: f64) -> Result<f64, A
     }
 }
 
+/// Validates the parameters of repeat-and-select ([`Event::RepeatAndSelect`]): a finite mean
+/// `μ ≥ 1` of `K` and a shape `η ∈ [0, ∞]` of its law.
+///
+/// # Errors
+/// [`AccountantError::InvalidParameter`] naming `mean` or `shape`.
+pub(crate) fn check_repeat_and_select(mean: f64, shape: f64) -> Result<(), AccountantError> {
+    if !(mean.is_finite() && mean >= 1.0) {
+        return Err(AccountantError::InvalidParameter {
+            name: "mean",
+            value: mean,
+        });
+    }
+    if shape.is_nan() || shape < 0.0 {
+        return Err(AccountantError::InvalidParameter {
+            name: "shape",
+            value: shape,
+        });
+    }
+    Ok(())
+}
+
 /// RDP at order `α > 1` of repeat-and-select (Papernot & Steinke, "Hyperparameter tuning
 /// with Rényi differential privacy", ICLR 2022; `dp_accounting`'s `RepeatAndSelectDpEvent`):
 /// run a mechanism `K` times, `K` random with mean `μ ≥ 1`, and release only the best run.
@@ -252,18 +273,7 @@ pub(crate) fn repeat_and_select_rdp(
 ) -> Result<f64, AccountantError> {
     const M: usize = crate::DEFAULT_ORDER_COUNT + 1;
     let a = order(alpha)?;
-    if !(mean.is_finite() && mean >= 1.0) {
-        return Err(AccountantError::InvalidParameter {
-            name: "mean",
-            value: mean,
-        });
-    }
-    if shape.is_nan() || shape < 0.0 {
-        return Err(AccountantError::InvalidParameter {
-            name: "shape",
-            value: shape,
-        });
-    }
+    check_repeat_and_select(mean, shape)?;
     let mut ls = [a; M];
     ls[..crate::DEFAULT_ORDER_COUNT].copy_from_slice(orders);
     let mut rs = [0.0; M];

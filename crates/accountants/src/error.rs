@@ -1,6 +1,7 @@
 //! The crate's error type.
 
 use core::fmt;
+use core::ops::RangeBounds;
 
 use dpinfer_math::check::{self, ParamError};
 
@@ -152,6 +153,19 @@ pub(crate) fn rate(name: &'static str, value: f64) -> Result<f64, AccountantErro
 /// Validates a probability in `[0, 1]` ([`check::probability`]).
 pub(crate) fn probability(name: &'static str, value: f64) -> Result<f64, AccountantError> {
     Ok(check::probability(name, value)?)
+}
+
+/// Validates a count in `range`, else [`AccountantError::InvalidCount`] naming it.
+pub(crate) fn count_in(
+    name: &'static str,
+    value: u64,
+    range: impl RangeBounds<u64>,
+) -> Result<u64, AccountantError> {
+    if range.contains(&value) {
+        Ok(value)
+    } else {
+        Err(AccountantError::InvalidCount { name, value })
+    }
 }
 
 /// Rejects NaN/±∞ *results* that would otherwise leak into an `Ok` (a numerical failure,

@@ -17,7 +17,7 @@
 //! ```
 
 use crate::Neighbouring;
-use crate::error::{AccountantError, non_negative, positive, rate};
+use crate::error::{AccountantError, count_in, non_negative, positive, rate};
 
 /// Maximum nesting depth of an event tree (deeper trees give [`AccountantError::TooDeep`]).
 pub const MAX_EVENT_DEPTH: usize = 32;
@@ -441,28 +441,13 @@ impl Event<'_> {
                 non_negative("sensitivity", sensitivity)?;
             }
             Self::BinomialCurve { n, m, releases, .. } => {
-                if n == 0 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "n",
-                        value: n,
-                    });
-                }
-                if releases == 0 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "releases",
-                        value: releases,
-                    });
-                }
+                count_in("n", n, 1..)?;
+                count_in("releases", releases, 1..)?;
                 positive("m", m)?;
             }
             Self::PoissonSampled { q, event } => {
                 rate("q", q)?;
-                if relation != Neighbouring::AddRemove {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "PoissonSampled",
-                        relation,
-                    });
-                }
+                only_under("PoissonSampled", Neighbouring::AddRemove, relation)?;
                 event.validate_at(relation, depth + 1)?;
             }
             Self::SampledWithoutReplacement {
@@ -470,24 +455,13 @@ impl Event<'_> {
                 population,
                 event,
             } => {
-                if population == 0 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "population",
-                        value: population,
-                    });
-                }
-                if batch == 0 || batch > population {
-                    return Err(AccountantError::InvalidCount {
-                        name: "batch",
-                        value: batch,
-                    });
-                }
-                if relation != Neighbouring::ReplaceOne {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "SampledWithoutReplacement",
-                        relation,
-                    });
-                }
+                count_in("population", population, 1..)?;
+                count_in("batch", batch, 1..=population)?;
+                only_under(
+                    "SampledWithoutReplacement",
+                    Neighbouring::ReplaceOne,
+                    relation,
+                )?;
                 event.validate_at(relation, depth + 1)?;
             }
             Self::SampledWithReplacement {
@@ -495,39 +469,13 @@ impl Event<'_> {
                 population,
                 event,
             } => {
-                if population == 0 || population > 1 << 53 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "population",
-                        value: population,
-                    });
-                }
-                if batch == 0 || batch > 1 << 53 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "batch",
-                        value: batch,
-                    });
-                }
-                if relation != Neighbouring::ReplaceOne {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "SampledWithReplacement",
-                        relation,
-                    });
-                }
+                count_in("population", population, 1..=(1 << 53))?;
+                count_in("batch", batch, 1..=(1 << 53))?;
+                only_under("SampledWithReplacement", Neighbouring::ReplaceOne, relation)?;
                 event.validate_at(relation, depth + 1)?;
             }
             Self::RepeatAndSelect { event, mean, shape } => {
-                if !(mean.is_finite() && mean >= 1.0) {
-                    return Err(AccountantError::InvalidParameter {
-                        name: "mean",
-                        value: mean,
-                    });
-                }
-                if shape.is_nan() || shape < 0.0 {
-                    return Err(AccountantError::InvalidParameter {
-                        name: "shape",
-                        value: shape,
-                    });
-                }
+                crate::curves::check_repeat_and_select(mean, shape)?;
                 event.validate_at(relation, depth + 1)?;
             }
             Self::RandomAllocation {
@@ -538,24 +486,9 @@ impl Event<'_> {
             } => {
                 positive("sigma", sigma)?;
                 non_negative("sensitivity", sensitivity)?;
-                if steps == 0 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "steps",
-                        value: steps,
-                    });
-                }
-                if selected == 0 || selected > steps {
-                    return Err(AccountantError::InvalidCount {
-                        name: "selected",
-                        value: selected,
-                    });
-                }
-                if relation != Neighbouring::AddRemove {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "RandomAllocation",
-                        relation,
-                    });
-                }
+                count_in("steps", steps, 1..)?;
+                count_in("selected", selected, 1..=steps)?;
+                only_under("RandomAllocation", Neighbouring::AddRemove, relation)?;
             }
             Self::SelfComposed { event, .. } => event.validate_at(relation, depth + 1)?,
             Self::Composed(events) => {
@@ -571,12 +504,7 @@ impl Event<'_> {
             }
             Self::DpBarker { batch, population } => {
                 check_dp_barker(batch, population)?;
-                if relation != Neighbouring::ReplaceOne {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "DpBarker",
-                        relation,
-                    });
-                }
+                only_under("DpBarker", Neighbouring::ReplaceOne, relation)?;
             }
             Self::TreeAggregation {
                 sigma,
@@ -591,12 +519,7 @@ impl Event<'_> {
                 probs,
             } => {
                 check_mixture(sigma, sensitivities, probs)?;
-                if relation != Neighbouring::AddRemove {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "MixtureOfGaussians",
-                        relation,
-                    });
-                }
+                only_under("MixtureOfGaussians", Neighbouring::AddRemove, relation)?;
             }
             Self::TruncatedSubsampledGaussian {
                 sigma,
@@ -606,21 +529,15 @@ impl Event<'_> {
                 population,
             } => {
                 check_truncated(sigma, sensitivity, q, batch, population)?;
-                if relation != Neighbouring::AddRemove {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "TruncatedSubsampledGaussian",
-                        relation,
-                    });
-                }
+                only_under(
+                    "TruncatedSubsampledGaussian",
+                    Neighbouring::AddRemove,
+                    relation,
+                )?;
             }
             Self::RandomizedResponse { noise, buckets } => {
                 check_randomized_response(noise, buckets)?;
-                if relation != Neighbouring::ReplaceOne {
-                    return Err(AccountantError::IncompatibleRelation {
-                        event: "RandomizedResponse",
-                        relation,
-                    });
-                }
+                only_under("RandomizedResponse", Neighbouring::ReplaceOne, relation)?;
             }
         }
         Ok(())
@@ -630,20 +547,24 @@ impl Event<'_> {
 /// Smallest DP-Barker batch with an admissible order (`2 ≤ α < |B|/5`, thesis Theorem 8).
 pub(crate) const DP_BARKER_MIN_BATCH: u64 = 11;
 
+/// Refuses `event`, analysed under the `only` neighbouring relation alone, under any other
+/// ([`AccountantError::IncompatibleRelation`]).
+fn only_under(
+    event: &'static str,
+    only: Neighbouring,
+    relation: Neighbouring,
+) -> Result<(), AccountantError> {
+    if relation == only {
+        Ok(())
+    } else {
+        Err(AccountantError::IncompatibleRelation { event, relation })
+    }
+}
+
 /// The parameter checks of [`Event::DpBarker`]: `n ≥ 1` and `11 ≤ |B| ≤ n`.
 pub(crate) fn check_dp_barker(batch: u64, population: u64) -> Result<(), AccountantError> {
-    if population == 0 {
-        return Err(AccountantError::InvalidCount {
-            name: "population",
-            value: population,
-        });
-    }
-    if batch < DP_BARKER_MIN_BATCH || batch > population {
-        return Err(AccountantError::InvalidCount {
-            name: "batch",
-            value: batch,
-        });
-    }
+    count_in("population", population, 1..)?;
+    count_in("batch", batch, DP_BARKER_MIN_BATCH..=population)?;
     Ok(())
 }
 
@@ -659,30 +580,15 @@ pub(crate) fn check_truncated(
     positive("sigma", sigma)?;
     non_negative("sensitivity", sensitivity)?;
     rate("q", q)?;
-    if population == 0 || population > 1 << 53 {
-        return Err(AccountantError::InvalidCount {
-            name: "population",
-            value: population,
-        });
-    }
-    if batch == 0 {
-        return Err(AccountantError::InvalidCount {
-            name: "batch",
-            value: batch,
-        });
-    }
+    count_in("population", population, 1..=(1 << 53))?;
+    count_in("batch", batch, 1..)?;
     Ok(())
 }
 
 /// The parameter checks of [`Event::RandomizedResponse`]: `p ∈ (0, 1]`, `k ≥ 1`.
 pub(crate) fn check_randomized_response(noise: f64, buckets: u64) -> Result<(), AccountantError> {
     rate("noise", noise)?;
-    if buckets == 0 {
-        return Err(AccountantError::InvalidCount {
-            name: "buckets",
-            value: buckets,
-        });
-    }
+    count_in("buckets", buckets, 1..)?;
     Ok(())
 }
 

@@ -452,6 +452,24 @@ pub(crate) fn check_grid(orders: &[f64]) -> Result<(), AccountantError> {
     Ok(())
 }
 
+/// Validates an RDP curve ([`RdpCurve::new`], `RdpCurveVec::new`): a valid grid
+/// ([`check_grid`]), one value per order, and every value ≥ 0 (negative RDP is never valid).
+fn check_curve(orders: &[f64], values: &[f64]) -> Result<(), AccountantError> {
+    check_grid(orders)?;
+    if orders.len() != values.len() {
+        return Err(AccountantError::InvalidGrid);
+    }
+    for &v in values {
+        if v.is_nan() || v < 0.0 {
+            return Err(AccountantError::InvalidParameter {
+                name: "rdp",
+                value: v,
+            });
+        }
+    }
+    Ok(())
+}
+
 /// An RDP curve on a fixed grid of `N` orders, without allocation: the mechanism is
 /// `(α_i, r_i)`-RDP for every `i` (Mironov 2017, Definition 4; thesis Definition 4).
 ///
@@ -475,15 +493,7 @@ impl<const N: usize> RdpCurve<N> {
     /// [`AccountantError::InvalidGrid`] for a bad grid, [`AccountantError::InvalidParameter`]
     /// for a NaN or negative value (negative RDP is never valid).
     pub fn new(orders: [f64; N], values: [f64; N]) -> Result<Self, AccountantError> {
-        check_grid(&orders)?;
-        for &v in &values {
-            if v.is_nan() || v < 0.0 {
-                return Err(AccountantError::InvalidParameter {
-                    name: "rdp",
-                    value: v,
-                });
-            }
-        }
+        check_curve(&orders, &values)?;
         Ok(Self { orders, values })
     }
     /// Internal constructor for values already known valid.
@@ -518,7 +528,7 @@ pub use alloc_curve::RdpCurveVec;
 mod alloc_curve {
     use alloc::vec::Vec;
 
-    use super::{AccountantError, Report, check_grid};
+    use super::{AccountantError, Report, check_curve};
 
     /// An RDP curve over an arbitrary, heap-allocated grid of orders (`alloc` feature).
     #[derive(Clone, PartialEq, Debug)]
@@ -535,18 +545,7 @@ mod alloc_curve {
         /// [`AccountantError::InvalidGrid`] for a bad grid or mismatched lengths,
         /// [`AccountantError::InvalidParameter`] for a NaN or negative value.
         pub fn new(orders: Vec<f64>, values: Vec<f64>) -> Result<Self, AccountantError> {
-            check_grid(&orders)?;
-            if orders.len() != values.len() {
-                return Err(AccountantError::InvalidGrid);
-            }
-            for &v in &values {
-                if v.is_nan() || v < 0.0 {
-                    return Err(AccountantError::InvalidParameter {
-                        name: "rdp",
-                        value: v,
-                    });
-                }
-            }
+            check_curve(&orders, &values)?;
             Ok(Self { orders, values })
         }
         /// Internal constructor for values already known valid.

@@ -68,6 +68,29 @@ impl std::str::FromStr for Which {
     }
 }
 
+// The arguments `epsilon` and `delta` share: what is composed, and how it is accounted.
+// (A `//` comment: clap would take a doc comment of a flattened struct as the subcommand's
+// about text.)
+#[derive(Debug, Args)]
+struct Composition {
+    /// Events, `kind:key=value,…` (repeatable).
+    #[arg(long = "event", required = true, long_help = event_help())]
+    events: Vec<String>,
+    /// Neighbouring relation: add-remove (also add/remove) or replace-one.
+    #[arg(long, default_value = "add-remove")]
+    neighbouring: Neighbouring,
+    /// Accountant: all (every one that can express the events; the smallest bound is
+    /// the answer), pure, approx (optimal composition), zcdp, rdp (default order grid) or
+    /// pld (exact for Gaussians, numerical FFT for subsampled Gaussian/Laplace/pure-ε).
+    #[arg(long, default_value = "all")]
+    accountant: Which,
+    /// Grid interval of the numerical PLD, 1e-7 to 1 (default 1e-4, as dp_accounting): a
+    /// smaller one is a finer, tighter (slower) grid. Whatever is asked, the grid is
+    /// coarsened automatically when the composed loss needs more than 2^22 points.
+    #[arg(long, value_name = "H")]
+    pld_interval: Option<f64>,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum SamplerArg {
     /// DP penalty (thesis Theorems 6-7).
@@ -85,44 +108,16 @@ enum AccountCmd {
         /// Target δ (0 is allowed for pure events with the pure accountant).
         #[arg(long)]
         delta: f64,
-        /// Events, `kind:key=value,…` (repeatable).
-        #[arg(long = "event", required = true, long_help = event_help())]
-        events: Vec<String>,
-        /// Neighbouring relation: add-remove (also add/remove) or replace-one.
-        #[arg(long, default_value = "add-remove")]
-        neighbouring: Neighbouring,
-        /// Accountant: all (every one that can express the events; the smallest bound is
-        /// the answer), pure, approx (optimal composition), zcdp, rdp (default order grid) or
-        /// pld (exact for Gaussians, numerical FFT for subsampled Gaussian/Laplace/pure-ε).
-        #[arg(long, default_value = "all")]
-        accountant: Which,
-        /// Grid interval of the numerical PLD, 1e-7 to 1 (default 1e-4, as dp_accounting): a
-        /// smaller one is a finer, tighter (slower) grid. Whatever is asked, the grid is
-        /// coarsened automatically when the composed loss needs more than 2^22 points.
-        #[arg(long, value_name = "H")]
-        pld_interval: Option<f64>,
+        #[command(flatten)]
+        of: Composition,
     },
     /// δ of a composition at a given ε.
     Delta {
         /// Target ε.
         #[arg(long)]
         epsilon: f64,
-        /// Events, `kind:key=value,…` (repeatable).
-        #[arg(long = "event", required = true, long_help = event_help())]
-        events: Vec<String>,
-        /// Neighbouring relation: add-remove (also add/remove) or replace-one.
-        #[arg(long, default_value = "add-remove")]
-        neighbouring: Neighbouring,
-        /// Accountant: all (every one that can express the events; the smallest bound is
-        /// the answer), pure, approx (optimal composition), zcdp, rdp (default order grid) or
-        /// pld (exact for Gaussians, numerical FFT for subsampled Gaussian/Laplace/pure-ε).
-        #[arg(long, default_value = "all")]
-        accountant: Which,
-        /// Grid interval of the numerical PLD, 1e-7 to 1 (default 1e-4, as dp_accounting): a
-        /// smaller one is a finer, tighter (slower) grid. Whatever is asked, the grid is
-        /// coarsened automatically when the composed loss needs more than 2^22 points.
-        #[arg(long, value_name = "H")]
-        pld_interval: Option<f64>,
+        #[command(flatten)]
+        of: Composition,
     },
     /// The smallest Gaussian σ for `steps` releases within (ε, δ).
     Sigma {
@@ -217,12 +212,16 @@ fn pair(what: &str, r: &Report) -> String {
 fn composition(
     json_out: bool,
     (what, target): (&str, f64),
-    events: &[String],
-    rel: Neighbouring,
-    which: Which,
+    of: &Composition,
     rule: ConversionRule,
-    pld_interval: Option<f64>,
 ) -> Result<()> {
+    let Composition {
+        events,
+        neighbouring: rel,
+        accountant: which,
+        pld_interval,
+    } = of;
+    let (rel, which, pld_interval) = (*rel, *which, *pld_interval);
     if !target.is_finite() || target < 0.0 {
         bail!(
             "--{} {target} must be finite and non-negative",
@@ -341,9 +340,10 @@ fn sampler_name(s: SamplerArg) -> &'static str {
     }
 }
 
-/// Fails if an option that `sampler` does not use was given (it would be silently ignored).
-fn reject(sampler: SamplerArg, given: &[(&str, bool)]) -> Result<()> {
-    if let Some((opt, _)) = given.iter().find(|(_, g)| *g) {
+/// Fails if an option of `given` that `sampler` does not use (not in `takes`) was given (it
+/// would be silently ignored): the first such one is named.
+fn reject(sampler: SamplerArg, given: &[(&str, bool)], takes: &[&str]) -> Result<()> {
+    if let Some((opt, _)) = given.iter().find(|(o, g)| *g && !takes.contains(o)) {
         bail!(
             "--{opt} does not apply to the {} sampler",
             sampler_name(sampler)
@@ -404,36 +404,8 @@ pub fn run(args: &AccountArgs) -> Result<()> {
     let j = args.json;
     let rule = args.conversion;
     match &args.cmd {
-        AccountCmd::Epsilon {
-            delta,
-            events,
-            neighbouring,
-            accountant,
-            pld_interval,
-        } => composition(
-            j,
-            ("epsilon", *delta),
-            events,
-            *neighbouring,
-            *accountant,
-            rule,
-            *pld_interval,
-        ),
-        AccountCmd::Delta {
-            epsilon,
-            events,
-            neighbouring,
-            accountant,
-            pld_interval,
-        } => composition(
-            j,
-            ("delta", *epsilon),
-            events,
-            *neighbouring,
-            *accountant,
-            rule,
-            *pld_interval,
-        ),
+        AccountCmd::Epsilon { delta, of } => composition(j, ("epsilon", *delta), of, rule),
+        AccountCmd::Delta { epsilon, of } => composition(j, ("delta", *epsilon), of, rule),
         AccountCmd::Sigma {
             epsilon,
             delta,
@@ -467,17 +439,19 @@ pub fn run(args: &AccountArgs) -> Result<()> {
             method: m,
         } => {
             let s = *sampler;
+            // The sampler-specific flags; the first given one the sampler does not take is
+            // refused.
+            let given = [
+                ("tau", tau.is_some()),
+                ("tau-g", tau_g.is_some()),
+                ("a", a.is_some()),
+                ("leapfrog", leapfrog.is_some()),
+                ("batch", batch.is_some()),
+                ("max-order", max_order.is_some()),
+            ];
             let request = match s {
                 SamplerArg::Penalty => {
-                    reject(
-                        s,
-                        &[
-                            ("tau-g", tau_g.is_some()),
-                            ("leapfrog", leapfrog.is_some()),
-                            ("batch", batch.is_some()),
-                            ("max-order", max_order.is_some()),
-                        ],
-                    )?;
+                    reject(s, &given, &["tau", "a"])?;
                     MaxStepsRequest::Penalty {
                         tau: tau.context("--tau is required for the penalty sampler")?,
                         a: a.unwrap_or(MaxStepsRequest::DEFAULT_A),
@@ -485,14 +459,7 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                     }
                 }
                 SamplerArg::Hmc => {
-                    reject(
-                        s,
-                        &[
-                            ("a", a.is_some()),
-                            ("batch", batch.is_some()),
-                            ("max-order", max_order.is_some()),
-                        ],
-                    )?;
+                    reject(s, &given, &["tau", "tau-g", "leapfrog"])?;
                     MaxStepsRequest::Hmc {
                         tau_l: tau.context("--tau (τ_l) is required for HMC")?,
                         tau_g: tau_g.context("--tau-g is required for HMC")?,
@@ -501,15 +468,7 @@ pub fn run(args: &AccountArgs) -> Result<()> {
                     }
                 }
                 SamplerArg::Barker => {
-                    reject(
-                        s,
-                        &[
-                            ("tau", tau.is_some()),
-                            ("tau-g", tau_g.is_some()),
-                            ("a", a.is_some()),
-                            ("leapfrog", leapfrog.is_some()),
-                        ],
-                    )?;
+                    reject(s, &given, &["batch", "max-order"])?;
                     if matches!(m, Some(Method::Zcdp | Method::Pld)) {
                         bail!("the Barker budget is rdp only");
                     }

@@ -221,14 +221,7 @@ fn u64_at(b: &[u8], o: &mut usize) -> u64 {
 /// # Errors
 /// Unreadable, truncated or corrupt files ([`Error::Shard`] names the path).
 pub fn read(path: &Path) -> Result<(ShardHeader, Vec<f64>)> {
-    let b = crate::files::read_input(path, "shard", None)?;
-    decode(&b).map_err(|e| match e {
-        Error::Shard { path: None, fault } => Error::Shard {
-            path: Some(path.into()),
-            fault,
-        },
-        e => e,
-    })
+    decode_from(path, &crate::files::read_input(path, "shard", None)?)
 }
 
 /// [`read`] for a table the caller wrote itself into a folder it owns (a results folder's
@@ -238,8 +231,12 @@ pub fn read(path: &Path) -> Result<(ShardHeader, Vec<f64>)> {
 /// # Errors
 /// As [`read`], and a link or special file at the name.
 pub fn read_owned(path: &Path) -> Result<(ShardHeader, Vec<f64>)> {
-    let b = crate::files::read_owned(path, "shard", None)?;
-    decode(&b).map_err(|e| match e {
+    decode_from(path, &crate::files::read_owned(path, "shard", None)?)
+}
+
+/// [`decode`] of the bytes read from `path`; a shard fault names the path.
+fn decode_from(path: &Path, b: &[u8]) -> Result<(ShardHeader, Vec<f64>)> {
+    decode(b).map_err(|e| match e {
         Error::Shard { path: None, fault } => Error::Shard {
             path: Some(path.into()),
             fault,
@@ -538,13 +535,16 @@ mod tests {
         let rep = verify_dir(&dir2, 0).unwrap();
         assert!(!rep.complete() && rep.corrupt.len() == 1);
         assert_eq!(rep.corrupt[0].1, "checksum mismatch (corrupt)");
-        assert!(matches!(
-            read(&p),
-            Err(Error::Shard {
-                path: Some(_),
-                fault: ShardFault::Checksum
-            })
-        ));
+        // Both readers name the file in the fault.
+        for got in [read(&p), read_owned(&p)] {
+            assert!(matches!(
+                got,
+                Err(Error::Shard {
+                    path: Some(ref q),
+                    fault: ShardFault::Checksum
+                }) if *q == p
+            ));
+        }
         let _ = fs::remove_dir_all(&dir);
     }
 

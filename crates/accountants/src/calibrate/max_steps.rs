@@ -3,6 +3,7 @@
 //! and the checks, in one place. No allocator needed.
 
 use super::{Method, dp_barker_max_steps_with, dp_hmc_max_steps, dp_penalty_max_steps};
+use crate::error::count_in;
 use crate::{AccountantError, ConversionRule};
 
 /// A private MCMC sampler whose iteration budget [`MaxStepsRequest::max_steps`] computes.
@@ -177,12 +178,7 @@ impl MaxStepsRequest {
                 leapfrog,
                 method,
             } => {
-                if leapfrog == 0 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "leapfrog",
-                        value: 0,
-                    });
-                }
+                count_in("leapfrog", leapfrog, 1..)?;
                 dp_hmc_max_steps(method, epsilon, delta, tau_l, tau_g, n, leapfrog).map(just)
             }
             Self::Barker { batch, max_order } => {

@@ -498,6 +498,34 @@ pub(crate) struct Pmf {
 }
 
 impl Pmf {
+    /// A freshly discretised PLD from its grid masses and the mass at `+∞`, checked: the
+    /// masses must be non-negative and sum (Neumaier) to 1 within 10⁻⁹; the round-off
+    /// allowance is [`CONSTRUCTION_SLACK`] plus eight times the mass error.
+    ///
+    /// # Errors
+    /// [`AccountantError::NumericalFailure`] if the discretisation lost mass.
+    pub(crate) fn from_masses(
+        offset: i64,
+        probs: Vec<f64>,
+        inf: f64,
+    ) -> Result<Self, AccountantError> {
+        let total: f64 = dpinfer_math::NeumaierSum::sum_iter(probs.iter().copied()) + inf;
+        if !total.is_finite()
+            || (total - 1.0).abs() > 1e-9
+            || probs.iter().any(|m| m.is_nan() || *m < 0.0)
+        {
+            return Err(AccountantError::NumericalFailure {
+                what: "pld discretisation lost mass",
+            });
+        }
+        Ok(Self {
+            offset,
+            probs,
+            inf,
+            slack: CONSTRUCTION_SLACK + 8.0 * (total - 1.0).abs(),
+        })
+    }
+
     /// The mixture `Σᵢ wᵢ·PLDᵢ` of discretised PLDs on the same grid `h·ℤ` (weights `wᵢ ≥ 0`
     /// summing to 1): the PLD of the pair that first draws branch `i` with probability `wᵢ`,
     /// **reveals it**, and then runs pair `i` (`dp_accounting`'s `compute_mixture`). Its
@@ -675,21 +703,7 @@ pub(crate) fn discretise(
             }
         }
     };
-    let total: f64 = dpinfer_math::NeumaierSum::sum_iter(mu.iter().copied()) + inf;
-    if !total.is_finite() || (total - 1.0).abs() > 1e-9 || mu.iter().any(|m| m.is_nan() || *m < 0.0)
-    {
-        return Err(AccountantError::NumericalFailure {
-            what: "pld discretisation lost mass",
-        });
-    }
-    let slack = CONSTRUCTION_SLACK + 8.0 * (total - 1.0).abs();
-    let pess = Pmf {
-        offset,
-        probs: mu,
-        inf,
-        slack,
-    };
-    Ok(pess)
+    Pmf::from_masses(offset, mu, inf)
 }
 
 /// The add-direction PLD of a pair from its remove-direction one (`rem`, the pessimistic PLD

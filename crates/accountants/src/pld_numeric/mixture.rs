@@ -15,7 +15,7 @@ use alloc::vec::Vec;
 use dpinfer_math::norm_cdf;
 
 use super::Direction;
-use super::base::{CONSTRUCTION_SLACK, Pmf, gl4_pieces, grid};
+use super::base::{Pmf, gl4_pieces, grid};
 use crate::AccountantError;
 use crate::event::{MAX_MIXTURE_ATOMS, check_mixture};
 
@@ -324,17 +324,5 @@ pub(crate) fn discretise(
     };
     mu[0] += below;
     let inf = above;
-    let total: f64 = dpinfer_math::NeumaierSum::sum_iter(mu.iter().copied()) + inf;
-    if !total.is_finite() || (total - 1.0).abs() > 1e-9 || mu.iter().any(|x| x.is_nan() || *x < 0.0)
-    {
-        return Err(AccountantError::NumericalFailure {
-            what: "pld discretisation lost mass",
-        });
-    }
-    Ok(Pmf {
-        offset,
-        probs: mu,
-        inf,
-        slack: CONSTRUCTION_SLACK + 8.0 * (total - 1.0).abs(),
-    })
+    Pmf::from_masses(offset, mu, inf)
 }

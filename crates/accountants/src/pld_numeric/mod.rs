@@ -76,7 +76,7 @@ use alloc::vec::Vec;
 use dpinfer_math::NeumaierSum;
 
 use crate::curves::{count_up, event_pure, gaussian_mu};
-use crate::error::{non_negative, positive, rate};
+use crate::error::{count_in, non_negative, positive, rate};
 use crate::event::MAX_EVENT_DEPTH;
 use crate::{AccountantError, Event, Neighbouring, round_up};
 
@@ -236,12 +236,7 @@ impl Component {
             }
             Mechanism::DiscreteLaplace { scale, shift } => {
                 let b = positive("scale", scale)?;
-                if shift == 0 || shift > 1 << 52 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "shift",
-                        value: shift,
-                    });
-                }
+                count_in("shift", shift, 1..=(1 << 52))?;
                 #[allow(clippy::cast_precision_loss)]
                 let e = shift as f64 / b;
                 if b > 4.5e15 || e > 700.0 {
@@ -261,12 +256,7 @@ impl Component {
             }
             Mechanism::DiscreteGaussian { sigma, shift } => {
                 let s = positive("sigma", sigma)?;
-                if shift == 0 || shift > 1 << 52 {
-                    return Err(AccountantError::InvalidCount {
-                        name: "shift",
-                        value: shift,
-                    });
-                }
+                count_in("shift", shift, 1..=(1 << 52))?;
                 #[allow(clippy::cast_precision_loss)]
                 let r = shift as f64 / s;
                 if 0.5 * r * r > 1e4 || discrete::DGauss::atoms(s, shift) > discrete::MAX_ATOMS {
@@ -298,18 +288,8 @@ impl Component {
         batch: u64,
         population: u64,
     ) -> Result<Self, AccountantError> {
-        if population == 0 || population > truncated::MAX_POPULATION {
-            return Err(AccountantError::InvalidCount {
-                name: "population",
-                value: population,
-            });
-        }
-        if batch == 0 || batch > truncated::MAX_POPULATION {
-            return Err(AccountantError::InvalidCount {
-                name: "batch",
-                value: batch,
-            });
-        }
+        count_in("population", population, 1..=truncated::MAX_POPULATION)?;
+        count_in("batch", batch, 1..=truncated::MAX_POPULATION)?;
         if !mechanism.has_groups() {
             return Err(AccountantError::Unsupported {
                 event: "SampledWithReplacement",
@@ -336,18 +316,8 @@ impl Component {
         population: u64,
         batch: u64,
     ) -> Result<Self, AccountantError> {
-        if population == 0 || population > truncated::MAX_POPULATION {
-            return Err(AccountantError::InvalidCount {
-                name: "population",
-                value: population,
-            });
-        }
-        if batch == 0 {
-            return Err(AccountantError::InvalidCount {
-                name: "batch",
-                value: batch,
-            });
-        }
+        count_in("population", population, 1..=truncated::MAX_POPULATION)?;
+        count_in("batch", batch, 1..)?;
         let mut c = Self::new(Mechanism::Gaussian { mu }, q)?;
         c.truncation = truncated::Truncation::new(population, q, batch)?;
         Ok(c)
@@ -376,12 +346,7 @@ impl Component {
         batch: u64,
         population: u64,
     ) -> Result<Self, AccountantError> {
-        if batch == 0 || batch > population {
-            return Err(AccountantError::InvalidCount {
-                name: "batch",
-                value: batch,
-            });
-        }
+        count_in("batch", batch, 1..=population)?;
         let g = count_up(batch) / count_up(population);
         let g = if g * count_up(population) < count_up(batch) {
             g.next_up()
@@ -508,6 +473,21 @@ impl ComponentCounts {
             self.parts.push((c, count));
         }
         Ok(())
+    }
+    /// Records `count` repetitions of the component `make` builds from the leaf mechanism of
+    /// `ev` ([`leaf`]); a leaf without privacy loss records nothing.
+    fn push_leaf(
+        &mut self,
+        ev: &Event<'_>,
+        relation: Neighbouring,
+        depth: usize,
+        count: u64,
+        make: impl FnOnce(Mechanism) -> Result<Component, AccountantError>,
+    ) -> Result<(), AccountantError> {
+        match leaf(ev, relation, depth)? {
+            None => Ok(()),
+            Some(mech) => self.push(make(mech)?, count),
+        }
     }
     /// Splits `count` repetitions of `event` into an exact Gaussian PLD mean (plain Gaussian
     /// leaves, μ adds) and numerical components, without recording anything; the event must
@@ -690,25 +670,17 @@ fn collect(
             batch,
             population,
             event,
-        } => match leaf(event, relation, depth + 1)? {
-            None => Ok(()),
-            Some(mech) => out.push(Component::with_replacement(mech, batch, population)?, count),
-        },
+        } => out.push_leaf(event, relation, depth + 1, count, |mech| {
+            Component::with_replacement(mech, batch, population)
+        }),
         Event::SampledWithoutReplacement {
             batch,
             population,
             event,
-        } => match leaf(event, relation, depth + 1)? {
-            None => Ok(()),
-            Some(mech) => out.push(
-                Component::without_replacement(mech, batch, population)?,
-                count,
-            ),
-        },
-        _ => match leaf(ev, relation, depth)? {
-            None => Ok(()),
-            Some(mech) => out.push(Component::new(mech, 1.0)?, count),
-        },
+        } => out.push_leaf(event, relation, depth + 1, count, |mech| {
+            Component::without_replacement(mech, batch, population)
+        }),
+        _ => out.push_leaf(ev, relation, depth, count, |mech| Component::new(mech, 1.0)),
     }
 }
 

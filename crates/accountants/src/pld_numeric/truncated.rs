@@ -20,7 +20,7 @@ use alloc::vec::Vec;
 
 use dpinfer_math::{NeumaierSum, ln_binomial_int, norm_cdf};
 
-use super::base::{CONSTRUCTION_SLACK, Pmf, expm1_fast, gl4_pieces, grid};
+use super::base::{Pmf, expm1_fast, gl4_pieces, grid};
 use crate::AccountantError;
 
 /// `ln √(2π)`.
@@ -336,19 +336,7 @@ pub(crate) fn discretise_replace(
     }
     mu[0] += pair.p_gt(zs[0]);
     let inf = pair.p_lt(zs[k]);
-    let total: f64 = NeumaierSum::sum_iter(mu.iter().copied()) + inf;
-    if !total.is_finite() || (total - 1.0).abs() > 1e-9 || mu.iter().any(|x| x.is_nan() || *x < 0.0)
-    {
-        return Err(AccountantError::NumericalFailure {
-            what: "pld discretisation lost mass",
-        });
-    }
-    Ok(Pmf {
-        offset,
-        probs: mu,
-        inf,
-        slack: CONSTRUCTION_SLACK + 8.0 * (total - 1.0).abs(),
-    })
+    Pmf::from_masses(offset, mu, inf)
 }
 
 /// The pessimistic PLD of one truncated step in `direction`: the mixture `(1 − t)·`(the

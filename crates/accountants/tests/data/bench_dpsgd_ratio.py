@@ -11,7 +11,8 @@ import os
 import platform
 import statistics
 import sys
-import time
+
+from benchutil import best_of
 
 from dp_accounting import dp_event as E
 from dp_accounting.pld import pld_privacy_accountant as DP
@@ -20,15 +21,6 @@ from dpinfer import accounting as A
 
 Q, SIGMA, STEPS, DELTA = 0.01, 1.1, 10_000, 1e-5
 AR = dp_accounting.NeighboringRelation.ADD_OR_REMOVE_ONE
-
-
-def best_of(f, n=3):
-    best, out = float("inf"), None
-    for _ in range(n):
-        t = time.perf_counter()
-        out = f()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def theirs():

@@ -9,8 +9,9 @@ Run:  python3 bench_peers.py [opacus-src-dir] [rust_a_us rust_b_ms rust_c_ms]
 """
 import math
 import sys
-import time
 import warnings
+
+from benchutil import best_of
 
 warnings.filterwarnings("ignore")
 import logging
@@ -18,16 +19,6 @@ import logging
 logging.disable(logging.CRITICAL)
 import numpy as np
 from scipy import special
-
-
-def best_of(f, n=5):
-    ts = []
-    out = None
-    for _ in range(n):
-        t = time.perf_counter()
-        out = f()
-        ts.append(time.perf_counter() - t)
-    return min(ts), out
 
 
 rows = []
@@ -42,7 +33,7 @@ def a_dp():
     return acc.get_epsilon(1e-5)
 
 
-rows.append(("a", "dp_accounting", *best_of(a_dp)))
+rows.append(("a", "dp_accounting", *best_of(a_dp, 5)))
 if len(sys.argv) > 1:
     sys.path.insert(0, sys.argv[1])
 try:
@@ -54,7 +45,7 @@ try:
         r = orr.compute_rdp(q=0.01, noise_multiplier=1.0, steps=10_000, orders=orders)
         return orr.get_privacy_spent(orders=orders, rdp=r, delta=1e-5)[0]
 
-    rows.append(("a", "opacus", *best_of(a_op)))
+    rows.append(("a", "opacus", *best_of(a_op, 5)))
 except Exception as e:
     print("# opacus unavailable:", e)
 try:
@@ -83,7 +74,7 @@ def b_np():
     return 0.5 * (special.erfc(a) - math.exp(-a * a) * special.erfcx(b))
 
 
-rows.append(("b", "numpy/scipy closed form", *best_of(b_np)))
+rows.append(("b", "numpy/scipy closed form", *best_of(b_np, 5)))
 
 # (c) dp_accounting has no calibration for Poisson RDP in its core API except
 # dp_accounting.calibrate_dp_mechanism; use it.

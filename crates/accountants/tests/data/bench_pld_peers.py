@@ -9,8 +9,9 @@ Ours: cd tests/benches && cargo bench --bench accountants -- pld_numeric
 """
 import resource
 import sys
-import time
 import warnings
+
+from benchutil import best_of
 
 warnings.filterwarnings("ignore")
 
@@ -24,15 +25,6 @@ from prv_accountant.privacy_random_variables import PoissonSubsampledGaussianMec
 Q, SIGMA, DELTA = 0.01, 1.1, 1e-5
 STEPS = [1000, 10_000]
 OURS_EPS = {1000: 1.515371, 10_000: 5.192628}  # dpinfer PldAccountant (rounded up, 5 digits)
-
-
-def best_of(f, n=3):
-    best, out = float("inf"), None
-    for _ in range(n):
-        t = time.perf_counter()
-        out = f()
-        best = min(best, time.perf_counter() - t)
-    return best, out
 
 
 def event(n):

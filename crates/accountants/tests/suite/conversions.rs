@@ -167,71 +167,28 @@ fn filter_and_direct_max_steps_agree_for_both_rules() {
         .map(|&a| ((2.0 + (1e-6f64).ln() / (a - 1.0)) * 2.0 * z * z / a).floor())
         .fold(0.0, f64::max) as u64;
     assert!(k <= want && k + 1 >= want, "{k} vs {want}");
-    // Validation.
-    for bad in [
+    // Validation: ε < 0, δ = 1, z = 0, z = NaN, q > 1, and an empty order grid.
+    let max_steps = |epsilon, delta, z, q, orders: &[f64]| {
         calibrate::poisson_gaussian_max_steps_rdp(
-            -1.0,
-            1e-5,
-            1.0,
-            0.1,
-            &DEFAULT_ORDERS,
+            epsilon,
+            delta,
+            z,
+            q,
+            orders,
             ConversionRule::Tightest,
-        ),
-        calibrate::poisson_gaussian_max_steps_rdp(
-            1.0,
-            1.0,
-            1.0,
-            0.1,
-            &DEFAULT_ORDERS,
-            ConversionRule::Tightest,
-        ),
-        calibrate::poisson_gaussian_max_steps_rdp(
-            1.0,
-            1e-5,
-            0.0,
-            0.1,
-            &DEFAULT_ORDERS,
-            ConversionRule::Tightest,
-        ),
-        calibrate::poisson_gaussian_max_steps_rdp(
-            1.0,
-            1e-5,
-            f64::NAN,
-            0.1,
-            &DEFAULT_ORDERS,
-            ConversionRule::Tightest,
-        ),
-        calibrate::poisson_gaussian_max_steps_rdp(
-            1.0,
-            1e-5,
-            1.0,
-            1.5,
-            &DEFAULT_ORDERS,
-            ConversionRule::Tightest,
-        ),
-        calibrate::poisson_gaussian_max_steps_rdp(
-            1.0,
-            1e-5,
-            1.0,
-            0.1,
-            &[],
-            ConversionRule::Tightest,
-        ),
-    ] {
-        assert!(bad.is_err());
-    }
-    assert_eq!(
-        calibrate::poisson_gaussian_max_steps_rdp(
-            1e-9,
-            1e-5,
-            0.5,
-            1.0,
-            &DEFAULT_ORDERS,
-            ConversionRule::Tightest
         )
-        .unwrap(),
-        0
-    );
+    };
+    for (epsilon, delta, z, q, orders) in [
+        (-1.0, 1e-5, 1.0, 0.1, &DEFAULT_ORDERS[..]),
+        (1.0, 1.0, 1.0, 0.1, &DEFAULT_ORDERS[..]),
+        (1.0, 1e-5, 0.0, 0.1, &DEFAULT_ORDERS[..]),
+        (1.0, 1e-5, f64::NAN, 0.1, &DEFAULT_ORDERS[..]),
+        (1.0, 1e-5, 1.0, 1.5, &DEFAULT_ORDERS[..]),
+        (1.0, 1e-5, 1.0, 0.1, &[][..]),
+    ] {
+        assert!(max_steps(epsilon, delta, z, q, orders).is_err());
+    }
+    assert_eq!(max_steps(1e-9, 1e-5, 0.5, 1.0, &DEFAULT_ORDERS).unwrap(), 0);
 }
 
 /// Calibration with the classic conversion: DP-Barker's count is exactly the closed form

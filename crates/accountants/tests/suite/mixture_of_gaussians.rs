@@ -11,7 +11,7 @@ use dpinfer_accountants::{
 };
 
 const DATA: &str = include_str!("../data/mixture_of_gaussians.txt");
-use crate::refdata::{Composed, check_one_release, num};
+use crate::refdata::{num, one_release_rows};
 use crate::unsupported;
 
 fn rows(kind: &str) -> impl Iterator<Item = Vec<&'static str>> + '_ {
@@ -41,17 +41,11 @@ fn pld(sigma: f64, c: &[f64], p: &[f64], count: u64) -> PldAccountant {
 /// at 0, 2 to 4 points).
 #[test]
 fn one_release_matches_mpmath() {
-    let mut n = 0;
-    // One composition per mixture, queried at each ε.
-    let mut cache = Composed::default();
-    for f in rows("exact") {
-        let (sigma, c, p, eps, exact) = (num(f[1]), list(f[2]), list(f[3]), num(f[4]), num(f[5]));
-        let composed = cache.get(&f[1..4].join(","), || {
-            pld(sigma, &c, &p, 1).composed(false).unwrap()
-        });
-        check_one_release(composed, eps, exact, &f);
-        n += 1;
-    }
+    // One composition per mixture (σ, c, p), queried at each ε.
+    let n = one_release_rows(DATA, 3, |f| {
+        let (sigma, c, p) = (num(f[0]), list(f[1]), list(f[2]));
+        pld(sigma, &c, &p, 1).composed(false).unwrap()
+    });
     assert_eq!(n, 20);
     let r = pld(1.0, &[0.0, 1.0], &[0.5, 0.5], 1).delta(1.0).unwrap();
     assert_eq!(r.conversion, dpinfer_accountants::Conversion::NumericalPld);

@@ -57,3 +57,22 @@ pub(crate) fn check_one_release(
     assert!(d >= exact, "{case:?}: ours {d} < exact {exact}");
     assert!(d <= exact * (1.0 + 1e-4) + 1e-10, "{case:?}: ours {d}");
 }
+
+/// Checks every `exact` row of `data` with [`check_one_release`]: fields `1..=params` name
+/// the case (its one-release composition is built once, by `build` from those fields), the
+/// next two are ε and the exact δ(ε). Returns the number of rows checked.
+pub(crate) fn one_release_rows(
+    data: &'static str,
+    params: usize,
+    build: impl Fn(&[&str]) -> dpinfer_accountants::pld_numeric::ComposedPld,
+) -> usize {
+    let mut cache = Composed::default();
+    let mut n = 0;
+    for f in rows(data, "exact") {
+        let case = &f[1..=params];
+        let composed = cache.get(&case.join(","), || build(case));
+        check_one_release(composed, num(f[params + 1]), num(f[params + 2]), &f);
+        n += 1;
+    }
+    n
+}

@@ -11,7 +11,7 @@ use dpinfer_accountants::{
 };
 
 const DATA: &str = include_str!("../data/truncated_gaussian.txt");
-use crate::refdata::{Composed, check_one_release, int, num};
+use crate::refdata::{int, num, one_release_rows};
 
 fn rows(kind: &str) -> impl Iterator<Item = Vec<&'static str>> + '_ {
     crate::refdata::rows(DATA, kind)
@@ -38,17 +38,10 @@ fn pld(e: &Event<'_>, count: u64) -> PldAccountant {
 /// 0.02 to 0.51) × 5 ε.
 #[test]
 fn one_release_matches_mpmath() {
-    let mut n = 0;
-    let mut cache = Composed::default();
-    for f in rows("exact") {
-        let (pop, q, b, sigma) = (int(f[1]), num(f[2]), int(f[3]), num(f[4]));
-        let (eps, exact) = (num(f[5]), num(f[6]));
-        let composed = cache.get(&f[1..5].join(","), || {
-            pld(&event(pop, q, b, sigma), 1).composed(false).unwrap()
-        });
-        check_one_release(composed, eps, exact, &f);
-        n += 1;
-    }
+    let n = one_release_rows(DATA, 4, |f| {
+        let (pop, q, b, sigma) = (int(f[0]), num(f[1]), int(f[2]), num(f[3]));
+        pld(&event(pop, q, b, sigma), 1).composed(false).unwrap()
+    });
     assert_eq!(n, 20);
 }
 

@@ -35,6 +35,12 @@ pub(crate) fn dpinfer(args: &[&str], cwd: &Path) -> Output {
     dpinfer_env(args, cwd, &[])
 }
 
+/// [`dpinfer`] with the arguments written as one command line, split at spaces (for
+/// arguments without spaces: subcommands, flags, numbers, event specs).
+pub(crate) fn dpinfer_line(line: &str, cwd: &Path) -> Output {
+    dpinfer(&line.split_whitespace().collect::<Vec<_>>(), cwd)
+}
+
 /// [`dpinfer`] with extra environment variables.
 pub(crate) fn dpinfer_env(args: &[&str], cwd: &Path, env: &[(&str, &str)]) -> Output {
     let mut c = Command::new(env!("CARGO_BIN_EXE_dpinfer"));
@@ -60,9 +66,38 @@ pub(crate) fn no_panic(o: Output) -> Output {
 /// or consistency error); returns the output for further checks.
 #[track_caller]
 pub(crate) fn refused(args: &[&str], cwd: &Path) -> Output {
-    let o = dpinfer(args, cwd);
+    assert_refused(dpinfer(args, cwd))
+}
+
+/// Asserts a run was refused with exit code 2; returns it for further checks.
+#[track_caller]
+pub(crate) fn assert_refused(o: Output) -> Output {
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     o
+}
+
+/// Runs `dpinfer simulate config --shard shard --shards shards --out out` and then `extra`
+/// (`--threads`, `--generation`, `--population`, …) in `cwd`.
+pub(crate) fn simulate(
+    cwd: &Path,
+    config: impl AsRef<Path>,
+    (shard, shards): (impl std::fmt::Display, impl std::fmt::Display),
+    out: impl AsRef<Path>,
+    extra: &[&str],
+) -> Output {
+    let (shard, shards) = (shard.to_string(), shards.to_string());
+    let mut args = vec![
+        "simulate",
+        config.as_ref().to_str().unwrap(),
+        "--shard",
+        &shard,
+        "--shards",
+        &shards,
+        "--out",
+        out.as_ref().to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    dpinfer(&args, cwd)
 }
 
 /// stdout and stderr of a run, for assertion messages.

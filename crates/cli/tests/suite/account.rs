@@ -4,36 +4,34 @@
 
 use crate::common;
 
-use common::{dpinfer, root, show};
+use common::{dpinfer_line, root, show};
 use std::process::Output;
 
-fn json(args: &[&str]) -> serde_json::Value {
-    let mut a = vec!["account", "--json"];
-    a.extend_from_slice(args);
-    let o = dpinfer(&a, &root());
+/// The tests write each call as the command line a user types ([`common::dpinfer_line`]).
+fn run(line: &str) -> Output {
+    dpinfer_line(line, &root())
+}
+
+/// `dpinfer account --json line`, which must succeed, as JSON.
+fn json(line: &str) -> serde_json::Value {
+    let o = run(&format!("account --json {line}"));
     assert!(o.status.success(), "{}", show(&o));
     serde_json::from_slice(&o.stdout).unwrap()
 }
 
 /// ε at `delta` of `event` (the `--event` grammar) by `accountant`: `account epsilon --json`.
 fn epsilon_of(accountant: &str, delta: &str, event: &str) -> f64 {
-    json(&[
-        "epsilon",
-        "--delta",
-        delta,
-        "--accountant",
-        accountant,
-        "--event",
-        event,
-    ])["epsilon"]
+    json(&format!(
+        "epsilon --delta {delta} --accountant {accountant} --event {event}"
+    ))["epsilon"]
         .as_f64()
         .unwrap()
 }
 
-/// Runs `dpinfer args` and checks it fails with exit code 2 and one `error: ` line on stderr,
+/// Runs `dpinfer line` and checks it fails with exit code 2 and one `error: ` line on stderr,
 /// without a panic; returns the output.
-fn one_error_line(args: &[&str]) -> Output {
-    let o = dpinfer(args, &root());
+fn one_error_line(args: &str) -> Output {
+    let o = run(args);
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{args:?}: {}", show(&o));
     assert!(
@@ -48,27 +46,15 @@ fn one_error_line(args: &[&str]) -> Output {
 fn subsampled_gaussian_rdp_matches_the_accountants_readme() {
     // DP-SGD: q = 1 %, σ = 1, 10 000 steps, δ = 1e-5 → ε ≈ 6.7194 (RDP; the accountants
     // crate's README, itself checked against Opacus / dp_accounting in its golden tests).
-    let v = json(&[
-        "epsilon",
-        "--delta",
-        "1e-5",
-        "--accountant",
-        "rdp",
-        "--event",
-        "gaussian:sigma=1,poisson=0.01,count=10000",
-    ]);
+    let v = json(
+        "epsilon --delta 1e-5 --accountant rdp --event gaussian:sigma=1,poisson=0.01,count=10000",
+    );
     let e = v["epsilon"].as_f64().unwrap();
     assert!((e - 6.7194).abs() < 1e-3, "{e}");
     assert_eq!(v["accountant"], "rdp");
     assert_eq!(v["neighbouring"], "add/remove");
     // By default every accountant runs; the numerical PLD is the tightest for DP-SGD.
-    let v = json(&[
-        "epsilon",
-        "--delta",
-        "1e-5",
-        "--event",
-        "gaussian:sigma=1,poisson=0.01,count=10000",
-    ]);
+    let v = json("epsilon --delta 1e-5 --event gaussian:sigma=1,poisson=0.01,count=10000");
     let e_all = v["epsilon"].as_f64().unwrap();
     assert_eq!(v["accountant"], "pld");
     assert_eq!(v["conversion"], "numerical_pld");
@@ -78,17 +64,10 @@ fn subsampled_gaussian_rdp_matches_the_accountants_readme() {
 #[test]
 fn closed_forms() {
     // Pure composition: 4 × 0.5 + 3 × Laplace(b = 2, Δ = 1) = 2 + 1.5 = 3.5.
-    let v = json(&[
-        "epsilon",
-        "--delta",
-        "0",
-        "--accountant",
-        "pure",
-        "--event",
-        "pure:eps=0.5,count=4",
-        "--event",
-        "laplace:b=2,count=3",
-    ]);
+    let v = json(
+        "epsilon --delta 0 --accountant pure --event pure:eps=0.5,count=4 \
+            --event laplace:b=2,count=3",
+    );
     let e = v["epsilon"].as_f64().unwrap();
     assert!((3.5..3.5 * (1.0 + 1e-12)).contains(&e), "{e}");
     // zCDP of k Gaussians: ρ = kΔ²/(2σ²); ε = ρ + 2√(ρ ln(1/δ)) is a valid (looser) bound,
@@ -96,25 +75,11 @@ fn closed_forms() {
     let (k, sigma, delta) = (50.0_f64, 3.0_f64, 1e-6_f64);
     let rho = k / (2.0 * sigma * sigma);
     let bs = rho + 2.0 * (rho * (1.0 / delta).ln()).sqrt();
-    let v = json(&[
-        "epsilon",
-        "--delta",
-        "1e-6",
-        "--accountant",
-        "zcdp",
-        "--event",
-        "gaussian:sigma=3,count=50",
-    ]);
+    let v = json("epsilon --delta 1e-6 --accountant zcdp --event gaussian:sigma=3,count=50");
     let e = v["epsilon"].as_f64().unwrap();
     assert!(e <= bs && e > 0.5 * bs, "{e} vs Bun-Steinke {bs}");
     // The exact PLD is the tightest for pure Gaussian compositions ("all" picks it).
-    let v = json(&[
-        "epsilon",
-        "--delta",
-        "1e-6",
-        "--event",
-        "gaussian:sigma=3,count=50",
-    ]);
+    let v = json("epsilon --delta 1e-6 --event gaussian:sigma=3,count=50");
     assert_eq!(v["accountant"], "pld");
     assert!(v["epsilon"].as_f64().unwrap() <= e);
 }
@@ -122,17 +87,9 @@ fn closed_forms() {
 #[test]
 fn sigma_calibration_round_trips() {
     for method in ["pld", "zcdp"] {
-        let v = json(&[
-            "sigma",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--steps",
-            "1000",
-            "--method",
-            method,
-        ]);
+        let v = json(&format!(
+            "sigma --epsilon 1 --delta 1e-5 --steps 1000 --method {method}"
+        ));
         let s = v["sigma"].as_f64().unwrap();
         let ev = format!("gaussian:sigma={s},count=1000");
         let e = epsilon_of(method, "1e-5", &ev);
@@ -141,35 +98,13 @@ fn sigma_calibration_round_trips() {
         let floor = if method == "pld" { 0.999_999 } else { 0.7 };
         assert!(e <= 1.0 && e > floor, "{method}: σ {s} gives ε {e}");
     }
-    let v = json(&[
-        "sigma",
-        "--epsilon",
-        "2",
-        "--delta",
-        "1e-5",
-        "--steps",
-        "5000",
-        "--poisson",
-        "0.01",
-    ]);
+    let v = json("sigma --epsilon 2 --delta 1e-5 --steps 5000 --poisson 0.01");
     let s = v["sigma"].as_f64().unwrap();
     let ev = format!("gaussian:sigma={s},poisson=0.01,count=5000");
     let e = epsilon_of("rdp", "1e-5", &ev);
     assert!(e <= 2.0 && e > 1.9, "σ {s} gives ε {e}");
     // The numerical PLD calibrates tighter: a smaller σ whose PLD ε is just within budget.
-    let v = json(&[
-        "sigma",
-        "--epsilon",
-        "2",
-        "--delta",
-        "1e-5",
-        "--steps",
-        "5000",
-        "--poisson",
-        "0.01",
-        "--method",
-        "pld",
-    ]);
+    let v = json("sigma --epsilon 2 --delta 1e-5 --steps 5000 --poisson 0.01 --method pld");
     let s_pld = v["sigma"].as_f64().unwrap();
     assert!(s_pld < s, "pld σ {s_pld} vs rdp σ {s}");
     let ev = format!("gaussian:sigma={s_pld},poisson=0.01,count=5000");
@@ -181,96 +116,32 @@ fn sigma_calibration_round_trips() {
 fn mcmc_budgets_match_the_samplers() {
     // The mcmc crate's README: DP penalty ε = 6, δ = 1e-6, τ = 0.1, n = 1e5 → 1431 (PLD);
     // zCDP must allow fewer (thesis Theorem 6 vs 7).
-    let penalty = |extra: &[&str]| {
-        let mut a = vec![
-            "max-steps",
-            "--sampler",
-            "penalty",
-            "--epsilon",
-            "6",
-            "--delta",
-            "1e-6",
-            "--tau",
-            "0.1",
-            "--n",
-            "100000",
-        ];
-        a.extend_from_slice(extra);
-        json(&a)["max_steps"].as_u64().unwrap()
+    let penalty = |extra: &str| {
+        json(&format!(
+            "max-steps --sampler penalty --epsilon 6 --delta 1e-6 --tau 0.1 --n 100000 {extra}"
+        ))["max_steps"]
+            .as_u64()
+            .unwrap()
     };
-    assert_eq!(penalty(&[]), 1431);
-    assert!(penalty(&["--method", "zcdp"]) < 1431);
-    let b = json(&[
-        "max-steps",
-        "--sampler",
-        "barker",
-        "--epsilon",
-        "6",
-        "--delta",
-        "1e-5",
-        "--batch",
-        "1000",
-        "--n",
-        "100000",
-    ]);
+    assert_eq!(penalty(""), 1431);
+    assert!(penalty("--method zcdp") < 1431);
+    let b = json("max-steps --sampler barker --epsilon 6 --delta 1e-5 --batch 1000 --n 100000");
     assert!(b["max_steps"].as_u64().unwrap() > 0);
 }
 
 #[test]
 fn bad_input_is_one_error_line() {
     for args in [
-        vec![
-            "account",
-            "epsilon",
-            "--delta",
-            "1e-5",
-            "--event",
-            "gaussian:sigma=-1",
-        ],
-        vec![
-            "account",
-            "epsilon",
-            "--delta",
-            "1e-5",
-            "--event",
-            "gaussian:sigma=nan",
-        ],
-        vec![
-            "account",
-            "epsilon",
-            "--delta",
-            "2",
-            "--event",
-            "gaussian:sigma=1",
-        ],
-        vec![
-            "account", "epsilon", "--delta", "1e-5", "--event", "warp:x=1",
-        ],
-        vec!["account", "sigma", "--epsilon=-1", "--delta", "1e-5"],
-        vec![
-            "account",
-            "max-steps",
-            "--sampler",
-            "hmc",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--n",
-            "10",
-        ],
-        vec![
-            "account",
-            "epsilon",
-            "--delta",
-            "1e-5",
-            "--neighbouring",
-            "add-remove",
-            "--event",
-            "gaussian:sigma=1,wor=10/100",
-        ],
+        "account epsilon --delta 1e-5 --event gaussian:sigma=-1",
+        "account epsilon --delta 1e-5 --event gaussian:sigma=nan",
+        "account epsilon --delta 2 --event gaussian:sigma=1",
+        "account epsilon --delta 1e-5 --event warp:x=1",
+        "account sigma --epsilon=-1 --delta 1e-5",
+        "account max-steps --sampler hmc --epsilon 1 --delta 1e-5 --n 10",
+        "account epsilon --delta 1e-5 --neighbouring add-remove \
+            --event gaussian:sigma=1,wor=10/100",
     ] {
-        one_error_line(&args);
+        one_error_line(args);
     }
 }
 
@@ -279,13 +150,7 @@ fn delta_matches_the_gaussian_pld_closed_form() {
     // Four Gaussians, σ = 4, Δ = 1: μ = √4 · 1/4 = 0.5, and the exact (Balle–Wang 2018 Thm 8)
     // δ(ε) = Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) = 0.006829594983114577 at ε = 1 (Python
     // math.erfc). The report is an upper bound, tight to rounding.
-    let v = json(&[
-        "delta",
-        "--epsilon",
-        "1",
-        "--event",
-        "gaussian:sigma=4,count=4",
-    ]);
+    let v = json("delta --epsilon 1 --event gaussian:sigma=4,count=4");
     let d = v["delta"].as_f64().unwrap();
     let exact = 0.006_829_594_983_114_577;
     assert!(d >= exact && d <= exact * (1.0 + 1e-9), "{d}");
@@ -302,17 +167,10 @@ fn delta_matches_the_gaussian_pld_closed_form() {
 
 #[test]
 fn json_has_the_documented_keys() {
-    let v = json(&[
-        "epsilon",
-        "--delta",
-        "1e-5",
-        "--neighbouring",
-        "replace-one",
-        "--event",
-        "gaussian:sigma=2,sens=2,count=100,wor=100/10000",
-        "--event",
-        "laplace:b=10,count=3",
-    ]);
+    let v = json(
+        "epsilon --delta 1e-5 --neighbouring replace-one \
+            --event gaussian:sigma=2,sens=2,count=100,wor=100/10000 --event laplace:b=10,count=3",
+    );
     for k in [
         "query",
         "target",
@@ -347,19 +205,8 @@ fn json_has_the_documented_keys() {
 
 #[test]
 fn human_output_names_the_accountant_and_conversion() {
-    let o = dpinfer(
-        &[
-            "account",
-            "epsilon",
-            "--delta",
-            "1e-5",
-            "--accountant",
-            "rdp",
-            "--event",
-            "gaussian:sigma=1,poisson=0.01,count=10000",
-        ],
-        &root(),
-    );
+    let o = run("account epsilon --delta 1e-5 --accountant rdp \
+        --event gaussian:sigma=1,poisson=0.01,count=10000");
     assert!(o.status.success(), "{}", show(&o));
     let out = String::from_utf8(o.stdout).unwrap();
     assert_eq!(out.lines().count(), 1, "{out}");
@@ -371,19 +218,7 @@ fn human_output_names_the_accountant_and_conversion() {
         "{out}"
     );
     assert!(out.contains("add/remove neighbours"), "{out}");
-    let o = dpinfer(
-        &[
-            "account",
-            "sigma",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--steps",
-            "10",
-        ],
-        &root(),
-    );
+    let o = run("account sigma --epsilon 1 --delta 1e-5 --steps 10");
     assert!(o.status.success(), "{}", show(&o));
     assert!(String::from_utf8_lossy(&o.stdout).starts_with("σ = "));
 }
@@ -392,19 +227,9 @@ fn human_output_names_the_accountant_and_conversion() {
 fn sigma_scales_with_the_sensitivity() {
     // σ is linear in Δ (the Gaussian's privacy depends on σ/Δ only), with Poisson sampling too.
     let s = |sens: &str| {
-        json(&[
-            "sigma",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-6",
-            "--steps",
-            "200",
-            "--poisson",
-            "0.05",
-            "--sensitivity",
-            sens,
-        ])["sigma"]
+        json(&format!(
+            "sigma --epsilon 1 --delta 1e-6 --steps 200 --poisson 0.05 --sensitivity {sens}"
+        ))["sigma"]
             .as_f64()
             .unwrap()
     };
@@ -415,97 +240,32 @@ fn sigma_scales_with_the_sensitivity() {
 #[test]
 fn options_that_do_not_apply_are_errors_not_ignored() {
     for args in [
-        vec![
-            "account",
-            "sigma",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--poisson",
-            "0.01",
-            "--sensitivity=-1",
-        ],
-        vec![
-            "account",
-            "sigma",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--sensitivity",
-            "NaN",
-        ],
-        vec![
-            "account",
-            "sigma",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--poisson",
-            "0.01",
-            "--method",
-            "zcdp",
-        ],
-        vec![
-            "account",
-            "max-steps",
-            "--sampler",
-            "penalty",
-            "--epsilon",
-            "6",
-            "--delta",
-            "1e-6",
-            "--tau",
-            "0.1",
-            "--n",
-            "1000",
-            "--batch",
-            "10",
-        ],
-        vec![
-            "account",
-            "max-steps",
-            "--sampler",
-            "barker",
-            "--epsilon",
-            "6",
-            "--delta",
-            "1e-6",
-            "--batch",
-            "100",
-            "--n",
-            "1000",
-            "--method",
-            "zcdp",
-        ],
-        vec![
-            "account",
-            "epsilon",
-            "--delta=-1e-5",
-            "--event",
-            "gaussian:sigma=1",
-        ],
-        vec![
-            "account",
-            "delta",
-            "--epsilon",
-            "inf",
-            "--event",
-            "pure:eps=1",
-        ],
-        vec![
-            "account",
-            "epsilon",
-            "--delta",
-            "1e-5",
-            "--event",
-            "gaussian:sigma=1,count=-3",
-        ],
+        "account sigma --epsilon 1 --delta 1e-5 --poisson 0.01 --sensitivity=-1",
+        "account sigma --epsilon 1 --delta 1e-5 --sensitivity NaN",
+        "account sigma --epsilon 1 --delta 1e-5 --poisson 0.01 --method zcdp",
+        "account max-steps --sampler penalty --epsilon 6 --delta 1e-6 --tau 0.1 --n 1000 \
+            --batch 10",
+        "account max-steps --sampler barker --epsilon 6 --delta 1e-6 --batch 100 --n 1000 \
+            --method zcdp",
+        "account epsilon --delta=-1e-5 --event gaussian:sigma=1",
+        "account delta --epsilon inf --event pure:eps=1",
+        "account epsilon --delta 1e-5 --event gaussian:sigma=1,count=-3",
     ] {
-        let o = one_error_line(&args);
+        let o = one_error_line(args);
         assert!(o.stdout.is_empty(), "{args:?}");
+    }
+    // A sampler-specific flag given to another sampler: the first one is named.
+    for (args, named) in [
+        ("penalty --tau 0.1 --batch 10 --leapfrog 3", "--leapfrog"),
+        ("hmc --tau 0.1 --tau-g 0.1 --a 2 --max-order 8", "--a"),
+        ("barker --batch 100 --tau-g 0.1 --tau 0.1", "--tau"),
+    ] {
+        let o = one_error_line(&format!(
+            "account max-steps --epsilon 6 --delta 1e-6 --n 1000 --sampler {args}"
+        ));
+        let sampler = args.split(' ').next().unwrap();
+        let want = format!("error: {named} does not apply to the {sampler} sampler");
+        assert!(show(&o).contains(&want), "{}", show(&o));
     }
 }
 
@@ -517,19 +277,9 @@ fn sampling_scheme_must_match_the_relation() {
         ("add-remove", "gaussian:sigma=1,wor=10/100"),
         ("replace-one", "gaussian:sigma=1,poisson=0.1"),
     ] {
-        let o = dpinfer(
-            &[
-                "account",
-                "epsilon",
-                "--delta",
-                "1e-5",
-                "--neighbouring",
-                rel,
-                "--event",
-                ev,
-            ],
-            &root(),
-        );
+        let o = run(&format!(
+            "account epsilon --delta 1e-5 --neighbouring {rel} --event {ev}"
+        ));
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(o.status.code(), Some(2), "{}", show(&o));
         assert!(err.contains("neighbouring relation"), "{err}");
@@ -541,19 +291,9 @@ fn sampling_scheme_must_match_the_relation() {
 fn printed_sigma_stays_within_the_budget() {
     // A user copies the printed (rounded-up) σ: its ε must still be within the budget.
     for (steps, eps) in [("1000", 1.0_f64), ("7", 0.3), ("100000", 8.0)] {
-        let o = dpinfer(
-            &[
-                "account",
-                "sigma",
-                "--epsilon",
-                &eps.to_string(),
-                "--delta",
-                "1e-6",
-                "--steps",
-                steps,
-            ],
-            &root(),
-        );
+        let o = run(&format!(
+            "account sigma --epsilon {eps} --delta 1e-6 --steps {steps}"
+        ));
         assert!(o.status.success(), "{}", show(&o));
         let out = String::from_utf8(o.stdout).unwrap();
         let s = out
@@ -574,36 +314,18 @@ fn binomial_curve_event_is_xiong_proposition_4() {
     // SIR setting of Xiong et al. §4.1: n = 1000 trials, m = 1000, L = 10 releases.
     // Exact: L·n·ln(1 + 1/m) = 9.99500333…; the paper's stated bound nL/m = 10.
     let exact = 10.0 * 1000.0 * (1.0_f64 / 1000.0).ln_1p();
-    let v = json(&[
-        "epsilon",
-        "--delta",
-        "1e-6",
-        "--event",
-        "binomial:n=1000,m=1000,releases=10",
-    ]);
+    let v = json("epsilon --delta 1e-6 --event binomial:n=1000,m=1000,releases=10");
     let e = v["epsilon"].as_f64().unwrap();
     assert!(e >= exact && e <= exact * (1.0 + 1e-12), "{e} vs {exact}");
-    let v = json(&[
-        "epsilon",
-        "--delta",
-        "0",
-        "--accountant",
-        "pure",
-        "--event",
-        "binomial:n=1000,m=1000,releases=10,bound=paper",
-    ]);
+    let v = json(
+        "epsilon --delta 0 --accountant pure \
+            --event binomial:n=1000,m=1000,releases=10,bound=paper",
+    );
     let e = v["epsilon"].as_f64().unwrap();
     assert!((10.0..=10.0 * (1.0 + 1e-12)).contains(&e), "{e}");
     // Repetition composes additively under the pure accountant.
-    let v = json(&[
-        "epsilon",
-        "--delta",
-        "0",
-        "--accountant",
-        "pure",
-        "--event",
-        "binomial:n=200,m=50,releases=3,count=4",
-    ]);
+    let v =
+        json("epsilon --delta 0 --accountant pure --event binomial:n=200,m=50,releases=3,count=4");
     let want = 4.0 * 3.0 * 200.0 * (1.0_f64 / 50.0).ln_1p();
     let e = v["epsilon"].as_f64().unwrap();
     assert!(e >= want && e <= want * (1.0 + 1e-12), "{e} vs {want}");
@@ -617,10 +339,7 @@ fn binomial_curve_event_is_xiong_proposition_4() {
         "binomial:n=10,m=10,releases=1,bound=tight",
         "binomial:m=10,releases=1",
     ] {
-        let o = dpinfer(
-            &["account", "epsilon", "--delta", "1e-6", "--event", bad],
-            &root(),
-        );
+        let o = run(&format!("account epsilon --delta 1e-6 --event {bad}"));
         assert_eq!(o.status.code(), Some(2), "{bad}: {}", show(&o));
         let err = String::from_utf8_lossy(&o.stderr);
         assert_eq!(err.lines().count(), 1, "{bad}: {err}");
@@ -636,42 +355,20 @@ fn conversion_flag_selects_the_classic_conversions() {
     let rho = k / (2.0 * sigma * sigma);
     let bs = rho + 2.0 * (rho * (1e6_f64).ln()).sqrt();
     let ev = "gaussian:sigma=3,count=50";
-    let z = json(&[
-        "epsilon",
-        "--delta",
-        "1e-6",
-        "--accountant",
-        "zcdp",
-        "--conversion",
-        "classic",
-        "--event",
-        ev,
-    ]);
+    let z = json(&format!(
+        "epsilon --delta 1e-6 --accountant zcdp --conversion classic --event {ev}"
+    ));
     let e = z["epsilon"].as_f64().unwrap();
     assert!(e >= bs && e <= bs * (1.0 + 1e-12), "{e} vs {bs}");
     assert_eq!(z["conversion"], "bun_steinke");
-    let t = json(&[
-        "epsilon",
-        "--delta",
-        "1e-6",
-        "--accountant",
-        "zcdp",
-        "--event",
-        ev,
-    ]);
+    let t = json(&format!(
+        "epsilon --delta 1e-6 --accountant zcdp --event {ev}"
+    ));
     assert!(t["epsilon"].as_f64().unwrap() < e);
     // RDP: Mironov on the default grid, min_α kα/(2σ²) + ln(1/δ)/(α − 1).
-    let r = json(&[
-        "--conversion",
-        "classic",
-        "epsilon",
-        "--delta",
-        "1e-6",
-        "--accountant",
-        "rdp",
-        "--event",
-        ev,
-    ]);
+    let r = json(&format!(
+        "--conversion classic epsilon --delta 1e-6 --accountant rdp --event {ev}"
+    ));
     assert_eq!(r["conversion"], "mironov");
     let want = dpinfer::accountants::DEFAULT_ORDERS
         .iter()
@@ -681,39 +378,18 @@ fn conversion_flag_selects_the_classic_conversions() {
     assert!(e >= want && e <= want * (1.0 + 1e-12), "{e} vs {want}");
     // Calibration and max steps follow the flag: classic needs more noise, allows fewer steps.
     let s = |c: &str| {
-        json(&[
-            "--conversion",
-            c,
-            "sigma",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--steps",
-            "1000",
-            "--poisson",
-            "0.01",
-        ])["sigma"]
+        json(&format!(
+            "--conversion {c} sigma --epsilon 1 --delta 1e-5 --steps 1000 --poisson 0.01"
+        ))["sigma"]
             .as_f64()
             .unwrap()
     };
     assert!(s("classic") > s("tightest"));
     let b = |c: &str| {
-        json(&[
-            "--conversion",
-            c,
-            "max-steps",
-            "--sampler",
-            "barker",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--n",
-            "100000",
-            "--batch",
-            "1000",
-        ])["max_steps"]
+        json(&format!(
+            "--conversion {c} max-steps --sampler barker --epsilon 1 --delta 1e-5 --n 100000 \
+                --batch 1000"
+        ))["max_steps"]
             .as_u64()
             .unwrap()
     };
@@ -727,19 +403,10 @@ fn conversion_flag_selects_the_classic_conversions() {
 #[test]
 fn names_are_the_librarys() {
     let ask = |rel: &str, acct: &str, conv: &str| {
-        json(&[
-            "--conversion",
-            conv,
-            "epsilon",
-            "--delta",
-            "1e-5",
-            "--neighbouring",
-            rel,
-            "--accountant",
-            acct,
-            "--event",
-            "gaussian:sigma=2,count=10",
-        ])
+        json(&format!(
+            "--conversion {conv} epsilon --delta 1e-5 --neighbouring {rel} --accountant {acct} \
+                --event gaussian:sigma=2,count=10"
+        ))
     };
     let v = ask("add-remove", "zcdp", "classic");
     assert_eq!(v["accountant"], "zcdp");
@@ -771,37 +438,15 @@ fn names_are_the_librarys() {
         ("--neighbouring", "bounded", "add/remove, replace-one"),
         ("--conversion", "loose", "tightest, classic"),
     ] {
-        let o = dpinfer(
-            &[
-                "account",
-                "epsilon",
-                "--delta",
-                "1e-5",
-                "--event",
-                "gaussian:sigma=1",
-                opt,
-                bad,
-            ],
-            &root(),
-        );
+        let o = run(&format!(
+            "account epsilon --delta 1e-5 --event gaussian:sigma=1 {opt} {bad}"
+        ));
         assert!(!o.status.success());
         let err = String::from_utf8_lossy(&o.stderr);
         assert!(err.contains(bad) && err.contains(accepted), "{opt}: {err}");
     }
     // `--method` is the library's `calibrate::Method`.
-    let o = dpinfer(
-        &[
-            "account",
-            "sigma",
-            "--epsilon",
-            "1",
-            "--delta",
-            "1e-5",
-            "--method",
-            "gdp",
-        ],
-        &root(),
-    );
+    let o = run("account sigma --epsilon 1 --delta 1e-5 --method gdp");
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
@@ -819,16 +464,13 @@ fn a_subsampled_gaussian_with_tiny_sigma_is_never_free() {
     for sigma in ["1e-200", "5e-324", "1e-154"] {
         let ev = format!("gaussian:sigma={sigma},poisson=0.5");
         for extra in [
-            &["--accountant", "rdp"][..],
-            &["--accountant", "all"][..],
-            &[][..],
-            &["--accountant", "all", "--event", "gaussian:sigma=1"][..],
+            "--accountant rdp",
+            "--accountant all",
+            "",
+            "--accountant all --event gaussian:sigma=1",
         ] {
-            let mut args = vec![
-                "account", "--json", "epsilon", "--delta", "1e-5", "--event", &ev,
-            ];
-            args.extend_from_slice(extra);
-            let o = dpinfer(&args, &root());
+            let args = format!("account --json epsilon --delta 1e-5 --event {ev} {extra}");
+            let o = run(&args);
             if o.status.success() {
                 // σ = 1e-154: the low orders are finite but astronomically large.
                 let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
@@ -853,17 +495,10 @@ fn randomized_response_is_accounted_under_replace_one() {
     // accountant gives 10·ln 3 for 10 releases; the numerical PLD at δ = 1e-5 is tighter,
     // and above the exact ε(δ) of the composed pair (10.98594529364605, enumeration in the
     // accountants' tests/data/randomized_response.txt).
-    let pure = json(&[
-        "epsilon",
-        "--delta",
-        "0",
-        "--neighbouring",
-        "replace-one",
-        "--accountant",
-        "pure",
-        "--event",
-        "rr:p=0.5,k=2,count=10",
-    ])["epsilon"]
+    let pure = json(
+        "epsilon --delta 0 --neighbouring replace-one --accountant pure \
+            --event rr:p=0.5,k=2,count=10",
+    )["epsilon"]
         .as_f64()
         .unwrap();
     let ln3 = 3f64.ln();
@@ -871,30 +506,12 @@ fn randomized_response_is_accounted_under_replace_one() {
         pure >= 10.0 * ln3 && pure < 10.0 * ln3 * (1.0 + 1e-12),
         "{pure}"
     );
-    let v = json(&[
-        "epsilon",
-        "--delta",
-        "1e-5",
-        "--neighbouring",
-        "replace-one",
-        "--event",
-        "rr:p=0.5,k=2,count=10",
-    ]);
+    let v = json("epsilon --delta 1e-5 --neighbouring replace-one --event rr:p=0.5,k=2,count=10");
     let e = v["epsilon"].as_f64().unwrap();
     assert_eq!(v["accountant"], "pld", "{v}");
     assert!((10.98594529364605..=pure).contains(&e), "{e}");
     // Under add/remove it is refused, naming the relation.
-    let o = dpinfer(
-        &[
-            "account",
-            "epsilon",
-            "--delta",
-            "1e-5",
-            "--event",
-            "rr:p=0.5,k=2",
-        ],
-        &root(),
-    );
+    let o = run("account epsilon --delta 1e-5 --event rr:p=0.5,k=2");
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(2), "{}", show(&o));
     assert!(err.contains("neighbouring relation"), "{err}");
@@ -906,21 +523,13 @@ fn exponential_mechanism_composes_as_bounded_range() {
     // ρ = 0.5 for 100 generic 0.1-DP releases; the best answer at δ = 1e-6 is below both
     // the pure bound (10) and what the same count of `pure:eps=0.1` gets.
     let zcdp_eps = |ev: &str| epsilon_of("zcdp", "1e-6", ev);
-    let (e_em, e_pure) = (
-        zcdp_eps("em:eps=0.1,count=100"),
-        zcdp_eps("pure:eps=0.1,count=100"),
-    );
+    let e_em = zcdp_eps("em:eps=0.1,count=100");
+    let e_pure = zcdp_eps("pure:eps=0.1,count=100");
     // Within Bun–Steinke's ε = ρ + 2√(ρ ln(1/δ)) at ρ = 0.125 (the default conversion is tighter).
     let bs = |r: f64| r + 2.0 * (r * 1e6_f64.ln()).sqrt();
     assert!(e_em > 0.125 && e_em <= bs(0.125), "{e_em}");
     assert!(e_pure > 1.9 * e_em, "{e_pure} vs {e_em}");
-    let v = json(&[
-        "epsilon",
-        "--delta",
-        "1e-6",
-        "--event",
-        "em:eps=0.1,count=100",
-    ]);
+    let v = json("epsilon --delta 1e-6 --event em:eps=0.1,count=100");
     assert!(v["epsilon"].as_f64().unwrap() <= e_em, "{v}");
 }
 
@@ -930,10 +539,8 @@ fn tree_aggregation_is_the_gaussian_with_sensitivity_root_depth() {
     // σ = 3, Δ = 0.5 per node cost what 7 Gaussians with Δ = 0.5·√10 cost (exact PLD).
     let eps = |ev: &str| epsilon_of("pld", "1e-6", ev);
     let d = 0.5 * 10f64.sqrt();
-    let (a, b) = (
-        eps("tree:sigma=3,steps=1000,sens=0.5,count=7"),
-        eps(&format!("gaussian:sigma=3,sens={d},count=7")),
-    );
+    let a = eps("tree:sigma=3,steps=1000,sens=0.5,count=7");
+    let b = eps(&format!("gaussian:sigma=3,sens={d},count=7"));
     assert!((a - b).abs() <= 1e-12 * b, "{a} vs {b}");
 }
 
@@ -942,24 +549,11 @@ fn mixture_of_gaussians_is_accounted_by_the_numerical_pld() {
     // c = (0, 1), p = (0.9, 0.1) is the Poisson-subsampled Gaussian: the mixture's own
     // discretisation and the subsampled Gaussian's agree to 1e-3; RDP refuses the mixture.
     let eps = |ev: &str| epsilon_of("pld", "1e-5", ev);
-    let (a, b) = (
-        eps("mog:sigma=2,c=0|1,p=0.9|0.1,count=20"),
-        eps("gaussian:sigma=2,poisson=0.1,count=20"),
-    );
+    let a = eps("mog:sigma=2,c=0|1,p=0.9|0.1,count=20");
+    let b = eps("gaussian:sigma=2,poisson=0.1,count=20");
     assert!((a / b - 1.0).abs() <= 1e-3, "{a} vs {b}");
-    let out = dpinfer(
-        &[
-            "account",
-            "epsilon",
-            "--delta",
-            "1e-5",
-            "--accountant",
-            "rdp",
-            "--event",
-            "mog:sigma=2,c=0|1,p=0.9|0.1",
-        ],
-        &root(),
-    );
+    let out =
+        run("account epsilon --delta 1e-5 --accountant rdp --event mog:sigma=2,c=0|1,p=0.9|0.1");
     assert!(!out.status.success(), "{}", show(&out));
 }
 
@@ -969,44 +563,23 @@ fn mixture_of_gaussians_is_accounted_by_the_numerical_pld() {
 /// untruncated Poisson-subsampled Gaussian's; RDP refuses it.
 #[test]
 fn truncated_subsampled_gaussian_is_accounted_by_the_numerical_pld() {
-    let v = json(&[
-        "epsilon",
-        "--delta",
-        "1e-5",
-        "--event",
-        "truncated:sigma=1.1,q=0.01,batch=120,n=10000,count=1000",
-    ]);
+    let v = json(
+        "epsilon --delta 1e-5 --event truncated:sigma=1.1,q=0.01,batch=120,n=10000,count=1000",
+    );
     assert_eq!(v["accountant"], "pld", "{v}");
     let e = v["epsilon"].as_f64().unwrap();
     assert!(
         (4.103086691141231 * 0.995..=4.103086691141231 * 1.005).contains(&e),
         "{e}"
     );
-    let plain = json(&[
-        "epsilon",
-        "--delta",
-        "1e-5",
-        "--accountant",
-        "pld",
-        "--event",
-        "gaussian:sigma=1.1,poisson=0.01,count=1000",
-    ])["epsilon"]
+    let plain = json(
+        "epsilon --delta 1e-5 --accountant pld --event gaussian:sigma=1.1,poisson=0.01,count=1000",
+    )["epsilon"]
         .as_f64()
         .unwrap();
     assert!(e > plain, "{e} vs {plain}");
-    let out = dpinfer(
-        &[
-            "account",
-            "epsilon",
-            "--delta",
-            "1e-5",
-            "--accountant",
-            "rdp",
-            "--event",
-            "truncated:sigma=1.1,q=0.01,batch=120,n=10000",
-        ],
-        &root(),
-    );
+    let out = run("account epsilon --delta 1e-5 --accountant rdp \
+        --event truncated:sigma=1.1,q=0.01,batch=120,n=10000");
     assert!(!out.status.success(), "{}", show(&out));
 }
 
@@ -1017,73 +590,32 @@ fn truncated_subsampled_gaussian_is_accounted_by_the_numerical_pld() {
 /// that cannot express them fail.
 #[test]
 fn with_replacement_repeat_and_select_and_random_allocation() {
-    let eps = |args: &[&str]| {
-        let mut all = vec!["epsilon", "--delta", "1e-5"];
-        all.extend_from_slice(args);
-        json(&all)["epsilon"].as_f64().unwrap()
+    let eps = |args: &str| {
+        json(&format!("epsilon --delta 1e-5 {args}"))["epsilon"]
+            .as_f64()
+            .unwrap()
     };
-    let wr = eps(&[
-        "--neighbouring",
-        "replace-one",
-        "--accountant",
-        "pld",
-        "--event",
-        "gaussian:sigma=2,wr=1/200,count=100",
-    ]);
-    let wor = eps(&[
-        "--neighbouring",
-        "replace-one",
-        "--accountant",
-        "pld",
-        "--event",
-        "gaussian:sigma=2,wor=1/200,count=100",
-    ]);
+    let wr = eps(
+        "--neighbouring replace-one --accountant pld --event gaussian:sigma=2,wr=1/200,count=100",
+    );
+    let wor = eps(
+        "--neighbouring replace-one --accountant pld --event gaussian:sigma=2,wor=1/200,count=100",
+    );
     assert!((wr / wor - 1.0).abs() <= 1e-8, "{wr} vs {wor}");
-    let one = eps(&[
-        "--accountant",
-        "rdp",
-        "--event",
-        "gaussian:sigma=1.1,poisson=0.01,count=1000",
-    ]);
-    let tuned = eps(&[
-        "--accountant",
-        "rdp",
-        "--event",
-        "gaussian:sigma=1.1,poisson=0.01,count=1000,select=10",
-    ]);
+    let one = eps("--accountant rdp --event gaussian:sigma=1.1,poisson=0.01,count=1000");
+    let tuned =
+        eps("--accountant rdp --event gaussian:sigma=1.1,poisson=0.01,count=1000,select=10");
     assert!(one < tuned, "{one} vs {tuned}");
-    let alloc = eps(&[
-        "--accountant",
-        "rdp",
-        "--event",
-        "alloc:sigma=1.1,steps=1000",
-    ]);
-    let all = eps(&[
-        "--accountant",
-        "rdp",
-        "--event",
-        "gaussian:sigma=1.1,count=1000",
-    ]);
+    let alloc = eps("--accountant rdp --event alloc:sigma=1.1,steps=1000");
+    let all = eps("--accountant rdp --event gaussian:sigma=1.1,count=1000");
     assert!(alloc < all, "{alloc} vs {all}");
     for (relation, ev) in [
         ("add-remove", "gaussian:sigma=2,wr=1/200"),
         ("add-remove", "alloc:sigma=1.1,steps=1000,k=2"),
     ] {
-        let out = dpinfer(
-            &[
-                "account",
-                "epsilon",
-                "--delta",
-                "1e-5",
-                "--neighbouring",
-                relation,
-                "--accountant",
-                "rdp",
-                "--event",
-                ev,
-            ],
-            &root(),
-        );
+        let out = run(&format!(
+            "account epsilon --delta 1e-5 --neighbouring {relation} --accountant rdp --event {ev}"
+        ));
         assert!(!out.status.success(), "{ev}: {}", show(&out));
     }
 }
@@ -1096,7 +628,7 @@ fn with_replacement_repeat_and_select_and_random_allocation() {
 #[test]
 fn pld_answers_small_q_small_sigma_and_takes_a_finer_grid() {
     let ev = "gaussian:sigma=0.5,poisson=0.0001,count=10000";
-    let v = json(&["epsilon", "--delta", "1e-5", "--event", ev]);
+    let v = json(&format!("epsilon --delta 1e-5 --event {ev}"));
     assert_eq!(v["accountant"], "pld", "{v}");
     assert_eq!(v["conversion"], "numerical_pld");
     let e = v["epsilon"].as_f64().unwrap();
@@ -1110,32 +642,14 @@ fn pld_answers_small_q_small_sigma_and_takes_a_finer_grid() {
         .as_f64()
         .unwrap();
     assert!(e < rdp, "pld {e} vs rdp {rdp}");
-    let fine = json(&[
-        "epsilon",
-        "--delta",
-        "1e-5",
-        "--accountant",
-        "pld",
-        "--pld-interval",
-        "5e-5",
-        "--event",
-        ev,
-    ]);
+    let fine = json(&format!(
+        "epsilon --delta 1e-5 --accountant pld --pld-interval 5e-5 --event {ev}"
+    ));
     let ef = fine["epsilon"].as_f64().unwrap();
     assert!(ef <= e && ef > 0.99 * e, "finer grid {ef} vs {e}");
-    let o = dpinfer(
-        &[
-            "account",
-            "epsilon",
-            "--delta",
-            "1e-5",
-            "--pld-interval",
-            "0",
-            "--event",
-            ev,
-        ],
-        &root(),
-    );
+    let o = run(&format!(
+        "account epsilon --delta 1e-5 --pld-interval 0 --event {ev}"
+    ));
     assert!(!o.status.success());
     assert!(show(&o).contains("pld-interval"), "{}", show(&o));
 }

@@ -5,8 +5,8 @@
 use crate::common;
 
 use common::{
-    assert_file_count, assert_svg, dpinfer, example, fresh_dir, refused, root, set, show,
-    write_config,
+    assert_file_count, assert_refused, assert_svg, dpinfer, example, fresh_dir, refused, root, set,
+    show, simulate, write_config,
 };
 use std::path::Path;
 
@@ -215,19 +215,7 @@ fn the_readme_main_job_config_runs_as_written() {
 /// into `merged`; each step must succeed.
 fn simulate_and_merge(dir: &Path, cfg: &str, dir_shards: &Path, shards: u32, merged: &Path) {
     for i in 0..shards {
-        let o = dpinfer(
-            &[
-                "simulate",
-                cfg,
-                "--shard",
-                &i.to_string(),
-                "--shards",
-                &shards.to_string(),
-                "--out",
-                dir_shards.to_str().unwrap(),
-            ],
-            dir,
-        );
+        let o = simulate(dir, cfg, (i, shards), dir_shards, &[]);
         assert!(o.status.success(), "{}", show(&o));
     }
     let o = dpinfer(
@@ -263,78 +251,57 @@ fn bad_configs_fail_with_one_clear_line_and_write_nothing() {
     let dir = fresh_dir("bad");
     let out = dir.join("results");
     let good = shrink(&example("abcdp-toy.toml", &out));
-    assert_clean_failure(
-        &dir,
-        &set(&good, "model", "name", "\"no-such-model\""),
-        "unknown model.name",
-    );
-    assert_clean_failure(
-        &dir,
-        &set(&good, "privacy", "epsilon", "-1.0"),
-        "privacy.epsilon",
-    );
     // A Laplace release below the regression statistic's proven sensitivity would
     // under-report ε: refused before anything is written.
     let lr = shrink(&example("linear-regression-private.toml", &out));
-    assert_clean_failure(
-        &dir,
-        &set(&lr, "privacy", "release_sensitivity", "0.05"),
-        "would under-report ε",
-    );
-    assert_clean_failure(
-        &dir,
-        &set(&good, "privacy", "epsilon", "nan"),
-        "privacy.epsilon",
-    );
-    assert_clean_failure(
-        &dir,
-        &set(&good, "sampler", "kind", "\"svt\""),
-        "unknown sampler.kind",
-    );
-    assert_clean_failure(
-        &dir,
-        &set(&good, "sampler", "typo_key", "1"),
-        "unknown field",
-    );
-    assert_clean_failure(
-        &dir,
-        &set(&good, "data", "path", "\"missing.csv\""),
-        "cannot read data file",
-    );
-    std::fs::write(dir.join("nan.csv"), "0.5\n1.5\nNaN\n2.5\n").unwrap();
-    assert_clean_failure(
-        &dir,
-        &set(&good, "data", "path", "\"nan.csv\""),
-        "non-finite value",
-    );
-    std::fs::write(dir.join("ragged.csv"), "0.5\n1.5,2.5\n").unwrap();
-    assert_clean_failure(
-        &dir,
-        &set(&good, "data", "path", "\"ragged.csv\""),
-        "rows have dimension 1",
-    );
     // Mismatched dimensions: a 3-value curve for the 18-point cubic model; banana rows of 3.
     let cubic = shrink(&example("cubic-outbreak.toml", &out));
-    std::fs::write(dir.join("short.csv"), "1\n2\n3\n").unwrap();
-    assert_clean_failure(
-        &dir,
-        &set(&cubic, "data", "path", "\"short.csv\""),
-        "observes 18",
-    );
     let banana = example("dp-barker-banana.toml", &out);
-    std::fs::write(dir.join("rows3.csv"), "1,2,3\n4,5,6\n").unwrap();
-    assert_clean_failure(
-        &dir,
-        &set(&banana, "data", "path", "\"rows3.csv\""),
-        "dimension 2",
-    );
-    let init3 = set(&banana, "sampler", "init", "[0.0, 1.0, 2.0]");
-    assert_clean_failure(&dir, &init3, "sampler.init has 3 values");
-    assert_clean_failure(
-        &dir,
-        &set(&good, "sampler", "epsilon_abc", "3.0"),
-        "epsilon_abc",
-    );
+    for (name, rows) in [
+        ("nan.csv", "0.5\n1.5\nNaN\n2.5\n"),
+        ("ragged.csv", "0.5\n1.5,2.5\n"),
+        ("short.csv", "1\n2\n3\n"),
+        ("rows3.csv", "1,2,3\n4,5,6\n"),
+    ] {
+        std::fs::write(dir.join(name), rows).unwrap();
+    }
+    // Each config with one `table.key = value` changed, and what the one error line says.
+    let cases = [
+        (
+            &good,
+            "model.name = \"no-such-model\"",
+            "unknown model.name",
+        ),
+        (&good, "privacy.epsilon = -1.0", "privacy.epsilon"),
+        (
+            &lr,
+            "privacy.release_sensitivity = 0.05",
+            "would under-report ε",
+        ),
+        (&good, "privacy.epsilon = nan", "privacy.epsilon"),
+        (&good, "sampler.kind = \"svt\"", "unknown sampler.kind"),
+        (&good, "sampler.typo_key = 1", "unknown field"),
+        (
+            &good,
+            "data.path = \"missing.csv\"",
+            "cannot read data file",
+        ),
+        (&good, "data.path = \"nan.csv\"", "non-finite value"),
+        (&good, "data.path = \"ragged.csv\"", "rows have dimension 1"),
+        (&cubic, "data.path = \"short.csv\"", "observes 18"),
+        (&banana, "data.path = \"rows3.csv\"", "dimension 2"),
+        (
+            &banana,
+            "sampler.init = [0.0, 1.0, 2.0]",
+            "sampler.init has 3 values",
+        ),
+        (&good, "sampler.epsilon_abc = 3.0", "epsilon_abc"),
+    ];
+    for (text, change, expect) in cases {
+        let (at, value) = change.split_once(" = ").unwrap();
+        let (table, key) = at.split_once('.').unwrap();
+        assert_clean_failure(&dir, &set(text, table, key, value), expect);
+    }
     assert_clean_failure(&dir, "this is not toml", "invalid config");
     // A missing config file.
     let o = dpinfer(&["run", "nope.toml"], &dir);
@@ -463,21 +430,7 @@ fn any_sharding_merges_bit_identical_and_verify_finds_damage() {
     for n in [1_u32, 4, 7] {
         let sd = dir.join(format!("s{n}"));
         for i in (0..n).rev() {
-            let o = dpinfer(
-                &[
-                    "simulate",
-                    c,
-                    "--shard",
-                    &i.to_string(),
-                    "--shards",
-                    &n.to_string(),
-                    "--out",
-                    sd.to_str().unwrap(),
-                    "--threads",
-                    "2",
-                ],
-                &dir,
-            );
+            let o = simulate(&dir, c, (i, n), &sd, &["--threads", "2"]);
             assert!(o.status.success(), "{}", show(&o));
         }
         let o = dpinfer(&["verify", sd.to_str().unwrap()], &dir);
@@ -534,19 +487,7 @@ fn any_sharding_merges_bit_identical_and_verify_finds_damage() {
     assert!(!dir.join("bad.dpshard").exists());
     // Re-running exactly the broken shards repairs the folder.
     for i in [2, 4, 5] {
-        let o = dpinfer(
-            &[
-                "simulate",
-                c,
-                "--shard",
-                &i.to_string(),
-                "--shards",
-                "7",
-                "--out",
-                sd.to_str().unwrap(),
-            ],
-            &dir,
-        );
+        let o = simulate(&dir, c, (i, 7), &sd, &[]);
         assert!(o.status.success(), "{}", show(&o));
     }
     let m = dir.join("again.dpshard");
@@ -560,30 +501,12 @@ fn any_sharding_merges_bit_identical_and_verify_finds_damage() {
         "repaired merge differs"
     );
     // Bad shard arguments.
-    for args in [
-        ["--shard", "7", "--shards", "7"],
-        ["--shard", "0", "--shards", "0"],
-    ] {
-        let mut a = vec!["simulate", c];
-        a.extend_from_slice(&args);
-        a.extend_from_slice(&["--out", sd.to_str().unwrap()]);
-        refused(&a, &dir);
+    for shards in [(7, 7), (0, 0)] {
+        assert_refused(simulate(&dir, c, shards, &sd, &[]));
     }
     // Shards of another config are not mixed in.
     let other = write_config(&dir, "o.toml", &set(&text, "seeds", "run", "99"));
-    let o = dpinfer(
-        &[
-            "simulate",
-            other.to_str().unwrap(),
-            "--shard",
-            "3",
-            "--shards",
-            "7",
-            "--out",
-            sd.to_str().unwrap(),
-        ],
-        &dir,
-    );
+    let o = simulate(&dir, &other, (3, 7), &sd, &[]);
     assert!(o.status.success());
     let o = dpinfer(&["verify", sd.to_str().unwrap()], &dir);
     assert_eq!(o.status.code(), Some(1), "{}", show(&o));
@@ -796,38 +719,25 @@ fn smc_generations_shard_and_match_the_single_process_run() {
         );
     }
     // Generation 1 without its population, or with the wrong one, is refused.
-    refused(
-        &[
-            "simulate",
-            c,
-            "--shard",
-            "0",
-            "--shards",
-            "4",
-            "--generation",
-            "1",
-            "--out",
-            dir.join("x").to_str().unwrap(),
-        ],
+    assert_refused(simulate(
         &dir,
-    );
-    refused(
+        c,
+        (0, 4),
+        dir.join("x"),
+        &["--generation", "1"],
+    ));
+    assert_refused(simulate(
+        &dir,
+        c,
+        (0, 4),
+        dir.join("x"),
         &[
-            "simulate",
-            c,
-            "--shard",
-            "0",
-            "--shards",
-            "4",
             "--generation",
             "1",
             "--population",
             pops.join("population-gen001.json").to_str().unwrap(),
-            "--out",
-            dir.join("x").to_str().unwrap(),
         ],
-        &dir,
-    );
+    ));
     assert!(!dir.join("x").exists());
 }
 

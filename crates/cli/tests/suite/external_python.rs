@@ -8,7 +8,7 @@
 //! `CI=true`, where they fail.
 
 use crate::common;
-use common::{dpinfer, fresh_dir, refused, root, show, write_config};
+use common::{dpinfer, fresh_dir, refused, root, show, simulate, write_config};
 
 use std::path::{Path, PathBuf};
 
@@ -153,21 +153,7 @@ fn python_tables_do_not_depend_on_the_worker_count() {
             .replace("batch = 256", &format!("batch = {batch}"));
         let c = write_config(&dir, &format!("t{threads}.toml"), &text);
         let out = dir.join(format!("s{threads}"));
-        let o = dpinfer(
-            &[
-                "simulate",
-                c.to_str().unwrap(),
-                "--shard",
-                "0",
-                "--shards",
-                "1",
-                "--out",
-                out.to_str().unwrap(),
-                "--threads",
-                threads,
-            ],
-            &dir,
-        );
+        let o = simulate(&dir, &c, (0, 1), &out, &["--threads", threads]);
         assert!(o.status.success(), "{}", show(&o));
         let f = std::fs::read_dir(&out)
             .unwrap()

@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use common::{dpinfer, example, fresh_dir, set, show, write_config};
+use common::{dpinfer, example, fresh_dir, set, show, simulate, write_config};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -130,21 +130,7 @@ fn killed_shard_workers_are_found_rerun_and_the_merge_is_bit_identical() {
 
     // The single-process table.
     let single = dir.join("single");
-    let s = dpinfer(
-        &[
-            "simulate",
-            c,
-            "--shard",
-            "0",
-            "--shards",
-            "1",
-            "--out",
-            single.to_str().unwrap(),
-            "--threads",
-            "2",
-        ],
-        &dir,
-    );
+    let s = simulate(&dir, c, (0, 1), &single, &["--threads", "2"]);
     assert!(s.status.success(), "{}", show(&s));
     let one = dir.join("one.dpshard");
     let m = dpinfer(

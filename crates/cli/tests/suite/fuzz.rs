@@ -9,7 +9,7 @@
 
 use crate::common;
 
-use common::{dpinfer, example, fresh_dir, set, show};
+use common::{dpinfer, example, fresh_dir, set, show, simulate};
 use proptest::prelude::*;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -213,19 +213,7 @@ fn shard_folder() -> &'static Path {
         let dir = fresh_dir("fuzz-shards-base");
         std::fs::write(dir.join("c.toml"), base(&dir.join("out"))).unwrap();
         for i in 0..3 {
-            let o = dpinfer(
-                &[
-                    "simulate",
-                    "c.toml",
-                    "--shard",
-                    &i.to_string(),
-                    "--shards",
-                    "3",
-                    "--out",
-                    "shards",
-                ],
-                &dir,
-            );
+            let o = simulate(&dir, "c.toml", (i, 3), "shards", &[]);
             assert!(o.status.success(), "{}", show(&o));
         }
         dir

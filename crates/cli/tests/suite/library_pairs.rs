@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use common::{dpinfer, fresh_dir, show};
+use common::{dpinfer, fresh_dir, show, simulate};
 use dpinfer::abc::pairs::PublicPairs;
 use dpinfer::simulators::models::gaussian::GaussianMean;
 
@@ -51,21 +51,7 @@ fn cli_and_library_make_the_same_pair_table_for_the_same_seed() {
         let out = dir.join(format!("s{threads}"));
         let mut got = Vec::new();
         for i in 0..shards {
-            let o = dpinfer(
-                &[
-                    "simulate",
-                    c,
-                    "--shard",
-                    &i.to_string(),
-                    "--shards",
-                    &shards.to_string(),
-                    "--out",
-                    out.to_str().unwrap(),
-                    "--threads",
-                    threads,
-                ],
-                &dir,
-            );
+            let o = simulate(&dir, c, (i, shards), &out, &["--threads", threads]);
             assert!(o.status.success(), "{}", show(&o));
             let name = format!("gen000-shard{i:05}-of{shards:05}.dpshard");
             got.extend(shard_values(&out.join(name)));
@@ -109,22 +95,17 @@ fn cli_and_library_make_the_same_pmc_generation_from_a_population() {
     let o = dpinfer(&["run", c], &dir);
     assert!(o.status.success(), "{}", show(&o));
     let pop_path = dir.join("r/population-gen000.json");
-    let o = dpinfer(
+    let o = simulate(
+        &dir,
+        c,
+        (1, 2),
+        "s",
         &[
-            "simulate",
-            c,
-            "--shard",
-            "1",
-            "--shards",
-            "2",
             "--generation",
             "1",
             "--population",
             pop_path.to_str().unwrap(),
-            "--out",
-            "s",
         ],
-        &dir,
     );
     assert!(o.status.success(), "{}", show(&o));
     let got = shard_values(&dir.join("s/gen001-shard00001-of00002.dpshard"));

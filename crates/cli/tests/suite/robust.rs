@@ -5,7 +5,10 @@
 
 use crate::common;
 
-use common::{dpinfer, dpinfer_env, example, fresh_dir, no_panic, set, show, write_config};
+use common::{
+    dpinfer, dpinfer_env, dpinfer_line, example, fresh_dir, no_panic, set, show, simulate,
+    write_config,
+};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -207,19 +210,7 @@ fn shards(dir: &Path) -> PathBuf {
     let c = toy(dir, &dir.join("R"));
     let s = dir.join("shards");
     for i in 0..3 {
-        let o = dpinfer(
-            &[
-                "simulate",
-                c.to_str().unwrap(),
-                "--shard",
-                &i.to_string(),
-                "--shards",
-                "3",
-                "--out",
-                s.to_str().unwrap(),
-            ],
-            dir,
-        );
+        let o = simulate(dir, &c, (i, 3), &s, &[]);
         assert!(o.status.success(), "{}", show(&o));
     }
     s
@@ -323,21 +314,7 @@ fn thread_counts_beyond_the_system_are_clean_errors() {
     let c = c.to_str().unwrap();
     let o = dpinfer(&["run", c, "--threads", "50000"], &dir);
     refused(&o, "threads");
-    let o = dpinfer(
-        &[
-            "simulate",
-            c,
-            "--shard",
-            "0",
-            "--shards",
-            "1",
-            "--out",
-            "s",
-            "--threads",
-            "50000",
-        ],
-        &dir,
-    );
+    let o = simulate(&dir, c, (0, 1), "s", &["--threads", "50000"]);
     refused(&o, "threads");
     assert!(!dir.join("R").exists());
 }
@@ -565,19 +542,7 @@ fn forged_shard_headers_and_values_are_caught() {
     std::fs::copy(&s0, s.join("gen000-shard00000-of00004.dpshard")).unwrap();
     refused(&dpinfer(&["verify", sd], &dir), "different splits");
     // A shard count beyond the limit in a name.
-    let o = dpinfer(
-        &[
-            "simulate",
-            "c.toml",
-            "--shard",
-            "0",
-            "--shards",
-            "4294967295",
-            "--out",
-            "x",
-        ],
-        &dir,
-    );
+    let o = simulate(&dir, "c.toml", (0, 4_294_967_295_u64), "x", &[]);
     refused(&o, "--shards");
 }
 
@@ -604,22 +569,12 @@ fn populations_are_checked() {
     let c = smc(&dir);
     let c = c.to_str().unwrap();
     let sim = |g: &str, pop: &str| {
-        dpinfer(
-            &[
-                "simulate",
-                c,
-                "--shard",
-                "0",
-                "--shards",
-                "1",
-                "--generation",
-                g,
-                "--population",
-                pop,
-                "--out",
-                "s",
-            ],
+        simulate(
             &dir,
+            c,
+            (0, 1),
+            "s",
+            &["--generation", g, "--population", pop],
         )
     };
     // 20 copies of one particle: a kernel of width 0 is refused.
@@ -712,58 +667,22 @@ fn counts_and_inputs_are_bounded() {
 #[test]
 fn messages_name_the_culprit_and_numbers_stay_readable() {
     let dir = fresh_dir("msgs");
-    let acc = |args: &[&str]| {
-        let mut a = vec!["account"];
-        a.extend_from_slice(args);
-        dpinfer(&a, &dir)
-    };
+    let acc = |line: &str| dpinfer_line(&format!("account {line}"), &dir);
     // An exponent that overflows the penalty noise is blamed on --a, not on τ.
-    let o = acc(&[
-        "max-steps",
-        "--sampler",
-        "penalty",
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-6",
-        "--n",
-        "1000",
-        "--tau",
-        "0.1",
-        "--a",
-        "1e308",
-    ]);
+    let o =
+        acc("max-steps --sampler penalty --epsilon 1 --delta 1e-6 --n 1000 --tau 0.1 --a 1e308");
     refused(&o, "--a");
     // HMC needs at least one leapfrog step.
-    let o = acc(&[
-        "max-steps",
-        "--sampler",
-        "hmc",
-        "--epsilon",
-        "1",
-        "--delta",
-        "1e-6",
-        "--n",
-        "1000",
-        "--tau",
-        "0.1",
-        "--tau-g",
-        "0.1",
-        "--leapfrog",
-        "0",
-    ]);
+    let o = acc(
+        "max-steps --sampler hmc --epsilon 1 --delta 1e-6 --n 1000 --tau 0.1 --tau-g 0.1 \
+         --leapfrog 0",
+    );
     refused(&o, "--leapfrog");
     // ε ≤ 0 is an error for sigma, as the README says; a negative value parses as a value.
-    refused(
-        &acc(&["sigma", "--epsilon", "0", "--delta", "1e-5"]),
-        "--epsilon",
-    );
-    refused(
-        &acc(&["sigma", "--epsilon", "-1", "--delta", "1e-5"]),
-        "--epsilon",
-    );
+    refused(&acc("sigma --epsilon 0 --delta 1e-5"), "--epsilon");
+    refused(&acc("sigma --epsilon -1 --delta 1e-5"), "--epsilon");
     // A huge budget prints in scientific notation, not as a 300-digit decimal.
-    let o = acc(&["sigma", "--epsilon", "1e300", "--delta", "1e-5"]);
+    let o = acc("sigma --epsilon 1e300 --delta 1e-5");
     let out = String::from_utf8_lossy(&o.stdout);
     assert!(out.len() < 200, "{}", show(&o));
     // A subnormal prior sd is refused.

@@ -259,17 +259,22 @@ def gen_norm_cdf_sub_exp():
         a = neg.uniform(-30, 5)
         cases.append((a, a - neg.expovariate(0.5), -neg.uniform(0, 40)))
     for a, b, eps in cases:
-        with mp.workdps(DPS + 40):
-            A, B, E = mpf(a), mpf(b), mpf(eps)
-            pa, pb = ncdf(A), ncdf(B)
-            v = pa - mp.exp(E) * pb
-            kap = abs(A * npdf(A)) + abs(B * mp.exp(E) * npdf(B)) + abs(E * mp.exp(E) * pb)
-            emit("norm_cdf_sub_exp", [a, b, eps], v, kap)
-            if v > 0.5:  # log1p of the exact complement: no rounding of 1 - tiny
-                lv = mp.log1p(-(ncdf(-A) + mp.exp(E) * pb))
-                emit("ln_norm_cdf_sub_exp", [a, b, eps], lv, kap / v)
-            elif v > 0:
-                emit("ln_norm_cdf_sub_exp", [a, b, eps], mp.log(v), kap / v)
+        emit_norm_cdf_sub_exp(a, b, eps)
+
+
+def emit_norm_cdf_sub_exp(a, b, eps):
+    """Phi(a) - e^eps Phi(b) at one point and, where positive, its log (same kappa / value)."""
+    with mp.workdps(DPS + 40):
+        A, B, E = mpf(a), mpf(b), mpf(eps)
+        pb = ncdf(B)
+        v = ncdf(A) - mp.exp(E) * pb
+        kap = abs(A * npdf(A)) + abs(B * mp.exp(E) * npdf(B)) + abs(E * mp.exp(E) * pb)
+        emit("norm_cdf_sub_exp", [a, b, eps], v, kap)
+        if v > 0.5:  # log1p of the exact complement: no rounding of 1 - tiny
+            lv = mp.log1p(-(ncdf(-A) + mp.exp(E) * pb))
+            emit("ln_norm_cdf_sub_exp", [a, b, eps], lv, kap / v)
+        elif v > 0:
+            emit("ln_norm_cdf_sub_exp", [a, b, eps], mp.log(v), kap / v)
 
 
 # ---------------------------------------------------------------- log space
@@ -518,17 +523,8 @@ def dense(n):
         a = RNG.choice([RNG.uniform(-40, 10), -lu(-3, 3)])
         b = a - RNG.choice([lu(-12, 1), RNG.expovariate(0.5)])
         eps = RNG.choice([RNG.uniform(-40, 40), lu(-10, 3), 0.0])
+        emit_norm_cdf_sub_exp(a, b, eps)
         with mp.workdps(DPS + 40):
-            A, B, E = mpf(a), mpf(b), mpf(eps)
-            pa, pb = ncdf(A), ncdf(B)
-            v = pa - mp.exp(E) * pb
-            kap = abs(A * npdf(A)) + abs(B * mp.exp(E) * npdf(B)) + abs(E * mp.exp(E) * pb)
-            emit("norm_cdf_sub_exp", [a, b, eps], v, kap)
-            if v > 0.5:
-                emit("ln_norm_cdf_sub_exp", [a, b, eps],
-                     mp.log1p(-(ncdf(-A) + mp.exp(E) * pb)), kap / v)
-            elif v > 0:
-                emit("ln_norm_cdf_sub_exp", [a, b, eps], mp.log(v), kap / v)
             a2, b2 = RNG.uniform(-38, 38), RNG.uniform(-38, 38)
             if RNG.random() < 0.5:
                 b2 = a2 + RNG.uniform(-1e-3, 1e-3) if RNG.random() < 0.5 else -a2 * RNG.uniform(0.5, 2)

@@ -10,6 +10,7 @@
 
 use crate::common;
 
+use chacha20::ChaCha20Rng;
 use common::rng;
 use dpinfer_mechanisms::{BinomialCurve, Gaussian, Laplace, SparseVector, SparseVectorSettings};
 
@@ -33,16 +34,25 @@ fn delta_lower_bound(hits1: u64, hits0: u64, n: u64, eps: f64) -> f64 {
     (hits1 as f64 / n as f64 - h) - eps.exp() * (hits0 as f64 / n as f64 + h)
 }
 
+/// The event counts `(hits₁, hits₀)`: of `n` runs on the neighbour `x₁ = 1`, then `n` on
+/// `x₀ = 0`, all from one stream seeded with `seed`, how many land in `E` (`in_event`).
+fn event_counts(
+    seed: u64,
+    n: u64,
+    mut in_event: impl FnMut(u8, &mut ChaCha20Rng) -> bool,
+) -> (u64, u64) {
+    let mut r = rng(seed);
+    let hits1 = (0..n).filter(|_| in_event(1, &mut r)).count() as u64;
+    let hits0 = (0..n).filter(|_| in_event(0, &mut r)).count() as u64;
+    (hits1, hits0)
+}
+
 fn laplace_audit(mech: &Laplace, seed: u64) -> f64 {
     // x₀ = 0, x₁ = Δ = 1; E = {y ≥ 1} is where the privacy loss is maximal (= Δ/b).
     let n = 60_000;
-    let mut r = rng(seed);
-    let hits1 = (0..n)
-        .filter(|_| mech.release(1.0, &mut r).unwrap() >= 1.0)
-        .count() as u64;
-    let hits0 = (0..n)
-        .filter(|_| mech.release(0.0, &mut r).unwrap() >= 1.0)
-        .count() as u64;
+    let (hits1, hits0) = event_counts(seed, n, |x, r| {
+        mech.release(f64::from(x), r).unwrap() >= 1.0
+    });
     epsilon_lower_bound(hits1, hits0, n)
 }
 
@@ -68,13 +78,9 @@ fn audit_gaussian() {
     let n = 60_000;
     let eps = 1.0;
     let run = |mech: &Gaussian, seed| {
-        let mut r = rng(seed);
-        let h1 = (0..n)
-            .filter(|_| mech.release(1.0, &mut r).unwrap() >= 1.0)
-            .count() as u64;
-        let h0 = (0..n)
-            .filter(|_| mech.release(0.0, &mut r).unwrap() >= 1.0)
-            .count() as u64;
+        let (h1, h0) = event_counts(seed, n, |x, r| {
+            mech.release(f64::from(x), r).unwrap() >= 1.0
+        });
         delta_lower_bound(h1, h0, n, eps)
     };
     let mech = Gaussian::new(1.0, 1.0, -10.0, 10.0).unwrap();
@@ -97,13 +103,9 @@ fn audit_binomial_curve() {
     // p₁ = (3/4)³ = 0.42, p₀ = (1/2)³ = 0.125: expected bound ≈ ln(0.413/0.134) = 1.13.
     let n = 100_000;
     let mech = BinomialCurve::new(3, 2, 1).unwrap();
-    let mut r = rng(35);
-    let h1 = (0..n)
-        .filter(|_| mech.release_point(1, &mut r).unwrap() == 3)
-        .count() as u64;
-    let h0 = (0..n)
-        .filter(|_| mech.release_point(0, &mut r).unwrap() == 3)
-        .count() as u64;
+    let (h1, h0) = event_counts(35, n, |x, r| {
+        mech.release_point(u64::from(x), r).unwrap() == 3
+    });
     let lb = epsilon_lower_bound(h1, h0, n);
     assert!(
         lb <= mech.epsilon_exact(1),
@@ -129,17 +131,12 @@ fn audit_sparse_vector() {
     };
     let n = 40_000;
     let run = |scale: f64, seed| {
-        let mut r = rng(seed);
-        let mut hits = [0u64; 2];
-        for (side, value) in [(1usize, 0.5), (0, 0.0)] {
-            for _ in 0..n {
-                let mut svt = SparseVector::new(settings, scale).unwrap();
-                if !svt.query(value, &mut r).unwrap() {
-                    hits[side] += 1;
-                }
-            }
-        }
-        epsilon_lower_bound(hits[1], hits[0], n)
+        // The query's value is 0.5 on D (x = 1) and 0 on D′ (x = 0).
+        let (h1, h0) = event_counts(seed, n, |x, r| {
+            let mut svt = SparseVector::new(settings, scale).unwrap();
+            !svt.query(0.5 * f64::from(x), r).unwrap()
+        });
+        epsilon_lower_bound(h1, h0, n)
     };
     let svt = SparseVector::from_epsilon(settings, 1.0).unwrap();
     let lb = run(svt.scale(), 36);

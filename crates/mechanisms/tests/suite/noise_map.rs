@@ -10,7 +10,7 @@
 //! χ² homogeneity check rejects above the χ²(df) quantile at α = 1e-6. Eight checks: a
 //! file-wide false-failure rate below 8e-6.
 
-use crate::common::{chi2_critical, rng};
+use crate::common::{chi2_critical, pool_cells, rng};
 use dpinfer_mechanisms::idealized::{IdealizedGaussian, IdealizedLaplace};
 use dpinfer_mechanisms::{
     BinomialCurve, Gaussian, Laplace, MechanismError, NoiseMap, RegressionStats,
@@ -155,20 +155,7 @@ fn assert_same_counts(name: &str, a: &[u64], b: &[u64], n: u64) {
     for &x in b {
         cb[usize::try_from(x).unwrap()] += 1.0;
     }
-    let mut pooled: Vec<(f64, f64)> = Vec::new();
-    let mut acc = (0.0, 0.0);
-    for (x, y) in ca.into_iter().zip(cb) {
-        acc.0 += x;
-        acc.1 += y;
-        if acc.0 + acc.1 >= 10.0 {
-            pooled.push(acc);
-            acc = (0.0, 0.0);
-        }
-    }
-    if let Some(last) = pooled.last_mut() {
-        last.0 += acc.0;
-        last.1 += acc.1;
-    }
+    let pooled = pool_cells(ca.into_iter().zip(cb), |(x, y)| x + y >= 10.0);
     let stat: f64 = pooled
         .iter()
         .map(|&(x, y)| (x - y) * (x - y) / (x + y))

@@ -67,21 +67,7 @@ pub(crate) fn chi_square_z(
     probs[0] = left;
     probs[width + 1] = (1.0 - inside - left).max(0.0);
     // pool small cells into neighbours (merge from the outside in)
-    let mut cells: Vec<(f64, f64)> = counts.into_iter().zip(probs).collect();
-    let mut merged: Vec<(f64, f64)> = Vec::new();
-    let mut acc = (0.0, 0.0);
-    for c in cells.drain(..) {
-        acc.0 += c.0;
-        acc.1 += c.1;
-        if acc.1 * n >= 5.0 {
-            merged.push(acc);
-            acc = (0.0, 0.0);
-        }
-    }
-    if let Some(last) = merged.last_mut() {
-        last.0 += acc.0;
-        last.1 += acc.1;
-    }
+    let merged = pool_cells(counts.into_iter().zip(probs), |(_, p)| p * n >= 5.0);
     let stat: f64 = merged
         .iter()
         .map(|(o, p)| {
@@ -90,6 +76,29 @@ pub(crate) fn chi_square_z(
         })
         .sum();
     (stat, merged.len() - 1)
+}
+
+/// Pools consecutive cells (pairs of sums) until the pooled cell is `big_enough`; a last
+/// pool that never gets there is added to the cell before it.
+pub(crate) fn pool_cells(
+    cells: impl IntoIterator<Item = (f64, f64)>,
+    big_enough: impl Fn((f64, f64)) -> bool,
+) -> Vec<(f64, f64)> {
+    let mut pooled: Vec<(f64, f64)> = Vec::new();
+    let mut acc = (0.0, 0.0);
+    for c in cells {
+        acc.0 += c.0;
+        acc.1 += c.1;
+        if big_enough(acc) {
+            pooled.push(acc);
+            acc = (0.0, 0.0);
+        }
+    }
+    if let Some(last) = pooled.last_mut() {
+        last.0 += acc.0;
+        last.1 += acc.1;
+    }
+    pooled
 }
 
 /// Two-sided binomial z-score of `k` successes in `n` trials with rate `p`.
