@@ -59,11 +59,9 @@ fn model_datasets_is_validated_and_its_errors_name_the_key() {
     assert!(e.contains("pairs table"), "{e}");
     let e = refused("datasets = 100000001", L2, SVT);
     assert!(e.contains("supported maximum"), "{e}");
-    let command = format!(
-        "kind = \"command\"\ncommand = [\"/bin/true\"]\noutputs = 1\ndatasets = 2\n\
-         [[model.prior]]\nname = \"mu\"\ndist = \"uniform\"\nlo = 0.0\nhi = 1.0"
-    );
-    let cmd = text(&command, L2, SVT).replace("name = \"gaussian-mean\"", "name = \"mine\"");
+    let command = "kind = \"command\"\ncommand = [\"/bin/true\"]\noutputs = 1\ndatasets = 2\n\
+                   [[model.prior]]\nname = \"mu\"\ndist = \"uniform\"\nlo = 0.0\nhi = 1.0";
+    let cmd = text(command, L2, SVT).replace("name = \"gaussian-mean\"", "name = \"mine\"");
     let e = Config::parse(&cmd, Path::new(".")).map(|_| ()).unwrap_err();
     assert_eq!(e.config_key().as_deref(), Some("model.datasets"), "{e:#}");
     assert!(e.to_string().contains("built-in models only"), "{e}");
