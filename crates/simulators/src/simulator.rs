@@ -198,6 +198,7 @@ impl<S: Simulator> Replicates<S> {
     }
 
     /// `new` without its checks, for a caller that made them (`models::registry`).
+    #[cfg(feature = "alloc")]
     pub(crate) const fn checked_before(inner: S, n: usize) -> Self {
         Self { inner, n }
     }
