@@ -560,3 +560,27 @@ def test_pipeline_api_is_documented_and_reachable_from_the_package():
         assert getattr(dpinfer, name) is getattr(P, name) and name in dpinfer.__all__
     assert dpinfer.errors.LedgerRefusedError.__doc__
     assert "LedgerRefusedError" in dpinfer.errors.__all__
+
+
+def test_model_datasets_passes_through_the_config_mapping(tmp_path):
+    # `[model] datasets` (ABCDP §6.3): the config mapping reaches the pipeline unchanged, so
+    # the averaged clipped l2 design runs from Python with Δ = C/n in the ledger and facts
+    # (replace-one of one whole data set), and a bad count is an InvalidParameterError whose
+    # name is the key.
+    config = {
+        "model": {"name": "gaussian-mean", "n": 1, "datasets": 200},
+        "distance": {"kind": "l2", "clip": 5.0},
+        "sampler": {"kind": "svt-abc", "pairs": 500, "epsilon_abc": 1.4, "c": 10},
+        "privacy": {"epsilon": 1.0},
+        "seeds": {"run": 2021, "noise": 7},
+    }
+    r = dpinfer.run(config, out=tmp_path / "many", threads=1)
+    assert r.facts["sensitivity"] == pytest.approx(5.0 / 200, rel=1e-12)
+    assert r.facts["sensitivity"] >= 5.0 / 200
+    assert r.ledger["neighbouring"] == "replace-one"
+    assert "averaged over the model.datasets" in r.ledger["mechanism"]
+    assert r.samples.shape[1] == 1 and 1 <= r.samples.shape[0] <= 10
+    config["model"]["datasets"] = 0
+    with pytest.raises(InvalidParameterError, match="model.datasets") as e:
+        dpinfer.run(config, out=tmp_path / "bad")
+    assert e.value.name == "model.datasets"

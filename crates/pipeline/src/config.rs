@@ -65,6 +65,17 @@ pub struct ModelConfig {
     /// observations (`n`, if also given, must equal its length).
     #[serde(default)]
     pub obs_times: Option<Vec<f64>>,
+    /// Independent data sets per simulation and in the observed data (default 1): the
+    /// pairs table simulates `datasets` data sets at each θ (one after the other, from the
+    /// row's public stream), the embedded data are as many data sets simulated at the true θ
+    /// (a data file holds them one after the other), and the private pass compares data set
+    /// `j` with observed data set `j` by the `l2` distance clipped at C and averages the
+    /// `datasets` distances: sensitivity C/n under replace-one of one whole data set (ABCDP
+    /// §6.3 and Theorem 1; `dpinfer_distances::sensitivity::clipped_mean`). Built-in models,
+    /// `distance.kind = "l2"` and the pairs samplers only. Absent or 1 is left out of the
+    /// fingerprints, so configs without the key keep theirs.
+    #[serde(default, skip_serializing_if = "is_one_dataset")]
+    pub datasets: Option<usize>,
     /// `"command"`: an external simulator (run by the worker pool of the `external` module); absent: a built-in model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
@@ -100,6 +111,12 @@ pub struct ModelConfig {
 /// Whether `[model] stream_version` is absent or 1 (the default, left out of fingerprints).
 #[allow(clippy::ref_option, clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if signature
 fn is_stream_v1(v: &Option<u32>) -> bool {
+    matches!(v, None | Some(1))
+}
+
+/// Whether `[model] datasets` is absent or 1 (the default, left out of fingerprints).
+#[allow(clippy::ref_option, clippy::trivially_copy_pass_by_ref)] // serde's skip_serializing_if signature
+fn is_one_dataset(v: &Option<usize>) -> bool {
     matches!(v, None | Some(1))
 }
 
@@ -709,12 +726,58 @@ impl Config {
         {
             bail!(key = "model.prior_mean"; "model.prior_mean must be finite, got {m:?}");
         }
+        self.check_datasets()?;
         if let DistanceConfig::L2(d) = &self.distance
             && kind.is_private()
             && kind.uses_pairs()
             && d.clip.is_none()
         {
             bail!(key = "distance.clip"; "distance.clip is required for the l2 distance of a private sampler");
+        }
+        Ok(())
+    }
+
+    /// `[model] datasets`: at least 1; more than 1 only for a built-in model, the `l2`
+    /// distance (the mean of the per-data-set clipped distances, whose sensitivity C/n is
+    /// proved for it) and the samplers over a pairs table (rejection, svt-abc, soft-abc,
+    /// gaussian-abc).
+    ///
+    /// # Errors
+    /// A config error about `model.datasets`.
+    fn check_datasets(&self) -> Result<()> {
+        let Some(n) = self.model.datasets else {
+            return Ok(());
+        };
+        if n == 0 {
+            bail!(key = "model.datasets"; "model.datasets must be at least 1, got 0");
+        }
+        if n == 1 {
+            return Ok(());
+        }
+        if self.model.kind.as_deref() == Some("command") {
+            bail!(
+                key = "model.datasets";
+                "model.datasets = {n} applies to the built-in models only; an external simulator \
+                 (model.kind = \"command\") returns one data set per row"
+            );
+        }
+        if !matches!(self.distance, DistanceConfig::L2(_)) {
+            bail!(
+                key = "model.datasets";
+                "model.datasets = {n} needs distance.kind = \"l2\": the private step averages \
+                 the clipped L2 distances of the {n} data sets (sensitivity C/{n}), got \
+                 distance.kind = {:?}",
+                self.distance.kind()
+            );
+        }
+        let kind = self.kind();
+        if !kind.uses_pairs() {
+            bail!(
+                key = "model.datasets";
+                "model.datasets = {n} applies to the samplers over a pairs table (rejection, \
+                 svt-abc, soft-abc, gaussian-abc), not to {}",
+                self.sampler.name()
+            );
         }
         Ok(())
     }
@@ -796,6 +859,7 @@ pub(crate) fn check_limits(cfg: &Config) -> Result<()> {
     let mut counts = vec![
         ("sampler.pairs", as_u64(cfg.sampler.pairs()), MAX_PAIRS),
         ("model.n", as_u64(cfg.model.n), MAX_N),
+        ("model.datasets", as_u64(cfg.model.datasets), MAX_N),
     ];
     if let DistanceConfig::RffMmd(d) = &cfg.distance {
         counts.push(("distance.features", Some(d.features as u64), MAX_FEATURES));

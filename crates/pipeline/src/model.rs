@@ -165,6 +165,13 @@ impl BuildModel for Model {
                          simulator (model.kind = \"command\") draws from its row seeds itself"
                     );
                 }
+                if c.datasets.is_some_and(|n| n != 1) {
+                    bail!(
+                        key = "model.datasets";
+                        "model.datasets applies to the built-in models only; an external \
+                         simulator (model.kind = \"command\") returns one data set per row"
+                    );
+                }
                 return Ok(Self::User(Arc::new(CommandModel::build(c)?)));
             }
             None | Some("builtin") => {}
@@ -188,12 +195,18 @@ impl BuildModel for Model {
         }
         let mut spec = ModelSpec::try_from(c)?;
         spec.n = n_override.or(c.n);
-        let paper = Self::builtin(&spec).map_err(config_error)?;
-        if c.prior.is_empty() {
-            return Ok(paper);
+        let mut model = Self::builtin(&spec).map_err(config_error)?;
+        if !c.prior.is_empty() {
+            let (prior, names) = crate::declared::build_prior(&c.prior)?;
+            model = model.with_prior(prior, &names).map_err(config_error)?;
         }
-        let (prior, names) = crate::declared::build_prior(&c.prior)?;
-        paper.with_prior(prior, &names).map_err(config_error)
+        match c.datasets {
+            // One data set: the model itself, today's outputs bit for bit.
+            None | Some(1) => Ok(model),
+            Some(n) => model.replicated(n).map_err(
+                |e| crate::error::err!(key = "model.datasets"; "model.datasets = {n}: {e}"),
+            ),
+        }
     }
 
     fn observe_with(&self, observer: &Arc<dyn Observer>) {

@@ -153,6 +153,9 @@ pub struct Observed {
     /// The version of the rounding allowance in [`Observed::sensitivity`] (`None` for l2); a
     /// version other than 1 is named in the ledger's mechanism line.
     pub allowance_version: Option<AllowanceVersion>,
+    /// Independent data sets in `summary` (`model.datasets`, l2 only): the distance is the
+    /// mean of the per-data-set clipped distances, `weights` apply to each data set.
+    pub datasets: usize,
 }
 
 impl Observed {
@@ -165,6 +168,13 @@ impl Observed {
     pub fn discrepancy(&self) -> Result<ObservedDistance<'_>> {
         Ok(match &self.weights {
             None => ObservedDistance::Euclidean(Euclidean::new(&self.summary)?),
+            Some(w) if self.datasets > 1 => {
+                let l2 = ClippedWeightedL2::new(w, self.bound)?;
+                let observed = Rows::new(&self.summary, w.len())?;
+                // The library's checks of the pairing, once: n rows of the summary's width.
+                l2.mean_distance(observed, observed)?;
+                ObservedDistance::MeanClippedL2 { l2, observed }
+            }
             Some(w) => ObservedDistance::ClippedL2(ClippedL2::new(
                 ClippedWeightedL2::new(w, self.bound)?,
                 &self.summary,
@@ -180,6 +190,15 @@ pub enum ObservedDistance<'a> {
     Euclidean(Euclidean<'a>),
     /// Clipped weighted L2 between summaries.
     ClippedL2(ClippedL2<'a>),
+    /// `(1/n) Σ_j min(d_w(s_j, s*_j), C)` over `n` data sets (`model.datasets`): simulated
+    /// data set `j` against observed data set `j`
+    /// ([`ClippedWeightedL2::mean_distance`], sensitivity C/n).
+    MeanClippedL2 {
+        /// The clipped distance of one data set.
+        l2: ClippedWeightedL2<'a>,
+        /// The `n` observed data sets, one per row.
+        observed: Rows<'a>,
+    },
 }
 
 impl Discrepancy for ObservedDistance<'_> {
@@ -187,6 +206,16 @@ impl Discrepancy for ObservedDistance<'_> {
         match self {
             Self::Euclidean(d) => d.distance(s),
             Self::ClippedL2(d) => d.distance(s),
+            // A simulated output of another length reads as +∞, as in `ClippedL2`.
+            Self::MeanClippedL2 { l2, observed } => Rows::new(s, observed.dim())
+                .and_then(|sim| {
+                    if sim.rows() == observed.rows() {
+                        l2.mean_distance(*observed, sim)
+                    } else {
+                        Ok(f64::INFINITY)
+                    }
+                })
+                .unwrap_or(f64::INFINITY),
         }
     }
 
@@ -194,6 +223,18 @@ impl Discrepancy for ObservedDistance<'_> {
         match self {
             Self::Euclidean(d) => d.distances(outputs, width, out),
             Self::ClippedL2(d) => d.distances(outputs, width, out),
+            Self::MeanClippedL2 { .. } => {
+                use rayon::prelude::*;
+                let rows = outputs
+                    .len()
+                    .checked_div(width)
+                    .map_or(0, |r| r.min(out.len()));
+                let (done, rest) = out.split_at_mut(rows);
+                rest.fill(f64::INFINITY);
+                done.par_iter_mut()
+                    .zip(outputs.par_chunks_exact(width.max(1)))
+                    .for_each(|(o, y)| *o = self.distance(y));
+            }
         }
     }
 }
@@ -219,6 +260,7 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
                 scope: "RFF MMD, one observation of Y* replaced (Lemma 1)",
                 kernel_version: Some(f.kernel_version()),
                 allowance_version: Some(allowance),
+                datasets: 1,
             })
         }
         None => {
@@ -230,18 +272,37 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
                     obs.len()
                 );
             }
+            // `model.datasets` = n: the summary is n data sets of `each` values, weighted alike.
+            let n = public.model.datasets();
+            let each = dim / n.max(1);
             let w = cfg
                 .distance
                 .weights()
-                .map_or_else(|| vec![1.0; dim], <[f64]>::to_vec);
-            if w.len() != dim {
+                .map_or_else(|| vec![1.0; each], <[f64]>::to_vec);
+            if w.len() != each {
+                let per = if n > 1 { " per data set" } else { "" };
                 bail!(
-                    key = "distance.weights"; "distance.weights has {} entries, the summary has {dim}",
+                    key = "distance.weights"; "distance.weights has {} entries, the summary has {each}{per}",
                     w.len()
                 );
             }
             let clip = cfg.distance.clip().unwrap_or(f64::MAX);
             let d = ClippedWeightedL2::new(&w, clip)?;
+            if n > 1 {
+                // ABCDP §6.3: the mean of n per-data-set clipped distances; replacing one
+                // whole observed data set moves one term within [0, C] (Theorem 1's Δ = C/n).
+                return Ok(Observed {
+                    summary: obs.to_vec(),
+                    sensitivity: d.mean_sensitivity(n)?,
+                    bound: clip,
+                    weights: Some(w),
+                    scope: "clipped L2 averaged over the model.datasets = n observed data sets, \
+                            Δ = C/n, one whole data set replaced (ABCDP §6.3)",
+                    kernel_version: None,
+                    allowance_version: None,
+                    datasets: n,
+                });
+            }
             // A declared summary (`[model.summary]`) may justify a smaller Δ than C; it carries
             // its relation and whether it is the user's word, and its label (proven, or
             // USER-DECLARED) goes into the ledger.
@@ -261,6 +322,7 @@ pub fn observed(cfg: &Config, public: &Public, obs: &[f64]) -> Result<Observed> 
                 scope,
                 kernel_version: None,
                 allowance_version: None,
+                datasets: 1,
             })
         }
     }
@@ -539,6 +601,7 @@ mod tests {
                 scope: "test",
                 kernel_version: Some(kernel),
                 allowance_version: Some(allowance),
+                datasets: 1,
             };
             let pass = Pass::new(&cfg, &pp, o.discrepancy().unwrap(), &o).unwrap();
             pass.ledger(&cfg).unwrap().mechanism
@@ -591,6 +654,7 @@ mod tests {
                     scope: "test",
                     kernel_version: None,
                     allowance_version: None,
+                    datasets: 1,
                 };
                 let pass = Pass::new(&cfg, &pp, o.discrepancy().unwrap(), &o).unwrap();
                 let ledger = pass.ledger(&cfg).unwrap();
@@ -622,6 +686,7 @@ mod tests {
                 scope,
                 kernel_version: None,
                 allowance_version: None,
+                datasets: 1,
             };
             let pass = Pass::new(&cfg, &pp, o.discrepancy().unwrap(), &o).unwrap();
             pass.ledger(&cfg).unwrap().neighbouring

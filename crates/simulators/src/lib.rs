@@ -48,6 +48,6 @@ pub use error::SimError;
 pub use fn_sim::FnSimulator;
 pub use likelihood::{BatchClipSum, ClipSum, RowGradient, RowLikelihood};
 pub use prior::Prior;
-pub use simulator::{IncrementalSimulator, RunEnd, Simulator};
+pub use simulator::{IncrementalSimulator, Replicates, RunEnd, Simulator};
 pub use stream::{SimStream, StreamVersion};
 pub mod models;

@@ -145,3 +145,99 @@ pub trait IncrementalSimulator: Simulator {
         Ok(RunEnd::Completed)
     }
 }
+
+/// `n` independent data sets at one θ: [`Simulator::simulate`] runs the inner simulator `n`
+/// times in a row on the caller's stream and writes the outputs one after the other
+/// (`n · output_dim` values, data set `j` at `j · output_dim`). The first data set is what
+/// the inner simulator alone writes from the same stream, bit for bit.
+///
+/// This is the design of ABCDP's tuberculosis experiment (Park, Vinaroz & Jitkrittum 2021,
+/// §6.3: "two sets of observations y* (n = 100 and n = 1000)"): the private data are `n`
+/// independent data sets, each simulated data set `j` is compared with observed data set `j`,
+/// and the mean of the `n` clipped distances has sensitivity `C/n` under replace-one of one
+/// whole data set (`dpinfer_distances::ClippedWeightedL2::mean_sensitivity`).
+///
+/// A recoverable failure of any of the `n` simulations is returned as is, so a sampler
+/// rejects θ (the pairs table redraws it from the same stream): θ enters the table only if
+/// all `n` simulations succeed, with probability `(1 − p(θ))ⁿ` for a per-simulation failure
+/// probability `p(θ)` — the same rule as for one data set, applied to the collection.
+///
+/// ```
+/// use dpinfer_simulators::models::gaussian::GaussianMean;
+/// use dpinfer_simulators::{Replicates, SimStream, Simulator};
+/// let one = GaussianMean::new(3, 1.0, 0.0, 10.0)?;
+/// let four = Replicates::new(&one, 4)?;
+/// assert_eq!(four.output_dim(), 12);
+/// let mut all = [0.0; 12];
+/// four.simulate(&[1.0], &mut SimStream::new(7, 0), &mut all)?;
+/// let mut first = [0.0; 3];
+/// one.simulate(&[1.0], &mut SimStream::new(7, 0), &mut first)?;
+/// assert_eq!(all[..3], first);
+/// # Ok::<(), dpinfer_simulators::SimError>(())
+/// ```
+#[derive(Copy, Clone, Debug, PartialEq, Eq)]
+pub struct Replicates<S> {
+    inner: S,
+    n: usize,
+}
+
+impl<S: Simulator> Replicates<S> {
+    /// `n` data sets of `inner` per simulation.
+    ///
+    /// # Errors
+    /// [`SimError::InvalidSize`] (name `"datasets"`) for `n = 0` or when `n · output_dim`
+    /// overflows `usize`.
+    pub fn new(inner: S, n: usize) -> Result<Self, SimError> {
+        if n == 0 || inner.output_dim().checked_mul(n).is_none() {
+            return Err(SimError::InvalidSize {
+                name: "datasets",
+                value: u64::try_from(n).unwrap_or(u64::MAX),
+            });
+        }
+        Ok(Self { inner, n })
+    }
+
+    /// `new` without its checks, for a caller that made them (`models::registry`).
+    #[cfg(feature = "alloc")]
+    pub(crate) const fn checked_before(inner: S, n: usize) -> Self {
+        Self { inner, n }
+    }
+
+    /// The number of data sets `n`.
+    #[must_use]
+    pub const fn datasets(&self) -> usize {
+        self.n
+    }
+
+    /// The simulator of one data set.
+    #[must_use]
+    pub const fn inner(&self) -> &S {
+        &self.inner
+    }
+}
+
+impl<S: Simulator> Simulator for Replicates<S> {
+    fn param_dim(&self) -> usize {
+        self.inner.param_dim()
+    }
+    fn output_dim(&self) -> usize {
+        // Checked in `new`.
+        self.inner.output_dim().saturating_mul(self.n)
+    }
+    fn simulate<R: Rng + ?Sized>(
+        &self,
+        theta: &[f64],
+        rng: &mut R,
+        out: &mut [f64],
+    ) -> Result<(), SimError> {
+        check_len("out", self.output_dim(), out.len())?;
+        let d = self.inner.output_dim();
+        if d == 0 {
+            return Ok(());
+        }
+        for set in out.chunks_exact_mut(d) {
+            self.inner.simulate(theta, rng, set)?;
+        }
+        Ok(())
+    }
+}

@@ -14,6 +14,7 @@
 )]
 
 mod config_types;
+mod datasets;
 mod errors;
 mod folder;
 mod neural;

@@ -51,7 +51,7 @@ use super::sir::{self, SirSettings, SirTauLeap};
 use super::tb::{TRUE_THETA, TbPrior, Tuberculosis};
 use crate::prior::{DeclaredPrior, Dirichlet, IidNormal, LogNormal, Marginal, Product};
 use crate::summaries::{DeclaredSummary, SummaryError};
-use crate::{Prior, SimError, SimStream, Simulator, StreamVersion};
+use crate::{Prior, Replicates, SimError, SimStream, Simulator, StreamVersion};
 
 /// Stream domain of the embedded observed data set ([`Model::default_data`]).
 pub const OBS_DOMAIN: u64 = 0x4f42_5300; // "OBS"
@@ -384,6 +384,12 @@ pub enum Model<U = NoUser> {
     /// order): the simulator, data and truth are the inner model's. Code with a
     /// model-specific prior (an exact MCMC prior, a simplex check) should not recognise it.
     WithPrior(Box<(Self, DeclaredPrior)>),
+    /// `n ≥ 2` independent data sets of the inner model per simulation ([`Model::replicated`],
+    /// [`Replicates`]): the prior, names and truth are the inner model's, an output is `n`
+    /// inner outputs one after the other, and the embedded data set is `n` data sets at the
+    /// true θ. The design of ABCDP §6.3 (Park, Vinaroz & Jitkrittum 2021), compared by the
+    /// mean of per-data-set clipped distances.
+    Replicated(Box<(Self, usize)>),
 }
 
 /// [`Prior`] view of a [`Model`].
@@ -507,6 +513,16 @@ impl<U> Model<U> {
         }
     }
 
+    /// The number of independent data sets per simulation: `n` of [`Model::Replicated`],
+    /// otherwise 1.
+    #[must_use]
+    pub fn datasets(&self) -> usize {
+        match self {
+            Self::Replicated(b) => b.1,
+            _ => 1,
+        }
+    }
+
     /// The built-in model's name, `None` for a user model.
     #[must_use]
     pub fn builtin_name(&self) -> Option<ModelName> {
@@ -520,6 +536,7 @@ impl<U> Model<U> {
             Self::Tuberculosis(..) => ModelName::Tuberculosis,
             Self::User(_) => return None,
             Self::WithPrior(b) => return b.0.builtin_name(),
+            Self::Replicated(b) => return b.0.builtin_name(),
         })
     }
 
@@ -540,11 +557,12 @@ impl<U> Model<U> {
             Self::Tuberculosis(..) => Some(TRUE_THETA.to_vec()),
             Self::Cubic(..) | Self::User(_) => None,
             Self::WithPrior(b) => b.0.truth(),
+            Self::Replicated(b) => b.0.truth(),
         }
     }
 
     /// Whether the data set is i.i.d. rows, so that its size may follow an observed data
-    /// set (gaussian-mean, uniform-mixture, banana).
+    /// set (gaussian-mean, uniform-mixture, banana; not several data sets).
     #[must_use]
     pub fn iid_rows(&self) -> bool {
         match self {
@@ -571,6 +589,7 @@ impl<U: UserModel> Model<U> {
             Self::LinReg(..) => "linear-regression",
             Self::Tuberculosis(..) => "tuberculosis",
             Self::User(m) => m.label(),
+            Self::Replicated(b) => b.0.name(),
             Self::WithPrior(b) => match &b.0 {
                 Self::GaussianMean(_) => "gaussian-mean (declared prior)",
                 Self::UniformMixture(..) => "uniform-mixture (declared prior)",
@@ -579,9 +598,42 @@ impl<U: UserModel> Model<U> {
                 Self::Banana(_) => "banana (declared prior)",
                 Self::LinReg(..) => "linear-regression (declared prior)",
                 Self::Tuberculosis(..) => "tuberculosis (declared prior)",
-                Self::User(_) | Self::WithPrior(_) => "declared prior",
+                Self::User(_) | Self::WithPrior(_) | Self::Replicated(_) => "declared prior",
             },
         }
+    }
+
+    /// `n` independent data sets of this model per simulation ([`Model::Replicated`]); `n = 1`
+    /// is the model itself (today's outputs, bit for bit), and replicating a replicated model
+    /// multiplies the counts.
+    ///
+    /// # Errors
+    /// [`ModelError::Sim`] with [`SimError::InvalidSize`] (name `"datasets"`) for `n = 0` or
+    /// an output length that overflows.
+    pub fn replicated(self, n: usize) -> Result<Self, ModelError> {
+        let (inner, n) = match self {
+            Self::Replicated(b) => {
+                let (inner, k) = *b;
+                let n = k.checked_mul(n).ok_or(SimError::InvalidSize {
+                    name: "datasets",
+                    value: u64::try_from(n).unwrap_or(u64::MAX),
+                })?;
+                (inner, n)
+            }
+            m => (m, n),
+        };
+        if n == 1 {
+            return Ok(inner);
+        }
+        let len = ModelSim(&inner).output_dim();
+        if n == 0 || len.checked_mul(n).is_none() {
+            return Err(SimError::InvalidSize {
+                name: "datasets",
+                value: u64::try_from(n).unwrap_or(u64::MAX),
+            }
+            .into());
+        }
+        Ok(Self::Replicated(Box::new((inner, n))))
     }
 
     /// dim θ.
@@ -606,6 +658,7 @@ impl<U: UserModel> Model<U> {
             Self::Tuberculosis(..) => s(&["R1", "t1", "R2", "beta"]),
             Self::User(m) => m.names(),
             Self::WithPrior(b) => b.0.names(),
+            Self::Replicated(b) => b.0.names(),
         }
     }
 
@@ -618,6 +671,7 @@ impl<U: UserModel> Model<U> {
             Self::Banana(b) => b.settings().dim,
             Self::User(m) => m.row_dim(),
             Self::WithPrior(b) => b.0.row_dim(),
+            Self::Replicated(b) => b.0.row_dim(),
             _ => 1,
         }
     }
@@ -650,7 +704,11 @@ impl<U: UserModel> Model<U> {
                 vec![Marginal::LogNormal(p.a), Marginal::LogNormal(p.b)],
                 vec!["beta".into(), "gamma".into()],
             ),
-            Self::Banana(_) | Self::Tuberculosis(..) | Self::User(_) | Self::WithPrior(_) => {
+            Self::Banana(_)
+            | Self::Tuberculosis(..)
+            | Self::User(_)
+            | Self::WithPrior(_)
+            | Self::Replicated(_) => {
                 return Ok(None);
             }
         };
@@ -674,11 +732,17 @@ impl<U: UserModel> Model<U> {
         }
         Ok(match self {
             Self::WithPrior(b) => Self::WithPrior(Box::new((b.0, prior))),
+            // The prior goes inside: the replicates stay the outer layer.
+            Self::Replicated(b) => {
+                let (inner, n) = *b;
+                Self::Replicated(Box::new((inner.with_prior(prior, names)?, n)))
+            }
             m => Self::WithPrior(Box::new((m, prior))),
         })
     }
 
-    /// The declared summary of a user model, if any.
+    /// The declared summary of a user model, if any (none for several data sets: its
+    /// sensitivity is derived for one).
     #[must_use]
     pub fn declared_summary(&self) -> Option<&DeclaredSummary> {
         match self {
@@ -719,7 +783,10 @@ impl<U: UserModel> Model<U> {
     }
 
     /// The embedded observed data set: the paper's data (cubic-outbreak), or one simulation
-    /// at the true θ from `SimStream::with_domain(seed, OBS_DOMAIN, 0)`.
+    /// at the true θ from `SimStream::with_domain(seed, OBS_DOMAIN, 0)` — for
+    /// [`Model::Replicated`], `n` data sets in a row from that stream, the first of them the
+    /// inner model's embedded data set (cubic-outbreak has one real data set and no true θ:
+    /// [`ModelError::NoTruth`]).
     ///
     /// # Errors
     /// [`ModelError::NoEmbeddedData`] for a user model; simulator failures.
@@ -757,6 +824,10 @@ macro_rules! each_prior {
             Model::LinReg(_, $p) => $e,
             Model::Tuberculosis(_, $p) => $e,
             Model::User($p) => $e,
+            Model::Replicated(r) => {
+                let $p = &ModelPrior(&r.0);
+                $e
+            }
             Model::WithPrior($b) => $w,
         }
     };
@@ -775,6 +846,11 @@ macro_rules! each_sim {
             Model::User($s) => $e,
             Model::WithPrior(b) => {
                 let $s = &ModelSim(&b.0);
+                $e
+            }
+            Model::Replicated(r) => {
+                // `n` and the output length were checked by `Model::replicated`.
+                let $s = &Replicates::checked_before(ModelSim(&r.0), r.1);
                 $e
             }
         }

@@ -342,3 +342,103 @@ fn a_declared_prior_must_name_the_models_parameters() {
     assert!(matches!(b.0, Model::Sir(..)));
     assert!(!ModelPrior(&m).in_support(&[0.15, 0.1]));
 }
+
+/// `model.datasets` (ABCDP §6.3's n independent data sets): a replicated model simulates n
+/// data sets in a row from one stream, the first of them bit for bit the one-data-set
+/// simulation; its embedded data are n data sets at the true θ, the first the model's own
+/// embedded data set; prior, names and truth are the inner model's; n = 1 is the model itself
+/// and n = 0 is refused.
+#[test]
+fn a_replicated_model_is_n_independent_data_sets_of_the_model() {
+    use dpinfer_simulators::Replicates;
+    for name in [
+        ModelName::Tuberculosis,
+        ModelName::Sir,
+        ModelName::GaussianMean,
+    ] {
+        let one = build(name);
+        let d = one.output_len();
+        let n = 5;
+        let many = build(name).replicated(n).unwrap();
+        assert_eq!(many.datasets(), n, "{name}");
+        assert_eq!(one.datasets(), 1, "{name}");
+        assert_eq!(many.output_len(), n * d, "{name}");
+        assert_eq!((many.names(), many.truth()), (one.names(), one.truth()));
+        assert_eq!((many.name(), many.builtin_name()), (one.name(), Some(name)));
+        assert!(
+            !many.iid_rows(),
+            "{name}: n data sets are not one sized data set"
+        );
+        let theta = one.truth().unwrap();
+        let mut all = vec![0.0; n * d];
+        ModelSim(&many)
+            .simulate(&theta, &mut SimStream::new(11, 3), &mut all)
+            .unwrap();
+        // The same as the library's `Replicates` over the inner model, and data set 0 is the
+        // one-data-set simulation from the same stream.
+        let mut again = vec![0.0; n * d];
+        Replicates::new(ModelSim(&one), n)
+            .unwrap()
+            .simulate(&theta, &mut SimStream::new(11, 3), &mut again)
+            .unwrap();
+        assert_eq!(all, again, "{name}");
+        let mut first = vec![0.0; d];
+        ModelSim(&one)
+            .simulate(&theta, &mut SimStream::new(11, 3), &mut first)
+            .unwrap();
+        assert_eq!(all[..d], first[..], "{name}");
+        assert!(
+            all.chunks_exact(d).skip(1).all(|s| s != &first[..]),
+            "{name}: the data sets are independent draws, not copies"
+        );
+        // Embedded data: n data sets, the first the model's own.
+        let data = many.default_data(7).unwrap();
+        assert_eq!(data.len(), n * d);
+        assert_eq!(data[..d], one.default_data(7).unwrap()[..], "{name}");
+        // The prior is the inner model's.
+        let (mut a, mut b) = (vec![0.0; one.dim()], vec![0.0; one.dim()]);
+        ModelPrior(&one)
+            .sample(&mut SimStream::new(5, 0), &mut a)
+            .unwrap();
+        ModelPrior(&many)
+            .sample(&mut SimStream::new(5, 0), &mut b)
+            .unwrap();
+        assert_eq!(a, b);
+        assert_eq!(
+            ModelPrior(&many).ln_density(&a),
+            ModelPrior(&one).ln_density(&a)
+        );
+    }
+    // n = 1 is the model itself; nesting multiplies; 0 and overflow are refused.
+    assert!(matches!(
+        build(ModelName::Sir).replicated(1).unwrap(),
+        Model::Sir(..)
+    ));
+    let m = build(ModelName::Sir)
+        .replicated(3)
+        .unwrap()
+        .replicated(4)
+        .unwrap();
+    assert_eq!(m.datasets(), 12);
+    for n in [0, usize::MAX] {
+        assert!(
+            matches!(
+                build(ModelName::Sir).replicated(n),
+                Err(ModelError::Sim(dpinfer_simulators::SimError::InvalidSize {
+                    name: "datasets",
+                    ..
+                }))
+            ),
+            "{n}"
+        );
+    }
+    // The real data set of cubic-outbreak has no true θ to simulate more at.
+    let cubic = build(ModelName::CubicOutbreak).replicated(2).unwrap();
+    assert_eq!(cubic.default_data(1), Err(ModelError::NoTruth));
+    // A declared prior goes inside the replicates.
+    let sir = build(ModelName::Sir).replicated(2).unwrap();
+    let (prior, names) = build(ModelName::Sir).paper_prior().unwrap().unwrap();
+    let declared = sir.with_prior(prior, &names).unwrap();
+    assert_eq!(declared.datasets(), 2);
+    assert_eq!(declared.name(), "sir (declared prior)");
+}
