@@ -13,8 +13,8 @@ use dpinfer_neural::{
 use dpinfer_simulators::qmc::Sampling;
 use dpinfer_simulators::{Prior, SimStream};
 use numpy::{IntoPyArray, PyReadonlyArray1};
-use pyo3::prelude::*;
 use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyInt, PyList};
 
 use crate::abc::{AnyPrior, PyBatch, PySim, to2d};
