@@ -572,6 +572,17 @@ fn main() {
     // per seed: (SPPE curve, SPPE self-MMD per round, SPLE curve)
     let mut runs: Vec<Repetition> = Vec::new();
     let mut times = Vec::new();
+    let new_curve = |name: &'static str, run_seed: u64| Curve {
+        name,
+        reference: &reference,
+        prior: &prior,
+        seed: run_seed,
+        simulations: base.simulations,
+        points: Vec::new(),
+        own: Vec::new(),
+        exact: exact.as_deref(),
+        exact_points: Vec::new(),
+    };
     for &run_seed in &seeds {
         let settings = SequentialSettings {
             seed: run_seed,
@@ -581,17 +592,7 @@ fn main() {
         let (mut sppe_exact, mut sple_exact) = (Vec::new(), Vec::new());
         if !args.iter().any(|a| a == "--no-sppe") {
             let t0 = Instant::now();
-            let mut curve = Curve {
-                name: "SPPE",
-                reference: &reference,
-                prior: &prior,
-                seed: run_seed,
-                simulations: settings.simulations,
-                points: Vec::new(),
-                own: Vec::new(),
-                exact: exact.as_deref(),
-                exact_points: Vec::new(),
-            };
+            let mut curve = new_curve("SPPE", run_seed);
             let post = sppe_observed(&prior, &sir, &mech, &s_dp, &settings, &mut curve).unwrap();
             let secs = t0.elapsed().as_secs_f64();
             for r in &post.rounds {
@@ -618,17 +619,7 @@ fn main() {
         }
         if !args.iter().any(|a| a == "--no-sple") {
             let t0 = Instant::now();
-            let mut curve = Curve {
-                name: "SPLE",
-                reference: &reference,
-                prior: &prior,
-                seed: run_seed,
-                simulations: settings.simulations,
-                points: Vec::new(),
-                own: Vec::new(),
-                exact: exact.as_deref(),
-                exact_points: Vec::new(),
-            };
+            let mut curve = new_curve("SPLE", run_seed);
             let lik = sple_observed(&prior, &sir, &mech, &s_dp, &settings, &mut curve).unwrap();
             let secs = t0.elapsed().as_secs_f64();
             for r in &lik.rounds {

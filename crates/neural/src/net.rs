@@ -624,26 +624,40 @@ mod tests {
         );
     }
 
+    /// An `f32` variable of shape `dims`, standard normal entries, every `zero_every`-th exactly 0.
+    fn var_with_zeros(rng: &mut SimStream, dims: &[usize], zero_every: usize) -> Var {
+        let n: usize = dims.iter().product();
+        #[allow(clippy::cast_possible_truncation)]
+        let v: Vec<f32> = (0..n)
+            .map(|i| {
+                if i % zero_every == 0 {
+                    0.0
+                } else {
+                    ziggurat_normal(rng) as f32
+                }
+            })
+            .collect();
+        Var::from_tensor(&Tensor::from_vec(v, dims, &Device::Cpu).unwrap()).unwrap()
+    }
+
+    /// The bits of an `f32` tensor's values.
+    fn bits(t: &Tensor) -> Vec<u32> {
+        t.flatten_all()
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect()
+    }
+
     /// `Linear::forward` (bias added by `BiasAdd`) and `relu` (the `Relu` operation) give the
     /// bits of the tensor library's `broadcast_add` and `relu`, forward and backward, in a
     /// residual block (a tensor with two consumers), with inputs of exactly 0 at the ReLU.
     #[test]
     fn bias_add_and_relu_are_the_library_ops_bit_for_bit() {
         let mut rng = SimStream::new(20261122, 12);
-        let mut var = |dims: &[usize]| {
-            let n: usize = dims.iter().product();
-            #[allow(clippy::cast_possible_truncation)]
-            let v: Vec<f32> = (0..n)
-                .map(|i| {
-                    if i % 7 == 0 {
-                        0.0
-                    } else {
-                        ziggurat_normal(&mut rng) as f32
-                    }
-                })
-                .collect();
-            Var::from_tensor(&Tensor::from_vec(v, dims, &Device::Cpu).unwrap()).unwrap()
-        };
+        let mut var = |dims: &[usize]| var_with_zeros(&mut rng, dims, 7);
         let x = var(&[37, 5]);
         let (w1, b1, w2, b2) = (var(&[6, 5]), var(&[6]), var(&[6, 6]), var(&[6]));
         let vars = [&x, &w1, &b1, &w2, &b2];
@@ -677,15 +691,6 @@ mod tests {
             let out = act(&out);
             let loss = out.sqr().unwrap().sum_all().unwrap();
             let grads = loss.backward().unwrap();
-            let bits = |t: &Tensor| -> Vec<u32> {
-                t.flatten_all()
-                    .unwrap()
-                    .to_vec1::<f32>()
-                    .unwrap()
-                    .iter()
-                    .map(|v| v.to_bits())
-                    .collect()
-            };
             let mut all = vec![bits(&out)];
             all.extend(vars.iter().map(|v| bits(grads.get(v.as_tensor()).unwrap())));
             all
@@ -700,20 +705,7 @@ mod tests {
     #[test]
     fn the_fused_relu_linear_is_relu_then_linear_bit_for_bit() {
         let mut rng = SimStream::new(20261130, 3);
-        let mut var = |dims: &[usize]| {
-            let n: usize = dims.iter().product();
-            #[allow(clippy::cast_possible_truncation)]
-            let v: Vec<f32> = (0..n)
-                .map(|i| {
-                    if i % 5 == 0 {
-                        0.0
-                    } else {
-                        ziggurat_normal(&mut rng) as f32
-                    }
-                })
-                .collect();
-            Var::from_tensor(&Tensor::from_vec(v, dims, &Device::Cpu).unwrap()).unwrap()
-        };
+        let mut var = |dims: &[usize]| var_with_zeros(&mut rng, dims, 5);
         let x = var(&[53, 7]);
         let (w0, b0) = (var(&[9, 7]), var(&[9]));
         let (w1, b1, w2, b2) = (var(&[9, 9]), var(&[9]), var(&[9, 9]), var(&[9]));
@@ -738,15 +730,6 @@ mod tests {
             let out = relu(&h).unwrap();
             let loss = out.sqr().unwrap().sum_all().unwrap();
             let grads = loss.backward().unwrap();
-            let bits = |t: &Tensor| -> Vec<u32> {
-                t.flatten_all()
-                    .unwrap()
-                    .to_vec1::<f32>()
-                    .unwrap()
-                    .iter()
-                    .map(|v| v.to_bits())
-                    .collect()
-            };
             let mut all = vec![bits(&out)];
             all.extend(vars.iter().map(|v| bits(grads.get(v.as_tensor()).unwrap())));
             all
