@@ -13,8 +13,9 @@ use dpinfer_neural::{
 use dpinfer_simulators::qmc::Sampling;
 use dpinfer_simulators::{Prior, SimStream};
 use numpy::{IntoPyArray, PyReadonlyArray1};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList};
+use pyo3::types::{PyDict, PyInt, PyList};
 
 use crate::abc::{AnyPrior, PyBatch, PySim, to2d};
 use crate::errors::{invalid, raise};
@@ -94,6 +95,35 @@ impl NoiseMap for Mech {
             Self::Gaussian(m) => m.tau(u, s, out),
             Self::Binomial(m) => m.tau(u, s, out),
         }
+    }
+}
+
+/// `spline=` as a `SplineImpl` number. Any Python int is taken: a negative or huge one is the
+/// typed settings error naming `spline` (as an unknown version is), not pyo3's
+/// `OverflowError` of a `u32` argument; a non-int is a `TypeError`.
+fn spline_number(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u32>> {
+    let Some(v) = v else { return Ok(None) };
+    if !v.is_instance_of::<PyInt>() {
+        return Err(PyTypeError::new_err(format!(
+            "spline must be an int (1: tensor, 2: fused), got {}",
+            v.get_type().name()?
+        )));
+    }
+    let refuse = |value: Option<f64>| {
+        invalid(
+            "spline",
+            value,
+            format!("spline must be 1 (tensor) or 2 (fused), got {v}"),
+        )
+    };
+    match v.extract::<i64>() {
+        Ok(n) => match u32::try_from(n) {
+            Ok(n) => Ok(Some(n)),
+            #[allow(clippy::cast_precision_loss)]
+            Err(_) => Err(refuse(Some(n as f64))),
+        },
+        // beyond i64: the value is not representable as the error's f64 either
+        Err(_) => Err(refuse(None)),
     }
 }
 
@@ -248,7 +278,7 @@ fn neural_run<'py>(
     flow: &str,
     layers: Option<usize>,
     hidden: Option<usize>,
-    spline: Option<u32>,
+    spline: Option<Bound<'py, PyAny>>,
     max_epochs: Option<usize>,
     samples: Option<usize>,
     seed: u64,
@@ -265,7 +295,7 @@ fn neural_run<'py>(
         flow,
         layers,
         hidden,
-        spline,
+        spline_number(spline.as_ref())?,
         max_epochs,
         samples,
         seed,

@@ -81,3 +81,16 @@ def test_the_fused_spline_is_a_reproducible_opt_in_version(tmp_path):
         with pytest.raises(InvalidParameterError) as e:
             neural.sppe(prior, mean_sim, obs, mech, **bad)
         assert e.value.name == "spline"
+
+
+def test_a_negative_or_huge_spline_number_is_the_typed_settings_error():
+    """``spline=`` outside ``u32`` (negative, or beyond 64 bits) raises the typed
+    InvalidParameterError naming ``spline``, not pyo3's OverflowError; a non-int a TypeError."""
+    prior, mech, obs = _setting()
+    for bad in (-1, -(2**40), 2**32 + 1, 2**70, -(2**70)):
+        with pytest.raises(InvalidParameterError) as e:
+            neural.sppe(prior, mean_sim, obs, mech, spline=bad)
+        assert e.value.name == "spline"
+        assert not isinstance(e.value, OverflowError)
+    with pytest.raises(TypeError):
+        neural.sppe(prior, mean_sim, obs, mech, spline=2.0)

@@ -31,8 +31,9 @@ pub(crate) const REPRODUCTIONS: &[Reproduction] = &[
     (
         "neural-curve",
         "the MMD-against-simulations curves of Xiong, Ju & Zhang Fig. 1B (SPPE and SPLE per \
-         round, SMC-ABC per generation) in the shortened settings of the README \
-         (crates/neural/examples/sir_sppe.rs; add --epsilon 1 or 0.1 for Fig. 8)",
+         round over 5 seeds, SMC-ABC per generation; against SMC-ABC and against an \
+         importance-sampling reference of the exact posterior) in the shortened settings of the \
+         README (crates/neural/examples/sir_sppe.rs; add --epsilon 1 or 0.1 for Fig. 8)",
         &[
             "-p",
             "dpinfer-neural",
@@ -51,6 +52,10 @@ pub(crate) const REPRODUCTIONS: &[Reproduction] = &[
             "--abc-tolerance",
             "0.035",
             "--abc-curve",
+            "--seeds",
+            "1,2,3,4,5",
+            "--exact-reference",
+            "8000",
         ],
     ),
     (

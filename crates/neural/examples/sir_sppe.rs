@@ -23,10 +23,32 @@
 //! simulated at θ* and released through the mechanism's noise map, both from public seeded
 //! streams (`--seed`): a synthetic experiment.
 //!
+//! **Repetitions.** The paper's Fig. 1B is the mean and quartiles over 20 trials. `--seeds
+//! 1,2,3` repeats SPPE and SPLE with each seed (every stream of the run) against one
+//! reference (made with `--reference-seed`, default `--seed`) and prints, per round, the
+//! mean, quartiles and range of the MMD over the repetitions. `--reference-cache PATH` keeps
+//! the reference's 1000 draws in a text file (written when missing, read otherwise: the
+//! same bits, no SMC-ABC run). For the estimator's own noise, SPPE's observer also draws a
+//! second sample of 1000 from the same posterior (another stream) and prints its MMD to the
+//! first (`self`: what the MMD reads for two samples of one distribution).
+//!
+//! **A tolerance-free reference.** SMC-ABC's posterior is widened by its final tolerance.
+//! `--exact-reference N` also makes an importance-sampling reference of the exact private-data
+//! posterior: the binomial curve's pmf is known, so `π(θ | s_dp°) ∝ π(θ)·E_x[η(s_dp° | x)]` is
+//! estimated with 4 confidential SIR curves per θ (a pseudo-marginal weight), two passes of `N`
+//! draws (the second proposal from the first's draws; ESS printed); every curve is then also
+//! measured against it (`--exact-cache PATH` keeps its draws as `--reference-cache` does;
+//! `--exact-seed S`, default the reference seed, for a second, independent one;
+//! `--exact-widen F` the proposal's sd as a multiple of the pilot's, default 2).
+//!
+//! Experiment switches (one variable at a time): `--weight-decay`, `--lr`, `--batch`,
+//! `--atoms` (the defaults are the paper's and sbi's).
+//!
 //! Not run in CI. Run:
 //! `cargo run --release -p dpinfer-neural --example sir_sppe -- [--rounds 10] [--sims 1000]
 //! [--m 8] [--maf] [--max-epochs N] [--abc-tolerance 0.05] [--epsilon 10] [--abc-curve]
-//! [--seed 1] [--no-sppe] [--no-sple]`
+//! [--seed 1] [--seeds 1,2,3] [--reference-seed 1] [--reference-cache PATH]
+//! [--exact-reference 8000] [--exact-cache PATH] [--no-sppe] [--no-sple]`
 //! (defaults: the paper's 10 rounds of 1000 simulations and its 8-layer spline flow).
 #![allow(
     clippy::unwrap_used,
@@ -60,6 +82,11 @@ const K: u64 = 1_000_000;
 const OBSERVATION_DOMAIN: u64 = 0x5349_524f_4253_0000; // "SIROBS"
 /// Stream domain of SPPE's per-round curve draws (job = round).
 const CURVE_DOMAIN: u64 = 0x5349_5243_5552_0000; // "SIRCUR"
+/// Stream domain of the importance-sampling reference (job 0: proposal draws, then one job per
+/// confidential simulation).
+const EXACT_DOMAIN: u64 = 0x5349_5245_5841_0000; // "SIREXA"
+/// Stream domain of SPPE's second per-round sample (job = round), for the MMD's own noise.
+const CURVE2_DOMAIN: u64 = 0x5349_5243_5532_0000; // "SIRCU2"
 
 /// The binomial curve's noise map with the counts divided by `n` (the paper's proportions).
 struct Proportions(BinomialCurve);
@@ -117,14 +144,30 @@ struct Curve<'a, P> {
     seed: u64,
     simulations: usize,
     points: Vec<(usize, usize, f64)>,
+    /// SPPE: MMD between two samples of 1000 of the same posterior, per round.
+    own: Vec<f64>,
+    /// The importance-sampling reference, when made, and the MMD to it per round.
+    exact: Option<&'a [f64]>,
+    exact_points: Vec<f64>,
 }
 
 impl<P> Curve<'_, P> {
     fn record(&mut self, report: &RoundReport, draws: &[f64]) {
         let value = mmd(draws, self.reference);
         let sims = report.round * self.simulations;
+        let n = draws.len() as f64 / 2.0;
+        let beta = draws.iter().step_by(2).sum::<f64>() / n;
+        let gamma = draws.iter().skip(1).step_by(2).sum::<f64>() / n;
+        if let Some(exact) = self.exact {
+            let v = mmd(draws, exact);
+            eprintln!(
+                "curve {}: round {}, MMD to the IS reference {v:.4}",
+                self.name, report.round
+            );
+            self.exact_points.push(v);
+        }
         eprintln!(
-            "curve {}: round {}, {sims} simulations, MMD {value:.4}",
+            "curve {}: round {}, {sims} simulations, MMD {value:.4}, mean β {beta:.4} γ {gamma:.5}",
             self.name, report.round
         );
         self.points.push((report.round, sims, value));
@@ -135,6 +178,11 @@ impl<P: Prior> RoundObserver for Curve<'_, P> {
     fn sppe_round(&mut self, report: &RoundReport, posterior: &NeuralPosterior) {
         let mut rng = SimStream::with_domain(self.seed, CURVE_DOMAIN, report.round as u64);
         let (draws, _) = posterior.sample(self.prior, 1000, 0.01, &mut rng).unwrap();
+        let mut rng = SimStream::with_domain(self.seed, CURVE2_DOMAIN, report.round as u64);
+        let (second, _) = posterior.sample(self.prior, 1000, 0.01, &mut rng).unwrap();
+        let own = mmd(&draws, &second);
+        eprintln!("curve SPPE: round {}, self MMD {own:.4}", report.round);
+        self.own.push(own);
         self.record(report, &draws);
     }
     fn sple_round(&mut self, report: &RoundReport, posterior: &[f64], _mcmc: &McmcReport) {
@@ -165,9 +213,201 @@ fn summary(name: &str, theta: &[f64]) {
     );
 }
 
+/// Mean, lower quartile, upper quartile, minimum and maximum (quartiles by linear
+/// interpolation of the order statistics).
+fn spread(values: &[f64]) -> [f64; 5] {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let q = |p: f64| {
+        let x = p * (v.len() - 1) as f64;
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let (i, f) = (x.floor() as usize, x - x.floor());
+        if i + 1 < v.len() {
+            v[i] + f * (v[i + 1] - v[i])
+        } else {
+            v[i]
+        }
+    };
+    let mean = v.iter().sum::<f64>() / v.len() as f64;
+    [mean, q(0.25), q(0.75), v[0], v[v.len() - 1]]
+}
+
+/// The reference posterior: SMC-ABC's final population resampled to 1000 draws, or the same
+/// draws read back from `cache` (written when missing). Returns the draws and a description.
+fn load_or_make(
+    cache: Option<&str>,
+    make: impl FnOnce() -> (Vec<f64>, String),
+) -> (Vec<f64>, String) {
+    if let Some(path) = cache
+        && let Ok(text) = std::fs::read_to_string(path)
+    {
+        let mut lines = text.lines();
+        let what = lines
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("# ")
+            .to_string();
+        let draws: Vec<f64> = lines
+            .flat_map(|l| l.split_whitespace().map(|v| v.parse::<f64>().unwrap()))
+            .collect();
+        assert_eq!(
+            draws.len(),
+            2000,
+            "{path}: expected 1000 draws of θ = (β, γ)"
+        );
+        return (draws, format!("{what} (read from {path})"));
+    }
+    let (draws, what) = make();
+    if let Some(path) = cache {
+        let mut text = format!("# {what}\n");
+        for row in draws.chunks_exact(2) {
+            // `{:?}` writes the shortest string that parses back to the same bits
+            text.push_str(&format!("{:?} {:?}\n", row[0], row[1]));
+        }
+        std::fs::write(path, text).unwrap();
+    }
+    (draws, what)
+}
+
+/// A **tolerance-free reference**: importance sampling of the exact private-data posterior
+/// `π(θ | s_dp°) ∝ π(θ)·E_x[η(s_dp° | x)]` (Xiong, Ju & Zhang, eq. 2), the mechanism's pmf
+/// `η` being the binomial curve's (`s_j ~ Binomial(n, (I_j + m)/(K + 2m))`, Prop. 4),
+/// averaged over `sims` confidential SIR curves per θ (a pseudo-marginal, unbiased estimate of
+/// the likelihood; the SIR at K = 10⁶ is nearly deterministic, so a few suffice). Proposal: a
+/// Gaussian in (ln β, ln γ) with `widen` times the sd of `pilot` (default 2) and its
+/// correlation. Returns 1000
+/// draws resampled from the weighted `n` and the ESS. [`exact_reference`] runs it twice, the
+/// second time with the first's draws as the pilot.
+#[allow(clippy::too_many_arguments)]
+fn importance_sampling<P: Prior>(
+    prior: &P,
+    sir: &SirTauLeap,
+    s_dp: &[f64],
+    m_pseudo: u64,
+    pilot: &[f64],
+    n: usize,
+    sims: usize,
+    seed: u64,
+    stage: u64,
+    widen: f64,
+) -> (Vec<f64>, f64) {
+    let logs: Vec<[f64; 2]> = pilot
+        .chunks_exact(2)
+        .map(|t| [t[0].ln(), t[1].ln()])
+        .collect();
+    let np = logs.len() as f64;
+    let mu = [0, 1].map(|j| logs.iter().map(|l| l[j]).sum::<f64>() / np);
+    let cov = |a: usize, b: usize| {
+        logs.iter()
+            .map(|l| (l[a] - mu[a]) * (l[b] - mu[b]))
+            .sum::<f64>()
+            / np
+            * widen
+            * widen
+    };
+    // Cholesky of the widened covariance
+    let l00 = cov(0, 0).sqrt();
+    let l10 = cov(1, 0) / l00;
+    let l11 = (cov(1, 1) - l10 * l10).sqrt();
+    let counts: Vec<f64> = s_dp.iter().map(|v| (v * N as f64).round()).collect();
+    let denom = (K + 2 * m_pseudo) as f64;
+    let first_job = stage << 40;
+    let mut rng = SimStream::with_domain(seed, EXACT_DOMAIN, first_job);
+    let mut theta = Vec::with_capacity(2 * n);
+    let mut logw = Vec::with_capacity(n);
+    let mut curve = vec![0.0; S_DP.len()];
+    for i in 0..n {
+        let z0 = dpinfer_simulators::dist::std_normal(&mut rng);
+        let z1 = dpinfer_simulators::dist::std_normal(&mut rng);
+        let l = [mu[0] + l00 * z0, mu[1] + l10 * z0 + l11 * z1];
+        let t = [l[0].exp(), l[1].exp()];
+        // ln g(θ) in θ's own units: the Gaussian in ln θ and the Jacobian 1/(βγ)
+        let ln_g = -0.5 * (z0 * z0 + z1 * z1)
+            - (2.0 * core::f64::consts::PI).ln()
+            - l00.ln()
+            - l11.ln()
+            - l[0]
+            - l[1];
+        let mut lls = Vec::with_capacity(sims);
+        for j in 0..sims {
+            let mut sim_rng =
+                SimStream::with_domain(seed, EXACT_DOMAIN, first_job + 1 + (i * sims + j) as u64);
+            sir.simulate(&t, &mut sim_rng, &mut curve).unwrap();
+            let ll: f64 = curve
+                .iter()
+                .zip(&counts)
+                .map(|(&inf, &k)| {
+                    let p = (inf.clamp(0.0, K as f64) + m_pseudo as f64) / denom;
+                    k * p.ln() + (N as f64 - k) * (1.0 - p).ln()
+                })
+                .sum();
+            lls.push(ll);
+        }
+        let top = lls.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let ll = top + (lls.iter().map(|v| (v - top).exp()).sum::<f64>() / sims as f64).ln();
+        theta.extend_from_slice(&t);
+        logw.push(prior.ln_density(&t) - ln_g + ll);
+    }
+    let top = logw.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let w: Vec<f64> = logw.iter().map(|v| (v - top).exp()).collect();
+    let sum: f64 = w.iter().sum();
+    let ess = sum * sum / w.iter().map(|v| v * v).sum::<f64>();
+    (resample(&theta, &w), ess)
+}
+
+/// The importance-sampling reference: a first pass with SMC-ABC's draws as the pilot, a second
+/// with the first pass's (a proposal closer to the posterior: a larger ESS).
+#[allow(clippy::too_many_arguments)]
+fn exact_reference<P: Prior>(
+    prior: &P,
+    sir: &SirTauLeap,
+    s_dp: &[f64],
+    m_pseudo: u64,
+    pilot: &[f64],
+    n: usize,
+    sims: usize,
+    seed: u64,
+    widen: f64,
+) -> (Vec<f64>, f64, f64) {
+    let (first, ess1) =
+        importance_sampling(prior, sir, s_dp, m_pseudo, pilot, n, sims, seed, 0, widen);
+    let (draws, ess2) =
+        importance_sampling(prior, sir, s_dp, m_pseudo, &first, n, sims, seed, 1, widen);
+    (draws, ess1, ess2)
+}
+
+/// One repetition's per-round curve (round, simulations, MMD).
+type Points = Vec<(usize, usize, f64)>;
+
+/// One repetition (seed): SPPE's and SPLE's curves against SMC-ABC, SPPE's self MMD, and the
+/// curves against the importance-sampling reference (empty without it).
+struct Repetition {
+    seed: u64,
+    sppe: Points,
+    own: Vec<f64>,
+    sple: Points,
+    sppe_exact: Vec<f64>,
+    sple_exact: Vec<f64>,
+}
+
+#[allow(clippy::too_many_lines)]
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let seed: u64 = arg(&args, "--seed", 1);
+    let seeds: Vec<u64> = args
+        .iter()
+        .position(|a| a == "--seeds")
+        .and_then(|i| args.get(i + 1))
+        .map_or_else(
+            || vec![seed],
+            |v| v.split(',').map(|s| s.parse().unwrap()).collect(),
+        );
+    let ref_seed: u64 = arg(&args, "--reference-seed", seed);
+    let cache = args
+        .iter()
+        .position(|a| a == "--reference-cache")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str);
     let sir = SirTauLeap::new(SirSettings::paper(), 0.05).unwrap();
     let prior = paper_prior().unwrap();
     // Proposition 4: ε = nL/m.
@@ -179,9 +419,9 @@ fn main() {
         S_DP.to_vec()
     } else {
         let mut counts = vec![0.0; S_DP.len()];
-        let mut rng = SimStream::with_domain(seed, OBSERVATION_DOMAIN, 0);
+        let mut rng = SimStream::with_domain(ref_seed, OBSERVATION_DOMAIN, 0);
         sir.simulate(&theta_star(), &mut rng, &mut counts).unwrap();
-        let mut rng = SimStream::with_domain(seed, OBSERVATION_DOMAIN, 1);
+        let mut rng = SimStream::with_domain(ref_seed, OBSERVATION_DOMAIN, 1);
         let u: Vec<f64> = counts
             .iter()
             .map(|_| dpinfer_simulators::dist::uniform_open01(&mut rng))
@@ -196,7 +436,6 @@ fn main() {
     );
 
     // Reference: SMC-ABC (1000 particles, ε_t = 0.5·0.7^t) down to the final tolerance.
-    let t0 = Instant::now();
     let abc_sim = Privatized::new(
         sir,
         BinomialReplicate::new(N, m_pseudo as f64, K as f64).unwrap(),
@@ -213,24 +452,62 @@ fn main() {
         kernel_scale: 2.0,
         ..SmcSettings::default()
     };
-    let mut smc = SmcAbc::new(
-        &prior,
-        abc_sim.clone(),
-        Euclidean::new(&s_dp).unwrap(),
-        abc_settings.clone(),
-    )
-    .unwrap();
-    smc.run(&mut SimStream::new(seed, 1)).unwrap();
-    let reference = resample(smc.particles(), smc.weights());
-    let abc_secs = t0.elapsed().as_secs_f64();
-    println!(
-        "SMC-ABC reference: {} simulations, {} generations, {abc_secs:.1} s",
-        smc.simulations(),
-        smc.history().len()
-    );
+    let (reference, ref_what) = load_or_make(cache, || {
+        let t0 = Instant::now();
+        let mut smc = SmcAbc::new(
+            &prior,
+            abc_sim.clone(),
+            Euclidean::new(&s_dp).unwrap(),
+            abc_settings.clone(),
+        )
+        .unwrap();
+        smc.run(&mut SimStream::new(ref_seed, 1)).unwrap();
+        let what = format!(
+            "SMC-ABC reference: ε = {epsilon}, tolerance {}, seed {ref_seed}, {} simulations, \
+             {} generations, {:.1} s",
+            abc_settings.final_tolerance,
+            smc.simulations(),
+            smc.history().len(),
+            t0.elapsed().as_secs_f64()
+        );
+        (resample(smc.particles(), smc.weights()), what)
+    });
+    println!("{ref_what}");
     println!("| method | β mean ± sd | γ mean ± sd |");
     println!("|---|---|---|");
     summary("SMC-ABC", &reference);
+    // The tolerance-free reference (importance sampling with the mechanism's pmf).
+    let exact_n: usize = arg(&args, "--exact-reference", 0);
+    let exact_seed: u64 = arg(&args, "--exact-seed", ref_seed);
+    let widen: f64 = arg(&args, "--exact-widen", 2.0);
+    let exact_cache = args
+        .iter()
+        .position(|a| a == "--exact-cache")
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str);
+    let exact: Option<Vec<f64>> = (exact_n > 0).then(|| {
+        let (draws, what) = load_or_make(exact_cache, || {
+            let t0 = Instant::now();
+            let (draws, ess1, ess2) = exact_reference(
+                &prior, &sir, &s_dp, m_pseudo, &reference, exact_n, 4, exact_seed, widen,
+            );
+            let what = format!(
+                "importance-sampling reference: ε = {epsilon}, seed {exact_seed}, two passes of \
+                 {exact_n} draws × 4 confidential simulations (proposal sd × {widen}), ESS \
+                 {ess1:.0} then {ess2:.0}, \
+                 {:.1} s",
+                t0.elapsed().as_secs_f64()
+            );
+            (draws, what)
+        });
+        println!("{what}");
+        summary("importance sampling", &draws);
+        println!(
+            "| MMD(SMC-ABC, importance sampling) = {:.4} | | |",
+            mmd(&reference, &draws)
+        );
+        draws
+    });
 
     // SMC-ABC's curve: an independent run (another stream), every generation against the
     // reference.
@@ -244,7 +521,7 @@ fn main() {
             abc_settings,
         )
         .unwrap();
-        let mut rng = SimStream::new(seed, 4);
+        let mut rng = SimStream::new(ref_seed, 4);
         while let SmcStep::Generation(stats) = run.step(&mut rng).unwrap() {
             let value = mmd(&resample(run.particles(), run.weights()), &reference);
             eprintln!(
@@ -263,121 +540,174 @@ fn main() {
     } else {
         FlowSettings::default()
     };
-    let settings = SequentialSettings {
+    let base = SequentialSettings {
         rounds: arg(&args, "--rounds", 10),
         simulations: arg(&args, "--sims", 1000),
         noise_draws: arg(&args, "--m", 8),
         flow,
         train: TrainSettings {
             max_epochs: arg(&args, "--max-epochs", 1000),
+            weight_decay: arg(
+                &args,
+                "--weight-decay",
+                TrainSettings::default().weight_decay,
+            ),
+            learning_rate: arg(&args, "--lr", TrainSettings::default().learning_rate),
+            batch_size: arg(&args, "--batch", TrainSettings::default().batch_size),
             ..TrainSettings::default()
         },
+        atoms: arg(&args, "--atoms", SequentialSettings::default().atoms),
         seed,
         ..SequentialSettings::default()
     };
-
-    let sppe_run = if args.iter().any(|a| a == "--no-sppe") {
-        None
-    } else {
-        let t0 = Instant::now();
-        let mut curve = Curve {
-            name: "SPPE",
-            reference: &reference,
-            prior: &prior,
-            seed,
-            simulations: settings.simulations,
-            points: Vec::new(),
-        };
-        let post = sppe_observed(&prior, &sir, &mech, &s_dp, &settings, &mut curve).unwrap();
-        let sppe_secs = t0.elapsed().as_secs_f64();
-        let sppe_curve = curve.points;
-        for r in &post.rounds {
-            eprintln!(
-                "SPPE round {}: {} epochs, best validation loss {:.4}, proposal {:?}",
-                r.round, r.fit.epochs, r.fit.validation_loss[r.fit.best_epoch], r.proposal
-            );
-        }
-        let (sppe_draws, _) = post
-            .posterior
-            .sample(&prior, 1000, 0.01, &mut SimStream::new(seed, 2))
-            .unwrap();
-        eprintln!(
-            "SPPE: {sppe_secs:.1} s, MMD to SMC-ABC {:.4}",
-            mmd(&sppe_draws, &reference)
-        );
-        Some((sppe_draws, sppe_secs, sppe_curve))
-    };
-    let lik = if args.iter().any(|a| a == "--no-sple") {
-        None
-    } else {
-        let t0 = Instant::now();
-        let mut curve = Curve {
-            name: "SPLE",
-            reference: &reference,
-            prior: &prior,
-            seed,
-            simulations: settings.simulations,
-            points: Vec::new(),
-        };
-        let lik = sple_observed(&prior, &sir, &mech, &s_dp, &settings, &mut curve).unwrap();
-        let sple_secs = t0.elapsed().as_secs_f64();
-        let sple_curve = curve.points;
-        for r in &lik.rounds {
-            eprintln!(
-                "SPLE round {}: {} epochs, best validation loss {:.4}",
-                r.round, r.fit.epochs, r.fit.validation_loss[r.fit.best_epoch]
-            );
-        }
-        eprintln!("SPLE final chains: {:?}", lik.posterior_mcmc);
-        eprintln!(
-            "SPLE: {sple_secs:.1} s, MMD to SMC-ABC {:.4}",
-            mmd(&lik.posterior, &reference)
-        );
-        Some((lik, sple_secs, sple_curve))
-    };
-
-    let sims = settings.rounds * settings.simulations;
-    let ts = theta_star();
+    let sims = base.rounds * base.simulations;
     println!(
-        "\n{} rounds × {} simulations, M = {}, {:?}, ε = {epsilon}\n",
-        settings.rounds, settings.simulations, settings.noise_draws, settings.flow
+        "\n{} rounds × {} simulations, M = {}, {:?}, ε = {epsilon}, seeds {seeds:?}\n",
+        base.rounds, base.simulations, base.noise_draws, base.flow
     );
-    println!("| method | β mean ± sd | γ mean ± sd |");
-    println!("|---|---|---|");
-    println!("| truth θ* | {:.4} | {:.4} |", ts[0], ts[1]);
-    summary("SMC-ABC", &reference);
-    if let Some((sppe_draws, _, _)) = &sppe_run {
-        summary("SPPE", sppe_draws);
-    }
-    if let Some((lik, _, _)) = &lik {
-        summary("SPLE", &lik.posterior);
-    }
-    println!("\n| method | simulations | wall time (s) | MMD to SMC-ABC |");
+    println!("| seed | method | β mean ± sd | γ mean ± sd |");
     println!("|---|---|---|---|");
-    println!("| SMC-ABC | {} | {abc_secs:.1} | — |", smc.simulations());
-    if let Some((sppe_draws, sppe_secs, _)) = &sppe_run {
+    let ts = theta_star();
+    println!("| | truth θ* | {:.4} | {:.4} |", ts[0], ts[1]);
+    // per seed: (SPPE curve, SPPE self-MMD per round, SPLE curve)
+    let mut runs: Vec<Repetition> = Vec::new();
+    let mut times = Vec::new();
+    let new_curve = |name: &'static str, run_seed: u64| Curve {
+        name,
+        reference: &reference,
+        prior: &prior,
+        seed: run_seed,
+        simulations: base.simulations,
+        points: Vec::new(),
+        own: Vec::new(),
+        exact: exact.as_deref(),
+        exact_points: Vec::new(),
+    };
+    for &run_seed in &seeds {
+        let settings = SequentialSettings {
+            seed: run_seed,
+            ..base
+        };
+        let (mut sppe_curve, mut own, mut sple_curve) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut sppe_exact, mut sple_exact) = (Vec::new(), Vec::new());
+        if !args.iter().any(|a| a == "--no-sppe") {
+            let t0 = Instant::now();
+            let mut curve = new_curve("SPPE", run_seed);
+            let post = sppe_observed(&prior, &sir, &mech, &s_dp, &settings, &mut curve).unwrap();
+            let secs = t0.elapsed().as_secs_f64();
+            for r in &post.rounds {
+                eprintln!(
+                    "SPPE seed {run_seed} round {}: {} epochs, best validation loss {:.4}, \
+                     proposal {:?}",
+                    r.round, r.fit.epochs, r.fit.validation_loss[r.fit.best_epoch], r.proposal
+                );
+                eprintln!("  validation loss per epoch: {:.4?}", r.fit.validation_loss);
+            }
+            let (draws, _) = post
+                .posterior
+                .sample(&prior, 1000, 0.01, &mut SimStream::new(run_seed, 2))
+                .unwrap();
+            eprintln!(
+                "SPPE seed {run_seed}: {secs:.1} s, MMD to SMC-ABC {:.4}",
+                mmd(&draws, &reference)
+            );
+            summary(&format!("{run_seed} | SPPE"), &draws);
+            times.push(("SPPE", run_seed, secs, mmd(&draws, &reference)));
+            sppe_curve = curve.points;
+            own = curve.own;
+            sppe_exact = curve.exact_points;
+        }
+        if !args.iter().any(|a| a == "--no-sple") {
+            let t0 = Instant::now();
+            let mut curve = new_curve("SPLE", run_seed);
+            let lik = sple_observed(&prior, &sir, &mech, &s_dp, &settings, &mut curve).unwrap();
+            let secs = t0.elapsed().as_secs_f64();
+            for r in &lik.rounds {
+                eprintln!(
+                    "SPLE seed {run_seed} round {}: {} epochs, best validation loss {:.4}",
+                    r.round, r.fit.epochs, r.fit.validation_loss[r.fit.best_epoch]
+                );
+            }
+            eprintln!(
+                "SPLE seed {run_seed} final chains: {:?}",
+                lik.posterior_mcmc
+            );
+            eprintln!(
+                "SPLE seed {run_seed}: {secs:.1} s, MMD to SMC-ABC {:.4}",
+                mmd(&lik.posterior, &reference)
+            );
+            summary(&format!("{run_seed} | SPLE"), &lik.posterior);
+            times.push(("SPLE", run_seed, secs, mmd(&lik.posterior, &reference)));
+            sple_curve = curve.points;
+            sple_exact = curve.exact_points;
+        }
+        runs.push(Repetition {
+            seed: run_seed,
+            sppe: sppe_curve,
+            own,
+            sple: sple_curve,
+            sppe_exact,
+            sple_exact,
+        });
+    }
+
+    println!("\n| method | seed | simulations | wall time (s) | MMD to SMC-ABC |");
+    println!("|---|---|---|---|---|");
+    for (name, s, secs, v) in &times {
+        println!("| {name} | {s} | {sims} | {secs:.1} | {v:.4} |");
+    }
+    println!(
+        "\n| method | seed | round / generation | simulations | MMD to the reference | self MMD |"
+    );
+    println!("|---|---|---|---|---|---|");
+    for (g, n, v) in &abc_curve {
+        println!("| SMC-ABC | {ref_seed} | {g} | {n} | {v:.4} | |");
+    }
+    for run in &runs {
+        let s = run.seed;
+        for ((r, n, v), o) in run.sppe.iter().zip(&run.own) {
+            println!("| SPPE | {s} | {r} | {n} | {v:.4} | {o:.4} |");
+        }
+        for (r, n, v) in &run.sple {
+            println!("| SPLE | {s} | {r} | {n} | {v:.4} | |");
+        }
+    }
+    if runs.len() > 1 {
         println!(
-            "| SPPE | {sims} | {sppe_secs:.1} | {:.4} |",
-            mmd(sppe_draws, &reference)
+            "\nOver {} repetitions (seeds {seeds:?}): MMD per round, mean [lower quartile, upper \
+             quartile] (min – max)\n",
+            runs.len()
         );
-    }
-    if let Some((lik, sple_secs, _)) = &lik {
-        println!(
-            "| SPLE | {sims} | {sple_secs:.1} | {:.4} |",
-            mmd(&lik.posterior, &reference)
-        );
-    }
-    println!("\n| method | round / generation | simulations | MMD to the reference |");
-    println!("|---|---|---|---|");
-    for (g, sims, v) in &abc_curve {
-        println!("| SMC-ABC | {g} | {sims} | {v:.4} |");
-    }
-    for (name, points) in [
-        ("SPPE", sppe_run.as_ref().map(|r| &r.2)),
-        ("SPLE", lik.as_ref().map(|r| &r.2)),
-    ] {
-        for (r, sims, v) in points.into_iter().flatten() {
-            println!("| {name} | {r} | {sims} | {v:.4} |");
+        println!("| method | round | simulations | MMD mean | quartiles | range |");
+        println!("|---|---|---|---|---|---|");
+        for (name, pick) in [
+            ("SPPE", 1usize),
+            ("SPPE self", 2),
+            ("SPLE", 3),
+            ("SPPE to IS", 4),
+            ("SPLE to IS", 5),
+        ] {
+            for round in 0..base.rounds {
+                let values: Vec<f64> = runs
+                    .iter()
+                    .filter_map(|run| match pick {
+                        1 => run.sppe.get(round).map(|p| p.2),
+                        2 => run.own.get(round).copied(),
+                        3 => run.sple.get(round).map(|p| p.2),
+                        4 => run.sppe_exact.get(round).copied(),
+                        _ => run.sple_exact.get(round).copied(),
+                    })
+                    .collect();
+                if values.is_empty() {
+                    continue;
+                }
+                let [mean, q1, q3, lo, hi] = spread(&values);
+                println!(
+                    "| {name} | {} | {} | {mean:.4} | [{q1:.4}, {q3:.4}] | {lo:.4} – {hi:.4} |",
+                    round + 1,
+                    (round + 1) * base.simulations
+                );
+            }
         }
     }
 }

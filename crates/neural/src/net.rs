@@ -100,6 +100,19 @@ impl Linear {
         Ok(self)
     }
 
+    /// `forward(relu(x))` as one operation of the graph ([`ReluLinear`]) for an unmasked map
+    /// with a bias (the spline flow's residual blocks), else the two operations. The same
+    /// bits, forward and backward.
+    pub(crate) fn forward_relu(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        match (&self.mask, &self.b) {
+            (None, Some(b)) => {
+                x.contiguous()?
+                    .apply_op3(self.w.as_tensor(), b.as_tensor(), ReluLinear)
+            }
+            _ => self.forward(&relu(x)?),
+        }
+    }
+
     pub(crate) fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let w = match &self.mask {
             Some(m) => (self.w.as_tensor() * m)?,
@@ -266,6 +279,89 @@ impl candle_core::CustomOp1 for Relu {
             DType::F64 => mask::<f64>(x, g).map(Some),
             other => candle_core::bail!("relu: unsupported type {other:?}"),
         }
+    }
+}
+
+/// `relu(x)·Wᵀ + b` (`x` `(n, i)`, `W` `(o, i)`, `b` `(o)`) as one node of the graph instead of
+/// four (ReLU, transpose, matrix product, bias): the tensor library's backward pass allocates a
+/// zero tensor and an addition for every argument of every node, most of an epoch's
+/// bookkeeping. The arithmetic is the four operations' own, call for call: the forward runs
+/// [`Relu`], the library's `matmul` with `W` transposed as a view, and [`BiasAdd`] on fresh
+/// tensors over the same values; the backward makes the library's matrix-product gradient
+/// calls on the same layouts (`g·W`, `relu(x)ᵀ·g`, then transposed), [`BiasAdd`]'s column sums
+/// and [`Relu`]'s mask. So outputs and gradients are the same bits (up to the sign of a zero
+/// gradient, which the library's accumulation `0 + g` erases anyway), and a trained flow's
+/// weights are bit-identical: no version.
+struct ReluLinear;
+
+/// A fresh tensor over the values of a contiguous CPU storage.
+fn storage_tensor(
+    s: &candle_core::CpuStorage,
+    l: &candle_core::Layout,
+) -> candle_core::Result<Tensor> {
+    use candle_core::CpuStorage;
+    let Some((a, b)) = l.contiguous_offsets() else {
+        candle_core::bail!("relu-linear: operand not contiguous");
+    };
+    match s {
+        CpuStorage::F32(v) => Tensor::from_slice(&v[a..b], l.shape(), &Device::Cpu),
+        CpuStorage::F64(v) => Tensor::from_slice(&v[a..b], l.shape(), &Device::Cpu),
+        _ => candle_core::bail!("relu-linear: f32 or f64 only"),
+    }
+}
+
+impl candle_core::CustomOp3 for ReluLinear {
+    fn name(&self) -> &'static str {
+        "relu-linear"
+    }
+
+    fn cpu_fwd(
+        &self,
+        s1: &candle_core::CpuStorage,
+        l1: &candle_core::Layout,
+        s2: &candle_core::CpuStorage,
+        l2: &candle_core::Layout,
+        s3: &candle_core::CpuStorage,
+        l3: &candle_core::Layout,
+    ) -> candle_core::Result<(candle_core::CpuStorage, candle_core::Shape)> {
+        use candle_core::CpuStorage;
+        let x = storage_tensor(s1, l1)?;
+        let w = storage_tensor(s2, l2)?;
+        let b = storage_tensor(s3, l3)?;
+        let y = x
+            .apply_op1(Relu)?
+            .matmul(&w.t()?)?
+            .contiguous()?
+            .apply_op2(&b, BiasAdd)?;
+        let shape = y.shape().clone();
+        let out = match y.dtype() {
+            DType::F32 => CpuStorage::F32(y.flatten_all()?.to_vec1::<f32>()?),
+            DType::F64 => CpuStorage::F64(y.flatten_all()?.to_vec1::<f64>()?),
+            other => candle_core::bail!("relu-linear: unsupported type {other:?}"),
+        };
+        Ok((out, shape))
+    }
+
+    fn bwd(
+        &self,
+        x: &Tensor,
+        w: &Tensor,
+        b: &Tensor,
+        res: &Tensor,
+        g: &Tensor,
+    ) -> candle_core::Result<(Option<Tensor>, Option<Tensor>, Option<Tensor>)> {
+        use candle_core::CustomOp1;
+        use candle_core::CustomOp2;
+        let (x, w, g) = (x.detach(), w.detach(), g.detach());
+        // BiasAdd: the bias's column sums; the product's gradient is `g` itself
+        let (_, gb) = BiasAdd.bwd(res, b, res, &g)?;
+        // the library's matmul backward for `a·Wᵀ` (rhs = W.t(), so rhs.t() is W's layout)
+        let a = x.apply_op1(Relu)?;
+        let ga = g.matmul(&w)?;
+        let gw = a.t()?.matmul(&g)?.t()?;
+        // Relu's mask
+        let gx = Relu.bwd(&x, &a, &ga)?;
+        Ok((gx, Some(gw), gb))
     }
 }
 
@@ -528,26 +624,40 @@ mod tests {
         );
     }
 
+    /// An `f32` variable of shape `dims`, standard normal entries, every `zero_every`-th exactly 0.
+    fn var_with_zeros(rng: &mut SimStream, dims: &[usize], zero_every: usize) -> Var {
+        let n: usize = dims.iter().product();
+        #[allow(clippy::cast_possible_truncation)]
+        let v: Vec<f32> = (0..n)
+            .map(|i| {
+                if i % zero_every == 0 {
+                    0.0
+                } else {
+                    ziggurat_normal(rng) as f32
+                }
+            })
+            .collect();
+        Var::from_tensor(&Tensor::from_vec(v, dims, &Device::Cpu).unwrap()).unwrap()
+    }
+
+    /// The bits of an `f32` tensor's values.
+    fn bits(t: &Tensor) -> Vec<u32> {
+        t.flatten_all()
+            .unwrap()
+            .to_vec1::<f32>()
+            .unwrap()
+            .iter()
+            .map(|v| v.to_bits())
+            .collect()
+    }
+
     /// `Linear::forward` (bias added by `BiasAdd`) and `relu` (the `Relu` operation) give the
     /// bits of the tensor library's `broadcast_add` and `relu`, forward and backward, in a
     /// residual block (a tensor with two consumers), with inputs of exactly 0 at the ReLU.
     #[test]
     fn bias_add_and_relu_are_the_library_ops_bit_for_bit() {
         let mut rng = SimStream::new(20261122, 12);
-        let mut var = |dims: &[usize]| {
-            let n: usize = dims.iter().product();
-            #[allow(clippy::cast_possible_truncation)]
-            let v: Vec<f32> = (0..n)
-                .map(|i| {
-                    if i % 7 == 0 {
-                        0.0
-                    } else {
-                        ziggurat_normal(&mut rng) as f32
-                    }
-                })
-                .collect();
-            Var::from_tensor(&Tensor::from_vec(v, dims, &Device::Cpu).unwrap()).unwrap()
-        };
+        let mut var = |dims: &[usize]| var_with_zeros(&mut rng, dims, 7);
         let x = var(&[37, 5]);
         let (w1, b1, w2, b2) = (var(&[6, 5]), var(&[6]), var(&[6, 6]), var(&[6]));
         let vars = [&x, &w1, &b1, &w2, &b2];
@@ -581,19 +691,54 @@ mod tests {
             let out = act(&out);
             let loss = out.sqr().unwrap().sum_all().unwrap();
             let grads = loss.backward().unwrap();
-            let bits = |t: &Tensor| -> Vec<u32> {
-                t.flatten_all()
-                    .unwrap()
-                    .to_vec1::<f32>()
-                    .unwrap()
-                    .iter()
-                    .map(|v| v.to_bits())
-                    .collect()
-            };
             let mut all = vec![bits(&out)];
             all.extend(vars.iter().map(|v| bits(grads.get(v.as_tensor()).unwrap())));
             all
         };
         assert_eq!(run(true), run(false));
+    }
+
+    /// `Linear::forward_relu` (the fused `ReluLinear` node) gives the bits of
+    /// `Linear::forward(&relu(x))` — output and every gradient — in the spline flow's residual
+    /// block (`h + l2(relu(l1(relu(h))))`, `h` with two consumers), with inputs of exactly 0 at
+    /// both ReLUs and a loss whose gradient has exact zeros (so the sign of a zero is exercised).
+    #[test]
+    fn the_fused_relu_linear_is_relu_then_linear_bit_for_bit() {
+        let mut rng = SimStream::new(20261130, 3);
+        let mut var = |dims: &[usize]| var_with_zeros(&mut rng, dims, 5);
+        let x = var(&[53, 7]);
+        let (w0, b0) = (var(&[9, 7]), var(&[9]));
+        let (w1, b1, w2, b2) = (var(&[9, 9]), var(&[9]), var(&[9, 9]), var(&[9]));
+        let vars = [&x, &w0, &b0, &w1, &b1, &w2, &b2];
+        let linear = |w: &Var, b: &Var| Linear {
+            w: w.clone(),
+            b: Some(b.clone()),
+            mask: None,
+        };
+        let run = |fused: bool| -> Vec<Vec<u32>> {
+            let (l0, l1, l2) = (linear(&w0, &b0), linear(&w1, &b1), linear(&w2, &b2));
+            let step = |l: &Linear, h: &Tensor| {
+                if fused {
+                    l.forward_relu(h).unwrap()
+                } else {
+                    l.forward(&relu(h).unwrap()).unwrap()
+                }
+            };
+            let h = l0.forward(x.as_tensor()).unwrap();
+            let h = (&h + step(&l2, &step(&l1, &h))).unwrap();
+            // relu before the loss: exact zeros in the incoming gradient
+            let out = relu(&h).unwrap();
+            let loss = out.sqr().unwrap().sum_all().unwrap();
+            let grads = loss.backward().unwrap();
+            let mut all = vec![bits(&out)];
+            all.extend(vars.iter().map(|v| bits(grads.get(v.as_tensor()).unwrap())));
+            all
+        };
+        let (fused, plain) = (run(true), run(false));
+        assert!(
+            fused[1..].iter().flatten().any(|&g| g != 0),
+            "gradients flow"
+        );
+        assert_eq!(fused, plain);
     }
 }

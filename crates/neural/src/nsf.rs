@@ -6,7 +6,7 @@
 
 use crate::error::{Result, backend};
 use crate::fused::rq_spline_fused;
-use crate::net::{Builder, Linear, relu};
+use crate::net::{Builder, Linear};
 use crate::settings::NsfSettings;
 use crate::settings::SplineImpl;
 use crate::spline::rq_spline;
@@ -104,7 +104,7 @@ impl Coupling {
         };
         let mut h = self.first.forward(&input)?;
         for (l1, l2) in &self.blocks {
-            let t = l2.forward(&relu(&l1.forward(&relu(&h)?)?)?)?;
+            let t = l2.forward_relu(&l1.forward_relu(&h)?)?;
             h = (h + t)?;
         }
         let p = self.last.forward(&h)?;
