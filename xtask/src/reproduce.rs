@@ -8,8 +8,25 @@ use crate::util::{Cmd, Res};
 /// A reproduction: name, what it checks, the `cargo run` arguments.
 type Reproduction = (&'static str, &'static str, &'static [&'static str]);
 
-/// Every reproduction (`neural` runs all `neural-*` ones).
+/// Every reproduction (`neural` runs all `neural-*` ones). Arguments that start with `test`
+/// run `cargo test --release` instead of `cargo run --release`.
 pub(crate) const REPRODUCTIONS: &[Reproduction] = &[
+    (
+        "examples-long",
+        "the examples marked `# long-example:` at their shipped settings: no warning their \
+         header does not expect (crates/cli/tests/suite/examples.rs, the ignored test)",
+        &[
+            "test",
+            "-p",
+            "dpinfer-cli",
+            "--test",
+            "suite",
+            "--",
+            "--ignored",
+            "--exact",
+            "examples::long_examples_at_their_shipped_settings_warn_only_as_their_headers_say",
+        ],
+    ),
     (
         "neural-sbc",
         "simulation-based calibration of SPPE, K = 100 (crates/neural/examples/sbc_sppe.rs)",
@@ -96,7 +113,11 @@ pub(crate) fn run(name: &str) -> Res {
     }
     for (n, what, args) in chosen {
         eprintln!("==> reproduce {n}: {what}");
-        Cmd::cargo(["run", "--release", "--locked"])
+        let (verb, args) = match args.split_first() {
+            Some((&"test", rest)) => ("test", rest),
+            _ => ("run", *args),
+        };
+        Cmd::cargo([verb, "--release", "--locked"])
             .args(args.iter().copied())
             .run()?;
     }
@@ -107,7 +128,7 @@ pub(crate) fn run(name: &str) -> Res {
 pub(crate) fn list() -> String {
     let names: Vec<&str> = REPRODUCTIONS.iter().map(|(n, _, _)| *n).collect();
     format!(
-        "reproductions: {} (or a prefix: `neural`)",
+        "reproductions: {} (or a prefix: `neural`, `examples`)",
         names.join(", ")
     )
 }
