@@ -495,3 +495,30 @@ fn model_declaration_errors_carry_their_key_as_data() {
         "{e:#}"
     );
 }
+
+/// A budget the sparse vector cannot calibrate (ε = 1e308: the Laplace scale `(c+1)Δ/ε` is
+/// below the mechanism's grid range) is a config error about `privacy.epsilon` with the
+/// value and the mechanism's reason (issue 27: it was "the privacy mechanism rejected its
+/// parameters", with no key, value or reason).
+#[test]
+fn an_uncalibratable_budget_names_privacy_epsilon_and_the_reason() {
+    let dir = fresh("huge-epsilon");
+    let cfg = Config::parse(
+        &svt(11, "").replace("epsilon = 1.0", "epsilon = 1e308"),
+        &dir,
+    )
+    .unwrap();
+    let e = match dpinfer_pipeline::run::run_with(&cfg, &dir.join("out"), 1, &quiet()) {
+        Ok(_) => panic!("ε = 1e308 ran"),
+        Err(e) => e,
+    };
+    assert_eq!(e.config_key().as_deref(), Some("privacy.epsilon"), "{e:#}");
+    match e.root() {
+        Error::Config { message, .. } => assert_eq!(
+            message,
+            "privacy.epsilon = 1e308: the privacy mechanism rejected the noise parameters it \
+             gives: parameter `scale` is outside the supported range"
+        ),
+        other => panic!("not a config error: {other:?}"),
+    }
+}
