@@ -131,8 +131,8 @@ impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
         let rho_total = largest_rho(eps, delta, relation)?;
         #[allow(clippy::cast_precision_loss)]
         let rho_step = rho_total / pairs.len() as f64;
-        let mech = Gaussian::from_zcdp(rho_step, sens / eps_abc, 0.0, bound / eps_abc)
-            .map_err(|e| {
+        let mech =
+            Gaussian::from_zcdp(rho_step, sens / eps_abc, 0.0, bound / eps_abc).map_err(|e| {
                 // ρ follows from the (ε, δ) budget; the scaled Δ/ε_abc and bound/ε_abc
                 // from ε_abc.
                 crate::error::mechanism_rejected(
