@@ -192,3 +192,89 @@ def test_bad_python_prior_raises():
 
     with pytest.raises((ValueError, DpinferError)):
         abc.smc_abc(BadPrior(), gaussian_mean_sim, [0.0], particles=10, max_generations=3)
+
+
+def _pairs_and_distances(seed=4, stop=400):
+    th, y = abc.simulate_pairs(priors.Uniform(-5, 5), gaussian_mean_sim, seed=seed, stop=stop)
+    return th, abc.euclidean_distances(y, np.array([1.0]))
+
+
+@pytest.mark.parametrize("relation", ["replace-one", "add/remove", "replace-one and add/remove", "any pair"])
+def test_sensitivity_relation_reaches_the_claim(relation):
+    th, d = _pairs_and_distances()
+    s = abc.Sensitivity(0.05, relation)
+    assert isinstance(s, float) and float(s) == 0.05 and s.relation == relation
+    r = abc.svt_abc(th, d, epsilon_abc=0.1, epsilon_total=50.0, c=5, sensitivity=s, clip=1.0, noise_seed=1)
+    assert r.privacy["relation"] == relation
+    g = abc.gaussian_abcdp(th, d, epsilon_abc=0.2, epsilon_total=200.0, sensitivity=s, bound=2.0, noise_seed=3)
+    assert g.privacy["relation"] == relation
+    # the relation is a label: the release is the one a plain float of the same value gives
+    plain = abc.svt_abc(th, d, epsilon_abc=0.1, epsilon_total=50.0, c=5, sensitivity=0.05, clip=1.0, noise_seed=1)
+    np.testing.assert_array_equal(r.samples, plain.samples)
+    assert r.privacy["epsilon"] == plain.privacy["epsilon"]
+
+
+def test_plain_float_sensitivity_still_works_and_says_the_relation_is_not_stated():
+    th, d = _pairs_and_distances()
+    r = abc.svt_abc(th, d, epsilon_abc=0.1, epsilon_total=50.0, c=5, sensitivity=0.05, clip=1.0, noise_seed=1)
+    assert r.privacy["relation"] == abc.PLAIN_FLOAT_RELATION
+    assert r.privacy["relation"].startswith("not stated (a plain float")
+    g = abc.gaussian_abcdp(th, d, epsilon_abc=0.2, epsilon_total=200.0, sensitivity=0.01, bound=2.0, noise_seed=3)
+    assert g.privacy["relation"] == abc.PLAIN_FLOAT_RELATION
+
+
+@pytest.mark.parametrize(
+    "spelling, canonical",
+    [
+        ("replace_one", "replace-one"),
+        ("add-remove", "add/remove"),
+        ("add_remove", "add/remove"),
+        ("both", "replace-one and add/remove"),
+        ("any_pair", "any pair"),
+    ],
+)
+def test_sensitivity_accepts_the_accountants_and_clis_spellings(spelling, canonical):
+    assert abc.Sensitivity(1.0, spelling).relation == canonical
+
+
+def test_sensitivity_value_type():
+    s = abc.Sensitivity(0.25, "add-remove")
+    assert repr(s) == "Sensitivity(0.25, relation='add/remove')"
+    assert s.value == 0.25 and type(s.value) is float
+    # arithmetic gives a plain float: a bound scaled by hand is not the proved one
+    assert type(2 * s) is float and 2 * s == 0.5
+    assert s == 0.25 and hash(s) == hash(0.25)  # compares as its value
+    import pickle
+
+    t = pickle.loads(pickle.dumps(s))
+    assert type(t) is abc.Sensitivity and float(t) == 0.25 and t.relation == "add/remove"
+
+
+def test_rff_sensitivity_carries_replace_one():
+    r = abc.RffMmd(np.zeros((250, 1)), seed=0, bandwidth=1.0)
+    s = r.sensitivity()
+    assert isinstance(s, abc.Sensitivity) and s.relation == "replace-one" == r.relation
+    assert 2 / 250 <= s <= 2 / 250 + 1e-5
+
+
+@pytest.mark.parametrize("value", [-0.1, 0.0, float("nan"), float("inf"), -float("inf"), "abc", None])
+def test_sensitivity_rejects_bad_values(value):
+    with pytest.raises(InvalidParameterError) as e:
+        abc.Sensitivity(value, "replace-one")
+    assert e.value.name == "sensitivity"
+
+
+@pytest.mark.parametrize("relation", ["replace one", "add", "", None, 1])
+def test_sensitivity_rejects_unknown_relations(relation):
+    with pytest.raises(InvalidParameterError, match="unknown neighbouring relation") as e:
+        abc.Sensitivity(0.1, relation)
+    assert e.value.name == "relation"
+
+
+@pytest.mark.parametrize("value", [-0.1, float("nan"), float("inf")])
+def test_private_passes_reject_bad_plain_float_sensitivities(value):
+    th, d = _pairs_and_distances(stop=50)
+    with pytest.raises(InvalidParameterError):
+        abc.svt_abc(th, d, epsilon_abc=0.1, epsilon_total=5.0, c=2, sensitivity=value, clip=1.0, noise_seed=1)
+    with pytest.raises(InvalidParameterError):
+        abc.gaussian_abcdp(th, d, epsilon_abc=0.1, epsilon_total=5.0, sensitivity=value, bound=1.0, noise_seed=1)

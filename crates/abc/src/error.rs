@@ -65,8 +65,19 @@ pub enum AbcError {
     },
     /// The privacy accountant rejected a computation (parameters out of its range).
     Accounting,
-    /// The privacy mechanism rejected its parameters.
-    Mechanism,
+    /// The privacy mechanism refused: it rejected the noise parameters a pass derived from its
+    /// settings (e.g. a Laplace scale `(c+1)Δ/ε` outside the mechanism's grid range for an
+    /// extreme ε), or its noise generator failed while stepping. Carries the mechanism's own
+    /// error (parameter name and reason) and, when the pass knows it, the setting the rejected
+    /// parameter chiefly follows from, with that setting's value.
+    Mechanism {
+        /// The pass setting (`epsilon_total`, `epsilon_abc`, `sensitivity`, `clip`, `bound`)
+        /// and its value the rejected parameter follows from; `None` when the failure is
+        /// not about a setting (the noise RNG failed).
+        setting: Option<(&'static str, f64)>,
+        /// What the mechanism reported.
+        error: dpinfer_mechanisms::MechanismError,
+    },
     /// A population is (nearly) degenerate in coordinate `coordinate` (0-based): its weighted
     /// standard deviation is below `1e-8` of its scale, or it is (almost) a linear function of
     /// the other coordinates, so a perturbation kernel fitted to it would not move.
@@ -139,7 +150,18 @@ impl fmt::Display for AbcError {
                 "{tries} consecutive θ draws of one row the simulator could not run"
             ),
             Self::Accounting => f.write_str("the privacy accountant rejected the parameters"),
-            Self::Mechanism => f.write_str("the privacy mechanism rejected its parameters"),
+            Self::Mechanism {
+                setting: Some((name, value)),
+                error,
+            } => write!(
+                f,
+                "the privacy mechanism rejected the noise parameters `{name}` = {value:?} \
+                 gives: {error}"
+            ),
+            Self::Mechanism {
+                setting: None,
+                error,
+            } => write!(f, "the privacy mechanism failed: {error}"),
             Self::DegeneratePopulation { coordinate } => write!(
                 f,
                 "the population is degenerate in θ{}: its particles are (nearly) identical or \
@@ -166,6 +188,38 @@ impl From<dpinfer_math::check::ParamError> for AbcError {
             name: e.name,
             value: e.value,
         }
+    }
+}
+
+/// The mechanism's `error` while a pass builds it from its settings, as
+/// [`AbcError::Mechanism`] attributed to the setting the rejected parameter follows from:
+/// `from` lists (mechanism parameter name, setting name, setting value); a parameter not
+/// listed (or an error naming none) is attributed to no setting.
+#[cfg(feature = "alloc")]
+pub(crate) fn mechanism_rejected(
+    error: dpinfer_mechanisms::MechanismError,
+    from: &[(&str, &'static str, f64)],
+) -> AbcError {
+    use dpinfer_mechanisms::MechanismError as M;
+    let param = match error {
+        M::NonFinite { param }
+        | M::NotPositive { param }
+        | M::OutOfRange { param }
+        | M::EmptyInterval { param } => Some(param),
+        _ => None,
+    };
+    let setting = param
+        .and_then(|p| from.iter().find(|f| f.0 == p))
+        .map(|f| (f.1, f.2));
+    AbcError::Mechanism { setting, error }
+}
+
+/// The mechanism's `error` while a pass steps (no setting to blame: the noise RNG failed).
+#[cfg(feature = "alloc")]
+pub(crate) fn mechanism_failed(error: dpinfer_mechanisms::MechanismError) -> AbcError {
+    AbcError::Mechanism {
+        setting: None,
+        error,
     }
 }
 

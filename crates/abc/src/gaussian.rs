@@ -241,7 +241,7 @@ mod sampler {
         /// # Errors
         ///
         /// [`AbcError::InvalidParameter`] for bad settings, [`AbcError::Mechanism`] if the
-        /// Gaussian mechanism rejects σ.
+        /// Gaussian mechanism rejects σ (naming `epsilon_total`, which σ follows from).
         pub fn new(
             pairs: &'a PublicPairs,
             dist: D,
@@ -260,7 +260,17 @@ mod sampler {
             )?;
             for _ in 0..200 {
                 let mech = Gaussian::new(sigma, settings.sensitivity.value(), 0.0, settings.bound)
-                    .map_err(|_| AbcError::Mechanism)?;
+                    .map_err(|e| {
+                        // σ is Theorem 3.1's for ε_total/T.
+                        crate::error::mechanism_rejected(
+                            e,
+                            &[
+                                ("sigma", "epsilon_total", eps_total),
+                                ("sensitivity", "sensitivity", settings.sensitivity.value()),
+                                ("bounds", "bound", settings.bound),
+                            ],
+                        )
+                    })?;
                 let e = grid_epsilon(
                     mech.effective_sigma(),
                     mech.effective_sensitivity(),
@@ -304,7 +314,7 @@ mod sampler {
             let noisy = self
                 .mech
                 .release(rho, noise_rng)
-                .map_err(|_| AbcError::Mechanism)?;
+                .map_err(crate::error::mechanism_failed)?;
             let tau = noisy <= self.settings.epsilon_abc;
             self.next += 1;
             self.indicators.push(tau);

@@ -131,8 +131,20 @@ impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
         let rho_total = largest_rho(eps, delta, relation)?;
         #[allow(clippy::cast_precision_loss)]
         let rho_step = rho_total / pairs.len() as f64;
-        let mech = Gaussian::from_zcdp(rho_step, sens / eps_abc, 0.0, bound / eps_abc)
-            .map_err(|_| AbcError::Mechanism)?;
+        let mech =
+            Gaussian::from_zcdp(rho_step, sens / eps_abc, 0.0, bound / eps_abc).map_err(|e| {
+                // ρ follows from the (ε, δ) budget; the scaled Δ/ε_abc and bound/ε_abc
+                // from ε_abc.
+                crate::error::mechanism_rejected(
+                    e,
+                    &[
+                        ("rho", "epsilon_total", eps),
+                        ("sigma", "epsilon_total", eps),
+                        ("sensitivity", "epsilon_abc", eps_abc),
+                        ("bounds", "epsilon_abc", eps_abc),
+                    ],
+                )
+            })?;
         let s = Self {
             pairs,
             dist,
@@ -167,7 +179,7 @@ impl<'a, D: Discrepancy> SoftAbcdp<'a, D> {
         let d = self
             .mech
             .release(q, noise_rng)
-            .map_err(|_| AbcError::Mechanism)?;
+            .map_err(crate::error::mechanism_failed)?;
         let d = if d < self.settings.floor {
             self.settings.floor
         } else {

@@ -132,7 +132,7 @@ impl<D> core::fmt::Debug for SvtAbc<'_, D> {
 fn mech(e: MechanismError) -> AbcError {
     match e {
         MechanismError::BudgetExhausted => AbcError::Finished,
-        _ => AbcError::Mechanism,
+        _ => crate::error::mechanism_failed(e),
     }
 }
 
@@ -143,7 +143,8 @@ impl<'a, D: Discrepancy> SvtAbc<'a, D> {
     /// # Errors
     ///
     /// As [`SvtAbcSettings::validate`]; [`AbcError::Mechanism`] if the mechanism rejects
-    /// the parameters (e.g. out of its grid range).
+    /// the parameters (e.g. a noise scale out of its grid range for an extreme
+    /// `epsilon_total`), naming the setting it follows from.
     pub fn new(
         pairs: &'a PublicPairs,
         dist: D,
@@ -161,7 +162,20 @@ impl<'a, D: Discrepancy> SvtAbc<'a, D> {
             },
             settings.epsilon_total,
         )
-        .map_err(mech)?;
+        .map_err(|e| {
+            // b = kΔ/ε: an out-of-range scale comes from the budget (Δ and c are bounded
+            // by the distance and the user's count).
+            crate::error::mechanism_rejected(
+                e,
+                &[
+                    ("epsilon", "epsilon_total", settings.epsilon_total),
+                    ("scale", "epsilon_total", settings.epsilon_total),
+                    ("threshold", "epsilon_abc", settings.epsilon_abc),
+                    ("sensitivity", "sensitivity", settings.sensitivity.value()),
+                    ("bounds", "clip", settings.clip),
+                ],
+            )
+        })?;
         Ok(Self {
             pairs,
             dist,

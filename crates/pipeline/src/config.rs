@@ -356,27 +356,29 @@ impl<'de> Deserialize<'de> for DistanceConfig {
 /// mechanism (`release = "binomial-curve" | "laplace"` with its own keys).
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct PrivacyConfig {
-    /// Total ε (required by private samplers; NaN when absent).
+    /// Total ε (required by private samplers; NaN when absent — an `epsilon = nan` written
+    /// in the table is refused as a value, not read as absent).
     pub epsilon: f64,
     /// Total δ (0 for pure-DP samplers).
     pub delta: f64,
     /// The release of the observed statistic, if any.
     #[serde(flatten)]
     pub release: Option<ReleaseConfig>,
+    /// Whether the table wrote `epsilon` (TOML allows `epsilon = nan`): a NaN `epsilon` is
+    /// "absent" only when it was not written, so an explicit NaN is refused as an invalid
+    /// value, not as a missing key. Not serialized: fingerprints are unchanged.
+    #[serde(skip)]
+    epsilon_written: bool,
 }
 
 /// `[privacy]` without the release keys.
 #[derive(Debug, Clone, Copy, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct Budget {
-    #[serde(default = "f64_nan")]
-    epsilon: f64,
+    #[serde(default)]
+    epsilon: Option<f64>,
     #[serde(default)]
     delta: f64,
-}
-
-fn f64_nan() -> f64 {
-    f64::NAN
 }
 
 /// `privacy.release`: the mechanism that privatizes the observed statistic.
@@ -435,6 +437,7 @@ impl Default for PrivacyConfig {
             epsilon: f64::NAN,
             delta: 0.0,
             release: None,
+            epsilon_written: false,
         }
     }
 }
@@ -479,9 +482,10 @@ impl PrivacyConfig {
             }
         };
         Ok(Self {
-            epsilon: budget.epsilon,
+            epsilon: budget.epsilon.unwrap_or(f64::NAN),
             delta: budget.delta,
             release,
+            epsilon_written: budget.epsilon.is_some(),
         })
     }
 }
@@ -683,7 +687,7 @@ impl Config {
             );
         }
         if kind.is_private() || p.release.is_some() {
-            if p.epsilon.is_nan() {
+            if p.epsilon.is_nan() && !p.epsilon_written {
                 bail!(key = "privacy.epsilon"; "privacy.epsilon is required for the private sampler {name}");
             }
             finite_pos("privacy.epsilon", p.epsilon)?;

@@ -24,6 +24,10 @@ The private two-party workflow of ABCDP (Park, Vinaroz & Jitkrittum 2021, §3):
    :func:`svt_abc` (sparse vector, pure ε-DP) or :func:`gaussian_abcdp` (Gaussian
    mechanism, pure ε-DP by Theorem 3.1). Only the accepted θs (and indices) are released.
 
+Sensitivities are :class:`Sensitivity` values: a ``float`` that also carries the
+neighbouring relation(s) it was proved for (``RffMmd.sensitivity()`` returns one); the
+private passes put that relation into ``result.privacy["relation"]``.
+
 Results are :class:`AbcResult` objects with ``.samples`` (numpy), ``.weights``,
 ``.to_pandas()``, ``.to_datatree()`` / ``.to_arviz()`` (ArviZ ≥ 1.0's ``xarray.DataTree``; needs xarray), ``.privacy`` (the claim:
 ε, event, relation) and ``.diagnostics``.
@@ -33,7 +37,8 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
-from typing import Any, Callable, Dict, Optional, Sequence
+import math
+from typing import Any, Callable, Dict, Optional, Sequence, Union
 
 import numpy as np
 
@@ -47,6 +52,7 @@ __all__ = [
     "simulate_pairs",
     "euclidean_distances",
     "RffMmd",
+    "Sensitivity",
     "row_seeds",
     "svt_abc",
     "gaussian_abcdp",
@@ -331,6 +337,96 @@ def simulate_pairs(
     return np.concatenate(thetas), np.concatenate(outputs)
 
 
+#: accepted spellings of a relation (the accountants' ``replace_one`` / ``add_remove``, the
+#: CLI's ``replace-one`` / ``add-remove``) -> the name ``dpinfer_distances::Relations``
+#: prints, which is what :attr:`Sensitivity.relation` and ``privacy["relation"]`` hold
+_RELATIONS = {
+    "replace-one": "replace-one",
+    "replace_one": "replace-one",
+    "add/remove": "add/remove",
+    "add-remove": "add/remove",
+    "add_remove": "add/remove",
+    "replace-one and add/remove": "replace-one and add/remove",
+    "both": "replace-one and add/remove",
+    "any pair": "any pair",
+    "any-pair": "any pair",
+    "any_pair": "any pair",
+}
+
+#: ``privacy["relation"]`` of a pass given a plain ``float`` sensitivity
+PLAIN_FLOAT_RELATION = (
+    "not stated (a plain float sensitivity): the relation under which it bounds the clipped distance"
+)
+
+
+class Sensitivity(float):
+    """A global sensitivity Δ together with the neighbouring relation(s) it holds for — the
+    Python form of the library's ``dpinfer_distances::Sensitivity`` (a value and its
+    ``Relations``).
+
+    A ``float`` subclass, so it goes wherever a float goes (``svt_abc(...,
+    sensitivity=s)``, arithmetic, numpy); arithmetic returns a plain ``float``, since a
+    bound scaled by hand is no longer the proved one. ``relation`` is one of
+    ``"replace-one"`` (same size, one record replaced), ``"add/remove"`` (one record added
+    or removed), ``"replace-one and add/remove"`` or ``"any pair"`` (a bound on the range,
+    holding for any two data sets) — the words the Rust ``Relations`` type prints; the
+    spellings ``replace_one``/``add_remove`` (the accountants'), ``add-remove`` (the CLI's)
+    and ``both`` are accepted.
+
+    Raises :class:`~dpinfer.errors.InvalidParameterError` for a value that is not finite and
+    > 0 (as ``Sensitivity::declared``), or a relation not named above.
+    """
+
+    __slots__ = ("_relation",)
+
+    def __new__(cls, value: float, relation: str) -> "Sensitivity":
+        from .errors import InvalidParameterError
+
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            err = InvalidParameterError(f"sensitivity must be a number, not {value!r}")
+            err.name, err.value = "sensitivity", None
+            raise err from None
+        if not (math.isfinite(v) and v > 0.0):
+            err = InvalidParameterError(f"sensitivity must be finite and > 0, got {v!r}")
+            err.name, err.value = "sensitivity", v
+            raise err
+        canonical = _RELATIONS.get(relation) if isinstance(relation, str) else None
+        if canonical is None:
+            names = ", ".join(repr(k) for k in _RELATIONS)
+            err = InvalidParameterError(f"unknown neighbouring relation {relation!r} (expected one of {names})")
+            err.name, err.value = "relation", None
+            raise err
+        s = super().__new__(cls, v)
+        s._relation = canonical
+        return s
+
+    @property
+    def relation(self) -> str:
+        """The neighbouring relation(s) the bound holds for (``"replace-one"``, …)."""
+        return self._relation
+
+    @property
+    def value(self) -> float:
+        """Δ as a plain ``float``."""
+        return float(self)
+
+    def __repr__(self) -> str:
+        return f"Sensitivity({float(self)!r}, relation={self._relation!r})"
+
+    def __reduce__(self):
+        return (Sensitivity, (float(self), self._relation))
+
+
+
+def _relation_of(sensitivity: Union[float, Sensitivity]) -> str:
+    """``privacy["relation"]`` of a pass run with ``sensitivity``."""
+    if isinstance(sensitivity, Sensitivity):
+        return sensitivity.relation
+    return PLAIN_FLOAT_RELATION
+
+
 class RffMmd:
     """The ABCDP distance: random-feature MMD between each simulated data set and the
     private observation ``observed`` (shape (N, d), or (N,) for d = 1), computed by the
@@ -343,8 +439,10 @@ class RffMmd:
     result).
 
     ``sensitivity()`` is Δ = 2/N (Park, Vinaroz & Jitkrittum 2021, Lemma 1) plus a
-    floating-point slack, for **replace-one** neighbours of the observation; pass it to
-    :func:`svt_abc` / :func:`gaussian_abcdp` with ``clip = 2`` (the distance lies in [0, 2]).
+    floating-point slack, for **replace-one** neighbours of the observation, as a
+    :class:`Sensitivity` carrying that relation; pass it to :func:`svt_abc` /
+    :func:`gaussian_abcdp` with ``clip = 2`` (the distance lies in [0, 2]) and the claim
+    names the relation.
     """
 
     relation = "replace-one"
@@ -382,10 +480,11 @@ class RffMmd:
     def frequencies(self) -> np.ndarray:
         return self._native.frequencies
 
-    def sensitivity(self, sim_rows: Optional[int] = None) -> float:
+    def sensitivity(self, sim_rows: Optional[int] = None) -> Sensitivity:
         """Δ of the distance under replace-one neighbours of the observation, for simulated
-        sets of up to ``sim_rows`` rows (default: as many as the observation)."""
-        return self._native.sensitivity(sim_rows)
+        sets of up to ``sim_rows`` rows (default: as many as the observation), with its
+        relation (:attr:`RffMmd.relation`)."""
+        return Sensitivity(self._native.sensitivity(sim_rows), self.relation)
 
     def distances(self, sets) -> np.ndarray:
         """RFF MMD ∈ [0, 2] of every set: ``sets`` of shape (m, n·d) (the outputs of
@@ -415,7 +514,7 @@ def svt_abc(
     epsilon_abc: float,
     epsilon_total: float,
     c: int,
-    sensitivity: float,
+    sensitivity: Union[float, Sensitivity],
     clip: float,
     resample: bool = False,
     noise_seed: Optional[int] = None,
@@ -428,8 +527,10 @@ def svt_abc(
     ε = ``result.privacy["epsilon"]`` ≤ ``epsilon_total`` (Theorem 1 with the grid-rounded
     sensitivity), for the neighbouring relation under which ``sensitivity`` bounds the
     change of min(ρ, clip) for every public Y (replace-one with Δ = 2√B/N for MMD; Δ = clip
-    when the distance has no bounded sensitivity). The whole budget is charged even with
-    fewer than c acceptances. Noise: OS CSPRNG unless ``noise_seed`` (NOT private)."""
+    when the distance has no bounded sensitivity). A :class:`Sensitivity` states that
+    relation and ``result.privacy["relation"]`` is it; a plain ``float`` leaves it unstated
+    (:data:`PLAIN_FLOAT_RELATION`). The whole budget is charged even with fewer than c
+    acceptances. Noise: OS CSPRNG unless ``noise_seed`` (NOT private)."""
     r = _native.svt_abc(
         np.ascontiguousarray(thetas, dtype=np.float64),
         np.ascontiguousarray(distances, dtype=np.float64),
@@ -441,7 +542,7 @@ def svt_abc(
         resample=resample,
         noise_seed=noise_seed,
     )
-    return _private(r, "the relation under which `sensitivity` bounds the clipped distance", names)
+    return _private(r, _relation_of(sensitivity), names)
 
 
 def gaussian_abcdp(
@@ -450,7 +551,7 @@ def gaussian_abcdp(
     *,
     epsilon_abc: float,
     epsilon_total: float,
-    sensitivity: float,
+    sensitivity: Union[float, Sensitivity],
     bound: float,
     noise_seed: Optional[int] = None,
     names: Optional[Sequence[str]] = None,
@@ -467,4 +568,4 @@ def gaussian_abcdp(
         bound=bound,
         noise_seed=noise_seed,
     )
-    return _private(r, "the relation under which `sensitivity` bounds the clipped distance", names)
+    return _private(r, _relation_of(sensitivity), names)

@@ -357,3 +357,47 @@ fn the_private_passes_share_one_trait() {
         }
     }
 }
+
+/// A budget the sparse vector cannot calibrate (ε_total = 1e308: the noise scale `(c+1)Δ/ε`
+/// falls below the mechanism's grid range) is an
+/// [`AbcError::Mechanism`](dpinfer_abc::AbcError::Mechanism) naming `epsilon_total` and its
+/// value, with the mechanism's own reason in the message (issue 27: it used to be a unit
+/// variant, "the privacy mechanism rejected its parameters", saying nothing). A noise-RNG
+/// failure while stepping names no setting.
+#[test]
+fn extreme_budget_is_a_mechanism_error_naming_epsilon_total() {
+    use dpinfer_abc::AbcError;
+    use dpinfer_mechanisms::MechanismError;
+    let p = pairs(&[0.5; 100]);
+    let sens = Sensitivity::declared(2.0 / 1000.0, Relations::REPLACE_ONE).unwrap();
+    let huge = 1e308;
+    let svt = dpinfer_abc::svt::SvtAbc::new(
+        &p,
+        ident,
+        SvtAbcSettings {
+            epsilon_total: huge,
+            ..svt_settings(10, sens)
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        svt,
+        AbcError::Mechanism {
+            setting: Some(("epsilon_total", huge)),
+            error: MechanismError::OutOfRange { param: "scale" },
+        }
+    );
+    assert_eq!(
+        svt.to_string(),
+        "the privacy mechanism rejected the noise parameters `epsilon_total` = 1e308 gives: \
+         parameter `scale` is outside the supported range"
+    );
+    let failed = AbcError::Mechanism {
+        setting: None,
+        error: MechanismError::Entropy,
+    };
+    assert_eq!(
+        failed.to_string(),
+        "the privacy mechanism failed: the noise RNG failed to produce entropy"
+    );
+}

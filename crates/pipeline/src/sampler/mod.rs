@@ -373,7 +373,10 @@ macro_rules! pairs_pass {
             cal: $crate::sampler::Calibration,
         ) -> $crate::error::Result<Box<$crate::sampler::LibraryPass<'a>>> {
             let settings: $settings = $crate::sampler::With(self, cal).try_into()?;
-            Ok(Box::new($($pass)::+::new(pairs, dist, settings)?))
+            Ok(Box::new(
+                $($pass)::+::new(pairs, dist, settings)
+                    .map_err(|e| $crate::sampler::build_error(e, self))?,
+            ))
         }
     };
 }
@@ -578,7 +581,12 @@ impl SettingError for dpinfer::abc::AbcError {
 
     fn setting(&self) -> Option<&'static str> {
         match *self {
-            Self::InvalidParameter { name, .. } | Self::InvalidCount { name, .. } => Some(name),
+            Self::InvalidParameter { name, .. }
+            | Self::InvalidCount { name, .. }
+            | Self::Mechanism {
+                setting: Some((name, _)),
+                ..
+            } => Some(name),
             _ => None,
         }
     }
@@ -587,8 +595,32 @@ impl SettingError for dpinfer::abc::AbcError {
         match self {
             Self::InvalidParameter { value, .. } => format!("{key} = {value:?} is invalid"),
             Self::InvalidCount { value, .. } => format!("{key} = {value} is invalid"),
+            Self::Mechanism {
+                setting: Some((_, value)),
+                error,
+            } => format!(
+                "{key} = {value:?}: the privacy mechanism rejected the noise parameters it \
+                 gives: {error}"
+            ),
             e => format!("{key}: {e}"),
         }
+    }
+}
+
+/// An error of the library pass's constructor (`new(pairs, dist, settings)`) for the table
+/// `table`: a mechanism that rejected the noise parameters a setting gives
+/// ([`AbcError::Mechanism`](dpinfer::abc::AbcError::Mechanism) naming it) is a config error
+/// about that setting's key ([`setting_error`]: `privacy.epsilon` for an extreme budget);
+/// anything else stays the library's error.
+pub(crate) fn build_error<T: Serialize + ?Sized>(
+    e: dpinfer::abc::AbcError,
+    table: &T,
+) -> crate::Error {
+    match e {
+        dpinfer::abc::AbcError::Mechanism {
+            setting: Some(_), ..
+        } => setting_error(&e, table),
+        e => e.into(),
     }
 }
 

@@ -495,3 +495,58 @@ fn model_declaration_errors_carry_their_key_as_data() {
         "{e:#}"
     );
 }
+
+/// `privacy.epsilon = nan` (TOML allows it) is an invalid value, said as for `inf` or `0`;
+/// only a missing key is "required" (issue 27: NaN was the serde default of a missing key,
+/// so an explicit NaN was reported as missing).
+#[test]
+fn an_explicit_nan_epsilon_is_invalid_not_missing() {
+    let msg = |epsilon: &str| {
+        let text = svt(11, "").replace("epsilon = 1.0", epsilon);
+        let e = Config::parse(&text, Path::new(".")).unwrap_err();
+        assert_eq!(e.config_key().as_deref(), Some("privacy.epsilon"), "{e:#}");
+        match e.root() {
+            Error::Config { message, .. } => message.clone(),
+            other => panic!("not a config error: {other:?}"),
+        }
+    };
+    assert_eq!(
+        msg("epsilon = nan"),
+        "privacy.epsilon must be a finite, normal (not subnormal) number > 0, got NaN"
+    );
+    assert_eq!(
+        msg("epsilon = inf"),
+        "privacy.epsilon must be a finite, normal (not subnormal) number > 0, got inf"
+    );
+    assert_eq!(
+        msg(""),
+        "privacy.epsilon is required for the private sampler svt-abc"
+    );
+}
+
+/// A budget the sparse vector cannot calibrate (ε = 1e308: the Laplace scale `(c+1)Δ/ε` is
+/// below the mechanism's grid range) is a config error about `privacy.epsilon` with the
+/// value and the mechanism's reason (issue 27: it was "the privacy mechanism rejected its
+/// parameters", with no key, value or reason).
+#[test]
+fn an_uncalibratable_budget_names_privacy_epsilon_and_the_reason() {
+    let dir = fresh("huge-epsilon");
+    let cfg = Config::parse(
+        &svt(11, "").replace("epsilon = 1.0", "epsilon = 1e308"),
+        &dir,
+    )
+    .unwrap();
+    let e = match dpinfer_pipeline::run::run_with(&cfg, &dir.join("out"), 1, &quiet()) {
+        Ok(_) => panic!("ε = 1e308 ran"),
+        Err(e) => e,
+    };
+    assert_eq!(e.config_key().as_deref(), Some("privacy.epsilon"), "{e:#}");
+    match e.root() {
+        Error::Config { message, .. } => assert_eq!(
+            message,
+            "privacy.epsilon = 1e308: the privacy mechanism rejected the noise parameters it \
+             gives: parameter `scale` is outside the supported range"
+        ),
+        other => panic!("not a config error: {other:?}"),
+    }
+}
