@@ -124,7 +124,7 @@ fn parallel_is_bit_identical_for_any_thread_count() {
 #[test]
 fn parallel_smc_is_bit_identical_and_correct() {
     use crate::common::{AbcPosterior, gaussian_mean, on_threads, weighted_mean_sd};
-    use dpinfer_abc::smc::{SmcAbc, SmcSettings, StopReason};
+    use dpinfer_abc::smc::{SmcAbc, StopReason};
     let obs = [0.5];
     let run = |threads| {
         let mut s = SmcAbc::new(

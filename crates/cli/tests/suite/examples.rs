@@ -231,7 +231,9 @@ fn long_examples_are_few_and_say_why() {
         );
     }
     assert!(is_long("# a\n# long-example: 76 s of CPU\n[model]\n"));
-    assert!(!is_long("# a\n[model]\n# long-example: not in the header\n"));
+    assert!(!is_long(
+        "# a\n[model]\n# long-example: not in the header\n"
+    ));
 }
 
 #[test]
