@@ -938,6 +938,7 @@ mod allowance_tests {
             );
             worst = worst.max(err / eta);
         }
+        #[cfg(feature = "std")]
         std::eprintln!("{what}: worst |ρ̃ − ρ| / η = {worst:.3e} (η = {eta:.3e})");
         worst
     }
