@@ -3,6 +3,42 @@
 
 use crate::DistanceError;
 
+/// `LATEST`, `number` and `TryFrom<u32>` of a two-version enum (`V1`, `V2`) whose unknown
+/// numbers are refused with the [`DistanceError`] variant `$unknown`.
+macro_rules! version_numbers {
+    ($t:ident, $unknown:ident) => {
+        impl $t {
+            /// The newest version (what new work should use).
+            pub const LATEST: Self = Self::V2;
+
+            /// The version's number (1, 2, …), as a config or ledger records it.
+            #[must_use]
+            pub const fn number(self) -> u32 {
+                match self {
+                    Self::V1 => 1,
+                    Self::V2 => 2,
+                }
+            }
+        }
+
+        impl TryFrom<u32> for $t {
+            type Error = DistanceError;
+
+            /// The version with this number.
+            ///
+            /// # Errors
+            #[doc = concat!("[`DistanceError::", stringify!($unknown), "`] for a number that names no version.")]
+            fn try_from(number: u32) -> Result<Self, DistanceError> {
+                match number {
+                    1 => Ok(Self::V1),
+                    2 => Ok(Self::V2),
+                    _ => Err(DistanceError::$unknown { number }),
+                }
+            }
+        }
+    };
+}
+
 /// Version of the fast `exp` and `sin`/`cos` inside the kernels: which operations turn a
 /// squared distance into a Gaussian (or Laplace, Matérn) kernel value and a phase into a
 /// random feature. Everything else — sanitising, lane order, summation order, clamping — is
@@ -47,35 +83,7 @@ pub enum KernelVersion {
     V2,
 }
 
-impl KernelVersion {
-    /// The newest version (what new work should use).
-    pub const LATEST: Self = Self::V2;
-
-    /// The version's number (1, 2, …), as a config or ledger records it.
-    #[must_use]
-    pub const fn number(self) -> u32 {
-        match self {
-            Self::V1 => 1,
-            Self::V2 => 2,
-        }
-    }
-}
-
-impl TryFrom<u32> for KernelVersion {
-    type Error = DistanceError;
-
-    /// The version with this number.
-    ///
-    /// # Errors
-    /// [`DistanceError::UnknownKernelVersion`] for a number that names no version.
-    fn try_from(number: u32) -> Result<Self, DistanceError> {
-        match number {
-            1 => Ok(Self::V1),
-            2 => Ok(Self::V2),
-            _ => Err(DistanceError::UnknownKernelVersion { number }),
-        }
-    }
-}
+version_numbers!(KernelVersion, UnknownKernelVersion);
 
 /// Version of the floating-point rounding allowance that [`crate::RffReference::sensitivity`]
 /// adds to the random-feature MMD's `Δ = 2/N`: which bound on `|ρ̃ − ρ|` (computed against
@@ -118,35 +126,7 @@ pub enum AllowanceVersion {
     V2,
 }
 
-impl AllowanceVersion {
-    /// The newest version (what new work should use).
-    pub const LATEST: Self = Self::V2;
-
-    /// The version's number (1, 2, …), as a config or ledger records it.
-    #[must_use]
-    pub const fn number(self) -> u32 {
-        match self {
-            Self::V1 => 1,
-            Self::V2 => 2,
-        }
-    }
-}
-
-impl TryFrom<u32> for AllowanceVersion {
-    type Error = DistanceError;
-
-    /// The version with this number.
-    ///
-    /// # Errors
-    /// [`DistanceError::UnknownAllowanceVersion`] for a number that names no version.
-    fn try_from(number: u32) -> Result<Self, DistanceError> {
-        match number {
-            1 => Ok(Self::V1),
-            2 => Ok(Self::V2),
-            _ => Err(DistanceError::UnknownAllowanceVersion { number }),
-        }
-    }
-}
+version_numbers!(AllowanceVersion, UnknownAllowanceVersion);
 
 /// `with_kernel_version` and `kernel_version` for a type whose `version: KernelVersion` field
 /// picks its transcendental functions (the kernels and the random features).
