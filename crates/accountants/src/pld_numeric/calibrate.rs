@@ -27,7 +27,8 @@ fn eps_at(
 /// The smallest noise multiplier `z = σ/Δ` (to a relative tolerance of 10⁻⁴, rounded **up**)
 /// such that `steps` Poisson-subsampled Gaussian steps at rate `q` are (ε, δ)-DP under
 /// add/remove by the numerical PLD. Bisection between the RDP calibration (feasible, because
-/// the PLD bound is never above RDP by more than the discretisation error) and below.
+/// the PLD bound is never above RDP by more than the discretisation error) — or, where RDP
+/// on the default orders cannot certify ε at all, the unsampled exact-PLD σ — and below.
 ///
 /// # Errors
 /// [`AccountantError::InvalidParameter`] / [`AccountantError::InvalidCount`] for bad
@@ -69,9 +70,27 @@ pub fn poisson_gaussian_sigma(
             what: "no finite sigma meets epsilon = 0",
         });
     }
-    let z_rdp =
-        crate::calibrate::poisson_gaussian_sigma_rdp(eps, delta, steps, q, &crate::DEFAULT_ORDERS)?;
-    let mut hi = z_rdp;
+    // The bracket starts at the RDP calibration; where RDP cannot certify ε at all (a small ε
+    // at a small δ: its conversion alone costs more on the default orders), at the exact
+    // PLD's σ for the same steps *without* sampling, which sampling only improves on (the
+    // numerical PLD's pessimism is left to the growth loop below).
+    let start = match crate::calibrate::poisson_gaussian_sigma_rdp(
+        eps,
+        delta,
+        steps,
+        q,
+        &crate::DEFAULT_ORDERS,
+    ) {
+        Err(AccountantError::Infeasible { .. }) => crate::calibrate::gaussian_sigma(
+            eps,
+            delta,
+            steps,
+            1.0,
+            crate::calibrate::Method::Pld,
+        ),
+        other => other,
+    };
+    let mut hi = start?;
     let mut guard = 0;
     while eps_at(hi, q, steps, delta, discretisation)? > eps {
         hi *= 1.25;
