@@ -81,13 +81,9 @@ pub fn poisson_gaussian_sigma(
         q,
         &crate::DEFAULT_ORDERS,
     ) {
-        Err(AccountantError::Infeasible { .. }) => crate::calibrate::gaussian_sigma(
-            eps,
-            delta,
-            steps,
-            1.0,
-            crate::calibrate::Method::Pld,
-        ),
+        Err(AccountantError::Infeasible { .. }) => {
+            crate::calibrate::gaussian_sigma(eps, delta, steps, 1.0, crate::calibrate::Method::Pld)
+        }
         other => other,
     };
     let mut hi = start?;

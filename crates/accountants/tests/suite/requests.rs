@@ -4,7 +4,8 @@
 
 use dpinfer_accountants::calibrate::{self, MaxStepsRequest, Method, SigmaRequest};
 use dpinfer_accountants::{
-    Accountant, AccountantError, AccountantKind, ConversionRule, Event, EventBuf, Neighbouring, PldAccountant, Query,
+    Accountant, AccountantError, AccountantKind, ConversionRule, Event, EventBuf, Neighbouring,
+    PldAccountant, Query,
 };
 use proptest::prelude::*;
 
@@ -123,7 +124,10 @@ fn a_budget_below_the_rdp_floor_is_calibrated_by_the_pld() {
     };
     match rdp.calibrate() {
         Err(AccountantError::Infeasible { what }) => {
-            assert!(what.contains("conversion") && what.contains("PLD"), "{what}");
+            assert!(
+                what.contains("conversion") && what.contains("PLD"),
+                "{what}"
+            );
         }
         other => panic!("{other:?}"),
     }
