@@ -89,6 +89,7 @@ const KEYS: &[(&str, &str)] = &[
     ("model", "timeout"),
     ("model", "retries"),
     ("distance", "kernel_version"),
+    ("distance", "allowance_version"),
 ];
 
 /// Values that are invalid, extreme or small (never a valid value that runs long).
