@@ -111,6 +111,24 @@ pub(crate) fn abc(e: AbcError) -> PyErr {
         | AbcError::NonFiniteValue { name } => named("InvalidParameterError", msg, name, None),
         AbcError::Model(_) | AbcError::Redraws { .. } => raise("ModelError", msg, &[]),
         AbcError::Finished | AbcError::BudgetExhausted { .. } => raise("BudgetExhausted", msg, &[]),
+        // The mechanism refused the noise parameters a setting gives (e.g. a Laplace scale
+        // `(c+1)Δ/ε` off its grid for `epsilon_total = 1e308`): the setting is the invalid
+        // parameter, named with its value, and the message names both.
+        AbcError::Mechanism {
+            setting: Some((name, value)),
+            error:
+                MechanismError::NonFinite { .. }
+                | MechanismError::NotPositive { .. }
+                | MechanismError::OutOfRange { .. }
+                | MechanismError::EmptyInterval { .. }
+                | MechanismError::ZeroDenominator
+                | MechanismError::LengthMismatch { .. },
+        } => named("InvalidParameterError", msg, name, Some(value)),
+        AbcError::Mechanism {
+            error: MechanismError::Entropy,
+            ..
+        } => raise("EntropyError", msg, &[]),
+        AbcError::Mechanism { setting: None, error } => mech(error),
         _ => raise("NumericalError", msg, &[]),
     }
 }

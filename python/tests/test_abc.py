@@ -278,3 +278,14 @@ def test_private_passes_reject_bad_plain_float_sensitivities(value):
         abc.svt_abc(th, d, epsilon_abc=0.1, epsilon_total=5.0, c=2, sensitivity=value, clip=1.0, noise_seed=1)
     with pytest.raises(InvalidParameterError):
         abc.gaussian_abcdp(th, d, epsilon_abc=0.1, epsilon_total=5.0, sensitivity=value, bound=1.0, noise_seed=1)
+
+
+def test_a_setting_the_mechanism_refuses_is_an_invalid_parameter_named_by_its_key():
+    # ε_total = 1e308 makes the SVT's Laplace scale (c+1)Δ/ε leave the mechanism's grid range:
+    # the mechanism refuses, and the error names the setting it follows from, with its value
+    # (was a bare NumericalError).
+    th, d = _pairs_and_distances(stop=50)
+    with pytest.raises(InvalidParameterError, match="epsilon_total") as e:
+        abc.svt_abc(th, d, epsilon_abc=0.1, epsilon_total=1e308, c=2, sensitivity=0.1, clip=1.0, noise_seed=1)
+    assert e.value.name == "epsilon_total"
+    assert e.value.value == 1e308
