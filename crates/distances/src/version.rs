@@ -3,20 +3,20 @@
 
 use crate::DistanceError;
 
-/// `LATEST`, `number` and `TryFrom<u32>` of a two-version enum (`V1`, `V2`) whose unknown
-/// numbers are refused with the [`DistanceError`] variant `$unknown`.
+/// `LATEST`, `number` and `TryFrom<u32>` of a version enum whose variants are listed with
+/// their numbers (the last one is `LATEST`) and whose unknown numbers are refused with the
+/// [`DistanceError`] variant `$unknown`.
 macro_rules! version_numbers {
-    ($t:ident, $unknown:ident) => {
+    ($t:ident, $unknown:ident, [$($v:ident = $n:literal),+], latest = $latest:ident) => {
         impl $t {
             /// The newest version (what new work should use).
-            pub const LATEST: Self = Self::V2;
+            pub const LATEST: Self = Self::$latest;
 
             /// The version's number (1, 2, …), as a config or ledger records it.
             #[must_use]
             pub const fn number(self) -> u32 {
                 match self {
-                    Self::V1 => 1,
-                    Self::V2 => 2,
+                    $(Self::$v => $n,)+
                 }
             }
         }
@@ -30,8 +30,7 @@ macro_rules! version_numbers {
             #[doc = concat!("[`DistanceError::", stringify!($unknown), "`] for a number that names no version.")]
             fn try_from(number: u32) -> Result<Self, DistanceError> {
                 match number {
-                    1 => Ok(Self::V1),
-                    2 => Ok(Self::V2),
+                    $($n => Ok(Self::$v),)+
                     _ => Err(DistanceError::$unknown { number }),
                 }
             }
@@ -81,9 +80,13 @@ pub enum KernelVersion {
     V1,
     /// Version 2: cheaper reductions and minimax polynomials, same error budget.
     V2,
+    /// Version 3: version 2's `exp` with every `a·b + c` fused (FMA, correctly rounded on
+    /// every level); `sin`/`cos` are version 2's. Fast where the CPU has FMA (x86-64-v3 and
+    /// -v4), slow on the portable level (a library `fma` call per operation).
+    V3,
 }
 
-version_numbers!(KernelVersion, UnknownKernelVersion);
+version_numbers!(KernelVersion, UnknownKernelVersion, [V1 = 1, V2 = 2, V3 = 3], latest = V3);
 
 /// Version of the floating-point rounding allowance that [`crate::RffReference::sensitivity`]
 /// adds to the random-feature MMD's `Δ = 2/N`: which bound on `|ρ̃ − ρ|` (computed against
@@ -126,7 +129,7 @@ pub enum AllowanceVersion {
     V2,
 }
 
-version_numbers!(AllowanceVersion, UnknownAllowanceVersion);
+version_numbers!(AllowanceVersion, UnknownAllowanceVersion, [V1 = 1, V2 = 2], latest = V2);
 
 /// `with_kernel_version` and `kernel_version` for a type whose `version: KernelVersion` field
 /// picks its transcendental functions (the kernels and the random features).
@@ -176,6 +179,8 @@ pub(crate) trait Transcendentals {
 pub(crate) struct V1;
 /// [`KernelVersion::V2`]'s functions.
 pub(crate) struct V2;
+/// [`KernelVersion::V3`]'s functions: its own `exp`, version 2's `sincos`.
+pub(crate) struct V3;
 
 impl Transcendentals for V1 {
     #[inline(always)]
@@ -192,6 +197,17 @@ impl Transcendentals for V2 {
     #[inline(always)]
     fn exp_nonpos(x: f64) -> f64 {
         crate::fastexp::exp_nonpos_v2(x)
+    }
+    #[inline(always)]
+    fn sincos_small(t: f64) -> (f64, f64) {
+        crate::fastsincos::sincos_small_v2(t)
+    }
+}
+
+impl Transcendentals for V3 {
+    #[inline(always)]
+    fn exp_nonpos(x: f64) -> f64 {
+        crate::fastexp::exp_nonpos_v3(x)
     }
     #[inline(always)]
     fn sincos_small(t: f64) -> (f64, f64) {
