@@ -104,7 +104,7 @@ fn main() {
     if args.get(1).map(String::as_str) == Some("threads") {
         let rounds: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(3);
         for _ in 0..rounds {
-            for version in [KernelVersion::V1, KernelVersion::V2] {
+            for version in [KernelVersion::V1, KernelVersion::V2, KernelVersion::V3] {
                 let g = Gaussian::new(1.0).unwrap().with_kernel_version(version);
                 let r = MmdReference::new(g, xr).unwrap();
                 for threads in [1usize, 2] {
