@@ -61,8 +61,8 @@
 //! `fma(b, r⁸, c)`. 21 operations per value instead of 32 (14 of them multiplies or fmas in
 //! both), and the longest dependency chain 11 operations instead of 14. Because the fma is correctly
 //! rounded, its result is one number whatever computes it — the `vfmadd` instruction at the
-//! x86-64-v3 and -v4 dispatch levels, the C library's `fma` at the portable level, `libm::fma`
-//! without `std` — so version 3 too is bit-identical on every target and level (pinned in
+//! x86-64-v3 and -v4 dispatch levels, the runtime's `fma` function at the portable level,
+//! `libm::fma` without `std` — so version 3 too is bit-identical on every target and level (pinned in
 //! `tests/suite/value_stability.rs` at every level; `fma_is_fused_and_matches_libm` checks the
 //! library and hardware fma against `libm`'s on 100 000 near-cancelling triples). **Where the
 //! CPU has no FMA** (the portable level) each fma is a library call and version 3 is several
@@ -192,9 +192,10 @@ pub(crate) fn exp_nonpos_v2(x0: f64) -> f64 {
 
 /// `a·b + c` with one rounding (IEEE 754 fused multiply-add, correctly rounded), the same bits
 /// on every target: with `std`, `f64::mul_add` — one `vfmadd` instruction where the code is
-/// compiled with FMA (the x86-64-v3 and -v4 dispatch levels), otherwise a call to the C
-/// library's correctly rounded `fma` (the portable level: slow); without `std`, `libm::fma`
-/// (software, correctly rounded). Used by [`KernelVersion::V3`](crate::KernelVersion::V3) only.
+/// compiled with FMA (the x86-64-v3 and -v4 dispatch levels), otherwise a call to the
+/// runtime's correctly rounded `fma` function (the portable level: slow; on x86-64 Linux the
+/// binary links compiler-builtins' port of it, which uses the FMA instruction when the CPU has
+/// one and exact software otherwise); without `std`, `libm::fma` (the same port). Used by [`KernelVersion::V3`](crate::KernelVersion::V3) only.
 #[inline(always)]
 #[must_use]
 pub(crate) fn fma(a: f64, b: f64, c: f64) -> f64 {
@@ -469,7 +470,8 @@ mod tests {
         };
         for _ in 0..100_000 {
             let (u, v) = (next(), next());
-            let a = f64::from_bits((u >> 12) | 0x3FF0_0000_0000_0000) * if u & 1 == 0 { 1.0 } else { -1.0 };
+            let a = f64::from_bits((u >> 12) | 0x3FF0_0000_0000_0000)
+                * if u & 1 == 0 { 1.0 } else { -1.0 };
             let b = f64::from_bits((v >> 12) | 0x3FF0_0000_0000_0000);
             // c cancels a·b to within a few ulps (worst case for a wrong rounding) or not.
             let shift = f64::from(u32::try_from(next() % 8).unwrap_or(0));

@@ -94,7 +94,12 @@ pub enum KernelVersion {
     V3,
 }
 
-version_numbers!(KernelVersion, UnknownKernelVersion, [V1 = 1, V2 = 2, V3 = 3], latest = V3);
+version_numbers!(
+    KernelVersion,
+    UnknownKernelVersion,
+    [V1 = 1, V2 = 2, V3 = 3],
+    latest = V3
+);
 
 /// Version of the floating-point rounding allowance that [`crate::RffReference::sensitivity`]
 /// adds to the random-feature MMD's `Δ = 2/N`: which bound on `|ρ̃ − ρ|` (computed against
@@ -137,7 +142,12 @@ pub enum AllowanceVersion {
     V2,
 }
 
-version_numbers!(AllowanceVersion, UnknownAllowanceVersion, [V1 = 1, V2 = 2], latest = V2);
+version_numbers!(
+    AllowanceVersion,
+    UnknownAllowanceVersion,
+    [V1 = 1, V2 = 2],
+    latest = V2
+);
 
 /// `with_kernel_version` and `kernel_version` for a type whose `version: KernelVersion` field
 /// picks its transcendental functions (the kernels and the random features).

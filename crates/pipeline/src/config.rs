@@ -179,7 +179,9 @@ impl RffMmd {
         use dpinfer::distances::KernelVersion;
         match KernelVersion::try_from(self.kernel_version.unwrap_or(1)) {
             Ok(v @ (KernelVersion::V1 | KernelVersion::V2)) => Ok(v),
-            _ => Err(crate::error::err!(key = "distance.kernel_version"; "distance.kernel_version must be 1 or 2 (version 3 changes only the exact kernels' exp, which rff-mmd does not use)")),
+            _ => Err(
+                crate::error::err!(key = "distance.kernel_version"; "distance.kernel_version must be 1 or 2 (version 3 changes only the exact kernels' exp, which rff-mmd does not use)"),
+            ),
         }
     }
 

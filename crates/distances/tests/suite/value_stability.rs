@@ -1,6 +1,7 @@
 //! Bit-level value stability: MMD², RFF MMD² and the median heuristic on fixed data, pinned
 //! as IEEE-754 bit patterns. The kernels use only `+ − × ÷ √` in a fixed order (no FMA, no
-//! reassociation), so these bits must be the same on every target and every `-C target-cpu`
+//! reassociation; version 3's `exp` adds correctly rounded FMAs, one result on every level),
+//! so these bits must be the same on every target and every `-C target-cpu`
 //! (checked on x86-64 baseline SSE2 and `target-cpu=native` with AVX-512) and every runtime
 //! dispatch level (`dpinfer_distances::simd`). Every [`KernelVersion`] is pinned: version 1
 //! (the default) keeps the bits of every release before version 2 existed, version 2 has its
