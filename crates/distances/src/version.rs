@@ -50,7 +50,7 @@ macro_rules! version_numbers {
 /// for the `exp` kernels on a CPU with FMA (every x86-64-v3 or -v4 CPU: its `exp` fuses each
 /// `a·b + c` into one correctly rounded operation, 21 operations per value instead of 32),
 /// [`KernelVersion::V2`] on a CPU without FMA (there version 3's portable code calls a library
-/// `fma` per operation and is several times slower). Version 2's `exp` takes 32 operations
+/// `fma` per operation and is about 11× slower, crate README run I). Version 2's `exp` takes 32 operations
 /// per value instead of 42 and its `sincos` 48 instead of 58; version 3's `sincos` is version
 /// 2's (same random features, bit for bit). The crate README's benchmarks measure what each
 /// buys. All versions keep the same error budget (`≤ 1e-15` per kernel or feature value, what
