@@ -51,6 +51,42 @@
 //! `< 6e-16`) and `4.5e-16` against `libm::exp` (itself within an ulp) on a dense grid. The
 //! result is in `(0, 1]`. Only `+ − ×` and integer operations, in a fixed order: bit-identical
 //! on every target and dispatch level.
+//!
+//! ## Version 3 ([`exp_nonpos_v3`]): version 2 with fused multiply-adds, 21 operations
+//!
+//! Version 2's reduction, coefficients, Estrin tree and exponent-field scaling, with every
+//! `a·b + c` computed as one fused multiply-add `fma(a, b, c) = RN(a·b + c)` (IEEE 754,
+//! correctly rounded: [`fma`]): `t = fma(x, log₂e, 1.5·2⁵²)`, `r = fma(k, −LN2, x)`, the
+//! eight polynomial nodes `fma(c_odd, r, c_even)`, `fma(a, r², a')`, `fma(b, r⁴, b')`,
+//! `fma(b, r⁸, c)`. 21 operations per value instead of 32 (14 of them multiplies or fmas in
+//! both), and the longest dependency chain 11 operations instead of 14. Because the fma is correctly
+//! rounded, its result is one number whatever computes it — the `vfmadd` instruction at the
+//! x86-64-v3 and -v4 dispatch levels, the runtime's `fma` function at the portable level,
+//! `libm::fma` without `std` — so version 3 too is bit-identical on every target and level (pinned in
+//! `tests/suite/value_stability.rs` at every level; `fma_is_fused_and_matches_libm` checks the
+//! library and hardware fma against `libm`'s on 100 000 near-cancelling triples). **Where the
+//! CPU has no FMA** (the portable level) each fma is a library call and version 3 is about 11×
+//! slower than version 2 (crate README, run I): use version 2 there.
+//!
+//! **Stated error** (version 3): absolute error below `7.6e-16` for every `x ≤ 0`, version
+//! 2's bound, because every term of its derivation is no larger:
+//!
+//! - `k` is the integer nearest to `x·LOG2E` (the fma rounds the exact `x·LOG2E + 1.5·2⁵²`
+//!   to the integer grid), so `|r| ≤ ln(2)/2 + 708·|LOG2E − log₂e|·ln 2 < ln(2)/2 + 1e-13`:
+//!   the polynomial's approximation error (`2.91e-16` relative on `|r| ≤ ln(2)/2`) grows by
+//!   less than `1e-26` at that end.
+//! - `r = RN(x − k·LN2)` (exact product, one rounding) is off from `x − k ln 2` by at most
+//!   `2⁻⁵⁵ + |k|·|LN2 − ln 2| ≤ 2.8e-17 + |k|·2.4e-17` (no error for `k = 0`), so the result
+//!   `2^k e^r` by at most `2^k·√2·(2.8e-17 + |k|·2.4e-17) ≤ 3.7e-17` (largest at `k = −1`),
+//!   below version 2's `7.1e-17`.
+//! - The evaluation: each fma node `RN(a·b + c)` has the first-order error `u·|a·b + c|`,
+//!   where version 2's node `RN(RN(a·b) + c)` has `u·|a·b| + u·|a·b + c|`; the tree and
+//!   coefficients are the same, so the running-error bound of version 3's evaluation is at
+//!   most version 2's `4.2 u`.
+//!
+//! Measured: at most `3.5e-16` on the 50-digit table (asserted `< 6e-16`) and `4.5e-16`
+//! against `libm::exp` on a dense grid and every reduction boundary `± 2 ulp`; 763 of the
+//! table's 1 128 values differ from version 2's in the last bits (hence a new version).
 
 const LOG2E: f64 = core::f64::consts::LOG2_E;
 const LN2_HI: f64 = 6.931_471_803_691_238_164_90e-1;
@@ -150,6 +186,58 @@ pub(crate) fn exp_nonpos_v2(x0: f64) -> f64 {
     let p = (b0 + b1 * r4) + b2 * r8;
     // 2^k · p by adding k to p's exponent field: bits(t) = bits(1.5·2⁵²) + k with the low 12
     // bits of bits(1.5·2⁵²) zero, so bits(t) << 52 = k·2⁵² (mod 2⁶⁴).
+    let v = f64::from_bits(p.to_bits().wrapping_add(t.to_bits() << 52));
+    if v > 1.0 { 1.0 } else { v }
+}
+
+/// `a·b + c` with one rounding (IEEE 754 fused multiply-add, correctly rounded), the same bits
+/// on every target: with `std`, `f64::mul_add` — one `vfmadd` instruction where the code is
+/// compiled with FMA (the x86-64-v3 and -v4 dispatch levels), otherwise a call to the
+/// runtime's correctly rounded `fma` function (the portable level: slow; on x86-64 Linux the
+/// binary links compiler-builtins' port of it, which uses the FMA instruction when the CPU has
+/// one and exact software otherwise); without `std`, `libm::fma` (the same port). Used by [`KernelVersion::V3`](crate::KernelVersion::V3) only.
+#[inline(always)]
+#[must_use]
+pub(crate) fn fma(a: f64, b: f64, c: f64) -> f64 {
+    #[cfg(feature = "std")]
+    {
+        a.mul_add(b, c)
+    }
+    #[cfg(not(feature = "std"))]
+    {
+        libm::fma(a, b, c)
+    }
+}
+
+const NEG_LN2: f64 = -core::f64::consts::LN_2;
+
+/// Version 3: version 2's reduction, polynomial and scaling, each `a·b + c` of it fused
+/// into one correctly rounded [`fma`]: 21 operations per value instead of 32, and shorter
+/// dependency chains. Error stated in the module docs (absolute error below `7.6e-16`);
+/// positive inputs give 1, `x < −708`, `−∞` and NaN give `e^{−708}`.
+#[inline(always)]
+#[must_use]
+pub(crate) fn exp_nonpos_v3(x0: f64) -> f64 {
+    let x = if x0 >= -708.0 { x0 } else { -708.0 };
+    let x = if x > 0.0 { 0.0 } else { x };
+    // t = RN(x·log₂e + 1.5·2⁵²): k = t − 1.5·2⁵² is the integer nearest to x·LOG2E.
+    let t = fma(x, LOG2E, SHIFT);
+    let kf = t - SHIFT;
+    // r = RN(x − k·LN2), the product exact inside the fma.
+    let r = fma(kf, NEG_LN2, x);
+    // Version 2's Estrin tree, every node one fma.
+    let r2 = r * r;
+    let r4 = r2 * r2;
+    let r8 = r4 * r4;
+    let a0 = 1.0 + r;
+    let a1 = fma(E3, r, E2);
+    let a2 = fma(E5, r, E4);
+    let a3 = fma(E7, r, E6);
+    let a4 = fma(E9, r, E8);
+    let b0 = fma(a1, r2, a0);
+    let b1 = fma(a3, r2, a2);
+    let b2 = fma(E10, r2, a4);
+    let p = fma(b2, r8, fma(b1, r4, b0));
     let v = f64::from_bits(p.to_bits().wrapping_add(t.to_bits() << 52));
     if v > 1.0 { 1.0 } else { v }
 }
@@ -267,6 +355,128 @@ mod tests {
         while x > -1.0 {
             assert!(e(x) <= 1.0 && e(x) > 0.0);
             x *= 1.01;
+        }
+    }
+
+    /// Version 3 against the 50-digit table: absolute error below `6e-16`, as version 2 (its
+    /// bound, module docs), and it differs from version 2 in some last bits (the fused
+    /// operations round differently), so the version switch is needed.
+    #[test]
+    fn v3_within_stated_bound_against_mpmath() {
+        let (mut n, mut worst, mut differ) = (0, 0.0f64, 0);
+        for (x, hi, lo) in table() {
+            let v = super::exp_nonpos_v3(x);
+            let e = abs_err(v, hi, lo);
+            assert!(e < 6e-16, "v3 x = {x:e}: absolute error {e:e}");
+            worst = worst.max(e);
+            differ += usize::from(v.to_bits() != super::exp_nonpos_v2(x).to_bits());
+            n += 1;
+        }
+        #[cfg(feature = "std")]
+        std::println!("v3: worst absolute error {worst:e}; {differ} of {n} values differ from v2");
+        assert!(n > 1000 && worst > 5e-17, "{n} points, worst {worst:e}");
+        assert!(differ > 0, "v3 gives v2's bits on every table point");
+    }
+
+    /// Version 3 on a dense grid against `libm::exp` (within 1 ulp): absolute difference below
+    /// `6e-16 + 2.3e-16`, as version 2.
+    #[test]
+    fn v3_matches_libm_on_a_dense_grid() {
+        let mut worst: f64 = 0.0;
+        let n = 200_000;
+        for i in 0..=n {
+            let x = -708.0 * f64::from(i) / f64::from(n);
+            for y in [x, x.next_up().min(0.0), x.next_down(), x * 1e-3, x * 1e-6] {
+                if y < -708.0 {
+                    continue;
+                }
+                worst = worst.max((super::exp_nonpos_v3(y) - libm::exp(y)).abs());
+            }
+        }
+        // Every reduction boundary k·ln2/2 (where k flips), ± 2 ulp.
+        for k in 0..2044 {
+            let mut y = -f64::from(k) * core::f64::consts::LN_2 / 2.0;
+            for _ in 0..2 {
+                y = y.next_down();
+            }
+            for _ in 0..5 {
+                if (-708.0..=0.0).contains(&y) {
+                    worst = worst.max((super::exp_nonpos_v3(y) - libm::exp(y)).abs());
+                }
+                y = y.next_up();
+            }
+        }
+        #[cfg(feature = "std")]
+        std::println!("v3 against libm: worst absolute difference {worst:e}");
+        assert!(worst < 8.3e-16, "worst absolute error {worst:e}");
+    }
+
+    #[test]
+    fn v3_special_values() {
+        use super::exp_nonpos_v3 as e;
+        assert_eq!(e(0.0), 1.0);
+        assert_eq!(e(-0.0), 1.0);
+        assert_eq!(e(5.0), 1.0);
+        assert_eq!(e(f64::INFINITY), 1.0);
+        let floor = e(-708.0);
+        assert!(floor > 0.0 && floor < 3.4e-308);
+        for x in [-709.0, -1e300, f64::NEG_INFINITY, f64::NAN] {
+            assert_eq!(e(x), floor);
+        }
+        let mut x = -1e-300;
+        while x > -1.0 {
+            assert!(e(x) <= 1.0 && e(x) > 0.0);
+            x *= 1.01;
+        }
+    }
+
+    /// The crate's `fma` is fused (one rounding: it differs from `a·b + c` where the product's
+    /// rounding matters) and gives `libm::fma`'s bits (the software, correctly rounded one the
+    /// `no_std` build uses) on hard cases: exact cancellation, ties, subnormal and huge
+    /// results, signed zeros, and 100 000 seeded triples whose `a·b` and `c` nearly cancel.
+    #[test]
+    fn fma_is_fused_and_matches_libm() {
+        use super::fma;
+        let e = f64::EPSILON;
+        // (1 + ε)(1 − ε) − 1 = −ε²: lost entirely by a rounded product.
+        assert_eq!(fma(1.0 + e, 1.0 - e, -1.0), -e * e);
+        assert_eq!((1.0 + e) * (1.0 - e) - 1.0, 0.0);
+        let same = |a: f64, b: f64, c: f64| {
+            assert_eq!(
+                fma(a, b, c).to_bits(),
+                libm::fma(a, b, c).to_bits(),
+                "fma({a:e}, {b:e}, {c:e})"
+            );
+        };
+        for (a, b, c) in [
+            (1.0 + e, 1.0 - e, -1.0),
+            (0.1, 10.0, -1.0),
+            (1e308, 10.0, -f64::MAX),
+            (1e-160, 1e-160, 0.0),
+            (1e-200, 1e-200, 5e-324),
+            (-0.0, 1.0, 0.0),
+            (0.0, -1.0, -0.0),
+            (1.0 + 2.0 * e, 0.5, 2.0f64.powi(-54)),
+            (3.0, 1.0 / 3.0, -1.0),
+        ] {
+            same(a, b, c);
+        }
+        let mut s: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = move || {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            s
+        };
+        for _ in 0..100_000 {
+            let (u, v) = (next(), next());
+            let a = f64::from_bits((u >> 12) | 0x3FF0_0000_0000_0000)
+                * if u & 1 == 0 { 1.0 } else { -1.0 };
+            let b = f64::from_bits((v >> 12) | 0x3FF0_0000_0000_0000);
+            // c cancels a·b to within a few ulps (worst case for a wrong rounding) or not.
+            let shift = f64::from(u32::try_from(next() % 8).unwrap_or(0));
+            let c = -(a * b) * (1.0 + shift * e);
+            same(a, b, c);
         }
     }
 

@@ -229,7 +229,7 @@ mod tests {
                 _ => next(),
             };
         }
-        for version in [KernelVersion::V1, KernelVersion::V2] {
+        for version in [KernelVersion::V1, KernelVersion::V2, KernelVersion::V3] {
             let g = Gaussian::new(0.9).unwrap().with_kernel_version(version);
             let l = Laplace::new(1.3).unwrap().with_kernel_version(version);
             let m = Matern32::new(0.7).unwrap().with_kernel_version(version);

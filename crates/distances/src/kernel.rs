@@ -3,7 +3,7 @@
 
 use crate::gram;
 use crate::rows::sanitize;
-use crate::version::{Transcendentals, V1, V2, kernel_version_api};
+use crate::version::{Transcendentals, V1, V2, V3, kernel_version_api};
 use crate::{DistanceError, KernelVersion, Rows};
 
 /// `exp(x)` for `x ≤ 0` by `version`'s function (one value; the row sums match the version
@@ -13,6 +13,7 @@ fn exp_nonpos(version: KernelVersion, x: f64) -> f64 {
     match version {
         KernelVersion::V1 => V1::exp_nonpos(x),
         KernelVersion::V2 => V2::exp_nonpos(x),
+        KernelVersion::V3 => V3::exp_nonpos(x),
     }
 }
 
@@ -85,6 +86,7 @@ macro_rules! tiled_gram_sums {
             match self.version {
                 KernelVersion::V1 => self.gram_with::<V1, true>(s, s, d),
                 KernelVersion::V2 => self.gram_with::<V2, true>(s, s, d),
+                KernelVersion::V3 => self.gram_with::<V3, true>(s, s, d),
             }
         }
         #[inline(always)]
@@ -93,6 +95,7 @@ macro_rules! tiled_gram_sums {
             match self.version {
                 KernelVersion::V1 => self.gram_with::<V1, false>(xs, ys, d),
                 KernelVersion::V2 => self.gram_with::<V2, false>(xs, ys, d),
+                KernelVersion::V3 => self.gram_with::<V3, false>(xs, ys, d),
             }
         }
     };
@@ -353,6 +356,7 @@ impl Kernel for Gaussian {
         match self.version {
             KernelVersion::V1 => self.row_sum_with::<V1, true>(x, ys),
             KernelVersion::V2 => self.row_sum_with::<V2, true>(x, ys),
+            KernelVersion::V3 => self.row_sum_with::<V3, true>(x, ys),
         }
     }
     #[inline(always)]
@@ -360,6 +364,7 @@ impl Kernel for Gaussian {
         match self.version {
             KernelVersion::V1 => self.row_sum_with::<V1, false>(x, ys),
             KernelVersion::V2 => self.row_sum_with::<V2, false>(x, ys),
+            KernelVersion::V3 => self.row_sum_with::<V3, false>(x, ys),
         }
     }
     tiled_gram_sums!();
@@ -440,6 +445,7 @@ impl Kernel for Laplace {
         match self.version {
             KernelVersion::V1 => self.row_sum_with::<V1, true>(x, ys),
             KernelVersion::V2 => self.row_sum_with::<V2, true>(x, ys),
+            KernelVersion::V3 => self.row_sum_with::<V3, true>(x, ys),
         }
     }
     #[inline(always)]
@@ -447,6 +453,7 @@ impl Kernel for Laplace {
         match self.version {
             KernelVersion::V1 => self.row_sum_with::<V1, false>(x, ys),
             KernelVersion::V2 => self.row_sum_with::<V2, false>(x, ys),
+            KernelVersion::V3 => self.row_sum_with::<V3, false>(x, ys),
         }
     }
     tiled_gram_sums!();
@@ -530,6 +537,7 @@ impl Kernel for Matern32 {
         match self.version {
             KernelVersion::V1 => Self::of_sq_dist::<V1>(self.sqrt3_inv, d2),
             KernelVersion::V2 => Self::of_sq_dist::<V2>(self.sqrt3_inv, d2),
+            KernelVersion::V3 => Self::of_sq_dist::<V3>(self.sqrt3_inv, d2),
         }
     }
     #[inline(always)]
@@ -537,6 +545,7 @@ impl Kernel for Matern32 {
         match self.version {
             KernelVersion::V1 => self.row_sum_with::<V1, true>(x, ys),
             KernelVersion::V2 => self.row_sum_with::<V2, true>(x, ys),
+            KernelVersion::V3 => self.row_sum_with::<V3, true>(x, ys),
         }
     }
     #[inline(always)]
@@ -544,6 +553,7 @@ impl Kernel for Matern32 {
         match self.version {
             KernelVersion::V1 => self.row_sum_with::<V1, false>(x, ys),
             KernelVersion::V2 => self.row_sum_with::<V2, false>(x, ys),
+            KernelVersion::V3 => self.row_sum_with::<V3, false>(x, ys),
         }
     }
     tiled_gram_sums!();
@@ -590,7 +600,7 @@ mod tests {
         }
         buf[7] = 1e300; // finite but huge: exp underflows to 0 either way
         assert!(crate::rows::all_finite(&buf));
-        for version in [KernelVersion::V1, KernelVersion::V2] {
+        for version in [KernelVersion::V1, KernelVersion::V2, KernelVersion::V3] {
             let g = Gaussian::new(0.8).unwrap().with_kernel_version(version);
             let l = Laplace::new(1.1).unwrap().with_kernel_version(version);
             let m = Matern32::new(0.6).unwrap().with_kernel_version(version);
@@ -651,7 +661,7 @@ mod tests {
                 _ => next(),
             };
         }
-        for version in [KernelVersion::V1, KernelVersion::V2] {
+        for version in [KernelVersion::V1, KernelVersion::V2, KernelVersion::V3] {
             let g = Gaussian::new(0.8).unwrap().with_kernel_version(version);
             let l = Laplace::new(1.1).unwrap().with_kernel_version(version);
             let m = Matern32::new(0.6).unwrap().with_kernel_version(version);

@@ -139,7 +139,8 @@ impl<'f> RandomFourierFeatures<'f> {
             let t = self.phase(zj, x);
             let (s, c) = match self.version {
                 KernelVersion::V1 => V1::sincos(t),
-                KernelVersion::V2 => V2::sincos(t),
+                // Version 3 changes only `exp`: its `sincos` is version 2's.
+                KernelVersion::V2 | KernelVersion::V3 => V2::sincos(t),
             };
             o[0] = self.scale * c;
             o[1] = self.scale * s;
@@ -356,7 +357,8 @@ impl Job for MeanEmbedding<'_, '_, '_, '_> {
     fn run(self) {
         match self.0.version {
             KernelVersion::V1 => self.run_with::<V1>(),
-            KernelVersion::V2 => self.run_with::<V2>(),
+            // Version 3's `sincos` is version 2's: the same loop, no third copy.
+            KernelVersion::V2 | KernelVersion::V3 => self.run_with::<V2>(),
         }
     }
 }
@@ -384,7 +386,8 @@ impl Job for SqDistTo<'_, '_, '_, '_> {
     fn run(self) -> f64 {
         match self.0.version {
             KernelVersion::V1 => self.run_with::<V1>(),
-            KernelVersion::V2 => self.run_with::<V2>(),
+            // Version 3's `sincos` is version 2's: the same loop, no third copy.
+            KernelVersion::V2 | KernelVersion::V3 => self.run_with::<V2>(),
         }
     }
 }
@@ -415,7 +418,8 @@ impl Job for Mmd2<'_, '_, '_, '_> {
     fn run(self) -> f64 {
         match self.0.version {
             KernelVersion::V1 => self.run_with::<V1>(),
-            KernelVersion::V2 => self.run_with::<V2>(),
+            // Version 3's `sincos` is version 2's: the same loop, no third copy.
+            KernelVersion::V2 | KernelVersion::V3 => self.run_with::<V2>(),
         }
     }
 }

@@ -4,8 +4,9 @@
 //! The kernels are written once, as portable scalar Rust with a **fixed lane count and
 //! summation order** (chunks of 8 rows, four accumulator lanes for kernel sums with row `i`
 //! in lane `i mod 4`, eight lanes for 1-D random-feature sums, compensated row sums in row
-//! order) and only `+ − × ÷ √` (no
-//! `mul_add`; Rust never contracts `a·b + c` into an FMA). With the `std` feature (default)
+//! order) and only `+ − × ÷ √` (Rust never contracts `a·b + c` into an FMA) — except
+//! [`crate::KernelVersion::V3`]'s `exp`, which calls the correctly rounded `mul_add`
+//! explicitly, whose result is the same number on every level. With the `std` feature (default)
 //! each hot loop is compiled a second and third time with x86-64-v3 (AVX2, 4 × f64) and
 //! x86-64-v4 (AVX-512, 8 × f64) enabled, by `pulp`'s safe `#[target_feature]` wrappers, and
 //! the best level the CPU supports is picked at run time. Because every level evaluates the
@@ -32,7 +33,7 @@ pub(crate) trait Job {
 pub enum Level {
     /// The build's baseline code (SSE2 on a default x86-64 build).
     Portable,
-    /// x86-64-v3: AVX2 (4 × f64 lanes); FMA is available but never used.
+    /// x86-64-v3: AVX2 (4 × f64 lanes) and FMA (used by [`crate::KernelVersion::V3`] only).
     X86V3,
     /// x86-64-v4: AVX-512F/BW/CD/DQ/VL (8 × f64 lanes).
     X86V4,

@@ -3,20 +3,20 @@
 
 use crate::DistanceError;
 
-/// `LATEST`, `number` and `TryFrom<u32>` of a two-version enum (`V1`, `V2`) whose unknown
-/// numbers are refused with the [`DistanceError`] variant `$unknown`.
+/// `LATEST`, `number` and `TryFrom<u32>` of a version enum whose variants are listed with
+/// their numbers (the last one is `LATEST`) and whose unknown numbers are refused with the
+/// [`DistanceError`] variant `$unknown`.
 macro_rules! version_numbers {
-    ($t:ident, $unknown:ident) => {
+    ($t:ident, $unknown:ident, [$($v:ident = $n:literal),+], latest = $latest:ident) => {
         impl $t {
             /// The newest version (what new work should use).
-            pub const LATEST: Self = Self::V2;
+            pub const LATEST: Self = Self::$latest;
 
             /// The version's number (1, 2, …), as a config or ledger records it.
             #[must_use]
             pub const fn number(self) -> u32 {
                 match self {
-                    Self::V1 => 1,
-                    Self::V2 => 2,
+                    $(Self::$v => $n,)+
                 }
             }
         }
@@ -30,8 +30,7 @@ macro_rules! version_numbers {
             #[doc = concat!("[`DistanceError::", stringify!($unknown), "`] for a number that names no version.")]
             fn try_from(number: u32) -> Result<Self, DistanceError> {
                 match number {
-                    1 => Ok(Self::V1),
-                    2 => Ok(Self::V2),
+                    $($n => Ok(Self::$v),)+
                     _ => Err(DistanceError::$unknown { number }),
                 }
             }
@@ -47,30 +46,38 @@ macro_rules! version_numbers {
 ///
 /// A seeded or published distance is reproducible from its data, parameters and this version.
 /// [`KernelVersion::V1`] is the default, so every value computed before version 2 existed is
-/// reproduced unchanged; choose [`KernelVersion::V2`] for new work: its `exp` takes 32
-/// operations per value instead of 42 and its `sincos` 48 instead of 58 (the crate README's
-/// benchmarks measure what that buys), with the same error budget (`≤ 1e-15` per kernel or
-/// feature value, what [`crate::sensitivity::rounding_slack`] allows), so every sensitivity
-/// and bound is the same in both versions. Pick it per kernel with `with_kernel_version`
-/// ([`crate::Gaussian::with_kernel_version`], [`crate::Laplace`], [`crate::Matern32`],
-/// [`crate::RandomFourierFeatures::with_kernel_version`]) and record [`KernelVersion::number`]
-/// with the result.
+/// reproduced unchanged. For new work: [`KernelVersion::V3`] (the [`KernelVersion::LATEST`])
+/// for the `exp` kernels on a CPU with FMA (every x86-64-v3 or -v4 CPU: its `exp` fuses each
+/// `a·b + c` into one correctly rounded operation, 21 operations per value instead of 32),
+/// [`KernelVersion::V2`] on a CPU without FMA (there version 3's portable code calls a library
+/// `fma` per operation and is about 11× slower, crate README run I). Version 2's `exp` takes 32 operations
+/// per value instead of 42 and its `sincos` 48 instead of 58; version 3's `sincos` is version
+/// 2's (same random features, bit for bit). The crate README's benchmarks measure what each
+/// buys. All versions keep the same error budget (`≤ 1e-15` per kernel or feature value, what
+/// [`crate::sensitivity::rounding_slack`] allows), so every sensitivity and bound is the same.
+/// Pick it per kernel with `with_kernel_version` ([`crate::Gaussian::with_kernel_version`],
+/// [`crate::Laplace`], [`crate::Matern32`],
+/// [`crate::RandomFourierFeatures::with_kernel_version`]) and record
+/// [`KernelVersion::number`] with the result.
 ///
 /// | version | `exp` (`x ≤ 0`) | `sin`, `cos` (`|t| ≤ 8e5`) |
 /// |---|---|---|
 /// | 1 | Cody–Waite (two parts), degree-12 Taylor, relative error `< 1e-15`; `0` below `−708` | fdlibm's kernels after a three-part reduction, absolute error `< 4e-16` |
 /// | 2 | one-constant reduction, degree-10 minimax, absolute error `< 7.6e-16`; `e^{−708}` below `−708` | two-part reduction, degree-13/12 minimax, absolute error `< 4e-16` |
+/// | 3 | version 2's with fused multiply-adds (FMA), absolute error `< 7.6e-16` | version 2's |
 ///
 /// ```
 /// use dpinfer_distances::{Gaussian, Kernel, KernelVersion};
 /// let v1 = Gaussian::new(1.0)?;
 /// let v2 = Gaussian::new(1.0)?.with_kernel_version(KernelVersion::V2);
+/// let v3 = Gaussian::new(1.0)?.with_kernel_version(KernelVersion::V3);
 /// assert_eq!(v1.kernel_version(), KernelVersion::V1); // the default
-/// let (a, b) = (v1.eval(&[0.0], &[0.7]), v2.eval(&[0.0], &[0.7]));
+/// let (a, b, c) = (v1.eval(&[0.0], &[0.7]), v2.eval(&[0.0], &[0.7]), v3.eval(&[0.0], &[0.7]));
 /// assert!((a - b).abs() < 1e-15); // same value to the stated error, maybe not the same bits
+/// assert!((a - c).abs() < 1e-15);
 /// assert_eq!(KernelVersion::try_from(2)?, KernelVersion::V2);
-/// assert_eq!(KernelVersion::LATEST.number(), 2);
-/// assert!(KernelVersion::try_from(3).is_err());
+/// assert_eq!(KernelVersion::LATEST.number(), 3);
+/// assert!(KernelVersion::try_from(4).is_err());
 /// # Ok::<(), dpinfer_distances::DistanceError>(())
 /// ```
 #[derive(Copy, Clone, Debug, Default, PartialEq, Eq, Hash)]
@@ -81,9 +88,18 @@ pub enum KernelVersion {
     V1,
     /// Version 2: cheaper reductions and minimax polynomials, same error budget.
     V2,
+    /// Version 3: version 2's `exp` with every `a·b + c` fused (FMA, correctly rounded on
+    /// every level); `sin`/`cos` are version 2's. Fast where the CPU has FMA (x86-64-v3 and
+    /// -v4), slow on the portable level (a library `fma` call per operation).
+    V3,
 }
 
-version_numbers!(KernelVersion, UnknownKernelVersion);
+version_numbers!(
+    KernelVersion,
+    UnknownKernelVersion,
+    [V1 = 1, V2 = 2, V3 = 3],
+    latest = V3
+);
 
 /// Version of the floating-point rounding allowance that [`crate::RffReference::sensitivity`]
 /// adds to the random-feature MMD's `Δ = 2/N`: which bound on `|ρ̃ − ρ|` (computed against
@@ -126,7 +142,12 @@ pub enum AllowanceVersion {
     V2,
 }
 
-version_numbers!(AllowanceVersion, UnknownAllowanceVersion);
+version_numbers!(
+    AllowanceVersion,
+    UnknownAllowanceVersion,
+    [V1 = 1, V2 = 2],
+    latest = V2
+);
 
 /// `with_kernel_version` and `kernel_version` for a type whose `version: KernelVersion` field
 /// picks its transcendental functions (the kernels and the random features).
@@ -176,6 +197,8 @@ pub(crate) trait Transcendentals {
 pub(crate) struct V1;
 /// [`KernelVersion::V2`]'s functions.
 pub(crate) struct V2;
+/// [`KernelVersion::V3`]'s functions: its own `exp`, version 2's `sincos`.
+pub(crate) struct V3;
 
 impl Transcendentals for V1 {
     #[inline(always)]
@@ -192,6 +215,17 @@ impl Transcendentals for V2 {
     #[inline(always)]
     fn exp_nonpos(x: f64) -> f64 {
         crate::fastexp::exp_nonpos_v2(x)
+    }
+    #[inline(always)]
+    fn sincos_small(t: f64) -> (f64, f64) {
+        crate::fastsincos::sincos_small_v2(t)
+    }
+}
+
+impl Transcendentals for V3 {
+    #[inline(always)]
+    fn exp_nonpos(x: f64) -> f64 {
+        crate::fastexp::exp_nonpos_v3(x)
     }
     #[inline(always)]
     fn sincos_small(t: f64) -> (f64, f64) {

@@ -169,13 +169,20 @@ impl RffMmd {
         100
     }
 
-    /// The kernel version (absent: version 1).
+    /// The kernel version (absent: version 1). Only versions 1 and 2 are accepted: version 3
+    /// changes only the `exp` of the exact kernels and keeps version 2's `sin`/`cos`, so for
+    /// the random features it would be version 2 under another number.
     ///
     /// # Errors
-    /// A number that names no version.
+    /// A number that names no version, or 3.
     pub fn kernel_version(&self) -> Result<dpinfer::distances::KernelVersion> {
-        dpinfer::distances::KernelVersion::try_from(self.kernel_version.unwrap_or(1))
-            .map_err(|_| crate::error::err!(key = "distance.kernel_version"; "distance.kernel_version must be 1 or 2"))
+        use dpinfer::distances::KernelVersion;
+        match KernelVersion::try_from(self.kernel_version.unwrap_or(1)) {
+            Ok(v @ (KernelVersion::V1 | KernelVersion::V2)) => Ok(v),
+            _ => Err(
+                crate::error::err!(key = "distance.kernel_version"; "distance.kernel_version must be 1 or 2 (version 3 changes only the exact kernels' exp, which rff-mmd does not use)"),
+            ),
+        }
     }
 
     /// The rounding-allowance version (absent: version 1).

@@ -104,7 +104,7 @@ fn main() {
     if args.get(1).map(String::as_str) == Some("threads") {
         let rounds: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(3);
         for _ in 0..rounds {
-            for version in [KernelVersion::V1, KernelVersion::V2] {
+            for version in [KernelVersion::V1, KernelVersion::V2, KernelVersion::V3] {
                 let g = Gaussian::new(1.0).unwrap().with_kernel_version(version);
                 let r = MmdReference::new(g, xr).unwrap();
                 for threads in [1usize, 2] {
@@ -134,7 +134,7 @@ fn main() {
     let cl = ClippedWeightedL2::new(&TUBERCULOSIS_WEIGHTS, TUBERCULOSIS_CLIP).unwrap();
     let (o, s1) = (Rows::new(&obs_s, 8).unwrap(), Rows::new(&bb, 8).unwrap());
     for level in Level::available() {
-        for version in [KernelVersion::V1, KernelVersion::V2] {
+        for version in [KernelVersion::V1, KernelVersion::V2, KernelVersion::V3] {
             let v = version.number();
             let lv = level_name(level);
             if only_level.as_deref().is_some_and(|l| l != lv)

@@ -1,6 +1,7 @@
 //! Bit-level value stability: MMD², RFF MMD² and the median heuristic on fixed data, pinned
 //! as IEEE-754 bit patterns. The kernels use only `+ − × ÷ √` in a fixed order (no FMA, no
-//! reassociation), so these bits must be the same on every target and every `-C target-cpu`
+//! reassociation; version 3's `exp` adds correctly rounded FMAs, one result on every level),
+//! so these bits must be the same on every target and every `-C target-cpu`
 //! (checked on x86-64 baseline SSE2 and `target-cpu=native` with AVX-512) and every runtime
 //! dispatch level (`dpinfer_distances::simd`). Every [`KernelVersion`] is pinned: version 1
 //! (the default) keeps the bits of every release before version 2 existed, version 2 has its
@@ -121,6 +122,12 @@ fn pinned_hashes(version: KernelVersion) -> [u64; 4] {
             0x6f46_703e_561e_06fd,
             0x923b_4425_fcc3_1db2,
         ],
+        KernelVersion::V3 => [
+            0xd837_6731_5835_ab34,
+            0x8739_d11a_ebc8_edf9,
+            0xbed6_2699_bffb_f0e0,
+            0x923b_4425_fcc3_1db2, // RFF: version 2's `sincos`, the same bits
+        ],
         _ => unreachable!("a new kernel version needs its own pinned hashes"),
     }
 }
@@ -130,11 +137,12 @@ fn pinned(version: KernelVersion) -> [u64; 6] {
     match version {
         KernelVersion::V1 => PINNED,
         KernelVersion::V2 => PINNED_V2,
+        KernelVersion::V3 => PINNED_V3,
         _ => unreachable!("a new kernel version needs its own pinned bits"),
     }
 }
 
-const VERSIONS: [KernelVersion; 2] = [KernelVersion::V1, KernelVersion::V2];
+const VERSIONS: [KernelVersion; 3] = [KernelVersion::V1, KernelVersion::V2, KernelVersion::V3];
 
 #[test]
 fn pinned_bits() {
@@ -167,16 +175,18 @@ fn pinned_bits() {
     // Versions agree to the stated error budget (1e-15 per kernel value; the MMD² values here
     // are means of such values, so within a few 1e-15), and the median heuristic does not
     // depend on the version.
-    let (a, b) = (values(KernelVersion::V1), values(KernelVersion::V2));
-    for i in 0..4 {
-        assert!(
-            (a[i] - b[i]).abs() < 1e-14,
-            "value {i}: {} vs {}",
-            a[i],
-            b[i]
-        );
+    let a = values(KernelVersion::V1);
+    for b in [values(KernelVersion::V2), values(KernelVersion::V3)] {
+        for i in 0..4 {
+            assert!(
+                (a[i] - b[i]).abs() < 1e-14,
+                "value {i}: {} vs {}",
+                a[i],
+                b[i]
+            );
+        }
+        assert_eq!((a[4], a[5]), (b[4], b[5]));
     }
-    assert_eq!((a[4], a[5]), (b[4], b[5]));
     // The tiny-set distances see the version: every hash differs between versions.
     for version in VERSIONS {
         let h = tiny_set_hashes(version);
@@ -188,6 +198,11 @@ fn pinned_bits() {
         tiny_set_hashes(KernelVersion::V2),
     );
     assert!(h1.iter().zip(&h2).all(|(a, b)| a != b));
+    // Version 3 changes the `exp` kernels' bits and keeps version 2's random features.
+    let h3 = tiny_set_hashes(KernelVersion::V3);
+    assert!(h3[..3].iter().zip(&h2[..3]).all(|(a, b)| a != b));
+    assert!(h3[..3].iter().zip(&h1[..3]).all(|(a, b)| a != b));
+    assert_eq!(h3[3], h2[3]);
 }
 
 /// The same pinned bits under every runtime-dispatch level this CPU has (portable baseline,
@@ -238,3 +253,15 @@ const PINNED: [u64; 6] = [
 /// of an ulp or two average out below the result's last bit. The versions are told apart by
 /// the tiny-set hashes ([`tiny_set_hashes`]).
 const PINNED_V2: [u64; 6] = PINNED;
+
+/// Version 3 (`KernelVersion::V3`, fused multiply-adds in `exp`): its own bits on the 5-D
+/// Laplace MMD², version 1's elsewhere (means of many values, as for version 2); the tiny-set
+/// hashes tell it apart.
+const PINNED_V3: [u64; 6] = [
+    PINNED[0],
+    PINNED[1],
+    0x3f79_9def_708d_4a10, // 5-D Laplace MMD²: 16 ulp above versions 1 and 2
+    PINNED[3],
+    PINNED[4],
+    PINNED[5],
+];
