@@ -815,9 +815,10 @@ fn main() {
         observer: (0.0, 0.0),
     };
     if args.iter().any(|a| a == "--iw-mle") {
-        let exact = exact
-            .as_deref()
-            .expect("--iw-mle measures against --exact-reference");
+        let Some(exact) = exact.as_deref() else {
+            eprintln!("sir_sppe: --iw-mle measures against --exact-reference N");
+            std::process::exit(2)
+        };
         let scratch = std::env::temp_dir();
         let mut all = Vec::new();
         for &run_seed in &seeds {

@@ -419,7 +419,7 @@ impl ConditionalFlow {
         data: &TrainingSet,
         settings: &TrainSettings,
         rng: &mut R,
-        atomic: Option<(usize, &[f64], Option<&[bool]>)>,
+        atomic: Option<AtomicLoss<'_>>,
     ) -> Result<FitReport> {
         settings.check()?;
         check_len(
@@ -878,6 +878,9 @@ impl ConditionalFlow {
         Ok(flow)
     }
 }
+
+/// The atomic loss of a fit: atoms per row, `ln π` per row, the combined loss's MLE mask.
+type AtomicLoss<'a> = (usize, &'a [f64], Option<&'a [bool]>);
 
 /// The atomic loss's per-fit state: atoms per row, each split's pair ids and log prior, the
 /// validation rows' fixed atoms, and the combined loss's masks.
