@@ -16,6 +16,11 @@
 //! [--scratch] (`--combined`: sbi's combined loss, `SequentialSettings::combined_loss`;
 //! `--scratch`: a new flow every round, `SequentialSettings::retrain_from_scratch`).
 //!
+//! `--ode [--sigma 0.01]` keeps the SIR experiment's prior and θ* but makes the statistic the
+//! *deterministic* SIR's infected proportion at its 10 times (`S(0) = 1 − 10⁻⁶`, Runge–Kutta)
+//! plus `N(0, σ²)` per point, released with `N(0, σ²)`: a nonlinear, 10-dimensional context as
+//! the SIR's, with an exact posterior by quadrature on a grid in `(ln β, ln γ)`.
+//!
 //! `--lognormal` uses the SIR experiment's prior instead (log β ~ N(log 0.4, 0.5), log γ ~
 //! N(log 0.125, 0.2)) with `s_j = ln θ_j / c_j + N(0, ½)` released with `N(0, ½)` noise, so
 //! `ln θ`'s posterior is Gaussian (independent per coordinate) and θ's log-normal; at
@@ -160,6 +165,74 @@ fn run<P: Prior>(
     all
 }
 
+/// Times of the `--ode` curve (the SIR experiment's: t = 0, 17, …, 153).
+const ODE_TIMES: usize = 10;
+
+/// The deterministic SIR's infected proportion `I(t)` at t = 0, 17, …, 153 (`S(0) = 1 − 10⁻⁶`,
+/// `I(0) = 10⁻⁶`; classical Runge–Kutta, step 0.05 days).
+fn sir_curve(beta: f64, gamma: f64, out: &mut [f64]) {
+    let (mut s, mut i) = (1.0 - 1e-6, 1e-6);
+    let f = |s: f64, i: f64| (-beta * s * i, beta * s * i - gamma * i);
+    let h = 0.05;
+    let steps_per_obs = 340; // 17 days
+    out[0] = i;
+    for o in out.iter_mut().skip(1) {
+        for _ in 0..steps_per_obs {
+            let (a1, b1) = f(s, i);
+            let (a2, b2) = f(s + 0.5 * h * a1, i + 0.5 * h * b1);
+            let (a3, b3) = f(s + 0.5 * h * a2, i + 0.5 * h * b2);
+            let (a4, b4) = f(s + h * a3, i + h * b3);
+            s += h / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4);
+            i += h / 6.0 * (b1 + 2.0 * b2 + 2.0 * b3 + b4);
+        }
+        *o = i;
+    }
+}
+
+/// The `--ode` model's exact posterior mean and sd of (β, γ): the posterior of `(ln β, ln γ)`
+/// (the prior's Gaussians times the Gaussian likelihood of the curve with variance `v` per
+/// point) on a 161 × 161 grid of ±7 sds around a first, coarse pass's mean.
+fn ode_posterior(s_dp: &[f64], v: f64) -> ([f64; 2], [f64; 2]) {
+    let (mu0, var0) = ([0.4_f64.ln(), 0.125_f64.ln()], [0.5, 0.2]);
+    let mut curve = [0.0; ODE_TIMES];
+    let mut pass = |lo: [f64; 2], hi: [f64; 2], n: usize| {
+        let mut pts = Vec::with_capacity(n * n);
+        for a in 0..n {
+            for b in 0..n {
+                let l = [
+                    lo[0] + (hi[0] - lo[0]) * a as f64 / (n - 1) as f64,
+                    lo[1] + (hi[1] - lo[1]) * b as f64 / (n - 1) as f64,
+                ];
+                sir_curve(l[0].exp(), l[1].exp(), &mut curve);
+                let ll: f64 = curve
+                    .iter()
+                    .zip(s_dp)
+                    .map(|(c, o)| -0.5 * (c - o) * (c - o) / v)
+                    .sum::<f64>()
+                    - 0.5 * (l[0] - mu0[0]).powi(2) / var0[0]
+                    - 0.5 * (l[1] - mu0[1]).powi(2) / var0[1];
+                pts.push((l, ll));
+            }
+        }
+        let top = pts.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+        let w: Vec<f64> = pts.iter().map(|p| (p.1 - top).exp()).collect();
+        let z: f64 = w.iter().sum();
+        let moment = |g: &dyn Fn([f64; 2]) -> f64| {
+            pts.iter().zip(&w).map(|(p, wi)| wi * g(p.0)).sum::<f64>() / z
+        };
+        let m_log = [moment(&|l| l[0]), moment(&|l| l[1])];
+        let sd_log = [0, 1].map(|j| (moment(&|l| (l[j] - m_log[j]).powi(2))).sqrt());
+        let m = [moment(&|l| l[0].exp()), moment(&|l| l[1].exp())];
+        let sd = [0, 1].map(|j| (moment(&|l| (l[j].exp() - m[j]).powi(2))).sqrt());
+        (m_log, sd_log, m, sd)
+    };
+    let (m1, s1, ..) = pass([-3.0, -4.0], [1.5, 0.5], 181);
+    let lo = [m1[0] - 7.0 * s1[0], m1[1] - 7.0 * s1[1]];
+    let hi = [m1[0] + 7.0 * s1[0], m1[1] + 7.0 * s1[1]];
+    let (.., m, sd) = pass(lo, hi, 161);
+    (m, sd)
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     let seeds: Vec<u64> = arg(&args, "--seeds", String::from("1,2,3"))
@@ -180,7 +253,26 @@ fn main() {
         retrain_from_scratch: args.iter().any(|a| a == "--scratch"),
         ..SequentialSettings::default()
     };
-    let all = if args.iter().any(|a| a == "--lognormal") {
+    let all = if args.iter().any(|a| a == "--ode") {
+        // the SIR experiment's prior and θ*; the deterministic SIR curve at its 10 times plus
+        // N(0, σ²) per point, released with N(0, σ²)
+        let prior = paper_prior().unwrap();
+        let sigma: f64 = arg(&args, "--sigma", 0.01);
+        let sim = FnSimulator::new(2, ODE_TIMES, move |theta, rng, out| {
+            sir_curve(theta[0], theta[1], out);
+            for o in out.iter_mut() {
+                *o += sigma * ziggurat_normal(rng);
+            }
+            Ok(())
+        })
+        .unwrap();
+        let mech = IdealizedGaussian::new(sigma).unwrap();
+        let ts = theta_star();
+        let mut s_dp = [0.0; ODE_TIMES];
+        sir_curve(ts[0], ts[1], &mut s_dp);
+        let exact = ode_posterior(&s_dp, 2.0 * sigma * sigma);
+        run(&prior, &sim, &mech, &s_dp, exact, &base, &seeds)
+    } else if args.iter().any(|a| a == "--lognormal") {
         // the SIR experiment's prior; s_j = ln θ_j / c_j + N(0, ½), released with N(0, ½):
         // s_dp | θ ~ N(ln θ / c, I), so ln θ's posterior is Gaussian, independent per coordinate
         let prior = paper_prior().unwrap();
