@@ -21,7 +21,8 @@
 //! Fig. 8: ε = 10 (m = 1000, the default, with the paper's printed `s_dp°`), 1 (m = 10⁴) and
 //! 0.1 (m = 10⁵). The paper prints no `s_dp°` for ε ≠ 10; there the observation is the curve
 //! simulated at θ* and released through the mechanism's noise map, both from public seeded
-//! streams (`--seed`): a synthetic experiment.
+//! streams (`--seed`): a synthetic experiment (`--simulated-observation` does the same at
+//! ε = 10 instead of taking the printed `s_dp°`).
 //!
 //! **Repetitions.** The paper's Fig. 1B is the mean and quartiles over 20 trials. `--seeds
 //! 1,2,3` repeats SPPE and SPLE with each seed (every stream of the run) against one
@@ -626,7 +627,8 @@ fn main() {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let m_pseudo = ((N * L) as f64 / epsilon).round().max(1.0) as u64;
     let mech = Proportions(BinomialCurve::new(N, m_pseudo, K).unwrap());
-    let s_dp: Vec<f64> = if m_pseudo == 1000 {
+    let s_dp: Vec<f64> = if m_pseudo == 1000 && !args.iter().any(|a| a == "--simulated-observation")
+    {
         S_DP.to_vec()
     } else {
         let mut counts = vec![0.0; S_DP.len()];
