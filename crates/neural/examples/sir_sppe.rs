@@ -495,6 +495,7 @@ fn iw_mle<P: Prior>(
             let path = scratch.join(format!("iw-proposal-{}-{round}.safetensors", settings.seed));
             flow.save(&path).unwrap();
             let q = ConditionalFlow::load(&path).unwrap();
+            std::fs::remove_file(&path).unwrap();
             let rows = thetas.len() / d;
             let mut lp = vec![0.0; rows];
             q.log_prob(&thetas, &obs_rows(rows), &mut lp).unwrap();
