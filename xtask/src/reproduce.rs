@@ -76,6 +76,49 @@ pub(crate) const REPRODUCTIONS: &[Reproduction] = &[
         ],
     ),
     (
+        "neural-drift",
+        "SPPE round after round (10 rounds of 500, seeds 1-3) on the log-normal model with a \
+         closed-form posterior at the SIR experiment's prior, θ* and posterior widths: the \
+         posterior mean's error in exact sds and the sd ratio per round \
+         (crates/neural/examples/drift_sppe.rs; without --lognormal the Gaussian-linear model)",
+        &[
+            "-p",
+            "dpinfer-neural",
+            "--example",
+            "drift_sppe",
+            "--",
+            "--lognormal",
+        ],
+    ),
+    (
+        "neural-e2e",
+        "item 7's end-to-end comparison on the SIR: SPPE (10 rounds of 1000, M = 2, the default \
+         MAF, at most 40 epochs) and SMC-ABC (down to tolerance 0.01, at most 1.5 million \
+         simulations), each with wall and CPU time against the importance-sampling reference \
+         of the exact posterior (crates/neural/examples/sir_sppe.rs; the README's numbers with \
+         RAYON_NUM_THREADS=1)",
+        &[
+            "-p",
+            "dpinfer-neural",
+            "--example",
+            "sir_sppe",
+            "--",
+            "--maf",
+            "--m",
+            "2",
+            "--max-epochs",
+            "40",
+            "--exact-reference",
+            "8000",
+            "--abc-curve",
+            "--abc-curve-tolerance",
+            "0.01",
+            "--abc-curve-budget",
+            "1500000",
+            "--no-sple",
+        ],
+    ),
+    (
         "neural-regression",
         "the linear regression of Xiong, Ju & Zhang App. E.2 at ε = 10, 1, 0.1: SPPE, SPLE and \
          SMC-ABC credible intervals, in the shortened settings of the README \

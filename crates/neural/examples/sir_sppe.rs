@@ -21,7 +21,8 @@
 //! Fig. 8: ε = 10 (m = 1000, the default, with the paper's printed `s_dp°`), 1 (m = 10⁴) and
 //! 0.1 (m = 10⁵). The paper prints no `s_dp°` for ε ≠ 10; there the observation is the curve
 //! simulated at θ* and released through the mechanism's noise map, both from public seeded
-//! streams (`--seed`): a synthetic experiment.
+//! streams (`--seed`): a synthetic experiment (`--simulated-observation` does the same at
+//! ε = 10 instead of taking the printed `s_dp°`).
 //!
 //! **Repetitions.** The paper's Fig. 1B is the mean and quartiles over 20 trials. `--seeds
 //! 1,2,3` repeats SPPE and SPLE with each seed (every stream of the run) against one
@@ -42,13 +43,24 @@
 //! `--exact-widen F` the proposal's sd as a multiple of the pilot's, default 2).
 //!
 //! Experiment switches (one variable at a time): `--weight-decay`, `--lr`, `--batch`,
-//! `--atoms` (the defaults are the paper's and sbi's).
+//! `--atoms` (the defaults are the paper's and sbi's), `--combined` (SPPE with sbi's combined
+//! loss, `SequentialSettings::combined_loss`), `--scratch` (a new flow every round,
+//! `SequentialSettings::retrain_from_scratch`), `--iw-mle` (a diagnostic instead of SPPE:
+//! SPPE's loop with the flow trained by maximum likelihood with importance weights
+//! `π/p̄`, see `iw_mle`; needs `--exact-reference`).
+//!
+//! **Time.** Every round prints the sampler's wall and CPU seconds so far (the observer's own
+//! sampling and MMDs subtracted; CPU from `/proc/self/stat`), and with `--abc-curve` every
+//! SMC-ABC generation its wall and CPU seconds, simulations and MMD to both references:
+//! item 7's end-to-end comparison. `--abc-curve-tolerance T` and `--abc-curve-budget N` let
+//! the curve's run go below the reference's tolerance (default: the reference's settings).
 //!
 //! Not run in CI. Run:
 //! `cargo run --release -p dpinfer-neural --example sir_sppe -- [--rounds 10] [--sims 1000]
 //! [--m 8] [--maf] [--max-epochs N] [--abc-tolerance 0.05] [--epsilon 10] [--abc-curve]
 //! [--seed 1] [--seeds 1,2,3] [--reference-seed 1] [--reference-cache PATH]
-//! [--exact-reference 8000] [--exact-cache PATH] [--no-sppe] [--no-sple]`
+//! [--exact-reference 8000] [--exact-cache PATH] [--abc-curve-tolerance T]
+//! [--abc-curve-budget N] [--combined] [--no-sppe] [--no-sple]`
 //! (defaults: the paper's 10 rounds of 1000 simulations and its 8-layer spline flow).
 #![allow(
     clippy::unwrap_used,
@@ -149,9 +161,36 @@ struct Curve<'a, P> {
     /// The importance-sampling reference, when made, and the MMD to it per round.
     exact: Option<&'a [f64]>,
     exact_points: Vec<f64>,
+    /// Wall clock and process CPU seconds at the sampler's start, and the observer's own
+    /// share of both so far (subtracted from the times printed per round).
+    start: (Instant, f64),
+    observer: (f64, f64),
+}
+
+/// CPU seconds (user + system, every thread) of this process so far, from `/proc/self/stat`
+/// (Linux; NaN elsewhere; as `examples/epoch_time.rs`).
+fn cpu_seconds() -> f64 {
+    std::fs::read_to_string("/proc/self/stat")
+        .ok()
+        .and_then(|s| {
+            // fields after the command's closing parenthesis; utime and stime are 14 and 15
+            let rest = &s[s.rfind(')')? + 2..];
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            let ticks: f64 = f.get(11)?.parse::<f64>().ok()? + f.get(12)?.parse::<f64>().ok()?;
+            Some(ticks / 100.0) // USER_HZ
+        })
+        .unwrap_or(f64::NAN)
 }
 
 impl<P> Curve<'_, P> {
+    /// The sampler's wall and CPU seconds so far, without the observer's own.
+    fn sampler_time(&self) -> (f64, f64) {
+        (
+            self.start.0.elapsed().as_secs_f64() - self.observer.0,
+            cpu_seconds() - self.start.1 - self.observer.1,
+        )
+    }
+
     fn record(&mut self, report: &RoundReport, draws: &[f64]) {
         let value = mmd(draws, self.reference);
         let sims = report.round * self.simulations;
@@ -176,6 +215,12 @@ impl<P> Curve<'_, P> {
 
 impl<P: Prior> RoundObserver for Curve<'_, P> {
     fn sppe_round(&mut self, report: &RoundReport, posterior: &NeuralPosterior) {
+        let (wall, cpu) = self.sampler_time();
+        eprintln!(
+            "time {}: round {}, {wall:.1} s wall, {cpu:.1} s CPU (sampler only)",
+            self.name, report.round
+        );
+        let t0 = (Instant::now(), cpu_seconds());
         let mut rng = SimStream::with_domain(self.seed, CURVE_DOMAIN, report.round as u64);
         let (draws, _) = posterior.sample(self.prior, 1000, 0.01, &mut rng).unwrap();
         let mut rng = SimStream::with_domain(self.seed, CURVE2_DOMAIN, report.round as u64);
@@ -184,9 +229,19 @@ impl<P: Prior> RoundObserver for Curve<'_, P> {
         eprintln!("curve SPPE: round {}, self MMD {own:.4}", report.round);
         self.own.push(own);
         self.record(report, &draws);
+        self.observer.0 += t0.0.elapsed().as_secs_f64();
+        self.observer.1 += cpu_seconds() - t0.1;
     }
     fn sple_round(&mut self, report: &RoundReport, posterior: &[f64], _mcmc: &McmcReport) {
+        let (wall, cpu) = self.sampler_time();
+        eprintln!(
+            "time {}: round {}, {wall:.1} s wall, {cpu:.1} s CPU (sampler only)",
+            self.name, report.round
+        );
+        let t0 = (Instant::now(), cpu_seconds());
         self.record(report, posterior);
+        self.observer.0 += t0.0.elapsed().as_secs_f64();
+        self.observer.1 += cpu_seconds() - t0.1;
     }
 }
 
@@ -390,6 +445,164 @@ struct Repetition {
     sple_exact: Vec<f64>,
 }
 
+/// The diagnostic of `--iw-mle`: SPPE's loop (round 1 from the prior, then `q(θ | s_dp°)` of
+/// the round before, truncated to the prior's support; the same streams, so round 1's rows are
+/// SPPE's) but the flow trained every round by **maximum likelihood with importance weights**
+/// `π(θ)/p̄(θ)` on all rounds' rows (Lueckmann et al. 2017's correction instead of the atomic
+/// loss), `p̄` the mixture of every proposal used so far in proportion to its simulations (the
+/// prior among them, so a weight is at most the number of rounds). Its minimiser is the
+/// posterior too; if it does not drift where SPPE does, the atomic loss holds the estimate
+/// less. Returns the per-round (β mean, γ mean, MMD to `exact`).
+#[allow(clippy::too_many_arguments, clippy::too_many_lines)]
+fn iw_mle<P: Prior>(
+    prior: &P,
+    sir: &SirTauLeap,
+    mech: &Proportions,
+    s_dp: &[f64],
+    settings: &SequentialSettings,
+    exact: &[f64],
+    scratch: &std::path::Path,
+) -> Vec<(f64, f64, f64)> {
+    use dpinfer_neural::{
+        ConditionalFlow, NOISE_DOMAIN, PROPOSAL_DOMAIN, RoundRows, SIMULATION_DOMAIN, TRAIN_DOMAIN,
+        TrainingSet,
+    };
+    use dpinfer_simulators::qmc::InnerIntegral;
+    let (d, k, m, n) = (2, S_DP.len(), settings.noise_draws, settings.simulations);
+    let inner = InnerIntegral::new(settings.sampling, m, k).unwrap();
+    let mut flow = ConditionalFlow::new(settings.flow, d, k, settings.seed).unwrap();
+    // the proposals' flows (round r + 2's proposal is proposals[r]), reloaded from snapshots
+    let mut proposals: Vec<ConditionalFlow> = Vec::new();
+    let (mut thetas, mut releases) = (Vec::new(), Vec::new());
+    // ln p_r(θ) of every pair under every proposal r (0: the prior)
+    let mut log_p: Vec<Vec<f64>> = vec![Vec::new()];
+    let mut out = Vec::new();
+    let obs_rows = |rows: usize| -> Vec<f64> { s_dp.repeat(rows) };
+    for round in 1..=settings.rounds {
+        let mut rng = SimStream::with_domain(settings.seed, PROPOSAL_DOMAIN, round as u64);
+        let new_thetas = if round == 1 {
+            let mut t = vec![0.0; n * d];
+            for row in t.chunks_exact_mut(d) {
+                prior.sample(&mut rng, row).unwrap();
+            }
+            t
+        } else {
+            let post = NeuralPosterior::new(flow, s_dp).unwrap();
+            let (t, acceptance) = post.sample(prior, n, 0.01, &mut rng).unwrap();
+            assert!(acceptance > 0.999, "truncation bound: {acceptance}");
+            flow = post.into_flow();
+            // snapshot the proposal and evaluate it at every earlier pair
+            let path = scratch.join(format!("iw-proposal-{}-{round}.safetensors", settings.seed));
+            flow.save(&path).unwrap();
+            let q = ConditionalFlow::load(&path).unwrap();
+            std::fs::remove_file(&path).unwrap();
+            let rows = thetas.len() / d;
+            let mut lp = vec![0.0; rows];
+            q.log_prob(&thetas, &obs_rows(rows), &mut lp).unwrap();
+            log_p.push(lp);
+            proposals.push(q);
+            t
+        };
+        // simulate as the library does (same streams): the SIR, then M releases per curve
+        let first = ((round - 1) * n) as u64;
+        let mut curve = vec![0.0; k];
+        let mut release = vec![0.0; k];
+        for (i, theta) in new_thetas.chunks_exact(d).enumerate() {
+            let mut sim_rng =
+                SimStream::with_domain(settings.seed, SIMULATION_DOMAIN, first + i as u64);
+            sir.simulate(theta, &mut sim_rng, &mut curve).unwrap();
+            let mut noise = SimStream::with_domain(settings.seed, NOISE_DOMAIN, first + i as u64);
+            inner
+                .estimate(
+                    &mut noise,
+                    &mut release,
+                    |u, y| mech.tau(u, &curve, y),
+                    |y| {
+                        releases.extend_from_slice(y);
+                        0.0
+                    },
+                )
+                .unwrap();
+        }
+        // every proposal's density at the new pairs
+        let new_rows = n;
+        for (r, lp) in log_p.iter_mut().enumerate() {
+            if r == 0 {
+                lp.extend(new_thetas.chunks_exact(d).map(|t| prior.ln_density(t)));
+            } else {
+                let mut v = vec![0.0; new_rows];
+                proposals[r - 1]
+                    .log_prob(&new_thetas, &obs_rows(new_rows), &mut v)
+                    .unwrap();
+                lp.extend(v);
+            }
+        }
+        thetas.extend_from_slice(&new_thetas);
+        // weights π/p̄ per pair, p̄ = (1/R) Σ_r p_r (every round has n simulations)
+        let pairs = thetas.len() / d;
+        let rounds_so_far = log_p.len() as f64;
+        let weights: Vec<f64> = (0..pairs)
+            .map(|i| {
+                let terms: Vec<f64> = log_p.iter().map(|lp| lp[i]).collect();
+                let top = terms.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let mix =
+                    top + (terms.iter().map(|t| (t - top).exp()).sum::<f64>() / rounds_so_far).ln();
+                (log_p[0][i] - mix).exp() / m as f64
+            })
+            .collect();
+        // rebuild the training set with the new weights (the same validation pairs per round)
+        let mut data = TrainingSet::new(d, k, settings.validation_fraction).unwrap();
+        for r in 0..round {
+            let rows = n * m;
+            let target = repeat(&thetas[r * n * d..(r + 1) * n * d], d, m);
+            let w = repeat(&weights[r * n..(r + 1) * n], 1, m);
+            let mut train_rng = SimStream::with_domain(settings.seed, TRAIN_DOMAIN, (r + 1) as u64);
+            data.push_round(
+                RoundRows {
+                    target: &target,
+                    context: &releases[r * rows * k..(r + 1) * rows * k],
+                    weight: Some(&w),
+                    rows_per_pair: m,
+                },
+                &mut train_rng,
+            )
+            .unwrap();
+        }
+        let mut train_rng =
+            SimStream::with_domain(settings.seed, TRAIN_DOMAIN, (round as u64) << 32);
+        let fit = flow.fit(&data, &settings.train, &mut train_rng).unwrap();
+        let ess = {
+            let sw: f64 = weights.iter().sum();
+            sw * sw / weights.iter().map(|w| w * w).sum::<f64>()
+        };
+        let post = NeuralPosterior::new(flow, s_dp).unwrap();
+        let mut rng = SimStream::with_domain(settings.seed, CURVE_DOMAIN, round as u64);
+        let (draws, _) = post.sample(prior, 1000, 0.01, &mut rng).unwrap();
+        flow = post.into_flow();
+        let nd = draws.len() as f64 / 2.0;
+        let beta = draws.iter().step_by(2).sum::<f64>() / nd;
+        let gamma = draws.iter().skip(1).step_by(2).sum::<f64>() / nd;
+        let value = mmd(&draws, exact);
+        eprintln!(
+            "IW-MLE seed {} round {round}: {} epochs (best {}), weight ESS {ess:.0} of {pairs}, \
+             mean β {beta:.4} γ {gamma:.5}, MMD to the IS reference {value:.4}",
+            settings.seed,
+            fit.epochs,
+            fit.best_epoch + 1
+        );
+        out.push((beta, gamma, value));
+    }
+    out
+}
+
+/// Each row of `values` (`dim` wide) repeated `m` times.
+fn repeat(values: &[f64], dim: usize, m: usize) -> Vec<f64> {
+    values
+        .chunks_exact(dim)
+        .flat_map(|row| core::iter::repeat_n(row, m).flatten().copied())
+        .collect()
+}
+
 #[allow(clippy::too_many_lines)]
 fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -415,7 +628,8 @@ fn main() {
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let m_pseudo = ((N * L) as f64 / epsilon).round().max(1.0) as u64;
     let mech = Proportions(BinomialCurve::new(N, m_pseudo, K).unwrap());
-    let s_dp: Vec<f64> = if m_pseudo == 1000 {
+    let s_dp: Vec<f64> = if m_pseudo == 1000 && !args.iter().any(|a| a == "--simulated-observation")
+    {
         S_DP.to_vec()
     } else {
         let mut counts = vec![0.0; S_DP.len()];
@@ -513,26 +727,42 @@ fn main() {
     // reference.
     let mut abc_curve = Vec::new();
     if args.iter().any(|a| a == "--abc-curve") {
-        let t0 = Instant::now();
+        // the curve's run may go below the reference's tolerance (against the exact reference)
+        let curve_settings = SmcSettings {
+            final_tolerance: arg(&args, "--abc-curve-tolerance", abc_settings.final_tolerance),
+            simulation_budget: arg(&args, "--abc-curve-budget", abc_settings.simulation_budget),
+            ..abc_settings.clone()
+        };
+        let t0 = (Instant::now(), cpu_seconds());
         let mut run = SmcAbc::new(
             &prior,
             abc_sim,
             Euclidean::new(&s_dp).unwrap(),
-            abc_settings,
+            curve_settings,
         )
         .unwrap();
         let mut rng = SimStream::new(ref_seed, 4);
+        let mut observer = (0.0, 0.0);
         while let SmcStep::Generation(stats) = run.step(&mut rng).unwrap() {
-            let value = mmd(&resample(run.particles(), run.weights()), &reference);
+            let wall = t0.0.elapsed().as_secs_f64() - observer.0;
+            let cpu = cpu_seconds() - t0.1 - observer.1;
+            let t1 = (Instant::now(), cpu_seconds());
+            let draws = resample(run.particles(), run.weights());
+            let value = mmd(&draws, &reference);
+            let to_exact = exact.as_deref().map_or(f64::NAN, |e| mmd(&draws, e));
             eprintln!(
-                "curve SMC-ABC: generation {}, tolerance {:.4}, {} simulations, MMD {value:.4}",
+                "curve SMC-ABC: generation {}, tolerance {:.4}, {} simulations, MMD {value:.4}, \
+                 MMD to the IS reference {to_exact:.4}, {wall:.1} s wall, {cpu:.1} s CPU",
                 stats.generation,
                 stats.tolerance,
                 run.simulations()
             );
+            summary(&format!("SMC-ABC generation {}", stats.generation), &draws);
             abc_curve.push((stats.generation, run.simulations(), value));
+            observer.0 += t1.0.elapsed().as_secs_f64();
+            observer.1 += cpu_seconds() - t1.1;
         }
-        eprintln!("SMC-ABC curve run: {:.1} s", t0.elapsed().as_secs_f64());
+        eprintln!("SMC-ABC curve run: {:.1} s", t0.0.elapsed().as_secs_f64());
     }
 
     let flow = if args.iter().any(|a| a == "--maf") {
@@ -557,6 +787,8 @@ fn main() {
             ..TrainSettings::default()
         },
         atoms: arg(&args, "--atoms", SequentialSettings::default().atoms),
+        combined_loss: args.iter().any(|a| a == "--combined"),
+        retrain_from_scratch: args.iter().any(|a| a == "--scratch"),
         seed,
         ..SequentialSettings::default()
     };
@@ -582,7 +814,34 @@ fn main() {
         own: Vec::new(),
         exact: exact.as_deref(),
         exact_points: Vec::new(),
+        start: (Instant::now(), cpu_seconds()),
+        observer: (0.0, 0.0),
     };
+    if args.iter().any(|a| a == "--iw-mle") {
+        let Some(exact) = exact.as_deref() else {
+            eprintln!("sir_sppe: --iw-mle measures against --exact-reference N");
+            std::process::exit(2)
+        };
+        let scratch = std::env::temp_dir();
+        let mut all = Vec::new();
+        for &run_seed in &seeds {
+            let settings = SequentialSettings {
+                seed: run_seed,
+                ..base
+            };
+            all.push(iw_mle(
+                &prior, &sir, &mech, &s_dp, &settings, exact, &scratch,
+            ));
+        }
+        println!("| round | IW-MLE mean β (per seed) | MMD to IS (per seed) |");
+        println!("|---|---|---|");
+        for round in 0..base.rounds {
+            let b: Vec<String> = all.iter().map(|r| format!("{:.3}", r[round].0)).collect();
+            let v: Vec<String> = all.iter().map(|r| format!("{:.3}", r[round].2)).collect();
+            println!("| {} | {} | {} |", round + 1, b.join(", "), v.join(", "));
+        }
+        return;
+    }
     for &run_seed in &seeds {
         let settings = SequentialSettings {
             seed: run_seed,
@@ -598,8 +857,12 @@ fn main() {
             for r in &post.rounds {
                 eprintln!(
                     "SPPE seed {run_seed} round {}: {} epochs, best validation loss {:.4}, \
-                     proposal {:?}",
-                    r.round, r.fit.epochs, r.fit.validation_loss[r.fit.best_epoch], r.proposal
+                     proposal {:?}, {} simulations rejected",
+                    r.round,
+                    r.fit.epochs,
+                    r.fit.validation_loss[r.fit.best_epoch],
+                    r.proposal,
+                    r.rejected
                 );
                 eprintln!("  validation loss per epoch: {:.4?}", r.fit.validation_loss);
             }

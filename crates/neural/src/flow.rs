@@ -375,7 +375,42 @@ impl ConditionalFlow {
         }
         check_len("log_prior", log_prior.len(), data.len())?;
         check_rows("log_prior", log_prior, 1)?;
-        self.fit_objective(data, settings, rng, Some((atoms, log_prior)))
+        self.fit_objective(data, settings, rng, Some((atoms, log_prior, None)))
+    }
+
+    /// [`fit_atomic`](Self::fit_atomic) with the **combined loss** of sbi's `SNPE_C`
+    /// (`use_combined_loss`): a row with `mle[row]` adds its negative log-density
+    /// `−log q(θᵢ | xᵢ)` to its atomic loss. Meant for the rows drawn from the prior (round 1
+    /// of [`sppe`](crate::sppe)), for which maximum likelihood is itself consistent for the
+    /// posterior: they anchor the flow's density where the atomic loss only fixes ratios
+    /// between atoms. Both losses' minimiser is still the true posterior. The reported losses
+    /// are the sum's weighted mean, the log-density without the standardisation's Jacobian
+    /// (a constant).
+    ///
+    /// # Errors
+    /// As [`fit_atomic`](Self::fit_atomic); [`NeuralError::Length`] unless `mle` has one value
+    /// per row.
+    pub fn fit_combined<R: Rng + ?Sized>(
+        &mut self,
+        data: &TrainingSet,
+        log_prior: &[f64],
+        mle: &[bool],
+        atoms: usize,
+        settings: &TrainSettings,
+        rng: &mut R,
+    ) -> Result<FitReport> {
+        check_count("atoms", atoms, MAX_ATOMS)?;
+        if atoms < 2 {
+            return Err(NeuralError::Dimension {
+                name: "atoms (at least 2)",
+                value: atoms,
+                max: MAX_ATOMS,
+            });
+        }
+        check_len("log_prior", log_prior.len(), data.len())?;
+        check_rows("log_prior", log_prior, 1)?;
+        check_len("mle", mle.len(), data.len())?;
+        self.fit_objective(data, settings, rng, Some((atoms, log_prior, Some(mle))))
     }
 
     #[allow(clippy::too_many_lines)]
@@ -384,7 +419,7 @@ impl ConditionalFlow {
         data: &TrainingSet,
         settings: &TrainSettings,
         rng: &mut R,
-        atomic: Option<(usize, &[f64])>,
+        atomic: Option<AtomicLoss<'_>>,
     ) -> Result<FitReport> {
         settings.check()?;
         check_len(
@@ -448,7 +483,7 @@ impl ConditionalFlow {
         let n_train = tw.len();
         // Atomic loss: each split's pair ids and log prior (f32), and the validation atoms.
         let atomic = match atomic {
-            Some((atoms, log_prior)) => {
+            Some((atoms, log_prior, mle)) => {
                 let side = |keep: bool| -> (Vec<usize>, Vec<f32>) {
                     let rows = rows_of(keep);
                     #[allow(clippy::cast_possible_truncation)]
@@ -457,6 +492,16 @@ impl ConditionalFlow {
                 };
                 let (train_pair, train_prior) = side(true);
                 let (val_pair, val_prior) = side(false);
+                // the combined loss's MLE mask of each split (1 or 0 per row)
+                let mask = |keep: bool| -> Option<Vec<f32>> {
+                    mle.map(|m| {
+                        rows_of(keep)
+                            .iter()
+                            .map(|&r| if m[r] { 1.0 } else { 0.0 })
+                            .collect()
+                    })
+                };
+                let (train_mle, val_mle) = (mask(true), mask(false));
                 let mut fixed = SimStream::with_domain(0, VALIDATION_ATOMS_DOMAIN, 0);
                 let all: Vec<u32> = (0..vw.len())
                     .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
@@ -468,6 +513,8 @@ impl ConditionalFlow {
                     train_prior,
                     val_prior,
                     val_atoms,
+                    train_mle,
+                    val_mle,
                 })
             }
             None => None,
@@ -509,7 +556,18 @@ impl ConditionalFlow {
                     None => self.log_prob_z(&y, &c)?,
                     Some(a) => {
                         let idx = draw_atoms(batch, &a.train_pair, a.atoms, rng);
-                        self.atomic_log_prob(&ty, &tc, batch, &idx, a.atoms, &a.train_prior)?
+                        let lp =
+                            self.atomic_log_prob(&ty, &tc, batch, &idx, a.atoms, &a.train_prior)?;
+                        match &a.train_mle {
+                            None => lp,
+                            Some(m) => {
+                                let bm: Vec<f32> = batch.iter().map(|&i| m[i as usize]).collect();
+                                let bm = Tensor::from_vec(bm, batch.len(), &Device::Cpu)
+                                    .map_err(backend)?;
+                                let own = (self.log_prob_z(&y, &c)? * bm).map_err(backend)?;
+                                (lp + own).map_err(backend)?
+                            }
+                        }
                     }
                 };
                 let loss = (lp * w)
@@ -599,9 +657,23 @@ impl ConditionalFlow {
                 .map(|i| u32::try_from(i).unwrap_or(u32::MAX))
                 .collect();
             let atoms = &a.val_atoms[start * a.atoms..(start + m) * a.atoms];
-            self.atomic_log_prob(y, c, &rows, atoms, a.atoms, &a.val_prior)?
+            let mut lp = self
+                .atomic_log_prob(y, c, &rows, atoms, a.atoms, &a.val_prior)?
                 .to_vec1::<f32>()
-                .map_err(backend)
+                .map_err(backend)?;
+            if let Some(mask) = &a.val_mle {
+                let own = self
+                    .log_prob_z(
+                        &y.narrow(0, start, m).map_err(backend)?,
+                        &c.narrow(0, start, m).map_err(backend)?,
+                    )?
+                    .to_vec1::<f32>()
+                    .map_err(backend)?;
+                for ((v, o), k) in lp.iter_mut().zip(own).zip(&mask[start..start + m]) {
+                    *v += o * k;
+                }
+            }
+            Ok(lp)
         })
     }
 
@@ -807,14 +879,20 @@ impl ConditionalFlow {
     }
 }
 
-/// The atomic loss's per-fit state: atoms per row, each split's pair ids and log prior, and
-/// the validation rows' fixed atoms.
+/// The atomic loss of a fit: atoms per row, `ln π` per row, the combined loss's MLE mask.
+type AtomicLoss<'a> = (usize, &'a [f64], Option<&'a [bool]>);
+
+/// The atomic loss's per-fit state: atoms per row, each split's pair ids and log prior, the
+/// validation rows' fixed atoms, and the combined loss's masks.
 struct Atomic {
     atoms: usize,
     train_pair: Vec<usize>,
     train_prior: Vec<f32>,
     val_prior: Vec<f32>,
     val_atoms: Vec<u32>,
+    /// The combined loss's MLE mask (1 or 0) per training and validation row.
+    train_mle: Option<Vec<f32>>,
+    val_mle: Option<Vec<f32>>,
 }
 
 /// `atoms` indices per row of `rows` (indices into a split whose rows belong to the pairs

@@ -109,6 +109,17 @@ pub struct SequentialSettings {
     pub validation_fraction: f64,
     /// Atoms of SPPE's atomic loss from round 2 on (default 10, sbi's).
     pub atoms: usize,
+    /// SPPE from round 2 on: add the negative log-density of the round-1 rows (drawn from the
+    /// prior) to their atomic loss — sbi's `use_combined_loss`
+    /// ([`ConditionalFlow::fit_combined`]). Default `false` (the atomic loss alone, as sbi's
+    /// default and every seeded SPPE number before this option).
+    pub combined_loss: bool,
+    /// SPPE from round 2 on: train a **new** flow each round (the weights drawn again from
+    /// the seed, the standardisation fitted on all rounds' training rows) instead of
+    /// continuing the last round's — sbi's `retrain_from_scratch`. Default `false` (the flow
+    /// continued, its standardisation fitted on round 1 only, as every seeded SPPE number
+    /// before this option).
+    pub retrain_from_scratch: bool,
     /// SPLE's MCMC.
     pub chains: ChainSettings,
     /// SPLE's final posterior draws (default 1000).
@@ -131,6 +142,8 @@ impl Default for SequentialSettings {
             train: TrainSettings::default(),
             validation_fraction: crate::DEFAULT_VALIDATION_FRACTION,
             atoms: 10,
+            combined_loss: false,
+            retrain_from_scratch: false,
             chains: ChainSettings::default(),
             posterior_draws: 1000,
             min_acceptance: 0.01,
@@ -592,7 +605,9 @@ fn repeat_rows(values: &[f64], dim: usize, m: usize) -> Vec<f64> {
 /// `M` rows of weight `1/M` per simulation to all earlier rounds' (the filtration `D_r`); train
 /// `q(θ | s_dp)` on all of them: round 1 by maximum likelihood (the proposal is the prior), later
 /// rounds with the atomic APT loss ([`ConditionalFlow::fit_atomic`], eq. 7–8), which corrects for
-/// the proposals. The flow is not re-initialised between rounds.
+/// the proposals. The flow is not re-initialised between rounds (unless
+/// [`SequentialSettings::retrain_from_scratch`]); with [`SequentialSettings::combined_loss`]
+/// the round-1 rows also add their negative log-density from round 2 on.
 ///
 /// Inference from an already-released `s_dp°` is post-processing: no privacy cost (see the
 /// crate docs).
@@ -645,6 +660,8 @@ where
     let mut posterior = NeuralPosterior::new(flow, observed)?;
     let mut data = TrainingSet::new(d, k, settings.validation_fraction)?;
     let mut log_prior: Vec<f64> = Vec::new();
+    // rows of round 1 (drawn from the prior): the first rows of `data`
+    let mut prior_rows = 0;
     let mut rounds = Vec::with_capacity(settings.rounds);
     #[allow(clippy::cast_precision_loss)]
     let weight = 1.0 / m as f64;
@@ -689,8 +706,23 @@ where
             &mut train_rng,
         )?;
         log_prior.extend(target.chunks_exact(d).map(|t| prior.ln_density(t)));
+        if round == 1 {
+            prior_rows = data.len();
+        } else if settings.retrain_from_scratch {
+            posterior.flow = ConditionalFlow::new(settings.flow, d, k, settings.seed)?;
+        }
         let fit = if round == 1 {
             posterior.flow.fit(&data, &settings.train, &mut train_rng)?
+        } else if settings.combined_loss {
+            let mle: Vec<bool> = (0..data.len()).map(|row| row < prior_rows).collect();
+            posterior.flow.fit_combined(
+                &data,
+                &log_prior,
+                &mle,
+                settings.atoms,
+                &settings.train,
+                &mut train_rng,
+            )?
         } else {
             posterior.flow.fit_atomic(
                 &data,

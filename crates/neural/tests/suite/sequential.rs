@@ -149,6 +149,45 @@ fn sppe_matches_the_exact_posterior_of_a_gaussian_release() {
     );
 }
 
+/// The two training options of SPPE's later rounds, each alone — sbi's combined loss (the
+/// round-1 rows also by maximum likelihood) and a new flow every round (standardisation refitted
+/// on all rounds) — also match the exact posterior of the Gaussian release, with the
+/// tolerances of the test above (mean within 0.15, sd within 20 % of 0.51). Both are off by
+/// default, so every seeded SPPE number stays as it was.
+#[test]
+fn sppe_options_match_the_exact_posterior_of_a_gaussian_release() {
+    let d = SequentialSettings::default();
+    assert!(!d.combined_loss && !d.retrain_from_scratch);
+    let prior = Normal::new(0.0, 1.0).unwrap();
+    let sigma = 0.5;
+    let mech = IdealizedGaussian::new(sigma).unwrap();
+    let (em, es) = conjugate(1.0 / N_ROWS + sigma * sigma);
+    for (name, settings) in [
+        (
+            "combined loss",
+            SequentialSettings {
+                combined_loss: true,
+                ..small(11)
+            },
+        ),
+        (
+            "retrained from scratch",
+            SequentialSettings {
+                retrain_from_scratch: true,
+                ..small(11)
+            },
+        ),
+    ] {
+        let out = sppe(&prior, &mean_of_normals(), &mech, &[OBSERVED], &settings).unwrap();
+        let mut rng = SimStream::new(5, 0);
+        let (draws, _) = out.posterior.sample(&prior, 4000, 0.01, &mut rng).unwrap();
+        let (m, s) = moments(&draws);
+        eprintln!("SPPE/Gaussian, {name}: mean {m:.4} (exact {em:.4}), sd {s:.4} (exact {es:.4})");
+        assert!((m - em).abs() < 0.15, "{name}: mean {m} vs {em}");
+        assert!((s / es - 1.0).abs() < 0.2, "{name}: sd {s} vs {es}");
+    }
+}
+
 /// SPLE after two rounds (MCMC proposals, plain Monte Carlo noise draws) matches the exact
 /// private-data posterior of a Laplace release (quadrature); the MCMC diagnostics are reported.
 /// Tolerances as for SPPE (exact sd 0.50 here, naive 0.30).
