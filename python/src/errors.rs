@@ -128,7 +128,10 @@ pub(crate) fn abc(e: AbcError) -> PyErr {
             error: MechanismError::Entropy,
             ..
         } => raise("EntropyError", msg, &[]),
-        AbcError::Mechanism { setting: None, error } => mech(error),
+        AbcError::Mechanism {
+            setting: None,
+            error,
+        } => mech(error),
         _ => raise("NumericalError", msg, &[]),
     }
 }
