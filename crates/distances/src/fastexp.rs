@@ -318,29 +318,48 @@ mod tests {
         assert!(w1 > 1e-17 && w2 > 5e-17, "worst {w1:e} / {w2:e}");
     }
 
-    /// Version 2 on the dense grid of version 1's test against `libm::exp` (which is within
-    /// 1 ulp): absolute difference below `6e-16 + 2.3e-16`.
-    #[test]
-    fn v2_matches_libm_on_a_dense_grid() {
+    /// Largest `|e(y) − libm::exp(y)|` over `n + 1` grid points of `[−708, 0]` (each with its
+    /// neighbours and two scaled-down copies), and, with `boundaries`, every reduction
+    /// boundary `k·ln2/2` ± 2 ulp.
+    fn worst_against_libm(e: fn(f64) -> f64, n: u32, boundaries: bool) -> f64 {
         let mut worst: f64 = 0.0;
-        let n = 400_000;
         for i in 0..=n {
             let x = -708.0 * f64::from(i) / f64::from(n);
             for y in [x, x.next_up().min(0.0), x.next_down(), x * 1e-3, x * 1e-6] {
                 if y < -708.0 {
                     continue;
                 }
-                worst = worst.max((super::exp_nonpos_v2(y) - libm::exp(y)).abs());
+                worst = worst.max((e(y) - libm::exp(y)).abs());
             }
         }
+        for k in 0..if boundaries { 2044 } else { 0 } {
+            let mut y = -f64::from(k) * core::f64::consts::LN_2 / 2.0;
+            for _ in 0..2 {
+                y = y.next_down();
+            }
+            for _ in 0..5 {
+                if (-708.0..=0.0).contains(&y) {
+                    worst = worst.max((e(y) - libm::exp(y)).abs());
+                }
+                y = y.next_up();
+            }
+        }
+        worst
+    }
+
+    /// Version 2 on the dense grid of version 1's test against `libm::exp` (which is within
+    /// 1 ulp): absolute difference below `6e-16 + 2.3e-16`.
+    #[test]
+    fn v2_matches_libm_on_a_dense_grid() {
+        let worst = worst_against_libm(super::exp_nonpos_v2, 400_000, false);
         #[cfg(feature = "std")]
         std::println!("v2 against libm: worst absolute difference {worst:e}");
         assert!(worst < 8.3e-16, "worst absolute error {worst:e}");
     }
 
-    #[test]
-    fn v2_special_values() {
-        use super::exp_nonpos_v2 as e;
+    /// `e(0) = e(−0) = e(x > 0) = 1`, one positive floor below `3.4e-308` for `x ≤ −708`,
+    /// `−∞` and NaN, and never above 1 just below 0 (versions 2 and 3).
+    fn check_special_values(e: fn(f64) -> f64) {
         assert_eq!(e(0.0), 1.0);
         assert_eq!(e(-0.0), 1.0);
         assert_eq!(e(5.0), 1.0);
@@ -356,6 +375,11 @@ mod tests {
             assert!(e(x) <= 1.0 && e(x) > 0.0);
             x *= 1.01;
         }
+    }
+
+    #[test]
+    fn v2_special_values() {
+        check_special_values(super::exp_nonpos_v2);
     }
 
     /// Version 3 against the 50-digit table: absolute error below `6e-16`, as version 2 (its
@@ -382,30 +406,7 @@ mod tests {
     /// `6e-16 + 2.3e-16`, as version 2.
     #[test]
     fn v3_matches_libm_on_a_dense_grid() {
-        let mut worst: f64 = 0.0;
-        let n = 200_000;
-        for i in 0..=n {
-            let x = -708.0 * f64::from(i) / f64::from(n);
-            for y in [x, x.next_up().min(0.0), x.next_down(), x * 1e-3, x * 1e-6] {
-                if y < -708.0 {
-                    continue;
-                }
-                worst = worst.max((super::exp_nonpos_v3(y) - libm::exp(y)).abs());
-            }
-        }
-        // Every reduction boundary k·ln2/2 (where k flips), ± 2 ulp.
-        for k in 0..2044 {
-            let mut y = -f64::from(k) * core::f64::consts::LN_2 / 2.0;
-            for _ in 0..2 {
-                y = y.next_down();
-            }
-            for _ in 0..5 {
-                if (-708.0..=0.0).contains(&y) {
-                    worst = worst.max((super::exp_nonpos_v3(y) - libm::exp(y)).abs());
-                }
-                y = y.next_up();
-            }
-        }
+        let worst = worst_against_libm(super::exp_nonpos_v3, 200_000, true);
         #[cfg(feature = "std")]
         std::println!("v3 against libm: worst absolute difference {worst:e}");
         assert!(worst < 8.3e-16, "worst absolute error {worst:e}");
@@ -413,21 +414,7 @@ mod tests {
 
     #[test]
     fn v3_special_values() {
-        use super::exp_nonpos_v3 as e;
-        assert_eq!(e(0.0), 1.0);
-        assert_eq!(e(-0.0), 1.0);
-        assert_eq!(e(5.0), 1.0);
-        assert_eq!(e(f64::INFINITY), 1.0);
-        let floor = e(-708.0);
-        assert!(floor > 0.0 && floor < 3.4e-308);
-        for x in [-709.0, -1e300, f64::NEG_INFINITY, f64::NAN] {
-            assert_eq!(e(x), floor);
-        }
-        let mut x = -1e-300;
-        while x > -1.0 {
-            assert!(e(x) <= 1.0 && e(x) > 0.0);
-            x *= 1.01;
-        }
+        check_special_values(super::exp_nonpos_v3);
     }
 
     /// The crate's `fma` is fused (one rounding: it differs from `a·b + c` where the product's
