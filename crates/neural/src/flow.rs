@@ -365,16 +365,7 @@ impl ConditionalFlow {
         settings: &TrainSettings,
         rng: &mut R,
     ) -> Result<FitReport> {
-        check_count("atoms", atoms, MAX_ATOMS)?;
-        if atoms < 2 {
-            return Err(NeuralError::Dimension {
-                name: "atoms (at least 2)",
-                value: atoms,
-                max: MAX_ATOMS,
-            });
-        }
-        check_len("log_prior", log_prior.len(), data.len())?;
-        check_rows("log_prior", log_prior, 1)?;
+        check_atomic(data, log_prior, atoms)?;
         self.fit_objective(data, settings, rng, Some((atoms, log_prior, None)))
     }
 
@@ -399,16 +390,7 @@ impl ConditionalFlow {
         settings: &TrainSettings,
         rng: &mut R,
     ) -> Result<FitReport> {
-        check_count("atoms", atoms, MAX_ATOMS)?;
-        if atoms < 2 {
-            return Err(NeuralError::Dimension {
-                name: "atoms (at least 2)",
-                value: atoms,
-                max: MAX_ATOMS,
-            });
-        }
-        check_len("log_prior", log_prior.len(), data.len())?;
-        check_rows("log_prior", log_prior, 1)?;
+        check_atomic(data, log_prior, atoms)?;
         check_len("mle", mle.len(), data.len())?;
         self.fit_objective(data, settings, rng, Some((atoms, log_prior, Some(mle))))
     }
@@ -943,6 +925,20 @@ fn weighted_mean_nll(
         start += m;
     }
     Ok(total / total_w)
+}
+
+/// The atomic loss's inputs: `2 ≤ atoms ≤ MAX_ATOMS` and one finite log prior per row.
+fn check_atomic(data: &TrainingSet, log_prior: &[f64], atoms: usize) -> Result<()> {
+    check_count("atoms", atoms, MAX_ATOMS)?;
+    if atoms < 2 {
+        return Err(NeuralError::Dimension {
+            name: "atoms (at least 2)",
+            value: atoms,
+            max: MAX_ATOMS,
+        });
+    }
+    check_len("log_prior", log_prior.len(), data.len())?;
+    check_rows("log_prior", log_prior, 1)
 }
 
 fn check_len(name: &'static str, got: usize, expected: usize) -> Result<()> {
