@@ -9,7 +9,7 @@
 use crate::convert::{rdp_to_approx_with, rho_for_approx, round_down};
 use crate::curves::{count_up, poisson_gaussian_rdp, wor_rdp};
 use crate::error::{AccountantError, count_in, non_negative, open_unit, positive, rate};
-use crate::pld::delta_for_epsilon;
+use crate::pld::{delta_for_epsilon, epsilon_for_delta};
 use crate::{ConversionRule, round_up};
 
 // No allocator needed: the MCMC budgets of `dpinfer-mcmc` call it on bare targets.
@@ -159,6 +159,12 @@ pub fn gaussian_sigma(
             // relative above the budget (δ = 0.0021, ε = 0.0314, 1 135 steps). A few relative
             // ulps of σ absorb the margins.
             nudge_up(sigma_from_mu(mu, k, d)?, "pld sigma verification", |s| {
+                // The closed form first (its errors — e.g. a μ that overflows for a huge
+                // budget — are the calibration's documented ones), then the accountant.
+                let m = round_up(k * 0.5 * (d / s) * (d / s));
+                if !(delta_for_epsilon(m, eps)? <= delta && epsilon_for_delta(m, delta)? <= eps) {
+                    return Ok(false);
+                }
                 let mut acc = crate::PldAccountant::new(crate::Neighbouring::AddRemove);
                 let g = crate::Event::Gaussian {
                     sigma: s,
