@@ -713,17 +713,34 @@ impl Budget {
     ///
     /// As [`Mechanism::iterations`]; [`McmcError::BudgetExhausted`] if the target allows no
     /// iteration.
+    ///
+    /// With `alloc`, the count is then checked against the run's own [`Budget::claim`] and
+    /// lowered until the claim's (ε, δ) is within the target: the calibration formulas and the
+    /// accountant that composes the claim round differently (each an upper bound), and a
+    /// count at the edge could otherwise yield a claim a few ulps over the target.
     pub fn new(mechanism: Mechanism, epsilon: f64, delta: f64) -> Result<Self, McmcError> {
         let k = mechanism.iterations(epsilon, delta)?;
         if k == 0 {
             return Err(McmcError::BudgetExhausted { allowed: 0 });
         }
-        Ok(Self {
+        let budget = Self {
             mechanism,
             epsilon,
             delta,
             max_iterations: k,
-        })
+        };
+        #[cfg(feature = "alloc")]
+        let budget = {
+            let k = budget.within_claim(k, 1)?;
+            if k == 0 {
+                return Err(McmcError::BudgetExhausted { allowed: 0 });
+            }
+            Self {
+                max_iterations: k,
+                ..budget
+            }
+        };
+        Ok(budget)
     }
 
     /// What one iteration releases.
@@ -768,7 +785,10 @@ impl Budget {
         let k = self
             .mechanism
             .chains_iterations(self.epsilon, self.delta, chains)?;
-        Ok(k.min(self.max_iterations))
+        let k = k.min(self.max_iterations);
+        #[cfg(feature = "alloc")]
+        let k = self.within_claim(k, chains)?;
+        Ok(k)
     }
 
     /// Whether each chain releases something once on its own (DP HMC with reused gradients).
@@ -871,6 +891,19 @@ impl core::fmt::Display for Mechanism {
 
 #[cfg(feature = "alloc")]
 impl Budget {
+    /// The largest count `≤ k` (iterations in total over `chains` chains) whose
+    /// [`Budget::claim`] meets the target (ε, δ)
+    /// ([`calibrate::largest_fitting`]: `k` itself when it does, the
+    /// common case, at the cost of one claim). 0 if no positive count does.
+    fn within_claim(&self, k: u64, chains: u64) -> Result<u64, McmcError> {
+        let fits = |k: u64| -> Result<bool, McmcError> {
+            Ok(self
+                .claim(k, chains)?
+                .is_none_or(|c| c.epsilon() <= self.epsilon && c.delta() <= self.delta))
+        };
+        calibrate::largest_fitting(k, fits)
+    }
+
     /// The privacy claim of `k` iterations in total over `chains` chains: the released events
     /// with their counts, composed by the accountant this budget uses, under substitute-one-row
     /// neighbours ([`dpinfer_accountants::Neighbouring::ReplaceOne`]), reported at this

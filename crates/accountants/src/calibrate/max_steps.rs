@@ -2,9 +2,13 @@
 //! ends and for `dpinfer-mcmc`'s budgets: which calibration function answers it, the defaults
 //! and the checks, in one place. No allocator needed.
 
-use super::{Method, dp_barker_max_steps_with, dp_hmc_max_steps, dp_penalty_max_steps};
+use super::{
+    Method, dp_barker_max_steps_with, dp_hmc_max_steps, dp_penalty_max_steps, largest_fitting,
+};
 use crate::error::count_in;
-use crate::{AccountantError, ConversionRule};
+use crate::{
+    Accountant, AccountantError, ConversionRule, Event, Neighbouring, PldAccountant, ZcdpAccountant,
+};
 
 /// A private MCMC sampler whose iteration budget [`MaxStepsRequest::max_steps`] computes.
 #[derive(Copy, Clone, PartialEq, Eq, Debug, Hash)]
@@ -170,7 +174,10 @@ impl MaxStepsRequest {
                         value: a,
                     });
                 }
-                dp_penalty_max_steps(method, epsilon, delta, tau, n, a).map(just)
+                let k = dp_penalty_max_steps(method, epsilon, delta, tau, n, a)?;
+                let sigma = tau * scale;
+                largest_fitting(k, |j| gaussian_fits(method, &[(sigma, j)], epsilon, delta))
+                    .map(just)
             }
             Self::Hmc {
                 tau_l,
@@ -179,11 +186,40 @@ impl MaxStepsRequest {
                 method,
             } => {
                 count_in("leapfrog", leapfrog, 1..)?;
-                dp_hmc_max_steps(method, epsilon, delta, tau_l, tau_g, n, leapfrog).map(just)
+                let k = dp_hmc_max_steps(method, epsilon, delta, tau_l, tau_g, n, leapfrog)?;
+                #[allow(clippy::cast_precision_loss)] // as the samplers' σ = τ√n
+                let sqrt_n = libm::sqrt(n as f64);
+                let (sl, sg) = (tau_l * sqrt_n, tau_g * sqrt_n);
+                largest_fitting(k, |j| {
+                    let g = j.saturating_mul(leapfrog).saturating_add(1);
+                    gaussian_fits(method, &[(sl, j), (sg, g)], epsilon, delta)
+                })
+                .map(just)
             }
             Self::Barker { batch, max_order } => {
                 let (steps, order) =
                     dp_barker_max_steps_with(epsilon, delta, batch, n, max_order, rule)?;
+                // Checked by the RDP accountant of the samplers' claims where there is an
+                // allocator (its order grid is 2..=256: a count found at a higher order is
+                // kept only if that grid certifies it too).
+                #[cfg(feature = "alloc")]
+                let steps = largest_fitting(steps, |j| {
+                    let events = alloc::vec![(
+                        crate::EventBuf::DpBarker {
+                            batch,
+                            population: n,
+                        },
+                        j
+                    )];
+                    let c = crate::Claim::account(
+                        Neighbouring::ReplaceOne,
+                        crate::AccountantKind::RdpIntegers,
+                        rule,
+                        events,
+                        delta,
+                    )?;
+                    Ok::<_, AccountantError>(c.epsilon() <= epsilon)
+                })?;
                 Ok(MaxSteps {
                     steps,
                     rdp_order: Some(order),
@@ -191,4 +227,34 @@ impl MaxStepsRequest {
             }
         }
     }
+}
+
+/// Whether `releases` (Gaussian noise sd σ over sensitivity 1, each released `count` times, in
+/// order) composed by the accountant of `method` — the accountant and conversion of the
+/// samplers' claims (`dpinfer-mcmc`'s `Budget::claim`: PLD, or zCDP with the classic
+/// conversion of thesis Theorem 1) — certify ε ≤ `epsilon` at `delta`. The calibration
+/// formulas round on their own; this re-checks their count with the accountant's roundings.
+fn gaussian_fits(
+    method: Method,
+    releases: &[(f64, u64)],
+    epsilon: f64,
+    delta: f64,
+) -> Result<bool, AccountantError> {
+    let relation = Neighbouring::ReplaceOne;
+    let mut pld = PldAccountant::new(relation);
+    let mut zcdp = ZcdpAccountant::new(relation).with_conversion(ConversionRule::Classic);
+    let acc: &mut dyn Accountant = match method {
+        Method::Pld => &mut pld,
+        Method::Zcdp => &mut zcdp,
+        // No RDP penalty/HMC budget (refused before).
+        Method::Rdp => return Ok(true),
+    };
+    for &(sigma, count) in releases {
+        let g = Event::Gaussian {
+            sigma,
+            sensitivity: 1.0,
+        };
+        acc.compose_n(&g, count)?;
+    }
+    Ok(acc.epsilon(delta)?.epsilon <= epsilon)
 }

@@ -320,3 +320,116 @@ fn claims_are_values_that_match_the_budget() {
     ));
     assert!((claim.epsilon() - eps).abs() <= 1e-9 * eps, "{claim}");
 }
+
+/// The iteration limit never buys a claim over the target (a privacy defect found by a
+/// round-trip sweep, 2026-11-30): with the target set to the claim's own ε at some count `k₀`
+/// less 0–3 ulps — what a user gets by feeding an `account epsilon` answer back as a budget —
+/// the calibration formulas (their own roundings) allowed `k₀`, whose claim read ε a few ulps
+/// over the target in about half of such cases, for every mechanism. 240 seeded cases over
+/// DP penalty (zCDP, PLD), DP HMC (reused and fresh gradients, 1–4 chains), DP Barker and
+/// subsampled DP penalty; each limit's claim must meet (ε, δ), exactly, and the limit must
+/// be `k₀` or one less (the fix may not cost more than the rounding).
+#[test]
+fn the_iteration_limit_never_buys_a_claim_over_the_target() {
+    use dpinfer_accountants::ConversionRule;
+    use dpinfer_mcmc::budget::{Budget, GradientCharging, Mechanism};
+    use rand::RngExt;
+    let mut rng = ChaCha20Rng::seed_from_u64(20_261_130);
+    let log_uniform = |r: &mut ChaCha20Rng, a: f64, b: f64| {
+        (a.ln() + (b.ln() - a.ln()) * r.random::<f64>()).exp()
+    };
+    let (mut checked, mut edge) = (0, 0);
+    for case in 0..240 {
+        let r = &mut rng;
+        let accounting = if case % 2 == 0 {
+            Accounting::Pld
+        } else {
+            Accounting::Zcdp
+        };
+        let n = log_uniform(r, 200.0, 1e6) as usize;
+        let rule = if r.random::<bool>() {
+            ConversionRule::Classic
+        } else {
+            ConversionRule::Tightest
+        };
+        let (mech, chains) = match (case / 2) % 4 {
+            0 => (
+                Mechanism::Penalty {
+                    tau: log_uniform(r, 0.05, 5.0),
+                    n,
+                    n_exponent: 0.5,
+                    accounting,
+                },
+                1,
+            ),
+            1 => (
+                Mechanism::Hmc {
+                    tau_l: log_uniform(r, 0.05, 5.0),
+                    tau_g: log_uniform(r, 0.05, 5.0),
+                    n,
+                    leapfrog: r.random_range(1..6),
+                    charging: if r.random::<bool>() {
+                        GradientCharging::Reuse
+                    } else {
+                        GradientCharging::Fresh
+                    },
+                    accounting,
+                },
+                r.random_range(1..5),
+            ),
+            2 => (
+                Mechanism::Barker {
+                    n,
+                    batch: r.random_range(60..200),
+                    rule,
+                },
+                1,
+            ),
+            _ => (
+                Mechanism::SubsampledPenalty {
+                    tau: log_uniform(r, 0.5, 50.0),
+                    n,
+                    batch: r.random_range(10..200),
+                    rule,
+                },
+                1,
+            ),
+        };
+        let delta = log_uniform(r, 1e-10, 1e-2);
+        let k0 = log_uniform(r, 2.0, 3e4) as u64;
+        let ulps = f64::from(r.random_range(0..4_u32));
+        let wide = Budget::new(mech, 1e6, delta).unwrap();
+        let Ok(Some(c)) = wide.claim(k0, chains) else {
+            continue;
+        };
+        let eps = c.epsilon() * (1.0 - ulps * f64::EPSILON);
+        if eps <= 0.0 {
+            continue; // δ alone covers k₀ iterations; a target ε must be positive
+        }
+        let b = match Budget::new(mech, eps, delta) {
+            Ok(b) => b,
+            Err(McmcError::BudgetExhausted { .. }) => continue,
+            Err(e) => panic!("case {case}: {mech:?} ε {eps} δ {delta}: {e}"),
+        };
+        let k = b.chains_limit(chains).unwrap();
+        if k < chains {
+            continue;
+        }
+        let claim = b.claim(k, chains).unwrap().unwrap();
+        assert!(
+            claim.epsilon() <= eps && claim.delta() <= delta,
+            "case {case}: {mech:?}, {chains} chains: target ε {eps}, k {k}: claim ε {}",
+            claim.epsilon()
+        );
+        // No needless loss either: the round trip's count `k₀` fits up to rounding, so the
+        // limit is `k₀` or one less.
+        assert!(
+            k + 1 >= k0,
+            "case {case}: {mech:?}: k {k} for a budget of k₀ = {k0}"
+        );
+        checked += 1;
+        edge += usize::from(k < k0);
+    }
+    eprintln!("checked {checked}, limits below the round trip's count: {edge}");
+    assert!(checked >= 150, "only {checked} cases checked");
+}
