@@ -562,11 +562,11 @@ fn floor_u64(x: f64) -> u64 {
 }
 
 /// The largest count `≤ k` that `fits`, for a `fits` that holds for every count below one
-/// that fits (a privacy cost growing with the count): `k` itself when it fits (one call),
-/// else an exponential step down and a bisection; 0 if no positive count fits (`fits(0)` is
-/// never asked). The one search by which an iteration budget is re-checked with the
-/// accountant that composes the releases (the calibration formulas round on their own, so
-/// their count can be one too many by a few ulps of ε).
+/// that fits (a privacy cost growing with the count): `k` itself when it fits (one call, the
+/// common case), else [`dpinfer_math::largest_true`] below it; 0 if no positive count fits
+/// (`fits(0)` is never asked). How an iteration budget is re-checked with the accountant that
+/// composes the releases (the calibration formulas round on their own, so their count can be
+/// one too many by a few ulps of ε).
 ///
 /// # Errors
 /// The first error of `fits`.
@@ -574,26 +574,7 @@ pub fn largest_fitting<E>(k: u64, mut fits: impl FnMut(u64) -> Result<bool, E>) 
     if k == 0 || fits(k)? {
         return Ok(k);
     }
-    // `hi` does not fit; find a `lo` that does (or 0), then bisect.
-    let (mut lo, mut hi, mut step) = (0, k, 1_u64);
-    while hi > step {
-        let c = hi - step;
-        if fits(c)? {
-            lo = c;
-            break;
-        }
-        hi = c;
-        step = step.saturating_mul(2);
-    }
-    while hi - lo > 1 {
-        let mid = lo + (hi - lo) / 2;
-        if fits(mid)? {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    Ok(lo)
+    dpinfer_math::largest_true(k - 1, fits)
 }
 
 /// Largest `k` with `δ(ε; μ(k)) ≤ delta` for a PLD mean `μ(k)` increasing in `k`
