@@ -647,8 +647,9 @@ impl SettingError for dpinfer::mcmc::McmcError {
             Self::InvalidSize { value, .. } => format!("{key} = {value} is invalid"),
             Self::InvalidParameter { value, .. } => format!("{key} = {value:?} is invalid"),
             Self::BudgetExhausted { allowed } => format!(
-                "the privacy budget allows only {allowed} iterations; increase {key} or the \
-                 noise multiplier"
+                "the privacy budget allows only {allowed} iteration{}; increase {key} or the \
+                 noise multiplier",
+                if *allowed == 1 { "" } else { "s" }
             ),
             // The library's text names the setting: `init has 3 values, θ has 2`.
             e => format!("{}{e}", key.trim_end_matches(|c| c != '.')),
