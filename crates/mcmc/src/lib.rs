@@ -50,7 +50,7 @@ pub use hmc::{Hmc, HmcPrivacy, HmcSettings};
 #[cfg(feature = "alloc")]
 pub use penalty::{Penalty, PenaltyPrivacy, PenaltySettings};
 #[cfg(feature = "alloc")]
-pub use proposal::Proposal;
+pub use proposal::{Proposal, Shear};
 #[cfg(feature = "alloc")]
 pub use sampler::{MarkovChain, Observer, Step, Trace};
 #[cfg(feature = "alloc")]

@@ -1,4 +1,5 @@
-//! Symmetric random-walk proposals (thesis §3.1; Yildirim & Ermiş 2019).
+//! Symmetric random-walk proposals (thesis §3.1; Yildirim & Ermiş 2019), and a Gaussian
+//! walk in public sheared coordinates (thesis §2.3, Definition 8).
 
 use alloc::vec::Vec;
 use rand_core::Rng;
@@ -8,7 +9,7 @@ use dpinfer_simulators::{BatchClipSum, Prior, RowLikelihood};
 use crate::McmcError;
 use crate::rng::{below, std_normal};
 
-/// How a random-walk sampler proposes `θ'` from `θ`. All three are symmetric
+/// How a random-walk sampler proposes `θ'` from `θ`. All four are symmetric
 /// (`q(θ'|θ) = q(θ|θ')`; the guided walk on the extended space of (θ, directions)), so the
 /// proposal ratio in λ is 0.
 #[derive(Clone, Debug, PartialEq)]
@@ -30,6 +31,43 @@ pub enum Proposal {
         /// Per-coordinate step sizes.
         scale: Vec<f64>,
     },
+    /// A Gaussian walk in the sheared coordinates `φ(θ) = (θ₁, θ₂ + a(θ₁ − m)², θ₃, …)`:
+    /// `φ(θ') = φ(θ) + s ⊙ z`, `z ~ N(0, I)` ([`Shear`]). `φ` is a bijection with Jacobian
+    /// determinant 1 (the map `g⁻¹` of the banana distribution, thesis §2.3 Definition 8, with
+    /// its shift `b` cancelled), so `q(θ'|θ) = N(φ(θ') − φ(θ); 0, diag(s²)) = q(θ|θ')`: the
+    /// walk is symmetric. On a banana posterior Ban(μ, Σ, a, b, m) (thesis Theorem 5) with the
+    /// same `a` and `m` it is a Gaussian random walk on the Gaussian N(μ, Σ).
+    ///
+    /// # Privacy
+    ///
+    /// `a` and `m` are public settings (for the banana model they are its prior's), never
+    /// computed from the data, so the walk costs no privacy.
+    Sheared {
+        /// Per-coordinate step sizes in the sheared coordinates (length `d ≥ 2`).
+        scale: Vec<f64>,
+        /// The shear.
+        shear: Shear,
+    },
+}
+
+/// The shear `φ(θ) = (θ₁, θ₂ + a(θ₁ − m)², θ₃, …)` of [`Proposal::Sheared`]: the curvature
+/// `a` and centre `m` of the banana distribution (thesis §2.3, Definition 8).
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(deny_unknown_fields))]
+pub struct Shear {
+    /// Curvature `a` (finite).
+    pub a: f64,
+    /// Centre `m` (finite).
+    pub m: f64,
+}
+
+impl Shear {
+    /// `a(θ₁ − m)²`, the shift of the second coordinate at `θ₁`.
+    fn shift(self, theta1: f64) -> f64 {
+        let x = theta1 - self.m;
+        self.a * x * x
+    }
 }
 
 impl Proposal {
@@ -44,13 +82,29 @@ impl Proposal {
         for &x in s {
             crate::error::positive("proposal scale", x)?;
         }
+        if let Self::Sheared { shear, .. } = self {
+            // The shear acts on two coordinates, θ₁ and θ₂.
+            if dim < 2 {
+                return Err(McmcError::WrongLength {
+                    name: "shear",
+                    expected: dim,
+                    got: 2,
+                });
+            }
+            for (name, x) in [("shear.a", shear.a), ("shear.m", shear.m)] {
+                if !x.is_finite() {
+                    return Err(McmcError::param(name, x));
+                }
+            }
+        }
         Ok(())
     }
     fn scale(&self) -> &[f64] {
         match self {
             Self::Gaussian { scale }
             | Self::OneCoordinate { scale }
-            | Self::GuidedRandomWalk { scale } => scale,
+            | Self::GuidedRandomWalk { scale }
+            | Self::Sheared { scale, .. } => scale,
         }
     }
 }
@@ -103,6 +157,21 @@ impl ProposalState {
                 let step = scale[i] * std_normal(rng).abs();
                 out[i] += self.directions[i] * step;
                 step
+            }
+            Proposal::Sheared { scale, shear } => {
+                // φ(θ') = φ(θ) + s ⊙ z, then θ' = φ⁻¹(φ(θ')): the first and the k ≥ 3
+                // coordinates move as in the Gaussian walk, the second by its step minus the
+                // change of the shift a(θ₁ − m)².
+                for j in 0..theta.len() {
+                    out[j] += scale[j] * std_normal(rng);
+                }
+                out[1] -= shear.shift(out[0]) - shear.shift(theta[0]);
+                let mut sq = 0.0;
+                for j in 0..theta.len() {
+                    let step = out[j] - theta[j];
+                    sq += step * step;
+                }
+                libm::sqrt(sq)
             }
         }
     }
@@ -199,5 +268,110 @@ impl Walker {
             self.log_prior = lp_new;
         }
         self.state.after(accepted);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Proposal, ProposalState, Shear};
+    use crate::McmcError;
+    use crate::rng::std_normal;
+    use alloc::vec::Vec;
+    use rand::SeedableRng;
+    use rand::rngs::Xoshiro256PlusPlus;
+
+    const SHEAR: Shear = Shear { a: 20.0, m: 0.3 };
+
+    /// `φ(θ) = (θ₁, θ₂ + a(θ₁ − m)², θ₃, …)`, written out independently of the proposal.
+    fn phi(t: &[f64]) -> Vec<f64> {
+        let mut v = t.to_vec();
+        v[1] += SHEAR.a * (t[0] - SHEAR.m) * (t[0] - SHEAR.m);
+        v
+    }
+
+    #[test]
+    fn the_sheared_walk_is_a_gaussian_step_in_the_sheared_coordinates() {
+        // φ(θ') − φ(θ) is exactly the s ⊙ z the Gaussian walk would add, z drawn from the same
+        // stream (the same draws in the same order as `Proposal::Gaussian`), and the step
+        // −s ⊙ z from θ' returns to θ: the map is the bijection the symmetry argument needs.
+        let scale = alloc::vec![0.1, 0.03, 0.5];
+        let mut st = ProposalState::new(
+            Proposal::Sheared {
+                scale: scale.clone(),
+                shear: SHEAR,
+            },
+            3,
+        );
+        let mut rng = Xoshiro256PlusPlus::seed_from_u64(11);
+        let mut again = rng.clone();
+        let mut theta = alloc::vec![0.2, 2.5, -1.0];
+        let mut out = alloc::vec![0.0; 3];
+        for _ in 0..200 {
+            let dist = st.propose(&mut rng, &theta, &mut out);
+            let z: Vec<f64> = (0..3).map(|_| std_normal(&mut again)).collect();
+            let (pt, po) = (phi(&theta), phi(&out));
+            for j in 0..3 {
+                let want = scale[j] * z[j];
+                assert!((po[j] - pt[j] - want).abs() <= 1e-12, "{j}: {po:?} {pt:?}");
+            }
+            let back = {
+                let mut v: Vec<f64> = (0..3).map(|j| po[j] - scale[j] * z[j]).collect();
+                v[1] -= SHEAR.a * (v[0] - SHEAR.m) * (v[0] - SHEAR.m);
+                v
+            };
+            for j in 0..3 {
+                assert!((back[j] - theta[j]).abs() <= 1e-12);
+            }
+            let d2: f64 = (0..3)
+                .map(|j| (out[j] - theta[j]) * (out[j] - theta[j]))
+                .sum();
+            assert!((dist - libm::sqrt(d2)).abs() <= 1e-12);
+            theta.copy_from_slice(&out);
+        }
+    }
+
+    #[test]
+    fn a_shear_needs_two_coordinates_and_finite_settings() {
+        let sheared = |scale: Vec<f64>, a, m| Proposal::Sheared {
+            scale,
+            shear: Shear { a, m },
+        };
+        assert_eq!(
+            sheared(alloc::vec![0.1], 20.0, 0.0).validate(1),
+            Err(McmcError::WrongLength {
+                name: "shear",
+                expected: 1,
+                got: 2,
+            })
+        );
+        assert!(matches!(
+            sheared(alloc::vec![0.1, 0.1], f64::NAN, 0.0).validate(2),
+            Err(McmcError::InvalidParameter {
+                name: "shear.a",
+                ..
+            })
+        ));
+        assert!(matches!(
+            sheared(alloc::vec![0.1, 0.1], 20.0, f64::INFINITY).validate(2),
+            Err(McmcError::InvalidParameter {
+                name: "shear.m",
+                ..
+            })
+        ));
+        assert!(matches!(
+            sheared(alloc::vec![0.1, -0.1], 20.0, 0.0).validate(2),
+            Err(McmcError::InvalidParameter { .. })
+        ));
+        assert_eq!(
+            sheared(alloc::vec![0.1, 0.1], 20.0, 0.0).validate(3),
+            Err(McmcError::DimensionMismatch {
+                expected: 3,
+                got: 2
+            })
+        );
+        assert_eq!(
+            sheared(alloc::vec![0.1, 0.1], -3.0, 1.0).validate(2),
+            Ok(())
+        );
     }
 }

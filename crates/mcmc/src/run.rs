@@ -64,7 +64,7 @@ use crate::model::PriorGradient;
 use crate::rng::NoNoise;
 use crate::{
     Barker, BarkerPrivacy, BarkerSettings, Budgeted, Hmc, HmcPrivacy, HmcSettings, McmcError,
-    MultiChain, Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Releases, Trace,
+    MultiChain, Penalty, PenaltyPrivacy, PenaltySettings, Proposal, Releases, Shear, Trace,
 };
 
 /// Stream domain of the chains' public randomness.
@@ -98,7 +98,7 @@ impl Scale {
 }
 
 /// Which random walk proposes θ' ([`Proposal`]).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum WalkKind {
     /// Every coordinate moves ([`Proposal::Gaussian`]).
     Gaussian,
@@ -106,6 +106,9 @@ pub enum WalkKind {
     OneCoordinate,
     /// The guided random walk ([`Proposal::GuidedRandomWalk`]).
     Guided,
+    /// A Gaussian walk in the public sheared coordinates of a banana
+    /// ([`Proposal::Sheared`]).
+    Sheared(Shear),
 }
 
 /// A random-walk proposal and the likelihood temperature.
@@ -152,6 +155,7 @@ impl Walk {
             WalkKind::Gaussian => Proposal::Gaussian { scale },
             WalkKind::OneCoordinate => Proposal::OneCoordinate { scale },
             WalkKind::Guided => Proposal::GuidedRandomWalk { scale },
+            WalkKind::Sheared(shear) => Proposal::Sheared { scale, shear },
         })
     }
 }

@@ -9,6 +9,7 @@
 use alloc::vec::Vec;
 
 use super::{DpBarker, DpHmc, DpPenalty, Kernel, Scale, Target, Walk, WalkKind};
+use crate::Shear;
 use crate::budget::Accounting;
 
 /// The random-walk keys: a walk of `kind` with the set fields in place of [`Walk::new`]'s.
@@ -106,6 +107,15 @@ pub struct DpBarkerOptions {
     pub temperature: Option<f64>,
     /// Batch size |B| (default 1000).
     pub batch: Option<usize>,
+    /// The Gaussian walk moves in the sheared coordinates `(θ₁, θ₂ + a(θ₁ − m)², θ₃, …)`
+    /// ([`Proposal::Sheared`](crate::Proposal::Sheared); the scales are then the steps in
+    /// those coordinates). Unset: the plain Gaussian walk. Left out of the serialized form
+    /// while unset.
+    #[cfg_attr(
+        feature = "serde",
+        serde(default, skip_serializing_if = "Option::is_none")
+    )]
+    pub shear: Option<Shear>,
 }
 
 impl DpBarkerOptions {
@@ -114,12 +124,8 @@ impl DpBarkerOptions {
     pub fn kernel(&self, target: Target) -> Kernel {
         let mut k = DpBarker::new(target);
         let scales = self.proposal_scales.as_ref();
-        k.walk = walk(
-            WalkKind::Gaussian,
-            self.proposal_scale,
-            scales,
-            self.temperature,
-        );
+        let kind = self.shear.map_or(WalkKind::Gaussian, WalkKind::Sheared);
+        k.walk = walk(kind, self.proposal_scale, scales, self.temperature);
         k.batch = self.batch.unwrap_or(k.batch);
         Kernel::DpBarker(k)
     }
@@ -246,5 +252,27 @@ mod tests {
             panic!("not DP Barker");
         };
         assert_eq!((k.walk.scale, k.batch), (Scale::Uniform(0.2), 50));
+        assert_eq!(k.walk.kind, WalkKind::Gaussian);
+    }
+
+    #[test]
+    fn a_shear_turns_the_barker_walk_into_the_sheared_walk() {
+        let shear = Shear { a: 20.0, m: 0.0 };
+        let Kernel::DpBarker(k) = (DpBarkerOptions {
+            proposal_scales: Some(alloc::vec![0.1, 0.035]),
+            shear: Some(shear),
+            ..DpBarkerOptions::default()
+        })
+        .kernel(T) else {
+            panic!("not DP Barker");
+        };
+        assert_eq!(k.walk.kind, WalkKind::Sheared(shear));
+        assert_eq!(
+            k.walk.proposal(2),
+            Ok(crate::Proposal::Sheared {
+                scale: alloc::vec![0.1, 0.035],
+                shear
+            })
+        );
     }
 }

@@ -678,8 +678,8 @@ impl SettingError for dpinfer_neural::NeuralError {
 /// key's (`bound` of the soft and Gaussian passes is `sampler.clip`, the penalty kernel's
 /// `clip` is `sampler.ratio_clip`, SMC's `max_generations`/`simulation_budget` are
 /// `sampler.generations`/`sampler.simulations`, the neural samplers' `posterior_draws` (`n`)
-/// is `sampler.samples`). Looked up only when the sampler's table has no key of the
-/// library's name.
+/// is `sampler.samples`, DP Barker's `shear.a`/`shear.m` are `sampler.shear`). Looked up
+/// only when the sampler's table has no key of the library's name.
 const RENAMED: &[(&str, &str)] = &[
     ("bound", "clip"),
     ("clip", "ratio_clip"),
@@ -688,6 +688,8 @@ const RENAMED: &[(&str, &str)] = &[
     ("simulation_budget", "simulations"),
     ("posterior_draws", "samples"),
     ("n", "samples"),
+    ("shear.a", "shear"),
+    ("shear.m", "shear"),
 ];
 
 /// A library error `e` raised while checking, building or running the sampler of table

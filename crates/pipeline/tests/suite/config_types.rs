@@ -600,3 +600,43 @@ fn private_pass_settings_are_checked_when_read() {
         );
     }
 }
+
+#[test]
+fn the_dp_barker_shear_is_read_into_the_sheared_walk() {
+    use dpinfer::mcmc::Shear;
+    use dpinfer::mcmc::run::{Kernel, Target, WalkKind};
+    let target = Target {
+        epsilon: 1.0,
+        delta: 1e-5,
+    };
+    let SamplerConfig::DpBarker(b) = sampler("dp-barker", "shear = { a = 20.0, m = 0.5 }").unwrap()
+    else {
+        panic!()
+    };
+    let Kernel::DpBarker(k) = b.kernel.kernel(target) else {
+        panic!()
+    };
+    assert_eq!(k.walk.kind, WalkKind::Sheared(Shear { a: 20.0, m: 0.5 }));
+    // Unset: the plain Gaussian walk (the library's default).
+    let SamplerConfig::DpBarker(b) = sampler("dp-barker", "").unwrap() else {
+        panic!()
+    };
+    let Kernel::DpBarker(k) = b.kernel.kernel(target) else {
+        panic!()
+    };
+    assert_eq!(k.walk.kind, WalkKind::Gaussian);
+    for (body, says) in [
+        ("shear = { a = 20.0 }", "missing field `m`"),
+        (
+            "shear = { a = 20.0, m = 0.0, b = 1.0 }",
+            "unknown field `b`",
+        ),
+        ("shear = 20.0", "expected struct Shear"),
+    ] {
+        let e = sampler("dp-barker", body).unwrap_err();
+        assert!(e.contains(says), "{body}: {e}");
+    }
+    // Only DP Barker takes it.
+    let e = sampler("dp-penalty", "shear = { a = 20.0, m = 0.0 }").unwrap_err();
+    assert!(e.contains("shear"), "{e}");
+}

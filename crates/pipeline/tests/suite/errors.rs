@@ -550,3 +550,41 @@ fn an_uncalibratable_budget_names_privacy_epsilon_and_the_reason() {
         other => panic!("not a config error: {other:?}"),
     }
 }
+
+/// A DP Barker run of `model` (n rows) with the `[sampler]` line `shear`.
+fn sheared_barker(model: &str, n: usize, shear: &str) -> Error {
+    let dir = fresh(&format!("shear-{model}"));
+    let text = format!(
+        "[model]\nname = \"{model}\"\nn = {n}\n[sampler]\nkind = \"dp-barker\"\n\
+         iterations = 200\nburn_in = 50\nbatch = 100\n{shear}\n[privacy]\nepsilon = 4.0\n\
+         delta = 1e-5\n[seeds]\nrun = 3\nnoise = 5\n"
+    );
+    match Config::parse(&text, &dir) {
+        Err(e) => e,
+        Ok(cfg) => dpinfer_pipeline::run::run_with(&cfg, &dir.join("out"), 1, &quiet())
+            .map(|_| ())
+            .unwrap_err(),
+    }
+}
+
+#[test]
+fn a_shear_the_model_cannot_take_is_a_config_error_naming_sampler_shear() {
+    // One parameter: the shear moves θ₂ with θ₁.
+    let e = sheared_barker("gaussian-mean", 500, "shear = { a = 20.0, m = 0.0 }");
+    match e.root() {
+        Error::Config { key, message } => {
+            assert_eq!(key.as_deref(), Some("sampler.shear"), "{message}");
+            assert!(message.contains("θ has 1"), "{message}");
+        }
+        other => panic!("not a config error: {other:?}"),
+    }
+    // A curvature that is not a number.
+    let e = sheared_barker("banana", 2000, "shear = { a = nan, m = 0.0 }");
+    match e.root() {
+        Error::Config { key, message } => {
+            assert_eq!(key.as_deref(), Some("sampler.shear"), "{message}");
+            assert!(message.contains("NaN is invalid"), "{message}");
+        }
+        other => panic!("not a config error: {other:?}"),
+    }
+}

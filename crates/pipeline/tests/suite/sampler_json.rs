@@ -42,7 +42,7 @@ const TABLES: &[(&str, &str)] = &[
     (
         "dp-barker",
         "iterations = 100\nburn_in = 10\ninit = [0.5]\nproposal_scale = 0.2\n\
-         proposal_scales = [0.1]\ntemperature = 0.5\nbatch = 50",
+         proposal_scales = [0.1]\ntemperature = 0.5\nbatch = 50\nshear = { a = 20.0, m = 0.5 }",
     ),
     (
         "dp-hmc",
