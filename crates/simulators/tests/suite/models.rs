@@ -201,7 +201,11 @@ fn cubic_on_the_paper_window_spreads_its_points_over_the_18_days() {
     let m = CubicOutbreak::on_paper_window(681).unwrap();
     m.simulate(&SYNTHETIC_THETA, &mut rng(0), &mut y).unwrap();
     assert!((y[680] - 1661.75).abs() <= 1e-9, "{}", y[680]);
-    assert!((y[340] - (0.25 * 614.125 + 1.5 * 72.25)).abs() <= 1e-9, "{}", y[340]);
+    assert!(
+        (y[340] - (0.25 * 614.125 + 1.5 * 72.25)).abs() <= 1e-9,
+        "{}",
+        y[340]
+    );
     // θ* stays within 47 cases of every Netherlands count (its doc's claim)
     let mut y = [0.0; 18];
     CubicOutbreak::paper()
