@@ -410,6 +410,27 @@ fn model_error(model: &str) -> Error {
 }
 
 #[test]
+fn a_cubic_outbreak_of_other_size_loads_the_synthetic_series_and_one_point_is_refused() {
+    // `[model] n` of cubic-outbreak spreads n points over the paper's 18 days; without a data
+    // file the observed data are the curve at the stated public θ*, the model's truth.
+    use dpinfer::simulators::models::cubic::SYNTHETIC_THETA;
+    let text = |n: usize| {
+        format!(
+            "[model]\nname = \"cubic-outbreak\"\nn = {n}\n[sampler]\nkind = \"rejection\"\n\
+             pairs = 20\naccept = 5\n[seeds]\nrun = 1\n"
+        )
+    };
+    let cfg = Config::parse(&text(35), Path::new(".")).unwrap();
+    let (model, data) = dpinfer_pipeline::run::load(&cfg).unwrap();
+    assert_eq!(data.len(), 35);
+    assert_eq!(model.truth(), Some(SYNTHETIC_THETA.to_vec()));
+    // day 17, the last point: 0.25·17³ + 1.5·17² by hand
+    assert_eq!(data[34], 1661.75);
+    let e = model_error("name = \"cubic-outbreak\"\nn = 1");
+    assert!(e.to_string().contains("invalid size `n` = 1"), "{e}");
+}
+
+#[test]
 fn model_declaration_errors_carry_their_key_as_data() {
     const CMD: &str = "name = \"mine\"\nkind = \"command\"\ncommand = [\"/bin/true\"]\noutputs = 5";
     const MU: &str = "[[model.prior]]\nname = \"mu\"\ndist = \"uniform\"\nlo = -1.0\nhi = 1.0";

@@ -11,7 +11,7 @@
 //! |---|---|---|---|---|
 //! | `gaussian-mean` | [`GaussianMean`] | N(μ₀, τ₀²) (default N(0, 10²)) | μ = 1 | simulated at θ* |
 //! | `uniform-mixture` | [`UniformMixture`], k = 5 | Dirichlet(1) (ABCDP §6.1) | ABCDP's θ* | simulated |
-//! | `cubic-outbreak` | [`CubicOutbreak`] | i.i.d. N(0, 1) | — | Netherlands 2009 cases |
+//! | `cubic-outbreak` | [`CubicOutbreak`] | i.i.d. N(0, 1) | — (`n` ≠ 18: [`SYNTHETIC_THETA`]) | Netherlands 2020 cases (`n` ≠ 18: simulated at θ*) |
 //! | `sir` | [`SirTauLeap`] | log-normal β, γ (Xiong et al. §4.1) | [`sir::theta_star`] | simulated |
 //! | `linear-regression` | [`LinearRegression`] with 2 predictors | i.i.d. N(0, 1) | β* of Xiong et al. §4.2 | simulated |
 //! | `tuberculosis` | [`Tuberculosis`] | [`TbPrior::reference`] | Lintusaari et al.'s θ | simulated |
@@ -43,7 +43,7 @@ use core::str::FromStr;
 use rand_core::Rng;
 
 use super::banana::{Banana, BananaSettings, THESIS_THETA_1, THESIS_THETA_2};
-use super::cubic::{CubicOutbreak, NETHERLANDS_CASES};
+use super::cubic::{CubicOutbreak, NETHERLANDS_CASES, SYNTHETIC_THETA};
 use super::gaussian::GaussianMean;
 use super::linreg::{BETA_STAR, LinRegSettings, LinearRegression};
 use super::mixture::{PAPER_N, THETA_STAR, UniformMixture};
@@ -128,7 +128,9 @@ pub struct ModelSpec {
     /// The model.
     pub name: ModelName,
     /// Observations per data set (gaussian-mean default 100, uniform-mixture 5000, sir 10,
-    /// linear-regression the paper's n, banana 10 000; cubic-outbreak only its 18 points;
+    /// linear-regression the paper's n, banana 10 000; cubic-outbreak 18, the paper's daily
+    /// counts — another `n ≥ 2` spreads as many points over the same 18 days
+    /// ([`CubicOutbreak::on_paper_window`]) and simulates the data at [`SYNTHETIC_THETA`];
     /// tuberculosis none).
     pub n: Option<usize>,
     /// gaussian-mean: noise sd σ (default 1).
@@ -367,7 +369,8 @@ pub enum Model<U = NoUser> {
     GaussianMean(GaussianMean),
     /// Mixture of uniforms, θ ~ Dirichlet(1) (ABCDP §6.1).
     UniformMixture(UniformMixture, Dirichlet),
-    /// Cubic outbreak curve (ABCDP §6.2), data: the Netherlands 2009 case counts.
+    /// Cubic outbreak curve (ABCDP §6.2), data: the Netherlands 2020 case counts (18 points;
+    /// another size: simulated at [`SYNTHETIC_THETA`]).
     Cubic(CubicOutbreak, IidNormal),
     /// SIR by tau-leaping (Xiong et al. §4.1).
     Sir(Box<SirTauLeap>, Product<LogNormal, LogNormal>),
@@ -405,9 +408,9 @@ impl<U> Model<U> {
     ///
     /// # Errors
     /// [`ModelError::NotApplicable`] for a setting of another model;
-    /// [`ModelError::Size`] for an `n` the model cannot have (cubic-outbreak other than 18,
-    /// any for tuberculosis, sir other than the number of `obs_times`); [`ModelError::Sim`]
-    /// for invalid settings (named by the model's constructor).
+    /// [`ModelError::Size`] for an `n` the model cannot have (any for tuberculosis, sir other
+    /// than the number of `obs_times`); [`ModelError::Sim`] for invalid settings (named by the
+    /// model's constructor: cubic-outbreak's `n` below 2, …).
     pub fn builtin(spec: &ModelSpec) -> Result<Self, ModelError> {
         let (n, version) = (spec.n, spec.stream_version);
         for (setting, set) in [
@@ -441,16 +444,13 @@ impl<U> Model<U> {
                 Self::UniformMixture(m, p)
             }
             ModelName::CubicOutbreak => {
-                let m = CubicOutbreak::paper().with_stream_version(version);
-                if let Some(n) = n
-                    && n != NETHERLANDS_CASES.len()
-                {
-                    return Err(ModelError::Size {
-                        model: spec.name,
-                        n,
-                        expected: Some(NETHERLANDS_CASES.len()),
-                    });
+                let m = match n {
+                    // The paper's curve (what `on_paper_window(18)` builds, stated as such).
+                    None => CubicOutbreak::paper(),
+                    Some(n) if n == NETHERLANDS_CASES.len() => CubicOutbreak::paper(),
+                    Some(n) => CubicOutbreak::on_paper_window(n)?,
                 }
+                .with_stream_version(version);
                 let p = m.prior()?;
                 Self::Cubic(m, p)
             }
@@ -555,7 +555,11 @@ impl<U> Model<U> {
             }
             Self::LinReg(..) => Some(BETA_STAR.to_vec()),
             Self::Tuberculosis(..) => Some(TRUE_THETA.to_vec()),
-            Self::Cubic(..) | Self::User(_) => None,
+            // The real data set has no true θ; another size is simulated at the stated θ*.
+            Self::Cubic(m, _) => {
+                (m.output_dim() != NETHERLANDS_CASES.len()).then(|| SYNTHETIC_THETA.to_vec())
+            }
+            Self::User(_) => None,
             Self::WithPrior(b) => b.0.truth(),
             Self::Replicated(b) => b.0.truth(),
         }
@@ -782,17 +786,20 @@ impl<U: UserModel> Model<U> {
         }
     }
 
-    /// The embedded observed data set: the paper's data (cubic-outbreak), or one simulation
-    /// at the true θ from `SimStream::with_domain(seed, OBS_DOMAIN, 0)` — for
+    /// The embedded observed data set: the paper's data (cubic-outbreak with its 18 points),
+    /// or one simulation at the true θ from `SimStream::with_domain(seed, OBS_DOMAIN, 0)`
+    /// (cubic-outbreak with another `n`: the noise-free curve at [`SYNTHETIC_THETA`]) — for
     /// [`Model::Replicated`], `n` data sets in a row from that stream, the first of them the
-    /// inner model's embedded data set (cubic-outbreak has one real data set and no true θ:
-    /// [`ModelError::NoTruth`]).
+    /// inner model's embedded data set (the 18-point cubic-outbreak has one real data set and
+    /// no true θ: [`ModelError::NoTruth`]).
     ///
     /// # Errors
     /// [`ModelError::NoEmbeddedData`] for a user model; simulator failures.
     pub fn default_data(&self, seed: u64) -> Result<Vec<f64>, ModelError> {
         match self {
-            Self::Cubic(..) => return Ok(NETHERLANDS_CASES.to_vec()),
+            Self::Cubic(m, _) if m.output_dim() == NETHERLANDS_CASES.len() => {
+                return Ok(NETHERLANDS_CASES.to_vec());
+            }
             // The embedded data set does not depend on the prior.
             Self::WithPrior(b) => return b.0.default_data(seed),
             Self::User(_) => return Err(ModelError::NoEmbeddedData),

@@ -7,7 +7,7 @@ use common::*;
 
 use dpinfer_simulators::likelihood::{clip, clip_sum};
 use dpinfer_simulators::models::banana::{Banana, BananaSettings, THESIS_THETA_1, THESIS_THETA_2};
-use dpinfer_simulators::models::cubic::{CubicOutbreak, NETHERLANDS_CASES};
+use dpinfer_simulators::models::cubic::{CubicOutbreak, NETHERLANDS_CASES, SYNTHETIC_THETA};
 use dpinfer_simulators::models::gaussian::GaussianMean;
 use dpinfer_simulators::models::linreg::{
     BETA_STAR, LinRegSettings, LinearRegression, PAPER_S_TILDE,
@@ -180,6 +180,50 @@ fn cubic_is_the_reference_polynomial() {
     assert!((v - 4.0).abs() < 0.12);
     assert!(CubicOutbreak::new(0, 1.0, 0.0).is_err());
     assert!(CubicOutbreak::new(18, 1.0, -1.0).is_err());
+}
+
+#[test]
+fn cubic_on_the_paper_window_spreads_its_points_over_the_18_days() {
+    // n = 18 is the paper's curve; n = 3 observes t = 0, 8.5 and 17, the curve at θ* there
+    // by hand: 0.25 t³ + 1.5 t² = 0, 153.53125 + 108.375 and 1228.25 + 433.5 (exact in binary).
+    assert_eq!(
+        CubicOutbreak::on_paper_window(18).unwrap(),
+        CubicOutbreak::paper()
+    );
+    let mut y = [0.0; 3];
+    CubicOutbreak::on_paper_window(3)
+        .unwrap()
+        .simulate(&SYNTHETIC_THETA, &mut rng(0), &mut y)
+        .unwrap();
+    assert_eq!(y, [0.0, 261.906_25, 1661.75]);
+    // the last of 681 points is day 17 (680 · fl(17/680) rounds to 17)
+    let mut y = vec![0.0; 681];
+    let m = CubicOutbreak::on_paper_window(681).unwrap();
+    m.simulate(&SYNTHETIC_THETA, &mut rng(0), &mut y).unwrap();
+    assert!((y[680] - 1661.75).abs() <= 1e-9, "{}", y[680]);
+    assert!(
+        (y[340] - (0.25 * 614.125 + 1.5 * 72.25)).abs() <= 1e-9,
+        "{}",
+        y[340]
+    );
+    // θ* stays within 47 cases of every Netherlands count (its doc's claim)
+    let mut y = [0.0; 18];
+    CubicOutbreak::paper()
+        .simulate(&SYNTHETIC_THETA, &mut rng(0), &mut y)
+        .unwrap();
+    let worst = y
+        .iter()
+        .zip(NETHERLANDS_CASES)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
+    assert!(worst <= 47.0, "{worst}");
+    assert!(worst > 46.0, "{worst}"); // 46.25 on day 15: the bound is not loose
+    for n in [0, 1] {
+        assert!(matches!(
+            CubicOutbreak::on_paper_window(n),
+            Err(SimError::InvalidSize { name: "n", .. })
+        ));
+    }
 }
 
 // ---------------------------------------------------------------- SIR

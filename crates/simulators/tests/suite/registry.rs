@@ -8,7 +8,7 @@ use crate::common;
 use common::{Z2_1E6, ks_crit_1e6, ks_stat};
 
 use dpinfer_math::norm_cdf;
-use dpinfer_simulators::models::cubic::NETHERLANDS_CASES;
+use dpinfer_simulators::models::cubic::{CubicOutbreak, NETHERLANDS_CASES, SYNTHETIC_THETA};
 use dpinfer_simulators::models::registry::{
     Model, ModelError, ModelName, ModelPrior, ModelSim, ModelSpec,
 };
@@ -16,7 +16,11 @@ use dpinfer_simulators::prior::{DeclaredPrior, Marginal, Uniform};
 use dpinfer_simulators::{Prior, SimStream, Simulator, StreamVersion};
 
 fn build(name: ModelName) -> Model {
-    Model::builtin(&ModelSpec::new(name)).unwrap()
+    build_spec(&ModelSpec::new(name))
+}
+
+fn build_spec(spec: &ModelSpec) -> Model {
+    Model::builtin(spec).unwrap()
 }
 
 #[test]
@@ -64,6 +68,7 @@ fn every_model_is_consistent() {
         build(ModelName::CubicOutbreak).default_data(1).unwrap(),
         NETHERLANDS_CASES.to_vec()
     );
+    assert_eq!(build(ModelName::CubicOutbreak).truth(), None);
     // The seed changes a simulated data set.
     let g = build(ModelName::GaussianMean);
     assert_ne!(g.default_data(1).unwrap(), g.default_data(2).unwrap());
@@ -293,9 +298,24 @@ fn settings_are_validated() {
     })
     .unwrap();
     assert_eq!(m.output_len(), 3);
-    // The cubic curve has 18 points; the TB summaries have a fixed size.
+    // The cubic curve takes any n ≥ 2 (points over the paper's 18 days); the TB summaries
+    // have a fixed size.
     assert!(with(ModelName::CubicOutbreak, &|s| s.n = Some(18)).is_ok());
-    assert!(with(ModelName::CubicOutbreak, &|s| s.n = Some(17)).is_err());
+    assert_eq!(
+        with(ModelName::CubicOutbreak, &|s| s.n = Some(17))
+            .unwrap()
+            .output_len(),
+        17
+    );
+    for n in [0, 1] {
+        assert!(
+            matches!(
+                with(ModelName::CubicOutbreak, &|s| s.n = Some(n)).unwrap_err(),
+                ModelError::Sim(dpinfer_simulators::SimError::InvalidSize { name: "n", .. })
+            ),
+            "{n}"
+        );
+    }
     assert!(matches!(
         with(ModelName::Tuberculosis, &|s| s.n = Some(5)).unwrap_err(),
         ModelError::Size { expected: None, .. }
@@ -432,13 +452,51 @@ fn a_replicated_model_is_n_independent_data_sets_of_the_model() {
             "{n}"
         );
     }
-    // The real data set of cubic-outbreak has no true θ to simulate more at.
+    // The real data set of cubic-outbreak has no true θ to simulate more at; a synthetic
+    // series has one.
     let cubic = build(ModelName::CubicOutbreak).replicated(2).unwrap();
     assert_eq!(cubic.default_data(1), Err(ModelError::NoTruth));
+    let mut spec = ModelSpec::new(ModelName::CubicOutbreak);
+    spec.n = Some(35);
+    let one = build_spec(&spec).default_data(1).unwrap();
+    let two = build_spec(&spec)
+        .replicated(2)
+        .unwrap()
+        .default_data(1)
+        .unwrap();
+    assert_eq!(two, [one.clone(), one].concat());
     // A declared prior goes inside the replicates.
     let sir = build(ModelName::Sir).replicated(2).unwrap();
     let (prior, names) = build(ModelName::Sir).paper_prior().unwrap().unwrap();
     let declared = sir.with_prior(prior, &names).unwrap();
     assert_eq!(declared.datasets(), 2);
     assert_eq!(declared.name(), "sir (declared prior)");
+}
+
+#[test]
+fn a_cubic_outbreak_of_other_size_is_the_synthetic_curve_at_its_stated_theta() {
+    // n = 35 points over the paper's 18 days: t = i/2 (17/34 = 0.5 exactly), so every second
+    // point is the paper's 18-point curve at θ* (bit for bit), and the model's truth is θ*;
+    // the data do not depend on the seed (the curve has no noise).
+    let mut spec = ModelSpec::new(ModelName::CubicOutbreak);
+    spec.n = Some(35);
+    let m = build_spec(&spec);
+    assert_eq!(m.truth(), Some(SYNTHETIC_THETA.to_vec()));
+    let d = m.default_data(1).unwrap();
+    assert_eq!(d, m.default_data(2).unwrap());
+    let mut days = [0.0; 18];
+    let mut rng = SimStream::new(0, 0);
+    CubicOutbreak::paper()
+        .simulate(&SYNTHETIC_THETA, &mut rng, &mut days)
+        .unwrap();
+    let even: Vec<f64> = d.iter().step_by(2).copied().collect();
+    assert_eq!(even, days);
+    // the half days by hand: 0.25 t³ + 1.5 t² at t = 0.5 and 16.5 (exact in binary)
+    assert_eq!(d[1], 0.25 * 0.125 + 1.5 * 0.25);
+    assert_eq!(d[33], 0.25 * 4492.125 + 1.5 * 272.25);
+    // 18 points stay the real data and have no truth.
+    spec.n = Some(18);
+    let paper = build_spec(&spec);
+    assert_eq!(paper.truth(), None);
+    assert_eq!(paper.default_data(1).unwrap(), NETHERLANDS_CASES.to_vec());
 }
