@@ -19,7 +19,9 @@ sbi: `NPE` (SNPE-C) with `num_atoms = 10` (the atomic loss of Greenberg et al. 2
 2 on), `posterior_nn("maf", hidden_features=50, num_transforms=5)` (the MAF closest to
 dpinfer's default `MafSettings`: 5 layers of 50 units; sbi's have tanh and random
 permutations where ours have ReLU and reversals) or `--flow nsf` (the paper's spline flow:
-8 layers, 2 residual blocks of 50, 10 bins, tail bound 5, as `benches/sbi_epoch.py`);
+8 layers, 2 residual blocks of 50, 10 bins, tail bound 5, as `benches/sbi_epoch.py`), or
+`--flow maf-relu` (sbi's nflows MAF made like ours where nflows allows: ReLU, two hidden
+layers per MADE, reversed order; `maf_like_ours`), the one-variable experiment of the README;
 minibatches of 100, learning rate 5e-4, 5 % validation, patience 20 (the paper's and
 SPPE's), at most `--max-epochs` per round (sbi's default: none); every other setting sbi's
 default (no weight decay, gradient clipped to norm 5, z-scoring fitted on round 1's data,
@@ -41,7 +43,9 @@ the same number are simulated here and compared coordinate by coordinate (Welch 
 means, z of the log-sd ratio, two-sample Kolmogorov-Smirnov) and by the fraction of
 epidemics that died out.
 
-Needs a throw-away venv with sbi (0.27) and torch; not a dependency of the repository:
+Needs a throw-away venv with sbi (0.27) and torch; not a dependency of the repository
+(measured 2026-11-30: `pip install --no-deps torch==2.15.0 sbi==0.27.0`, then torch's and
+sbi's other requirements, among them the CUDA libraries libtorch links against: 5.8 GB):
 
     python sbi_sir.py --exact exact.txt [--seed 1] [--flow maf|nsf] [--rounds 10] [--sims 1000]
         [--m 2] [--max-epochs 40] [--out DIR] [--threads 1]
@@ -171,6 +175,41 @@ def check_simulator(path, seed):
     return 0 if ok else 1
 
 
+def maf_like_ours(batch_theta, batch_x):
+    """sbi's `build_maf` (nflows) made like dpinfer's default MAF where nflows allows it: ReLU
+    instead of tanh, two hidden layers per MADE instead of three (`num_blocks=1`), the
+    target's order reversed between layers instead of a random permutation; still nflows'
+    own context path (a ReLU'd linear map added to the first layer) and its near-zero
+    initialisation of each MADE's output layer. The z-scoring as sbi's (round 1's data)."""
+    import torch
+    from nflows import flows, transforms
+    from sbi.neural_nets.estimators import NFlowsFlow
+    from sbi.neural_nets.net_builders.flow import _prepare_y_embedding, get_base_dist
+    from sbi.utils.sbiutils import standardizing_transform
+    from torch.nn import functional
+
+    layers = [standardizing_transform(batch_theta, False)]
+    for _ in range(5):
+        layers += [
+            transforms.MaskedAffineAutoregressiveTransform(
+                features=2,
+                hidden_features=50,
+                context_features=batch_x.shape[1],
+                num_blocks=1,
+                use_residual_blocks=False,
+                random_mask=False,
+                activation=functional.relu,
+            ),
+            transforms.ReversePermutation(features=2),
+        ]
+    net = flows.Flow(
+        transforms.CompositeTransform(layers),
+        get_base_dist(2),
+        _prepare_y_embedding("independent", batch_x, torch.nn.Identity()),
+    )
+    return NFlowsFlow(net, input_shape=batch_theta[0].shape, condition_shape=batch_x[0].shape)
+
+
 def cpu_seconds():
     return time.process_time()
 
@@ -178,7 +217,7 @@ def cpu_seconds():
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--flow", default="maf", choices=["maf", "nsf"])
+    p.add_argument("--flow", default="maf", choices=["maf", "maf-relu", "nsf"])
     p.add_argument("--rounds", type=int, default=10)
     p.add_argument("--sims", type=int, default=1000)
     p.add_argument("--m", type=int, default=2, help="releases per simulated curve")
@@ -211,6 +250,8 @@ def main():
     )
     if a.flow == "maf":
         net = posterior_nn(model="maf", hidden_features=50, num_transforms=5)
+    elif a.flow == "maf-relu":
+        net = maf_like_ours
     else:
         net = posterior_nn(
             model="nsf",
