@@ -55,6 +55,13 @@
 //! item 7's end-to-end comparison. `--abc-curve-tolerance T` and `--abc-curve-budget N` let
 //! the curve's run go below the reference's tolerance (default: the reference's settings).
 //!
+//! **Against sbi** (`benches/sbi_sir.py`, sbi's SNPE-C on the same setting in a throw-away
+//! venv): `--dump-releases PATH [N]` writes N (default 2000) SIR curves at θ* and their
+//! releases for its `--check-simulator` test of equality in distribution, and
+//! `--score EXACT FILE...` prints the MMD of each FILE's 1000 draws (the cache format, as
+//! `sbi_sir.py --out` writes them) to EXACT's with this example's estimator. Both return at
+//! once (no reference is made).
+//!
 //! Not run in CI. Run:
 //! `cargo run --release -p dpinfer-neural --example sir_sppe -- [--rounds 10] [--sims 1000]
 //! [--m 8] [--maf] [--max-epochs N] [--abc-tolerance 0.05] [--epsilon 10] [--abc-curve]
@@ -99,6 +106,8 @@ const CURVE_DOMAIN: u64 = 0x5349_5243_5552_0000; // "SIRCUR"
 const EXACT_DOMAIN: u64 = 0x5349_5245_5841_0000; // "SIREXA"
 /// Stream domain of SPPE's second per-round sample (job = round), for the MMD's own noise.
 const CURVE2_DOMAIN: u64 = 0x5349_5243_5532_0000; // "SIRCU2"
+/// Stream domain of `--dump-releases` (job 2i: the i-th SIR at θ*, 2i + 1: its release).
+const DUMP_DOMAIN: u64 = 0x5349_5244_4d50_0000; // "SIRDMP"
 
 /// The binomial curve's noise map with the counts divided by `n` (the paper's proportions).
 struct Proportions(BinomialCurve);
@@ -246,26 +255,8 @@ impl<P: Prior> RoundObserver for Curve<'_, P> {
 }
 
 fn summary(name: &str, theta: &[f64]) {
-    let n = theta.len() as f64 / 2.0;
-    let mean: Vec<f64> = (0..2)
-        .map(|j| theta.iter().skip(j).step_by(2).sum::<f64>() / n)
-        .collect();
-    let sd: Vec<f64> = (0..2)
-        .map(|j| {
-            (theta
-                .iter()
-                .skip(j)
-                .step_by(2)
-                .map(|v| (v - mean[j]).powi(2))
-                .sum::<f64>()
-                / n)
-                .sqrt()
-        })
-        .collect();
-    println!(
-        "| {name} | {:.4} ± {:.4} | {:.4} ± {:.4} |",
-        mean[0], sd[0], mean[1], sd[1]
-    );
+    let [mb, sb, mg, sg] = mean_sd(theta);
+    println!("| {name} | {mb:.4} ± {sb:.4} | {mg:.4} ± {sg:.4} |");
 }
 
 /// Mean, lower quartile, upper quartile, minimum and maximum (quartiles by linear
@@ -287,6 +278,92 @@ fn spread(values: &[f64]) -> [f64; 5] {
     [mean, q(0.25), q(0.75), v[0], v[v.len() - 1]]
 }
 
+/// 1000 draws of θ = (β, γ) in the cache format (a `# what` line, then `β γ` per line) and
+/// the description.
+fn parse_draws(text: &str, path: &str) -> (Vec<f64>, String) {
+    let mut lines = text.lines();
+    let what = lines
+        .next()
+        .unwrap_or("")
+        .trim_start_matches("# ")
+        .to_string();
+    let draws: Vec<f64> = lines
+        .flat_map(|l| l.split_whitespace().map(|v| v.parse::<f64>().unwrap()))
+        .collect();
+    assert_eq!(
+        draws.len(),
+        2000,
+        "{path}: expected 1000 draws of θ = (β, γ)"
+    );
+    (draws, what)
+}
+
+/// `--score EXACT FILE...`: the MMD of every FILE's 1000 draws (the cache format, e.g. sbi's
+/// draws written by `benches/sbi_sir.py --out`) to EXACT's, with this example's estimator
+/// (`mmd`: the same bandwidth draws, the same bits as the curves it prints), and each
+/// sample's mean ± sd.
+fn score(files: &[String]) {
+    let read = |path: &str| parse_draws(&std::fs::read_to_string(path).unwrap(), path);
+    let (exact, what) = read(&files[0]);
+    println!("against {} ({what})", files[0]);
+    println!("| file | MMD | β mean ± sd | γ mean ± sd |");
+    println!("|---|---|---|---|");
+    for path in &files[1..] {
+        let (draws, _) = read(path);
+        let [mb, sb, mg, sg] = mean_sd(&draws);
+        println!(
+            "| {path} | {:.4} | {mb:.4} ± {sb:.4} | {mg:.5} ± {sg:.5} |",
+            mmd(&draws, &exact)
+        );
+    }
+}
+
+/// `--dump-releases PATH N`: N curves of the SIR at θ* and their releases through the
+/// binomial curve's noise map (fresh uniforms per release), one simulation per line: the
+/// 10 infected counts, then the 10 released proportions. `benches/sbi_sir.py
+/// --check-simulator PATH` compares them in distribution with its numpy simulator.
+fn dump_releases(sir: &SirTauLeap, mech: &Proportions, seed: u64, path: &str, n: usize) {
+    let mut text = String::new();
+    let mut curve = vec![0.0; S_DP.len()];
+    let mut out = vec![0.0; S_DP.len()];
+    for i in 0..n as u64 {
+        let mut rng = SimStream::with_domain(seed, DUMP_DOMAIN, 2 * i);
+        sir.simulate(&theta_star(), &mut rng, &mut curve).unwrap();
+        let mut rng = SimStream::with_domain(seed, DUMP_DOMAIN, 2 * i + 1);
+        let u: Vec<f64> = curve
+            .iter()
+            .map(|_| dpinfer_simulators::dist::uniform_open01(&mut rng))
+            .collect();
+        mech.tau(&u, &curve, &mut out).unwrap();
+        let row: Vec<String> = curve.iter().chain(&out).map(|v| format!("{v:?}")).collect();
+        text.push_str(&row.join(" "));
+        text.push('\n');
+    }
+    std::fs::write(path, text).unwrap();
+    println!("{n} SIR curves at θ* and their releases written to {path} (seed {seed})");
+}
+
+/// Means and sds (population) of β and γ over draws of θ = (β, γ).
+fn mean_sd(theta: &[f64]) -> [f64; 4] {
+    let n = theta.len() as f64 / 2.0;
+    let mean: Vec<f64> = (0..2)
+        .map(|j| theta.iter().skip(j).step_by(2).sum::<f64>() / n)
+        .collect();
+    let sd: Vec<f64> = (0..2)
+        .map(|j| {
+            (theta
+                .iter()
+                .skip(j)
+                .step_by(2)
+                .map(|v| (v - mean[j]).powi(2))
+                .sum::<f64>()
+                / n)
+                .sqrt()
+        })
+        .collect();
+    [mean[0], sd[0], mean[1], sd[1]]
+}
+
 /// The reference posterior: SMC-ABC's final population resampled to 1000 draws, or the same
 /// draws read back from `cache` (written when missing). Returns the draws and a description.
 fn load_or_make(
@@ -296,20 +373,7 @@ fn load_or_make(
     if let Some(path) = cache
         && let Ok(text) = std::fs::read_to_string(path)
     {
-        let mut lines = text.lines();
-        let what = lines
-            .next()
-            .unwrap_or("")
-            .trim_start_matches("# ")
-            .to_string();
-        let draws: Vec<f64> = lines
-            .flat_map(|l| l.split_whitespace().map(|v| v.parse::<f64>().unwrap()))
-            .collect();
-        assert_eq!(
-            draws.len(),
-            2000,
-            "{path}: expected 1000 draws of θ = (β, γ)"
-        );
+        let (draws, what) = parse_draws(&text, path);
         return (draws, format!("{what} (read from {path})"));
     }
     let (draws, what) = make();
@@ -621,6 +685,10 @@ fn main() {
         .position(|a| a == "--reference-cache")
         .and_then(|i| args.get(i + 1))
         .map(String::as_str);
+    if let Some(i) = args.iter().position(|a| a == "--score") {
+        score(&args[i + 1..]);
+        return;
+    }
     let sir = SirTauLeap::new(SirSettings::paper(), 0.05).unwrap();
     let prior = paper_prior().unwrap();
     // Proposition 4: ε = nL/m.
@@ -644,6 +712,11 @@ fn main() {
         mech.tau(&u, &counts, &mut out).unwrap();
         out
     };
+    if let Some(i) = args.iter().position(|a| a == "--dump-releases") {
+        let n = args.get(i + 2).map_or(2000, |v| v.parse().unwrap());
+        dump_releases(&sir, &mech, seed, &args[i + 1], n);
+        return;
+    }
     println!(
         "ε = nL/m = {} (n = {N}, L = {L}, m = {m_pseudo}); s_dp° = {s_dp:?}",
         (N * L) as f64 / m_pseudo as f64
