@@ -236,7 +236,6 @@ def main():
 
     import torch
     from sbi.inference import NPE
-    from sbi.neural_nets import posterior_nn
 
     torch.set_num_threads(a.threads)
     torch.manual_seed(a.seed)
@@ -248,19 +247,11 @@ def main():
         ),
         1,
     )
-    if a.flow == "maf":
-        net = posterior_nn(model="maf", hidden_features=50, num_transforms=5)
-    elif a.flow == "maf-relu":
-        net = maf_like_ours
-    else:
-        net = posterior_nn(
-            model="nsf",
-            hidden_features=50,
-            num_transforms=8,
-            num_bins=10,
-            tail_bound=5.0,
-            num_blocks=2,
-        )
+    # sbi_epoch.py (beside this script) builds the per-epoch benchmark's MAF and NSF; the
+    # same two estimators here.
+    from sbi_epoch import estimator
+
+    net = maf_like_ours if a.flow == "maf-relu" else estimator(a.flow)
     exact = read_draws(a.exact)[1] if a.exact else None
     if a.out:
         os.makedirs(a.out, exist_ok=True)
